@@ -1,0 +1,103 @@
+/**
+ * Canonical chat types: what the gateway core speaks. Client dialects (OpenAI chat,
+ * Responses) convert into these; provider adapters convert out of them.
+ */
+
+export type Role = "system" | "user" | "assistant" | "tool";
+
+export interface TextPart {
+  type: "text";
+  text: string;
+  /** Explicit prompt-caching breakpoint (Anthropic-style); passed to providers that honour it. */
+  cache_control?: { type: "ephemeral" };
+}
+export interface ImagePart {
+  type: "image_url";
+  image_url: { url: string; detail?: string };
+  cache_control?: { type: "ephemeral" };
+}
+export type ContentPart = TextPart | ImagePart;
+
+export interface ToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+export interface ChatMessage {
+  role: Role;
+  content: string | ContentPart[] | null;
+  name?: string;
+  tool_calls?: ToolCall[];
+  tool_call_id?: string;
+}
+
+export interface FunctionTool {
+  type: "function";
+  function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean };
+}
+
+export type ToolChoice =
+  | "auto"
+  | "none"
+  | "required"
+  | { type: "function"; function: { name: string } };
+
+export type ReasoningEffort = "minimal" | "none" | "low" | "medium" | "high" | "xhigh" | "max";
+
+/** A chat request as the core hands it to a provider adapter. */
+export interface ChatRequest {
+  /** The provider's own model id (already resolved from the catalog). */
+  model: string;
+  messages: ChatMessage[];
+  max_tokens: number;
+  temperature?: number;
+  top_p?: number;
+  stop?: string | string[];
+  tools?: FunctionTool[];
+  tool_choice?: ToolChoice;
+  response_format?: Record<string, unknown>;
+  seed?: number;
+  frequency_penalty?: number;
+  presence_penalty?: number;
+  parallel_tool_calls?: boolean;
+  logit_bias?: Record<string, number>;
+  reasoning_effort?: ReasoningEffort;
+  service_tier?: string;
+  /** Other client parameters the gateway passes through unvalidated (OpenAI-compatible only). */
+  passthrough?: Record<string, unknown>;
+}
+
+export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter";
+
+/** Token usage in the gateway's convention (OpenAI's): prompt tokens include cached ones. */
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+  /** Prompt tokens served from the provider's prompt cache (a subset of promptTokens). */
+  cachedTokens: number;
+  /** Prompt tokens written to an explicit cache (a subset of promptTokens). */
+  cacheWriteTokens: number;
+  /** Reasoning tokens (a subset of completionTokens). */
+  reasoningTokens: number;
+}
+
+export function emptyUsage(): Usage {
+  return { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
+}
+
+export interface ChatResult {
+  /** The upstream's completion id, when it gives one. */
+  id?: string;
+  content: string | null;
+  toolCalls?: ToolCall[];
+  finishReason: FinishReason;
+  usage: Usage;
+}
+
+/** One typed stream event from an adapter (cross-dialect streams). */
+export type StreamEvent =
+  | { type: "text"; text: string }
+  | { type: "tool_call"; index: number; id?: string; name?: string; arguments?: string }
+  | { type: "finish"; reason: FinishReason }
+  | { type: "usage"; usage: Usage };

@@ -1,0 +1,124 @@
+/**
+ * The one error type of the gateway. Handlers and use-cases throw it; one renderer at the
+ * HTTP edge turns it into one of the specification's three body shapes. Codes are the API;
+ * the Korean message is for humans.
+ */
+
+/** Which of the specification's body shapes a code is rendered in. */
+export type ErrorShape = "detail" | "envelope";
+
+interface CodeSpec {
+  status: number;
+  shape: ErrorShape;
+  /** Default Korean message. */
+  message: string;
+  retryable?: boolean;
+}
+
+/** The closed set of error codes: the specification's table plus our own. */
+export const ERROR_CODES = {
+  // 400
+  invalid_request: { status: 400, shape: "envelope", message: "잘못된 요청입니다." },
+  model_not_found: { status: 400, shape: "detail", message: "지원하지 않는 모델입니다." },
+  model_not_allowed: { status: 400, shape: "detail", message: "이 키로 호출할 수 없는 모델입니다." },
+  unsupported_parameter: { status: 400, shape: "detail", message: "이 모델이 지원하지 않는 파라미터 조합입니다." },
+  byok_not_supported: { status: 400, shape: "detail", message: "BYOK 키로는 이 요청을 처리할 수 없습니다." },
+  policy_gate_disabled: { status: 400, shape: "detail", message: "라우팅 정책 기능이 꺼져 있습니다." },
+  policy_inactive: { status: 400, shape: "detail", message: "비활성화된 라우팅 정책입니다." },
+  policy_not_found: { status: 400, shape: "detail", message: "라우팅 정책을 찾을 수 없습니다." },
+  invalid_policy_entry: { status: 400, shape: "detail", message: "정책 항목으로 사용할 수 없는 모델입니다." },
+  unknown_plugin: { status: 400, shape: "detail", message: "알 수 없는 플러그인입니다." },
+  reasoning_mode_unsupported: { status: 400, shape: "detail", message: "이 모델은 pro 추론 모드를 지원하지 않습니다." },
+  // 401
+  unauthorized: { status: 401, shape: "detail", message: "인증 정보가 없거나 올바르지 않습니다." },
+  // 402
+  insufficient_credits: { status: 402, shape: "detail", message: "크레딧이 부족합니다. 충전 후 다시 시도하세요." },
+  monthly_budget_exceeded: { status: 402, shape: "detail", message: "키의 월 예산을 초과했습니다." },
+  monthly_token_quota_exceeded: { status: 402, shape: "detail", message: "키의 월 토큰 한도를 초과했습니다." },
+  org_member_monthly_budget_exceeded: { status: 402, shape: "detail", message: "팀 멤버의 월 예산을 초과했습니다." },
+  // 403
+  forbidden: { status: 403, shape: "detail", message: "이 작업을 수행할 권한이 없습니다." },
+  ip_not_allowed: { status: 403, shape: "detail", message: "허용되지 않은 IP 주소입니다." },
+  scope_required: { status: 403, shape: "detail", message: "이 키의 권한 범위로는 호출할 수 없습니다." },
+  xborder_training_consent_required: { status: 403, shape: "detail", message: "학습 사용 제공자에 대한 별도 동의가 필요합니다." },
+  org_membership_required: { status: 403, shape: "detail", message: "유효한 팀 멤버십이 필요합니다." },
+  pii_masking_required: { status: 403, shape: "detail", message: "규제 업종 계정은 개인정보 마스킹을 끌 수 없습니다." },
+  charge_amount_not_allowed: { status: 403, shape: "detail", message: "이 키는 charge_amount_krw를 사용할 수 없습니다." },
+  // 404
+  not_found: { status: 404, shape: "envelope", message: "찾을 수 없습니다." },
+  // 409
+  conflict: { status: 409, shape: "detail", message: "이미 존재하거나 처리 중입니다." },
+  idempotency_in_progress: { status: 409, shape: "detail", message: "같은 Idempotency-Key 요청이 처리 중입니다." },
+  job_not_ready: { status: 409, shape: "detail", message: "아직 생성 중인 작업입니다." },
+  // 410
+  content_expired: { status: 410, shape: "detail", message: "결과 파일의 보관 기간이 지났습니다." },
+  // 413, 415
+  payload_too_large: { status: 413, shape: "envelope", message: "요청 본문이 너무 큽니다." },
+  unsupported_media_type: { status: 415, shape: "envelope", message: "지원하지 않는 미디어 형식입니다." },
+  // 422 (our structured ones; schema failures use the validation list)
+  idempotency_key_reused: { status: 422, shape: "detail", message: "같은 Idempotency-Key가 다른 요청 본문과 함께 사용되었습니다." },
+  // 429
+  rate_limited: { status: 429, shape: "detail", message: "요청 한도를 초과했습니다. 잠시 후 다시 시도하세요.", retryable: true },
+  upstream_rate_limited: { status: 429, shape: "detail", message: "모든 업스트림이 요청 한도에 도달했습니다.", retryable: true },
+  // 501
+  not_implemented: { status: 501, shape: "envelope", message: "지원하지 않는 기능입니다." },
+  // 502
+  upstream_unavailable: { status: 502, shape: "detail", message: "업스트림 제공자가 일시적으로 응답하지 않습니다.", retryable: true },
+  upstream_request_rejected: { status: 502, shape: "detail", message: "업스트림 제공자가 요청을 거부했습니다.", retryable: false },
+  // 503
+  catalog_snapshot_stale: { status: 503, shape: "detail", message: "모델 카탈로그를 확인할 수 없습니다. 잠시 후 다시 시도하세요.", retryable: true },
+  limiter_unavailable: { status: 503, shape: "envelope", message: "요청 한도 확인이 일시적으로 불가능합니다.", retryable: true },
+  service_unavailable: { status: 503, shape: "detail", message: "서비스를 일시적으로 사용할 수 없습니다.", retryable: true },
+  // 500: never caused by a client; rendered without internals.
+  internal_error: { status: 500, shape: "envelope", message: "내부 오류가 발생했습니다." },
+} as const satisfies Record<string, CodeSpec>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export interface ErrorExtras {
+  action?: { type: string; path: string };
+  retryable?: boolean;
+  providers?: unknown[];
+  upstream?: { status: number; detail: unknown };
+  suggestions?: string[];
+  /** Seconds, sent as the Retry-After header. */
+  retryAfter?: number;
+  /** Extra response headers (rate-limit counters and the like). */
+  headers?: Record<string, string>;
+}
+
+export class GatewayError extends Error {
+  readonly status: number;
+  readonly shape: ErrorShape;
+  constructor(
+    readonly errorCode: ErrorCode,
+    message?: string,
+    readonly extras: ErrorExtras = {},
+  ) {
+    const spec: CodeSpec = ERROR_CODES[errorCode];
+    super(message ?? spec.message);
+    this.status = spec.status;
+    this.shape = spec.shape;
+    if (extras.retryable === undefined && spec.retryable !== undefined) {
+      this.extras = { ...extras, retryable: spec.retryable };
+    }
+  }
+}
+
+/** One field failure in the 422 list. */
+export interface ValidationIssue {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+}
+
+/** A schema failure found by our own code (not by Elysia's validator): rendered as the 422 list. */
+export class ValidationFailure extends Error {
+  constructor(readonly issues: ValidationIssue[]) {
+    super(issues.map((i) => `${i.loc.join(".")}: ${i.msg}`).join("; "));
+  }
+}
+
+export function invalid(loc: (string | number)[], msg: string, type = "value_error"): ValidationFailure {
+  return new ValidationFailure([{ loc, msg, type }]);
+}

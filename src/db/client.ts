@@ -1,0 +1,132 @@
+/**
+ * The database behind one interface: PostgreSQL through postgres.js when a URL is given,
+ * otherwise embedded PGlite in a data directory (or in memory for tests). Drizzle runs on
+ * both; hot paths use `query` (raw, prepared) to skip the query builder's overhead.
+ */
+import { drizzle as drizzlePg } from "drizzle-orm/postgres-js";
+import { drizzle as drizzleLite } from "drizzle-orm/pglite";
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import postgres from "postgres";
+import { PGlite } from "@electric-sql/pglite";
+import { mkdirSync, existsSync, readFileSync, writeFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import * as schema from "./schema";
+
+export type Orm = PgDatabase<PgQueryResultHKT, typeof schema>;
+
+export interface Database {
+  readonly kind: "postgres" | "pglite";
+  readonly orm: Orm;
+  /** Raw parameterized query; rows as objects. bigint columns come back as strings. */
+  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
+  /** Subscribe to a NOTIFY channel; resolves to an unsubscribe function. */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  notify(channel: string, payload: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  url?: string;
+  /** PGlite data directory; ignored when `url` is set. Omit both for an in-memory PGlite. */
+  dataDir?: string;
+  /** A PGlite data dump to start from (tests: a migrated template). */
+  loadDataDir?: Blob | File;
+  /** postgres.js pool size. */
+  max?: number;
+}
+
+export async function openDatabase(opts: OpenOptions): Promise<Database> {
+  return opts.url ? openPostgres(opts.url, opts.max ?? 10) : openPglite(opts);
+}
+
+async function openPostgres(url: string, max: number): Promise<Database> {
+  const sql = postgres(url, {
+    max,
+    onnotice: () => {},
+    // Fail fast when the database is down instead of queueing requests forever.
+    connect_timeout: 5,
+    idle_timeout: 60,
+    types: { bigint: postgres.BigInt },
+  });
+  const orm = drizzlePg(sql, { schema }) as unknown as Orm;
+  return {
+    kind: "postgres",
+    orm,
+    async query<T>(text: string, params: unknown[] = []) {
+      return (await sql.unsafe(text, params as never[], { prepare: true })) as unknown as T[];
+    },
+    async listen(channel, onPayload) {
+      const sub = await sql.listen(channel, onPayload);
+      return async () => { await sub.unlisten().catch(() => {}); };
+    },
+    async notify(channel, payload) {
+      await sql.notify(channel, payload);
+    },
+    async close() {
+      await sql.end({ timeout: 5 });
+    },
+  };
+}
+
+async function openPglite(opts: OpenOptions): Promise<Database> {
+  let release = () => {};
+  let pg: PGlite;
+  if (opts.dataDir) {
+    mkdirSync(opts.dataDir, { recursive: true });
+    release = lockDataDir(opts.dataDir);
+    try {
+      pg = await PGlite.create(join(opts.dataDir, "pglite"));
+    } catch (e) {
+      release();
+      throw e;
+    }
+  } else {
+    pg = await PGlite.create(opts.loadDataDir ? { loadDataDir: opts.loadDataDir } : {});
+  }
+  const orm = drizzleLite(pg, { schema }) as unknown as Orm;
+  // PGlite serves one query at a time; it queues the rest itself.
+  return {
+    kind: "pglite",
+    orm,
+    async query<T>(text: string, params: unknown[] = []) {
+      const r = await pg.query(text, params);
+      return r.rows as T[];
+    },
+    async listen(channel, onPayload) {
+      const unsub = await pg.listen(channel, onPayload);
+      return async () => { await unsub().catch(() => {}); };
+    },
+    async notify(channel, payload) {
+      await pg.query("select pg_notify($1, $2)", [channel, payload]);
+    },
+    async close() {
+      await pg.close();
+      release();
+    },
+  };
+}
+
+/**
+ * PGlite has no cross-process lock: two processes on one directory would corrupt it. A lock
+ * file with our pid refuses a second live process and takes over a stale one.
+ */
+function lockDataDir(dir: string): () => void {
+  const lock = join(dir, "gateway.lock");
+  if (existsSync(lock)) {
+    const pid = Number(readFileSync(lock, "utf8").trim());
+    if (pid && pid !== process.pid && isAlive(pid)) {
+      throw new Error(`data directory ${dir} is in use by process ${pid}; stop it or set DATA_DIR elsewhere`);
+    }
+  }
+  writeFileSync(lock, String(process.pid));
+  return () => rmSync(lock, { force: true });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

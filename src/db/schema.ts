@@ -1,0 +1,4 @@
+/** Every table, for Drizzle and drizzle-kit. One file per table group under schema/. */
+export * from "./schema/accounts";
+export * from "./schema/keys";
+export * from "./schema/ledger";

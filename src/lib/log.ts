@@ -1,0 +1,24 @@
+/** JSON-lines logging to stdout; one object per line, level-filtered. */
+type Level = "debug" | "info" | "warn" | "error";
+const ORDER: Record<string, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 };
+
+let threshold = ORDER[process.env.LOG_LEVEL ?? "info"] ?? 20;
+
+export function setLogLevel(level: string): void {
+  threshold = ORDER[level] ?? 20;
+}
+
+function write(level: Level, msg: string, fields?: Record<string, unknown>): void {
+  if (ORDER[level]! < threshold) return;
+  const line = JSON.stringify({ ts: new Date().toISOString(), level, msg, ...fields }, (_k, v) =>
+    typeof v === "bigint" ? v.toString() : v instanceof Error ? { name: v.name, message: v.message, stack: v.stack } : v,
+  );
+  process.stdout.write(line + "\n");
+}
+
+export const log = {
+  debug: (msg: string, f?: Record<string, unknown>) => write("debug", msg, f),
+  info: (msg: string, f?: Record<string, unknown>) => write("info", msg, f),
+  warn: (msg: string, f?: Record<string, unknown>) => write("warn", msg, f),
+  error: (msg: string, f?: Record<string, unknown>) => write("error", msg, f),
+};

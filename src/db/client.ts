@@ -23,6 +23,8 @@ export interface Database {
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
   notify(channel: string, payload: string): Promise<void>;
   close(): Promise<void>;
+  /** PGlite only: a dump of the data directory (tests clone a migrated template from it). */
+  dump?(): Promise<Blob>;
 }
 
 export interface OpenOptions {
@@ -102,6 +104,9 @@ async function openPglite(opts: OpenOptions): Promise<Database> {
     async close() {
       await pg.close();
       release();
+    },
+    async dump() {
+      return pg.dumpDataDir("none");
     },
   };
 }

@@ -1,0 +1,139 @@
+/** API key and management key storage. Secrets are stored only as SHA-256 hashes. */
+import { and, desc, eq, isNull } from "drizzle-orm";
+import type { Database } from "../client";
+import { apiKeys, managementKeys } from "../schema";
+import type { CacheMode, KeyKind, KeyPrincipal, Scope } from "../../core/auth/principal";
+
+export type ApiKeyRow = typeof apiKeys.$inferSelect;
+export type MgmtKeyRow = typeof managementKeys.$inferSelect;
+
+export interface NewApiKey {
+  userId: string;
+  kind: KeyKind;
+  keyHash: string;
+  keyPrefix: string;
+  managementKeyId?: string | null;
+  name?: string;
+  allowedModels?: string[] | null;
+  monthlyBudgetKrw?: number | null;
+  monthlyTokenLimit?: number | null;
+  expiresAt?: Date | null;
+  isActive?: boolean;
+  piiMaskingEnabled?: boolean;
+  responseCacheMode?: CacheMode;
+  scopes?: Scope[] | null;
+  ipAllowlist?: string[] | null;
+  byokProvider?: string | null;
+  byokSecret?: string | null;
+}
+
+export type KeyPatch = Partial<Pick<NewApiKey, "name" | "allowedModels" | "monthlyBudgetKrw" | "monthlyTokenLimit" | "expiresAt" | "isActive" | "piiMaskingEnabled" | "responseCacheMode" | "scopes" | "ipAllowlist">>;
+
+export class KeyRepo {
+  constructor(private db: Database) {}
+
+  async create(k: NewApiKey): Promise<ApiKeyRow> {
+    const [row] = await this.db.orm.insert(apiKeys).values({ ...k, name: k.name ?? "Default" }).returning();
+    return row!;
+  }
+
+  async listForUser(userId: string): Promise<ApiKeyRow[]> {
+    return this.db.orm.select().from(apiKeys).where(and(eq(apiKeys.userId, userId), isNull(apiKeys.deletedAt))).orderBy(desc(apiKeys.createdAt));
+  }
+
+  async listForMgmtKey(mgmtKeyId: string): Promise<ApiKeyRow[]> {
+    return this.db.orm.select().from(apiKeys).where(and(eq(apiKeys.managementKeyId, mgmtKeyId), isNull(apiKeys.deletedAt))).orderBy(desc(apiKeys.createdAt));
+  }
+
+  async get(userId: string, id: string): Promise<ApiKeyRow | undefined> {
+    const [row] = await this.db.orm.select().from(apiKeys).where(and(eq(apiKeys.id, id), eq(apiKeys.userId, userId), isNull(apiKeys.deletedAt)));
+    return row;
+  }
+
+  async update(userId: string, id: string, patch: KeyPatch): Promise<ApiKeyRow | undefined> {
+    const [row] = await this.db.orm
+      .update(apiKeys)
+      .set({ ...patch, updatedAt: new Date() })
+      .where(and(eq(apiKeys.id, id), eq(apiKeys.userId, userId), isNull(apiKeys.deletedAt)))
+      .returning();
+    return row;
+  }
+
+  /** Soft delete: the key stops working at once; its usage history stays. */
+  async softDelete(userId: string, id: string, mgmtKeyId?: string): Promise<boolean> {
+    const conds = [eq(apiKeys.id, id), eq(apiKeys.userId, userId), isNull(apiKeys.deletedAt)];
+    if (mgmtKeyId) conds.push(eq(apiKeys.managementKeyId, mgmtKeyId));
+    const rows = await this.db.orm.update(apiKeys).set({ deletedAt: new Date(), isActive: false }).where(and(...conds)).returning({ id: apiKeys.id });
+    return rows.length > 0;
+  }
+
+  /** The principal behind a key hash (deleted keys included, so the caller can say why). */
+  async principalByHash(hash: string): Promise<KeyPrincipal | null> {
+    const rows = await this.db.query<Record<string, any>>(
+      `select k.id, k.key_hash, k.kind, k.name, k.allowed_models, k.monthly_budget_krw, k.monthly_token_limit, k.expires_at,
+              k.is_active, k.deleted_at, k.pii_masking_enabled, k.response_cache_mode, k.scopes, k.ip_allowlist,
+              k.byok_provider, k.byok_secret, u.id as user_id, u.email, u.regulated, u.xborder_training_consent, u.deleted_at as user_deleted_at
+         from api_keys k join users u on u.id = k.user_id where k.key_hash = $1`,
+      [hash],
+    );
+    const r = rows[0];
+    if (!r) return null;
+    return {
+      keyId: r.id,
+      keyHash: r.key_hash,
+      kind: r.kind,
+      name: r.name,
+      allowedModels: parseJson(r.allowed_models),
+      monthlyBudgetKrw: r.monthly_budget_krw == null ? null : Number(r.monthly_budget_krw),
+      monthlyTokenLimit: r.monthly_token_limit == null ? null : Number(r.monthly_token_limit),
+      expiresAt: r.expires_at ? new Date(r.expires_at) : null,
+      isActive: r.is_active,
+      deleted: r.deleted_at != null,
+      piiMaskingEnabled: r.pii_masking_enabled,
+      responseCacheMode: r.response_cache_mode,
+      scopes: parseJson(r.scopes),
+      ipAllowlist: parseJson(r.ip_allowlist),
+      byokProvider: r.byok_provider,
+      byokSecret: r.byok_secret,
+      user: { id: r.user_id, email: r.email, regulated: r.regulated, xborderTrainingConsent: r.xborder_training_consent, deleted: r.user_deleted_at != null },
+    };
+  }
+
+  // Management keys
+
+  async createMgmt(userId: string, name: string, keyHash: string, keyPrefix: string): Promise<MgmtKeyRow> {
+    const [row] = await this.db.orm.insert(managementKeys).values({ userId, name, keyHash, keyPrefix }).returning();
+    return row!;
+  }
+
+  async listMgmt(userId: string): Promise<MgmtKeyRow[]> {
+    return this.db.orm.select().from(managementKeys).where(and(eq(managementKeys.userId, userId), isNull(managementKeys.deletedAt))).orderBy(desc(managementKeys.createdAt));
+  }
+
+  async deleteMgmt(userId: string, id: string): Promise<boolean> {
+    const rows = await this.db.orm
+      .update(managementKeys)
+      .set({ deletedAt: new Date() })
+      .where(and(eq(managementKeys.id, id), eq(managementKeys.userId, userId), isNull(managementKeys.deletedAt)))
+      .returning({ id: managementKeys.id });
+    return rows.length > 0;
+  }
+
+  /** A live management key by hash, with its owner not deleted; touches last_used_at. */
+  async mgmtByHash(hash: string): Promise<{ id: string; userId: string } | null> {
+    const rows = await this.db.query<{ id: string; user_id: string }>(
+      `update management_keys m set last_used_at = now() from users u
+        where m.key_hash = $1 and m.deleted_at is null and u.id = m.user_id and u.deleted_at is null
+        returning m.id, m.user_id`,
+      [hash],
+    );
+    return rows[0] ? { id: rows[0].id, userId: rows[0].user_id } : null;
+  }
+}
+
+/** jsonb comes back parsed from postgres.js and PGlite alike; strings are tolerated. */
+function parseJson<T>(v: unknown): T | null {
+  if (v == null) return null;
+  return (typeof v === "string" ? JSON.parse(v) : v) as T;
+}
+

@@ -1,0 +1,75 @@
+/** Accounts, organizations and top-ups. */
+import { and, eq, isNull } from "drizzle-orm";
+import type { Database } from "../client";
+import { orgMembers, orgs, users } from "../schema";
+
+export type UserRow = typeof users.$inferSelect;
+
+export class UserRepo {
+  constructor(private db: Database) {}
+
+  /** Creates an account; null when the email is taken. */
+  async create(email: string, passwordHash: string, industry: string, regulated: boolean): Promise<UserRow | null> {
+    const rows = await this.db.orm.insert(users).values({ email, passwordHash, industry, regulated }).onConflictDoNothing({ target: users.email }).returning();
+    return rows[0] ?? null;
+  }
+
+  async byEmail(email: string): Promise<UserRow | undefined> {
+    const [row] = await this.db.orm.select().from(users).where(eq(users.email, email));
+    return row;
+  }
+
+  /** A live (not deleted) account. */
+  async live(id: string): Promise<UserRow | undefined> {
+    const [row] = await this.db.orm.select().from(users).where(and(eq(users.id, id), isNull(users.deletedAt)));
+    return row;
+  }
+
+  async byId(id: string): Promise<UserRow | undefined> {
+    const [row] = await this.db.orm.select().from(users).where(eq(users.id, id));
+    return row;
+  }
+
+  async patchFlags(id: string, patch: { regulated?: boolean; xborderTrainingConsent?: boolean; deleted?: boolean }): Promise<UserRow | undefined> {
+    const set: Partial<typeof users.$inferInsert> = {};
+    if (patch.regulated !== undefined) set.regulated = patch.regulated;
+    if (patch.xborderTrainingConsent !== undefined) set.xborderTrainingConsent = patch.xborderTrainingConsent;
+    if (patch.deleted !== undefined) set.deletedAt = patch.deleted ? new Date() : null;
+    if (Object.keys(set).length === 0) return this.byId(id);
+    const [row] = await this.db.orm.update(users).set(set).where(eq(users.id, id)).returning();
+    return row;
+  }
+
+  /** Credits micro-won in one atomic step (balance + ledger entry); null for a missing account. */
+  async topup(id: string, amountMicro: bigint, meta: Record<string, unknown>): Promise<bigint | null> {
+    const rows = await this.db.query<{ b: unknown }>("select gw_topup($1, $2, $3::jsonb) as b", [id, amountMicro.toString(), JSON.stringify(meta)]);
+    const b = rows[0]?.b;
+    return b == null ? null : BigInt(b as string);
+  }
+
+  async createOrg(name: string, ownerUserId: string): Promise<{ id: string; name: string }> {
+    const [org] = await this.db.orm.insert(orgs).values({ name }).returning();
+    await this.db.orm.insert(orgMembers).values({ orgId: org!.id, userId: ownerUserId, role: "owner" });
+    return { id: org!.id, name: org!.name };
+  }
+
+  async orgExists(id: string): Promise<boolean> {
+    const [row] = await this.db.orm.select({ id: orgs.id }).from(orgs).where(eq(orgs.id, id));
+    return !!row;
+  }
+
+  /** Adds or updates a membership. */
+  async upsertMember(orgId: string, userId: string, role: string, monthlyBudgetKrw: number | null) {
+    const [row] = await this.db.orm
+      .insert(orgMembers)
+      .values({ orgId, userId, role, monthlyBudgetKrw })
+      .onConflictDoUpdate({ target: [orgMembers.orgId, orgMembers.userId], set: { role, monthlyBudgetKrw } })
+      .returning();
+    return row!;
+  }
+
+  async membership(orgId: string, userId: string) {
+    const [row] = await this.db.orm.select().from(orgMembers).where(and(eq(orgMembers.orgId, orgId), eq(orgMembers.userId, userId)));
+    return row;
+  }
+}

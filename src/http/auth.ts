@@ -1,0 +1,141 @@
+/**
+ * Authentication for the four credential kinds of the specification: API keys (model calls),
+ * dashboard JWTs (keys, policies, feedback), management keys (provisioning) and the admin
+ * token (operator endpoints). Each check throws a GatewayError; handlers just call them.
+ */
+import type { Server } from "bun";
+import { timingSafeEqual } from "node:crypto";
+import { GatewayError } from "../core/errors";
+import { API_KEY_PREFIX, MGMT_KEY_PREFIX, type KeyPrincipal, type MgmtPrincipal, type Scope } from "../core/auth/principal";
+import type { KeyCache } from "../core/auth/key-cache";
+import type { KeyRepo } from "../db/repos/keys";
+import type { UserRepo, UserRow } from "../db/repos/users";
+import { cidrContains, ipAllowed, parseCidr, parseIp, type Cidr } from "../lib/cidr";
+import { verifyJwt } from "../lib/jwt";
+import { sha256Hex } from "../lib/secrets";
+import type { RateDecision, RateLimiter } from "../lib/rate-limit/types";
+
+export interface AuthDeps {
+  keys: KeyRepo;
+  users: UserRepo;
+  cache: KeyCache;
+  limiter: RateLimiter;
+  jwtSecret: string;
+  adminToken: string | null;
+  rateLimitRpm: number;
+  trustedProxies: string;
+}
+
+export interface ApiKeyAuth {
+  principal: KeyPrincipal;
+  rate: RateDecision | null;
+}
+
+const unauthorized = (msg?: string) => new GatewayError("unauthorized", msg);
+
+export function bearer(request: Request): string | null {
+  const h = request.headers.get("authorization");
+  if (!h) return null;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+  return m ? m[1]! : null;
+}
+
+export class Authenticator {
+  private trusted: Cidr[];
+  constructor(private d: AuthDeps) {
+    this.trusted = d.trustedProxies.split(",").map((s) => s.trim()).filter(Boolean).map((s) => parseCidr(s)!).filter(Boolean);
+  }
+
+  /** The client address: the socket peer, or X-Forwarded-For when the peer is a trusted proxy. */
+  clientIp(request: Request, server: Server<unknown> | null): string {
+    const peer = server?.requestIP(request)?.address ?? "";
+    if (!this.trusted.length || !this.isTrusted(peer)) return peer;
+    const hops = (request.headers.get("x-forwarded-for") ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+    for (let i = hops.length - 1; i >= 0; i--) if (!this.isTrusted(hops[i]!)) return hops[i]!;
+    return hops[0] ?? peer;
+  }
+
+  private isTrusted(ip: string): boolean {
+    const v = parseIp(ip);
+    return v !== null && this.trusted.some((c) => cidrContains(c, v));
+  }
+
+  /** Resolves a key from cache or database. */
+  async lookupKey(secret: string): Promise<KeyPrincipal | null> {
+    const hash = sha256Hex(secret);
+    const cached = this.d.cache.get(hash);
+    if (cached !== undefined) return cached;
+    const p = await this.d.keys.principalByHash(hash);
+    this.d.cache.set(hash, p);
+    return p;
+  }
+
+  /**
+   * API-key authentication with everything the specification enforces at every key
+   * authentication point: validity (401), IP allowlist (403), scope (403), rate limit (429).
+   */
+  async apiKey(request: Request, server: Server<unknown> | null, need: Scope | "model" | "any"): Promise<ApiKeyAuth> {
+    const secret = bearer(request);
+    if (!secret || !secret.startsWith(API_KEY_PREFIX)) throw unauthorized("유효한 API 키가 필요합니다.");
+    const p = await this.lookupKey(secret);
+    if (!p || p.deleted || p.user.deleted) throw unauthorized("API 키가 올바르지 않거나 삭제되었습니다.");
+    if (!p.isActive) throw unauthorized("비활성화된 API 키입니다.");
+    if (p.expiresAt && p.expiresAt.getTime() <= Date.now()) throw unauthorized("만료된 API 키입니다.");
+    if (p.ipAllowlist && !ipAllowed(this.clientIp(request, server), p.ipAllowlist)) throw new GatewayError("ip_not_allowed");
+    checkScope(p, need);
+    let rate: RateDecision | null = null;
+    if (this.d.rateLimitRpm > 0) {
+      try {
+        rate = await this.d.limiter.hit(p.keyId, this.d.rateLimitRpm);
+      } catch {
+        throw new GatewayError("limiter_unavailable");
+      }
+      if (!rate.allowed) throw new GatewayError("rate_limited", undefined, { retryAfter: rate.resetSeconds, headers: rateHeaders(rate) });
+    }
+    return { principal: p, rate };
+  }
+
+  /** Dashboard JWT → a live account. API keys and management keys are refused (401). */
+  async jwtUser(request: Request): Promise<UserRow> {
+    const token = bearer(request);
+    if (!token || token.startsWith(API_KEY_PREFIX) || token.startsWith(MGMT_KEY_PREFIX)) throw unauthorized("대시보드 로그인 토큰(JWT)이 필요합니다.");
+    const claims = verifyJwt(token, this.d.jwtSecret);
+    if (!claims || claims.typ !== "access") throw unauthorized("로그인 토큰이 올바르지 않거나 만료되었습니다.");
+    const user = await this.d.users.live(claims.sub);
+    if (!user) throw unauthorized("삭제되었거나 존재하지 않는 계정입니다.");
+    return user;
+  }
+
+  /** Management key (provisioning endpoints). A JWT or API key is refused (401). */
+  async mgmtKey(request: Request): Promise<MgmtPrincipal> {
+    const secret = bearer(request);
+    if (!secret || !secret.startsWith(MGMT_KEY_PREFIX)) throw unauthorized("관리 키가 필요합니다.");
+    const m = await this.d.keys.mgmtByHash(sha256Hex(secret));
+    if (!m) throw unauthorized("관리 키가 올바르지 않거나 삭제되었습니다.");
+    return { mgmtKeyId: m.id, userId: m.userId };
+  }
+
+  /** Operator token. Admin endpoints do not exist (404) when no token is configured. */
+  admin(request: Request): void {
+    if (!this.d.adminToken) throw new GatewayError("not_found", "요청한 경로를 찾을 수 없습니다.");
+    const given = Buffer.from(bearer(request) ?? "");
+    const want = Buffer.from(this.d.adminToken);
+    if (given.length !== want.length || !timingSafeEqual(given, want)) throw unauthorized("관리자 토큰이 올바르지 않습니다.");
+  }
+}
+
+function checkScope(p: KeyPrincipal, need: Scope | "model" | "any"): void {
+  if (need === "any") return;
+  // null scopes: the legacy behaviour, model calls (and, by our decision, the usage report).
+  if (p.scopes === null) return;
+  const want: Scope = need === "model" ? "chat" : need;
+  if (!p.scopes.includes(want)) throw new GatewayError("scope_required", `이 키에는 '${want}' 권한이 없습니다.`);
+}
+
+export function rateHeaders(r: RateDecision): Record<string, string> {
+  return {
+    "x-ratelimit-limit": String(r.limit),
+    "x-ratelimit-remaining": String(r.remaining),
+    "x-ratelimit-reset": String(r.resetSeconds),
+  };
+}

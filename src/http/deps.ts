@@ -1,0 +1,24 @@
+/** Everything the HTTP layer needs, built once by the composition root (src/main.ts). */
+import type { Config } from "../config";
+import type { Database } from "../db/client";
+import type { InvalidationBus } from "../db/invalidation";
+import type { KeyRepo } from "../db/repos/keys";
+import type { SettingsStore } from "../db/repos/settings";
+import type { UserRepo } from "../db/repos/users";
+import type { Authenticator } from "./auth";
+import type { GatewayMetrics } from "./metrics";
+
+export interface AppDeps {
+  config: Config;
+  db: Database;
+  auth: Authenticator;
+  keys: KeyRepo;
+  users: UserRepo;
+  settings: SettingsStore;
+  bus: InvalidationBus;
+  metrics: GatewayMetrics;
+  jwtSecret: string;
+  adminToken: string | null;
+  /** Ids of the chat providers a BYOK key may name (from the catalog). */
+  chatProviderIds: () => string[];
+}

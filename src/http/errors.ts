@@ -1,0 +1,63 @@
+/**
+ * The single error renderer: GatewayError, our own validation failures and Elysia's
+ * (validation, parse, not-found) all become one of the specification's three body shapes.
+ * Anything else is a bug: logged with the request id and rendered as a bare 500.
+ */
+import { ValidationError } from "elysia";
+import { ValueErrorType } from "@sinclair/typebox/errors";
+import { GatewayError, ValidationFailure, type ValidationIssue } from "../core/errors";
+import { log } from "../lib/log";
+
+const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
+
+export function errorBody(err: GatewayError): unknown {
+  if (err.shape === "envelope") return { error: { message: err.message, type: err.errorCode } };
+  const { action, retryable, providers, upstream, suggestions } = err.extras;
+  return {
+    detail: {
+      error: err.errorCode,
+      message: err.message,
+      ...(action && { action }),
+      ...(retryable !== undefined && { retryable }),
+      ...(providers && { providers }),
+      ...(upstream && { upstream }),
+      ...(suggestions && { suggestions }),
+    },
+  };
+}
+
+export function gatewayErrorResponse(err: GatewayError, headers: Record<string, string> = {}): Response {
+  const h: Record<string, string> = { ...JSON_HEADERS, ...headers, ...err.extras.headers };
+  if (err.extras.retryAfter !== undefined) h["retry-after"] = String(Math.max(1, Math.ceil(err.extras.retryAfter)));
+  return new Response(JSON.stringify(errorBody(err)), { status: err.status, headers: h });
+}
+
+export function validationResponse(issues: ValidationIssue[]): Response {
+  return new Response(JSON.stringify({ detail: issues }), { status: 422, headers: JSON_HEADERS });
+}
+
+/** Elysia's TypeBox failures → the 422 list with `loc` such as ["body","duration_seconds"]. */
+export function issuesFromElysia(e: ValidationError): ValidationIssue[] {
+  const seen = new Set<string>();
+  const where = e.type === "property" ? "query" : e.type;
+  return e.all.flatMap((v: any) => {
+    const loc: (string | number)[] = [where, ...String(v.path ?? "").split("/").filter(Boolean).map((p: string) => (/^\d+$/.test(p) ? Number(p) : p))];
+    const key = JSON.stringify(loc);
+    if (seen.has(key)) return [];
+    seen.add(key);
+    const missing = v.value === undefined;
+    return [{ loc, msg: missing ? "Field required" : String(v.message ?? v.summary ?? "invalid"), type: missing ? "missing" : (ValueErrorType[v.type] ?? String(v.type)) }];
+  });
+}
+
+/** Renders whatever a handler threw. `code` is Elysia's error code string when it has one. */
+export function renderError(code: unknown, error: unknown, requestId: string): Response {
+  if (error instanceof GatewayError) return gatewayErrorResponse(error);
+  if (error instanceof ValidationFailure) return validationResponse(error.issues);
+  if (error instanceof ValidationError || code === "VALIDATION") return validationResponse(issuesFromElysia(error as ValidationError));
+  if (code === "PARSE") return gatewayErrorResponse(new GatewayError("invalid_request", "요청 본문이 올바른 JSON이 아닙니다."));
+  if (code === "NOT_FOUND") return gatewayErrorResponse(new GatewayError("not_found", "요청한 경로를 찾을 수 없습니다."));
+  if (code === "INVALID_COOKIE_SIGNATURE" || code === "INVALID_FILE_TYPE") return gatewayErrorResponse(new GatewayError("invalid_request"));
+  log.error("unhandled error", { request_id: requestId, error });
+  return gatewayErrorResponse(new GatewayError("internal_error"));
+}

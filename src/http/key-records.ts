@@ -1,0 +1,87 @@
+/**
+ * Issuing and presenting keys. The full secret exists only in the creation response; the
+ * database keeps its SHA-256 and a display prefix.
+ */
+import { ValidationFailure, type ValidationIssue } from "../core/errors";
+import { API_KEY_PREFIX, DISPLAY_PREFIX_LEN, MGMT_KEY_PREFIX } from "../core/auth/principal";
+import type { ApiKeyRow, KeyPatch, KeyRepo, MgmtKeyRow, NewApiKey } from "../db/repos/keys";
+import { parseCidr } from "../lib/cidr";
+import { randomToken, sha256Hex } from "../lib/secrets";
+import type { KeyBody } from "../surfaces/gateway/key-schemas";
+
+export function newSecret(prefix: string): { secret: string; hash: string; display: string } {
+  const secret = prefix + randomToken(40);
+  return { secret, hash: sha256Hex(secret), display: secret.slice(0, DISPLAY_PREFIX_LEN) };
+}
+
+export function toKeyRecord(row: ApiKeyRow, secret?: string) {
+  return {
+    id: row.id,
+    name: row.name,
+    key_prefix: row.keyPrefix,
+    ...(secret !== undefined && { key: secret }),
+    kind: row.kind,
+    allowed_models: row.allowedModels ?? null,
+    monthly_budget_krw: row.monthlyBudgetKrw ?? null,
+    monthly_token_limit: row.monthlyTokenLimit ?? null,
+    expires_at: row.expiresAt ? row.expiresAt.toISOString() : null,
+    is_active: row.isActive,
+    pii_masking_enabled: row.piiMaskingEnabled,
+    response_cache_mode: row.responseCacheMode,
+    scopes: row.scopes ?? null,
+    ip_allowlist: row.ipAllowlist ?? null,
+    ...(row.byokProvider && { byok_provider: row.byokProvider }),
+    created_at: row.createdAt.toISOString(),
+    last_used_at: row.lastUsedAt ? row.lastUsedAt.toISOString() : null,
+  };
+}
+
+export function toMgmtRecord(row: MgmtKeyRow, secret?: string) {
+  return {
+    id: row.id,
+    name: row.name,
+    key_prefix: row.keyPrefix,
+    ...(secret !== undefined && { key: secret }),
+    created_at: row.createdAt.toISOString(),
+    last_used_at: row.lastUsedAt ? row.lastUsedAt.toISOString() : null,
+  };
+}
+
+/** Checks the rules a schema cannot express and maps the wire body to a storage patch. */
+export function keyPatchFromBody(body: KeyBody): KeyPatch {
+  const issues: ValidationIssue[] = [];
+  (body.ip_allowlist ?? []).forEach((e, i) => {
+    if (!parseCidr(e)) issues.push({ loc: ["body", "ip_allowlist", i], msg: `'${e}' is not an IP address or CIDR range`, type: "value_error" });
+  });
+  let expiresAt: Date | null | undefined;
+  if (body.expires_at !== undefined) {
+    expiresAt = body.expires_at === null ? null : new Date(body.expires_at);
+    if (expiresAt && Number.isNaN(expiresAt.getTime())) issues.push({ loc: ["body", "expires_at"], msg: "invalid datetime", type: "value_error" });
+  }
+  if (issues.length) throw new ValidationFailure(issues);
+  const p: KeyPatch = {};
+  if (body.name !== undefined) p.name = body.name ?? "Default";
+  if (body.allowed_models !== undefined) p.allowedModels = body.allowed_models?.length ? body.allowed_models : null;
+  if (body.monthly_budget_krw !== undefined) p.monthlyBudgetKrw = body.monthly_budget_krw;
+  if (body.monthly_token_limit !== undefined) p.monthlyTokenLimit = body.monthly_token_limit;
+  if (expiresAt !== undefined) p.expiresAt = expiresAt;
+  if (body.is_active !== undefined) p.isActive = body.is_active;
+  if (body.pii_masking_enabled !== undefined) p.piiMaskingEnabled = body.pii_masking_enabled;
+  if (body.response_cache_mode !== undefined) p.responseCacheMode = body.response_cache_mode;
+  if (body.scopes !== undefined) p.scopes = body.scopes === null ? null : [...new Set(body.scopes)];
+  if (body.ip_allowlist !== undefined) p.ipAllowlist = body.ip_allowlist;
+  return p;
+}
+
+export async function issueApiKey(repo: KeyRepo, fields: Omit<NewApiKey, "keyHash" | "keyPrefix">) {
+  const { secret, hash, display } = newSecret(API_KEY_PREFIX);
+  const row = await repo.create({ ...fields, keyHash: hash, keyPrefix: display });
+  return toKeyRecord(row, secret);
+}
+
+export async function issueMgmtKey(repo: KeyRepo, userId: string, name: string) {
+  const { secret, hash, display } = newSecret(MGMT_KEY_PREFIX);
+  const row = await repo.createMgmt(userId, name, hash, display);
+  return toMgmtRecord(row, secret);
+}
+

@@ -1,0 +1,78 @@
+/** Signup, login (dashboard JWT) and /v1/me — the operator contract's account endpoints. */
+import { Elysia, t } from "elysia";
+import { GatewayError } from "../../core/errors";
+import { API_KEY_PREFIX } from "../../core/auth/principal";
+import { microToKrw } from "../../lib/money";
+import { signJwt } from "../../lib/jwt";
+import { bearer } from "../auth";
+import type { AppDeps } from "../deps";
+import type { UserRow } from "../../db/repos/users";
+
+export const INDUSTRIES = ["general", "finance", "health", "government", "insurance", "education"] as const;
+/** Every industry but general and education is regulated (operator contract). */
+export const isRegulatedIndustry = (i: string) => i !== "general" && i !== "education";
+
+// A hash to verify against when the email is unknown, so both failures take the same time.
+const DUMMY_HASH = Bun.password.hashSync("not-a-real-password", { algorithm: "argon2id" });
+
+export function toMe(u: UserRow) {
+  return {
+    user_id: u.id,
+    email: u.email,
+    balance_krw: microToKrw(u.balanceMicro),
+    held_krw: microToKrw(u.heldMicro),
+    regulated: u.regulated,
+    xborder_training_consent: u.xborderTrainingConsent,
+  };
+}
+
+export function accountRoutes(d: AppDeps) {
+  return new Elysia({ name: "account", normalize: false })
+    .post(
+      "/v1/auth/signup",
+      async ({ body, set }) => {
+        const email = body.email.trim().toLowerCase();
+        const industry = body.industry ?? "general";
+        const hash = await Bun.password.hash(body.password, { algorithm: "argon2id" });
+        const user = await d.users.create(email, hash, industry, isRegulatedIndustry(industry));
+        if (!user) throw new GatewayError("conflict", "이미 가입된 이메일입니다.");
+        set.status = 201;
+        return { user_id: user.id, email: user.email };
+      },
+      {
+        body: t.Object({
+          email: t.String({ format: "email", maxLength: 254 }),
+          password: t.String({ minLength: 8, maxLength: 256 }),
+          industry: t.Optional(t.Union(INDUSTRIES.map((i) => t.Literal(i)))),
+        }),
+        detail: { tags: ["account"], summary: "Create an account" },
+      },
+    )
+    .post(
+      "/v1/auth/login",
+      async ({ body }) => {
+        const user = await d.users.byEmail(body.email.trim().toLowerCase());
+        const ok = await Bun.password.verify(body.password, user?.passwordHash ?? DUMMY_HASH);
+        if (!user || !ok || user.deletedAt) throw new GatewayError("unauthorized", "이메일 또는 비밀번호가 올바르지 않습니다.");
+        const ttl = d.config.JWT_TTL_SECONDS;
+        return { access_token: signJwt({ sub: user.id, typ: "access" }, d.jwtSecret, ttl), token_type: "bearer", expires_in: ttl };
+      },
+      {
+        body: t.Object({ email: t.String({ minLength: 1, maxLength: 254 }), password: t.String({ minLength: 1, maxLength: 256 }) }),
+        detail: { tags: ["account"], summary: "Log in: a dashboard access token (HS256 JWT)" },
+      },
+    )
+    .get(
+      "/v1/me",
+      async ({ request, server }) => {
+        const token = bearer(request);
+        let userId: string;
+        if (token?.startsWith(API_KEY_PREFIX)) userId = (await d.auth.apiKey(request, server, "any")).principal.user.id;
+        else userId = (await d.auth.jwtUser(request)).id;
+        const u = await d.users.live(userId);
+        if (!u) throw new GatewayError("unauthorized");
+        return toMe(u);
+      },
+      { detail: { tags: ["account"], summary: "The caller's account and balance (JWT or API key)" } },
+    );
+}

@@ -1,0 +1,125 @@
+/** Operator endpoints (`Authorization: Bearer <ADMIN_TOKEN>`), per the operator contract. */
+import { Elysia, t } from "elysia";
+import { ValidationFailure } from "../../core/errors";
+import { krwToMicro, microToKrw } from "../../lib/money";
+import { SETTING_DEFAULTS } from "../../db/repos/settings";
+import type { AppDeps } from "../deps";
+import { issueApiKey } from "../key-records";
+import { notFound, requireUuid } from "../params";
+import { toMe } from "./account";
+
+/** The 3% platform fee, rounded up to the won, taken from the amount paid. */
+export function topupSplit(amountKrw: number): { fee: number; credited: number } {
+  const fee = Math.ceil((amountKrw * 3) / 100);
+  return { fee, credited: amountKrw - fee };
+}
+
+export function adminRoutes(d: AppDeps) {
+  const liveUser = async (id: string) => {
+    const u = await d.users.live(requireUuid(id, "user_id"));
+    if (!u) throw notFound("사용자");
+    return u;
+  };
+  return new Elysia({ name: "admin", normalize: false })
+    .onBeforeHandle(({ request }) => {
+      d.auth.admin(request);
+    })
+    .post(
+      "/v1/admin/users/:user_id/topups",
+      async ({ params, body, set }) => {
+        const u = await liveUser(params.user_id);
+        const { fee, credited } = topupSplit(body.amount_krw);
+        const balance = await d.users.topup(u.id, krwToMicro(BigInt(credited)), { paid_krw: body.amount_krw, fee_krw: fee });
+        if (balance === null) throw notFound("사용자");
+        set.status = 201;
+        return { paid_krw: body.amount_krw, fee_krw: fee, credited_krw: credited, balance_krw: microToKrw(balance) };
+      },
+      { body: t.Object({ amount_krw: t.Integer({ minimum: 1, maximum: 10_000_000_000 }) }), detail: { tags: ["admin"], summary: "Top up an account (3% fee)" } },
+    )
+    .patch(
+      "/v1/admin/users/:user_id",
+      async ({ params, body }) => {
+        const id = requireUuid(params.user_id, "user_id");
+        const row = await d.users.patchFlags(id, { regulated: body.regulated, xborderTrainingConsent: body.xborder_training_consent, deleted: body.deleted });
+        if (!row) throw notFound("사용자");
+        await d.bus.publish({ t: "user", id });
+        return toMe(row);
+      },
+      {
+        body: t.Object({ regulated: t.Optional(t.Boolean()), xborder_training_consent: t.Optional(t.Boolean()), deleted: t.Optional(t.Boolean()) }),
+        detail: { tags: ["admin"], summary: "Set account flags (regulated, training consent, deleted)" },
+      },
+    )
+    .get("/v1/admin/settings", () => d.settings.get(), { detail: { tags: ["admin"], summary: "Operator settings" } })
+    .patch(
+      "/v1/admin/settings",
+      async ({ body }) => {
+        const issues = Object.entries(body as Record<string, unknown>).flatMap(([k, v]) =>
+          !(k in SETTING_DEFAULTS)
+            ? [{ loc: ["body", k], msg: "unknown setting", type: "extra_forbidden" }]
+            : typeof v !== "boolean"
+              ? [{ loc: ["body", k], msg: "Expected boolean", type: "Boolean" }]
+              : [],
+        );
+        if (issues.length) throw new ValidationFailure(issues);
+        const next = await d.settings.patch(body as Record<string, unknown>);
+        await d.bus.publish({ t: "settings" });
+        return next;
+      },
+      { body: t.Record(t.String(), t.Unknown()), detail: { tags: ["admin"], summary: "Change any subset of the settings" } },
+    )
+    .post(
+      "/v1/admin/orgs",
+      async ({ body, set }) => {
+        await liveUser(body.owner_user_id);
+        const org = await d.users.createOrg(body.name, body.owner_user_id.toLowerCase());
+        set.status = 201;
+        return { org_id: org.id, name: org.name };
+      },
+      { body: t.Object({ name: t.String({ minLength: 1, maxLength: 100 }), owner_user_id: t.String() }), detail: { tags: ["admin"], summary: "Create an organization" } },
+    )
+    .post(
+      "/v1/admin/orgs/:org_id/members",
+      async ({ params, body, set }) => {
+        const orgId = requireUuid(params.org_id, "org_id");
+        if (!(await d.users.orgExists(orgId))) throw notFound("조직");
+        const u = await liveUser(body.user_id);
+        const m = await d.users.upsertMember(orgId, u.id, body.role, body.monthly_budget_krw ?? null);
+        set.status = 201;
+        return { org_id: m.orgId, user_id: m.userId, role: m.role, monthly_budget_krw: m.monthlyBudgetKrw ?? null };
+      },
+      {
+        body: t.Object({
+          user_id: t.String(),
+          role: t.Union([t.Literal("owner"), t.Literal("admin"), t.Literal("member")]),
+          monthly_budget_krw: t.Optional(t.Union([t.Integer({ minimum: 0 }), t.Null()])),
+        }),
+        detail: { tags: ["admin"], summary: "Add (or update) an organization member" },
+      },
+    )
+    .post(
+      "/v1/admin/users/:user_id/delegated-keys",
+      async ({ params, body, set }) => {
+        const u = await liveUser(params.user_id);
+        set.status = 201;
+        return issueApiKey(d.keys, { userId: u.id, kind: "delegated", name: body?.name ?? "Delegated" });
+      },
+      { body: t.Optional(t.Object({ name: t.Optional(t.String({ minLength: 1, maxLength: 100 })) })), detail: { tags: ["admin"], summary: "Issue a first-party delegated key" } },
+    )
+    .post(
+      "/v1/admin/users/:user_id/byok-keys",
+      async ({ params, body, set }) => {
+        const u = await liveUser(params.user_id);
+        if (!d.chatProviderIds().includes(body.provider)) {
+          throw new ValidationFailure([{ loc: ["body", "provider"], msg: `unknown provider; one of ${d.chatProviderIds().join(", ")}`, type: "enum" }]);
+        }
+        set.status = 201;
+        return issueApiKey(d.keys, { userId: u.id, kind: "byok", name: body.name ?? "BYOK", byokProvider: body.provider, byokSecret: body.provider_api_key });
+      },
+      {
+        body: t.Object({ name: t.Optional(t.String({ minLength: 1, maxLength: 100 })), provider: t.String({ minLength: 1 }), provider_api_key: t.String({ minLength: 1, maxLength: 1000 }) }),
+        detail: { tags: ["admin"], summary: "Issue a BYOK key (calls use the user's own provider credential)" },
+      },
+    );
+}
+

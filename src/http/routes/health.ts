@@ -1,0 +1,26 @@
+/** Liveness, readiness (database reachable) and Prometheus metrics. */
+import { Elysia } from "elysia";
+import type { AppDeps } from "../deps";
+
+export function healthRoutes(d: AppDeps) {
+  return new Elysia({ name: "health" })
+    .get("/healthz", () => ({ status: "ok" }), { detail: { tags: ["operations"], summary: "Liveness" } })
+    .get(
+      "/readyz",
+      async ({ set }) => {
+        try {
+          await Promise.race([d.db.query("select 1"), Bun.sleep(2000).then(() => Promise.reject(new Error("timeout")))]);
+          return { status: "ready", database: d.db.kind };
+        } catch {
+          set.status = 503;
+          return { status: "unavailable", database: d.db.kind };
+        }
+      },
+      { detail: { tags: ["operations"], summary: "Readiness: the database answers" } },
+    )
+    .get(
+      "/metrics",
+      () => new Response(d.metrics.registry.render(), { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } }),
+      { detail: { tags: ["operations"], summary: "Prometheus metrics" } },
+    );
+}

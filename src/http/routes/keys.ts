@@ -1,0 +1,87 @@
+/** `/v1/keys*` (dashboard JWT): create, list, usage, update, delete API keys. */
+import { Elysia } from "elysia";
+import { GatewayError } from "../../core/errors";
+import { microToKrw } from "../../lib/money";
+import { CreateKeyBody, PatchKeyBody } from "../../surfaces/gateway/key-schemas";
+import type { AppDeps } from "../deps";
+import { issueApiKey, keyPatchFromBody, toKeyRecord } from "../key-records";
+import { currentMonth, notFound, requireUuid } from "../params";
+
+const maskingRequired = () => new GatewayError("pii_masking_required");
+
+export function keyRoutes(d: AppDeps) {
+  return new Elysia({ name: "keys", normalize: false })
+    .post(
+      "/v1/keys",
+      async ({ request, body, set }) => {
+        const user = await d.auth.jwtUser(request);
+        const patch = keyPatchFromBody(body ?? {});
+        if (user.regulated && patch.piiMaskingEnabled === false) throw maskingRequired();
+        set.status = 201;
+        return issueApiKey(d.keys, { userId: user.id, kind: "standard", ...patch });
+      },
+      { body: CreateKeyBody, detail: { tags: ["keys"], summary: "Create an API key (the secret is shown once)" } },
+    )
+    .get(
+      "/v1/keys",
+      async ({ request }) => {
+        const user = await d.auth.jwtUser(request);
+        const items = (await d.keys.listForUser(user.id)).map((r) => toKeyRecord(r));
+        return { items, total: items.length };
+      },
+      { detail: { tags: ["keys"], summary: "List API keys (never the secret)" } },
+    )
+    .get(
+      "/v1/keys/usage",
+      async ({ request }) => {
+        const user = await d.auth.jwtUser(request);
+        const month = currentMonth();
+        const rows = await d.db.query<Record<string, any>>(
+          `select k.id, k.name, k.key_prefix, k.monthly_budget_krw, k.monthly_token_limit,
+                  coalesce(m.spent_micro, 0) as spent_micro, coalesce(m.held_micro, 0) as held_micro,
+                  coalesce(m.tokens, 0) as tokens, coalesce(m.requests, 0) as requests
+             from api_keys k left join key_monthly m on m.key_id = k.id and m.month = $2
+            where k.user_id = $1 and k.deleted_at is null order by k.created_at desc`,
+          [user.id, month],
+        );
+        const items = rows.map((r) => ({
+          key_id: r.id,
+          name: r.name,
+          key_prefix: r.key_prefix,
+          spent_krw: microToKrw(BigInt(r.spent_micro)),
+          held_krw: microToKrw(BigInt(r.held_micro)),
+          tokens: Number(r.tokens),
+          requests: Number(r.requests),
+          monthly_budget_krw: r.monthly_budget_krw == null ? null : Number(r.monthly_budget_krw),
+          monthly_token_limit: r.monthly_token_limit == null ? null : Number(r.monthly_token_limit),
+        }));
+        return { month, items, total: items.length };
+      },
+      { detail: { tags: ["keys"], summary: "This month's spend and tokens per key" } },
+    )
+    .patch(
+      "/v1/keys/:id",
+      async ({ request, params, body }) => {
+        const user = await d.auth.jwtUser(request);
+        const id = requireUuid(params.id);
+        const patch = keyPatchFromBody(body ?? {});
+        if (user.regulated && patch.piiMaskingEnabled === false) throw maskingRequired();
+        const row = await d.keys.update(user.id, id, patch);
+        if (!row) throw notFound("API 키");
+        await d.bus.publish({ t: "key", id });
+        return toKeyRecord(row);
+      },
+      { body: PatchKeyBody, detail: { tags: ["keys"], summary: "Update a key: any field of the key table except key and created_at" } },
+    )
+    .delete(
+      "/v1/keys/:id",
+      async ({ request, params }) => {
+        const user = await d.auth.jwtUser(request);
+        const id = requireUuid(params.id);
+        if (!(await d.keys.softDelete(user.id, id))) throw notFound("API 키");
+        await d.bus.publish({ t: "key", id });
+        return { ok: true, id };
+      },
+      { detail: { tags: ["keys"], summary: "Delete a key (refused at once, on every instance within a second)" } },
+    );
+}

@@ -1,0 +1,76 @@
+/**
+ * Management keys (dashboard JWT) and the provisioning API they unlock (management key):
+ * child keys are ordinary API keys of the owner, with only name and monthly budget settable.
+ */
+import { Elysia } from "elysia";
+import { ChildKeyBody, MgmtKeyBody } from "../../surfaces/gateway/key-schemas";
+import type { AppDeps } from "../deps";
+import { issueApiKey, issueMgmtKey, toKeyRecord, toMgmtRecord } from "../key-records";
+import { notFound, requireUuid } from "../params";
+
+export function managementKeyRoutes(d: AppDeps) {
+  return new Elysia({ name: "management-keys", normalize: false })
+    .post(
+      "/v1/management-keys",
+      async ({ request, body, set }) => {
+        const user = await d.auth.jwtUser(request);
+        set.status = 201;
+        return issueMgmtKey(d.keys, user.id, body.name);
+      },
+      { body: MgmtKeyBody, detail: { tags: ["management keys"], summary: "Create a management key (shown once)" } },
+    )
+    .get(
+      "/v1/management-keys",
+      async ({ request }) => {
+        const user = await d.auth.jwtUser(request);
+        const items = (await d.keys.listMgmt(user.id)).map((r) => toMgmtRecord(r));
+        return { items, total: items.length };
+      },
+      { detail: { tags: ["management keys"], summary: "List management keys" } },
+    )
+    .delete(
+      "/v1/management-keys/:id",
+      async ({ request, params }) => {
+        const user = await d.auth.jwtUser(request);
+        const id = requireUuid(params.id);
+        if (!(await d.keys.deleteMgmt(user.id, id))) throw notFound("관리 키");
+        return { ok: true, id };
+      },
+      { detail: { tags: ["management keys"], summary: "Delete a management key (its child keys keep working)" } },
+    )
+    .get(
+      "/v1/provisioning/keys",
+      async ({ request }) => {
+        const m = await d.auth.mgmtKey(request);
+        const items = (await d.keys.listForMgmtKey(m.mgmtKeyId)).map((r) => toKeyRecord(r));
+        return { items, total: items.length };
+      },
+      { detail: { tags: ["provisioning"], summary: "Child keys provisioned by this management key" } },
+    )
+    .post(
+      "/v1/provisioning/keys",
+      async ({ request, body, set }) => {
+        const m = await d.auth.mgmtKey(request);
+        set.status = 201;
+        return issueApiKey(d.keys, {
+          userId: m.userId,
+          kind: "standard",
+          managementKeyId: m.mgmtKeyId,
+          name: body?.name ?? "Default",
+          monthlyBudgetKrw: body?.monthly_budget_krw ?? null,
+        });
+      },
+      { body: ChildKeyBody, detail: { tags: ["provisioning"], summary: "Create a child key (name and monthly_budget_krw only)" } },
+    )
+    .delete(
+      "/v1/provisioning/keys/:id",
+      async ({ request, params }) => {
+        const m = await d.auth.mgmtKey(request);
+        const id = requireUuid(params.id);
+        if (!(await d.keys.softDelete(m.userId, id, m.mgmtKeyId))) throw notFound("API 키");
+        await d.bus.publish({ t: "key", id });
+        return { ok: true, id };
+      },
+      { detail: { tags: ["provisioning"], summary: "Delete a child key" } },
+    );
+}

@@ -1,0 +1,178 @@
+/**
+ * Test harness: a real gateway on a real database (PostgreSQL or PGlite), listening on a
+ * loopback port, and helpers that make each test its own tenant (no seeded ids).
+ */
+import postgres from "postgres";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig } from "../src/config";
+import { openDatabase, type Database } from "../src/db/client";
+import { runMigrations } from "../src/db/migrate";
+import { buildGateway, type Gateway } from "../src/gateway";
+
+export type DbKind = "pglite" | "pg";
+export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
+const SERVER_URL = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+
+let pgReachable: Promise<boolean> | null = null;
+/** PostgreSQL runs when reachable; in CI it must be (a silent skip would hide a regression). */
+export function postgresAvailable(): Promise<boolean> {
+  pgReachable ??= (async () => {
+    const sql = postgres(SERVER_URL, { max: 1, connect_timeout: 2, onnotice: () => {} });
+    try {
+      await sql`select 1`;
+      return true;
+    } catch {
+      if (process.env.CI) throw new Error(`CI needs PostgreSQL at ${SERVER_URL}`);
+      return false;
+    } finally {
+      await sql.end({ timeout: 1 });
+    }
+  })();
+  return pgReachable;
+}
+
+/** Database kinds to run a suite on: PGlite always, PostgreSQL when reachable. */
+export async function dbKinds(): Promise<DbKind[]> {
+  return (await postgresAvailable()) ? ["pg", "pglite"] : ["pglite"];
+}
+
+let template: Promise<Blob> | null = null;
+/** A migrated PGlite data dump, made once per process; each test gateway loads a copy. */
+function pgliteTemplate(): Promise<Blob> {
+  template ??= (async () => {
+    const db = await openDatabase({});
+    await runMigrations(db);
+    const dump = await db.dump!();
+    await db.close();
+    return dump;
+  })();
+  return template;
+}
+
+/** A fresh PostgreSQL database on the test server; returns its URL and a dropper. */
+export async function freshPostgres(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `gw_test_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+  const admin = postgres(SERVER_URL, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database ${name}`);
+  await admin.end();
+  const url = SERVER_URL.replace(/\/[^/]*$/, `/${name}`);
+  return {
+    url,
+    drop: async () => {
+      const a = postgres(SERVER_URL, { max: 1, onnotice: () => {} });
+      await a.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
+      await a.end();
+    },
+  };
+}
+
+export interface Reply<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export interface TestUser {
+  id: string;
+  email: string;
+  password: string;
+  jwt: string;
+}
+
+export class TestGateway {
+  constructor(
+    readonly gw: Gateway,
+    readonly url: string,
+    readonly kind: DbKind,
+    private cleanup: () => Promise<void>,
+  ) {}
+
+  async call<T = any>(method: string, path: string, opts: { token?: string; body?: unknown; headers?: Record<string, string>; raw?: string } = {}): Promise<Reply<T>> {
+    const headers: Record<string, string> = { ...opts.headers };
+    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+    let body: string | undefined = opts.raw;
+    if (opts.body !== undefined) {
+      headers["content-type"] ??= "application/json";
+      body = JSON.stringify(opts.body);
+    }
+    const res = await fetch(this.url + path, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {}
+    return { status: res.status, body: parsed as T, headers: res.headers };
+  }
+
+  admin<T = any>(method: string, path: string, body?: unknown): Promise<Reply<T>> {
+    return this.call<T>(method, path, { token: ADMIN_TOKEN, body });
+  }
+
+  /** A new account (own tenant), logged in, optionally topped up (credited KRW, fee excluded). */
+  async newUser(opts: { creditKrw?: number; industry?: string } = {}): Promise<TestUser> {
+    const email = `u${crypto.randomUUID().slice(0, 12)}@test.example`;
+    const password = "correct horse battery";
+    const s = await this.call("POST", "/v1/auth/signup", { body: { email, password, ...(opts.industry && { industry: opts.industry }) } });
+    if (s.status !== 201) throw new Error(`signup failed: ${s.status} ${JSON.stringify(s.body)}`);
+    const l = await this.call("POST", "/v1/auth/login", { body: { email, password } });
+    if (opts.creditKrw) await this.credit(s.body.user_id, opts.creditKrw);
+    return { id: s.body.user_id, email, password, jwt: l.body.access_token };
+  }
+
+  /** Credits exactly `krw` (the top-up pays the 3% fee on top). */
+  async credit(userId: string, krw: number): Promise<void> {
+    // paid − ceil(paid × 3%) = krw; search the smallest paid amount that credits ≥ krw.
+    let paid = Math.ceil(krw / 0.97);
+    while (paid - Math.ceil((paid * 3) / 100) < krw) paid++;
+    while (paid - 1 - Math.ceil(((paid - 1) * 3) / 100) >= krw) paid--;
+    const r = await this.admin("POST", `/v1/admin/users/${userId}/topups`, { amount_krw: paid });
+    if (r.status !== 201) throw new Error(`topup failed: ${r.status} ${JSON.stringify(r.body)}`);
+  }
+
+  /** Creates an API key for the user; returns the record with its secret. */
+  async newKey(user: TestUser, body: Record<string, unknown> = {}): Promise<any> {
+    const r = await this.call("POST", "/v1/keys", { token: user.jwt, body });
+    if (r.status !== 201) throw new Error(`key creation failed: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body;
+  }
+
+  async stop(): Promise<void> {
+    await this.gw.app.stop(true);
+    await this.gw.stop();
+    await this.cleanup();
+  }
+}
+
+export async function startTestGateway(opts: { db?: DbKind; env?: Record<string, string> } = {}): Promise<TestGateway> {
+  const kind = opts.db ?? "pglite";
+  const dataDir = mkdtempSync(join(tmpdir(), "gw-test-"));
+  let db: Database;
+  let dropPg = async () => {};
+  if (kind === "pg") {
+    const fresh = await freshPostgres();
+    dropPg = fresh.drop;
+    db = await openDatabase({ url: fresh.url, max: 5 });
+  } else {
+    db = await openDatabase({ loadDataDir: await pgliteTemplate() });
+  }
+  const cfg = loadConfig({
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN,
+    JWT_SECRET: "test-jwt-secret-0123456789abcdef0123456789",
+    RATE_LIMIT_RPM: "0",
+    DEMO_MODE: "false",
+    LOG_LEVEL: "silent",
+    RETRY_BASE_MS: "5",
+    ...opts.env,
+  });
+  const gw = await buildGateway(cfg, { db });
+  gw.app.listen({ port: 0, hostname: "127.0.0.1" });
+  const url = `http://127.0.0.1:${gw.app.server!.port}`;
+  return new TestGateway(gw, url, kind, async () => {
+    await db.close();
+    await dropPg();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+}

@@ -1,0 +1,174 @@
+/**
+ * `fetch` with two deadlines and a caller signal, for upstream calls that may stream.
+ *
+ * - first byte: from the start of the call until the response headers AND the first body
+ *   chunk (or the end of an empty body) have arrived. Bun's own servers only finish the
+ *   headers with the first chunk, so "headers" alone would be a weaker promise.
+ * - idle: the longest silence between two body chunks after the first. It runs only while
+ *   somebody is reading (a slow consumer is not the upstream's fault).
+ *
+ * Any of the three (first byte, idle, caller abort) aborts the underlying fetch, so the
+ * upstream connection is closed. Nothing here leaves a promise rejection unhandled.
+ *
+ * Errors: {@link DeadlineError} for a passed deadline, the caller signal's `reason` for a
+ * caller abort, otherwise whatever fetch or the body reader threw (network errors).
+ */
+
+export type DeadlinePhase = "first_byte" | "idle";
+
+export class DeadlineError extends Error {
+  constructor(
+    readonly phase: DeadlinePhase,
+    readonly ms: number,
+  ) {
+    super(phase === "first_byte" ? `no response within ${ms} ms` : `stream idle for more than ${ms} ms`);
+    this.name = "DeadlineError";
+  }
+}
+
+export interface DeadlineOptions {
+  /** The caller's signal (client gone, gateway gave up). */
+  signal?: AbortSignal;
+  firstByteTimeoutMs: number;
+  idleTimeoutMs: number;
+  /** Maps an error before the body stream surfaces it (lets callers type body errors). */
+  mapBodyError?: (err: unknown) => unknown;
+}
+
+export interface DeadlineResponse {
+  /** Status and headers. Do not read `response.body`: read {@link DeadlineResponse.body}. */
+  response: Response;
+  /** The response body with the deadlines applied; cancelling it aborts the fetch. */
+  body: ReadableStream<Uint8Array>;
+  /** Aborts the call (the body then errors, if anybody is reading it). */
+  abort(reason?: unknown): void;
+}
+
+/** Performs `fetch(url, init)` under the deadlines. Resolves once the response headers are in. */
+export async function fetchWithDeadlines(
+  url: string,
+  init: RequestInit,
+  opts: DeadlineOptions,
+): Promise<DeadlineResponse> {
+  const { signal } = opts;
+  if (signal?.aborted) throw signal.reason ?? abortError();
+
+  const controller = new AbortController();
+  /** Why we aborted (deadline or caller); read errors are replaced by it. */
+  let abortReason: unknown;
+  const abort = (reason: unknown): void => {
+    if (controller.signal.aborted) return;
+    abortReason = reason;
+    controller.abort(reason);
+  };
+  const onCallerAbort = (): void => abort(signal?.reason ?? abortError());
+  signal?.addEventListener("abort", onCallerAbort, { once: true });
+
+  let firstByteTimer: ReturnType<typeof setTimeout> | undefined = setTimeout(
+    () => abort(new DeadlineError("first_byte", opts.firstByteTimeoutMs)),
+    opts.firstByteTimeoutMs,
+  );
+  const cleanup = (): void => {
+    if (firstByteTimer !== undefined) clearTimeout(firstByteTimer);
+    firstByteTimer = undefined;
+    signal?.removeEventListener("abort", onCallerAbort);
+  };
+
+  /** Settles (rejects) when the call is aborted for any reason: raced against every wait. */
+  const aborted = new Promise<never>((_, reject) => {
+    controller.signal.addEventListener("abort", () => reject(abortReason), { once: true });
+  });
+  aborted.catch(() => {});
+
+  let response: Response;
+  try {
+    response = await Promise.race([fetch(url, { ...init, signal: controller.signal }), aborted]);
+  } catch (err) {
+    cleanup();
+    abort(err); // make sure the fetch is gone whatever happened
+    throw abortReason !== undefined && abortReason !== err ? abortReason : err;
+  }
+
+  const source = response.body;
+  if (source === null) {
+    cleanup();
+    const empty = new ReadableStream<Uint8Array>({ start: (c) => c.close() });
+    return { response, body: empty, abort };
+  }
+  const reader = source.getReader();
+  const mapErr = opts.mapBodyError ?? ((e: unknown) => e);
+  let first = true;
+  let finished = false;
+  const finish = (): void => {
+    finished = true;
+    cleanup();
+  };
+
+  const body = new ReadableStream<Uint8Array>(
+    {
+      async pull(out) {
+        let idleTimer: ReturnType<typeof setTimeout> | undefined;
+        if (!first) {
+          idleTimer = setTimeout(() => abort(new DeadlineError("idle", opts.idleTimeoutMs)), opts.idleTimeoutMs);
+        }
+        try {
+          const { done, value } = await Promise.race([reader.read(), aborted]);
+          if (first) {
+            first = false;
+            if (firstByteTimer !== undefined) clearTimeout(firstByteTimer);
+            firstByteTimer = undefined;
+          }
+          if (done) {
+            finish();
+            out.close();
+          } else {
+            out.enqueue(value);
+          }
+        } catch (err) {
+          finish();
+          abort(err);
+          reader.cancel().catch(() => {});
+          out.error(mapErr(abortReason !== undefined ? abortReason : err));
+        } finally {
+          if (idleTimer !== undefined) clearTimeout(idleTimer);
+        }
+      },
+      cancel(reason) {
+        if (!finished) finish();
+        reader.cancel(reason).catch(() => {});
+        abort(reason ?? abortError());
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  return { response, body, abort };
+}
+
+/** Reads a whole body (already deadline-wrapped) into one Uint8Array. */
+export async function readAllBytes(body: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  let len = 0;
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      parts.push(value);
+      len += value.length;
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  if (parts.length === 1) return parts[0]!;
+  const all = new Uint8Array(len);
+  let off = 0;
+  for (const p of parts) {
+    all.set(p, off);
+    off += p.length;
+  }
+  return all;
+}
+
+function abortError(): Error {
+  return new DOMException("The operation was aborted.", "AbortError");
+}

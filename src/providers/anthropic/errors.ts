@@ -1,0 +1,46 @@
+/** Anthropic error envelopes (HTTP and in-stream `event: error`) → UpstreamError. */
+import { UpstreamError, type UpstreamErrorKind } from "../../core/chat/provider";
+import { classifyHttpStatus, parseErrorBody, parseRetryAfterHeaders } from "../shared/errors";
+import type { AnthropicWireErrorBody } from "./wire";
+
+/** HTTP errors: the shared status rule (529 overloaded → transient, 429 → rate_limited with retry-after). */
+export function classifyAnthropicError(status: number, headers: Headers, bodyText: string): UpstreamError {
+  const detail = parseErrorBody(bodyText);
+  const err = typeof detail === "object" && detail !== null ? (detail as AnthropicWireErrorBody).error : undefined;
+  const kind = classifyHttpStatus(status);
+  const retryAfterMs = kind === "rate_limited" || kind === "transient" ? parseRetryAfterHeaders(headers) : undefined;
+  const message = `upstream ${status}: ${err?.type ?? "error"}: ${err?.message ?? (typeof detail === "string" ? detail.slice(0, 200) : "")}`;
+  return new UpstreamError(kind, message, status, detail, retryAfterMs);
+}
+
+/**
+ * Error type → kind, for errors inside a 200 stream: overloaded_error, api_error and unknown
+ * types → transient; rate_limit_error → rate_limited; request, auth, permission, not-found and
+ * size errors → rejected.
+ */
+export function mapAnthropicErrorType(type: string | undefined): UpstreamErrorKind {
+  switch (type) {
+    case "rate_limit_error":
+      return "rate_limited";
+    case "invalid_request_error":
+    case "authentication_error":
+    case "permission_error":
+    case "not_found_error":
+    case "request_too_large":
+    case "billing_error":
+      return "rejected";
+    default:
+      return "transient";
+  }
+}
+
+/** An `event: error` payload inside a 200 stream. */
+export function classifyAnthropicStreamError(payload: { error?: { type?: string; message?: string } }): UpstreamError {
+  const e = payload.error;
+  return new UpstreamError(
+    mapAnthropicErrorType(e?.type),
+    `upstream stream error: ${e?.type ?? "error"}: ${e?.message ?? ""}`,
+    undefined,
+    payload,
+  );
+}

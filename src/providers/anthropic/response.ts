@@ -1,0 +1,61 @@
+/** Anthropic Messages response → canonical ChatResult; stop reasons and usage. */
+import type { ChatResult, FinishReason, ToolCall, Usage } from "../../core/chat/types";
+import type { AnthropicWireResponse, AnthropicWireUsage } from "./wire";
+
+/**
+ * end_turn, stop_sequence, pause_turn → stop; max_tokens, model_context_window_exceeded →
+ * length; tool_use → tool_calls; refusal → content_filter; anything else → stop.
+ */
+export function mapAnthropicStopReason(reason: string | null | undefined): FinishReason {
+  switch (reason) {
+    case "max_tokens":
+    case "model_context_window_exceeded":
+      return "length";
+    case "tool_use":
+      return "tool_calls";
+    case "refusal":
+      return "content_filter";
+    default:
+      return "stop";
+  }
+}
+
+/**
+ * Anthropic's `input_tokens` excludes cache reads and writes; the gateway's promptTokens
+ * includes them: prompt = input + cache_creation + cache_read, cached = cache_read,
+ * cacheWrite = cache_creation. Thinking is part of output_tokens; reasoningTokens is
+ * `output_tokens_details.thinking_tokens` when the upstream reports it, else 0.
+ */
+export function mapAnthropicUsage(u: AnthropicWireUsage | undefined): Usage {
+  const input = u?.input_tokens ?? 0;
+  const write = u?.cache_creation_input_tokens ?? 0;
+  const read = u?.cache_read_input_tokens ?? 0;
+  return {
+    promptTokens: input + write + read,
+    completionTokens: u?.output_tokens ?? 0,
+    cachedTokens: read,
+    cacheWriteTokens: write,
+    reasoningTokens: u?.output_tokens_details?.thinking_tokens ?? 0,
+  };
+}
+
+/** Maps a non-streaming response body (thinking blocks are not surfaced). Pure. */
+export function fromAnthropicResponse(body: AnthropicWireResponse): ChatResult {
+  let text: string | null = null;
+  const toolCalls: ToolCall[] = [];
+  for (const block of body.content ?? []) {
+    if (block.type === "text") text = (text ?? "") + (block as { text: string }).text;
+    else if (block.type === "tool_use") {
+      const b = block as { id: string; name: string; input: unknown };
+      toolCalls.push({ id: b.id, type: "function", function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } });
+    }
+  }
+  const result: ChatResult = {
+    content: text,
+    finishReason: mapAnthropicStopReason(body.stop_reason),
+    usage: mapAnthropicUsage(body.usage),
+  };
+  if (body.id !== undefined) result.id = body.id;
+  if (toolCalls.length > 0) result.toolCalls = toolCalls;
+  return result;
+}

@@ -1,0 +1,49 @@
+/** Gemini error envelopes (`{"error": {code, message, status, details}}`) → UpstreamError. */
+import { UpstreamError, type UpstreamErrorKind } from "../../core/chat/provider";
+import { classifyHttpStatus, parseDurationMs, parseErrorBody, parseRetryAfterHeaders } from "../shared/errors";
+import type { GeminiWireErrorBody } from "./wire";
+
+/**
+ * HTTP errors by the shared status rule (note: an invalid API key is 400 INVALID_ARGUMENT,
+ * hence rejected). A 429's retry hint is `RetryInfo.retryDelay` in the body (e.g. "34.4s"),
+ * else the Retry-After headers.
+ */
+export function classifyGeminiError(status: number, headers: Headers, bodyText: string): UpstreamError {
+  const detail = parseErrorBody(bodyText);
+  const err = typeof detail === "object" && detail !== null ? (detail as GeminiWireErrorBody).error : undefined;
+  const kind = classifyHttpStatus(status);
+  let retryAfterMs: number | undefined;
+  if (kind === "rate_limited" || kind === "transient") retryAfterMs = geminiRetryDelayMs(detail) ?? parseRetryAfterHeaders(headers);
+  const message = `upstream ${status}: ${err?.status ?? "error"}: ${err?.message ?? (typeof detail === "string" ? detail.slice(0, 200) : "")}`;
+  return new UpstreamError(kind, message, status, detail, retryAfterMs);
+}
+
+/** `RetryInfo.retryDelay` from an error body's details, in milliseconds. */
+export function geminiRetryDelayMs(detail: unknown): number | undefined {
+  if (typeof detail !== "object" || detail === null) return undefined;
+  for (const d of (detail as GeminiWireErrorBody).error?.details ?? []) {
+    if (d["@type"]?.endsWith("google.rpc.RetryInfo")) return parseDurationMs(d.retryDelay);
+  }
+  return undefined;
+}
+
+/** Status string → kind, for an `error` payload inside a 200 stream. */
+export function mapGeminiErrorStatus(status: string | undefined, code: number | undefined): UpstreamErrorKind {
+  if (status === "RESOURCE_EXHAUSTED" || code === 429) return "rate_limited";
+  if (status === "UNAVAILABLE" || status === "INTERNAL" || status === "DEADLINE_EXCEEDED" || status === "ABORTED") return "transient";
+  if (code !== undefined && code >= 500) return "transient";
+  if (status !== undefined || (code !== undefined && code >= 400)) return "rejected";
+  return "transient";
+}
+
+export function classifyGeminiStreamError(payload: GeminiWireErrorBody): UpstreamError {
+  const e = payload.error;
+  const kind = mapGeminiErrorStatus(e?.status, e?.code);
+  return new UpstreamError(
+    kind,
+    `upstream stream error: ${e?.status ?? "error"}: ${e?.message ?? ""}`,
+    undefined,
+    payload,
+    kind === "rate_limited" ? geminiRetryDelayMs(payload) : undefined,
+  );
+}

@@ -1,0 +1,29 @@
+/**
+ * The provider registry: one adapter per wire protocol. The catalog says which protocol a
+ * provider speaks (openai-compatible for OpenAI, DeepSeek, Together and Groq; anthropic;
+ * gemini) and the CallContext carries its base URL and key.
+ */
+import type { ChatProvider, EmbeddingProvider, Protocol } from "../core/chat/provider";
+import { anthropicChatProvider } from "./anthropic";
+import { geminiChatProvider } from "./gemini";
+import { openAIChatProvider, openAIEmbeddingProvider } from "./openai";
+
+const CHAT: Record<Protocol, ChatProvider> = {
+  openai: openAIChatProvider,
+  anthropic: anthropicChatProvider,
+  gemini: geminiChatProvider,
+};
+
+/** The chat adapter for a protocol. */
+export function chatProviderFor(protocol: Protocol): ChatProvider {
+  const p = CHAT[protocol];
+  if (!p) throw new Error(`no chat adapter for protocol ${String(protocol)}`);
+  return p;
+}
+
+/** The embeddings adapter for a protocol, or undefined when the gateway has none for it (only openai-compatible). */
+export function embeddingProviderFor(protocol: Protocol): EmbeddingProvider | undefined {
+  return protocol === "openai" ? openAIEmbeddingProvider : undefined;
+}
+
+export { openAIChatProvider, openAIEmbeddingProvider, anthropicChatProvider, geminiChatProvider };

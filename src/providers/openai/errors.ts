@@ -1,0 +1,39 @@
+/** OpenAI-compatible error envelopes → UpstreamError. */
+import { UpstreamError, type UpstreamErrorKind } from "../../core/chat/provider";
+import { classifyHttpStatus, parseErrorBody, parseRetryAfterHeaders } from "../shared/errors";
+import type { OpenAIWireErrorBody } from "./wire";
+
+/**
+ * Classifies an HTTP error. Like the shared rule, except that a 429 whose error type or code is
+ * `insufficient_quota` (billing exhausted, not a rate limit) is `rejected`.
+ */
+export function classifyOpenAIError(status: number, headers: Headers, bodyText: string): UpstreamError {
+  const detail = parseErrorBody(bodyText);
+  const err = errorObject(detail);
+  let kind = classifyHttpStatus(status);
+  if (status === 429 && (err?.code === "insufficient_quota" || err?.type === "insufficient_quota")) kind = "rejected";
+  const retryAfterMs = kind === "rate_limited" || kind === "transient" ? parseRetryAfterHeaders(headers) : undefined;
+  const message = `upstream ${status}: ${err?.message ?? (typeof detail === "string" ? detail.slice(0, 200) : "error")}`;
+  return new UpstreamError(kind, message, status, detail, retryAfterMs);
+}
+
+/**
+ * An `error` payload inside a 200 stream. Server/overload errors are transient, rate limits
+ * rate_limited, request errors rejected; anything unknown is transient.
+ */
+export function classifyOpenAIStreamError(payload: unknown): UpstreamError {
+  const err = errorObject(payload);
+  const tag = `${err?.type ?? ""} ${err?.code ?? ""}`;
+  let kind: UpstreamErrorKind = "transient";
+  if (/insufficient_quota/.test(tag)) kind = "rejected";
+  else if (/rate_limit|tokens|requests/.test(tag)) kind = "rate_limited";
+  else if (/invalid_request|context_length|invalid_api_key|permission|not_found/.test(tag)) kind = "rejected";
+  return new UpstreamError(kind, `upstream stream error: ${err?.message ?? "unknown"}`, undefined, payload);
+}
+
+function errorObject(detail: unknown): { message?: string; type?: string | null; code?: string | number | null } | undefined {
+  if (typeof detail !== "object" || detail === null) return undefined;
+  const e = (detail as OpenAIWireErrorBody).error;
+  if (typeof e === "string") return { message: e };
+  return e ?? undefined;
+}

@@ -1,0 +1,82 @@
+/**
+ * OpenAI-compatible adapter (OpenAI, DeepSeek, Together, Groq): `POST {baseUrl}/v1/chat/completions`
+ * with `Authorization: Bearer`, and `POST {baseUrl}/v1/embeddings`.
+ */
+import type { CallContext, ChatProvider, EmbeddingProvider } from "../../core/chat/provider";
+import { UpstreamError } from "../../core/chat/provider";
+import type { ChatRequest, ChatResult, StreamEvent } from "../../core/chat/types";
+import { decodeSse } from "../../lib/sse";
+import { joinUrl, postUpstream, readUpstreamJson } from "../shared/http";
+import { classifyOpenAIError } from "./errors";
+import { toOpenAIChatRequest, usesOpenAIMaxCompletionTokens } from "./request";
+import { fromOpenAIChatResponse } from "./response";
+import { readOpenAIChatStream } from "./stream";
+import type { OpenAIWireChatResponse, OpenAIWireEmbeddingResponse } from "./wire";
+
+function openAIHeaders(ctx: CallContext, stream: boolean): Record<string, string> {
+  const h: Record<string, string> = { authorization: `Bearer ${ctx.apiKey}` };
+  if (stream) h.accept = "text/event-stream";
+  return h;
+}
+
+function buildBody(req: ChatRequest, ctx: CallContext, stream: boolean): Record<string, unknown> {
+  return toOpenAIChatRequest(req, {
+    stream,
+    forwardServiceTier: ctx.forwardServiceTier === true,
+    useMaxCompletionTokens: usesOpenAIMaxCompletionTokens(ctx.providerId, req.model),
+  });
+}
+
+async function openOpenAIStream(req: ChatRequest, ctx: CallContext): Promise<ReadableStream<Uint8Array>> {
+  const url = joinUrl(ctx.baseUrl, "/v1/chat/completions");
+  const { body } = await postUpstream(url, openAIHeaders(ctx, true), buildBody(req, ctx, true), ctx, classifyOpenAIError);
+  return body;
+}
+
+export const openAIChatProvider: ChatProvider = {
+  protocol: "openai",
+
+  async chat(req: ChatRequest, ctx: CallContext): Promise<ChatResult> {
+    const url = joinUrl(ctx.baseUrl, "/v1/chat/completions");
+    const { body } = await postUpstream(url, openAIHeaders(ctx, false), buildBody(req, ctx, false), ctx, classifyOpenAIError);
+    return fromOpenAIChatResponse((await readUpstreamJson(body)) as OpenAIWireChatResponse);
+  },
+
+  async chatStream(req: ChatRequest, ctx: CallContext): Promise<AsyncIterable<StreamEvent>> {
+    const body = await openOpenAIStream(req, ctx);
+    return readOpenAIChatStream(decodeSse(body));
+  },
+
+  /**
+   * The raw SSE bytes after a 200, for a byte-for-byte relay. The request always asks for
+   * `include_usage`. Deadlines and caller abort apply; body errors are UpstreamErrors. The
+   * caller scans the bytes itself for usage, errors and `[DONE]`.
+   */
+  openRawStream: openOpenAIStream,
+};
+
+export const openAIEmbeddingProvider: EmbeddingProvider = {
+  async embed(input: string[], model: string, ctx: CallContext): Promise<{ vectors: number[][]; promptTokens: number }> {
+    const url = joinUrl(ctx.baseUrl, "/v1/embeddings");
+    const { body } = await postUpstream(url, openAIHeaders(ctx, false), { model, input }, ctx, classifyOpenAIError);
+    return fromOpenAIEmbeddingResponse((await readUpstreamJson(body)) as OpenAIWireEmbeddingResponse, input.length);
+  },
+};
+
+/** Embeddings body → vectors in input order (sorted by `index`). Pure. */
+export function fromOpenAIEmbeddingResponse(
+  body: OpenAIWireEmbeddingResponse,
+  expected: number,
+): { vectors: number[][]; promptTokens: number } {
+  const data = [...(body.data ?? [])].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
+  const vectors = data.map((d) => d.embedding ?? []);
+  if (vectors.length !== expected) {
+    throw new UpstreamError("transient", `upstream returned ${vectors.length} embeddings for ${expected} inputs`, 200, body);
+  }
+  return { vectors, promptTokens: body.usage?.prompt_tokens ?? 0 };
+}
+
+export { toOpenAIChatRequest, mapOpenAIReasoningEffort, usesOpenAIMaxCompletionTokens } from "./request";
+export { fromOpenAIChatResponse, mapOpenAIFinishReason, mapOpenAIUsage } from "./response";
+export { readOpenAIChatStream } from "./stream";
+export { classifyOpenAIError, classifyOpenAIStreamError } from "./errors";

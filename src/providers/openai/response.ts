@@ -1,0 +1,50 @@
+/** OpenAI Chat Completions response → canonical ChatResult, usage and finish reasons. */
+import type { ChatResult, FinishReason, ToolCall, Usage } from "../../core/chat/types";
+import { UpstreamError } from "../../core/chat/provider";
+import type { OpenAIWireChatResponse, OpenAIWireUsage } from "./wire";
+
+/** stop → stop, length → length, tool_calls / function_call → tool_calls, content_filter → content_filter; unknown → stop. */
+export function mapOpenAIFinishReason(reason: string | null | undefined): FinishReason {
+  switch (reason) {
+    case "length":
+      return "length";
+    case "tool_calls":
+    case "function_call":
+      return "tool_calls";
+    case "content_filter":
+      return "content_filter";
+    default:
+      return "stop";
+  }
+}
+
+/** OpenAI usage is already the gateway's convention: cached ⊂ prompt, reasoning ⊂ completion. */
+export function mapOpenAIUsage(u: OpenAIWireUsage | null | undefined): Usage {
+  return {
+    promptTokens: u?.prompt_tokens ?? 0,
+    completionTokens: u?.completion_tokens ?? 0,
+    cachedTokens: u?.prompt_tokens_details?.cached_tokens ?? 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: u?.completion_tokens_details?.reasoning_tokens ?? 0,
+  };
+}
+
+/** Maps a non-streaming response body. Pure. */
+export function fromOpenAIChatResponse(body: OpenAIWireChatResponse): ChatResult {
+  const choice = body.choices?.[0];
+  if (!choice) throw new UpstreamError("transient", "upstream response has no choices", 200, body);
+  const msg = choice.message ?? {};
+  const toolCalls: ToolCall[] = (msg.tool_calls ?? []).map((tc) => ({
+    id: tc.id,
+    type: "function",
+    function: { name: tc.function?.name ?? "", arguments: tc.function?.arguments ?? "" },
+  }));
+  const result: ChatResult = {
+    content: msg.content ?? null,
+    finishReason: mapOpenAIFinishReason(choice.finish_reason),
+    usage: mapOpenAIUsage(body.usage),
+  };
+  if (body.id !== undefined) result.id = body.id;
+  if (toolCalls.length > 0) result.toolCalls = toolCalls;
+  return result;
+}

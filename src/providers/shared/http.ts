@@ -1,0 +1,83 @@
+/**
+ * The one place adapters call `fetch`: deadlines, caller abort, status check, and the
+ * translation of every failure into an UpstreamError (or the caller's abort reason).
+ */
+import type { CallContext } from "../../core/chat/provider";
+import { UpstreamError } from "../../core/chat/provider";
+import { fetchWithDeadlines, readAllBytes } from "../../lib/http-deadline";
+import { toTransportError } from "./errors";
+
+/** Turns a non-2xx response into the vendor's UpstreamError. */
+export type ErrorClassifier = (status: number, headers: Headers, bodyText: string) => UpstreamError;
+
+export interface OpenedUpstream {
+  response: Response;
+  /** The body under the idle deadline; its errors are UpstreamErrors (or the caller's abort reason). */
+  body: ReadableStream<Uint8Array>;
+}
+
+const utf8 = new TextDecoder();
+
+/**
+ * POSTs JSON to the upstream and resolves once it answered 2xx (headers in). A non-2xx answer
+ * is read in full and thrown as the classifier's UpstreamError.
+ */
+export async function postUpstream(
+  url: string,
+  headers: Record<string, string>,
+  payload: unknown,
+  ctx: CallContext,
+  classify: ErrorClassifier,
+): Promise<OpenedUpstream> {
+  let opened;
+  try {
+    opened = await fetchWithDeadlines(
+      url,
+      { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(payload) },
+      {
+        signal: ctx.signal,
+        firstByteTimeoutMs: ctx.firstByteTimeoutMs,
+        idleTimeoutMs: ctx.idleTimeoutMs,
+        mapBodyError: (err) => toTransportError(err, "body", ctx.signal),
+      },
+    );
+  } catch (err) {
+    throw toTransportError(err, "connect", ctx.signal);
+  }
+  const { response, body } = opened;
+  if (response.ok) return { response, body };
+
+  let text = "";
+  try {
+    text = utf8.decode(await readAllBytes(body));
+  } catch (err) {
+    // The error body itself broke off: still classify by status, but keep a caller abort.
+    const mapped = toTransportError(err, "body", ctx.signal);
+    if (!(mapped instanceof UpstreamError)) throw mapped;
+  }
+  throw classify(response.status, response.headers, text);
+}
+
+/** Reads and parses a whole JSON body (non-streaming calls). */
+export async function readUpstreamJson(body: ReadableStream<Uint8Array>): Promise<unknown> {
+  const text = utf8.decode(await readAllBytes(body));
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new UpstreamError("transient", "upstream sent a body that is not JSON", 200, text.slice(0, 1000));
+  }
+}
+
+/** Parses one SSE data payload; a payload that is not JSON means the stream broke off mid-event. */
+export function parseStreamJson(data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch {
+    throw new UpstreamError("truncated", "upstream stream event is not valid JSON", 200, data.slice(0, 1000));
+  }
+}
+
+/** Joins a base URL and a path without doubling or dropping the slash. */
+export function joinUrl(baseUrl: string, path: string): string {
+  return baseUrl.replace(/\/+$/, "") + path;
+}

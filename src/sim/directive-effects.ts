@@ -1,0 +1,58 @@
+/**
+ * The directives every protocol obeys before it answers: `hang`, `latency` and the `fail`
+ * family. Protocol handlers (and later video or search ones) call `obeyDirectives` right
+ * after parsing the request; stream-only directives (`chunk_ms`, `drop`) live in sse.ts and
+ * reply-size ones (`tokens`) in reply-plan.ts.
+ */
+import { directiveInt, failureFor, type Directives } from "./directives.ts";
+import { sleep } from "./http.ts";
+import type { SimContext } from "./routes.ts";
+
+/**
+ * Applies `hang`, `latency` and `fail`/`fail@provider` (with `xN` counting). Returns the
+ * response to send instead of a normal reply, or undefined to carry on. `rawBody` is the
+ * exact request body: `xN` counters key on provider + body.
+ */
+export async function obeyDirectives(
+  ctx: SimContext,
+  directives: Directives,
+  rawBody: string,
+): Promise<Response | undefined> {
+  if (directives.size === 0) return undefined;
+  if (directives.has("hang")) return hang(ctx);
+  const latency = directiveInt(directives, "latency");
+  if (latency) {
+    keepOpen(ctx);
+    await sleep(latency, ctx.req.signal);
+  }
+  const failure = failureFor(directives, ctx.provider);
+  if (!failure) return undefined;
+  if (failure.times !== undefined) {
+    const seen = ctx.sim.bumpFailCounter(`${ctx.provider}\n${rawBody}`);
+    if (seen > failure.times) return undefined;
+  }
+  return ctx.error(failure.status);
+}
+
+/** Lifts Bun's idle timeout for this request, so long waits and slow streams are not cut. */
+export function keepOpen(ctx: SimContext): void {
+  ctx.server.timeout(ctx.req, 0);
+}
+
+/**
+ * Accepts the request and never answers. The pending promise settles when the client aborts
+ * (or the simulator stops), so a hung request holds nothing once its client has gone.
+ */
+function hang(ctx: SimContext): Promise<Response> {
+  keepOpen(ctx);
+  return new Promise((resolve) => {
+    const release = () => {
+      ctx.sim.hangs.delete(release);
+      ctx.req.signal.removeEventListener("abort", release);
+      // Nobody reads this: the client is gone or the server is closing the socket.
+      resolve(new Response(null, { status: 499 }));
+    };
+    ctx.sim.hangs.add(release);
+    ctx.req.signal.addEventListener("abort", release, { once: true });
+  });
+}

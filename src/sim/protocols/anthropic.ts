@@ -1,0 +1,13 @@
+/** The Anthropic Messages route table (provider `anthropic`). */
+import type { SimRouteTable } from "../routes.ts";
+import { anthropicError, authenticateAnthropic } from "./anthropic-errors.ts";
+import { handleAnthropicMessages } from "./anthropic-messages.ts";
+
+export const anthropicRoutes: SimRouteTable = {
+  protocol: "anthropic-messages",
+  authenticate: authenticateAnthropic,
+  error: anthropicError,
+  routes: {
+    "POST /v1/messages": handleAnthropicMessages,
+  },
+};

@@ -1,0 +1,16 @@
+/** The Gemini route table (provider `google`), under both API versions. */
+import type { SimRouteTable } from "../routes.ts";
+import { authenticateGemini, geminiError } from "./gemini-errors.ts";
+import { handleGeminiGenerate, handleGeminiStream } from "./gemini-generate.ts";
+
+export const geminiRoutes: SimRouteTable = {
+  protocol: "gemini",
+  authenticate: authenticateGemini,
+  error: geminiError,
+  routes: {
+    "POST /v1beta/models/{model}:generateContent": handleGeminiGenerate,
+    "POST /v1beta/models/{model}:streamGenerateContent": handleGeminiStream,
+    "POST /v1/models/{model}:generateContent": handleGeminiGenerate,
+    "POST /v1/models/{model}:streamGenerateContent": handleGeminiStream,
+  },
+};

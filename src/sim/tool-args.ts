@@ -1,0 +1,90 @@
+/**
+ * Sample tool-call arguments from a tool's JSON schema: required properties filled with a
+ * plain value of their type, so a forced tool call always parses and validates. Gemini's
+ * OpenAPI-style schemas (`type: "STRING"`) are read the same way.
+ */
+
+type Schema = {
+  type?: string | string[];
+  properties?: Record<string, Schema>;
+  required?: string[];
+  items?: Schema;
+  enum?: unknown[];
+  const?: unknown;
+  default?: unknown;
+  anyOf?: Schema[];
+  oneOf?: Schema[];
+  allOf?: Schema[];
+  format?: string;
+  minimum?: number;
+  minItems?: number;
+};
+
+/** A deterministic value that satisfies `schema` (as far as type, enum and const go). */
+export function sampleFromSchema(schema: unknown, name = "value", depth = 0): unknown {
+  if (typeof schema !== "object" || schema === null || depth > 8) return null;
+  const s = schema as Schema;
+  if (s.const !== undefined) return s.const;
+  if (Array.isArray(s.enum) && s.enum.length > 0) return s.enum[0];
+  if (s.default !== undefined) return s.default;
+  const alternative = s.anyOf ?? s.oneOf ?? s.allOf;
+  if (Array.isArray(alternative) && alternative.length > 0) {
+    const pick = alternative.find((a) => typeOf(a) !== "null") ?? alternative[0];
+    return sampleFromSchema(pick, name, depth + 1);
+  }
+  switch (typeOf(s)) {
+    case "object":
+      return sampleObject(s, depth);
+    case "array": {
+      const count = Math.max(1, s.minItems ?? 1);
+      return Array.from({ length: count }, () => sampleFromSchema(s.items ?? { type: "string" }, name, depth + 1));
+    }
+    case "string":
+      return sampleString(s.format, name);
+    case "integer":
+      return Math.max(1, Math.ceil(s.minimum ?? 1));
+    case "number":
+      return Math.max(1.5, s.minimum ?? 1.5);
+    case "boolean":
+      return true;
+    case "null":
+      return null;
+    default:
+      return s.properties ? sampleObject(s, depth) : `sample ${name}`;
+  }
+}
+
+function sampleObject(s: Schema, depth: number): Record<string, unknown> {
+  const props = s.properties ?? {};
+  // Required properties only; a schema that marks none gets all of them, so the call is
+  // not an empty object the caller cannot tell from "no arguments".
+  const keys = Array.isArray(s.required) ? s.required : Object.keys(props);
+  const out: Record<string, unknown> = {};
+  for (const key of keys) out[key] = sampleFromSchema(props[key] ?? { type: "string" }, key, depth + 1);
+  return out;
+}
+
+function typeOf(s: unknown): string | undefined {
+  if (typeof s !== "object" || s === null) return undefined;
+  const t = (s as Schema).type;
+  const one = Array.isArray(t) ? (t.find((x) => String(x).toLowerCase() !== "null") ?? t[0]) : t;
+  return typeof one === "string" ? one.toLowerCase() : undefined;
+}
+
+function sampleString(format: string | undefined, name: string): string {
+  switch (format) {
+    case "date-time":
+      return "2026-01-01T00:00:00Z";
+    case "date":
+      return "2026-01-01";
+    case "email":
+      return "sample@example.com";
+    case "uri":
+    case "url":
+      return "https://example.com/";
+    case "uuid":
+      return "00000000-0000-4000-8000-000000000000";
+    default:
+      return `sample ${name}`;
+  }
+}

@@ -56,23 +56,21 @@ export async function fetchWithDeadlines(
   const controller = new AbortController();
   /** Why we aborted (deadline or caller); read errors are replaced by it. */
   let abortReason: unknown;
-  const abort = (reason: unknown): void => {
-    if (controller.signal.aborted) return;
-    abortReason = reason;
-    controller.abort(reason);
-  };
-  const onCallerAbort = (): void => abort(signal?.reason ?? abortError());
-  signal?.addEventListener("abort", onCallerAbort, { once: true });
-
-  let firstByteTimer: ReturnType<typeof setTimeout> | undefined = setTimeout(
-    () => abort(new DeadlineError("first_byte", opts.firstByteTimeoutMs)),
-    opts.firstByteTimeoutMs,
-  );
+  let firstByteTimer: ReturnType<typeof setTimeout> | undefined;
   const cleanup = (): void => {
     if (firstByteTimer !== undefined) clearTimeout(firstByteTimer);
     firstByteTimer = undefined;
     signal?.removeEventListener("abort", onCallerAbort);
   };
+  const abort = (reason: unknown): void => {
+    if (controller.signal.aborted) return;
+    abortReason = reason;
+    cleanup();
+    controller.abort(reason);
+  };
+  const onCallerAbort = (): void => abort(signal?.reason ?? abortError());
+  signal?.addEventListener("abort", onCallerAbort, { once: true });
+  firstByteTimer = setTimeout(() => abort(new DeadlineError("first_byte", opts.firstByteTimeoutMs)), opts.firstByteTimeoutMs);
 
   /** Settles (rejects) when the call is aborted for any reason: raced against every wait. */
   const aborted = new Promise<never>((_, reject) => {

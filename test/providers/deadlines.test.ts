@@ -3,6 +3,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { UpstreamError } from "../../src/core/chat/provider";
 import type { ChatRequest } from "../../src/core/chat/types";
 import { DeadlineError, fetchWithDeadlines, readAllBytes } from "../../src/lib/http-deadline";
+import { chatProviderFor } from "../../src/providers";
 import { openAIChatProvider } from "../../src/providers/openai";
 import { ctxFor, drain, fixtureBytes, fixtureServer, rawHttpServer, type Reply } from "./helpers";
 
@@ -156,4 +157,28 @@ describe("adapter transport errors", () => {
     for (let i = 0; i < 50 && srv.aborted === before; i++) await Bun.sleep(10);
     expect(srv.aborted).toBeGreaterThan(before);
   });
+});
+
+describe("after the terminal marker, a transport failure does not fail a complete answer", () => {
+  const cases = [
+    ["openai", "openai/chat-completion-stream-usage.sse"],
+    ["anthropic", "anthropic/messages-stream.sse"],
+    ["gemini", "gemini/stream-generate-content.sse"],
+  ] as const;
+  for (const [protocol, file] of cases) {
+    for (const then of ["close", "stall"] as const) {
+      test(`${protocol}: connection ${then === "close" ? "reset" : "left idle"} after the last event`, async () => {
+        const text = await Bun.file(new URL(`../fixtures/${file}`, import.meta.url)).text();
+        const raw = rawHttpServer({ chunks: [text], then });
+        try {
+          const stream = await chatProviderFor(protocol).chatStream(req, ctxFor(raw.url, { idleTimeoutMs: 150 }));
+          const { events, error } = await drain(stream);
+          expect(error).toBeUndefined();
+          expect(events.slice(-2).map((e) => e.type)).toEqual(["finish", "usage"]);
+        } finally {
+          raw.stop();
+        }
+      });
+    }
+  }
 });

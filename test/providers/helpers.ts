@@ -96,9 +96,7 @@ export type Reply =
   | { kind: "http"; fixture: HttpFixture }
   | { kind: "hang" }
   /** Sends these bytes, then stalls forever (for idle timeouts). */
-  | { kind: "stall"; body: Uint8Array | string }
-  /** Sends these bytes, then kills the connection without finishing the chunked body. */
-  | { kind: "reset"; body: Uint8Array | string };
+  | { kind: "stall"; body: Uint8Array | string };
 
 /** A real HTTP server on 127.0.0.1:0 that answers every request with the next scripted reply. */
 export function fixtureServer(reply: (req: CapturedRequest) => Reply) {
@@ -126,17 +124,12 @@ export function fixtureServer(reply: (req: CapturedRequest) => Reply) {
           return new Promise<Response>(() => {});
         case "http":
           return new Response(r.fixture.body, { status: r.fixture.status, headers: r.fixture.headers });
-        case "stall":
-        case "reset": {
+        case "stall": {
           const bytes = bytesOf(r.body);
           return new Response(
             new ReadableStream<Uint8Array>({
-              async start(c) {
+              start(c) {
                 c.enqueue(bytes);
-                if (r.kind === "reset") {
-                  await Bun.sleep(20);
-                  c.error(new Error("simulated reset"));
-                }
               },
             }),
             { headers: { "content-type": "text/event-stream" } },

@@ -234,7 +234,7 @@ describe("over HTTP (local fixture server)", () => {
     const bytes = await fixtureBytes("openai", "chat-completion-stream-tool-call.sse");
     next = () => ({ kind: "body", body: bytes, headers: { "content-type": "text/event-stream" }, chunkDelayMs: 1, chunkSize: 100 });
     const raw = await openAIChatProvider.openRawStream!(base, ctxFor(srv.url));
-    expect(new Uint8Array(await new Response(raw).arrayBuffer())).toEqual(bytes);
+    expect(new Uint8Array(await new Response(raw).arrayBuffer())).toEqual(new Uint8Array(bytes));
     expect(srv.requests.at(-1)!.body.stream).toBe(true);
   });
 

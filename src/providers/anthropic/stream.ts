@@ -12,6 +12,7 @@ import type { FinishReason, StreamEvent } from "../../core/chat/types";
 import type { SseEvent } from "../../lib/sse";
 import { truncatedError } from "../shared/errors";
 import { parseStreamJson } from "../shared/http";
+import { endQuietlyWhenComplete } from "../shared/stream";
 import { classifyAnthropicStreamError } from "./errors";
 import { mapAnthropicStopReason, mapAnthropicUsage } from "./response";
 import type { AnthropicWireStreamEvent, AnthropicWireUsage } from "./wire";
@@ -27,11 +28,10 @@ interface AnthropicStreamState {
 /** Translates decoded SSE events into StreamEvents; owns the stream state. */
 export async function* readAnthropicStream(events: AsyncIterable<SseEvent>): AsyncGenerator<StreamEvent, void, undefined> {
   const state: AnthropicStreamState = { usage: {}, toolIndex: new Map(), done: false };
-  for await (const ev of events) {
-    if (state.done) continue;
+  for await (const ev of endQuietlyWhenComplete(events, () => state.done)) {
+    if (state.done) continue; // nothing after message_stop matters
     const msg = parseStreamJson(ev.data) as AnthropicWireStreamEvent;
-    const type = msg.type ?? ev.event;
-    switch (type) {
+    switch (msg.type ?? ev.event) {
       case "message_start":
         mergeAnthropicUsage(state.usage, msg.message?.usage);
         break;
@@ -64,6 +64,8 @@ export async function* readAnthropicStream(events: AsyncIterable<SseEvent>): Asy
         break;
       case "message_stop":
         state.done = true;
+        if (state.finish === undefined) yield { type: "finish", reason: "stop" };
+        yield { type: "usage", usage: mapAnthropicUsage(state.usage) };
         break;
       case "error":
         throw classifyAnthropicStreamError(msg);
@@ -73,8 +75,6 @@ export async function* readAnthropicStream(events: AsyncIterable<SseEvent>): Asy
     }
   }
   if (!state.done) throw truncatedError("message_stop");
-  if (state.finish === undefined) yield { type: "finish", reason: "stop" };
-  yield { type: "usage", usage: mapAnthropicUsage(state.usage) };
 }
 
 /** Takes the last value of every usage field that is present (message_delta usage is cumulative). */

@@ -6,12 +6,14 @@
  * one chunk) → one `tool_call` event with a generated id and the full JSON arguments. The
  * stream has no end marker: it is complete when a chunk carried `finishReason` (or the prompt
  * was blocked), then `finish` and `usage` are emitted when the body ends. Ending without one
- * throws `truncated`; an `error` payload throws the classified error.
+ * throws `truncated`; an `error` payload throws the classified error. A transport failure
+ * after the finishReason chunk ends the stream normally.
  */
 import type { StreamEvent, Usage } from "../../core/chat/types";
 import type { SseEvent } from "../../lib/sse";
 import { truncatedError } from "../shared/errors";
 import { parseStreamJson } from "../shared/http";
+import { endQuietlyWhenComplete } from "../shared/stream";
 import { classifyGeminiStreamError } from "./errors";
 import { mapGeminiFinishReason, mapGeminiUsage, newGeminiToolCallId } from "./response";
 import type { GeminiWireResponse } from "./wire";
@@ -29,7 +31,8 @@ export async function* readGeminiStream(
   newId: () => string = newGeminiToolCallId,
 ): AsyncGenerator<StreamEvent, void, undefined> {
   const state: GeminiStreamState = { toolCalls: 0, blocked: false };
-  for await (const ev of events) {
+  const complete = () => state.finishReason !== undefined || state.blocked;
+  for await (const ev of endQuietlyWhenComplete(events, complete)) {
     const chunk = parseStreamJson(ev.data) as GeminiWireResponse;
     if (chunk.error) throw classifyGeminiStreamError(chunk);
     if (chunk.usageMetadata) state.usage = mapGeminiUsage(chunk.usageMetadata);

@@ -11,6 +11,7 @@ import type { FinishReason, StreamEvent, Usage } from "../../core/chat/types";
 import type { SseEvent } from "../../lib/sse";
 import { truncatedError } from "../shared/errors";
 import { parseStreamJson } from "../shared/http";
+import { endQuietlyWhenComplete } from "../shared/stream";
 import { classifyOpenAIStreamError } from "./errors";
 import { mapOpenAIFinishReason, mapOpenAIUsage } from "./response";
 import type { OpenAIWireChunk } from "./wire";
@@ -24,10 +25,12 @@ interface OpenAIStreamState {
 /** Translates decoded SSE events into StreamEvents; owns the stream state. */
 export async function* readOpenAIChatStream(events: AsyncIterable<SseEvent>): AsyncGenerator<StreamEvent, void, undefined> {
   const state: OpenAIStreamState = { done: false };
-  for await (const ev of events) {
+  for await (const ev of endQuietlyWhenComplete(events, () => state.done)) {
     if (state.done) continue; // nothing after [DONE] matters
     if (ev.data === "[DONE]") {
+      if (state.finish === undefined) throw truncatedError("a finish_reason");
       state.done = true;
+      if (state.usage) yield { type: "usage", usage: state.usage };
       continue;
     }
     const chunk = parseStreamJson(ev.data) as OpenAIWireChunk;
@@ -38,11 +41,11 @@ export async function* readOpenAIChatStream(events: AsyncIterable<SseEvent>): As
     const delta = choice.delta;
     if (delta?.content) yield { type: "text", text: delta.content };
     for (const tc of delta?.tool_calls ?? []) {
-      const ev: StreamEvent = { type: "tool_call", index: tc.index ?? 0 };
-      if (tc.id !== undefined) ev.id = tc.id;
-      if (tc.function?.name !== undefined) ev.name = tc.function.name;
-      if (tc.function?.arguments !== undefined) ev.arguments = tc.function.arguments;
-      yield ev;
+      const out: StreamEvent = { type: "tool_call", index: tc.index ?? 0 };
+      if (tc.id !== undefined) out.id = tc.id;
+      if (tc.function?.name !== undefined) out.name = tc.function.name;
+      if (tc.function?.arguments !== undefined) out.arguments = tc.function.arguments;
+      yield out;
     }
     if (choice.finish_reason) {
       state.finish = mapOpenAIFinishReason(choice.finish_reason);
@@ -50,6 +53,4 @@ export async function* readOpenAIChatStream(events: AsyncIterable<SseEvent>): As
     }
   }
   if (!state.done) throw truncatedError("data: [DONE]");
-  if (state.finish === undefined) throw truncatedError("a finish_reason");
-  if (state.usage) yield { type: "usage", usage: state.usage };
 }

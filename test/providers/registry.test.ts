@@ -1,0 +1,39 @@
+import { describe, expect, test } from "bun:test";
+import { Glob } from "bun";
+import { chatProviderFor, embeddingProviderFor } from "../../src/providers";
+
+describe("provider registry", () => {
+  test("one chat adapter per protocol", () => {
+    expect(chatProviderFor("openai").protocol).toBe("openai");
+    expect(chatProviderFor("anthropic").protocol).toBe("anthropic");
+    expect(chatProviderFor("gemini").protocol).toBe("gemini");
+    expect(typeof chatProviderFor("openai").openRawStream).toBe("function");
+    expect(chatProviderFor("anthropic").openRawStream).toBeUndefined();
+  });
+
+  test("embeddings only for openai-compatible", () => {
+    expect(embeddingProviderFor("openai")).toBeDefined();
+    expect(embeddingProviderFor("anthropic")).toBeUndefined();
+    expect(embeddingProviderFor("gemini")).toBeUndefined();
+  });
+
+  test("adapters import only core/, lib/ and other provider files", async () => {
+    const root = new URL("../../src/providers/", import.meta.url).pathname;
+    const bad: string[] = [];
+    for await (const file of new Glob("**/*.ts").scan(root)) {
+      const text = await Bun.file(root + file).text();
+      for (const m of text.matchAll(/from\s+"([^"]+)"/g)) {
+        const spec = m[1]!;
+        if (!spec.startsWith(".")) {
+          bad.push(`${file}: ${spec}`);
+          continue;
+        }
+        const resolved = new URL(spec, `file://${root}${file}`).pathname;
+        const src = new URL("../../src/", import.meta.url).pathname;
+        const rel = resolved.slice(src.length);
+        if (!/^(core|lib|providers)\//.test(rel)) bad.push(`${file}: ${spec}`);
+      }
+    }
+    expect(bad).toEqual([]);
+  });
+});

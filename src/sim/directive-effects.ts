@@ -31,7 +31,10 @@ export async function obeyDirectives(
     const seen = ctx.sim.bumpFailCounter(`${ctx.provider}\n${rawBody}`);
     if (seen > failure.times) return undefined;
   }
-  return ctx.error(failure.status);
+  const res = ctx.error(failure.status);
+  // The contract promises `Retry-After: 1` on every simulated 429, whoever renders it.
+  if (failure.status === 429 && !res.headers.has("retry-after")) res.headers.set("retry-after", "1");
+  return res;
 }
 
 /** Lifts Bun's idle timeout for this request, so long waits and slow streams are not cut. */

@@ -26,8 +26,8 @@ export interface StoredAnswer {
   finishReason: FinishReason;
   /** The original call's usage (the hit itself costs nothing). */
   usage: Usage;
-  /** The provider that produced the answer. */
-  provider: string;
+  /** The provider that produced the answer (null when the pipeline did not know it). */
+  provider: string | null;
   /** The model id the answer came from. */
   model: string;
 }

@@ -20,6 +20,19 @@ import { MemoryRateLimiter } from "./lib/rate-limit/memory";
 import { RedisRateLimiter } from "./lib/rate-limit/redis";
 import type { RateLimiter } from "./lib/rate-limit/types";
 import { randomToken } from "./lib/secrets";
+import { fxToMilli } from "./lib/money";
+import { log } from "./lib/log";
+import { CatalogStore } from "./catalog/store";
+import { ChatService } from "./core/chat/service";
+import type { Protocol } from "./core/chat/provider";
+import { SqlLedger } from "./db/repos/ledger";
+import { chatProviderFor } from "./providers";
+import { startSimulator, type Simulator } from "./sim";
+import { needsSimulator, upstreamDirectory, type UpstreamDirectory } from "./upstreams";
+import { chatRoutes } from "./http/routes/chat";
+import { modelsRoutes } from "./http/routes/models";
+import { Elysia } from "elysia";
+import { compactRoutes } from "./http/routes/responses-compact";
 
 export interface BuildOptions {
   /** Use this already-open database instead of opening one from the config. */
@@ -30,6 +43,12 @@ export interface BuildOptions {
 export interface Gateway {
   app: ReturnType<typeof createApp>;
   deps: AppDeps;
+  catalog: CatalogStore;
+  chat: ChatService;
+  ledger: SqlLedger;
+  upstreams: UpstreamDirectory;
+  /** The in-process upstream simulator, when some provider has no credential. */
+  sim: Simulator | null;
   stop(): Promise<void>;
 }
 
@@ -78,6 +97,40 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     trustedProxies: cfg.TRUSTED_PROXIES,
   });
 
+  const catalog = new CatalogStore({ env: { CATALOG_PATH: cfg.CATALOG_PATH } });
+  if (!catalog.peek()) log.error("catalog failed verification; model endpoints answer 503", { problems: catalog.describeErrors() });
+  const snapshot = catalog.peek();
+  const sim = snapshot && needsSimulator(cfg, snapshot) ? await startSimulator({ port: cfg.SIM_PORT }) : null;
+  const upstreams = upstreamDirectory(cfg, sim ? (p) => sim.baseUrl(p) : null);
+
+  const ledger = new SqlLedger(db, (delta) => (metrics.openHolds += delta));
+  const latency = new Map<string, number>();
+  const chat = new ChatService({
+    catalog: () => catalog.current(),
+    ledger,
+    providerFor: (p: Protocol) => chatProviderFor(p),
+    upstreamFor: (provider, principal) => upstreams.endpoint(provider, principal),
+    fxMilli: fxToMilli(cfg.FX_USD_KRW),
+    holdTtlSeconds: cfg.HOLD_TTL_SECONDS,
+    retryBaseMs: cfg.RETRY_BASE_MS,
+    firstByteTimeoutMs: cfg.UPSTREAM_FIRST_BYTE_TIMEOUT_MS,
+    idleTimeoutMs: cfg.UPSTREAM_IDLE_TIMEOUT_MS,
+    observe(provider, outcome, ms) {
+      metrics.upstreamCalls.inc({ provider, outcome });
+      if (outcome === "ok") {
+        metrics.upstreamLatency.observe(ms / 1000, { provider });
+        // Exponentially weighted first-byte latency, for `provider.sort: latency`.
+        latency.set(provider, latency.has(provider) ? latency.get(provider)! * 0.8 + ms * 0.2 : ms);
+      }
+    },
+    latencyOf: (provider) => latency.get(provider),
+  });
+
+  const sweeper = setInterval(() => {
+    ledger.sweepExpired().catch((e) => log.warn("hold sweep failed", { error: e }));
+  }, 30_000);
+  sweeper.unref?.();
+
   const deps: AppDeps = {
     config: cfg,
     db,
@@ -89,14 +142,25 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     metrics,
     jwtSecret,
     adminToken,
-    chatProviderIds: () => ["openai", "anthropic", "google", "deepseek", "together", "groq"],
+    chatProviderIds: () => (catalog.peek()?.providers ?? []).filter((p) => p.kind === "chat").map((p) => p.id),
   };
-  const app = createApp(deps);
+  const app = createApp(deps, [
+    new Elysia({ name: "models-guard" }).use(modelsRoutes(() => catalog.current())),
+    chatRoutes(deps, { chat, keepaliveMs: 15_000 }),
+    compactRoutes(deps),
+  ]);
 
   return {
     app,
     deps,
+    catalog,
+    chat,
+    ledger,
+    upstreams,
+    sim,
     async stop() {
+      clearInterval(sweeper);
+      await sim?.stop();
       settings.stop();
       await bus.stop();
       await limiter.close();

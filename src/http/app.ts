@@ -7,22 +7,14 @@ import { swagger } from "@elysiajs/swagger";
 import { readJson, tooLarge } from "./body";
 import type { AppDeps } from "./deps";
 import { renderError } from "./errors";
+import { assignRequestId, requestId, requestStart } from "./request-id";
 import { accountRoutes } from "./routes/account";
 import { adminRoutes } from "./routes/admin";
 import { healthRoutes } from "./routes/health";
 import { keyRoutes } from "./routes/keys";
 import { managementKeyRoutes } from "./routes/management-keys";
 
-interface RequestMeta {
-  id: string;
-  start: number;
-}
-const meta = new WeakMap<Request, RequestMeta>();
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-export function requestId(request: Request): string {
-  return meta.get(request)?.id ?? "unknown";
-}
+export { requestId } from "./request-id";
 
 export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any, any>[] = []) {
   const limit = d.config.MAX_BODY_BYTES;
@@ -42,9 +34,7 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
       }),
     )
     .onRequest(({ request, set }) => {
-      const given = request.headers.get("x-request-id");
-      const id = given && REQUEST_ID.test(given) ? given : crypto.randomUUID();
-      meta.set(request, { id, start: performance.now() });
+      const { id } = assignRequestId(request);
       set.headers["x-request-id"] = id;
       if (Number(request.headers.get("content-length") ?? 0) > limit) {
         return renderError(undefined, tooLarge(), id);
@@ -66,10 +56,10 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
       return res;
     })
     .onAfterResponse(({ request, route, set }) => {
-      const m = meta.get(request);
+      const start = requestStart(request);
       const status = typeof set.status === "number" ? set.status : 200;
       d.metrics.requests.inc({ route: route || "unmatched", method: request.method, status });
-      if (m) d.metrics.latency.observe((performance.now() - m.start) / 1000, { route: route || "unmatched" });
+      if (start !== undefined) d.metrics.latency.observe((performance.now() - start) / 1000, { route: route || "unmatched" });
     })
     .use(healthRoutes(d))
     .use(accountRoutes(d))

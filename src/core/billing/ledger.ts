@@ -1,0 +1,72 @@
+/**
+ * The ledger port: the three atomic money steps and the usage record. Implemented over the
+ * database's SQL functions (src/db/repos/ledger.ts); every call is one round trip.
+ */
+import { GatewayError } from "../errors";
+
+export interface UsageEvent {
+  model: string;
+  provider: string | null;
+  maker: string | null;
+  modality: "text" | "video" | "embedding";
+  app: string | null;
+  status: number;
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+  cacheWriteTokens: number;
+  fxMilli: bigint | null;
+  latencyMs: number | null;
+  cached: boolean;
+}
+
+export interface HoldRequest {
+  /** The request id; a second hold with the same id is refused. */
+  id: string;
+  userId: string;
+  keyId: string | null;
+  amountMicro: bigint;
+  /** Tokens reserved against the key's monthly token limit. */
+  tokens: number;
+  ttlSeconds: number;
+}
+
+export type HoldOutcome =
+  | "ok"
+  | "insufficient_credits"
+  | "monthly_budget_exceeded"
+  | "monthly_token_quota_exceeded"
+  | "org_member_monthly_budget_exceeded"
+  | "unauthorized"
+  | "duplicate";
+
+export interface Ledger {
+  hold(h: HoldRequest): Promise<HoldOutcome>;
+  /** Charges `costMicro` and closes the hold; false when it was already closed (never twice). */
+  settle(id: string, costMicro: bigint, tokens: number, event: UsageEvent | null): Promise<boolean>;
+  /** Gives the hold back in full; false when it was already closed. */
+  release(id: string, event: UsageEvent | null): Promise<boolean>;
+  /** A usage record without money (response-cache hits). */
+  record(id: string, userId: string, keyId: string | null, event: UsageEvent): Promise<void>;
+  /** Releases open holds past their expiry (requests that died); returns how many. */
+  sweepExpired(limit?: number): Promise<number>;
+}
+
+/** Places a hold or throws the specification's 402 (or 401) for the outcome. */
+export async function holdOrThrow(ledger: Ledger, h: HoldRequest): Promise<void> {
+  const r = await ledger.hold(h);
+  switch (r) {
+    case "ok":
+      return;
+    case "insufficient_credits":
+      throw new GatewayError("insufficient_credits", undefined, { action: { type: "topup", path: "/billing" } });
+    case "monthly_budget_exceeded":
+    case "monthly_token_quota_exceeded":
+    case "org_member_monthly_budget_exceeded":
+      throw new GatewayError(r);
+    case "unauthorized":
+      throw new GatewayError("unauthorized", "삭제되었거나 존재하지 않는 계정입니다.");
+    case "duplicate":
+      throw new GatewayError("conflict", "같은 요청 ID가 이미 처리되었습니다.");
+  }
+}

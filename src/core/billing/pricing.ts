@@ -1,0 +1,50 @@
+/**
+ * What a chat call costs, in exact micro-won. Prices are the catalog's integers (USD
+ * micro-dollars per million tokens); the FX rate is milli-won per dollar; the sum of all
+ * components is rounded up once, to the micro-won. 0% markup.
+ */
+import type { CachingMode, TokenPricing } from "../catalog/types";
+import type { Usage } from "../chat/types";
+import { ceilDiv, MIN_CHARGE_MICRO } from "../../lib/money";
+
+const DIVISOR = 1_000_000_000n; // see tokenCostMicro in src/lib/money.ts
+
+/**
+ * The spec's three caching cases: `automatic` providers bill cached input at the discounted
+ * price; `explicit` ones bill cache reads at the read price and cache writes at the write
+ * price; `reported` ones report cached tokens but bill them at the input price.
+ */
+export function usageCostMicro(p: TokenPricing, caching: CachingMode, u: Usage, fxMilli: bigint): bigint {
+  const discounted = caching === "automatic" || caching === "explicit";
+  const cached = Math.min(u.cachedTokens, u.promptTokens);
+  const writes = Math.min(u.cacheWriteTokens, u.promptTokens - cached);
+  const plain = u.promptTokens - cached - writes;
+  const cachedPrice = discounted && p.cachedInput !== null ? p.cachedInput : p.input;
+  const writePrice = caching === "explicit" && p.cacheWrite !== null ? p.cacheWrite : p.input;
+  const micro =
+    BigInt(plain) * BigInt(p.input) +
+    BigInt(cached) * BigInt(cachedPrice) +
+    BigInt(writes) * BigInt(writePrice) +
+    BigInt(u.completionTokens) * BigInt(p.output);
+  return ceilDiv(micro * fxMilli, DIVISOR);
+}
+
+/** A successful call is charged at least 0.1 KRW (decisions.md #10). */
+export function withMinimumCharge(cost: bigint): bigint {
+  return cost < MIN_CHARGE_MICRO ? MIN_CHARGE_MICRO : cost;
+}
+
+/**
+ * The hold: the most any candidate could charge for `inputTokens` in and `maxTokens` out,
+ * pricing input at the dearer of the input and cache-write prices, and never under the
+ * minimum charge.
+ */
+export function holdAmountMicro(pricings: readonly TokenPricing[], inputTokens: number, maxTokens: number, fxMilli: bigint): bigint {
+  let max = 0n;
+  for (const p of pricings) {
+    const inPrice = Math.max(p.input, p.cacheWrite ?? 0);
+    const c = ceilDiv((BigInt(inputTokens) * BigInt(inPrice) + BigInt(maxTokens) * BigInt(p.output)) * fxMilli, DIVISOR);
+    if (c > max) max = c;
+  }
+  return max < MIN_CHARGE_MICRO ? MIN_CHARGE_MICRO : max;
+}

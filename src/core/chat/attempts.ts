@@ -1,0 +1,74 @@
+/**
+ * The retry and fallback loop of text calls: each candidate provider gets 1 call plus 2
+ * automatic retries on transient failure (jittered exponential backoff), then the next
+ * candidate. A rate-limited candidate is skipped at once; a rejection (4xx) stops everything,
+ * since the same request would be rejected again.
+ */
+import { GatewayError } from "../errors";
+import { UpstreamError } from "./provider";
+import type { Candidate } from "./candidates";
+
+export const RETRIES_PER_PROVIDER = 2;
+
+export interface AttemptOptions {
+  retryBaseMs: number;
+  signal?: AbortSignal;
+  sleep?: (ms: number) => Promise<void>;
+  /** Called after every upstream attempt (metrics, latency-aware sorting). */
+  observe?: (providerId: string, outcome: "ok" | UpstreamError["kind"] | "error", ms: number) => void;
+  random?: () => number;
+}
+
+export interface AttemptSuccess<T> {
+  value: T;
+  candidate: Candidate;
+  /** Providers tried before the one that answered (for logs). */
+  attempts: number;
+}
+
+/** Delay before retry `n` (0-based): base × 2^n, jittered to 50–150 %, capped at 5 s. */
+export function backoffMs(base: number, n: number, random = Math.random): number {
+  return Math.min(5000, Math.round(base * 2 ** n * (0.5 + random())));
+}
+
+export async function withFallback<T>(candidates: readonly Candidate[], call: (c: Candidate) => Promise<T>, o: AttemptOptions): Promise<AttemptSuccess<T>> {
+  const sleep = o.sleep ?? ((ms: number) => Bun.sleep(ms));
+  const tried: { provider: string; model: string; error: string; status?: number }[] = [];
+  let onlyRateLimits = true;
+  let retryAfterMs: number | undefined;
+  let attempts = 0;
+  for (const c of candidates) {
+    for (let n = 0; n <= RETRIES_PER_PROVIDER; n++) {
+      if (o.signal?.aborted) throw o.signal.reason ?? new Error("aborted");
+      const t0 = performance.now();
+      attempts++;
+      try {
+        const value = await call(c);
+        o.observe?.(c.provider.id, "ok", performance.now() - t0);
+        return { value, candidate: c, attempts };
+      } catch (e) {
+        if (o.signal?.aborted) throw o.signal.reason ?? e;
+        const err = e instanceof UpstreamError ? e : new UpstreamError("transient", e instanceof Error ? e.message : String(e));
+        o.observe?.(c.provider.id, e instanceof UpstreamError ? err.kind : "error", performance.now() - t0);
+        tried.push({ provider: c.provider.id, model: c.model.id, error: err.kind, ...(err.status !== undefined && { status: err.status }) });
+        if (err.kind === "rejected") {
+          throw new GatewayError("upstream_request_rejected", undefined, {
+            retryable: false,
+            upstream: { status: err.status ?? 400, detail: err.detail ?? err.message },
+            providers: [c.provider.id],
+          });
+        }
+        if (err.kind === "rate_limited") {
+          if (err.retryAfterMs !== undefined) retryAfterMs = Math.min(retryAfterMs ?? Infinity, err.retryAfterMs);
+          break; // this provider is saturated; the next one may not be
+        }
+        onlyRateLimits = false;
+        if (n < RETRIES_PER_PROVIDER) await sleep(backoffMs(o.retryBaseMs, n, o.random));
+      }
+    }
+  }
+  if (onlyRateLimits && tried.length) {
+    throw new GatewayError("upstream_rate_limited", undefined, { retryAfter: Math.max(1, Math.ceil((retryAfterMs ?? 1000) / 1000)), providers: tried });
+  }
+  throw new GatewayError("upstream_unavailable", undefined, { retryable: true, providers: tried });
+}

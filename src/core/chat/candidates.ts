@@ -1,0 +1,98 @@
+/**
+ * Which provider offerings a chat call may use, in the order they are tried: the resolved
+ * model's offerings (or a routing parent's leaves, each with its offerings), narrowed by the
+ * key (BYOK), the account (training consent) and the client's provider preferences.
+ */
+import { GatewayError } from "../errors";
+import { getProvider, type CatalogModel, type CatalogOffering, type CatalogProvider, type CatalogSnapshot } from "../catalog/types";
+import type { ModelResolution } from "../catalog/resolve";
+
+export interface Candidate {
+  readonly model: CatalogModel;
+  readonly offering: CatalogOffering;
+  readonly provider: CatalogProvider;
+}
+
+/**
+ * Provider preferences, after OpenRouter's `provider` object (which users already know):
+ * - `order`: provider ids to try first, in this order; the others follow in catalog order
+ *   unless `allow_fallbacks` is false.
+ * - `only`: allowlist of provider ids. `ignore`: blocklist.
+ * - `sort`: `price` (cheapest input+output first), `latency` or `throughput` (fastest recent
+ *   first-byte time on this instance first; providers without data keep catalog order).
+ * - `max_price`: `{ prompt?, completion? }` in USD per million tokens; pricier offerings drop.
+ * - `allow_fallbacks` (default true): false tries only the first candidate.
+ */
+export interface ProviderPrefs {
+  order?: string[];
+  only?: string[];
+  ignore?: string[];
+  sort?: "price" | "latency" | "throughput";
+  max_price?: { prompt?: number; completion?: number };
+  allow_fallbacks?: boolean;
+}
+
+export interface CandidateOptions {
+  prefs?: ProviderPrefs;
+  /** The account's cross-border training consent. */
+  consent: boolean;
+  /** A BYOK key's provider: only its offerings are usable. */
+  byokProvider: string | null;
+  /** Recent first-byte latency per provider in ms (for `sort: latency|throughput`). */
+  latencyOf?: (providerId: string) => number | undefined;
+}
+
+export function buildCandidates(snapshot: CatalogSnapshot, resolution: Exclude<ModelResolution, { kind: "policy" }>, opts: CandidateOptions): Candidate[] {
+  const leaves = resolution.kind === "leaf" ? [{ model: resolution.model, offerings: resolution.offerings }] : resolution.candidates;
+  let all: Candidate[] = [];
+  for (const leaf of leaves) {
+    for (const offering of leaf.offerings) {
+      const provider = getProvider(snapshot, offering.providerId);
+      if (provider && provider.kind === "chat" && offering.pricing) all.push({ model: leaf.model, offering, provider });
+    }
+  }
+  if (opts.byokProvider) {
+    all = all.filter((c) => c.provider.id === opts.byokProvider);
+    if (!all.length) throw new GatewayError("byok_not_supported", `BYOK 키의 제공자(${opts.byokProvider})는 이 모델을 제공하지 않습니다.`);
+  }
+  const p = opts.prefs ?? {};
+  let list = all;
+  if (p.only?.length) list = list.filter((c) => p.only!.includes(c.provider.id));
+  if (p.ignore?.length) list = list.filter((c) => !p.ignore!.includes(c.provider.id));
+  if (p.max_price) {
+    const { prompt, completion } = p.max_price;
+    list = list.filter((c) => (prompt === undefined || c.offering.pricing!.input <= prompt * 1e6) && (completion === undefined || c.offering.pricing!.output <= completion * 1e6));
+  }
+  if (!list.length) {
+    throw new GatewayError("unsupported_parameter", "provider 설정(only/ignore/max_price)을 만족하는 제공자가 없습니다.", {
+      providers: [...new Set(all.map((c) => c.provider.id))],
+    });
+  }
+  const consented = opts.consent ? list : list.filter((c) => !c.provider.trainsOnData);
+  if (!consented.length) {
+    throw new GatewayError("xborder_training_consent_required", undefined, {
+      providers: [...new Set(list.filter((c) => c.provider.trainsOnData).map((c) => c.provider.id))],
+    });
+  }
+  list = consented;
+  if (p.sort === "price") {
+    list = stableSort(list, (c) => c.offering.pricing!.input + c.offering.pricing!.output);
+  } else if ((p.sort === "latency" || p.sort === "throughput") && opts.latencyOf) {
+    list = stableSort(list, (c) => opts.latencyOf!(c.provider.id) ?? Number.MAX_SAFE_INTEGER);
+  }
+  if (p.order?.length) {
+    const rank = (c: Candidate) => {
+      const i = p.order!.indexOf(c.provider.id);
+      return i < 0 ? p.order!.length : i;
+    };
+    list = stableSort(list, rank);
+    if (p.allow_fallbacks === false) list = list.filter((c) => p.order!.includes(c.provider.id));
+  }
+  if (p.allow_fallbacks === false) list = list.slice(0, 1);
+  if (!list.length) throw new GatewayError("unsupported_parameter", "provider.order에 이 모델을 제공하는 제공자가 없습니다.");
+  return list;
+}
+
+function stableSort<T>(xs: T[], key: (x: T) => number): T[] {
+  return xs.map((x, i) => ({ x, i, k: key(x) })).sort((a, b) => a.k - b.k || a.i - b.i).map((e) => e.x);
+}

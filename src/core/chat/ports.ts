@@ -1,0 +1,61 @@
+/** What the chat service needs from the outside, injected by the composition root. */
+import type { CatalogProvider, CatalogSnapshot } from "../catalog/types";
+import type { Ledger } from "../billing/ledger";
+import type { ChatProvider, Protocol, UpstreamError } from "./provider";
+import type { ChatMessage, ChatRequest, ChatResult } from "./types";
+import type { KeyPrincipal } from "../auth/principal";
+
+export interface UpstreamEndpoint {
+  baseUrl: string;
+  apiKey: string;
+}
+
+/** A stored answer from the response cache. */
+export interface CachedAnswer {
+  result: ChatResult;
+  model: string;
+  provider: string | null;
+}
+
+export interface ResponseCachePort {
+  lookup(keyId: string, mode: "exact" | "semantic", model: string, req: Omit<ChatRequest, "model">): Promise<CachedAnswer | null>;
+  store(keyId: string, mode: "exact" | "semantic", model: string, req: Omit<ChatRequest, "model">, answer: CachedAnswer): Promise<void>;
+}
+
+/** PII masking: masked messages and the placeholder mapping (null when nothing was found). */
+export interface PiiPort {
+  mask(messages: ChatMessage[]): { messages: ChatMessage[]; mapping: Map<string, string> | null };
+  unmask(text: string, mapping: Map<string, string>): string;
+  /** A streaming restorer that holds back a possibly split placeholder. */
+  streamUnmasker(mapping: Map<string, string>): { push(delta: string): string; flush(): string };
+}
+
+/** A routing-policy call (`orch/<slug>`): chooses leaf candidates for this request. */
+export interface PolicyPort {
+  candidates(input: {
+    userId: string;
+    slug: string;
+    traceId: string | undefined;
+    request: Omit<ChatRequest, "model">;
+    snapshot: CatalogSnapshot;
+  }): Promise<{ models: string[]; policyId: string }>;
+}
+
+export interface ChatDeps {
+  catalog(): CatalogSnapshot;
+  ledger: Ledger;
+  providerFor(protocol: Protocol): ChatProvider;
+  upstreamFor(provider: CatalogProvider, principal: KeyPrincipal): UpstreamEndpoint;
+  fxMilli: bigint;
+  holdTtlSeconds: number;
+  retryBaseMs: number;
+  firstByteTimeoutMs: number;
+  idleTimeoutMs: number;
+  keepaliveMs?: number;
+  cache?: ResponseCachePort;
+  pii?: PiiPort;
+  policies?: PolicyPort;
+  observe?(providerId: string, outcome: "ok" | UpstreamError["kind"] | "error", ms: number): void;
+  latencyOf?(providerId: string): number | undefined;
+  sleep?(ms: number): Promise<void>;
+}

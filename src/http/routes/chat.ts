@@ -1,0 +1,80 @@
+/** POST /v1/chat/completions: parse, authorize, delegate to the chat service, encode. */
+import { Elysia } from "elysia";
+import { GatewayError } from "../../core/errors";
+import type { ChatService } from "../../core/chat/service";
+import type { PiiPort } from "../../core/chat/ports";
+import { ChatBodySchema, type ChatBody } from "../../surfaces/openai/chat-schema";
+import { toCoreChatRequest } from "../../surfaces/openai/chat-to-core";
+import { completionId, toChatCompletion } from "../../surfaces/openai/chat-from-core";
+import { cachedEventStream, chatEventStream } from "../../surfaces/openai/chat-stream";
+import { rateHeaders } from "../auth";
+import { requestId } from "../request-id";
+import type { AppDeps } from "../deps";
+
+export const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" };
+
+/** The calling app, named by the headers OpenAI-compatible clients already send. */
+export function appName(request: Request): string | null {
+  const title = request.headers.get("x-title")?.trim();
+  if (title) return title.slice(0, 100);
+  const ref = request.headers.get("http-referer") ?? request.headers.get("referer");
+  if (!ref) return null;
+  try {
+    return new URL(ref).host.slice(0, 100) || null;
+  } catch {
+    return ref.slice(0, 100);
+  }
+}
+
+/** Plugins: `web` is the web-search plugin; anything else is unknown. */
+export function checkPlugins(plugins: ChatBody["plugins"]): void {
+  for (const p of plugins ?? []) {
+    if (p.id !== "web") throw new GatewayError("unknown_plugin", `알 수 없는 플러그인입니다: '${p.id}'.`);
+  }
+}
+
+export interface ChatRouteDeps {
+  chat: ChatService;
+  pii?: PiiPort;
+  keepaliveMs: number;
+}
+
+export function chatRoutes(d: AppDeps, c: ChatRouteDeps) {
+  return new Elysia({ name: "chat", normalize: false }).post(
+    "/v1/chat/completions",
+    async ({ request, server, body, set }) => {
+      const { principal, rate } = await d.auth.apiKey(request, server, "model");
+      const headers: Record<string, string> = rate ? rateHeaders(rate) : {};
+      Object.assign(set.headers, headers);
+      const b = body as ChatBody;
+      checkPlugins(b.plugins);
+      const id = requestId(request);
+      const caller = { requestId: id, principal, app: appName(request), signal: request.signal };
+      const prepared = await c.chat.prepare(caller, {
+        model: b.model,
+        request: toCoreChatRequest(b),
+        prefs: b.provider,
+        traceId: b.trace_id,
+        reasoningMode: b.reasoning_mode,
+        stream: b.stream === true,
+      });
+      const meta = { id: completionId(id), created: Math.floor(Date.now() / 1000), keepaliveMs: c.keepaliveMs };
+      const sseHeaders = { ...SSE_HEADERS, ...headers, "x-request-id": id };
+      if (prepared.kind === "cached") {
+        if (b.stream) return new Response(cachedEventStream(prepared.outcome, meta), { headers: sseHeaders });
+        set.headers["x-cost-krw"] = "0";
+        set.headers["x-cost-usd"] = "0";
+        return toChatCompletion(prepared.outcome, id, meta.created);
+      }
+      if (!b.stream) {
+        const outcome = await c.chat.complete(prepared.plan);
+        set.headers["x-cost-krw"] = String(outcome.cost.krw);
+        set.headers["x-cost-usd"] = String(outcome.cost.usd);
+        return toChatCompletion(outcome, id, meta.created);
+      }
+      const opened = await c.chat.openStream(prepared.plan, true);
+      return new Response(chatEventStream(c.chat, prepared.plan, opened, meta, c.pii), { headers: sseHeaders });
+    },
+    { body: ChatBodySchema, detail: { tags: ["chat"], summary: "Chat completion (OpenAI-compatible), optionally streamed" } },
+  );
+}

@@ -1,0 +1,15 @@
+/** POST /v1/responses/compact: needs a valid API key, then always 501 (decisions.md #7). */
+import { Elysia } from "elysia";
+import { GatewayError } from "../../core/errors";
+import type { AppDeps } from "../deps";
+
+export function compactRoutes(d: AppDeps) {
+  return new Elysia({ name: "responses-compact" }).post(
+    "/v1/responses/compact",
+    async ({ request, server }) => {
+      await d.auth.apiKey(request, server, "model");
+      throw new GatewayError("not_implemented", "/v1/responses/compact는 지원하지 않습니다. 암호화된 항목을 만들지 않습니다.");
+    },
+    { parse: "none", detail: { tags: ["responses"], summary: "Always 501 (compaction is not offered)" } },
+  );
+}

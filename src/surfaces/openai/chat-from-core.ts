@@ -1,0 +1,38 @@
+/** Core outcomes → the OpenAI chat completion wire format (with the gateway's extensions). */
+import type { ChatOutcome, Cost } from "../../core/chat/service";
+import type { ToolCall, Usage } from "../../core/chat/types";
+
+export function usageJson(u: Usage) {
+  return {
+    prompt_tokens: u.promptTokens,
+    completion_tokens: u.completionTokens,
+    total_tokens: u.promptTokens + u.completionTokens,
+    prompt_tokens_details: { cached_tokens: u.cachedTokens },
+    completion_tokens_details: { reasoning_tokens: u.reasoningTokens },
+    ...(u.cacheWriteTokens > 0 && { cache_creation_input_tokens: u.cacheWriteTokens }),
+  };
+}
+
+export function costJson(c: Cost) {
+  return { usd: c.usd, krw: c.krw, fx_rate: c.fx_rate, markup_rate: c.markup_rate };
+}
+
+export function completionId(requestId: string): string {
+  return `chatcmpl-${requestId.replace(/-/g, "")}`;
+}
+
+export function toChatCompletion(o: ChatOutcome, requestId: string, created = Math.floor(Date.now() / 1000)) {
+  const message: { role: "assistant"; content: string | null; tool_calls?: ToolCall[] } = { role: "assistant", content: o.result.content };
+  if (o.result.toolCalls?.length) message.tool_calls = o.result.toolCalls;
+  return {
+    id: completionId(requestId),
+    object: "chat.completion",
+    created,
+    model: o.model,
+    provider: o.provider,
+    choices: [{ index: 0, message, logprobs: null, finish_reason: o.result.finishReason }],
+    usage: usageJson(o.result.usage),
+    cost: costJson(o.cost),
+    cached: o.cached,
+  };
+}

@@ -1,0 +1,64 @@
+/**
+ * The chat completion request as the wire carries it. Only what the Limits table bounds is
+ * range-checked (decisions.md #1); every other parameter passes through unvalidated.
+ */
+import { t } from "elysia";
+
+export const REASONING_EFFORTS = ["minimal", "none", "low", "medium", "high", "xhigh", "max"] as const;
+
+const Part = t.Object(
+  {
+    type: t.String({ minLength: 1 }),
+    text: t.Optional(t.String()),
+    cache_control: t.Optional(t.Object({ type: t.String() })),
+  },
+  { additionalProperties: true },
+);
+
+export const ChatMessageSchema = t.Object(
+  {
+    // `developer` (OpenAI's newer name for system) and `tool` (tool results) are accepted too.
+    role: t.Union([t.Literal("system"), t.Literal("user"), t.Literal("assistant"), t.Literal("tool"), t.Literal("developer")]),
+    content: t.Optional(t.Union([t.String(), t.Array(Part), t.Null()])),
+    name: t.Optional(t.String()),
+    tool_calls: t.Optional(t.Array(t.Any())),
+    tool_call_id: t.Optional(t.String()),
+  },
+  { additionalProperties: true },
+);
+
+export const ProviderPrefsSchema = t.Object(
+  {
+    order: t.Optional(t.Array(t.String())),
+    only: t.Optional(t.Array(t.String())),
+    ignore: t.Optional(t.Array(t.String())),
+    sort: t.Optional(t.Union([t.Literal("price"), t.Literal("latency"), t.Literal("throughput")])),
+    max_price: t.Optional(t.Object({ prompt: t.Optional(t.Number({ minimum: 0 })), completion: t.Optional(t.Number({ minimum: 0 })) })),
+    allow_fallbacks: t.Optional(t.Boolean()),
+  },
+  { additionalProperties: true },
+);
+
+export const ChatBodySchema = t.Object(
+  {
+    model: t.String({ minLength: 1, maxLength: 200 }),
+    messages: t.Array(ChatMessageSchema, { minItems: 1 }),
+    temperature: t.Optional(t.Number({ minimum: 0, maximum: 2 })),
+    top_p: t.Optional(t.Number({ minimum: 0, maximum: 1 })),
+    max_tokens: t.Optional(t.Integer({ minimum: 1, maximum: 128000 })),
+    max_completion_tokens: t.Optional(t.Integer({ minimum: 1, maximum: 128000 })),
+    frequency_penalty: t.Optional(t.Number({ minimum: -2, maximum: 2 })),
+    presence_penalty: t.Optional(t.Number({ minimum: -2, maximum: 2 })),
+    stream: t.Optional(t.Boolean()),
+    trace_id: t.Optional(t.String({ maxLength: 128 })),
+    reasoning_effort: t.Optional(t.Union(REASONING_EFFORTS.map((e) => t.Literal(e)))),
+    thinking: t.Optional(t.Boolean()),
+    reasoning_mode: t.Optional(t.Union([t.Literal("standard"), t.Literal("pro")])),
+    service_tier: t.Optional(t.String()),
+    provider: t.Optional(ProviderPrefsSchema),
+    plugins: t.Optional(t.Array(t.Object({ id: t.String() }, { additionalProperties: true }))),
+  },
+  { additionalProperties: true },
+);
+
+export type ChatBody = typeof ChatBodySchema.static & Record<string, unknown>;

@@ -1,0 +1,237 @@
+/**
+ * The client side of a chat stream. From an OpenAI-compatible upstream the events are relayed
+ * byte for byte: only `[DONE]`, an error payload and the usage chunk are looked at (by their
+ * bytes), and the usage chunk is rewritten to add `cost`. From other upstreams (or when PII
+ * placeholders must be restored) typed events are encoded as OpenAI chunks. Either way the
+ * stream ends with the usage+cost event and `[DONE]`, or, after a failure, with the
+ * `upstream_error` event (partial text) and `[DONE]`; settlement happens before `[DONE]`.
+ */
+import type { PiiPort } from "../../core/chat/ports";
+import type { ChatOutcome, ChatPlan, ChatService, OpenedStream } from "../../core/chat/service";
+import type { ChatResult, FinishReason, ToolCall, Usage } from "../../core/chat/types";
+import { classifyOpenAIEvent, eventData, SseSplitter } from "../../lib/sse-split";
+import { costJson } from "./chat-from-core";
+import { ChunkEncoder, DONE, errorEvent, KEEPALIVE } from "./chunk-encoder";
+
+export interface StreamMeta {
+  id: string;
+  created: number;
+  keepaliveMs: number;
+}
+
+type Write = (bytes: Uint8Array) => void;
+const enc = new TextEncoder();
+
+/** Wraps a pump in a ReadableStream with keepalive comments and client-disconnect handling. */
+function sseStream(meta: StreamMeta, pump: (write: Write, gone: () => boolean) => Promise<void>, onCancel: () => void): ReadableStream<Uint8Array> {
+  let closed = false;
+  let clientGone = false;
+  let lastWrite = Date.now();
+  let timer: ReturnType<typeof setInterval> | undefined;
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      const write: Write = (b) => {
+        if (closed || clientGone) return;
+        try {
+          controller.enqueue(b);
+          lastWrite = Date.now();
+        } catch {
+          clientGone = true;
+        }
+      };
+      timer = setInterval(() => {
+        if (Date.now() - lastWrite >= meta.keepaliveMs) write(KEEPALIVE);
+      }, Math.max(50, Math.floor(meta.keepaliveMs / 3)));
+      pump(write, () => clientGone)
+        .catch(() => {})
+        .finally(() => {
+          clearInterval(timer);
+          if (!closed && !clientGone) {
+            closed = true;
+            try {
+              controller.close();
+            } catch {}
+          }
+        });
+    },
+    cancel() {
+      clientGone = true;
+      clearInterval(timer);
+      onCancel();
+    },
+  });
+}
+
+export function chatEventStream(service: ChatService, plan: ChatPlan, opened: OpenedStream, meta: StreamMeta, pii?: PiiPort): ReadableStream<Uint8Array> {
+  const pump = opened.kind === "raw" ? (w: Write, gone: () => boolean) => relayRaw(service, plan, opened, w, gone) : (w: Write, gone: () => boolean) => encodeTyped(service, plan, opened, meta, w, gone, pii);
+  return sseStream(meta, pump, () => opened.abort.abort());
+}
+
+function toUsage(u: any): Usage {
+  return {
+    promptTokens: u?.prompt_tokens ?? 0,
+    completionTokens: u?.completion_tokens ?? 0,
+    cachedTokens: u?.prompt_tokens_details?.cached_tokens ?? 0,
+    cacheWriteTokens: u?.cache_creation_input_tokens ?? 0,
+    reasoningTokens: u?.completion_tokens_details?.reasoning_tokens ?? 0,
+  };
+}
+
+/** Rebuilds what the forwarded chunks said (only when needed: failure, cache, missing usage). */
+function accumulate(events: Uint8Array[]): ChatResult {
+  let content = "";
+  let finish: FinishReason = "stop";
+  const calls: ToolCall[] = [];
+  for (const ev of events) {
+    const data = eventData(ev);
+    if (!data) continue;
+    let chunk: any;
+    try {
+      chunk = JSON.parse(data);
+    } catch {
+      continue;
+    }
+    const choice = chunk?.choices?.[0];
+    if (!choice) continue;
+    if (typeof choice.delta?.content === "string") content += choice.delta.content;
+    for (const tc of choice.delta?.tool_calls ?? []) {
+      const i = tc.index ?? 0;
+      calls[i] ??= { id: tc.id ?? "", type: "function", function: { name: "", arguments: "" } };
+      if (tc.id) calls[i]!.id = tc.id;
+      if (tc.function?.name) calls[i]!.function.name += tc.function.name;
+      if (tc.function?.arguments) calls[i]!.function.arguments += tc.function.arguments;
+    }
+    if (choice.finish_reason) finish = choice.finish_reason === "tool_calls" || choice.finish_reason === "length" || choice.finish_reason === "content_filter" ? choice.finish_reason : "stop";
+  }
+  const r: ChatResult = { content: content || (calls.length ? null : ""), finishReason: finish, usage: toUsage(null) };
+  if (calls.length) r.toolCalls = calls.filter(Boolean);
+  return r;
+}
+
+async function relayRaw(service: ChatService, plan: ChatPlan, opened: Extract<OpenedStream, { kind: "raw" }>, write: Write, gone: () => boolean): Promise<void> {
+  const splitter = new SseSplitter();
+  const forwarded: Uint8Array[] = [];
+  let usageChunk: any = null;
+  let done = false;
+  let failure: string | null = null;
+  const reader = opened.body.getReader();
+  try {
+    read: for (;;) {
+      const { done: end, value } = await reader.read();
+      if (end) break;
+      for (const ev of splitter.push(value)) {
+        const kind = classifyOpenAIEvent(ev);
+        if (kind === "chunk") {
+          write(ev);
+          forwarded.push(ev);
+        } else if (kind === "usage") {
+          usageChunk = JSON.parse(eventData(ev) ?? "null");
+          if (usageChunk?.choices?.length) {
+            write(ev); // usage riding on a content chunk: relay it, the cost event follows
+            forwarded.push(ev);
+          }
+        } else if (kind === "done") {
+          done = true;
+          break read;
+        } else {
+          const payload = JSON.parse(eventData(ev) ?? "{}");
+          failure = String(payload?.error?.message ?? "upstream error");
+          break read;
+        }
+      }
+    }
+  } catch (e) {
+    failure = gone() ? "client disconnected" : e instanceof Error ? e.message : String(e);
+  }
+  reader.cancel().catch(() => {});
+  if (!done && !failure) failure = "upstream stream ended without its terminal marker";
+  const c = opened.candidate;
+  const needText = !done || !usageChunk || plan.cacheMode !== "off";
+  const result = needText ? accumulate(forwarded) : undefined;
+  const chars = result?.content?.length ?? 0;
+  if (done) {
+    const usage = usageChunk ? toUsage(usageChunk.usage) : null;
+    if (result && usage) result.usage = usage;
+    const { cost, usage: billed } = await service.finishStream(plan, c, usage, chars, true, result);
+    if (result && !usage) result.usage = billed;
+    const final = usageChunk ? { ...usageChunk, choices: [], cost: costJson(cost) } : { object: "chat.completion.chunk", model: c.model.id, provider: c.provider.id, choices: [], usage: { prompt_tokens: billed.promptTokens, completion_tokens: billed.completionTokens, total_tokens: billed.promptTokens + billed.completionTokens }, cost: costJson(cost) };
+    write(enc.encode(`data: ${JSON.stringify(final)}\n\n`));
+    write(DONE);
+    return;
+  }
+  opened.abort.abort();
+  if (!gone()) write(errorEvent(failure!, result?.content ?? ""));
+  await service.finishStream(plan, c, usageChunk ? toUsage(usageChunk.usage) : null, chars, false);
+  write(DONE);
+}
+
+async function encodeTyped(service: ChatService, plan: ChatPlan, opened: Extract<OpenedStream, { kind: "typed" }>, meta: StreamMeta, write: Write, gone: () => boolean, pii?: PiiPort): Promise<void> {
+  const c = opened.candidate;
+  const e = new ChunkEncoder(meta.id, meta.created, c.model.id, c.provider.id);
+  const unmasker = plan.mapping && pii ? pii.streamUnmasker(plan.mapping) : null;
+  let text = "";
+  let finish: FinishReason = "stop";
+  let usage: Usage | null = null;
+  const calls: ToolCall[] = [];
+  let failure: string | null = null;
+  write(e.delta({ role: "assistant", content: "" }));
+  try {
+    for await (const ev of opened.events) {
+      if (gone()) break;
+      if (ev.type === "text") {
+        const out = unmasker ? unmasker.push(ev.text) : ev.text;
+        text += out;
+        if (out) write(e.delta({ content: out }));
+      } else if (ev.type === "tool_call") {
+        calls[ev.index] ??= { id: ev.id ?? "", type: "function", function: { name: "", arguments: "" } };
+        const call = calls[ev.index]!;
+        if (ev.id) call.id = ev.id;
+        if (ev.name) call.function.name += ev.name;
+        if (ev.arguments) call.function.arguments += ev.arguments;
+        const fn: Record<string, string> = {};
+        if (ev.name) fn.name = ev.name;
+        if (ev.arguments !== undefined) fn.arguments = ev.arguments;
+        write(e.delta({ tool_calls: [{ index: ev.index, ...(ev.id && { id: ev.id, type: "function" }), function: fn }] }));
+      } else if (ev.type === "finish") finish = ev.reason;
+      else if (ev.type === "usage") usage = ev.usage;
+    }
+    if (gone()) failure = "client disconnected";
+  } catch (err) {
+    failure = gone() ? "client disconnected" : err instanceof Error ? err.message : String(err);
+  }
+  if (unmasker) {
+    const rest = unmasker.flush();
+    text += rest;
+    if (rest && !failure) write(e.delta({ content: rest }));
+  }
+  if (!failure) {
+    write(e.delta({}, finish));
+    const result: ChatResult = { content: text || (calls.length ? null : ""), finishReason: finish, usage: usage ?? toUsage(null) };
+    if (calls.length) result.toolCalls = calls.filter(Boolean);
+    const { cost, usage: billed } = await service.finishStream(plan, c, usage, text.length, true, result);
+    write(e.usage(billed, cost));
+    write(DONE);
+    return;
+  }
+  opened.abort.abort();
+  if (!gone()) write(errorEvent(failure, text));
+  await service.finishStream(plan, c, usage, text.length, false);
+  write(DONE);
+}
+
+/** A response-cache hit, replayed as a stream. */
+export function cachedEventStream(o: ChatOutcome, meta: StreamMeta): ReadableStream<Uint8Array> {
+  const e = new ChunkEncoder(meta.id, meta.created, o.model, o.provider);
+  return sseStream(
+    meta,
+    async (write) => {
+      write(e.delta({ role: "assistant", content: "" }));
+      if (o.result.content) write(e.delta({ content: o.result.content }));
+      o.result.toolCalls?.forEach((tc, index) => write(e.delta({ tool_calls: [{ index, id: tc.id, type: "function", function: tc.function }] })));
+      write(e.delta({}, o.result.finishReason));
+      write(e.usage(o.result.usage, o.cost, true));
+      write(DONE);
+    },
+    () => {},
+  );
+}

@@ -1,0 +1,36 @@
+/** Writes OpenAI `chat.completion.chunk` SSE events for streams the gateway composes itself. */
+import type { Cost } from "../../core/chat/service";
+import type { FinishReason, Usage } from "../../core/chat/types";
+import { costJson, usageJson } from "./chat-from-core";
+
+const enc = new TextEncoder();
+export const DONE = enc.encode("data: [DONE]\n\n");
+export const KEEPALIVE = enc.encode(": keepalive\n\n");
+
+export class ChunkEncoder {
+  constructor(
+    private id: string,
+    private created: number,
+    private model: string,
+    private provider: string | null,
+  ) {}
+
+  private frame(choices: unknown[], extra?: Record<string, unknown>): Uint8Array {
+    const obj = { id: this.id, object: "chat.completion.chunk", created: this.created, model: this.model, provider: this.provider, choices, ...extra };
+    return enc.encode(`data: ${JSON.stringify(obj)}\n\n`);
+  }
+
+  delta(delta: Record<string, unknown>, finish: FinishReason | null = null): Uint8Array {
+    return this.frame([{ index: 0, delta, logprobs: null, finish_reason: finish }]);
+  }
+
+  /** The final event of the specification: `choices: []`, `usage` and `cost`. */
+  usage(u: Usage, cost: Cost, cached = false): Uint8Array {
+    return this.frame([], { usage: usageJson(u), cost: costJson(cost), ...(cached && { cached: true }) });
+  }
+}
+
+/** The mid-stream failure event (decisions.md #6). */
+export function errorEvent(message: string, partial: string): Uint8Array {
+  return enc.encode(`data: ${JSON.stringify({ error: { code: "upstream_error", message, partial } })}\n\n`);
+}

@@ -1,0 +1,46 @@
+/**
+ * Where each provider is reached: its configured credential and base URL, or, for a provider
+ * without a credential, the built-in upstream simulator (tests, demo mode, benchmarks).
+ */
+import type { Config } from "./config";
+import type { CatalogProvider, CatalogSnapshot } from "./core/catalog/types";
+import type { KeyPrincipal } from "./core/auth/principal";
+import type { UpstreamEndpoint } from "./core/chat/ports";
+
+export interface UpstreamDirectory {
+  endpoint(provider: CatalogProvider, principal?: KeyPrincipal): UpstreamEndpoint;
+  /** Providers served by the simulator. */
+  simulated(): string[];
+}
+
+const prefixOf = (envName: string) => envName.replace(/_(API_KEY|BASE_URL)$/, "");
+
+/** True when some provider of the catalog has neither a credential nor a base URL configured. */
+export function needsSimulator(cfg: Config, snapshot: CatalogSnapshot): boolean {
+  return snapshot.providers.some((p) => !cfg.providerKeys[prefixOf(p.credentialEnv)] && !cfg.providerBaseUrls[prefixOf(p.baseUrlEnv)]);
+}
+
+export function upstreamDirectory(cfg: Config, simBaseUrl: ((provider: string) => string) | null): UpstreamDirectory {
+  const resolve = (p: CatalogProvider) => {
+    const key = cfg.providerKeys[prefixOf(p.credentialEnv)];
+    const base = cfg.providerBaseUrls[prefixOf(p.baseUrlEnv)];
+    if (key || base) return { baseUrl: base ?? p.baseUrl, apiKey: key ?? "not-configured", simulated: false };
+    if (simBaseUrl) return { baseUrl: simBaseUrl(p.id), apiKey: "simulated", simulated: true };
+    return { baseUrl: p.baseUrl, apiKey: "not-configured", simulated: false };
+  };
+  const seen = new Map<string, ReturnType<typeof resolve>>();
+  const get = (p: CatalogProvider) => {
+    let e = seen.get(p.id);
+    if (!e) seen.set(p.id, (e = resolve(p)));
+    return e;
+  };
+  return {
+    endpoint(p, principal) {
+      const e = get(p);
+      // A BYOK key calls the same endpoint with the user's own credential.
+      if (principal?.kind === "byok" && principal.byokProvider === p.id && principal.byokSecret) return { baseUrl: e.baseUrl, apiKey: principal.byokSecret };
+      return { baseUrl: e.baseUrl, apiKey: e.apiKey };
+    },
+    simulated: () => [...seen.entries()].filter(([, e]) => e.simulated).map(([id]) => id),
+  };
+}

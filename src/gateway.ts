@@ -26,7 +26,10 @@ import { CatalogStore } from "./catalog/store";
 import { ChatService } from "./core/chat/service";
 import type { Protocol } from "./core/chat/provider";
 import { SqlLedger } from "./db/repos/ledger";
-import { chatProviderFor } from "./providers";
+import { chatProviderFor, embeddingProviderFor } from "./providers";
+import { chatCachePort, ResponseCache } from "./core/cache";
+import { ResponseCacheRepo } from "./db/repos/response-cache";
+import { getOfferings, getProvider } from "./core/catalog/types";
 import { startSimulator, type Simulator } from "./sim";
 import { needsSimulator, upstreamDirectory, type UpstreamDirectory } from "./upstreams";
 import { chatRoutes } from "./http/routes/chat";
@@ -104,6 +107,28 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   const upstreams = upstreamDirectory(cfg, sim ? (p) => sim.baseUrl(p) : null);
 
   const ledger = new SqlLedger(db, (delta) => (metrics.openHolds += delta));
+  const responseCache = new ResponseCache(new ResponseCacheRepo(db), {
+    ttlSeconds: cfg.RESPONSE_CACHE_TTL_SECONDS,
+    threshold: cfg.SEMANTIC_CACHE_THRESHOLD,
+    embed: async (text) => {
+      // The catalog's embedding model, through its provider's adapter (simulated without a key).
+      const snap = catalog.current();
+      const model = snap.models.find((m) => m.modality === "embedding" && m.active);
+      const offering = model && getOfferings(snap, model.id)[0];
+      const provider = offering && getProvider(snap, offering.providerId);
+      const adapter = provider && embeddingProviderFor(provider.protocol as Protocol);
+      if (!offering || !provider || !adapter) throw new Error("no embedding model in the catalog");
+      const ep = upstreams.endpoint(provider);
+      const out = await adapter.embed([text], offering.upstreamId, {
+        providerId: provider.id,
+        baseUrl: ep.baseUrl,
+        apiKey: ep.apiKey,
+        firstByteTimeoutMs: 2000,
+        idleTimeoutMs: 2000,
+      });
+      return out.vectors[0]!;
+    },
+  });
   const latency = new Map<string, number>();
   const chat = new ChatService({
     catalog: () => catalog.current(),
@@ -124,10 +149,12 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
       }
     },
     latencyOf: (provider) => latency.get(provider),
+    cache: chatCachePort(responseCache),
   });
 
   const sweeper = setInterval(() => {
     ledger.sweepExpired().catch((e) => log.warn("hold sweep failed", { error: e }));
+    responseCache.purgeExpired().catch((e) => log.warn("cache purge failed", { error: e }));
   }, 30_000);
   sweeper.unref?.();
 

@@ -14,7 +14,9 @@ export type { SimContext, SimHandler, SimRouteTable } from "./routes.ts";
 export { directiveInt, failureFor, parseDirectives, parseFailure, stripDirectives } from "./directives.ts";
 export type { Directives, FailureSpec } from "./directives.ts";
 export { keepOpen, obeyDirectives } from "./directive-effects.ts";
-export { readJsonBody, sleep, SimHttpError } from "./http.ts";
+export { jsonResponse, readJsonBody, sleep, SimHttpError } from "./http.ts";
+export { sseResponse } from "./sse.ts";
+export type { SseFrame } from "./sse.ts";
 export { countTokens } from "./tokens.ts";
 
 export interface Simulator {

@@ -46,6 +46,9 @@ export interface ReplyPlan {
 /** Reply length when no `[sim:tokens=N]` asks otherwise (the echo header may make it longer). */
 export const DEFAULT_REPLY_TOKENS = 20;
 
+/** Upper bound for `[sim:tokens=N]`: a typo must not make the simulator build gigabytes. */
+export const MAX_REPLY_TOKENS = 100_000;
+
 const ECHO_CHARS = 60;
 const FILLER =
   "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et dolore magna aliqua".split(
@@ -73,7 +76,8 @@ export function planReply(r: ReplyRequest): ReplyPlan {
   }
 
   const head = replyHead(r.provider, r.model, r.lastUserText);
-  const wanted = directiveInt(r.directives, "tokens") ?? Math.max(DEFAULT_REPLY_TOKENS, countTokens(head));
+  const asked = directiveInt(r.directives, "tokens");
+  const wanted = asked === undefined ? Math.max(DEFAULT_REPLY_TOKENS, countTokens(head)) : Math.min(asked, MAX_REPLY_TOKENS);
   const outputTokens = Math.min(wanted, cap - thinkingTokens);
   const text = textOfTokens(head, outputTokens);
   return {

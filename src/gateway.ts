@@ -104,7 +104,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   if (!catalog.peek()) log.error("catalog failed verification; model endpoints answer 503", { problems: catalog.describeErrors() });
   const snapshot = catalog.peek();
   const sim = snapshot && needsSimulator(cfg, snapshot) ? await startSimulator({ port: cfg.SIM_PORT }) : null;
-  const upstreams = upstreamDirectory(cfg, sim ? (p) => sim.baseUrl(p) : null);
+  const upstreams = upstreamDirectory(cfg, sim ? (p) => sim.baseUrl(p) : null, snapshot?.providers);
 
   const ledger = new SqlLedger(db, (delta) => (metrics.openHolds += delta));
   const responseCache = new ResponseCache(new ResponseCacheRepo(db), {

@@ -20,7 +20,7 @@ export function needsSimulator(cfg: Config, snapshot: CatalogSnapshot): boolean 
   return snapshot.providers.some((p) => !cfg.providerKeys[prefixOf(p.credentialEnv)] && !cfg.providerBaseUrls[prefixOf(p.baseUrlEnv)]);
 }
 
-export function upstreamDirectory(cfg: Config, simBaseUrl: ((provider: string) => string) | null): UpstreamDirectory {
+export function upstreamDirectory(cfg: Config, simBaseUrl: ((provider: string) => string) | null, providers: readonly CatalogProvider[] = []): UpstreamDirectory {
   const resolve = (p: CatalogProvider) => {
     const key = cfg.providerKeys[prefixOf(p.credentialEnv)];
     const base = cfg.providerBaseUrls[prefixOf(p.baseUrlEnv)];
@@ -34,6 +34,7 @@ export function upstreamDirectory(cfg: Config, simBaseUrl: ((provider: string) =
     if (!e) seen.set(p.id, (e = resolve(p)));
     return e;
   };
+  for (const p of providers) get(p);
   return {
     endpoint(p, principal) {
       const e = get(p);

@@ -11,6 +11,7 @@ import { PGlite } from "@electric-sql/pglite";
 import { mkdirSync, existsSync, readFileSync, writeFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import * as schema from "./schema";
+import { pgliteAssets } from "./pglite-assets";
 
 export type Orm = PgDatabase<PgQueryResultHKT, typeof schema>;
 
@@ -77,13 +78,13 @@ async function openPglite(opts: OpenOptions): Promise<Database> {
     mkdirSync(opts.dataDir, { recursive: true });
     release = lockDataDir(opts.dataDir);
     try {
-      pg = await PGlite.create(join(opts.dataDir, "pglite"));
+      pg = await PGlite.create(join(opts.dataDir, "pglite"), await pgliteAssets());
     } catch (e) {
       release();
       throw e;
     }
   } else {
-    pg = await PGlite.create(opts.loadDataDir ? { loadDataDir: opts.loadDataDir } : {});
+    pg = await PGlite.create({ ...(await pgliteAssets()), ...(opts.loadDataDir && { loadDataDir: opts.loadDataDir }) });
   }
   const orm = drizzleLite(pg, { schema }) as unknown as Orm;
   // PGlite serves one query at a time; it queues the rest itself.

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Starts the compiled binary in demo mode on a free port and checks /healthz, /readyz and one
+# chat call with the printed demo key.
+set -uo pipefail
+BIN="$1"
+DIR=$(mktemp -d)
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+env -i PATH="$PATH" HOME="$DIR" DATA_DIR="$DIR/data" PORT="$PORT" HOST=127.0.0.1 "$BIN" >"$DIR/out.log" 2>&1 &
+PID=$!
+trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null; rm -rf "$DIR"' EXIT
+ok=""
+for _ in $(seq 1 60); do
+  if grep -q 'curl http' "$DIR/out.log" 2>/dev/null; then ok=1; break; fi
+  sleep 0.5
+done
+[ -n "$ok" ] || { echo "binary did not start"; cat "$DIR/out.log"; exit 1; }
+curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null || { echo "healthz failed"; exit 1; }
+curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null || { echo "readyz failed"; exit 1; }
+KEY=$(grep -o 'sk-gw-[A-Za-z0-9]*' "$DIR/out.log" | head -1)
+out=$(curl -sf "http://127.0.0.1:$PORT/v1/chat/completions" -H "Authorization: Bearer $KEY" -H "Content-Type: application/json" \
+  -d '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"smoke"}]}') || { echo "chat call failed"; cat "$DIR/out.log"; exit 1; }
+echo "$out" | grep -q '"object":"chat.completion"' || { echo "unexpected chat answer: $out"; exit 1; }
+echo "binary smoke test passed"

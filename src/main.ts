@@ -1,0 +1,54 @@
+/**
+ * The composition root: configuration → gateway → listen; graceful shutdown on SIGTERM and
+ * SIGINT (stop accepting, let in-flight requests and streams finish within a deadline, then
+ * close background work and the database).
+ */
+import { ConfigError, loadConfig } from "./config";
+import { buildGateway } from "./gateway";
+import { demoBanner, seedDemo } from "./demo";
+import { log, setLogLevel } from "./lib/log";
+
+process.on("unhandledRejection", (e) => log.error("unhandled rejection", { error: e }));
+
+let cfg;
+try {
+  cfg = loadConfig();
+} catch (e) {
+  if (e instanceof ConfigError) {
+    console.error(e.message);
+    process.exit(2);
+  }
+  throw e;
+}
+setLogLevel(cfg.LOG_LEVEL);
+
+const gw = await buildGateway(cfg);
+gw.app.listen({ port: cfg.PORT, hostname: cfg.HOST, reusePort: false });
+const server = gw.app.server!;
+const host = cfg.HOST === "0.0.0.0" || cfg.HOST === "::" ? "localhost" : cfg.HOST;
+const base = `http://${host}:${server.port}`;
+log.info("gateway listening", { url: base, database: gw.deps.db.kind, demo: cfg.demoMode, simulated: gw.upstreams.simulated() });
+if (cfg.demoMode) {
+  const seed = await seedDemo(gw);
+  process.stdout.write(demoBanner(base, seed, gw.deps.adminToken, gw.upstreams.simulated()));
+}
+
+const SHUTDOWN_DEADLINE_MS = 25_000;
+let stopping = false;
+async function shutdown(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  log.info("shutting down", { signal, pending: server.pendingRequests });
+  const drained = server.stop(false); // stop accepting; in-flight requests and streams go on
+  const deadline = Bun.sleep(SHUTDOWN_DEADLINE_MS).then(() => "deadline");
+  const how = await Promise.race([drained.then(() => "drained"), deadline]);
+  if (how === "deadline") {
+    log.warn("shutdown deadline passed; closing remaining connections", { pending: server.pendingRequests });
+    await server.stop(true);
+  }
+  await gw.stop();
+  log.info("stopped");
+  process.exit(0);
+}
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+process.on("SIGINT", () => void shutdown("SIGINT"));

@@ -3,3 +3,4 @@ export * from "./schema/accounts";
 export * from "./schema/keys";
 export * from "./schema/ledger";
 export * from "./schema/response-cache";
+export * from "./schema/rollups";

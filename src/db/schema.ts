@@ -4,3 +4,4 @@ export * from "./schema/keys";
 export * from "./schema/ledger";
 export * from "./schema/response-cache";
 export * from "./schema/rollups";
+export * from "./schema/policies";

@@ -5,3 +5,4 @@ export * from "./schema/ledger";
 export * from "./schema/response-cache";
 export * from "./schema/rollups";
 export * from "./schema/policies";
+export * from "./schema/video-jobs";

@@ -6,3 +6,4 @@ export * from "./schema/response-cache";
 export * from "./schema/rollups";
 export * from "./schema/policies";
 export * from "./schema/video-jobs";
+export * from "./schema/feedback";

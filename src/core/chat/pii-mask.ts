@@ -1,0 +1,107 @@
+/**
+ * PII masking for a whole chat request, with one mapping shared by every message so the same
+ * value reads as the same placeholder everywhere (system prompt, history, tool results).
+ *
+ * What is masked: string contents of every role, `text` parts, and string values inside
+ * tool-call arguments (JSON parsed, string values masked, keys and numbers left alone, then
+ * re-serialised compactly; arguments that are not JSON are masked as plain text). Not
+ * masked: image parts (URLs and data URLs), message `name`, tool-call ids and function names.
+ *
+ * Nothing is copied unless something was found: the caller gets its own array back and a null
+ * mapping, so the zero-copy path stays zero-copy.
+ */
+import { findPii } from "../../lib/pii/detect";
+import { PiiMasker } from "../../lib/pii/mask";
+import { PiiStreamUnmasker, unmask } from "../../lib/pii/unmask";
+import type { ChatMessage, ContentPart, ToolCall } from "./types";
+
+/** Masks `messages`; `mapping` is null (and `messages` the same array) when nothing was found. */
+export function maskMessages(messages: ChatMessage[]): { messages: ChatMessage[]; mapping: Map<string, string> | null } {
+  const masker = new PiiMasker();
+  let out: ChatMessage[] | null = null;
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    const masked = maskMessage(m, masker);
+    if (masked !== m) (out ??= messages.slice())[i] = masked;
+  }
+  return out ? { messages: out, mapping: masker.mapping } : { messages, mapping: null };
+}
+
+function maskMessage(m: ChatMessage, masker: PiiMasker): ChatMessage {
+  let content = m.content;
+  if (typeof content === "string") content = masker.mask(content);
+  else if (Array.isArray(content)) content = maskParts(content, masker);
+  const toolCalls = m.tool_calls ? maskToolCalls(m.tool_calls, masker) : m.tool_calls;
+  if (content === m.content && toolCalls === m.tool_calls) return m;
+  const copy: ChatMessage = { ...m, content };
+  if (toolCalls) copy.tool_calls = toolCalls;
+  return copy;
+}
+
+function maskParts(parts: ContentPart[], masker: PiiMasker): ContentPart[] {
+  let out: ContentPart[] | null = null;
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i]!;
+    if (p.type !== "text") continue;
+    const text = masker.mask(p.text);
+    if (text !== p.text) (out ??= parts.slice())[i] = { ...p, text };
+  }
+  return out ?? parts;
+}
+
+function maskToolCalls(calls: ToolCall[], masker: PiiMasker): ToolCall[] {
+  let out: ToolCall[] | null = null;
+  for (let i = 0; i < calls.length; i++) {
+    const c = calls[i]!;
+    const args = maskArguments(c.function.arguments, masker);
+    if (args !== c.function.arguments) (out ??= calls.slice())[i] = { ...c, function: { ...c.function, arguments: args } };
+  }
+  return out ?? calls;
+}
+
+/** The arguments JSON with its string values masked; the same string when nothing was found. */
+function maskArguments(args: string, masker: PiiMasker): string {
+  // The common case: one scan, no parse. Only valid without escapes: in `"call\n010-…"`
+  // the raw text glues the number to the `n` of `\n`, the parsed string does not.
+  if (!args.includes("\\") && findPii(args).length === 0) return args;
+  let value: unknown;
+  try {
+    value = JSON.parse(args);
+  } catch {
+    return masker.mask(args);
+  }
+  const masked = maskJson(value, masker);
+  return masked === value ? args : JSON.stringify(masked);
+}
+
+/** Masks string values, recursively; returns the same object when nothing changed. */
+function maskJson(v: unknown, masker: PiiMasker): unknown {
+  if (typeof v === "string") return masker.mask(v);
+  if (Array.isArray(v)) {
+    let out: unknown[] | null = null;
+    for (let i = 0; i < v.length; i++) {
+      const m = maskJson(v[i], masker);
+      if (m !== v[i]) (out ??= v.slice())[i] = m;
+    }
+    return out ?? v;
+  }
+  if (v !== null && typeof v === "object") {
+    let out: Record<string, unknown> | null = null;
+    for (const [k, x] of Object.entries(v)) {
+      const m = maskJson(x, masker);
+      if (m !== x) (out ??= { ...(v as Record<string, unknown>) })[k] = m;
+    }
+    return out ?? v;
+  }
+  return v;
+}
+
+/**
+ * The chat service's PII port (`mask`, `unmask`, `streamUnmasker`), for the composition root.
+ * Note that answers can carry placeholders in tool-call arguments too, not only in content.
+ */
+export const piiMasking = {
+  mask: maskMessages,
+  unmask,
+  streamUnmasker: (mapping: Map<string, string>) => new PiiStreamUnmasker(mapping),
+};

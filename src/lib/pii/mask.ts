@@ -1,0 +1,48 @@
+/**
+ * Replacing findings with placeholders. One {@link PiiMasker} lives for one request, so the
+ * same value gets the same placeholder in every message and part of it (the model can still
+ * tell that two mentions are the same person), and the mapping can restore the answer.
+ */
+import { findPii, type PiiKind } from "./detect";
+
+/**
+ * Placeholder → original value. Values are kept verbatim ("010-1234-5678" and "01012345678"
+ * get different placeholders) so that restoring gives back exactly what the client wrote.
+ */
+export type PiiMapping = Map<string, string>;
+
+export class PiiMasker {
+  /** Placeholder → original; complete once every text of the request went through {@link mask}. */
+  readonly mapping: PiiMapping = new Map();
+  private readonly byValue = new Map<string, string>();
+  private readonly counts: Record<PiiKind, number> = { EMAIL: 0, PHONE: 0, RRN: 0, CARD: 0, PASSPORT: 0 };
+
+  /** `text` with every finding replaced; the same string object when nothing was found. */
+  mask(text: string): string {
+    const spans = findPii(text);
+    if (spans.length === 0) return text;
+    let out = "";
+    let last = 0;
+    for (const s of spans) {
+      out += text.slice(last, s.start) + this.placeholderFor(s.kind, text.slice(s.start, s.end));
+      last = s.end;
+    }
+    return out + text.slice(last);
+  }
+
+  private placeholderFor(kind: PiiKind, value: string): string {
+    let p = this.byValue.get(value);
+    if (p === undefined) {
+      p = `[${kind}_${++this.counts[kind]}]`;
+      this.byValue.set(value, p);
+      this.mapping.set(p, value);
+    }
+    return p;
+  }
+}
+
+/** Masks one text on its own: a fresh mapping, empty when nothing was found. */
+export function maskPii(text: string): { text: string; mapping: PiiMapping } {
+  const masker = new PiiMasker();
+  return { text: masker.mask(text), mapping: masker.mapping };
+}

@@ -28,6 +28,7 @@ import type { Protocol } from "./core/chat/provider";
 import { SqlLedger } from "./db/repos/ledger";
 import { chatProviderFor, embeddingProviderFor } from "./providers";
 import { chatCachePort, ResponseCache } from "./core/cache";
+import { piiMasking } from "./core/chat/pii-mask";
 import { ResponseCacheRepo } from "./db/repos/response-cache";
 import { getOfferings, getProvider } from "./core/catalog/types";
 import { startSimulator, type Simulator } from "./sim";
@@ -36,6 +37,8 @@ import { chatRoutes } from "./http/routes/chat";
 import { modelsRoutes } from "./http/routes/models";
 import { Elysia } from "elysia";
 import { compactRoutes } from "./http/routes/responses-compact";
+import { responsesRoutes } from "./http/routes/responses";
+import { FeedbackRepo } from "./db/repos/feedback";
 
 export interface BuildOptions {
   /** Use this already-open database instead of opening one from the config. */
@@ -150,6 +153,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     },
     latencyOf: (provider) => latency.get(provider),
     cache: chatCachePort(responseCache),
+    pii: piiMasking,
   });
 
   const sweeper = setInterval(() => {
@@ -173,8 +177,9 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   };
   const app = createApp(deps, [
     new Elysia({ name: "models-guard" }).use(modelsRoutes(() => catalog.current())),
-    chatRoutes(deps, { chat, keepaliveMs: 15_000 }),
+    chatRoutes(deps, { chat, pii: piiMasking, keepaliveMs: 15_000 }),
     compactRoutes(deps),
+    responsesRoutes(deps, { chat, keepaliveMs: 15_000, feedback: new FeedbackRepo(db) }),
   ]);
 
   return {

@@ -148,7 +148,12 @@ export class ChatService {
       throw e;
     }
     const { value: result, candidate } = won;
-    if (plan.mapping && result.content) result.content = this.d.pii!.unmask(result.content, plan.mapping);
+    if (plan.mapping) {
+      const m = plan.mapping;
+      if (result.content) result.content = this.d.pii!.unmask(result.content, m);
+      // The model may echo placeholders in tool-call arguments too; restored values keep the JSON valid.
+      for (const tc of result.toolCalls ?? []) tc.function.arguments = this.d.pii!.unmask(tc.function.arguments, m);
+    }
     const cost = await this.settle(plan, candidate, result.usage, 200);
     const outcome: ChatOutcome = { result, model: candidate.model.id, provider: candidate.provider.id, cost, cached: false };
     this.remember(plan, outcome);

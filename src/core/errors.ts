@@ -27,6 +27,7 @@ export const ERROR_CODES = {
   policy_inactive: { status: 400, shape: "detail", message: "비활성화된 라우팅 정책입니다." },
   policy_not_found: { status: 400, shape: "detail", message: "라우팅 정책을 찾을 수 없습니다." },
   invalid_policy_entry: { status: 400, shape: "detail", message: "정책 항목으로 사용할 수 없는 모델입니다." },
+  policy_cost_limit_exceeded: { status: 400, shape: "detail", message: "정책의 호출당 최대 비용 안에서 실행할 수 있는 모델이 없습니다." },
   unknown_plugin: { status: 400, shape: "detail", message: "알 수 없는 플러그인입니다." },
   reasoning_mode_unsupported: { status: 400, shape: "detail", message: "이 모델은 pro 추론 모드를 지원하지 않습니다." },
   // 401

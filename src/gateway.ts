@@ -179,7 +179,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     new Elysia({ name: "models-guard" }).use(modelsRoutes(() => catalog.current())),
     chatRoutes(deps, { chat, pii: piiMasking, keepaliveMs: 15_000 }),
     compactRoutes(deps),
-    responsesRoutes(deps, { chat, keepaliveMs: 15_000, feedback: new FeedbackRepo(db) }),
+    responsesRoutes(deps, { chat, pii: piiMasking, keepaliveMs: 15_000, feedback: new FeedbackRepo(db) }),
   ]);
 
   return {

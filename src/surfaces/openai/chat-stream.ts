@@ -11,7 +11,9 @@ import type { ChatOutcome, ChatPlan, ChatService, OpenedStream } from "../../cor
 import type { ChatResult, FinishReason, ToolCall, Usage } from "../../core/chat/types";
 import { classifyOpenAIEvent, eventData, SseSplitter } from "../../lib/sse-split";
 import { costJson } from "./chat-from-core";
-import { ChunkEncoder, DONE, errorEvent, KEEPALIVE } from "./chunk-encoder";
+import { ChunkEncoder, DONE, errorEvent } from "./chunk-encoder";
+import { sseStream, type Write } from "../sse-stream";
+import { drainTyped, drainedResult } from "../typed-stream";
 
 export interface StreamMeta {
   id: string;
@@ -19,52 +21,11 @@ export interface StreamMeta {
   keepaliveMs: number;
 }
 
-type Write = (bytes: Uint8Array) => void;
 const enc = new TextEncoder();
-
-/** Wraps a pump in a ReadableStream with keepalive comments and client-disconnect handling. */
-function sseStream(meta: StreamMeta, pump: (write: Write, gone: () => boolean) => Promise<void>, onCancel: () => void): ReadableStream<Uint8Array> {
-  let closed = false;
-  let clientGone = false;
-  let lastWrite = Date.now();
-  let timer: ReturnType<typeof setInterval> | undefined;
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
-      const write: Write = (b) => {
-        if (closed || clientGone) return;
-        try {
-          controller.enqueue(b);
-          lastWrite = Date.now();
-        } catch {
-          clientGone = true;
-        }
-      };
-      timer = setInterval(() => {
-        if (Date.now() - lastWrite >= meta.keepaliveMs) write(KEEPALIVE);
-      }, Math.max(50, Math.floor(meta.keepaliveMs / 3)));
-      pump(write, () => clientGone)
-        .catch(() => {})
-        .finally(() => {
-          clearInterval(timer);
-          if (!closed && !clientGone) {
-            closed = true;
-            try {
-              controller.close();
-            } catch {}
-          }
-        });
-    },
-    cancel() {
-      clientGone = true;
-      clearInterval(timer);
-      onCancel();
-    },
-  });
-}
 
 export function chatEventStream(service: ChatService, plan: ChatPlan, opened: OpenedStream, meta: StreamMeta, pii?: PiiPort): ReadableStream<Uint8Array> {
   const pump = opened.kind === "raw" ? (w: Write, gone: () => boolean) => relayRaw(service, plan, opened, w, gone) : (w: Write, gone: () => boolean) => encodeTyped(service, plan, opened, meta, w, gone, pii);
-  return sseStream(meta, pump, () => opened.abort.abort());
+  return sseStream(meta.keepaliveMs, pump, () => opened.abort.abort());
 }
 
 function toUsage(u: any): Usage {
@@ -168,54 +129,28 @@ async function relayRaw(service: ChatService, plan: ChatPlan, opened: Extract<Op
 async function encodeTyped(service: ChatService, plan: ChatPlan, opened: Extract<OpenedStream, { kind: "typed" }>, meta: StreamMeta, write: Write, gone: () => boolean, pii?: PiiPort): Promise<void> {
   const c = opened.candidate;
   const e = new ChunkEncoder(meta.id, meta.created, c.model.id, c.provider.id);
-  const unmasker = plan.mapping && pii ? pii.streamUnmasker(plan.mapping) : null;
-  let text = "";
-  let finish: FinishReason = "stop";
-  let usage: Usage | null = null;
-  const calls: ToolCall[] = [];
-  let failure: string | null = null;
+  const mapping = plan.mapping;
+  const restorer = mapping && pii ? () => pii.streamUnmasker(mapping) : null;
   write(e.delta({ role: "assistant", content: "" }));
-  try {
-    for await (const ev of opened.events) {
-      if (gone()) break;
-      if (ev.type === "text") {
-        const out = unmasker ? unmasker.push(ev.text) : ev.text;
-        text += out;
-        if (out) write(e.delta({ content: out }));
-      } else if (ev.type === "tool_call") {
-        calls[ev.index] ??= { id: ev.id ?? "", type: "function", function: { name: "", arguments: "" } };
-        const call = calls[ev.index]!;
-        if (ev.id) call.id = ev.id;
-        if (ev.name) call.function.name += ev.name;
-        if (ev.arguments) call.function.arguments += ev.arguments;
-        const fn: Record<string, string> = {};
-        if (ev.name) fn.name = ev.name;
-        if (ev.arguments !== undefined) fn.arguments = ev.arguments;
-        write(e.delta({ tool_calls: [{ index: ev.index, ...(ev.id && { id: ev.id, type: "function" }), function: fn }] }));
-      } else if (ev.type === "finish") finish = ev.reason;
-      else if (ev.type === "usage") usage = ev.usage;
-    }
-    if (gone()) failure = "client disconnected";
-  } catch (err) {
-    failure = gone() ? "client disconnected" : err instanceof Error ? err.message : String(err);
-  }
-  if (unmasker) {
-    const rest = unmasker.flush();
-    text += rest;
-    if (rest && !failure) write(e.delta({ content: rest }));
-  }
-  if (!failure) {
-    write(e.delta({}, finish));
-    const result: ChatResult = { content: text || (calls.length ? null : ""), finishReason: finish, usage: usage ?? toUsage(null) };
-    if (calls.length) result.toolCalls = calls.filter(Boolean);
-    const { cost, usage: billed } = await service.finishStream(plan, c, usage, text.length, true, result);
+  const d = await drainTyped(opened.events, restorer, gone, {
+    text: (out) => write(e.delta({ content: out })),
+    toolCall: (ev) => {
+      const fn: Record<string, string> = {};
+      if (ev.name) fn.name = ev.name;
+      if (ev.arguments !== undefined) fn.arguments = ev.arguments;
+      write(e.delta({ tool_calls: [{ index: ev.index, ...(ev.id && { id: ev.id, type: "function" }), function: fn }] }));
+    },
+  });
+  if (!d.failure) {
+    write(e.delta({}, d.finish));
+    const { cost, usage: billed } = await service.finishStream(plan, c, d.usage, d.text.length, true, drainedResult(d));
     write(e.usage(billed, cost));
     write(DONE);
     return;
   }
   opened.abort.abort();
-  if (!gone()) write(errorEvent(failure, text));
-  await service.finishStream(plan, c, usage, text.length, false);
+  if (!gone()) write(errorEvent(d.failure, d.text));
+  await service.finishStream(plan, c, d.usage, d.text.length, false);
   write(DONE);
 }
 
@@ -223,7 +158,7 @@ async function encodeTyped(service: ChatService, plan: ChatPlan, opened: Extract
 export function cachedEventStream(o: ChatOutcome, meta: StreamMeta): ReadableStream<Uint8Array> {
   const e = new ChunkEncoder(meta.id, meta.created, o.model, o.provider);
   return sseStream(
-    meta,
+    meta.keepaliveMs,
     async (write) => {
       write(e.delta({ role: "assistant", content: "" }));
       if (o.result.content) write(e.delta({ content: o.result.content }));

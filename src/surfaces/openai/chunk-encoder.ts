@@ -4,8 +4,7 @@ import type { FinishReason, Usage } from "../../core/chat/types";
 import { costJson, usageJson } from "./chat-from-core";
 
 const enc = new TextEncoder();
-export const DONE = enc.encode("data: [DONE]\n\n");
-export const KEEPALIVE = enc.encode(": keepalive\n\n");
+export { DONE, KEEPALIVE } from "../sse-stream";
 
 export class ChunkEncoder {
   constructor(

@@ -1,0 +1,92 @@
+/**
+ * POST /v1/responses (the Responses-format adapter) and its feedback endpoint. The adapter
+ * converts into the same chat call as /v1/chat/completions, so routing, billing, cache,
+ * masking and errors are the chat service's; only the wire format differs.
+ */
+import { Elysia } from "elysia";
+import { GatewayError } from "../../core/errors";
+import type { FeedbackRepo } from "../../db/repos/feedback";
+import { FeedbackBodySchema, ratingValue, type FeedbackBody } from "../../surfaces/responses/feedback";
+import { echoOf, outputItems, responseObject } from "../../surfaces/responses/from-core";
+import { requestIdFromPath, responseId } from "../../surfaces/responses/ids";
+import { dropNulls, ResponsesBodySchema, type ResponsesBody } from "../../surfaces/responses/schema";
+import { cachedResponsesStream, responsesEventStream } from "../../surfaces/responses/stream";
+import { toCoreFromResponses } from "../../surfaces/responses/to-core";
+import { rateHeaders } from "../auth";
+import type { AppDeps } from "../deps";
+import { notFound } from "../params";
+import { requestId } from "../request-id";
+import { appName, SSE_HEADERS, type ChatRouteDeps } from "./chat";
+
+export interface ResponsesRouteDeps extends ChatRouteDeps {
+  feedback: FeedbackRepo;
+}
+
+export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
+  return new Elysia({ name: "responses", normalize: false })
+    .post(
+      "/v1/responses",
+      async ({ request, server, body, set }) => {
+        const { principal, rate } = await d.auth.apiKey(request, server, "model");
+        const headers: Record<string, string> = rate ? rateHeaders(rate) : {};
+        Object.assign(set.headers, headers);
+        const b = body as ResponsesBody;
+        const core = toCoreFromResponses(b);
+        const id = requestId(request);
+        const caller = { requestId: id, principal, app: appName(request), signal: request.signal };
+        const stream = b.stream === true;
+        const prepared = await c.chat.prepare(caller, {
+          model: b.model,
+          request: core.request,
+          prefs: b.provider,
+          traceId: b.trace_id,
+          reasoningMode: core.reasoningMode,
+          stream,
+        });
+        const meta = { id: responseId(id), createdAt: Math.floor(Date.now() / 1000), echo: echoOf(b, core.request.max_tokens, core.request.reasoning_effort), keepaliveMs: c.keepaliveMs };
+        const sseHeaders = { ...SSE_HEADERS, ...headers, "x-request-id": id };
+        if (prepared.kind === "cached") {
+          if (stream) return new Response(cachedResponsesStream(prepared.outcome, meta), { headers: sseHeaders });
+          set.headers["x-cost-krw"] = "0";
+          set.headers["x-cost-usd"] = "0";
+          const o = prepared.outcome;
+          return responseObject({ ...meta, model: o.model, provider: o.provider }, { status: "completed", output: outputItems(o.result), usage: o.result.usage, finish: o.result.finishReason, cached: true });
+        }
+        if (!stream) {
+          const o = await c.chat.complete(prepared.plan);
+          set.headers["x-cost-krw"] = String(o.cost.krw);
+          set.headers["x-cost-usd"] = String(o.cost.usd);
+          return responseObject({ ...meta, model: o.model, provider: o.provider }, { status: "completed", output: outputItems(o.result), usage: o.result.usage, finish: o.result.finishReason });
+        }
+        // Typed events always: the Responses events are composed here, never relayed.
+        const opened = await c.chat.openStream(prepared.plan, false);
+        if (opened.kind !== "typed") throw new GatewayError("internal_error");
+        return new Response(responsesEventStream(c.chat, prepared.plan, opened, meta, c.pii), { headers: sseHeaders });
+      },
+      { body: ResponsesBodySchema, transform: ({ body }) => dropNulls(body), detail: { tags: ["responses"], summary: "Responses-format call (converted into a chat call), optionally streamed" } },
+    )
+    .post(
+      "/v1/responses/:request_id/feedback",
+      async ({ request, params, body, set }) => {
+        const user = await d.auth.jwtUser(request);
+        const rid = requestIdFromPath(params.request_id);
+        if (!rid) throw new GatewayError("invalid_request", "request_id는 UUID 또는 resp_<32자리 16진수> 형식이어야 합니다.");
+        const b = body as FeedbackBody;
+        const row = await c.feedback.upsert({ requestId: rid, userId: user.id, rating: ratingValue(b.rating), comment: b.comment ?? null, category: b.category ?? null });
+        if (!row) throw notFound("요청");
+        set.status = 201;
+        return {
+          request_id: row.requestId,
+          response_id: responseId(row.requestId),
+          rating: row.rating,
+          comment: row.comment,
+          category: row.category,
+          model: row.model,
+          provider: row.provider,
+          created_at: row.createdAt.toISOString(),
+          updated_at: row.updatedAt.toISOString(),
+        };
+      },
+      { body: FeedbackBodySchema, detail: { tags: ["responses"], summary: "Rate a request you made (dashboard JWT); a second rating replaces the first" } },
+    );
+}

@@ -1,0 +1,140 @@
+/**
+ * Core outcomes → the Responses wire format: the response object (non-streaming, and inside
+ * `response.created` / `response.completed`), its output items and usage.
+ *
+ * `status` is `completed` for every answer that ended normally (the specification's state
+ * table); an answer cut by `max_output_tokens` says so in `incomplete_details`.
+ */
+import type { Cost } from "../../core/chat/service";
+import type { ChatResult, FinishReason, ToolCall, Usage } from "../../core/chat/types";
+import { itemId } from "./ids";
+import type { ResponsesBody } from "./schema";
+
+export interface OutputText {
+  type: "output_text";
+  text: string;
+  annotations: never[];
+}
+export interface MessageItem {
+  id: string;
+  type: "message";
+  status: "in_progress" | "completed";
+  role: "assistant";
+  content: OutputText[];
+}
+export interface FunctionCallItem {
+  id: string;
+  type: "function_call";
+  status: "in_progress" | "completed";
+  arguments: string;
+  call_id: string;
+  name: string;
+}
+export type OutputItem = MessageItem | FunctionCallItem;
+
+export function outputText(text: string): OutputText {
+  return { type: "output_text", text, annotations: [] };
+}
+
+export function messageItem(id: string, text: string, status: MessageItem["status"] = "completed"): MessageItem {
+  return { id, type: "message", status, role: "assistant", content: status === "completed" ? [outputText(text)] : [] };
+}
+
+export function functionCallItem(id: string, call: ToolCall, status: FunctionCallItem["status"] = "completed"): FunctionCallItem {
+  return { id, type: "function_call", status, arguments: call.function.arguments, call_id: call.id || `call_${id.slice(3)}`, name: call.function.name };
+}
+
+/** The output of a finished answer: its text (if any, or if nothing else), then its calls. */
+export function outputItems(r: ChatResult): OutputItem[] {
+  const items: OutputItem[] = [];
+  const calls = r.toolCalls ?? [];
+  if (r.content || !calls.length) items.push(messageItem(itemId("msg"), r.content ?? ""));
+  for (const c of calls) items.push(functionCallItem(itemId("fc"), c));
+  return items;
+}
+
+export function responsesUsage(u: Usage) {
+  return {
+    input_tokens: u.promptTokens,
+    input_tokens_details: { cached_tokens: u.cachedTokens },
+    output_tokens: u.completionTokens,
+    output_tokens_details: { reasoning_tokens: u.reasoningTokens },
+    total_tokens: u.promptTokens + u.completionTokens,
+  };
+}
+
+export function responsesCost(c: Cost) {
+  return { usd: c.usd, krw: c.krw, fx_rate: c.fx_rate, markup_rate: c.markup_rate };
+}
+
+/** What a response echoes of its request (OpenAI's fields; SDK types expect them). */
+export interface Echo {
+  instructions: string | null;
+  max_output_tokens: number;
+  temperature: number | null;
+  top_p: number | null;
+  tools: { type: "function"; name: string; description: string | null; parameters: Record<string, unknown> | null; strict: boolean | null }[];
+  tool_choice: unknown;
+  parallel_tool_calls: boolean;
+  reasoning: { effort: string | null; summary: null };
+  service_tier: string | null;
+  metadata: Record<string, unknown>;
+}
+
+export function echoOf(body: ResponsesBody, maxTokens: number, effort: string | undefined): Echo {
+  const tools = (body.tools ?? []).filter((t) => t.type === "function" && t.name).map((t) => ({ type: "function" as const, name: t.name!, description: t.description ?? null, parameters: t.parameters ?? null, strict: t.strict ?? null }));
+  return {
+    instructions: body.instructions ?? null,
+    max_output_tokens: maxTokens,
+    temperature: body.temperature ?? null,
+    top_p: body.top_p ?? null,
+    tools,
+    tool_choice: tools.length ? (body.tool_choice ?? "auto") : "auto",
+    parallel_tool_calls: body.parallel_tool_calls ?? true,
+    reasoning: { effort: effort ?? null, summary: null },
+    service_tier: body.service_tier ?? null,
+    metadata: body.metadata ?? {},
+  };
+}
+
+export interface ResponseHead {
+  id: string;
+  createdAt: number;
+  model: string;
+  provider: string | null;
+  echo: Echo;
+}
+
+export interface ResponseTail {
+  status: "in_progress" | "completed";
+  output: OutputItem[];
+  usage: Usage | null;
+  finish?: FinishReason;
+  cached?: boolean;
+  cost?: Cost;
+}
+
+export function responseObject(h: ResponseHead, t: ResponseTail) {
+  return {
+    id: h.id,
+    object: "response" as const,
+    created_at: h.createdAt,
+    status: t.status,
+    background: false,
+    error: null,
+    incomplete_details: t.finish === "length" ? { reason: "max_output_tokens" } : t.finish === "content_filter" ? { reason: "content_filter" } : null,
+    ...h.echo,
+    model: h.model,
+    output: t.output,
+    previous_response_id: null,
+    store: false,
+    text: { format: { type: "text" } },
+    truncation: "disabled",
+    usage: t.usage ? responsesUsage(t.usage) : null,
+    user: null,
+    // Gateway extensions, as on chat: who answered, and whether the cache did.
+    provider: h.provider,
+    cached: t.cached ?? false,
+    ...(t.cost && { cost: responsesCost(t.cost) }),
+  };
+}

@@ -1,0 +1,172 @@
+/**
+ * The Responses stream (decisions.md #5): `event: <type>` + `data: <json>` frames, each with
+ * `type` and a contiguous `sequence_number`, in OpenAI's order:
+ *
+ *   response.created → response.in_progress → per output item: output_item.added,
+ *   (message) content_part.added, output_text.delta…, output_text.done, content_part.done /
+ *   (function call) function_call_arguments.delta…, function_call_arguments.done,
+ *   then output_item.done → response.completed → `data: [DONE]`.
+ *
+ * Items are opened as the upstream produces them and each is finished before the next one
+ * opens. `response.completed` carries the full response with `usage` and, since the headers
+ * left before the cost was known, the gateway's `cost` object. After a mid-stream failure
+ * (decisions.md #6) the last event is `error` with `{code: "upstream_error", message,
+ * partial}`, then `[DONE]`; only the received part is billed.
+ */
+import type { PiiPort } from "../../core/chat/ports";
+import type { ChatOutcome, ChatPlan, ChatService, Cost, OpenedStream } from "../../core/chat/service";
+import type { ToolCall, Usage } from "../../core/chat/types";
+import { DONE, sseStream, type Write } from "../sse-stream";
+import { drainTyped, drainedResult, type ToolCallEvent } from "../typed-stream";
+import { functionCallItem, messageItem, outputText, responseObject, type Echo, type FunctionCallItem, type MessageItem, type OutputItem, type ResponseHead } from "./from-core";
+import { itemId } from "./ids";
+
+const enc = new TextEncoder();
+
+export interface ResponsesStreamMeta {
+  id: string;
+  createdAt: number;
+  echo: Echo;
+  keepaliveMs: number;
+}
+
+/** Numbers and frames the events of one stream. */
+class EventWriter {
+  private seq = 0;
+  constructor(private write: Write) {}
+
+  emit(type: string, fields: Record<string, unknown>): void {
+    const data = JSON.stringify({ type, sequence_number: this.seq++, ...fields });
+    this.write(enc.encode(`event: ${type}\ndata: ${data}\n\n`));
+  }
+}
+
+type Open =
+  | { kind: "message"; item: MessageItem; index: number; text: string }
+  | { kind: "call"; item: FunctionCallItem; index: number; call: ToolCall };
+
+/** The output items of one stream, opened and finished in order; owns that state alone. */
+class OutputWriter {
+  readonly items: OutputItem[] = [];
+  private open: Open | null = null;
+  /** Function-call items by the upstream's tool-call index. */
+  private calls = new Map<number, Extract<Open, { kind: "call" }>>();
+
+  constructor(private w: EventWriter) {}
+
+  text(delta: string): void {
+    if (this.open?.kind !== "message") {
+      this.close();
+      this.openMessage();
+    }
+    const m = this.open as Extract<Open, { kind: "message" }>;
+    m.text += delta;
+    this.w.emit("response.output_text.delta", { item_id: m.item.id, output_index: m.index, content_index: 0, delta, logprobs: [] });
+  }
+
+  toolCall(ev: ToolCallEvent, call: ToolCall): void {
+    let c = this.calls.get(ev.index);
+    if (!c) {
+      this.close();
+      const id = itemId("fc");
+      c = { kind: "call", item: functionCallItem(id, call, "in_progress"), index: this.items.length, call };
+      this.items.push(c.item);
+      this.calls.set(ev.index, c);
+      this.open = c;
+      this.w.emit("response.output_item.added", { output_index: c.index, item: { ...c.item, arguments: "" } });
+    }
+    if (call.id) c.item.call_id = call.id;
+    c.item.name = call.function.name;
+    c.item.arguments = call.function.arguments;
+    // A fragment of an already finished call (an upstream interleaving calls) still gets its
+    // delta, under its own item id; the final item in response.completed is whole either way.
+    if (ev.arguments) this.w.emit("response.function_call_arguments.delta", { item_id: c.item.id, output_index: c.index, delta: ev.arguments });
+  }
+
+  /** Finishes the open item; an answer with no output at all gets one empty message. */
+  finish(): OutputItem[] {
+    if (!this.items.length) this.openMessage();
+    this.close();
+    return this.items;
+  }
+
+  private openMessage(): void {
+    const item = messageItem(itemId("msg"), "", "in_progress");
+    const m: Open = { kind: "message", item, index: this.items.length, text: "" };
+    this.items.push(item);
+    this.open = m;
+    this.w.emit("response.output_item.added", { output_index: m.index, item: { ...item, content: [] } });
+    this.w.emit("response.content_part.added", { item_id: item.id, output_index: m.index, content_index: 0, part: outputText("") });
+  }
+
+  private close(): void {
+    const o = this.open;
+    if (!o) return;
+    this.open = null;
+    if (o.kind === "message") {
+      const base = { item_id: o.item.id, output_index: o.index, content_index: 0 };
+      this.w.emit("response.output_text.done", { ...base, text: o.text, logprobs: [] });
+      this.w.emit("response.content_part.done", { ...base, part: outputText(o.text) });
+      o.item.status = "completed";
+      o.item.content = [outputText(o.text)];
+    } else {
+      this.w.emit("response.function_call_arguments.done", { item_id: o.item.id, output_index: o.index, arguments: o.item.arguments });
+      o.item.status = "completed";
+    }
+    this.w.emit("response.output_item.done", { output_index: o.index, item: { ...o.item } });
+  }
+}
+
+/** A live upstream stream (typed events), encoded as Responses events. */
+export function responsesEventStream(service: ChatService, plan: ChatPlan, opened: Extract<OpenedStream, { kind: "typed" }>, meta: ResponsesStreamMeta, pii?: PiiPort): ReadableStream<Uint8Array> {
+  const c = opened.candidate;
+  const head: ResponseHead = { id: meta.id, createdAt: meta.createdAt, model: c.model.id, provider: c.provider.id, echo: meta.echo };
+  const pump = async (write: Write, gone: () => boolean) => {
+    const w = new EventWriter(write);
+    const out = new OutputWriter(w);
+    start(w, head);
+    const mapping = plan.mapping;
+    const restorer = mapping && pii ? () => pii.streamUnmasker(mapping) : null;
+    const d = await drainTyped(opened.events, restorer, gone, { text: (t) => out.text(t), toolCall: (ev, call) => out.toolCall(ev, call) });
+    if (!d.failure) {
+      const output = out.finish();
+      const { cost, usage } = await service.finishStream(plan, c, d.usage, d.text.length, true, drainedResult(d));
+      complete(w, head, output, usage, cost, d.finish, false);
+      write(DONE);
+      return;
+    }
+    opened.abort.abort();
+    if (!gone()) w.emit("error", { error: { code: "upstream_error", message: d.failure, partial: d.text } });
+    await service.finishStream(plan, c, d.usage, d.text.length, false);
+    write(DONE);
+  };
+  return sseStream(meta.keepaliveMs, pump, () => opened.abort.abort());
+}
+
+/** A response-cache hit, replayed as the same event sequence (billed 0, `cached: true`). */
+export function cachedResponsesStream(o: ChatOutcome, meta: ResponsesStreamMeta): ReadableStream<Uint8Array> {
+  const head: ResponseHead = { id: meta.id, createdAt: meta.createdAt, model: o.model, provider: o.provider, echo: meta.echo };
+  return sseStream(
+    meta.keepaliveMs,
+    async (write) => {
+      const w = new EventWriter(write);
+      const out = new OutputWriter(w);
+      start(w, head);
+      if (o.result.content) out.text(o.result.content);
+      o.result.toolCalls?.forEach((call, index) => out.toolCall({ type: "tool_call", index, id: call.id, name: call.function.name, arguments: call.function.arguments }, { ...call, function: { ...call.function } }));
+      complete(w, head, out.finish(), o.result.usage, o.cost, o.result.finishReason, true);
+      write(DONE);
+    },
+    () => {},
+  );
+}
+
+function start(w: EventWriter, head: ResponseHead): void {
+  const response = responseObject(head, { status: "in_progress", output: [], usage: null });
+  w.emit("response.created", { response });
+  w.emit("response.in_progress", { response });
+}
+
+function complete(w: EventWriter, head: ResponseHead, output: OutputItem[], usage: Usage, cost: Cost, finish: ChatOutcome["result"]["finishReason"], cached: boolean): void {
+  w.emit("response.completed", { response: responseObject(head, { status: "completed", output, usage, finish, cost, cached }) });
+}

@@ -1,0 +1,93 @@
+/**
+ * Reading a typed upstream stream (the core's StreamEvents) on behalf of a client dialect.
+ * The chat and Responses encoders differ only in the frames they write, so the rules live
+ * here once: PII placeholders are restored as text and tool-call arguments arrive (a split
+ * placeholder is held back until it completes), tool calls are accumulated by index, a client that went away stops
+ * the read, and any upstream error or truncation ends it with `failure` set. What the caller
+ * then does with `failure` is the stream-failure rule of decisions.md #6.
+ */
+import type { PiiPort } from "../core/chat/ports";
+import type { ChatResult, FinishReason, StreamEvent, ToolCall, Usage } from "../core/chat/types";
+import { emptyUsage } from "../core/chat/types";
+
+export type ToolCallEvent = Extract<StreamEvent, { type: "tool_call" }>;
+
+export interface TypedSink {
+  /** Restored text, never empty. */
+  text(delta: string): void;
+  /** One tool-call fragment; `call` is the accumulated call after it. */
+  toolCall(ev: ToolCallEvent, call: ToolCall): void;
+}
+
+export interface Drained {
+  /** Every text delivered (or, after a failure, received) so far. */
+  text: string;
+  /** Tool calls by upstream index (sparse when the upstream skips indices). */
+  calls: ToolCall[];
+  finish: FinishReason;
+  usage: Usage | null;
+  /** Why the stream did not end cleanly; null when it did. */
+  failure: string | null;
+}
+
+export type StreamUnmasker = ReturnType<PiiPort["streamUnmasker"]>;
+
+/**
+ * `restorer` makes one PII stream unmasker per text channel (the content, and each tool
+ * call's arguments, as the masker's contract asks); null when nothing was masked.
+ */
+export async function drainTyped(events: AsyncIterable<StreamEvent>, restorer: (() => StreamUnmasker) | null, gone: () => boolean, sink: TypedSink): Promise<Drained> {
+  const d: Drained = { text: "", calls: [], finish: "stop", usage: null, failure: null };
+  const content = restorer?.() ?? null;
+  const argRestorers = new Map<number, StreamUnmasker>();
+  try {
+    for await (const raw of events) {
+      if (gone()) break;
+      if (raw.type === "text") {
+        const out = content ? content.push(raw.text) : raw.text;
+        d.text += out;
+        if (out) sink.text(out);
+      } else if (raw.type === "tool_call") {
+        let ev = raw;
+        if (restorer && raw.arguments) {
+          let r = argRestorers.get(raw.index);
+          if (!r) argRestorers.set(raw.index, (r = restorer()));
+          ev = { ...raw, arguments: r.push(raw.arguments) };
+          // Everything held back (a possible placeholder) and nothing else to say: wait.
+          if (!ev.arguments && !ev.id && !ev.name) continue;
+        }
+        d.calls[ev.index] ??= { id: ev.id ?? "", type: "function", function: { name: "", arguments: "" } };
+        const call = d.calls[ev.index]!;
+        if (ev.id) call.id = ev.id;
+        if (ev.name) call.function.name += ev.name;
+        if (ev.arguments) call.function.arguments += ev.arguments;
+        sink.toolCall(ev, call);
+      } else if (raw.type === "finish") d.finish = raw.reason;
+      else if (raw.type === "usage") d.usage = raw.usage;
+    }
+    if (gone()) d.failure = "client disconnected";
+  } catch (err) {
+    d.failure = gone() ? "client disconnected" : err instanceof Error ? err.message : String(err);
+  }
+  if (content) {
+    const rest = content.flush();
+    d.text += rest;
+    if (rest && !d.failure) sink.text(rest);
+  }
+  for (const [index, r] of argRestorers) {
+    const rest = r.flush();
+    const call = d.calls[index];
+    if (!rest || !call) continue;
+    call.function.arguments += rest;
+    if (!d.failure) sink.toolCall({ type: "tool_call", index, arguments: rest }, call);
+  }
+  return d;
+}
+
+/** The finished answer of a clean stream, for settlement and the response cache. */
+export function drainedResult(d: Drained): ChatResult {
+  const calls = d.calls.filter(Boolean);
+  const result: ChatResult = { content: d.text || (calls.length ? null : ""), finishReason: d.finish, usage: d.usage ?? emptyUsage() };
+  if (calls.length) result.toolCalls = calls;
+  return result;
+}

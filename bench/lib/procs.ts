@@ -1,0 +1,89 @@
+/**
+ * Child processes of a benchmark run: spawned (optionally pinned to a core with taskset),
+ * waited for on their port, measured (RSS from /proc), and always stopped by their own pid.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import type { Subprocess } from "bun";
+
+export interface Child {
+  name: string;
+  proc: Subprocess;
+  pid: number;
+  /** The last lines it printed (for error messages when it dies). */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+let tasksetPath: string | null | undefined;
+export function taskset(): string | null {
+  if (tasksetPath === undefined) tasksetPath = Bun.which("taskset");
+  return tasksetPath;
+}
+
+/** Spawns `cmd`; with `core` set (and taskset present), every thread runs on that core. */
+export function spawnChild(name: string, cmd: string[], env: Record<string, string>, core: number | null): Child {
+  const ts = taskset();
+  const argv = core !== null && ts ? [ts, "-c", String(core), ...cmd] : cmd;
+  const proc = Bun.spawn(argv, { env, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+  const lines: string[] = [];
+  const keep = async (s: ReadableStream<Uint8Array>) => {
+    const dec = new TextDecoder();
+    for await (const chunk of s) {
+      lines.push(...dec.decode(chunk).split("\n").filter(Boolean));
+      if (lines.length > 40) lines.splice(0, lines.length - 40);
+    }
+  };
+  keep(proc.stdout as ReadableStream<Uint8Array>).catch(() => {});
+  keep(proc.stderr as ReadableStream<Uint8Array>).catch(() => {});
+  return {
+    name,
+    proc,
+    pid: proc.pid,
+    output: () => lines.join("\n"),
+    async stop() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill("SIGTERM");
+      const t = setTimeout(() => proc.kill("SIGKILL"), 5000);
+      await proc.exited;
+      clearTimeout(t);
+    },
+  };
+}
+
+/** Resolves once `url` answers (any status); throws with the child's output if it died. */
+export async function waitReady(child: Child, url: string, timeoutMs = 30_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.proc.exitCode !== null) throw new Error(`${child.name} exited (${child.proc.exitCode}):\n${child.output()}`);
+    try {
+      await fetch(url, { signal: AbortSignal.timeout(1000) });
+      return;
+    } catch {}
+    if (Date.now() > until) throw new Error(`${child.name} did not answer ${url} within ${timeoutMs} ms:\n${child.output()}`);
+    await Bun.sleep(100);
+  }
+}
+
+/** Resident set size in MiB (VmRSS), or null where /proc is missing. */
+export function rssMiB(pid: number): number | null {
+  const f = `/proc/${pid}/status`;
+  if (!existsSync(f)) return null;
+  const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(f, "utf8"));
+  return m ? Math.round((Number(m[1]) / 1024) * 10) / 10 : null;
+}
+
+/** CPU time (user + system, ms) a process has used so far, from /proc/PID/stat. */
+export function cpuMs(pid: number): number | null {
+  const f = `/proc/${pid}/stat`;
+  if (!existsSync(f)) return null;
+  const fields = readFileSync(f, "utf8").split(") ")[1]!.split(" ");
+  const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15)
+  return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+}
+
+export async function freePort(): Promise<number> {
+  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = s.port!;
+  await s.stop(true);
+  return port;
+}

@@ -1,0 +1,112 @@
+/** The markdown view of a results JSON (bench/results/<name>.md). */
+
+type R = { median: number; min: number; max: number };
+const f = (x: number | null | undefined, d = 2) => (x === null || x === undefined || !Number.isFinite(x) ? "–" : x.toFixed(d));
+/** A robust value: median, with the spread over repeats when there were several. */
+const rv = (r: R | undefined, d = 2) => (!r ? "–" : r.min === r.max ? f(r.median, d) : `${f(r.median, d)} (${f(r.min, d)}…${f(r.max, d)})`);
+const mark = (ok: boolean) => (ok ? "✅" : "❌");
+
+export function renderMarkdown(report: { meta: any; results: any }): string {
+  const { meta, results } = report;
+  const out: string[] = [];
+  out.push(`# Gateway benchmark${meta.label ? ` — ${meta.label}` : ""}`);
+  out.push("");
+  out.push(`${meta.date} · commit ${meta.commit}${meta.dirty ? " (+ uncommitted src changes)" : ""} · Bun ${meta.bun} · ${meta.cores} × ${meta.cpu} · ${meta.durationSeconds} s`);
+  out.push(`Layout: ${meta.layout}. Options: ${JSON.stringify(meta.options)}.`);
+  out.push("Values are medians over repeats, with (min…max) over repeats as the noise. *direct* = the simulator called directly; *proxy* = bare Bun fetch passthrough; *gateway* = full pipeline (key auth, rate limit, hold, settle, usage event on PostgreSQL).");
+  out.push("");
+
+  const targets: string[] = [];
+  const ol = (title: string, s: any, metrics: [string, string][]) => {
+    out.push(`## ${title}`);
+    out.push("");
+    out.push(`Open loop at ${s.rate} req/s, ${s.seconds} s per target per repeat, ${s.repeats} repeats. Times in ms from the scheduled send.`);
+    out.push("");
+    out.push("| metric | direct | proxy | gateway | gateway − direct | gateway − proxy | proxy − direct | gateway ÷ direct |");
+    out.push("|---|---|---|---|---|---|---|---|");
+    for (const [m, name] of metrics) {
+      for (const p of ["p50", "p90", "p99"]) {
+        const x = s.summary[m][p];
+        out.push(`| ${name} ${p} | ${rv(x.direct)} | ${rv(x.proxy)} | ${rv(x.gateway)} | **${rv(x.gatewayMinusDirect)}** | ${rv(x.gatewayMinusProxy)} | ${rv(x.proxyMinusDirect)} | ${f(x.gatewayOverDirect, 3)} |`);
+      }
+    }
+    out.push("");
+    out.push(`CPU per request (ms, target process only): proxy ${f(s.cpuMsPerRequest.proxy, 3)}, gateway ${f(s.cpuMsPerRequest.gateway, 3)}. Errors: ${JSON.stringify(s.errors)}. Prober send lag p99: ${f(s.proberSendLagP99Ms)} ms (the timer's own noise, the same for every target).`);
+    out.push("");
+  };
+
+  if (results.nonstream) {
+    const s = results.nonstream;
+    ol("Non-streaming chat (20 ms upstream)", s, [["latency", "latency"]]);
+    const a = s.summary.latency;
+    targets.push(`| non-streaming added p50 ≤ 0.8 ms | ${f(a.p50.gatewayMinusDirect.median)} ms | ${mark(a.p50.gatewayMinusDirect.median <= 0.8)} |`);
+    targets.push(`| non-streaming added p99 ≤ 3 ms | ${f(a.p99.gatewayMinusDirect.median)} ms | ${mark(a.p99.gatewayMinusDirect.median <= 3)} |`);
+    targets.push(`| non-streaming within ~0.3 ms of the proxy (p50) | ${f(a.p50.gatewayMinusProxy.median)} ms | ${mark(a.p50.gatewayMinusProxy.median <= 0.3)} |`);
+  }
+  if (results.stream) {
+    const s = results.stream;
+    ol("Streaming chat (20 ms to the first chunk, 5 ms between chunks)", s, [
+      ["ttfb", "time to first byte"],
+      ["total", "total"],
+      ["maxChunkGap", "longest gap between reads"],
+    ]);
+    targets.push(`| streaming TTFB added p50 ≤ 1 ms | ${f(s.summary.ttfb.p50.gatewayMinusDirect.median)} ms | ${mark(s.summary.ttfb.p50.gatewayMinusDirect.median <= 1)} |`);
+    const gap = s.summary.maxChunkGap.p50.gatewayMinusDirect.median;
+    targets.push(`| no per-chunk delay (longest gap, added p50) | ${f(gap)} ms | ${mark(gap <= 1)} |`);
+  }
+  if (results.saturation) {
+    const s = results.saturation;
+    out.push(`## Closed-loop saturation (wrk, ${s.connections} connections, instant upstream)`);
+    out.push("");
+    out.push(`${s.seconds} s per target per repeat, ${s.repeats} repeats.`);
+    out.push("");
+    out.push("| | direct | proxy | gateway | gateway ÷ proxy | gateway ÷ direct |");
+    out.push("|---|---|---|---|---|---|");
+    out.push(`| requests/s | ${rv(s.rps.direct, 0)} | ${rv(s.rps.proxy, 0)} | ${rv(s.rps.gateway, 0)} | **${rv(s.gatewayOverProxy, 3)}** | ${rv(s.gatewayOverDirect, 3)} |`);
+    out.push(`| latency p50 (ms) | ${rv(s.latencyP50Ms.direct)} | ${rv(s.latencyP50Ms.proxy)} | ${rv(s.latencyP50Ms.gateway)} | | |`);
+    out.push(`| latency p99 (ms) | ${rv(s.latencyP99Ms.direct)} | ${rv(s.latencyP99Ms.proxy)} | ${rv(s.latencyP99Ms.gateway)} | | |`);
+    out.push(`| CPU ms per request (target process) | | ${f(s.cpuMsPerRequest.proxy, 3)} | ${f(s.cpuMsPerRequest.gateway, 3)} | | |`);
+    out.push("");
+    out.push(`Errors (connect/read/write/non-2xx/timeout, summed): ${JSON.stringify(s.errors)}.`);
+    out.push("");
+    targets.push(`| saturated throughput ≥ 30 % of the bare proxy | ${f(s.gatewayOverProxy.median * 100, 1)} % | ${mark(s.gatewayOverProxy.median >= 0.3)} |`);
+  }
+  if (results.sweep) {
+    const s = results.sweep;
+    out.push(`## Concurrency sweep (wrk, instant upstream, ${s.seconds} s each, one run)`);
+    out.push("");
+    out.push("| connections | direct req/s | proxy req/s | gateway req/s | gateway ÷ proxy | direct p99 ms | proxy p99 ms | gateway p99 ms |");
+    out.push("|---|---|---|---|---|---|---|---|");
+    for (const row of s.rows) {
+      const b = row.byTarget;
+      out.push(`| ${row.connections} | ${f(b.direct.rps, 0)} | ${f(b.proxy.rps, 0)} | ${f(b.gateway.rps, 0)} | ${f(b.gateway.rps / b.proxy.rps, 3)} | ${f(b.direct.latencyMs.p99)} | ${f(b.proxy.latencyMs.p99)} | ${f(b.gateway.latencyMs.p99)} |`);
+    }
+    out.push("");
+  }
+  if (results.streams) {
+    out.push("## Concurrent open streams (RSS of the target process, MiB)");
+    out.push("");
+    out.push("| target | streams | before | round 1 peak | round 1 after | round 2 peak | round 2 after | completed |");
+    out.push("|---|---|---|---|---|---|---|---|");
+    for (const [name, s] of Object.entries<any>(results.streams)) {
+      const [a, b] = s.rounds;
+      out.push(`| ${name} | ${s.streams} | ${f(s.beforeMiB, 1)} | ${f(a?.peakMiB, 1)} | ${f(a?.afterMiB, 1)} | ${f(b?.peakMiB, 1)} | ${f(b?.afterMiB, 1)} | ${s.rounds.map((r: any) => `${r.ok}/${s.streams}`).join(", ")} |`);
+    }
+    out.push("");
+    const g = results.streams.gateway;
+    if (g?.rounds?.length === 2) {
+      const growth = g.rounds[1].afterMiB - g.rounds[0].afterMiB;
+      targets.push(`| memory flat over the streams scenario (round 2 after − round 1 after) | ${f(growth, 1)} MiB | ${mark(Math.abs(growth) <= 10 && g.rounds.every((r: any) => r.ok === g.streams))} |`);
+    }
+  }
+  if (results.stats) {
+    out.push("## Stats endpoints");
+    out.push("");
+    out.push(results.stats.note);
+    out.push("");
+  }
+  if (targets.length) {
+    out.splice(5, 0, "## Targets", "", "| target | measured | met |", "|---|---|---|", ...targets, "");
+  }
+  return out.join("\n") + "\n";
+}

@@ -1,0 +1,142 @@
+/**
+ * The system under test, on loopback: the upstream simulator, the gateway on a fresh
+ * PostgreSQL database (every provider pointed at the simulator), the bare proxy, and a funded
+ * user with an API key made through the public account and admin API.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import postgres from "postgres";
+import { freePort, spawnChild, waitReady, type Child } from "./procs";
+
+const ROOT = join(import.meta.dir, "..", "..");
+const ADMIN_TOKEN = "bench-admin-token-0123456789abcdef";
+
+export interface StackOptions {
+  /** postgres://… of a server where a database may be created (default 127.0.0.1:5432). */
+  serverUrl: string;
+  /** Core for the gateway and the bare proxy; the simulator gets `loadCore`. */
+  targetCore: number | null;
+  loadCore: number | null;
+  /** Extra flags for the gateway's bun (e.g. --cpu-prof-md). */
+  gatewayBunFlags: string[];
+  /** Extra environment for the gateway. */
+  gatewayEnv: Record<string, string>;
+}
+
+export interface Stack {
+  simUrl: string;
+  gatewayUrl: string;
+  proxyUrl: string;
+  sim: Child;
+  gateway: Child;
+  proxy: Child;
+  token: string;
+  userId: string;
+  dbName: string;
+  stop(): Promise<void>;
+}
+
+/** Probes the server; throws a message that says what to do. */
+export async function checkPostgres(serverUrl: string): Promise<void> {
+  const sql = postgres(serverUrl, { max: 1, connect_timeout: 3, onnotice: () => {} });
+  try {
+    await sql`select 1`;
+  } catch (e) {
+    throw new Error(`PostgreSQL is not reachable at ${serverUrl} (${e instanceof Error ? e.message : e}). Start it, or pass --pg=postgres://user@host:port/db`);
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+}
+
+export async function startStack(o: StackOptions): Promise<Stack> {
+  const dbName = `gw_bench_${Date.now().toString(36)}`;
+  const admin = postgres(o.serverUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database ${dbName}`);
+  await admin.end();
+  const dbUrl = o.serverUrl.replace(/\/[^/]*$/, `/${dbName}`);
+  const dataDir = mkdtempSync(join(tmpdir(), "gw-bench-"));
+  const bun = process.execPath;
+  const children: Child[] = [];
+  const baseEnv = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/root", BUN_CONFIG_MAX_HTTP_REQUESTS: "4096" };
+
+  const stopAll = async () => {
+    for (const c of children.reverse()) await c.stop().catch(() => {});
+    rmSync(dataDir, { recursive: true, force: true });
+    const a = postgres(o.serverUrl, { max: 1, onnotice: () => {} });
+    await a.unsafe(`drop database if exists ${dbName} with (force)`).catch(() => {});
+    await a.end();
+  };
+
+  try {
+    const simPort = await freePort();
+    const sim = spawnChild("simulator", [bun, join(ROOT, "src/sim/main.ts")], { ...baseEnv, SIM_PORT: String(simPort), SIM_HOST: "127.0.0.1" }, o.loadCore);
+    children.push(sim);
+    const simUrl = `http://127.0.0.1:${simPort}`;
+    await waitReady(sim, `${simUrl}/sim/stats`);
+
+    // Every provider of the catalog at the simulator, so the gateway starts no simulator of its own.
+    const catalog = JSON.parse(readFileSync(join(ROOT, "src/catalog/catalog.json"), "utf8")) as { providers: { id: string; base_url_env: string }[] };
+    const providerEnv: Record<string, string> = {};
+    for (const p of catalog.providers) providerEnv[p.base_url_env] = `${simUrl}/sim/${p.id}`;
+
+    const gwPort = await freePort();
+    const gateway = spawnChild(
+      "gateway",
+      [bun, ...o.gatewayBunFlags, join(ROOT, "src/main.ts")],
+      {
+        ...baseEnv,
+        ...providerEnv,
+        DATABASE_URL: dbUrl,
+        DATA_DIR: dataDir,
+        PORT: String(gwPort),
+        HOST: "127.0.0.1",
+        ADMIN_TOKEN,
+        JWT_SECRET: "bench-jwt-secret-0123456789abcdef0123456789",
+        DEMO_MODE: "false",
+        // On, with a limit no run reaches: the limiter is exercised on every request.
+        RATE_LIMIT_RPM: "1000000",
+        LOG_LEVEL: "warn",
+        ...o.gatewayEnv,
+      },
+      o.targetCore,
+    );
+    children.push(gateway);
+    const gatewayUrl = `http://127.0.0.1:${gwPort}`;
+    await waitReady(gateway, `${gatewayUrl}/healthz`, 60_000);
+
+    const proxyPort = await freePort();
+    const proxy = spawnChild("bare proxy", [bun, join(ROOT, "bench/proxy.ts")], { ...baseEnv, PROXY_PORT: String(proxyPort), UPSTREAM: `${simUrl}/sim/openai` }, o.targetCore);
+    children.push(proxy);
+    const proxyUrl = `http://127.0.0.1:${proxyPort}`;
+    await waitReady(proxy, `${proxyUrl}/health`);
+
+    const { token, userId } = await fundedKey(gatewayUrl);
+    return { simUrl, gatewayUrl, proxyUrl, sim, gateway, proxy, token, userId, dbName, stop: stopAll };
+  } catch (e) {
+    await stopAll();
+    throw e;
+  }
+}
+
+async function call(base: string, method: string, path: string, token: string | null, body?: unknown): Promise<any> {
+  const res = await fetch(base + path, {
+    method,
+    headers: { "content-type": "application/json", ...(token && { authorization: `Bearer ${token}` }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
+/** A new account with plenty of credit and a standard key, through the public API. */
+async function fundedKey(base: string): Promise<{ token: string; userId: string }> {
+  const email = `bench-${crypto.randomUUID().slice(0, 8)}@bench.example`;
+  const password = "benchmark password 1";
+  const s = await call(base, "POST", "/v1/auth/signup", null, { email, password });
+  const l = await call(base, "POST", "/v1/auth/login", null, { email, password });
+  await call(base, "POST", `/v1/admin/users/${s.user_id}/topups`, ADMIN_TOKEN, { amount_krw: 10_000_000_000 });
+  const k = await call(base, "POST", "/v1/keys", l.access_token, { name: "bench" });
+  return { token: k.key, userId: s.user_id };
+}

@@ -1,0 +1,291 @@
+/**
+ * `npm run bench` (= `bun bench/run.ts`): what the gateway adds, measured side by side with
+ * the upstream simulator called directly and with a bare Bun `fetch` proxy, in one run.
+ * See bench/README.md for how to read the output (bench/results/<out>.{json,md}).
+ *
+ * Flags:
+ *   --only=nonstream,stream,saturation,sweep,streams,stats   scenarios to run (default: all)
+ *   --quick            halve every duration (about 2.5 minutes)
+ *   --scale=F          multiply every duration by F
+ *   --repeats=N        repeats of each compared scenario (default 3), targets alternating
+ *   --rate=N           open-loop rate for the non-streaming scenario (default 200/s)
+ *   --conns=N          wrk connections for the saturation scenario (default 50)
+ *   --streams=N        concurrent streams in the memory scenario (default 500)
+ *   --no-pin           do not pin processes to cores with taskset
+ *   --profile          run the gateway under `bun --cpu-prof-md` (profile in bench/results/profile/)
+ *   --pg=URL           PostgreSQL server to create the throwaway database on
+ *   --out=NAME         results file name (default: latest)
+ *   --label=TEXT       free text stored with the results (e.g. "before")
+ */
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { join } from "node:path";
+import { openLoop, openStreams, wrk, type OpenLoopResult, type Target, type WrkResult } from "./lib/load";
+import { cpuMs, rssMiB, taskset } from "./lib/procs";
+import { checkPostgres, startStack, type Stack } from "./lib/stack";
+import { dist, median, r2, r3, robust, type Dist } from "./lib/summary";
+import { renderMarkdown } from "./lib/report";
+
+const ALL = ["nonstream", "stream", "saturation", "sweep", "streams", "stats"] as const;
+type Scenario = (typeof ALL)[number];
+
+function flag(name: string): string | undefined {
+  const a = process.argv.find((x) => x === `--${name}` || x.startsWith(`--${name}=`));
+  if (!a) return undefined;
+  return a.includes("=") ? a.slice(a.indexOf("=") + 1) : "true";
+}
+
+const unknown = process.argv.slice(2).filter((a) => !/^--(only|quick|scale|repeats|rate|conns|streams|no-pin|profile|pg|out|label)(=.*)?$/.test(a));
+if (unknown.length || flag("help")) {
+  console.error(`unknown argument(s): ${unknown.join(" ")}\nsee the header of bench/run.ts for the flags`);
+  process.exit(2);
+}
+
+const only = new Set<Scenario>((flag("only")?.split(",") as Scenario[] | undefined) ?? ALL);
+for (const s of only) if (!ALL.includes(s)) throw new Error(`unknown scenario ${s}; known: ${ALL.join(", ")}`);
+const scale = Number(flag("scale") ?? (flag("quick") ? 0.5 : 1));
+const repeats = Number(flag("repeats") ?? 3);
+const rate = Number(flag("rate") ?? 200);
+const conns = Number(flag("conns") ?? 50);
+const nStreams = Number(flag("streams") ?? 500);
+const pin = !flag("no-pin") && taskset() !== null && cpus().length >= 2;
+const profile = !!flag("profile");
+const pgServer = flag("pg") ?? process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const outName = flag("out") ?? "latest";
+const label = flag("label") ?? "";
+const sec = (s: number) => Math.max(1, Math.round(s * scale * 1000));
+
+// The load generators run in this process: it must be allowed more than Bun's default 256
+// concurrent fetches (the streams scenario), and it belongs on the load core. Re-exec once.
+const TARGET_CORE = pin ? 0 : null;
+const LOAD_CORE = pin ? 1 : null;
+if (!process.env.BENCH_CHILD) {
+  const argv = [process.execPath, ...process.argv.slice(1)];
+  const ts = taskset();
+  const p = Bun.spawn(pin && ts ? [ts, "-c", String(LOAD_CORE), ...argv] : argv, {
+    env: { ...process.env, BENCH_CHILD: "1", BUN_CONFIG_MAX_HTTP_REQUESTS: "4096" },
+    stdio: ["inherit", "inherit", "inherit"],
+  });
+  for (const s of ["SIGINT", "SIGTERM"] as const) process.on(s, () => p.kill(s));
+  process.exit(await p.exited);
+}
+
+const log = (...a: unknown[]) => console.log(`[${new Date().toISOString().slice(11, 19)}]`, ...a);
+
+if ((only.has("saturation") || only.has("sweep")) && !Bun.which("wrk")) {
+  console.error("wrk is not installed. Install it (Debian/Ubuntu: apt-get update && apt-get install -y wrk) or run only the other scenarios: --only=nonstream,stream,streams");
+  process.exit(2);
+}
+await checkPostgres(pgServer).catch((e) => {
+  console.error(e.message);
+  process.exit(2);
+});
+
+const profileDir = join(import.meta.dir, "results", "profile");
+if (profile) mkdirSync(profileDir, { recursive: true });
+log(`starting simulator, gateway (PostgreSQL at ${pgServer.replace(/\/[^/]*$/, "")}) and bare proxy; pinning ${pin ? "on" : "off"}`);
+const stack = await startStack({
+  serverUrl: pgServer,
+  targetCore: TARGET_CORE,
+  loadCore: LOAD_CORE,
+  gatewayBunFlags: profile ? ["--cpu-prof-md", `--cpu-prof-dir=${profileDir}`] : [],
+  gatewayEnv: {},
+});
+let stopping = false;
+const stopStack = async () => {
+  if (stopping) return;
+  stopping = true;
+  await stack.stop();
+};
+process.on("SIGINT", () => void stopStack().then(() => process.exit(130)));
+
+const targets = (s: Stack): Target[] => [
+  { name: "direct", url: `${s.simUrl}/sim/openai/v1/chat/completions` },
+  { name: "proxy", url: `${s.proxyUrl}/v1/chat/completions` },
+  { name: "gateway", url: `${s.gatewayUrl}/v1/chat/completions` },
+];
+const pidOf = (t: Target) => (t.name === "gateway" ? stack.gateway.pid : t.name === "proxy" ? stack.proxy.pid : stack.sim.pid);
+/** Repeat r visits the targets in a rotated order, so no target always runs first or last. */
+const order = (ts: Target[], r: number) => ts.map((_, i) => ts[(i + r) % ts.length]!);
+
+const body = (content: string, stream: boolean) =>
+  JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content }], max_tokens: 64, ...(stream && { stream: true, stream_options: { include_usage: true } }) });
+// The proxy and the simulator get the very body the gateway gets; the simulator ignores `stream_options` when absent.
+const NONSTREAM_BODY = body("Say hello to the benchmark. [sim:latency=20]", false);
+const STREAM_BODY = body("Stream a short answer to the benchmark. [sim:latency=20] [sim:chunk_ms=5]", true);
+const INSTANT_BODY = body("Say hello to the benchmark.", false);
+const LONG_STREAM_BODY = body("Hold this stream open. [sim:chunk_ms=500]", true);
+
+const results: Record<string, unknown> = {};
+const started = Date.now();
+
+async function cpuPerRequest<T extends { ok?: number; requests?: number }>(t: Target, fn: () => Promise<T>): Promise<{ r: T; cpuMsPerReq: number | null }> {
+  const pid = pidOf(t);
+  const before = cpuMs(pid);
+  const r = await fn();
+  const after = cpuMs(pid);
+  const n = r.ok ?? r.requests ?? 0;
+  return { r, cpuMsPerReq: before !== null && after !== null && n ? (after - before) / n : null };
+}
+
+type Metric = (r: OpenLoopResult) => number[];
+
+/** Open-loop comparison: per repeat, every target in rotated order; medians of per-repeat percentiles. */
+async function compareOpenLoop(name: string, o: { rate: number; ms: number; body: string; stream: boolean; metrics: Record<string, Metric> }) {
+  const ts = targets(stack);
+  log(`${name}: warm-up`);
+  for (const t of ts) await openLoop(t, { rate: o.rate, durationMs: sec(2), body: o.body, token: stack.token, stream: o.stream });
+  const runs: { repeat: number; order: string[]; byTarget: Record<string, { metrics: Record<string, Dist>; errors: number; sent: number; firstError?: string; sendLag: Dist; cpuMsPerReq: number | null }> }[] = [];
+  for (let r = 0; r < repeats; r++) {
+    const byTarget: (typeof runs)[number]["byTarget"] = {};
+    const ord = order(ts, r);
+    for (const t of ord) {
+      const { r: res, cpuMsPerReq } = await cpuPerRequest(t, () => openLoop(t, { rate: o.rate, durationMs: o.ms, body: o.body, token: stack.token, stream: o.stream }));
+      const metrics: Record<string, Dist> = {};
+      for (const [m, f] of Object.entries(o.metrics)) metrics[m] = dist(f(res));
+      byTarget[t.name] = { metrics, errors: res.errors, sent: res.sent, firstError: res.firstError, sendLag: dist(res.sendLag), cpuMsPerReq };
+      log(`${name} #${r + 1} ${t.name.padEnd(7)} ${Object.entries(metrics).map(([m, d]) => `${m} p50 ${d.p50.toFixed(2)} p99 ${d.p99.toFixed(2)}`).join(" | ")} errors ${res.errors}${res.firstError ? ` (${res.firstError})` : ""}`);
+    }
+    runs.push({ repeat: r + 1, order: ord.map((t) => t.name), byTarget });
+  }
+  // Summary: per metric and percentile, the median over repeats of each target's value and of the paired differences.
+  const summary: Record<string, Record<string, unknown>> = {};
+  for (const m of Object.keys(o.metrics)) {
+    const s: Record<string, unknown> = {};
+    for (const p of ["p50", "p90", "p99"] as const) {
+      const v = (tn: string) => runs.map((run) => run.byTarget[tn]!.metrics[m]![p]);
+      const diff = (a: string, b: string) => runs.map((run) => run.byTarget[a]!.metrics[m]![p] - run.byTarget[b]!.metrics[m]![p]);
+      s[p] = {
+        direct: robust(v("direct")),
+        proxy: robust(v("proxy")),
+        gateway: robust(v("gateway")),
+        gatewayMinusDirect: robust(diff("gateway", "direct")),
+        gatewayMinusProxy: robust(diff("gateway", "proxy")),
+        proxyMinusDirect: robust(diff("proxy", "direct")),
+        gatewayOverDirect: median(runs.map((run) => run.byTarget.gateway!.metrics[m]![p] / run.byTarget.direct!.metrics[m]![p])),
+        gatewayOverProxy: median(runs.map((run) => run.byTarget.gateway!.metrics[m]![p] / run.byTarget.proxy!.metrics[m]![p])),
+      };
+    }
+    summary[m] = s;
+  }
+  const cpu = Object.fromEntries(["proxy", "gateway"].map((tn) => [tn, median(runs.map((run) => run.byTarget[tn]!.cpuMsPerReq ?? NaN))]));
+  const errors = Object.fromEntries(ts.map((t) => [t.name, runs.reduce((a, run) => a + run.byTarget[t.name]!.errors, 0)]));
+  const sendLagP99 = median(runs.flatMap((run) => Object.values(run.byTarget).map((b) => b.sendLag.p99)));
+  return { rate: o.rate, seconds: o.ms / 1000, repeats, summary, cpuMsPerRequest: cpu, errors, proberSendLagP99Ms: sendLagP99, runs };
+}
+
+try {
+  if (only.has("nonstream")) {
+    results.nonstream = await compareOpenLoop("non-streaming", { rate, ms: sec(10), body: NONSTREAM_BODY, stream: false, metrics: { latency: (r) => r.latency } });
+  }
+  if (only.has("stream")) {
+    results.stream = await compareOpenLoop("streaming", {
+      rate: 50,
+      ms: sec(6),
+      body: STREAM_BODY,
+      stream: true,
+      metrics: { ttfb: (r) => r.ttfb, total: (r) => r.latency, maxChunkGap: (r) => r.maxGap },
+    });
+  }
+  if (only.has("saturation")) {
+    const ts = targets(stack);
+    log(`saturation: wrk -c${conns}, instant upstream; warm-up`);
+    for (const t of ts) await wrk(t, { connections: conns, seconds: Math.max(1, Math.round(2 * scale)), body: INSTANT_BODY, token: stack.token, core: LOAD_CORE });
+    const runs: { repeat: number; order: string[]; byTarget: Record<string, WrkResult & { cpuMsPerReq: number | null }> }[] = [];
+    for (let r = 0; r < repeats; r++) {
+      const byTarget: (typeof runs)[number]["byTarget"] = {};
+      const ord = order(ts, r);
+      for (const t of ord) {
+        const { r: w, cpuMsPerReq } = await cpuPerRequest(t, () => wrk(t, { connections: conns, seconds: Math.max(2, Math.round(8 * scale)), body: INSTANT_BODY, token: stack.token, core: LOAD_CORE }));
+        byTarget[t.name] = { ...w, cpuMsPerReq };
+        log(`saturation #${r + 1} ${t.name.padEnd(7)} ${w.rps.toFixed(0)} req/s p50 ${w.latencyMs.p50.toFixed(2)} ms p99 ${w.latencyMs.p99.toFixed(2)} ms errors ${w.errors}`);
+      }
+      runs.push({ repeat: r + 1, order: ord.map((t) => t.name), byTarget });
+    }
+    const rps = (tn: string) => robust(runs.map((run) => run.byTarget[tn]!.rps));
+    results.saturation = {
+      connections: conns,
+      seconds: Math.max(2, Math.round(8 * scale)),
+      repeats,
+      rps: { direct: rps("direct"), proxy: rps("proxy"), gateway: rps("gateway") },
+      gatewayOverProxy: robust(runs.map((run) => run.byTarget.gateway!.rps / run.byTarget.proxy!.rps)),
+      gatewayOverDirect: robust(runs.map((run) => run.byTarget.gateway!.rps / run.byTarget.direct!.rps)),
+      latencyP50Ms: Object.fromEntries(ts.map((t) => [t.name, robust(runs.map((run) => run.byTarget[t.name]!.latencyMs.p50))])),
+      latencyP99Ms: Object.fromEntries(ts.map((t) => [t.name, robust(runs.map((run) => run.byTarget[t.name]!.latencyMs.p99))])),
+      cpuMsPerRequest: { proxy: median(runs.map((run) => run.byTarget.proxy!.cpuMsPerReq ?? NaN)), gateway: median(runs.map((run) => run.byTarget.gateway!.cpuMsPerReq ?? NaN)) },
+      errors: Object.fromEntries(ts.map((t) => [t.name, runs.reduce((a, run) => a + run.byTarget[t.name]!.errors, 0)])),
+      runs,
+    };
+  }
+  if (only.has("sweep")) {
+    const levels = [1, 4, 16, 64, 256];
+    const rows: { connections: number; byTarget: Record<string, WrkResult> }[] = [];
+    for (const c of levels) {
+      const byTarget: Record<string, WrkResult> = {};
+      for (const t of order(targets(stack), levels.indexOf(c))) {
+        byTarget[t.name] = await wrk(t, { connections: c, seconds: Math.max(1, Math.round(3 * scale)), body: INSTANT_BODY, token: stack.token, core: LOAD_CORE });
+      }
+      log(`sweep c=${c}: ${Object.entries(byTarget).map(([n, w]) => `${n} ${w.rps.toFixed(0)}/s p99 ${w.latencyMs.p99.toFixed(2)}ms`).join(" | ")}`);
+      rows.push({ connections: c, byTarget });
+    }
+    results.sweep = { seconds: Math.max(1, Math.round(3 * scale)), rows };
+  }
+  if (only.has("streams")) {
+    const out: Record<string, unknown> = {};
+    for (const t of targets(stack).filter((x) => x.name !== "direct")) {
+      const pid = pidOf(t);
+      Bun.gc(true);
+      await Bun.sleep(1000);
+      const before = rssMiB(pid);
+      const rounds: { peakMiB: number | null; afterMiB: number | null; ok: number; errors: number; seconds: number; firstError?: string }[] = [];
+      for (let round = 0; round < 2; round++) {
+        let peak = 0;
+        const res = await openStreams(t, {
+          n: nStreams,
+          body: LONG_STREAM_BODY,
+          token: stack.token,
+          sample: () => {
+            peak = Math.max(peak, rssMiB(pid) ?? 0);
+          },
+        });
+        await Bun.sleep(2000);
+        rounds.push({ peakMiB: peak || null, afterMiB: rssMiB(pid), ok: res.ok, errors: res.errors, seconds: r2(res.ms / 1000)!, firstError: res.firstError });
+        log(`streams ${t.name} round ${round + 1}: ${res.ok}/${nStreams} ok in ${(res.ms / 1000).toFixed(1)} s, RSS before ${before} peak ${peak} after ${rssMiB(pid)} MiB${res.firstError ? ` (${res.firstError})` : ""}`);
+      }
+      out[t.name] = { streams: nStreams, beforeMiB: before, rounds };
+    }
+    results.streams = out;
+  }
+  if (only.has("stats")) {
+    const statsBench = join(import.meta.dir, "stats.ts");
+    results.stats = existsSync(statsBench)
+      ? { note: "bench/stats.ts exists; run it on its own (`bun bench/stats.ts`): it loads a million usage events, which this runner does not." }
+      : { note: "bench/stats.ts is not present in this tree; no stats figures" };
+  }
+} finally {
+  log("stopping");
+  await stopStack();
+}
+
+const meta = {
+  label,
+  date: new Date().toISOString(),
+  durationSeconds: Math.round((Date.now() - started) / 1000),
+  commit: (await Bun.$`git -C ${join(import.meta.dir, "..")} rev-parse --short HEAD`.nothrow().quiet().text()).trim(),
+  dirty: (await Bun.$`git -C ${join(import.meta.dir, "..")} status --porcelain -- src`.nothrow().quiet().text()).trim().length > 0,
+  bun: Bun.version,
+  cpu: cpus()[0]?.model ?? "?",
+  cores: cpus().length,
+  layout: pin
+    ? "core 0: the target under test (gateway or bare proxy, each its own process); core 1: simulator, this runner (open-loop prober) and wrk; PostgreSQL: unpinned"
+    : "no pinning",
+  options: { scale, repeats, rate, conns, streams: nStreams, profile },
+};
+const report = { meta, results };
+const dir = join(import.meta.dir, "results");
+mkdirSync(dir, { recursive: true });
+writeFileSync(join(dir, `${outName}.json`), JSON.stringify(report, (_, v) => (typeof v === "number" ? (Number.isFinite(v) ? Math.round(v * 1000) / 1000 : null) : v), 2) + "\n");
+writeFileSync(join(dir, `${outName}.md`), renderMarkdown(report));
+log(`wrote bench/results/${outName}.json and .md`);
+console.log("\n" + renderMarkdown(report));
+void r3;

@@ -1,0 +1,60 @@
+/**
+ * Brave Search's web search API as a SearchProvider: `GET {base}/res/v1/web/search?q=&count=`
+ * with the `X-Subscription-Token` header. Failures become UpstreamErrors like every adapter's.
+ */
+import { UpstreamError } from "../../core/chat/provider";
+import type { SearchProvider, SearchResult } from "../../core/chat/web-search";
+import { fetchWithDeadlines, readAllBytes } from "../../lib/http-deadline";
+import { classifyHttpStatus, parseRetryAfterHeaders, toTransportError } from "../shared/errors";
+
+export interface BraveOptions {
+  baseUrl: string;
+  apiKey: string;
+  timeoutMs: number;
+}
+
+interface BraveWire {
+  web?: { results?: { title?: string; url?: string; description?: string }[] };
+}
+
+const utf8 = new TextDecoder();
+
+/** Brave's descriptions carry `<strong>` highlights; the prompt wants plain text. */
+function plain(s: string | undefined): string {
+  return (s ?? "").replace(/<[^>]+>/g, "").replace(/&quot;/g, '"').replace(/&amp;/g, "&").replace(/&#39;/g, "'");
+}
+
+export function fromBraveResponse(body: BraveWire, count: number): SearchResult[] {
+  return (body.web?.results ?? [])
+    .filter((r) => r.url)
+    .slice(0, count)
+    .map((r) => ({ title: plain(r.title) || r.url!, url: r.url!, description: plain(r.description) }));
+}
+
+export function braveSearchProvider(o: BraveOptions): SearchProvider {
+  return {
+    id: "brave",
+    async search(query, count, signal) {
+      const url = `${o.baseUrl.replace(/\/+$/, "")}/res/v1/web/search?` + new URLSearchParams({ q: query.slice(0, 400), count: String(count), result_filter: "web", text_decorations: "false" });
+      let res;
+      try {
+        res = await fetchWithDeadlines(
+          url,
+          { method: "GET", headers: { accept: "application/json", "x-subscription-token": o.apiKey } },
+          { signal, firstByteTimeoutMs: o.timeoutMs, idleTimeoutMs: o.timeoutMs, mapBodyError: (e) => toTransportError(e, "body", signal) },
+        );
+      } catch (e) {
+        throw toTransportError(e, "connect", signal);
+      }
+      const text = utf8.decode(await readAllBytes(res.body));
+      if (!res.response.ok) {
+        throw new UpstreamError(classifyHttpStatus(res.response.status), `search failed with ${res.response.status}`, res.response.status, text.slice(0, 500), parseRetryAfterHeaders(res.response.headers));
+      }
+      try {
+        return fromBraveResponse(JSON.parse(text) as BraveWire, count);
+      } catch {
+        throw new UpstreamError("transient", "search answer is not JSON", 200, text.slice(0, 500));
+      }
+    },
+  };
+}

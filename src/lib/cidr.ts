@@ -33,8 +33,11 @@ function parseIpv6(s: string): bigint | null {
   const [head, rest] = s.includes("::") ? s.split("::") : [s, undefined];
   const hs = head ? head.split(":") : [];
   const ts = rest === undefined ? [] : rest ? rest.split(":") : [];
+  // "::" stands for at least one group; more than 7 explicit groups around it is malformed
+  // (checked before building the array: a negative length would throw, not return null).
+  if (rest !== undefined && hs.length + ts.length > 7) return null;
   const groups = rest === undefined ? hs : [...hs, ...Array(8 - hs.length - ts.length).fill("0"), ...ts];
-  if (groups.length !== 8 || (rest !== undefined && hs.length + ts.length > 7)) return null;
+  if (groups.length !== 8) return null;
   let v = 0n;
   for (const g of groups) {
     if (!/^[0-9a-fA-F]{1,4}$/.test(g)) return null;

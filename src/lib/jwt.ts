@@ -29,8 +29,10 @@ export function verifyJwt(token: string, secret: string, now = Date.now()): JwtC
   try {
     const header = JSON.parse(Buffer.from(h, "base64url").toString("utf8"));
     if (header?.alg !== "HS256") return null;
-    const expected = createHmac("sha256", secret).update(`${h}.${b}`).digest();
-    const given = Buffer.from(s, "base64url");
+    // Compare the canonical base64url text, not decoded bytes: a decoder ignores the unused
+    // low bits of the last character, so a decoded comparison accepts altered signatures.
+    const expected = Buffer.from(createHmac("sha256", secret).update(`${h}.${b}`).digest("base64url"));
+    const given = Buffer.from(s);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
     const claims = JSON.parse(Buffer.from(b, "base64url").toString("utf8"));
     if (typeof claims?.sub !== "string" || typeof claims?.exp !== "number") return null;

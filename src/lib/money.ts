@@ -34,7 +34,10 @@ export function microToKrw(micro: bigint): number {
  * ledger keeps the exact value; this is the display figure only.
  */
 export function microToKrwRounded(micro: bigint): number {
-  return Number((micro + MICRO_PER_KRW / 2n) / MICRO_PER_KRW);
+  // Floor division: bigint `/` truncates toward zero, which rounds negatives the wrong way.
+  const n = micro + MICRO_PER_KRW / 2n;
+  const q = n / MICRO_PER_KRW;
+  return Number(n < 0n && q * MICRO_PER_KRW !== n ? q - 1n : q);
 }
 
 /** Ceiling division for non-negative bigints. */

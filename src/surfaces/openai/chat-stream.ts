@@ -115,7 +115,9 @@ async function relayRaw(service: ChatService, plan: ChatPlan, opened: Extract<Op
     if (result && usage) result.usage = usage;
     const { cost, usage: billed } = await service.finishStream(plan, c, usage, chars, true, result);
     if (result && !usage) result.usage = billed;
-    const final = usageChunk ? { ...usageChunk, choices: [], cost: costJson(cost) } : { object: "chat.completion.chunk", model: c.model.id, provider: c.provider.id, choices: [], usage: { prompt_tokens: billed.promptTokens, completion_tokens: billed.completionTokens, total_tokens: billed.promptTokens + billed.completionTokens }, cost: costJson(cost) };
+    // The one event the gateway writes itself names the catalog model and the provider that
+    // answered (the relayed chunks carry the upstream's own model id).
+    const final = usageChunk ? { ...usageChunk, model: c.model.id, provider: c.provider.id, choices: [], cost: costJson(cost) } : { object: "chat.completion.chunk", model: c.model.id, provider: c.provider.id, choices: [], usage: { prompt_tokens: billed.promptTokens, completion_tokens: billed.completionTokens, total_tokens: billed.promptTokens + billed.completionTokens }, cost: costJson(cost) };
     write(enc.encode(`data: ${JSON.stringify(final)}\n\n`));
     write(DONE);
     return;

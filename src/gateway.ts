@@ -39,6 +39,11 @@ import { Elysia } from "elysia";
 import { compactRoutes } from "./http/routes/responses-compact";
 import { responsesRoutes } from "./http/routes/responses";
 import { FeedbackRepo } from "./db/repos/feedback";
+import { RollupRepo } from "./db/repos/rollups";
+import { StatsService } from "./core/stats";
+import { startStatsRollup, statsSettings } from "./jobs/stats-rollup";
+import { statsRoutes } from "./http/routes/stats";
+import { usageReportRoutes } from "./http/routes/usage-report";
 
 export interface BuildOptions {
   /** Use this already-open database instead of opening one from the config. */
@@ -175,11 +180,19 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     adminToken,
     chatProviderIds: () => (catalog.peek()?.providers ?? []).filter((p) => p.kind === "chat").map((p) => p.id),
   };
+  const statsCfg = statsSettings(cfg);
+  const rollups = new RollupRepo(db, { keyCap: statsCfg.minKeys });
+  const stats = new StatsService({ reader: rollups, minKeys: statsCfg.minKeys, ttlMs: statsCfg.maxAgeSeconds * 1000 });
+  const statsJob =
+    statsCfg.intervalMs > 0 ? startStatsRollup({ db, url: opts.db ? undefined : (opts.dbOptions?.url ?? cfg.DATABASE_URL), intervalMs: statsCfg.intervalMs, keyCap: statsCfg.minKeys }) : null;
+
   const app = createApp(deps, [
     new Elysia({ name: "models-guard" }).use(modelsRoutes(() => catalog.current())),
     chatRoutes(deps, { chat, pii: piiMasking, keepaliveMs: 15_000 }),
     compactRoutes(deps),
     responsesRoutes(deps, { chat, pii: piiMasking, keepaliveMs: 15_000, feedback: new FeedbackRepo(db) }),
+    statsRoutes({ stats, maxAgeSeconds: statsCfg.maxAgeSeconds }),
+    usageReportRoutes(deps, rollups),
   ]);
 
   return {
@@ -192,6 +205,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     sim,
     async stop() {
       clearInterval(sweeper);
+      await statsJob?.stop();
       await sim?.stop();
       settings.stop();
       await bus.stop();

@@ -29,6 +29,7 @@ export const EnvSchema = T.Object({
   RESPONSE_CACHE_TTL_SECONDS: Int(1, 30 * 86400, 3600, "Lifetime of a response-cache entry"),
   SEMANTIC_CACHE_THRESHOLD: T.Number({ minimum: 0, maximum: 1, default: 0.95, description: "Cosine similarity for a semantic cache hit" }),
   STATS_MIN_DISTINCT_KEYS: T.Optional(T.Integer({ minimum: 1, maximum: 1000, description: "Privacy threshold of the public stats (default 3, 1 in demo mode)" })),
+  STATS_ROLLUP_INTERVAL_MS: T.Optional(T.Integer({ minimum: 0, maximum: 60_000, description: "Pause between stats rollup runs (default 5000, 1000 in demo mode; 0 = no rollup job on this instance)" })),
   CATALOG_PATH: T.Optional(T.String({ minLength: 1, description: "Alternative catalog file" })),
   SIM_PORT: Int(0, 65535, 0, "Port of the in-process upstream simulator (0 = any free port)"),
 });

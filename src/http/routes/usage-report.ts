@@ -1,0 +1,34 @@
+/**
+ * `GET /v1/usage/report`: the calling account's usage per UTC day and model, for an API key
+ * with the `usage:read` scope (or a legacy key without scopes). Read from the daily rollup.
+ */
+import { Elysia } from "elysia";
+import { parseReportQuery, usageReport, type Query, type StatsReader } from "../../core/stats";
+import { UsageReportSchema } from "../../core/stats/shapes";
+import { rateHeaders } from "../auth";
+import type { AppDeps } from "../deps";
+
+export function usageReportRoutes(d: AppDeps, reader: StatsReader) {
+  return new Elysia({ name: "usage-report", normalize: false }).get(
+    "/v1/usage/report",
+    async ({ request, server, query, set }) => {
+      const { principal, rate } = await d.auth.apiKey(request, server, "usage:read");
+      if (rate) Object.assign(set.headers, rateHeaders(rate));
+      const now = new Date();
+      const range = parseReportQuery(query as Query, now);
+      set.headers["cache-control"] = "private, no-store";
+      return usageReport(reader, principal.user.id, range, now);
+    },
+    {
+      response: { 200: UsageReportSchema },
+      detail: {
+        tags: ["usage"],
+        summary: "The account's calls, tokens and cost (KRW) per UTC day and model; from/to are YYYY-MM-DD, default the last 30 days, at most 366 days",
+        parameters: [
+          { name: "from", in: "query", schema: { type: "string", format: "date" } },
+          { name: "to", in: "query", schema: { type: "string", format: "date" } },
+        ],
+      },
+    },
+  );
+}

@@ -1,0 +1,94 @@
+import { describe, expect, test } from "bun:test";
+import { ConfigError, loadConfig } from "../../src/config";
+
+function problems(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (e) {
+    if (e instanceof ConfigError) return e.problems;
+    throw e;
+  }
+  return [];
+}
+
+describe("loadConfig", () => {
+  test("defaults with an empty environment (demo mode)", () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      PORT: 8080,
+      HOST: "0.0.0.0",
+      DATA_DIR: "./data",
+      RATE_LIMIT_RPM: 60,
+      MAX_BODY_BYTES: 50 * 1024 * 1024,
+      JWT_TTL_SECONDS: 3600,
+      TRUSTED_PROXIES: "",
+      demoMode: true,
+    });
+    expect(c.FX_USD_KRW).toBeGreaterThan(0);
+    expect(c.DATABASE_URL).toBeUndefined();
+    expect(c.ADMIN_TOKEN).toBeUndefined();
+    expect(c.REDIS_URL).toBeUndefined();
+    expect(c.providerKeys).toEqual({});
+    expect(c.providerBaseUrls).toEqual({});
+    expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  test("values are parsed and typed; DATABASE_URL turns demo mode off unless forced", () => {
+    const c = loadConfig({ PORT: "9000", RATE_LIMIT_RPM: "0", FX_USD_KRW: "1385.5", DATABASE_URL: "postgres://u@h/db", REDIS_URL: "redis://r:6379" });
+    expect(c).toMatchObject({ PORT: 9000, RATE_LIMIT_RPM: 0, FX_USD_KRW: 1385.5, DATABASE_URL: "postgres://u@h/db", REDIS_URL: "redis://r:6379", demoMode: false });
+    expect(loadConfig({ DATABASE_URL: "postgresql://u@h/db", DEMO_MODE: "true" }).demoMode).toBe(true);
+    expect(loadConfig({ DEMO_MODE: "false" }).demoMode).toBe(false);
+    // An empty value counts as unset.
+    const blank = loadConfig({ ADMIN_TOKEN: "", PORT: "" });
+    expect(blank.PORT).toBe(8080);
+    expect(blank.ADMIN_TOKEN).toBeUndefined();
+  });
+
+  test("every problem is listed at once", () => {
+    const p = problems({ PORT: "abc", RATE_LIMIT_RPM: "-1", FX_USD_KRW: "0" });
+    expect(p).toHaveLength(3);
+    expect(p.find((x) => x.startsWith("PORT:"))).toContain("abc");
+    expect(p.some((x) => x.startsWith("RATE_LIMIT_RPM:"))).toBe(true);
+    expect(p.some((x) => x.startsWith("FX_USD_KRW:"))).toBe(true);
+    try {
+      loadConfig({ PORT: "abc", RATE_LIMIT_RPM: "-1", FX_USD_KRW: "0" });
+    } catch (e) {
+      expect((e as Error).message).toContain("PORT");
+      expect((e as Error).message).toContain("RATE_LIMIT_RPM");
+      expect((e as Error).message).toContain("FX_USD_KRW");
+    }
+  });
+
+  test("more invalid values, each reported by name", () => {
+    const p = problems({
+      PORT: "70000",
+      MAX_BODY_BYTES: "1.5",
+      DATABASE_URL: "mysql://x",
+      REDIS_URL: "http://r",
+      ADMIN_TOKEN: "short",
+      JWT_SECRET: "too-short",
+      LOG_LEVEL: "loud",
+      DEMO_MODE: "yes",
+      TRUSTED_PROXIES: "10.0.0.0/8, not-an-ip",
+    });
+    for (const name of ["PORT", "MAX_BODY_BYTES", "DATABASE_URL", "REDIS_URL", "ADMIN_TOKEN", "JWT_SECRET", "LOG_LEVEL", "DEMO_MODE", "TRUSTED_PROXIES"]) {
+      expect([name, p.some((x) => x.startsWith(`${name}:`))]).toEqual([name, true]);
+    }
+    expect(p.filter((x) => x.startsWith("TRUSTED_PROXIES:")).join()).toContain("not-an-ip");
+    expect(problems({ TRUSTED_PROXIES: "127.0.0.1, 10.0.0.0/8, ::1, 2001:db8::/32" })).toEqual([]);
+  });
+
+  test("provider credentials and base URLs are picked up generically", () => {
+    const c = loadConfig({
+      OPENAI_API_KEY: "sk-openai",
+      ANTHROPIC_BASE_URL: "http://127.0.0.1:9999",
+      DEEPSEEK_API_KEY: "sk-ds",
+      GROQ_BASE_URL: "http://groq.local",
+      ADMIN_TOKEN: "admin-token-0123456789",
+      EMPTY_API_KEY: "",
+      lowercase_api_key: "x",
+    });
+    expect(c.providerKeys).toEqual({ OPENAI: "sk-openai", DEEPSEEK: "sk-ds" });
+    expect(c.providerBaseUrls).toEqual({ ANTHROPIC: "http://127.0.0.1:9999", GROQ: "http://groq.local" });
+  });
+});

@@ -3,10 +3,13 @@
  * event, both id forms, replacement of an earlier rating, and the per-model summary the
  * routing engine reads. On both databases (the upsert is one SQL statement).
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { dbKinds, startTestGateway, ADMIN_TOKEN, type TestGateway } from "../harness";
 import { FeedbackRepo } from "../../src/db/repos/feedback";
 import { tenant, usageOf } from "./helpers";
+
+// Every test makes its own tenant (signup, login, key) and calls over real sockets.
+setDefaultTimeout(30_000);
 
 for (const kind of await dbKinds()) {
   describe(`feedback on ${kind}`, () => {

@@ -3,11 +3,14 @@
  * what the provider receives (through a recording proxy in front of the simulated OpenAI),
  * validation, cost headers, billing and the response cache.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import OpenAI from "openai";
 import { startTestGateway, type TestGateway } from "../harness";
 import { microToKrwRounded, microToUsd } from "../../src/lib/money";
 import { postResponses, tenant, UpstreamRecorder, usageOf } from "./helpers";
+
+// Every test makes its own tenant (signup, login, key) and calls over real sockets.
+setDefaultTimeout(30_000);
 
 let g: TestGateway;
 let rec: UpstreamRecorder;
@@ -176,6 +179,29 @@ describe("the response object", () => {
     const res = await postResponses(g, key.key, { model: "gpt-4o-mini", input: "x", reasoning: { mode: "pro" } });
     expect(res.status).toBe(400);
     expect(((await res.json()) as any).detail.error).toBe("reasoning_mode_unsupported");
+  });
+});
+
+describe("PII masking (the key's default)", () => {
+  test("nothing personal reaches the provider; the answer is restored, plain and streamed", async () => {
+    const { key, sdk } = await tenant(g);
+    expect(key.pii_masking_enabled).toBe(true);
+    const value = "alice.kim@example.co.kr";
+    const r = await sdk.responses.create({ model: "gpt-4o-mini", instructions: `Reply to ${value}`, input: `mail ${value} now` });
+    expect(r.output_text).toContain(value);
+    expect(JSON.stringify(rec.last())).not.toContain(value);
+    expect(JSON.stringify(rec.last().messages)).toMatch(/\[EMAIL_1\]/);
+    const stream = await sdk.responses.create({ model: "gpt-4o-mini", input: `mail ${value} now`, stream: true });
+    let text = "";
+    let done: any = null;
+    for await (const ev of stream) {
+      if (ev.type === "response.output_text.delta") text += ev.delta;
+      if (ev.type === "response.completed") done = ev.response;
+    }
+    expect(text).toContain(value);
+    expect(text).not.toMatch(/\[EMAIL_\d+\]/);
+    expect(done.output[0].content[0].text).toBe(text);
+    expect(JSON.stringify(rec.last())).not.toContain(value);
   });
 });
 

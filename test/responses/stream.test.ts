@@ -3,13 +3,16 @@
  * numbers, function-call argument events, the SDK as a streaming client, the mid-stream
  * failure rule with partial billing, failures before the first byte, cache replay.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startTestGateway, type TestGateway } from "../harness";
 import { estimateTokens } from "../../src/core/chat/estimate";
 import { microToKrwRounded, microToUsd } from "../../src/lib/money";
 import { parseSse, postResponses, streamFrames, tenant, usageOf, type SseFrame } from "./helpers";
+
+// Every test makes its own tenant (signup, login, key) and calls over real sockets.
+setDefaultTimeout(30_000);
 
 let g: TestGateway;
 beforeAll(async () => {

@@ -43,7 +43,7 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
           reasoningMode: core.reasoningMode,
           stream,
         });
-        const meta = { id: responseId(id), createdAt: Math.floor(Date.now() / 1000), echo: echoOf(b, core.request.max_tokens, core.request.reasoning_effort), keepaliveMs: c.keepaliveMs };
+        const meta = { id: responseId(id), createdAt: Math.floor(Date.now() / 1000), echo: echoOf(b, core.request), keepaliveMs: c.keepaliveMs };
         const sseHeaders = { ...SSE_HEADERS, ...headers, "x-request-id": id };
         if (prepared.kind === "cached") {
           if (stream) return new Response(cachedResponsesStream(prepared.outcome, meta), { headers: sseHeaders });

@@ -6,7 +6,7 @@
  * table); an answer cut by `max_output_tokens` says so in `incomplete_details`.
  */
 import type { Cost } from "../../core/chat/service";
-import type { ChatResult, FinishReason, ToolCall, Usage } from "../../core/chat/types";
+import type { ChatRequest, ChatResult, FinishReason, ToolCall, Usage } from "../../core/chat/types";
 import { itemId } from "./ids";
 import type { ResponsesBody } from "./schema";
 
@@ -81,11 +81,13 @@ export interface Echo {
   metadata: Record<string, unknown>;
 }
 
-export function echoOf(body: ResponsesBody, maxTokens: number, effort: string | undefined): Echo {
-  const tools = (body.tools ?? []).filter((t) => t.type === "function" && t.name).map((t) => ({ type: "function" as const, name: t.name!, description: t.description ?? null, parameters: t.parameters ?? null, strict: t.strict ?? null }));
+/** The echo of a request as converted: the tools kept (flat), the effective cap and effort. */
+export function echoOf(body: ResponsesBody, req: Omit<ChatRequest, "model">): Echo {
+  const tools = (req.tools ?? []).map((t) => ({ type: "function" as const, name: t.function.name, description: t.function.description ?? null, parameters: t.function.parameters ?? null, strict: t.function.strict ?? null }));
+  const effort = req.reasoning_effort;
   return {
     instructions: body.instructions ?? null,
-    max_output_tokens: maxTokens,
+    max_output_tokens: req.max_tokens,
     temperature: body.temperature ?? null,
     top_p: body.top_p ?? null,
     tools,

@@ -34,6 +34,11 @@ import { getOfferings, getProvider } from "./core/catalog/types";
 import { startSimulator, type Simulator } from "./sim";
 import { needsSimulator, upstreamDirectory, type UpstreamDirectory } from "./upstreams";
 import { chatRoutes } from "./http/routes/chat";
+import { PolicyRepo, CachedPolicySource } from "./db/repos/policies";
+import { PolicyRouter } from "./core/routing/router";
+import { LatencyTracker } from "./core/routing/latency";
+import { loadBenchmarks } from "./catalog/benchmarks";
+import { policyRoutes } from "./http/routes/policies";
 import { modelsRoutes } from "./http/routes/models";
 import { Elysia } from "elysia";
 import { compactRoutes } from "./http/routes/responses-compact";
@@ -138,6 +143,15 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     },
   });
   const latency = new Map<string, number>();
+  // Routing policies: a cached source invalidated on every instance by the bus.
+  const policyRepo = new PolicyRepo(db);
+  const policySource = new CachedPolicySource(policyRepo);
+  bus.on((ev) => {
+    if (ev.t === "policy") policySource.invalidateAll();
+  });
+  const benchmarks = loadBenchmarks();
+  if (benchmarks.problems.length) log.warn("benchmark table failed its schema; auto policies keep entry order", { problems: benchmarks.problems });
+  const policyRouter = new PolicyRouter({ source: policySource, gates: () => settings.get(), benchmarks: () => benchmarks.table, latency: new LatencyTracker() });
   const chat = new ChatService({
     catalog: () => catalog.current(),
     ledger,
@@ -158,6 +172,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     },
     latencyOf: (provider) => latency.get(provider),
     cache: chatCachePort(responseCache),
+    policies: policyRouter,
     pii: piiMasking,
   });
 
@@ -190,6 +205,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     new Elysia({ name: "models-guard" }).use(modelsRoutes(() => catalog.current())),
     chatRoutes(deps, { chat, pii: piiMasking, keepaliveMs: 15_000 }),
     compactRoutes(deps),
+    policyRoutes(deps, { policies: policyRepo, catalog: () => catalog.current() }),
     responsesRoutes(deps, { chat, pii: piiMasking, keepaliveMs: 15_000, feedback: new FeedbackRepo(db) }),
     statsRoutes({ stats, maxAgeSeconds: statsCfg.maxAgeSeconds }),
     usageReportRoutes(deps, rollups),

@@ -17,6 +17,11 @@ export interface AttemptOptions {
   /** Called after every upstream attempt (metrics, latency-aware sorting). */
   observe?: (providerId: string, outcome: "ok" | UpstreamError["kind"] | "error", ms: number) => void;
   random?: () => number;
+  /**
+   * Retries for the candidate at `index` (routing policies set them per entry); without it,
+   * or when it returns null, every candidate gets RETRIES_PER_PROVIDER.
+   */
+  retriesOf?: (c: Candidate, index: number) => number | null;
 }
 
 export interface AttemptSuccess<T> {
@@ -37,8 +42,9 @@ export async function withFallback<T>(candidates: readonly Candidate[], call: (c
   let onlyRateLimits = true;
   let retryAfterMs: number | undefined;
   let attempts = 0;
-  for (const c of candidates) {
-    for (let n = 0; n <= RETRIES_PER_PROVIDER; n++) {
+  for (const [index, c] of candidates.entries()) {
+    const retries = o.retriesOf?.(c, index) ?? RETRIES_PER_PROVIDER;
+    for (let n = 0; n <= retries; n++) {
       if (o.signal?.aborted) throw o.signal.reason ?? new Error("aborted");
       const t0 = performance.now();
       attempts++;
@@ -63,7 +69,7 @@ export async function withFallback<T>(candidates: readonly Candidate[], call: (c
           break; // this provider is saturated; the next one may not be
         }
         onlyRateLimits = false;
-        if (n < RETRIES_PER_PROVIDER) await sleep(backoffMs(o.retryBaseMs, n, o.random));
+        if (n < retries) await sleep(backoffMs(o.retryBaseMs, n, o.random));
       }
     }
   }

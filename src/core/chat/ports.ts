@@ -4,6 +4,7 @@ import type { Ledger } from "../billing/ledger";
 import type { ChatProvider, Protocol, UpstreamError } from "./provider";
 import type { ChatMessage, ChatRequest, ChatResult } from "./types";
 import type { KeyPrincipal } from "../auth/principal";
+import type { PolicyRoute } from "../routing/types";
 
 export interface UpstreamEndpoint {
   baseUrl: string;
@@ -30,15 +31,22 @@ export interface PiiPort {
   streamUnmasker(mapping: Map<string, string>): { push(delta: string): string; flush(): string };
 }
 
-/** A routing-policy call (`orch/<slug>`): chooses leaf candidates for this request. */
+export interface PolicyRouteInput {
+  userId: string;
+  slug: string;
+  traceId: string | undefined;
+  request: Omit<ChatRequest, "model">;
+  snapshot: CatalogSnapshot;
+}
+
+/**
+ * A routing-policy call (`orch/<slug>`): finds the caller's policy, applies its gates and
+ * state, and decides the route (src/core/routing). `observe` receives every leaf call's
+ * latency, for the `latency` engine.
+ */
 export interface PolicyPort {
-  candidates(input: {
-    userId: string;
-    slug: string;
-    traceId: string | undefined;
-    request: Omit<ChatRequest, "model">;
-    snapshot: CatalogSnapshot;
-  }): Promise<{ models: string[]; policyId: string }>;
+  route(input: PolicyRouteInput): Promise<PolicyRoute>;
+  observe?(model: string, provider: string | null, ok: boolean, ttftMs: number, totalMs: number): void;
 }
 
 export interface ChatDeps {

@@ -11,11 +11,15 @@ import { getModel, type CatalogSnapshot } from "../catalog/types";
 import { holdOrThrow, type UsageEvent } from "../billing/ledger";
 import { holdAmountMicro, usageCostMicro, withMinimumCharge } from "../billing/pricing";
 import { microToKrwRounded, microToUsd } from "../../lib/money";
-import { withFallback } from "./attempts";
+import { withFallback, type AttemptOptions } from "./attempts";
 import { buildCandidates, type Candidate, type ProviderPrefs } from "./candidates";
 import { estimateTokens, holdInputTokens } from "./estimate";
 import type { CachedAnswer, ChatDeps } from "./ports";
-import type { CallContext, Protocol } from "./provider";
+import { UpstreamError, type CallContext, type Protocol } from "./provider";
+import { buildExecution, executionHeader, type OrchestratedAnswer, type PolicyExecution } from "../routing/execution";
+import { runCascade, runParallel, type SubCaller } from "../routing/orchestrate";
+import { mergePrefs } from "../routing/prefs";
+import { replayAnswer } from "../routing/replay";
 import type { ChatRequest, ChatResult, ReasoningEffort, StreamEvent, Usage } from "./types";
 
 export interface ChatCaller {
@@ -49,6 +53,10 @@ export interface ChatPlan {
   byok: boolean;
   cacheMode: "off" | "exact" | "semantic";
   startedAt: number;
+  /** A routing-policy call: how it runs (null for ordinary models). */
+  policy: PolicyExecution | null;
+  /** When the answering stream opened, for latency measurement. */
+  opened?: { at: number; ttftMs: number };
 }
 
 export interface Cost {
@@ -95,15 +103,22 @@ export class ChatService {
       request = applied.request;
     }
 
+    const inputTokens = holdInputTokens(request.messages, request.tools);
     let candidates: Candidate[];
+    let policy: PolicyExecution | null = null;
     if (resolution.kind === "policy") {
       if (!this.d.policies) throw new GatewayError("policy_not_found", `라우팅 정책 '${resolution.slug}'을(를) 찾을 수 없습니다.`);
-      const { models } = await this.d.policies.candidates({ userId: p.user.id, slug: resolution.slug, traceId: o.traceId, request, snapshot });
-      candidates = models.flatMap((m) => {
-        const r = resolveModel(snapshot, m);
-        return r.kind === "policy" ? [] : buildCandidates(snapshot, r, this.candidateOptions(p, o.prefs));
+      const route = await this.d.policies.route({ userId: p.user.id, slug: resolution.slug, traceId: o.traceId, request, snapshot });
+      policy = buildExecution({
+        route,
+        snapshot,
+        candidateOptions: this.candidateOptions(p, mergePrefs(route.prefs, o.prefs)),
+        inputTokens,
+        maxTokens: request.max_tokens,
+        fxMilli: this.d.fxMilli,
+        free: p.kind === "byok",
       });
-      if (!candidates.length) throw new GatewayError("policy_not_found", "정책에 호출 가능한 모델이 없습니다.");
+      candidates = policy.kind === "single" ? policy.candidates : (policy.kind === "cascade" ? policy.tiers : policy.workers).flatMap((g) => g.candidates);
     } else {
       candidates = buildCandidates(snapshot, resolution, this.candidateOptions(p, o.prefs));
     }
@@ -128,24 +143,31 @@ export class ChatService {
     }
 
     const byok = p.kind === "byok";
-    const inputTokens = holdInputTokens(request.messages, request.tools);
     const holdTokens = inputTokens + request.max_tokens;
-    const holdMicro = byok ? 0n : holdAmountMicro(candidates.map((c) => c.offering.pricing!), inputTokens, request.max_tokens, this.d.fxMilli);
+    // A policy's hold covers its worst case: every tier, judge, worker and merge that may run.
+    const holdMicro = byok ? 0n : policy ? policy.holdMicro : holdAmountMicro(candidates.map((c) => c.offering.pricing!), inputTokens, request.max_tokens, this.d.fxMilli);
     await holdOrThrow(this.d.ledger, { id: caller.requestId, userId: p.user.id, keyId: p.keyId, amountMicro: holdMicro, tokens: holdTokens, ttlSeconds: this.d.holdTtlSeconds });
     return {
       kind: "plan",
-      plan: { caller, requested: o.model, candidates, request, upstream, mapping, holdMicro, holdTokens, byok, cacheMode, startedAt: performance.now() },
+      plan: { caller, requested: o.model, candidates, request, upstream, mapping, holdMicro, holdTokens, byok, cacheMode, startedAt: performance.now(), policy },
     };
   }
 
   /** Non-streaming call: retries and fallback, then settle; on failure the hold is released. */
   async complete(plan: ChatPlan): Promise<ChatOutcome> {
+    if (plan.policy && plan.policy.kind !== "single") return this.completeOrchestrated(plan, await this.orchestrate(plan, plan.policy));
     let won;
+    const signal = this.callSignal(plan);
     try {
-      won = await withFallback(plan.candidates, (c) => this.d.providerFor(c.provider.protocol as Protocol).chat(this.upstreamRequest(plan, c), this.ctx(plan, c, plan.caller.signal)), this.attemptOptions(plan));
+      won = await withFallback(
+        plan.candidates,
+        (c) => this.timed(c, () => this.d.providerFor(c.provider.protocol as Protocol).chat(this.upstreamRequest(plan, c), this.ctx(plan, c, signal))),
+        this.attemptOptions(plan, signal),
+      );
     } catch (e) {
-      await this.fail(plan, e);
-      throw e;
+      const err = this.deadlineAware(plan, signal, e);
+      await this.fail(plan, err);
+      throw err;
     }
     const { value: result, candidate } = won;
     if (plan.mapping) {
@@ -167,25 +189,35 @@ export class ChatService {
    * PII must be restored.
    */
   async openStream(plan: ChatPlan, preferRaw: boolean): Promise<OpenedStream> {
+    if (plan.policy && plan.policy.kind !== "single") {
+      // cascade / parallel: only an accepted answer may reach the client, so run to the end first.
+      const answer = await this.orchestrate(plan, plan.policy);
+      return { kind: "typed", candidate: answer.candidate, events: replayAnswer(answer.result), abort: new AbortController() };
+    }
+    const outer = this.callSignal(plan);
     try {
       const won = await withFallback(
         plan.candidates,
         async (c): Promise<OpenedStream> => {
           const abort = new AbortController();
-          const signal = plan.caller.signal ? AbortSignal.any([plan.caller.signal, abort.signal]) : abort.signal;
+          const signal = outer ? AbortSignal.any([outer, abort.signal]) : abort.signal;
           const provider = this.d.providerFor(c.provider.protocol as Protocol);
           const req = this.upstreamRequest(plan, c);
-          if (preferRaw && !plan.mapping && provider.openRawStream) {
-            return { kind: "raw", candidate: c, body: await provider.openRawStream(req, this.ctx(plan, c, signal)), abort };
-          }
-          return { kind: "typed", candidate: c, events: await provider.chatStream(req, this.ctx(plan, c, signal)), abort };
+          const at = performance.now();
+          const opened: OpenedStream =
+            preferRaw && !plan.mapping && provider.openRawStream
+              ? { kind: "raw", candidate: c, body: await this.timed(c, () => provider.openRawStream!(req, this.ctx(plan, c, signal)), true), abort }
+              : { kind: "typed", candidate: c, events: await this.timed(c, () => provider.chatStream(req, this.ctx(plan, c, signal)), true), abort };
+          plan.opened = { at, ttftMs: performance.now() - at };
+          return opened;
         },
-        this.attemptOptions(plan),
+        this.attemptOptions(plan, outer),
       );
       return won.value;
     } catch (e) {
-      await this.fail(plan, e);
-      throw e;
+      const err = this.deadlineAware(plan, outer, e);
+      await this.fail(plan, err);
+      throw err;
     }
   }
 
@@ -194,6 +226,9 @@ export class ChatService {
    * an estimate of what was received) and returns the cost. Never throws.
    */
   async finishStream(plan: ChatPlan, candidate: Candidate, usage: Usage | null, receivedChars: number, complete: boolean, result?: ChatResult): Promise<{ cost: Cost; usage: Usage }> {
+    const answered = plan.policy?.outcome;
+    if (answered) return this.finishOrchestrated(plan, answered, complete, result);
+    if (plan.opened) this.d.policies?.observe?.(candidate.model.id, candidate.provider.id, complete, plan.opened.ttftMs, performance.now() - plan.opened.at);
     const u = usage ?? { promptTokens: estimateTokens(this.promptChars(plan)), completionTokens: estimateTokens(receivedChars), cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
     try {
       if (!complete && receivedChars === 0 && !usage) {
@@ -272,8 +307,112 @@ export class ChatService {
     };
   }
 
-  private attemptOptions(plan: ChatPlan) {
-    return { retryBaseMs: this.d.retryBaseMs, signal: plan.caller.signal, sleep: this.d.sleep, observe: this.d.observe };
+  private attemptOptions(plan: ChatPlan, signal = plan.caller.signal): AttemptOptions {
+    const x = plan.policy;
+    return {
+      retryBaseMs: this.d.retryBaseMs,
+      signal,
+      sleep: this.d.sleep,
+      observe: this.d.observe,
+      // Fallback policies give each entry its own retries; the candidates are aligned with them.
+      ...(x?.kind === "single" && { retriesOf: (_c, i) => x.retries[i] ?? null }),
+    };
+  }
+
+  /** The `X-Policy-Decision` header value of a policy call (complete once the call ran); null otherwise. */
+  decisionOf(plan: ChatPlan): string | null {
+    return plan.policy ? executionHeader(plan.policy) : null;
+  }
+
+  /** The caller's signal, bounded by the policy's deadline when it has one. */
+  private callSignal(plan: ChatPlan): AbortSignal | undefined {
+    const ms = plan.policy?.deadlineMs;
+    if (ms == null) return plan.caller.signal;
+    const deadline = AbortSignal.timeout(Math.max(1, Math.round(ms - (performance.now() - plan.startedAt))));
+    return plan.caller.signal ? AbortSignal.any([plan.caller.signal, deadline]) : deadline;
+  }
+
+  /** A policy deadline that cut the attempts becomes a 502 rather than an abort. */
+  private deadlineAware(plan: ChatPlan, signal: AbortSignal | undefined, e: unknown): unknown {
+    if (signal?.aborted && !plan.caller.signal?.aborted && plan.policy?.deadlineMs != null) {
+      plan.policy.facts.push("deadline=yes");
+      return new GatewayError("upstream_unavailable", "정책의 제한 시간(deadline_ms) 안에 응답을 받지 못했습니다.", { retryable: true });
+    }
+    return e;
+  }
+
+  /** Times one upstream attempt for the latency engine (streams report their total at the end). */
+  private async timed<T>(c: Candidate, f: () => Promise<T>, stream = false): Promise<T> {
+    const observe = this.d.policies?.observe?.bind(this.d.policies);
+    if (!observe) return f();
+    const t0 = performance.now();
+    try {
+      const v = await f();
+      if (!stream) observe(c.model.id, c.provider.id, true, performance.now() - t0, performance.now() - t0);
+      return v;
+    } catch (e) {
+      // A rejected request says nothing about the model's speed; failures and timeouts do.
+      if (e instanceof UpstreamError && e.kind !== "rejected") observe(c.model.id, c.provider.id, false, performance.now() - t0, performance.now() - t0);
+      throw e;
+    }
+  }
+
+  /** Runs a cascade or parallel policy: several sub-calls, each priced; on failure the hold is released. */
+  private async orchestrate(plan: ChatPlan, x: Extract<PolicyExecution, { kind: "cascade" | "parallel" }>): Promise<OrchestratedAnswer> {
+    const call: SubCaller = async (candidates, request, retries, signal) => {
+      const won = await withFallback(
+        candidates,
+        (c) => this.timed(c, () => this.d.providerFor(c.provider.protocol as Protocol).chat({ ...request, model: c.offering.upstreamId }, this.ctx(plan, c, signal))),
+        { ...this.attemptOptions(plan, signal), retriesOf: () => retries },
+      );
+      const c = won.candidate;
+      const costMicro = plan.byok ? 0n : usageCostMicro(c.offering.pricing!, c.provider.caching, won.value.usage, this.d.fxMilli);
+      return { result: won.value, candidate: c, costMicro };
+    };
+    try {
+      const input = { request: plan.upstream, call, signal: plan.caller.signal };
+      const answer = x.kind === "cascade" ? await runCascade(x, input, plan.startedAt) : await runParallel(x, input, plan.startedAt);
+      x.outcome = answer;
+      return answer;
+    } catch (e) {
+      await this.fail(plan, e);
+      throw e;
+    }
+  }
+
+  private async completeOrchestrated(plan: ChatPlan, answer: OrchestratedAnswer): Promise<ChatOutcome> {
+    const result = answer.result;
+    if (plan.mapping) {
+      const m = plan.mapping;
+      if (result.content) result.content = this.d.pii!.unmask(result.content, m);
+      for (const tc of result.toolCalls ?? []) tc.function.arguments = this.d.pii!.unmask(tc.function.arguments, m);
+    }
+    const cost = await this.settleSum(plan, answer);
+    const outcome: ChatOutcome = { result, model: answer.candidate.model.id, provider: answer.candidate.provider.id, cost, cached: false };
+    this.remember(plan, outcome);
+    return outcome;
+  }
+
+  /**
+   * The end of a replayed cascade/parallel stream: the sub-calls already ran and were paid
+   * upstream, so their sum is charged even when the client left during the replay.
+   */
+  private async finishOrchestrated(plan: ChatPlan, answer: OrchestratedAnswer, complete: boolean, result?: ChatResult): Promise<{ cost: Cost; usage: Usage }> {
+    try {
+      const cost = await this.settleSum(plan, answer);
+      if (complete && result) this.remember(plan, { result, model: answer.candidate.model.id, provider: answer.candidate.provider.id, cost, cached: false });
+      return { cost, usage: answer.result.usage };
+    } catch {
+      return { cost: this.costOf(0n), usage: answer.result.usage };
+    }
+  }
+
+  /** One settlement for all sub-calls: their summed cost (the minimum charge applies once). */
+  private async settleSum(plan: ChatPlan, a: OrchestratedAnswer): Promise<Cost> {
+    const micro = plan.byok ? 0n : withMinimumCharge(a.totalMicro);
+    const u = a.result.usage;
+    await this.d.ledger.settle(plan.caller.requestId, micro, u.promptTokens + u.completionTokens, this.event(plan.caller, a.candidate.model.id, a.candidate.provider.id, u, 200, false, undefined, plan));
+    return this.costOf(micro);
   }
 
   private candidateOptions(p: KeyPrincipal, prefs?: ProviderPrefs) {

@@ -68,12 +68,15 @@ export function chatRoutes(d: AppDeps, c: ChatRouteDeps) {
       }
       if (!b.stream) {
         const outcome = await c.chat.complete(prepared.plan);
+        const decision = c.chat.decisionOf(prepared.plan);
+        if (decision) set.headers["x-policy-decision"] = decision;
         set.headers["x-cost-krw"] = String(outcome.cost.krw);
         set.headers["x-cost-usd"] = String(outcome.cost.usd);
         return toChatCompletion(outcome, id, meta.created);
       }
       const opened = await c.chat.openStream(prepared.plan, true);
-      return new Response(chatEventStream(c.chat, prepared.plan, opened, meta, c.pii), { headers: sseHeaders });
+      const decision = c.chat.decisionOf(prepared.plan);
+      return new Response(chatEventStream(c.chat, prepared.plan, opened, meta, c.pii), { headers: decision ? { ...sseHeaders, "x-policy-decision": decision } : sseHeaders });
     },
     { body: ChatBodySchema, detail: { tags: ["chat"], summary: "Chat completion (OpenAI-compatible), optionally streamed" } },
   );

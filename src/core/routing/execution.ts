@@ -1,0 +1,149 @@
+/**
+ * From a decided route to what the chat service runs: each route entry becomes its provider
+ * candidates (under the merged provider preferences), the limits are applied (the most a call
+ * may cost trims entries or tiers; escalations were trimmed by the decision), and the hold is
+ * sized for the worst case of everything that may run: one answer for single-answer routes,
+ * every tier plus its judge call for cascade, every worker plus the merge for parallel.
+ */
+import { GatewayError } from "../errors";
+import { resolveModel } from "../catalog/resolve";
+import type { CatalogSnapshot } from "../catalog/types";
+import { holdAmountMicro } from "../billing/pricing";
+import { buildCandidates, type Candidate, type CandidateOptions } from "../chat/candidates";
+import type { ChatResult } from "../chat/types";
+import { krwToMicro } from "../../lib/money";
+import { JUDGE_MAX_TOKENS } from "./cascade";
+import type { ResponseCheck } from "./config-schema";
+import { SYNTHESIS_OVERHEAD_TOKENS } from "./parallel";
+import { decisionHeader } from "./decide";
+import type { PolicyRoute } from "./types";
+
+/** One entry's candidates (a model's providers, narrowed by the preferences). */
+export interface CandidateGroup {
+  model: string;
+  candidates: Candidate[];
+  /** Retries per provider; null = the chat default. */
+  retries: number | null;
+}
+
+export type PolicyExecution = {
+  route: PolicyRoute;
+  /** Facts for `X-Policy-Decision`; the run appends what only it knows. */
+  facts: string[];
+  holdMicro: bigint;
+  deadlineMs: number | null;
+  /** Set once a cascade or parallel run produced the answer (streams replay it). */
+  outcome?: OrchestratedAnswer;
+} & (
+  | { kind: "single"; candidates: Candidate[]; retries: (number | null)[] }
+  | { kind: "cascade"; tiers: CandidateGroup[]; judge: Candidate[] | null; check: ResponseCheck; tierWorst: bigint[]; judgeWorst: bigint; maxCostMicro: bigint | null }
+  | { kind: "parallel"; workers: CandidateGroup[]; synthesis: Candidate[]; instructions?: string }
+);
+
+/** The answer of a multi-call run: the accepted result (usage summed over every sub-call). */
+export interface OrchestratedAnswer {
+  result: ChatResult;
+  candidate: Candidate;
+  totalMicro: bigint;
+}
+
+export interface ExecutionInput {
+  route: PolicyRoute;
+  snapshot: CatalogSnapshot;
+  candidateOptions: CandidateOptions;
+  inputTokens: number;
+  maxTokens: number;
+  fxMilli: bigint;
+  /** BYOK calls hold nothing. */
+  free: boolean;
+}
+
+export function buildExecution(x: ExecutionInput): PolicyExecution {
+  const { route } = x;
+  const facts = [...route.facts];
+  const maxCostMicro = route.limits.max_cost_krw !== undefined ? krwToMicro(route.limits.max_cost_krw) : null;
+  const deadlineMs = route.limits.deadline_ms ?? null;
+  const worst = (cs: readonly Candidate[], inputTokens = x.inputTokens, maxTokens = x.maxTokens) =>
+    x.free || !cs.length ? 0n : holdAmountMicro(cs.map((c) => c.offering.pricing!), inputTokens, maxTokens, x.fxMilli);
+  const fits = (micro: bigint) => maxCostMicro === null || micro <= maxCostMicro;
+  const overBudget = () =>
+    new GatewayError("policy_cost_limit_exceeded", `정책의 호출당 최대 비용(${route.limits.max_cost_krw} KRW) 안에서 실행할 수 있는 모델이 없습니다. max_tokens를 줄여 보세요.`);
+
+  const shape = route.shape;
+  let firstError: unknown = null;
+  const group = (model: string, retries: number | null): CandidateGroup | null => {
+    try {
+      const r = resolveModel(x.snapshot, model);
+      if (r.kind === "policy") return null;
+      return { model, candidates: buildCandidates(x.snapshot, r, x.candidateOptions), retries };
+    } catch (e) {
+      firstError ??= e; // the preferences or the key exclude this entry; the others may do
+      return null;
+    }
+  };
+  const noneCallable = () => firstError ?? new GatewayError("invalid_policy_entry", "정책에 호출 가능한 모델이 없습니다.");
+
+  if (shape.kind === "single") {
+    const groups = shape.entries.map((e) => group(e.model, e.retries)).filter((g): g is CandidateGroup => g !== null);
+    if (!groups.length) throw noneCallable();
+    const candidates: Candidate[] = [];
+    const retries: (number | null)[] = [];
+    for (const g of groups) {
+      for (const c of g.candidates) {
+        if (!fits(worst([c]))) continue; // too dear for the policy's cost limit
+        candidates.push(c);
+        retries.push(g.retries);
+      }
+    }
+    if (!candidates.length) throw overBudget();
+    facts.push(`order=${[...new Set(candidates.map((c) => c.model.id))].join(",")}`);
+    return { kind: "single", route, facts, holdMicro: worst(candidates), deadlineMs, candidates, retries };
+  }
+
+  if (shape.kind === "cascade") {
+    const judge = shape.judge ? group(shape.judge, null) : null;
+    const judgeWorst = judge ? worst(judge.candidates, x.inputTokens + x.maxTokens + 64, JUDGE_MAX_TOKENS) : 0n;
+    const tiers: CandidateGroup[] = [];
+    const tierWorst: bigint[] = [];
+    let sum = 0n;
+    for (const t of shape.tiers.slice(shape.start)) {
+      const g = group(t.model, t.retries);
+      if (!g) continue;
+      const w = worst(g.candidates) + judgeWorst;
+      if (!fits(sum + w)) break; // a dearer tier would break the limit even if every cheaper one failed
+      tiers.push(g);
+      tierWorst.push(w);
+      sum += w;
+    }
+    if (!tiers.length) throw firstError && maxCostMicro === null ? firstError : overBudget();
+    return { kind: "cascade", route, facts, holdMicro: sum, deadlineMs, tiers, judge: judge?.candidates ?? null, check: shape.check, tierWorst, judgeWorst, maxCostMicro };
+  }
+
+  const workers: CandidateGroup[] = [];
+  let workersSum = 0n;
+  const synth = group(shape.synthesis.model, null);
+  const synthWorst = (n: number) =>
+    synth ? worst(synth.candidates, x.inputTokens + n * (x.maxTokens + SYNTHESIS_OVERHEAD_TOKENS.perAnswer) + SYNTHESIS_OVERHEAD_TOKENS.fixed, x.maxTokens) : 0n;
+  for (const w of shape.workers) {
+    const g = group(w.model, null);
+    if (!g) continue;
+    const next = workersSum + worst(g.candidates);
+    if (!fits(next + synthWorst(workers.length + 1))) break;
+    workers.push(g);
+    workersSum = next;
+  }
+  if (workers.length >= 2 && synth) {
+    return { kind: "parallel", route, facts, holdMicro: workersSum + synthWorst(workers.length), deadlineMs, workers, synthesis: synth.candidates, ...(shape.synthesis.instructions && { instructions: shape.synthesis.instructions }) };
+  }
+  // Not enough budget (or callable workers) to fan out: one worker answers.
+  const single = shape.workers.map((w) => group(w.model, null)).filter((g): g is CandidateGroup => g !== null);
+  const candidates = single.flatMap((g) => g.candidates).filter((c) => fits(worst([c])));
+  if (!candidates.length) throw single.length ? overBudget() : noneCallable();
+  facts.push("fanout=no", `order=${[...new Set(candidates.map((c) => c.model.id))].join(",")}`);
+  return { kind: "single", route, facts, holdMicro: worst(candidates), deadlineMs, candidates, retries: candidates.map(() => null) };
+}
+
+/** The header value of an execution (after the run, it includes the run's facts). */
+export function executionHeader(e: PolicyExecution): string {
+  return decisionHeader(e.route, e.facts);
+}

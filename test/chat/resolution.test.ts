@@ -180,6 +180,12 @@ describe("who may call", () => {
     const other = await chat(g, b.body.key, { model: "claude-haiku-4-5", messages: user("x") });
     expect(other.status).toBe(400);
     expect(simChatCalls(g)).toEqual({ openai: 3 });
+    // No token price means no credits are needed either.
+    const broke = await fastUser(g);
+    const bk = await g.admin("POST", `/v1/admin/users/${broke.id}/byok-keys`, { provider: "anthropic", provider_api_key: "sk-ant-own" });
+    const free: any = await sdk(g, bk.body.key).chat.completions.create({ model: "claude-haiku-4-5", messages: user("no credits needed") });
+    expect([free.provider, free.cost.krw, free.cost.usd]).toEqual(["anthropic", 0, 0]);
+    expect(await money(g, broke.id)).toEqual({ balance: 0n, held: 0n });
     // The platform key still uses the platform credential.
     const plain = await g.newKey(u);
     proxy.clear();

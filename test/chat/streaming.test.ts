@@ -297,6 +297,28 @@ describe("client disconnect", () => {
   }
 });
 
+describe("client disconnect before the answer", () => {
+  for (const stream of [true, false]) {
+    test(`${stream ? "stream" : "JSON"}: aborting while the upstream thinks releases the hold at once, nothing charged`, async () => {
+      const { key, user: u } = await tenant(gp, 100);
+      proxy.clear();
+      const ac = new AbortController();
+      const pending = chatFetch(gp, key.key, { model: "gpt-4o-mini", stream, messages: user("think long [sim:latency=3000]") }, { signal: ac.signal }).catch((e) => e);
+      expect(await eventually(async () => (await money(gp, u.id)).held > 0n, 2000)).toBe(true);
+      const t0 = performance.now();
+      ac.abort();
+      expect(await pending).toBeInstanceOf(Error);
+      // Well before the simulated 3 s are over: the gateway stopped waiting and gave the hold back.
+      expect(await eventually(async () => (await money(gp, u.id)).held === 0n, 2000)).toBe(true);
+      expect(performance.now() - t0).toBeLessThan(2000);
+      expect(await eventually(() => proxy.bodies[0]?.aborted === true, 2000)).toBe(true);
+      expect(await money(gp, u.id)).toEqual({ balance: 100_000_000n, held: 0n });
+      const charges = await gp.gw.deps.db.query("select 1 from ledger_entries where user_id = $1 and kind = 'charge'", [u.id]);
+      expect(charges).toHaveLength(0);
+    });
+  }
+});
+
 describe("keepalive", () => {
   test("a quiet stream gets SSE comments and still parses", async () => {
     // The production wiring uses 15 s; the same route with a 100 ms keepalive shows them.

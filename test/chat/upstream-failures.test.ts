@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { startTestGateway, type TestGateway } from "../harness";
-import { chat, errorCode, money, simChatCalls, tenant, usageOf, user } from "./helpers";
+import { chat, chatFetch, errorCode, money, parseSse, simChatCalls, tenant, usageOf, user } from "./helpers";
 
 // Real servers and databases on a shared machine: generous per-test deadlines.
 setDefaultTimeout(20_000);
@@ -14,7 +14,7 @@ setDefaultTimeout(20_000);
 let g: TestGateway;
 let slow: TestGateway;
 beforeAll(async () => {
-  [g, slow] = await Promise.all([startTestGateway(), startTestGateway({ env: { UPSTREAM_FIRST_BYTE_TIMEOUT_MS: "200" } })]);
+  [g, slow] = await Promise.all([startTestGateway(), startTestGateway({ env: { UPSTREAM_FIRST_BYTE_TIMEOUT_MS: "200", UPSTREAM_IDLE_TIMEOUT_MS: "300" } })]);
 }, 60_000);
 afterAll(async () => {
   await g?.stop();
@@ -80,6 +80,22 @@ describe("retries", () => {
     expect(performance.now() - t0).toBeLessThan(3000);
     expect(await money(slow, u.id)).toEqual({ balance: 100_000_000n, held: 0n });
   });
+});
+
+describe("a stream that goes quiet upstream", () => {
+  for (const model of ["gpt-4o-mini", "claude-haiku-4-5"]) {
+    test(`${model}: the idle deadline ends it with the upstream_error event, nothing billed without output`, async () => {
+      const { key, user: u } = await tenant(slow, 100);
+      const t0 = performance.now();
+      const res = await chatFetch(slow, key.key, { model, stream: true, messages: user("stall [sim:chunk_ms=900]") });
+      expect(res.status).toBe(200);
+      const events = parseSse(await res.text()).filter((e) => e.data !== null);
+      expect(performance.now() - t0).toBeLessThan(2500);
+      expect(events.at(-1)!.data).toBe("[DONE]");
+      expect(events.at(-2)!.json.error).toMatchObject({ code: "upstream_error", partial: "" });
+      expect(await money(slow, u.id)).toEqual({ balance: 100_000_000n, held: 0n });
+    });
+  }
 });
 
 describe("fallback across providers", () => {

@@ -28,6 +28,8 @@ describe("validation: 422 with loc", () => {
   const cases: [string, Record<string, unknown>, (string | number)[]][] = [
     ["missing model", { messages: user("hi") }, ["body", "model"]],
     ["missing messages", { model: "gpt-4o-mini" }, ["body", "messages"]],
+    ["empty messages", { model: "gpt-4o-mini", messages: [] }, ["body", "messages"]],
+    ["model not a string", { model: 42, messages: user("hi") }, ["body", "model"]],
     ["bad role", { ...ok, messages: [{ role: "wizard", content: "hi" }] }, ["body", "messages", 0, "role"]],
     ["bad role in 2nd message", { ...ok, messages: [{ role: "user", content: "a" }, { role: "robot", content: "b" }] }, ["body", "messages", 1, "role"]],
     ["temperature 2.5", { ...ok, temperature: 2.5 }, ["body", "temperature"]],

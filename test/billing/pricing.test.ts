@@ -1,0 +1,89 @@
+/**
+ * The pure pricing rules behind a chat charge and its hold: the specification's three
+ * prompt-caching cases (including what the shipped catalog cannot show: a reported-caching
+ * provider with a cheaper cached price still bills cached tokens at the input price), the
+ * single round-up to the micro-won, the 0.1 KRW minimum, and the hold as the dearest
+ * candidate's worst case. End-to-end charges are in money.test.ts and prompt-caching.test.ts.
+ */
+import { describe, expect, test } from "bun:test";
+import { holdAmountMicro, usageCostMicro, withMinimumCharge } from "../../src/core/billing/pricing";
+import type { TokenPricing } from "../../src/core/catalog/types";
+
+const FX = 1_400_000n; // 1400 KRW/USD in milli-won
+const P: TokenPricing = { input: 3_000_000, output: 15_000_000, cachedInput: 300_000, cacheWrite: 3_750_000 };
+const usage = (promptTokens: number, completionTokens: number, cachedTokens = 0, cacheWriteTokens = 0) => ({ promptTokens, completionTokens, cachedTokens, cacheWriteTokens, reasoningTokens: 0 });
+
+/** Σ tokens × price × fx / 1e9, rounded up once. */
+const expected = (parts: [number, number][]) => {
+  const n = parts.reduce((a, [t, p]) => a + BigInt(t) * BigInt(p), 0n) * FX;
+  return (n + 999_999_999n) / 1_000_000_000n;
+};
+
+describe("the three caching cases", () => {
+  test("explicit: cache reads at the read price, writes at the write price, the rest at input", () => {
+    expect(usageCostMicro(P, "explicit", usage(1000, 100, 600, 300), FX)).toBe(expected([[100, 3_000_000], [600, 300_000], [300, 3_750_000], [100, 15_000_000]]));
+  });
+
+  test("automatic: cached input at the discounted price; writes are not a thing (input price)", () => {
+    expect(usageCostMicro(P, "automatic", usage(1000, 100, 600, 0), FX)).toBe(expected([[400, 3_000_000], [600, 300_000], [100, 15_000_000]]));
+    expect(usageCostMicro(P, "automatic", usage(1000, 100, 0, 300), FX)).toBe(expected([[1000, 3_000_000], [100, 15_000_000]]));
+  });
+
+  test("reported: cached tokens are billed at the input price, even with a cheaper cached price listed", () => {
+    expect(usageCostMicro(P, "reported", usage(1000, 100, 600, 0), FX)).toBe(expected([[1000, 3_000_000], [100, 15_000_000]]));
+    expect(usageCostMicro(P, "none", usage(1000, 100, 600, 0), FX)).toBe(expected([[1000, 3_000_000], [100, 15_000_000]]));
+  });
+
+  test("a missing cached or write price bills those tokens at input", () => {
+    const bare: TokenPricing = { ...P, cachedInput: null, cacheWrite: null };
+    expect(usageCostMicro(bare, "explicit", usage(1000, 0, 600, 300), FX)).toBe(expected([[1000, 3_000_000]]));
+  });
+
+  test("reported counts larger than the prompt never bill negative plain input", () => {
+    const c = usageCostMicro(P, "explicit", usage(100, 0, 500, 500), FX);
+    expect(c).toBe(expected([[100, 300_000]]));
+  });
+});
+
+describe("rounding and minimum", () => {
+  test("one round-up to the micro-won over the whole sum (not per component)", () => {
+    // 1 token at 0.15 USD/Mtok = 0.00021 KRW = 210 µ₩ exactly; 1 output token at 0.6 → 840 µ₩.
+    const mini: TokenPricing = { input: 150_000, output: 600_000, cachedInput: 75_000, cacheWrite: null };
+    expect(usageCostMicro(mini, "automatic", usage(1, 1), FX)).toBe(1050n);
+    // 1 cached token at 0.075 → 105 µ₩ exactly.
+    expect(usageCostMicro(mini, "automatic", usage(1, 0, 1), FX)).toBe(105n);
+    // A fraction of a micro-won rounds up: 1 token at 1 µ$/Mtok = 0.0014 µ₩ → 1.
+    expect(usageCostMicro({ input: 1, output: 1, cachedInput: null, cacheWrite: null }, "none", usage(1, 0), FX)).toBe(1n);
+    expect(usageCostMicro(P, "none", usage(0, 0), FX)).toBe(0n);
+  });
+
+  test("a successful call costs at least 0.1 KRW", () => {
+    expect(withMinimumCharge(0n)).toBe(100_000n);
+    expect(withMinimumCharge(99_999n)).toBe(100_000n);
+    expect(withMinimumCharge(100_001n)).toBe(100_001n);
+  });
+});
+
+describe("the hold", () => {
+  test("the dearest candidate's input (or cache write) plus max_tokens of output", () => {
+    const cheap: TokenPricing = { input: 150_000, output: 600_000, cachedInput: 75_000, cacheWrite: null };
+    expect(holdAmountMicro([cheap, P], 1000, 4096, FX)).toBe(expected([[1000, 3_750_000], [4096, 15_000_000]]));
+    expect(holdAmountMicro([cheap], 1000, 4096, FX)).toBe(expected([[1000, 150_000], [4096, 600_000]]));
+  });
+
+  test("never below the minimum charge, and it always covers the cost of any usage within it", () => {
+    const cheap: TokenPricing = { input: 150_000, output: 600_000, cachedInput: 75_000, cacheWrite: null };
+    expect(holdAmountMicro([cheap], 1, 1, FX)).toBe(100_000n);
+    for (let i = 0; i < 200; i++) {
+      const inT = Math.floor(Math.random() * 5000);
+      const outT = 1 + Math.floor(Math.random() * 5000);
+      const hold = holdAmountMicro([P, cheap], inT, outT, FX);
+      const cached = Math.floor(Math.random() * (inT + 1));
+      const writes = Math.floor(Math.random() * (inT - cached + 1));
+      for (const mode of ["explicit", "automatic", "reported"] as const) {
+        const cost = withMinimumCharge(usageCostMicro(P, mode, usage(inT, outT, cached, writes), FX));
+        expect(cost).toBeLessThanOrEqual(hold);
+      }
+    }
+  });
+});

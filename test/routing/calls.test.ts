@@ -408,6 +408,25 @@ describe("parallel", () => {
   });
 });
 
+describe("the Responses endpoint", () => {
+  test("runs policies too, streaming or not, and names the answering model", async () => {
+    const p = await policy({ policy_type: "cascade", entries: [{ model: "gpt-4o-mini" }, { model: "claude-haiku-4-5" }], config: { response_check: { must_include: ["anthropic/"] } } });
+    const r = await g.call("POST", "/v1/responses", { token: key.key, body: { model: `orch/${p.slug}`, input: "via responses" } });
+    expect(r.status).toBe(200);
+    expect(r.body.model).toBe("claude-haiku-4-5");
+    expect(r.body.output[0].content[0].text).toStartWith("Simulated reply from anthropic/claude-haiku-4-5: via responses");
+    const s = await fetch(`${g.url}/v1/responses`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: `orch/${p.slug}`, input: "via responses", stream: true }),
+    });
+    const text = await s.text();
+    expect(s.status).toBe(200);
+    expect(text).toContain("response.completed");
+    expect(text).toContain("Simulated reply from anthropic/claude-haiku-4-5");
+  });
+});
+
 describe("organization policies", () => {
   test("members call the organization's policies; a personal policy with the same slug wins; outsiders cannot", async () => {
     const owner = await quickUser(g, 100);

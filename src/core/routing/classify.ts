@@ -3,7 +3,7 @@
  * (deep_categories): a fast local rule scorer, no model call, so routing adds microseconds
  * rather than a round trip. Each category has weighted English and Korean cues; the text
  * scored is the last user message (full weight) and the system message (half weight), both
- * cut to their first 8,000 characters. The highest score wins; below 2 points the request is
+ * cut to their first 4,000 characters. The highest score wins; below 2 points the request is
  * `general`; ties go to the more specific category (the order of CATEGORIES).
  */
 import type { ChatMessage } from "../chat/types";
@@ -12,7 +12,7 @@ import type { ChatMessage } from "../chat/types";
 export const CATEGORIES = ["translation", "coding", "math", "summarization", "writing", "reasoning", "general"] as const;
 export type Category = (typeof CATEGORIES)[number];
 
-const SCAN_CHARS = 8000;
+const SCAN_CHARS = 4000;
 const THRESHOLD = 2;
 
 interface Cue {

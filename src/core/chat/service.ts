@@ -228,7 +228,8 @@ export class ChatService {
   async finishStream(plan: ChatPlan, candidate: Candidate, usage: Usage | null, receivedChars: number, complete: boolean, result?: ChatResult): Promise<{ cost: Cost; usage: Usage }> {
     const answered = plan.policy?.outcome;
     if (answered) return this.finishOrchestrated(plan, answered, complete, result);
-    if (plan.opened) this.d.policies?.observe?.(candidate.model.id, candidate.provider.id, complete, plan.opened.ttftMs, performance.now() - plan.opened.at);
+    // Only a finished stream is a latency sample: a break-off may be the client's doing.
+    if (plan.opened && complete) this.d.policies?.observe?.(candidate.model.id, candidate.provider.id, true, plan.opened.ttftMs, performance.now() - plan.opened.at);
     const u = usage ?? { promptTokens: estimateTokens(this.promptChars(plan)), completionTokens: estimateTokens(receivedChars), cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
     try {
       if (!complete && receivedChars === 0 && !usage) {

@@ -63,9 +63,12 @@ for (const kind of await dbKinds()) {
       const users = await Promise.all(Array.from({ length: 6 }, (_, i) => fastUser(g, { creditKrw: [2000, 500, 60, 15, 3, 1000][i] })));
       for (const u of users.slice(0, 2)) await g.admin("PATCH", `/v1/admin/users/${u.id}`, { xborder_training_consent: true });
       const keys: { key: string; userId: string }[] = [];
+      const cacheKeys: string[] = [];
       for (const u of users) {
         for (const body of [{}, { response_cache_mode: "exact" }, { monthly_budget_krw: 40 }, { monthly_token_limit: 30_000 }]) {
-          keys.push({ key: (await g.newKey(u, body)).key, userId: u.id });
+          const k = await g.newKey(u, body);
+          keys.push({ key: k.key, userId: u.id });
+          if (body.response_cache_mode && cacheKeys.length < 2) cacheKeys.push(k.key);
         }
       }
 
@@ -79,7 +82,7 @@ for (const kind of await dbKinds()) {
         const tag = `n${i}-${SEED}`;
         if (rand() < 0.15) {
           // The same request again and again: the exact-cache keys answer it from the cache.
-          const res = await chatFetch(g, k.key, { model: "gpt-4o-mini", messages: [{ role: "user", content: "repeat me" }], max_tokens: 50, stream });
+          const res = await chatFetch(g, pick(cacheKeys), { model: "gpt-4o-mini", messages: [{ role: "user", content: "repeat me" }], max_tokens: 50, stream });
           statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
           await res.text();
           return;
@@ -113,7 +116,7 @@ for (const kind of await dbKinds()) {
       const httpMs = performance.now() - t0;
 
       // Phase 2: the ledger port directly, thousands of steps, with double closes and sweeps.
-      const STEPS = kind === "pg" ? 2500 : 2000;
+      const STEPS = kind === "pg" ? 2500 : 1200;
       const t1 = performance.now();
       const ids: string[] = [];
       const amounts = new Map<string, bigint>();

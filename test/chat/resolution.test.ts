@@ -103,6 +103,24 @@ describe("model resolution", () => {
     expect(simChatCalls(g)).toEqual({ anthropic: 3, openai: 1 });
   });
 
+  test("reasoning_mode pro: a variant model, the top effort, or 400 naming the models that have it", async () => {
+    const { key } = await tenant(g, 200);
+    const variant = await chat(g, key.key, { model: "gemini-2.5-flash", messages: user("pro please"), reasoning_mode: "pro" });
+    expect(variant.status).toBe(200);
+    expect(variant.body.model).toBe("gemini-2.5-pro");
+    const effort = await chat(g, key.key, { model: "claude-haiku-4-5", messages: user("pro please"), reasoning_mode: "pro" });
+    expect(effort.status).toBe(200);
+    expect(effort.body.model).toBe("claude-haiku-4-5");
+    // Anthropic counts thinking inside output_tokens: the pro answer carries the thinking.
+    const standard = await chat(g, key.key, { model: "claude-haiku-4-5", messages: user("pro please"), reasoning_mode: "standard" });
+    expect(effort.body.usage.completion_tokens).toBeGreaterThan(standard.body.usage.completion_tokens);
+    expect(effort.body.choices[0].message.content).toBe(standard.body.choices[0].message.content);
+    const none = await chat(g, key.key, { model: "gpt-4o-mini", messages: user("pro please"), reasoning_mode: "pro" });
+    expect(none.status).toBe(400);
+    expect(none.body.detail.error).toBe("reasoning_mode_unsupported");
+    expect(none.body.detail.suggestions).toContain("claude-sonnet-4-5");
+  });
+
   test("the retired parents are 400", async () => {
     const { key } = await tenant(g);
     for (const model of ["pleum-smart", "pleum-perfect"]) {

@@ -128,6 +128,29 @@ describe("passthrough", () => {
     expect(sent.stream).toBeUndefined();
   });
 
+  test("reasoning_effort reaches the provider in its form; thinking is its alias, and loses to it", async () => {
+    const { key } = await tenant(g, 100);
+    const sent = async (extra: Record<string, unknown>) => {
+      proxy.clear();
+      expect((await chat(g, key.key, { model: "gpt-4o-mini", messages: user("think"), ...extra })).status).toBe(200);
+      return proxy.chatBodies()[0].reasoning_effort;
+    };
+    expect(await sent({ reasoning_effort: "low" })).toBe("low");
+    expect(await sent({ reasoning_effort: "max" })).toBe("xhigh");
+    expect(await sent({ thinking: true })).toBe("medium");
+    expect(await sent({ thinking: false })).toBe("none");
+    expect(await sent({ thinking: true, reasoning_effort: "high" })).toBe("high");
+    expect(await sent({})).toBeUndefined();
+  });
+
+  test("plugins: web is accepted, an unknown plugin is 400", async () => {
+    const { key } = await tenant(g, 100);
+    expect((await chat(g, key.key, { model: "gpt-4o-mini", messages: user("x"), plugins: [{ id: "web" }] })).status).toBe(200);
+    const r = await chat(g, key.key, { model: "gpt-4o-mini", messages: user("x"), plugins: [{ id: "teleport" }] });
+    expect(r.status).toBe(400);
+    expect(r.body.detail.error).toBe("unknown_plugin");
+  });
+
   test("n: 3 is ignored: exactly one choice (SDK, streaming and not)", async () => {
     const { sdk: c } = await tenant(g, 100);
     const r = await c.chat.completions.create({ model: "gpt-4o-mini", messages: user("three?"), n: 3 });

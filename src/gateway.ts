@@ -20,7 +20,8 @@ import { MemoryRateLimiter } from "./lib/rate-limit/memory";
 import { RedisRateLimiter } from "./lib/rate-limit/redis";
 import type { RateLimiter } from "./lib/rate-limit/types";
 import { randomToken } from "./lib/secrets";
-import { fxToMilli } from "./lib/money";
+import { fxToMilli, krwToMicro } from "./lib/money";
+import { braveSearchProvider } from "./providers/search/brave";
 import { log } from "./lib/log";
 import { CatalogStore } from "./catalog/store";
 import { ChatService } from "./core/chat/service";
@@ -116,7 +117,9 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   const catalog = new CatalogStore({ env: { CATALOG_PATH: cfg.CATALOG_PATH } });
   if (!catalog.peek()) log.error("catalog failed verification; model endpoints answer 503", { problems: catalog.describeErrors() });
   const snapshot = catalog.peek();
-  const sim = snapshot && needsSimulator(cfg, snapshot) ? await startSimulator({ port: cfg.SIM_PORT }) : null;
+  // The web plugin's search engine (Brave) counts too: without its credential the simulator serves it.
+  const braveConfigured = !!(cfg.providerKeys.BRAVE || cfg.providerBaseUrls.BRAVE);
+  const sim = snapshot && (needsSimulator(cfg, snapshot) || !braveConfigured) ? await startSimulator({ port: cfg.SIM_PORT }) : null;
   const upstreams = upstreamDirectory(cfg, sim ? (p) => sim.baseUrl(p) : null, snapshot?.providers);
 
   const ledger = new SqlLedger(db, (delta) => (metrics.openHolds += delta));
@@ -174,6 +177,12 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     cache: chatCachePort(responseCache),
     policies: policyRouter,
     pii: piiMasking,
+    search: braveSearchProvider({
+      baseUrl: cfg.providerBaseUrls.BRAVE ?? (cfg.providerKeys.BRAVE || !sim ? "https://api.search.brave.com" : sim.baseUrl("brave")),
+      apiKey: cfg.providerKeys.BRAVE ?? "simulated",
+      timeoutMs: cfg.WEB_SEARCH_TIMEOUT_MS,
+    }),
+    searchPriceMicro: krwToMicro(cfg.WEB_SEARCH_PRICE_KRW),
   });
 
   const sweeper = setInterval(() => {

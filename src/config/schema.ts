@@ -32,6 +32,8 @@ export const EnvSchema = T.Object({
   STATS_ROLLUP_INTERVAL_MS: T.Optional(T.Integer({ minimum: 0, maximum: 60_000, description: "Pause between stats rollup runs (default 5000, 1000 in demo mode; 0 = no rollup job on this instance)" })),
   CATALOG_PATH: T.Optional(T.String({ minLength: 1, description: "Alternative catalog file" })),
   SIM_PORT: Int(0, 65535, 0, "Port of the in-process upstream simulator (0 = any free port)"),
+  WEB_SEARCH_PRICE_KRW: T.Number({ minimum: 0, maximum: 100000, default: 7, description: "Price of one web-plugin search (Brave Search), charged with the call" }),
+  WEB_SEARCH_TIMEOUT_MS: Int(100, 60_000, 5000, "Deadline of one web-plugin search"),
 });
 
 export type Env = Static<typeof EnvSchema>;

@@ -56,6 +56,8 @@ export const ERROR_CODES = {
   // 413, 415
   payload_too_large: { status: 413, shape: "envelope", message: "요청 본문이 너무 큽니다." },
   unsupported_media_type: { status: 415, shape: "envelope", message: "지원하지 않는 미디어 형식입니다." },
+  // 416: a Range outside the file (video /content)
+  range_not_satisfiable: { status: 416, shape: "envelope", message: "요청한 바이트 범위를 제공할 수 없습니다." },
   // 422 (our structured ones; schema failures use the validation list)
   idempotency_key_reused: { status: 422, shape: "detail", message: "같은 Idempotency-Key가 다른 요청 본문과 함께 사용되었습니다." },
   // 429

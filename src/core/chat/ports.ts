@@ -66,4 +66,7 @@ export interface ChatDeps {
   observe?(providerId: string, outcome: "ok" | UpstreamError["kind"] | "error", ms: number): void;
   latencyOf?(providerId: string): number | undefined;
   sleep?(ms: number): Promise<void>;
+  /** The web plugin's search engine and its price per search (micro-won). */
+  search?: import("./web-search").SearchProvider;
+  searchPriceMicro?: bigint;
 }

@@ -14,6 +14,7 @@ import { microToKrwRounded, microToUsd } from "../../lib/money";
 import { withFallback, type AttemptOptions } from "./attempts";
 import { buildCandidates, type Candidate, type ProviderPrefs } from "./candidates";
 import { estimateTokens, holdInputTokens } from "./estimate";
+import { citationsFor, lastUserText, withSearchResults, type SearchResult, type UrlCitation, type WebPluginOptions } from "./web-search";
 import type { CachedAnswer, ChatDeps } from "./ports";
 import { UpstreamError, type CallContext, type Protocol } from "./provider";
 import { buildExecution, executionHeader, type OrchestratedAnswer, type PolicyExecution } from "../routing/execution";
@@ -36,6 +37,8 @@ export interface ChatOptions {
   prefs?: ProviderPrefs;
   traceId?: string;
   reasoningMode?: "standard" | "pro";
+  /** The web plugin's options, when the request carries it. */
+  web?: WebPluginOptions | null;
   stream: boolean;
 }
 
@@ -57,6 +60,8 @@ export interface ChatPlan {
   policy: PolicyExecution | null;
   /** When the answering stream opened, for latency measurement. */
   opened?: { at: number; ttftMs: number };
+  /** The web plugin's sources and their price (charged with the call). */
+  search: { results: SearchResult[]; priceMicro: bigint } | null;
 }
 
 export interface Cost {
@@ -73,6 +78,8 @@ export interface ChatOutcome {
   provider: string | null;
   cost: Cost;
   cached: boolean;
+  /** Web plugin sources as `url_citation` annotations. */
+  citations?: UrlCitation[];
 }
 
 export type Prepared = { kind: "cached"; outcome: ChatOutcome } | { kind: "plan"; plan: ChatPlan };
@@ -123,7 +130,8 @@ export class ChatService {
       candidates = buildCandidates(snapshot, resolution, this.candidateOptions(p, o.prefs));
     }
 
-    const cacheMode = p.responseCacheMode;
+    // An answer grounded in a fresh web search is neither served from nor stored in the cache.
+    const cacheMode = o.web ? "off" : p.responseCacheMode;
     if (cacheMode !== "off" && this.d.cache) {
       const hit = await this.d.cache.lookup(p.keyId, cacheMode, o.model, request);
       if (hit) {
@@ -146,11 +154,11 @@ export class ChatService {
     const holdTokens = inputTokens + request.max_tokens;
     // A policy's hold covers its worst case: every tier, judge, worker and merge that may run.
     const holdMicro = byok ? 0n : policy ? policy.holdMicro : holdAmountMicro(candidates.map((c) => c.offering.pricing!), inputTokens, request.max_tokens, this.d.fxMilli);
-    await holdOrThrow(this.d.ledger, { id: caller.requestId, userId: p.user.id, keyId: p.keyId, amountMicro: holdMicro, tokens: holdTokens, ttlSeconds: this.d.holdTtlSeconds });
-    return {
-      kind: "plan",
-      plan: { caller, requested: o.model, candidates, request, upstream, mapping, holdMicro, holdTokens, byok, cacheMode, startedAt: performance.now(), policy },
-    };
+    const searchMicro = o.web ? (this.d.searchPriceMicro ?? 0n) : 0n;
+    await holdOrThrow(this.d.ledger, { id: caller.requestId, userId: p.user.id, keyId: p.keyId, amountMicro: holdMicro + searchMicro, tokens: holdTokens, ttlSeconds: this.d.holdTtlSeconds });
+    const plan: ChatPlan = { caller, requested: o.model, candidates, request, upstream, mapping, holdMicro, holdTokens, byok, cacheMode, startedAt: performance.now(), policy, search: null };
+    if (o.web) await this.searchFor(plan, o.web, searchMicro);
+    return { kind: "plan", plan };
   }
 
   /** Non-streaming call: retries and fallback, then settle; on failure the hold is released. */
@@ -177,7 +185,7 @@ export class ChatService {
       for (const tc of result.toolCalls ?? []) tc.function.arguments = this.d.pii!.unmask(tc.function.arguments, m);
     }
     const cost = await this.settle(plan, candidate, result.usage, 200);
-    const outcome: ChatOutcome = { result, model: candidate.model.id, provider: candidate.provider.id, cost, cached: false };
+    const outcome: ChatOutcome = { result, model: candidate.model.id, provider: candidate.provider.id, cost, cached: false, ...this.citations(plan, result.content) };
     this.remember(plan, outcome);
     return outcome;
   }
@@ -245,9 +253,47 @@ export class ChatService {
     }
   }
 
+  /** The web plugin's sources as citations of `content` (none without the plugin). */
+  citations(plan: ChatPlan, content: string | null): { citations?: UrlCitation[] } {
+    return plan.search?.results.length ? { citations: citationsFor(content, plan.search.results) } : {};
+  }
+
+  /**
+   * Runs the web search after the hold (so only a funded caller can search) and before the
+   * model call: the query is the last user message as it leaves for the provider (PII masked,
+   * so personal data never reaches the search engine). A failed search releases the hold and
+   * fails the call, unless the plugin is `optional`, in which case the call goes on without
+   * sources and the search is not charged.
+   */
+  private async searchFor(plan: ChatPlan, web: WebPluginOptions, priceMicro: bigint): Promise<void> {
+    const query = lastUserText(plan.upstream.messages).trim();
+    let results: SearchResult[] = [];
+    try {
+      if (!this.d.search) throw new UpstreamError("transient", "no search provider is configured");
+      if (query) results = await this.d.search.search(query, web.maxResults, plan.caller.signal);
+    } catch (e) {
+      if (web.optional) {
+        plan.search = { results: [], priceMicro: 0n };
+        return;
+      }
+      const u = e instanceof UpstreamError ? e : new UpstreamError("transient", String(e));
+      const err =
+        u.kind === "rate_limited"
+          ? new GatewayError("upstream_rate_limited", "웹 검색 제공자가 요청 한도에 도달했습니다.", { retryAfter: Math.ceil((u.retryAfterMs ?? 1000) / 1000), providers: [this.d.search?.id ?? "search"] })
+          : u.kind === "rejected"
+            ? new GatewayError("upstream_request_rejected", "웹 검색 제공자가 요청을 거부했습니다.", { retryable: false, upstream: { status: u.status ?? 400, detail: u.detail ?? u.message }, providers: [this.d.search?.id ?? "search"] })
+            : new GatewayError("upstream_unavailable", "웹 검색에 실패했습니다.", { retryable: true, providers: [this.d.search?.id ?? "search"] });
+      await this.fail(plan, err);
+      throw err;
+    }
+    plan.search = { results, priceMicro: results.length ? priceMicro : 0n };
+    plan.upstream = { ...plan.upstream, messages: withSearchResults(plan.upstream.messages, results, web.searchPrompt) };
+  }
+
   private async settle(plan: ChatPlan, c: Candidate, usage: Usage, status: number, minimum = true): Promise<Cost> {
     let micro = plan.byok ? 0n : usageCostMicro(c.offering.pricing!, c.provider.caching, usage, this.d.fxMilli);
     if (!plan.byok && minimum && status < 400) micro = withMinimumCharge(micro);
+    micro += plan.search?.priceMicro ?? 0n;
     await this.d.ledger.settle(plan.caller.requestId, micro, usage.promptTokens + usage.completionTokens, this.event(plan.caller, c.model.id, c.provider.id, usage, status, false, undefined, plan));
     return this.costOf(micro);
   }
@@ -389,7 +435,7 @@ export class ChatService {
       for (const tc of result.toolCalls ?? []) tc.function.arguments = this.d.pii!.unmask(tc.function.arguments, m);
     }
     const cost = await this.settleSum(plan, answer);
-    const outcome: ChatOutcome = { result, model: answer.candidate.model.id, provider: answer.candidate.provider.id, cost, cached: false };
+    const outcome: ChatOutcome = { result, model: answer.candidate.model.id, provider: answer.candidate.provider.id, cost, cached: false, ...this.citations(plan, result.content) };
     this.remember(plan, outcome);
     return outcome;
   }
@@ -410,7 +456,7 @@ export class ChatService {
 
   /** One settlement for all sub-calls: their summed cost (the minimum charge applies once). */
   private async settleSum(plan: ChatPlan, a: OrchestratedAnswer): Promise<Cost> {
-    const micro = plan.byok ? 0n : withMinimumCharge(a.totalMicro);
+    const micro = (plan.byok ? 0n : withMinimumCharge(a.totalMicro)) + (plan.search?.priceMicro ?? 0n);
     const u = a.result.usage;
     await this.d.ledger.settle(plan.caller.requestId, micro, u.promptTokens + u.completionTokens, this.event(plan.caller, a.candidate.model.id, a.candidate.provider.id, u, 200, false, undefined, plan));
     return this.costOf(micro);

@@ -1,6 +1,6 @@
 /** POST /v1/chat/completions: parse, authorize, delegate to the chat service, encode. */
 import { Elysia } from "elysia";
-import { GatewayError } from "../../core/errors";
+import { parseWebPlugin } from "../../core/chat/web-search";
 import type { ChatService } from "../../core/chat/service";
 import type { PiiPort } from "../../core/chat/ports";
 import { ChatBodySchema, type ChatBody } from "../../surfaces/openai/chat-schema";
@@ -26,13 +26,6 @@ export function appName(request: Request): string | null {
   }
 }
 
-/** Plugins: `web` is the web-search plugin; anything else is unknown. */
-export function checkPlugins(plugins: ChatBody["plugins"]): void {
-  for (const p of plugins ?? []) {
-    if (p.id !== "web") throw new GatewayError("unknown_plugin", `알 수 없는 플러그인입니다: '${p.id}'.`);
-  }
-}
-
 export interface ChatRouteDeps {
   chat: ChatService;
   pii?: PiiPort;
@@ -47,7 +40,7 @@ export function chatRoutes(d: AppDeps, c: ChatRouteDeps) {
       const headers: Record<string, string> = rate ? rateHeaders(rate) : {};
       Object.assign(set.headers, headers);
       const b = body as ChatBody;
-      checkPlugins(b.plugins);
+      const web = parseWebPlugin(b.plugins);
       const id = requestId(request);
       const caller = { requestId: id, principal, app: appName(request), signal: request.signal };
       const prepared = await c.chat.prepare(caller, {
@@ -56,6 +49,7 @@ export function chatRoutes(d: AppDeps, c: ChatRouteDeps) {
         prefs: b.provider,
         traceId: b.trace_id,
         reasoningMode: b.reasoning_mode,
+        web,
         stream: b.stream === true,
       });
       const meta = { id: completionId(id), created: Math.floor(Date.now() / 1000), keepaliveMs: c.keepaliveMs };

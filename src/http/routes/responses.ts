@@ -5,6 +5,7 @@
  */
 import { Elysia } from "elysia";
 import { GatewayError } from "../../core/errors";
+import { parseWebPlugin } from "../../core/chat/web-search";
 import type { FeedbackRepo } from "../../db/repos/feedback";
 import { FeedbackBodySchema, ratingValue, type FeedbackBody } from "../../surfaces/responses/feedback";
 import { echoOf, outputItems, responseObject } from "../../surfaces/responses/from-core";
@@ -41,6 +42,7 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
           prefs: b.provider,
           traceId: b.trace_id,
           reasoningMode: core.reasoningMode,
+          web: parseWebPlugin(b.plugins),
           stream,
         });
         const meta = { id: responseId(id), createdAt: Math.floor(Date.now() / 1000), echo: echoOf(b, core.request), keepaliveMs: c.keepaliveMs };
@@ -54,14 +56,17 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         }
         if (!stream) {
           const o = await c.chat.complete(prepared.plan);
+          const decision = c.chat.decisionOf(prepared.plan);
+          if (decision) set.headers["x-policy-decision"] = decision;
           set.headers["x-cost-krw"] = String(o.cost.krw);
           set.headers["x-cost-usd"] = String(o.cost.usd);
-          return responseObject({ ...meta, model: o.model, provider: o.provider }, { status: "completed", output: outputItems(o.result), usage: o.result.usage, finish: o.result.finishReason });
+          return responseObject({ ...meta, model: o.model, provider: o.provider }, { status: "completed", output: outputItems(o.result, o.citations), usage: o.result.usage, finish: o.result.finishReason });
         }
         // Typed events always: the Responses events are composed here, never relayed.
         const opened = await c.chat.openStream(prepared.plan, false);
         if (opened.kind !== "typed") throw new GatewayError("internal_error");
-        return new Response(responsesEventStream(c.chat, prepared.plan, opened, meta, c.pii), { headers: sseHeaders });
+        const decision = c.chat.decisionOf(prepared.plan);
+        return new Response(responsesEventStream(c.chat, prepared.plan, opened, meta, c.pii), { headers: decision ? { ...sseHeaders, "x-policy-decision": decision } : sseHeaders });
       },
       { body: ResponsesBodySchema, transform: ({ body }) => dropNulls(body), detail: { tags: ["responses"], summary: "Responses-format call (converted into a chat call), optionally streamed" } },
     )

@@ -10,7 +10,7 @@ import type { PiiPort } from "../../core/chat/ports";
 import type { ChatOutcome, ChatPlan, ChatService, OpenedStream } from "../../core/chat/service";
 import type { ChatResult, FinishReason, ToolCall, Usage } from "../../core/chat/types";
 import { classifyOpenAIEvent, eventData, SseSplitter } from "../../lib/sse-split";
-import { costJson } from "./chat-from-core";
+import { annotationsJson, costJson } from "./chat-from-core";
 import { ChunkEncoder, DONE, errorEvent } from "./chunk-encoder";
 import { sseStream, type Write } from "../sse-stream";
 import { drainTyped, drainedResult } from "../typed-stream";
@@ -107,7 +107,7 @@ async function relayRaw(service: ChatService, plan: ChatPlan, opened: Extract<Op
   reader.cancel().catch(() => {});
   if (!done && !failure) failure = "upstream stream ended without its terminal marker";
   const c = opened.candidate;
-  const needText = !done || !usageChunk || plan.cacheMode !== "off";
+  const needText = !done || !usageChunk || plan.cacheMode !== "off" || !!plan.search?.results.length;
   const result = needText ? accumulate(forwarded) : undefined;
   const chars = result?.content?.length ?? 0;
   if (done) {
@@ -117,6 +117,8 @@ async function relayRaw(service: ChatService, plan: ChatPlan, opened: Extract<Op
     if (result && !usage) result.usage = billed;
     // The one event the gateway writes itself names the catalog model and the provider that
     // answered (the relayed chunks carry the upstream's own model id).
+    const cites = service.citations(plan, result?.content ?? null).citations;
+    if (cites) write(enc.encode(`data: ${JSON.stringify({ object: "chat.completion.chunk", model: c.model.id, provider: c.provider.id, choices: [{ index: 0, delta: { annotations: annotationsJson(cites) }, finish_reason: null }] })}\n\n`));
     const final = usageChunk ? { ...usageChunk, model: c.model.id, provider: c.provider.id, choices: [], cost: costJson(cost) } : { object: "chat.completion.chunk", model: c.model.id, provider: c.provider.id, choices: [], usage: { prompt_tokens: billed.promptTokens, completion_tokens: billed.completionTokens, total_tokens: billed.promptTokens + billed.completionTokens }, cost: costJson(cost) };
     write(enc.encode(`data: ${JSON.stringify(final)}\n\n`));
     write(DONE);
@@ -144,6 +146,8 @@ async function encodeTyped(service: ChatService, plan: ChatPlan, opened: Extract
     },
   });
   if (!d.failure) {
+    const cites = service.citations(plan, d.text).citations;
+    if (cites) write(e.delta({ annotations: annotationsJson(cites) }));
     write(e.delta({}, d.finish));
     const { cost, usage: billed } = await service.finishStream(plan, c, d.usage, d.text.length, true, drainedResult(d));
     write(e.usage(billed, cost));

@@ -7,13 +7,22 @@
  */
 import type { Cost } from "../../core/chat/service";
 import type { ChatRequest, ChatResult, FinishReason, ToolCall, Usage } from "../../core/chat/types";
+import type { UrlCitation } from "../../core/chat/web-search";
 import { itemId } from "./ids";
 import type { ResponsesBody } from "./schema";
 
+/** A web plugin source, in the Responses format. */
+export interface UrlCitationAnnotation {
+  type: "url_citation";
+  url: string;
+  title: string;
+  start_index: number;
+  end_index: number;
+}
 export interface OutputText {
   type: "output_text";
   text: string;
-  annotations: never[];
+  annotations: UrlCitationAnnotation[];
 }
 export interface MessageItem {
   id: string;
@@ -32,12 +41,16 @@ export interface FunctionCallItem {
 }
 export type OutputItem = MessageItem | FunctionCallItem;
 
-export function outputText(text: string): OutputText {
-  return { type: "output_text", text, annotations: [] };
+export function outputText(text: string, annotations: UrlCitationAnnotation[] = []): OutputText {
+  return { type: "output_text", text, annotations };
 }
 
-export function messageItem(id: string, text: string, status: MessageItem["status"] = "completed"): MessageItem {
-  return { id, type: "message", status, role: "assistant", content: status === "completed" ? [outputText(text)] : [] };
+export function citationAnnotations(cites: readonly UrlCitation[] | undefined): UrlCitationAnnotation[] {
+  return (cites ?? []).map((c) => ({ type: "url_citation", url: c.url, title: c.title, start_index: c.start_index, end_index: c.end_index }));
+}
+
+export function messageItem(id: string, text: string, status: MessageItem["status"] = "completed", annotations: UrlCitationAnnotation[] = []): MessageItem {
+  return { id, type: "message", status, role: "assistant", content: status === "completed" ? [outputText(text, annotations)] : [] };
 }
 
 export function functionCallItem(id: string, call: ToolCall, status: FunctionCallItem["status"] = "completed"): FunctionCallItem {
@@ -45,10 +58,10 @@ export function functionCallItem(id: string, call: ToolCall, status: FunctionCal
 }
 
 /** The output of a finished answer: its text (if any, or if nothing else), then its calls. */
-export function outputItems(r: ChatResult): OutputItem[] {
+export function outputItems(r: ChatResult, cites?: readonly UrlCitation[]): OutputItem[] {
   const items: OutputItem[] = [];
   const calls = r.toolCalls ?? [];
-  if (r.content || !calls.length) items.push(messageItem(itemId("msg"), r.content ?? ""));
+  if (r.content || !calls.length) items.push(messageItem(itemId("msg"), r.content ?? "", "completed", citationAnnotations(cites)));
   for (const c of calls) items.push(functionCallItem(itemId("fc"), c));
   return items;
 }

@@ -68,6 +68,7 @@ export const ResponsesBodySchema = t.Object(
     // Gateway extensions, as on chat: routing preferences and the weighted-policy seed.
     provider: t.Optional(ProviderPrefsSchema),
     trace_id: t.Optional(t.String({ maxLength: 128 })),
+    plugins: t.Optional(t.Array(t.Object({ id: t.String() }, { additionalProperties: true }))),
     // Accepted and ignored (the specification's list).
     text: t.Optional(t.Any()),
     store: t.Optional(t.Any()),

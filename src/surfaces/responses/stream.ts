@@ -18,7 +18,7 @@ import type { ChatOutcome, ChatPlan, ChatService, Cost, OpenedStream } from "../
 import type { ToolCall, Usage } from "../../core/chat/types";
 import { DONE, sseStream, type Write } from "../sse-stream";
 import { drainTyped, drainedResult, type ToolCallEvent } from "../typed-stream";
-import { functionCallItem, messageItem, outputText, responseObject, type Echo, type FunctionCallItem, type MessageItem, type OutputItem, type ResponseHead } from "./from-core";
+import { citationAnnotations, functionCallItem, messageItem, outputText, responseObject, type UrlCitationAnnotation, type Echo, type FunctionCallItem, type MessageItem, type OutputItem, type ResponseHead } from "./from-core";
 import { itemId } from "./ids";
 
 const enc = new TextEncoder();
@@ -49,6 +49,8 @@ type Open =
 class OutputWriter {
   readonly items: OutputItem[] = [];
   private open: Open | null = null;
+  /** Web plugin sources, attached to the message text when it closes. */
+  annotations: UrlCitationAnnotation[] = [];
   /** Function-call items by the upstream's tool-call index. */
   private calls = new Map<number, Extract<Open, { kind: "call" }>>();
 
@@ -106,9 +108,9 @@ class OutputWriter {
     if (o.kind === "message") {
       const base = { item_id: o.item.id, output_index: o.index, content_index: 0 };
       this.w.emit("response.output_text.done", { ...base, text: o.text, logprobs: [] });
-      this.w.emit("response.content_part.done", { ...base, part: outputText(o.text) });
+      this.w.emit("response.content_part.done", { ...base, part: outputText(o.text, this.annotations) });
       o.item.status = "completed";
-      o.item.content = [outputText(o.text)];
+      o.item.content = [outputText(o.text, this.annotations)];
     } else {
       this.w.emit("response.function_call_arguments.done", { item_id: o.item.id, output_index: o.index, arguments: o.item.arguments });
       o.item.status = "completed";
@@ -129,6 +131,7 @@ export function responsesEventStream(service: ChatService, plan: ChatPlan, opene
     const restorer = mapping && pii ? () => pii.streamUnmasker(mapping) : null;
     const d = await drainTyped(opened.events, restorer, gone, { text: (t) => out.text(t), toolCall: (ev, call) => out.toolCall(ev, call) });
     if (!d.failure) {
+      out.annotations = citationAnnotations(service.citations(plan, d.text).citations);
       const output = out.finish();
       const { cost, usage } = await service.finishStream(plan, c, d.usage, d.text.length, true, drainedResult(d));
       complete(w, head, output, usage, cost, d.finish, false);

@@ -35,6 +35,8 @@ import { getOfferings, getProvider } from "./core/catalog/types";
 import { startSimulator, type Simulator } from "./sim";
 import { needsSimulator, upstreamDirectory, type UpstreamDirectory } from "./upstreams";
 import { chatRoutes } from "./http/routes/chat";
+import { videoRoutes } from "./http/routes/video";
+import { startVideo, type VideoModule } from "./jobs/video";
 import { PolicyRepo, CachedPolicySource } from "./db/repos/policies";
 import { PolicyRouter } from "./core/routing/router";
 import { LatencyTracker } from "./core/routing/latency";
@@ -66,6 +68,8 @@ export interface Gateway {
   upstreams: UpstreamDirectory;
   /** The in-process upstream simulator, when some provider has no credential. */
   sim: Simulator | null;
+  /** Video jobs: service, storage and the poller pool. */
+  video: VideoModule;
   stop(): Promise<void>;
 }
 
@@ -123,6 +127,14 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   const upstreams = upstreamDirectory(cfg, sim ? (p) => sim.baseUrl(p) : null, snapshot?.providers);
 
   const ledger = new SqlLedger(db, (delta) => (metrics.openHolds += delta));
+  // Workers need a URL of their own; a database handed in (tests) is polled inline.
+  const video = startVideo(cfg, {
+    db,
+    dbUrl: opts.db ? undefined : (opts.dbOptions?.url ?? cfg.DATABASE_URL),
+    catalog: () => catalog.current(),
+    snapshot,
+    endpoint: (p) => upstreams.endpoint(p),
+  });
   const responseCache = new ResponseCache(new ResponseCacheRepo(db), {
     ttlSeconds: cfg.RESPONSE_CACHE_TTL_SECONDS,
     threshold: cfg.SEMANTIC_CACHE_THRESHOLD,
@@ -214,6 +226,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     new Elysia({ name: "models-guard" }).use(modelsRoutes(() => catalog.current())),
     chatRoutes(deps, { chat, pii: piiMasking, keepaliveMs: 15_000 }),
     compactRoutes(deps),
+    videoRoutes(deps, video),
     policyRoutes(deps, { policies: policyRepo, catalog: () => catalog.current() }),
     responsesRoutes(deps, { chat, pii: piiMasking, keepaliveMs: 15_000, feedback: new FeedbackRepo(db) }),
     statsRoutes({ stats, maxAgeSeconds: statsCfg.maxAgeSeconds }),
@@ -228,7 +241,9 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     ledger,
     upstreams,
     sim,
+    video,
     async stop() {
+      await video.stop();
       clearInterval(sweeper);
       await statsJob?.stop();
       await sim?.stop();

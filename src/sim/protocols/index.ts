@@ -6,6 +6,7 @@ import { registerSimRoutes } from "../routes.ts";
 import { anthropicRoutes } from "./anthropic.ts";
 import { geminiRoutes } from "./gemini.ts";
 import { OPENAI_COMPATIBLE_PROVIDERS, openAICompatibleRoutes } from "./openai-compatible.ts";
+import { registerVideoSimRoutes } from "./video.ts";
 import { braveSearchRoutes } from "./brave-search.ts";
 
 let registered = false;
@@ -17,5 +18,6 @@ export function registerBuiltinSimRoutes(): void {
   for (const provider of OPENAI_COMPATIBLE_PROVIDERS) registerSimRoutes(provider, openAICompatibleRoutes);
   registerSimRoutes("anthropic", anthropicRoutes);
   registerSimRoutes("google", geminiRoutes);
+  registerVideoSimRoutes();
   registerSimRoutes("brave", braveSearchRoutes);
 }

@@ -1,0 +1,59 @@
+/**
+ * The video submit request as the wire carries it, with the specification's general ranges
+ * (decisions.md #3): a value outside them is a 422 with `loc` such as
+ * `["body","duration_seconds"]`. What a particular model forbids inside these ranges is
+ * checked later, by the family rules (400). Defaults are applied there too, because some
+ * rules depend on whether a field was sent at all (Family K `resolution`, Family G Omni
+ * `duration_seconds`).
+ *
+ * Unknown fields are ignored (the submit table is not a closed contract for clients).
+ */
+import { Type, type Static } from "@sinclair/typebox";
+import { RESOLUTIONS } from "../catalog/schema";
+import { invalid } from "../errors";
+
+/** HTTP(S) URLs only: no data:, file:, gs: or relative references. */
+const HttpUrl = Type.String({ pattern: "^[Hh][Tt][Tt][Pp][Ss]?://[^\\s/?#]+[^\\s]*$", maxLength: 4096 });
+
+export const MAX_PROMPT_CHARS = 4000;
+export const MAX_IMAGES = 9;
+export const MAX_VIDEOS = 3;
+export const MAX_AUDIOS = 3;
+export const DEFAULT_DURATION = 8;
+export const DEFAULT_RESOLUTION = "720p" as const;
+export const DEFAULT_VIDEO_MODEL = "veo-3";
+
+export const VideoSubmitSchema = Type.Object(
+  {
+    model: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    // Characters are counted as code points below; this bound only caps the work.
+    prompt: Type.String({ minLength: 1, maxLength: MAX_PROMPT_CHARS * 2 }),
+    duration_seconds: Type.Optional(Type.Integer({ minimum: 2, maximum: 20 })),
+    resolution: Type.Optional(Type.Union(RESOLUTIONS.map((r) => Type.Literal(r)))),
+    generate_audio: Type.Optional(Type.Boolean()),
+    image: Type.Optional(Type.Union([HttpUrl, Type.Null()])),
+    images: Type.Optional(Type.Array(HttpUrl, { maxItems: MAX_IMAGES })),
+    videos: Type.Optional(Type.Array(HttpUrl, { maxItems: MAX_VIDEOS })),
+    audios: Type.Optional(Type.Array(HttpUrl, { maxItems: MAX_AUDIOS })),
+    charge_amount_krw: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 10_000_000_000 }), Type.Null()])),
+  },
+  { additionalProperties: true },
+);
+
+export type VideoSubmitBody = Static<typeof VideoSubmitSchema>;
+
+/**
+ * The general rules TypeBox cannot say: the prompt's length in characters (code points, so
+ * an emoji is one), and the image count after `image` is merged in front of `images`.
+ * Returns the merged image list.
+ */
+export function checkGeneralRules(body: VideoSubmitBody): string[] {
+  if ([...body.prompt].length > MAX_PROMPT_CHARS) {
+    throw invalid(["body", "prompt"], `String must contain at most ${MAX_PROMPT_CHARS} character(s)`, "string_too_long");
+  }
+  const images = [...(body.image ? [body.image] : []), ...(body.images ?? [])];
+  if (images.length > MAX_IMAGES) {
+    throw invalid(["body", "images"], `at most ${MAX_IMAGES} images including 'image'`, "too_long");
+  }
+  return images;
+}

@@ -1,0 +1,257 @@
+/**
+ * The video use-cases of the request path: submit (validate → idempotency claim → hold →
+ * upstream task → 202), read, cancel, and the content lookup of Family G.
+ *
+ * Every 4xx of submit (422 schema, 400 family rule, 400 BYOK, 403 charge_amount_krw, 400
+ * model) is decided before the Idempotency-Key claim and before the hold: a rejected request
+ * moves no money and leaves no record. The upstream task is created inside the request, once
+ * (media generation is never retried); if that fails the hold is released, the job is marked
+ * failed and the client gets the upstream error (502/429) with no job id to poll.
+ */
+import type { KeyPrincipal } from "../auth/principal";
+import { holdOrThrow, type Ledger } from "../billing/ledger";
+import { findModel, resolveModelFor } from "../catalog/resolve";
+import { getProvider, type CatalogProvider, type CatalogSnapshot } from "../catalog/types";
+import { UpstreamError } from "../chat/provider";
+import { GatewayError } from "../errors";
+import { microToKrwRounded } from "../../lib/money";
+import { sha256Hex } from "../../lib/secrets";
+import { applyFamilyRules } from "./constraints";
+import type { IdempotencyStore, VideoJobStore } from "./ports";
+import { priceVideo } from "./pricing";
+import type { VideoEndpoint, VideoProvider } from "./provider";
+import { checkGeneralRules, DEFAULT_VIDEO_MODEL, type VideoSubmitBody } from "./schema";
+import { isFamilyG, type JobError, type VideoJobRecord, type VideoJobView } from "./types";
+
+export const IDEMPOTENCY_KEY_MAX = 128;
+export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
+
+export interface VideoServiceDeps {
+  catalog: () => CatalogSnapshot;
+  ledger: Ledger;
+  jobs: VideoJobStore;
+  idempotency: IdempotencyStore;
+  providerFor(protocol: string): VideoProvider | undefined;
+  endpointFor(provider: CatalogProvider): VideoEndpoint;
+  /** Deadline of the upstream create-task call. */
+  submitTimeoutMs: number;
+  /** Delay before a new job's first poll. */
+  firstPollDelayMs: number;
+  /** A job not finished after this fails with `generation_timeout`. */
+  jobTimeoutMs: number;
+  now?: () => number;
+  /** Called after a job was accepted (wakes an idle poller). */
+  onAccepted?: (jobId: string) => void;
+}
+
+export interface SubmitResult {
+  status: number;
+  body: VideoJobView;
+  /** True when this is an Idempotency-Key replay of an earlier response. */
+  replayed: boolean;
+}
+
+export class VideoService {
+  constructor(private d: VideoServiceDeps) {}
+
+  private now(): number {
+    return this.d.now?.() ?? Date.now();
+  }
+
+  async submit(principal: KeyPrincipal, body: VideoSubmitBody, idempotencyKey: string | null): Promise<SubmitResult> {
+    if (principal.kind === "byok") {
+      throw new GatewayError("byok_not_supported", "동영상 생성은 BYOK 키를 지원하지 않습니다. 일반 API 키를 사용하세요.");
+    }
+    const charge = body.charge_amount_krw ?? null;
+    if (charge !== null && principal.kind !== "delegated") throw new GatewayError("charge_amount_not_allowed");
+    const images = checkGeneralRules(body);
+
+    const snapshot = this.d.catalog();
+    const resolution = resolveModelFor(snapshot, body.model ?? DEFAULT_VIDEO_MODEL, "video");
+    if (resolution.kind !== "leaf") throw new GatewayError("model_not_found", "동영상 요청에는 동영상 모델 id를 지정하세요.");
+    const model = resolution.model;
+    checkAllowed(snapshot, principal, model.id, resolution.requested);
+    const offering = resolution.offerings.find((o) => o.videoPricing !== null);
+    const provider = offering && getProvider(snapshot, offering.providerId);
+    const adapter = provider && this.d.providerFor(provider.protocol);
+    if (!offering || !provider || !adapter || !model.family) throw new GatewayError("service_unavailable", `'${model.id}' 모델을 제공할 수 있는 제공자가 없습니다.`);
+
+    const request = applyFamilyRules(model.id, model.family, offering.videoPricing!, {
+      prompt: body.prompt,
+      durationSeconds: body.duration_seconds,
+      resolution: body.resolution,
+      generateAudio: body.generate_audio,
+      images,
+      videos: body.videos ?? [],
+      audios: body.audios ?? [],
+    });
+    const price = priceVideo(offering.videoPricing!, request, charge);
+
+    // Valid: from here on, state changes. First the Idempotency-Key, then the money.
+    if (idempotencyKey !== null) {
+      const claim = await this.d.idempotency.claim(principal.keyId, idempotencyKey, bodyHash(body), IDEMPOTENCY_WINDOW_MS, this.d.submitTimeoutMs + 60_000);
+      if (claim.kind === "replay") return { status: claim.status, body: claim.body as VideoJobView, replayed: true };
+      if (claim.kind === "in_progress") throw new GatewayError("idempotency_in_progress");
+      if (claim.kind === "mismatch") throw new GatewayError("idempotency_key_reused");
+    }
+    const forget = async () => {
+      if (idempotencyKey !== null) await this.d.idempotency.abandon(principal.keyId, idempotencyKey).catch(() => {});
+    };
+
+    const jobId = crypto.randomUUID();
+    const now = this.now();
+    const deadline = now + this.d.jobTimeoutMs;
+    try {
+      // The hold lives as long as the job may (plus a margin), so the chat hold sweeper never
+      // releases it under a running job; the poller settles or releases it.
+      await holdOrThrow(this.d.ledger, {
+        id: jobId,
+        userId: principal.user.id,
+        keyId: principal.keyId,
+        amountMicro: price.holdMicro,
+        tokens: 0,
+        ttlSeconds: Math.ceil(this.d.jobTimeoutMs / 1000) + 3600,
+      });
+    } catch (e) {
+      await forget();
+      throw e;
+    }
+
+    let job: VideoJobRecord;
+    try {
+      job = await this.d.jobs.insert({
+        id: jobId,
+        userId: principal.user.id,
+        keyId: principal.keyId,
+        model: model.id,
+        family: model.family,
+        providerId: provider.id,
+        protocol: provider.protocol,
+        upstreamModel: offering.upstreamId,
+        request,
+        billing: price.billing,
+        holdMicro: price.holdMicro,
+        priceMicro: price.priceMicro,
+        krwPer1kTokens: price.krwPer1kTokens,
+        // Not polled before the upstream accepted it; if this process dies before that, the
+        // poller finds it due after the submit deadline and fails it as lost.
+        nextPollAt: new Date(now + this.d.submitTimeoutMs + 30_000),
+        deadlineAt: new Date(deadline),
+      });
+    } catch (e) {
+      await this.d.ledger.release(jobId, null).catch(() => {});
+      await forget();
+      throw e;
+    }
+
+    let task: string;
+    try {
+      task = await adapter.submit(
+        { jobId, upstreamModel: offering.upstreamId, family: model.family, request },
+        { endpoint: this.d.endpointFor(provider), timeoutMs: this.d.submitTimeoutMs },
+      );
+    } catch (e) {
+      const err = e instanceof UpstreamError ? e : new UpstreamError("transient", e instanceof Error ? e.message : String(e));
+      const error: JobError = { code: "submit_failed", message: `업스트림에 작업을 제출하지 못했습니다 (${err.kind}${err.status ? ` ${err.status}` : ""}).` };
+      await this.d.jobs
+        .finish(jobId, null, { status: "failed", error }, { kind: "release", event: null })
+        .catch(() => this.d.ledger.release(jobId, null))
+        .catch(() => {});
+      await forget();
+      throw submitError(err, provider.id);
+    }
+
+    job = (await this.d.jobs.markSubmitted(jobId, task, new Date(this.now() + this.d.firstPollDelayMs))) ?? job;
+    const view = toJobView(job, null);
+    if (idempotencyKey !== null) await this.d.idempotency.complete(principal.keyId, idempotencyKey, 202, view);
+    this.d.onAccepted?.(jobId);
+    return { status: 202, body: view, replayed: false };
+  }
+
+  /** The caller's job, or 404 for a missing job and for any other key's (decisions.md #8). */
+  async get(principal: KeyPrincipal, jobId: string): Promise<VideoJobRecord> {
+    const job = await this.d.jobs.get(jobId);
+    if (!job || job.keyId !== principal.keyId) throw new GatewayError("not_found", "작업을 찾을 수 없습니다.");
+    return job;
+  }
+
+  /** Cancels a processing job: status `canceled`, hold released in full (decisions.md #17). 409 when final. */
+  async cancel(principal: KeyPrincipal, jobId: string): Promise<VideoJobRecord> {
+    const job = await this.get(principal, jobId);
+    if (job.status !== "processing") throw alreadyFinal(job);
+    const error: JobError = { code: "canceled", message: "요청에 따라 작업이 취소되었습니다." };
+    const done = await this.d.jobs.finish(jobId, null, { status: "canceled", error }, { kind: "release", event: null });
+    if (!done) throw alreadyFinal((await this.d.jobs.get(jobId)) ?? job);
+    return done;
+  }
+
+  /**
+   * The stored result of a Family G job, for `/content`: 404 for another key's job and for
+   * jobs without gateway-served content, 409 while processing, 410 after the retention.
+   */
+  async content(principal: KeyPrincipal, jobId: string): Promise<{ job: VideoJobRecord; storageKey: string; size: number; contentType: string }> {
+    const job = await this.get(principal, jobId);
+    if (!isFamilyG(job.family)) throw new GatewayError("not_found", "이 작업의 결과는 result_url에서 직접 받으세요.");
+    if (job.status === "processing") throw new GatewayError("job_not_ready");
+    if (job.status !== "succeeded" || !job.storageKey || job.contentSize === null) throw new GatewayError("not_found", "이 작업에는 결과 파일이 없습니다.");
+    if (job.contentDeletedAt || (job.contentExpiresAt && job.contentExpiresAt.getTime() <= this.now())) throw new GatewayError("content_expired");
+    return { job, storageKey: job.storageKey, size: job.contentSize, contentType: job.contentType ?? "video/mp4" };
+  }
+}
+
+/** The job object. `origin` makes a Family G content path absolute (null keeps it relative). */
+export function toJobView(job: VideoJobRecord, origin: string | null): VideoJobView {
+  const abs = (u: string | null) => (u !== null && origin !== null && u.startsWith("/") ? origin + u : u);
+  return {
+    job_id: job.id,
+    status: job.status,
+    model: job.model,
+    result_url: abs(job.resultUrl),
+    cost: job.costMicro === null ? null : { krw: microToKrwRounded(job.costMicro) },
+    error: job.error,
+    assets: job.assets.map((a) => ({ type: a.type, url: abs(a.url)! })),
+    created_at: job.createdAt.toISOString(),
+  };
+}
+
+/** Re-renders a stored (relative) view with an origin, for Idempotency-Key replays. */
+export function absolutizeView(view: VideoJobView, origin: string): VideoJobView {
+  const abs = (u: string | null) => (u !== null && u.startsWith("/") ? origin + u : u);
+  return { ...view, result_url: abs(view.result_url), assets: view.assets.map((a) => ({ ...a, url: abs(a.url)! })) };
+}
+
+/** SHA-256 of the body as canonical JSON (keys sorted), so key order does not matter. */
+export function bodyHash(body: unknown): string {
+  return sha256Hex(canonicalJson(body));
+}
+
+function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(",")}]`;
+  if (v !== null && typeof v === "object") {
+    const entries = Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined);
+    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonicalJson(x)}`).join(",")}}`;
+  }
+  return JSON.stringify(v);
+}
+
+/** `allowed_models`: the short id of the requested model must be in the key's list. */
+function checkAllowed(snapshot: CatalogSnapshot, p: KeyPrincipal, modelId: string, requested: string): void {
+  if (!p.allowedModels?.length) return;
+  const allowed = new Set(p.allowedModels.map((e) => findModel(snapshot, e.includes("@") ? e.slice(0, e.lastIndexOf("@")) : e)?.id ?? e));
+  if (!allowed.has(modelId)) throw new GatewayError("model_not_allowed", `이 키로는 '${requested}' 모델을 호출할 수 없습니다.`);
+}
+
+function alreadyFinal(job: VideoJobRecord): GatewayError {
+  return new GatewayError("conflict", `이미 끝난 작업입니다 (상태: ${job.status}).`);
+}
+
+function submitError(err: UpstreamError, providerId: string): GatewayError {
+  if (err.kind === "rate_limited") {
+    return new GatewayError("upstream_rate_limited", undefined, { retryAfter: Math.max(1, Math.ceil((err.retryAfterMs ?? 1000) / 1000)), providers: [providerId] });
+  }
+  if (err.kind === "rejected") {
+    return new GatewayError("upstream_request_rejected", undefined, { retryable: false, upstream: { status: err.status ?? 400, detail: err.detail ?? err.message }, providers: [providerId] });
+  }
+  return new GatewayError("upstream_unavailable", undefined, { providers: [providerId] });
+}

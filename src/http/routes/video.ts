@@ -1,0 +1,113 @@
+/**
+ * Video jobs: `POST /v1/video/generations`, `GET /v1/jobs/{job_id}`,
+ * `POST /v1/jobs/{job_id}/cancel` and `GET /v1/jobs/{job_id}/content` (Family G results,
+ * single byte ranges, streamed from storage, not billed). Handlers authenticate, parse and
+ * delegate to the video service; the rules live in src/core/video/.
+ */
+import { Elysia } from "elysia";
+import { GatewayError, invalid } from "../../core/errors";
+import { VideoSubmitSchema } from "../../core/video/schema";
+import { absolutizeView, IDEMPOTENCY_KEY_MAX, toJobView, type VideoService } from "../../core/video/service";
+import type { ContentStore } from "../../core/video/ports";
+import { rateHeaders } from "../auth";
+import type { AppDeps } from "../deps";
+import { requireUuid } from "../params";
+
+export interface VideoRouteDeps {
+  service: VideoService;
+  storage: Pick<ContentStore, "read">;
+}
+
+const origin = (request: Request) => new URL(request.url).origin;
+
+/**
+ * A single `bytes=` range of a `size`-byte file: [start, end] inclusive, null to serve the
+ * whole file (no header, several ranges, or a malformed one: RFC 9110 lets us ignore those),
+ * or "unsatisfiable" (416).
+ */
+export function parseRange(header: string | null, size: number): [number, number] | null | "unsatisfiable" {
+  if (!header) return null;
+  const m = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header);
+  if (!m || (m[1] === "" && m[2] === "")) return null;
+  if (m[1] === "") {
+    const suffix = Number(m[2]);
+    if (suffix === 0 || size === 0) return "unsatisfiable";
+    return [Math.max(0, size - suffix), size - 1];
+  }
+  const start = Number(m[1]);
+  if (m[2] !== "" && Number(m[2]) < start) return null;
+  if (start >= size) return "unsatisfiable";
+  return [start, m[2] === "" ? size - 1 : Math.min(Number(m[2]), size - 1)];
+}
+
+export function videoRoutes(d: AppDeps, v: VideoRouteDeps) {
+  return new Elysia({ name: "video", normalize: false })
+    .post(
+      "/v1/video/generations",
+      async ({ request, server, body, set }) => {
+        const { principal, rate } = await d.auth.apiKey(request, server, "model");
+        if (rate) Object.assign(set.headers, rateHeaders(rate));
+        const idem = request.headers.get("idempotency-key");
+        if (idem !== null && (idem.length === 0 || idem.length > IDEMPOTENCY_KEY_MAX)) {
+          throw invalid(["header", "idempotency-key"], `Idempotency-Key must be 1 to ${IDEMPOTENCY_KEY_MAX} characters`, "string_too_long");
+        }
+        const r = await v.service.submit(principal, body, idem);
+        set.status = r.status;
+        set.headers.location = `/v1/jobs/${r.body.job_id}`;
+        if (r.replayed) set.headers["idempotent-replayed"] = "true";
+        return absolutizeView(r.body, origin(request));
+      },
+      { body: VideoSubmitSchema, detail: { tags: ["video"], summary: "Submit a video generation job (202 with the job)" } },
+    )
+    .get(
+      "/v1/jobs/:job_id",
+      async ({ request, server, params, set }) => {
+        const { principal, rate } = await d.auth.apiKey(request, server, "any");
+        if (rate) Object.assign(set.headers, rateHeaders(rate));
+        const job = await v.service.get(principal, requireUuid(params.job_id, "job_id"));
+        return toJobView(job, origin(request));
+      },
+      { detail: { tags: ["video"], summary: "A video job (only the submitting API key sees it)" } },
+    )
+    .post(
+      "/v1/jobs/:job_id/cancel",
+      async ({ request, server, params, set }) => {
+        const { principal, rate } = await d.auth.apiKey(request, server, "any");
+        if (rate) Object.assign(set.headers, rateHeaders(rate));
+        const job = await v.service.cancel(principal, requireUuid(params.job_id, "job_id"));
+        return toJobView(job, origin(request));
+      },
+      { detail: { tags: ["video"], summary: "Cancel a processing video job (hold released; 409 when already final)" } },
+    )
+    .get(
+      "/v1/jobs/:job_id/content",
+      async ({ request, server, params }) => {
+        const { principal, rate } = await d.auth.apiKey(request, server, "any");
+        const c = await v.service.content(principal, requireUuid(params.job_id, "job_id"));
+        const range = parseRange(request.headers.get("range"), c.size);
+        if (range === "unsatisfiable") {
+          throw new GatewayError("range_not_satisfiable", undefined, { headers: { "content-range": `bytes */${c.size}`, "accept-ranges": "bytes" } });
+        }
+        const [start, end] = range ?? [0, c.size - 1];
+        const object = await v.storage.read(c.storageKey, start, end);
+        // The row says it exists but the file is gone (deleted by a sweeper elsewhere).
+        if (!object) throw new GatewayError("content_expired");
+        const headers: Record<string, string> = {
+          ...(rate ? rateHeaders(rate) : {}),
+          "content-type": c.contentType,
+          "content-length": String(end - start + 1),
+          "accept-ranges": "bytes",
+          "cache-control": "private, no-store",
+          "content-disposition": `inline; filename="${c.job.id}.mp4"`,
+        };
+        if (range) headers["content-range"] = `bytes ${start}-${end}/${c.size}`;
+        // A local file slice goes out as is (sendfile, exact Content-Length). But Bun.serve
+        // applies a Range header on its own to a 200 over a file, so when we chose to ignore
+        // the client's Range (several ranges, malformed) the body must be an opaque stream.
+        const ignoredRange = !range && request.headers.has("range");
+        const bodyOut = object.file && !ignoredRange ? object.file : object.stream().pipeThrough(new TransformStream<Uint8Array, Uint8Array>());
+        return new Response(bodyOut, { status: range ? 206 : 200, headers });
+      },
+      { detail: { tags: ["video"], summary: "Family G result bytes (submitting key only; Range supported; not billed)" } },
+    );
+}

@@ -1,0 +1,73 @@
+/**
+ * A video poller thread (PostgreSQL only: PGlite lives in the main thread and cannot be
+ * shared). It opens its own postgres.js connection, runs one `PollLoop`, beats to the
+ * supervisor, and on `stop` finishes its jobs in flight, drops its leases and exits.
+ *
+ * Messages in: `{type: "start", ...}`, `{type: "wake"}`, `{type: "stop"}`.
+ * Messages out: `{type: "started"}`, `{type: "beat"}`, `{type: "stopped"}`, `{type: "error", message}`.
+ */
+import type { VideoRuntimeConfig } from "./video-runtime";
+
+declare var self: Worker;
+
+export interface WorkerStart {
+  type: "start";
+  dbUrl: string;
+  owner: string;
+  slots: number;
+  tickMs: number;
+  runtime: VideoRuntimeConfig;
+  logLevel: string;
+}
+
+type Loop = import("./video-loop").PollLoop;
+type Db = import("../db/client").Database;
+type Repo = import("../db/repos/video-jobs").VideoJobRepo;
+
+let loop: Loop | null = null;
+let db: Db | null = null;
+let repo: Repo | null = null;
+let beat: ReturnType<typeof setInterval> | null = null;
+let queued: "wake" | "stop" | null = null;
+
+// Installed before any await, so no message sent during start-up is lost.
+self.onmessage = (event: MessageEvent) => {
+  const m = event.data as WorkerStart | { type: "wake" } | { type: "stop" };
+  if (m.type === "start") void start(m);
+  else if (m.type === "wake") loop ? loop.wake() : (queued ??= "wake");
+  else if (m.type === "stop") loop ? void stop() : (queued = "stop");
+};
+
+async function start(m: WorkerStart): Promise<void> {
+  try {
+    // Loaded here, not statically, so the handler above is in place first.
+    const [{ openDatabase }, { pollerRuntime }, { PollLoop }, { log, setLogLevel }] = await Promise.all([
+      import("../db/client"),
+      import("./video-runtime"),
+      import("./video-loop"),
+      import("../lib/log"),
+    ]);
+    setLogLevel(m.logLevel);
+    db = await openDatabase({ url: m.dbUrl, max: Math.max(2, m.slots) });
+    const rt = pollerRuntime(db, m.runtime);
+    repo = rt.repo;
+    loop = new PollLoop(rt.deps, m.owner, m.slots, m.tickMs, (error) => log.warn("video poll step failed", { owner: m.owner, error }));
+    loop.start();
+    beat = setInterval(() => postMessage({ type: "beat", at: loop?.lastBeat ?? 0 }), Math.max(200, Math.min(5000, m.tickMs * 2)));
+    postMessage({ type: "started" });
+    if (queued === "stop") await stop();
+    else if (queued === "wake") loop.wake();
+  } catch (e) {
+    postMessage({ type: "error", message: e instanceof Error ? e.message : String(e) });
+    throw e;
+  }
+}
+
+async function stop(): Promise<void> {
+  if (beat) clearInterval(beat);
+  await loop?.stop();
+  if (loop && repo) await repo.releaseLeases(loop.owner).catch(() => {});
+  await db?.close().catch(() => {});
+  postMessage({ type: "stopped" });
+  process.exit(0);
+}

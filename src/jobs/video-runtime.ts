@@ -1,0 +1,84 @@
+/**
+ * What a video poller needs, built the same way on the main thread and inside a Bun worker:
+ * the job store (which also closes holds) and the object storage over one database
+ * connection, plus the upstream endpoints. `VideoRuntimeConfig` is plain data so it can be posted to a worker.
+ */
+import { join } from "node:path";
+import type { Config } from "../config";
+import type { PollerDeps } from "../core/video/poller";
+import type { VideoEndpoint } from "../core/video/provider";
+import type { Database } from "../db/client";
+import { VideoJobRepo } from "../db/repos/video-jobs";
+import { log } from "../lib/log";
+import { LocalStorage, S3Storage, type ObjectStorage } from "../lib/storage";
+import { videoProviderFor } from "../providers/video";
+
+export type StorageConfig =
+  | { kind: "local"; dir: string }
+  | { kind: "s3"; bucket?: string; endpoint?: string; region?: string; accessKeyId?: string; secretAccessKey?: string };
+
+export interface VideoRuntimeConfig {
+  storage: StorageConfig;
+  /** Provider id → where its task API is (a real vendor or the simulator). */
+  endpoints: Record<string, VideoEndpoint>;
+  leaseMs: number;
+  pollInitialMs: number;
+  pollMaxMs: number;
+  requestTimeoutMs: number;
+  retentionMs: number;
+}
+
+export function storageConfig(cfg: Config): StorageConfig {
+  if (cfg.VIDEO_STORAGE === "s3") {
+    return {
+      kind: "s3",
+      bucket: cfg.S3_BUCKET,
+      endpoint: cfg.S3_ENDPOINT,
+      region: cfg.S3_REGION,
+      accessKeyId: cfg.S3_ACCESS_KEY_ID,
+      secretAccessKey: cfg.S3_SECRET_ACCESS_KEY,
+    };
+  }
+  return { kind: "local", dir: cfg.VIDEO_STORAGE_DIR ?? join(cfg.DATA_DIR, "files") };
+}
+
+export function runtimeConfig(cfg: Config, endpoints: Record<string, VideoEndpoint>): VideoRuntimeConfig {
+  return {
+    storage: storageConfig(cfg),
+    endpoints,
+    leaseMs: cfg.VIDEO_LEASE_MS,
+    pollInitialMs: cfg.VIDEO_POLL_INITIAL_MS,
+    pollMaxMs: Math.max(cfg.VIDEO_POLL_MAX_MS, cfg.VIDEO_POLL_INITIAL_MS),
+    requestTimeoutMs: cfg.UPSTREAM_FIRST_BYTE_TIMEOUT_MS,
+    retentionMs: Math.round(cfg.VIDEO_RETENTION_HOURS * 3600 * 1000),
+  };
+}
+
+export function openStorage(s: StorageConfig): ObjectStorage {
+  return s.kind === "local" ? new LocalStorage(s.dir) : new S3Storage(s);
+}
+
+export interface PollerRuntime {
+  deps: PollerDeps;
+  repo: VideoJobRepo;
+  storage: ObjectStorage;
+}
+
+/** Poller dependencies over `db` (storage opened from the config unless given). */
+export function pollerRuntime(db: Database, rc: VideoRuntimeConfig, opts: { storage?: ObjectStorage } = {}): PollerRuntime {
+  const repo = new VideoJobRepo(db);
+  const storage = opts.storage ?? openStorage(rc.storage);
+  const deps: PollerDeps = {
+    jobs: repo,
+    content: storage,
+    providerFor: videoProviderFor,
+    endpointFor: (providerId) => rc.endpoints[providerId],
+    leaseMs: rc.leaseMs,
+    pollInitialMs: rc.pollInitialMs,
+    pollMaxMs: rc.pollMaxMs,
+    requestTimeoutMs: rc.requestTimeoutMs,
+    retentionMs: rc.retentionMs,
+    log: (msg, fields) => log.warn(msg, fields),
+  };
+  return { deps, repo, storage };
+}

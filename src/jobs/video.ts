@@ -1,0 +1,65 @@
+/**
+ * Video jobs, composed: the request-path service, the object storage and the poller pool.
+ * The gateway calls `startVideo` once and `stop()` on shutdown (before closing the database).
+ */
+import type { Config } from "../config";
+import type { CatalogProvider, CatalogSnapshot } from "../core/catalog/types";
+import type { VideoEndpoint } from "../core/video/provider";
+import { VideoService } from "../core/video/service";
+import type { Database } from "../db/client";
+import { SqlLedger } from "../db/repos/ledger";
+import { VideoJobRepo } from "../db/repos/video-jobs";
+import type { ObjectStorage } from "../lib/storage";
+import { videoProviderFor } from "../providers/video";
+import { VideoPollerPool } from "./video-poller";
+import { openStorage, runtimeConfig } from "./video-runtime";
+
+export interface VideoModule {
+  service: VideoService;
+  storage: ObjectStorage;
+  pool: VideoPollerPool;
+  stop(): Promise<void>;
+}
+
+export interface VideoModuleDeps {
+  db: Database;
+  /** PostgreSQL URL the workers connect to; unset runs the poller inline. */
+  dbUrl?: string;
+  catalog: () => CatalogSnapshot;
+  /** The catalog as loaded at start (the video providers' endpoints are fixed then). */
+  snapshot: CatalogSnapshot | null;
+  endpoint: (provider: CatalogProvider) => VideoEndpoint;
+}
+
+export function startVideo(cfg: Config, d: VideoModuleDeps): VideoModule {
+  const endpoints: Record<string, VideoEndpoint> = {};
+  for (const p of d.snapshot?.providers ?? []) if (p.kind === "video") endpoints[p.id] = d.endpoint(p);
+  const runtime = runtimeConfig(cfg, endpoints);
+  const storage = openStorage(runtime.storage);
+  const pool = new VideoPollerPool({
+    db: d.db,
+    dbUrl: d.dbUrl,
+    size: cfg.VIDEO_POLL_WORKERS,
+    runtime,
+    storage,
+    sweepIntervalMs: cfg.VIDEO_SWEEP_INTERVAL_MS,
+    logLevel: cfg.LOG_LEVEL,
+  });
+  const repo = new VideoJobRepo(d.db);
+  const service = new VideoService({
+    catalog: d.catalog,
+    // Its own ledger handle: video holds close in the job store's statements (in any thread),
+    // so they stay out of the chat path's open-holds gauge.
+    ledger: new SqlLedger(d.db),
+    jobs: repo,
+    idempotency: repo,
+    providerFor: videoProviderFor,
+    endpointFor: (p) => endpoints[p.id] ?? d.endpoint(p),
+    submitTimeoutMs: cfg.UPSTREAM_FIRST_BYTE_TIMEOUT_MS,
+    firstPollDelayMs: cfg.VIDEO_POLL_INITIAL_MS,
+    jobTimeoutMs: cfg.VIDEO_JOB_TIMEOUT_SECONDS * 1000,
+    onAccepted: () => pool.wake(),
+  });
+  pool.start();
+  return { service, storage, pool, stop: () => pool.stop() };
+}

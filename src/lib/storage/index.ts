@@ -1,0 +1,3 @@
+export type { ObjectStorage, StoredObject } from "./types";
+export { LocalStorage } from "./local";
+export { S3Storage, type S3StorageOptions } from "./s3";

@@ -59,6 +59,9 @@ describe("retries", () => {
     expect(typeof r.body.detail.message).toBe("string");
     expect(r.body.detail.providers.map((p: any) => p.provider ?? p)).toContain("openai");
     expect(simChatCalls(g)).toEqual({ openai: 3 });
+    // The same count over the simulator's HTTP stats endpoint.
+    const stats: any = await (await fetch(`${g.gw.sim!.url}/sim/stats`)).json();
+    expect(stats.calls.openai["POST /v1/chat/completions"]).toBe(3);
     expect(await money(g, u.id)).toEqual({ balance: 100_000_000n, held: 0n });
     const ev = await usageOf(g, r.headers.get("x-request-id")!);
     expect(ev.status).toBe(502);

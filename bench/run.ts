@@ -184,7 +184,7 @@ try {
       ms: sec(6),
       body: STREAM_BODY,
       stream: true,
-      metrics: { ttfb: (r) => r.ttfb, total: (r) => r.latency, maxChunkGap: (r) => r.maxGap },
+      metrics: { ttfb: (r) => r.ttfb, total: (r) => r.latency, medianChunkGap: (r) => r.medianGap, maxChunkGap: (r) => r.maxGap },
     });
   }
   if (only.has("saturation")) {

@@ -22,8 +22,10 @@ export interface OpenLoopResult {
   latency: number[];
   /** ms from scheduled send to the first body byte (streams). */
   ttfb: number[];
-  /** Longest pause between two body reads of one stream, ms (streams). */
+  /** Longest pause between two body reads of one stream, ms (streams): includes the settle before the final event. */
   maxGap: number[];
+  /** Median pause between two body reads of one stream, ms (streams): the per-chunk delay. */
+  medianGap: number[];
   /** How late the timer actually fired, ms (the prober's own noise). */
   sendLag: number[];
   firstError?: string;
@@ -45,7 +47,7 @@ function endsWithDone(tail: Uint8Array): boolean {
  * with `[DONE]`.
  */
 export async function openLoop(t: Target, o: { rate: number; durationMs: number; body: string; token: string; stream: boolean }): Promise<OpenLoopResult> {
-  const r: OpenLoopResult = { sent: 0, ok: 0, errors: 0, latency: [], ttfb: [], maxGap: [], sendLag: [] };
+  const r: OpenLoopResult = { sent: 0, ok: 0, errors: 0, latency: [], ttfb: [], maxGap: [], medianGap: [], sendLag: [] };
   const headers = { "content-type": "application/json", authorization: `Bearer ${o.token}` };
   const interval = 1000 / o.rate;
   const total = Math.round((o.durationMs / 1000) * o.rate);
@@ -71,13 +73,17 @@ export async function openLoop(t: Target, o: { rate: number; durationMs: number;
       let first = -1;
       let last = 0;
       let gap = 0;
+      const gaps: number[] = [];
       let tail = new Uint8Array(0);
       for (;;) {
         const { done, value } = await reader.read();
         const now = performance.now();
         if (done) break;
         if (first < 0) first = now;
-        else gap = Math.max(gap, now - last);
+        else {
+          gap = Math.max(gap, now - last);
+          gaps.push(now - last);
+        }
         last = now;
         tail = value.length >= 32 ? value.subarray(value.length - 32) : value;
       }
@@ -88,6 +94,8 @@ export async function openLoop(t: Target, o: { rate: number; durationMs: number;
       r.ttfb.push(first - slot);
       r.latency.push(last - slot);
       r.maxGap.push(gap);
+      gaps.sort((a, b) => a - b);
+      if (gaps.length) r.medianGap.push(gaps[Math.floor((gaps.length - 1) / 2)]!);
       r.ok++;
     } catch (e) {
       fail(e instanceof Error ? e.message : String(e));

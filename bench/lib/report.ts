@@ -48,11 +48,12 @@ export function renderMarkdown(report: { meta: any; results: any }): string {
     ol("Streaming chat (20 ms to the first chunk, 5 ms between chunks)", s, [
       ["ttfb", "time to first byte"],
       ["total", "total"],
-      ["maxChunkGap", "longest gap between reads"],
+      ["medianChunkGap", "median gap between reads (per-chunk delay)"],
+      ["maxChunkGap", "longest gap between reads (the settle lands here)"],
     ]);
     targets.push(`| streaming TTFB added p50 ≤ 1 ms | ${f(s.summary.ttfb.p50.gatewayMinusDirect.median)} ms | ${mark(s.summary.ttfb.p50.gatewayMinusDirect.median <= 1)} |`);
-    const gap = s.summary.maxChunkGap.p50.gatewayMinusDirect.median;
-    targets.push(`| no per-chunk delay (longest gap, added p50) | ${f(gap)} ms | ${mark(gap <= 1)} |`);
+    const gap = s.summary.medianChunkGap.p50.gatewayMinusDirect.median;
+    targets.push(`| no per-chunk delay (median gap between reads, added p50) | ${f(gap)} ms | ${mark(gap <= 0.5)} |`);
   }
   if (results.saturation) {
     const s = results.saturation;

@@ -79,6 +79,8 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     const catalog = JSON.parse(readFileSync(join(ROOT, "src/catalog/catalog.json"), "utf8")) as { providers: { id: string; base_url_env: string }[] };
     const providerEnv: Record<string, string> = {};
     for (const p of catalog.providers) providerEnv[p.base_url_env] = `${simUrl}/sim/${p.id}`;
+    // The web plugin's search engine is not in the catalog but is simulated too.
+    providerEnv.BRAVE_BASE_URL = `${simUrl}/sim/brave`;
 
     const gwPort = await freePort();
     const gateway = spawnChild(

@@ -22,9 +22,12 @@ export function dist(samples: number[]): Dist {
   return { n: s.length, p50: quantile(s, 0.5), p90: quantile(s, 0.9), p99: quantile(s, 0.99), max: s[s.length - 1] ?? NaN, mean };
 }
 
+/** The median (mean of the middle two for an even count). */
 export function median(xs: number[]): number {
-  const v = xs.filter((x) => Number.isFinite(x));
-  return v.length ? quantile([...v].sort((a, b) => a - b), 0.5) : NaN;
+  const v = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (!v.length) return NaN;
+  const m = v.length >> 1;
+  return v.length % 2 ? v[m]! : (v[m - 1]! + v[m]!) / 2;
 }
 
 /** Median of the per-repeat values, with the spread (min..max) as the noise figure. */

@@ -1,6 +1,30 @@
-/** The Ledger port over the gw_* SQL functions (drizzle/0001_ledger_functions.sql). */
+/**
+ * The Ledger port over the gw_* SQL functions (drizzle/0001_ledger_functions.sql).
+ *
+ * Every hot-path call is one prepared statement, one round trip, and commits asynchronously
+ * (`synchronous_commit = off` for that transaction only, set in the same statement): the
+ * change is visible to every later transaction at once, so balances, limits and the
+ * exactly-once close stay exact, but the request does not wait for the WAL flush. A durable
+ * commit costs one fsync (0.9 ms p50, 8 ms p99 on the benchmark machine) and, worse, holds
+ * the user's row lock until the flush, which capped a single account at about 500 requests/s.
+ * The price: if the PostgreSQL server itself crashes, the ledger calls of its last
+ * ~3 × wal_writer_delay (600 ms by default) can be lost, each transaction as a whole (a lost
+ * settle leaves its hold open for the sweeper; nothing is half-applied or applied twice).
+ * Top-ups and every other money movement keep durable commits (they use other code paths).
+ *
+ * Under load, holds and settles are batched (PostgreSQL only): a call goes out at once while
+ * fewer than MAX_INFLIGHT batches of its kind are in flight, otherwise it joins the next batch,
+ * so an idle gateway adds no wait and a busy one sends one statement (one transaction) for many
+ * calls. That saves a round trip and a transaction per call and, above all, stops the lock
+ * convoy on a busy account's `users` row (every hold and settle locks it). A batch runs its
+ * calls in one transaction, sorted by user id; each function locks its user's rows in the same
+ * order (users, key_monthly, org_member_monthly), so two batches cannot deadlock. A batch that
+ * fails as a whole (nothing of it is committed) is retried call by call, so one bad call
+ * cannot fail its neighbours.
+ */
 import type { Database } from "../client";
 import type { HoldOutcome, HoldRequest, Ledger, UsageEvent } from "../../core/billing/ledger";
+import { Batcher } from "./ledger-batch";
 
 function eventJson(e: UsageEvent | null): string | null {
   if (!e) return null;
@@ -21,45 +45,58 @@ function eventJson(e: UsageEvent | null): string | null {
   });
 }
 
+/** Turns the WAL flush wait off for the statement's own (implicit) transaction only. */
+const ASYNC = "set_config('synchronous_commit', 'off', true)";
+
 const monthOf = (d = new Date()) => d.toISOString().slice(0, 7);
 
 export class SqlLedger implements Ledger {
+  /** The user of each hold this process opened and has not closed: sorts settles by user. */
+  private holdUser = new Map<string, string>();
+  private holds: Batcher<HoldItem, HoldOutcome> | null = null;
+  private settles: Batcher<SettleItem, boolean> | null = null;
+
   constructor(
     private db: Database,
     private onOpenChange: (delta: number) => void = () => {},
-  ) {}
+  ) {
+    // PGlite runs one statement at a time anyway; batching pays only over a connection pool.
+    if (db.kind === "postgres") {
+      this.holds = new Batcher(MAX_INFLIGHT, MAX_BATCH, (b) => this.holdBatch(b), (h) => this.holdOne(h), (h) => h.userId);
+      this.settles = new Batcher(MAX_INFLIGHT, MAX_BATCH, (b) => this.settleBatch(b), (x) => this.settleOne(x), (x) => x.userId);
+    }
+  }
 
   async hold(h: HoldRequest): Promise<HoldOutcome> {
-    const rows = await this.db.query<{ r: HoldOutcome }>("select gw_hold($1, $2, $3, $4, $5, $6, $7) as r", [
-      h.id,
-      h.userId,
-      h.keyId,
-      monthOf(),
-      h.amountMicro.toString(),
-      h.tokens,
-      h.ttlSeconds,
-    ]);
-    const r = rows[0]!.r;
-    if (r === "ok") this.onOpenChange(1);
+    const item: HoldItem = { ...h, month: monthOf() };
+    const r = await (this.holds ? this.holds.submit(item) : this.holdOne(item));
+    if (r === "ok") {
+      this.onOpenChange(1);
+      this.holdUser.set(h.id, h.userId);
+    }
     return r;
   }
 
   async settle(id: string, costMicro: bigint, tokens: number, event: UsageEvent | null): Promise<boolean> {
-    const rows = await this.db.query<{ r: string }>("select gw_settle($1, $2, $3, $4::jsonb) as r", [id, costMicro.toString(), tokens, eventJson(event)]);
-    const ok = rows[0]!.r === "ok";
+    const userId = this.holdUser.get(id);
+    this.holdUser.delete(id);
+    const item: SettleItem = { id, userId: userId ?? "", costMicro, tokens, event: eventJson(event) };
+    // A hold opened elsewhere (another instance, before a restart) has no known user to sort by.
+    const ok = await (this.settles && userId ? this.settles.submit(item) : this.settleOne(item));
     if (ok) this.onOpenChange(-1);
     return ok;
   }
 
   async release(id: string, event: UsageEvent | null): Promise<boolean> {
-    const rows = await this.db.query<{ r: string }>("select gw_release($1, $2::jsonb) as r", [id, eventJson(event)]);
+    this.holdUser.delete(id);
+    const rows = await this.db.query<{ r: string }>(`select ${ASYNC}, gw_release($1, $2::jsonb) as r`, [id, eventJson(event)]);
     const ok = rows[0]!.r === "ok";
     if (ok) this.onOpenChange(-1);
     return ok;
   }
 
   async record(id: string, userId: string, keyId: string | null, event: UsageEvent): Promise<void> {
-    await this.db.query("select gw_insert_usage($1, $2, $3, 0, $4::jsonb)", [id, userId, keyId, eventJson(event)]);
+    await this.db.query(`select ${ASYNC}, gw_insert_usage($1, $2, $3, 0, $4::jsonb)`, [id, userId, keyId, eventJson(event)]);
   }
 
   async sweepExpired(limit = 500): Promise<number> {
@@ -68,4 +105,66 @@ export class SqlLedger implements Ledger {
     for (const r of rows) if (await this.release(r.id, null)) n++;
     return n;
   }
+
+  private async holdOne(h: HoldItem): Promise<HoldOutcome> {
+    const rows = await this.db.query<{ r: HoldOutcome }>(`select ${ASYNC}, gw_hold($1, $2, $3, $4, $5, $6, $7) as r`, [
+      h.id,
+      h.userId,
+      h.keyId,
+      h.month,
+      h.amountMicro.toString(),
+      h.tokens,
+      h.ttlSeconds,
+    ]);
+    return rows[0]!.r;
+  }
+
+  private async holdBatch(b: HoldItem[]): Promise<HoldOutcome[]> {
+    const rows = await this.db.query<{ n: string; r: HoldOutcome }>(
+      `select t.n::int as n, gw_hold(t.id, t.u, t.k, t.m, t.a, t.tk, t.ttl) as r
+         from (select ${ASYNC}) s,
+              unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::bigint[], $6::bigint[], $7::int[]) with ordinality as t(id, u, k, m, a, tk, ttl, n)`,
+      [b.map((h) => h.id), b.map((h) => h.userId), b.map((h) => h.keyId), b.map((h) => h.month), b.map((h) => h.amountMicro.toString()), b.map((h) => h.tokens), b.map((h) => h.ttlSeconds)],
+    );
+    return byOrdinal(rows, b.length);
+  }
+
+  private async settleOne(x: SettleItem): Promise<boolean> {
+    const rows = await this.db.query<{ r: string }>(`select ${ASYNC}, gw_settle($1, $2, $3, $4::jsonb) as r`, [x.id, x.costMicro.toString(), x.tokens, x.event]);
+    return rows[0]!.r === "ok";
+  }
+
+  private async settleBatch(b: SettleItem[]): Promise<boolean[]> {
+    const rows = await this.db.query<{ n: string; r: string }>(
+      `select t.n::int as n, gw_settle(t.id, t.c, t.tk, t.e) as r
+         from (select ${ASYNC}) s,
+              unnest($1::uuid[], $2::bigint[], $3::bigint[], $4::jsonb[]) with ordinality as t(id, c, tk, e, n)`,
+      [b.map((x) => x.id), b.map((x) => x.costMicro.toString()), b.map((x) => x.tokens), b.map((x) => x.event)],
+    );
+    return byOrdinal(rows, b.length).map((r) => r === "ok");
+  }
+}
+
+interface HoldItem extends HoldRequest {
+  month: string;
+}
+
+interface SettleItem {
+  id: string;
+  userId: string;
+  costMicro: bigint;
+  tokens: number;
+  event: string | null;
+}
+
+/** Batches of one kind in flight at once (each holds one pooled connection). */
+const MAX_INFLIGHT = 2;
+/** Calls in one batch at most (one statement, one transaction). */
+const MAX_BATCH = 64;
+
+function byOrdinal<R>(rows: { n: string | number; r: R }[], size: number): R[] {
+  const out = new Array<R>(size);
+  for (const row of rows) out[Number(row.n) - 1] = row.r;
+  if (rows.length !== size) throw new Error(`ledger batch returned ${rows.length} results for ${size} calls`);
+  return out;
 }

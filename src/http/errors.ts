@@ -36,11 +36,35 @@ export function validationResponse(issues: ValidationIssue[]): Response {
   return new Response(JSON.stringify({ detail: issues }), { status: 422, headers: JSON_HEADERS });
 }
 
+const depth = (path: unknown) => String(path ?? "").split("/").filter(Boolean).length;
+
+/**
+ * A failed union (every nullable field is one) is reported by TypeBox at the union's own
+ * path. When one variant got further into the value (e.g. the array variant of a nullable
+ * list, failing at one element), report that variant's errors instead, so `loc` names the
+ * bad element: ["body","ip_allowlist",2] rather than ["body","ip_allowlist"].
+ */
+function refineUnion(v: any): any[] {
+  if (v?.type !== ValueErrorType.Union || !Array.isArray(v.errors)) return [v];
+  let best: any[] | null = null;
+  let bestDepth = depth(v.path);
+  for (const variant of v.errors) {
+    const errs = [...(variant as Iterable<any>)];
+    if (!errs.length) continue;
+    const d = Math.min(...errs.map((x) => depth(x.path)));
+    if (d > bestDepth) {
+      best = errs;
+      bestDepth = d;
+    }
+  }
+  return best ? best.flatMap(refineUnion) : [v];
+}
+
 /** Elysia's TypeBox failures → the 422 list with `loc` such as ["body","duration_seconds"]. */
 export function issuesFromElysia(e: ValidationError): ValidationIssue[] {
   const seen = new Set<string>();
   const where = e.type === "property" ? "query" : e.type;
-  return e.all.flatMap((v: any) => {
+  return e.all.flatMap(refineUnion).flatMap((v: any) => {
     const loc: (string | number)[] = [where, ...String(v.path ?? "").split("/").filter(Boolean).map((p: string) => (/^\d+$/.test(p) ? Number(p) : p))];
     const key = JSON.stringify(loc);
     if (seen.has(key)) return [];
@@ -55,6 +79,8 @@ export function renderError(code: unknown, error: unknown, requestId: string): R
   if (error instanceof GatewayError) return gatewayErrorResponse(error);
   if (error instanceof ValidationFailure) return validationResponse(error.issues);
   if (error instanceof ValidationError || code === "VALIDATION") return validationResponse(issuesFromElysia(error as ValidationError));
+  // Elysia wraps whatever a parser throws (our body limit's 413 included) in a ParseError.
+  if (code === "PARSE" && (error as { cause?: unknown })?.cause instanceof GatewayError) return gatewayErrorResponse((error as { cause: GatewayError }).cause);
   if (code === "PARSE") return gatewayErrorResponse(new GatewayError("invalid_request", "요청 본문이 올바른 JSON이 아닙니다."));
   if (code === "NOT_FOUND") return gatewayErrorResponse(new GatewayError("not_found", "요청한 경로를 찾을 수 없습니다."));
   if (code === "INVALID_COOKIE_SIGNATURE" || code === "INVALID_FILE_TYPE") return gatewayErrorResponse(new GatewayError("invalid_request"));

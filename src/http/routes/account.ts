@@ -4,7 +4,7 @@ import { GatewayError } from "../../core/errors";
 import { API_KEY_PREFIX } from "../../core/auth/principal";
 import { microToKrw } from "../../lib/money";
 import { signJwt } from "../../lib/jwt";
-import { bearer } from "../auth";
+import { bearer, rateHeaders } from "../auth";
 import type { AppDeps } from "../deps";
 import type { UserRow } from "../../db/repos/users";
 
@@ -64,11 +64,15 @@ export function accountRoutes(d: AppDeps) {
     )
     .get(
       "/v1/me",
-      async ({ request, server }) => {
+      async ({ request, server, set }) => {
         const token = bearer(request);
         let userId: string;
-        if (token?.startsWith(API_KEY_PREFIX)) userId = (await d.auth.apiKey(request, server, "any")).principal.user.id;
-        else userId = (await d.auth.jwtUser(request)).id;
+        if (token?.startsWith(API_KEY_PREFIX)) {
+          const { principal, rate } = await d.auth.apiKey(request, server, "any");
+          // Every key-authenticated response carries the rate-limit counters.
+          if (rate) Object.assign(set.headers, rateHeaders(rate));
+          userId = principal.user.id;
+        } else userId = (await d.auth.jwtUser(request)).id;
         const u = await d.users.live(userId);
         if (!u) throw new GatewayError("unauthorized");
         return toMe(u);

@@ -1,5 +1,6 @@
 /** Operator endpoints (`Authorization: Bearer <ADMIN_TOKEN>`), per the operator contract. */
 import { Elysia, t } from "elysia";
+import { Type } from "@sinclair/typebox";
 import { ValidationFailure } from "../../core/errors";
 import { krwToMicro, microToKrw } from "../../lib/money";
 import { SETTING_DEFAULTS } from "../../db/repos/settings";
@@ -7,6 +8,9 @@ import type { AppDeps } from "../deps";
 import { issueApiKey } from "../key-records";
 import { notFound, requireUuid } from "../params";
 import { toMe } from "./account";
+
+/** A JSON integer. (Elysia's `t.Integer` also accepts numeric strings such as "1000".) */
+const StrictInt = (opts: { minimum?: number; maximum?: number }) => Type.Integer(opts);
 
 /** The 3% platform fee, rounded up to the won, taken from the amount paid. */
 export function topupSplit(amountKrw: number): { fee: number; credited: number } {
@@ -21,7 +25,9 @@ export function adminRoutes(d: AppDeps) {
     return u;
   };
   return new Elysia({ name: "admin", normalize: false })
-    .onBeforeHandle(({ request }) => {
+    // Transform runs before body validation: without the token (or with the endpoints
+    // disabled) a caller learns nothing about the bodies, and gets 401/404 rather than 422.
+    .onTransform(({ request }) => {
       d.auth.admin(request);
     })
     .post(
@@ -34,7 +40,7 @@ export function adminRoutes(d: AppDeps) {
         set.status = 201;
         return { paid_krw: body.amount_krw, fee_krw: fee, credited_krw: credited, balance_krw: microToKrw(balance) };
       },
-      { body: t.Object({ amount_krw: t.Integer({ minimum: 1, maximum: 10_000_000_000 }) }), detail: { tags: ["admin"], summary: "Top up an account (3% fee)" } },
+      { body: t.Object({ amount_krw: StrictInt({ minimum: 1, maximum: 10_000_000_000 }) }), detail: { tags: ["admin"], summary: "Top up an account (3% fee)" } },
     )
     .patch(
       "/v1/admin/users/:user_id",
@@ -92,7 +98,7 @@ export function adminRoutes(d: AppDeps) {
         body: t.Object({
           user_id: t.String(),
           role: t.Union([t.Literal("owner"), t.Literal("admin"), t.Literal("member")]),
-          monthly_budget_krw: t.Optional(t.Union([t.Integer({ minimum: 0 }), t.Null()])),
+          monthly_budget_krw: t.Optional(t.Union([StrictInt({ minimum: 0, maximum: 1_000_000_000_000 }), t.Null()])),
         }),
         detail: { tags: ["admin"], summary: "Add (or update) an organization member" },
       },

@@ -11,10 +11,12 @@ const maskingRequired = () => new GatewayError("pii_masking_required");
 
 export function keyRoutes(d: AppDeps) {
   return new Elysia({ name: "keys", normalize: false })
+    // Derive runs before body validation: without a dashboard login the answer is 401, not a
+    // 422 describing the body.
+    .derive(async ({ request }) => ({ user: await d.auth.jwtUser(request) }))
     .post(
       "/v1/keys",
-      async ({ request, body, set }) => {
-        const user = await d.auth.jwtUser(request);
+      async ({ user, body, set }) => {
         const patch = keyPatchFromBody(body ?? {});
         if (user.regulated && patch.piiMaskingEnabled === false) throw maskingRequired();
         set.status = 201;
@@ -24,8 +26,7 @@ export function keyRoutes(d: AppDeps) {
     )
     .get(
       "/v1/keys",
-      async ({ request }) => {
-        const user = await d.auth.jwtUser(request);
+      async ({ user }) => {
         const items = (await d.keys.listForUser(user.id)).map((r) => toKeyRecord(r));
         return { items, total: items.length };
       },
@@ -33,8 +34,7 @@ export function keyRoutes(d: AppDeps) {
     )
     .get(
       "/v1/keys/usage",
-      async ({ request }) => {
-        const user = await d.auth.jwtUser(request);
+      async ({ user }) => {
         const month = currentMonth();
         const rows = await d.db.query<Record<string, any>>(
           `select k.id, k.name, k.key_prefix, k.monthly_budget_krw, k.monthly_token_limit,
@@ -61,8 +61,7 @@ export function keyRoutes(d: AppDeps) {
     )
     .patch(
       "/v1/keys/:id",
-      async ({ request, params, body }) => {
-        const user = await d.auth.jwtUser(request);
+      async ({ user, params, body }) => {
         const id = requireUuid(params.id);
         const patch = keyPatchFromBody(body ?? {});
         if (user.regulated && patch.piiMaskingEnabled === false) throw maskingRequired();
@@ -75,8 +74,7 @@ export function keyRoutes(d: AppDeps) {
     )
     .delete(
       "/v1/keys/:id",
-      async ({ request, params }) => {
-        const user = await d.auth.jwtUser(request);
+      async ({ user, params }) => {
         const id = requireUuid(params.id);
         if (!(await d.keys.softDelete(user.id, id))) throw notFound("API 키");
         await d.bus.publish({ t: "key", id });

@@ -9,11 +9,13 @@ import { issueApiKey, issueMgmtKey, toKeyRecord, toMgmtRecord } from "../key-rec
 import { notFound, requireUuid } from "../params";
 
 export function managementKeyRoutes(d: AppDeps) {
-  return new Elysia({ name: "management-keys", normalize: false })
+  // Each group authenticates in derive, which runs before body validation: a wrong
+  // credential is 401 whatever the body.
+  const dashboard = new Elysia({ normalize: false })
+    .derive(async ({ request }) => ({ user: await d.auth.jwtUser(request) }))
     .post(
       "/v1/management-keys",
-      async ({ request, body, set }) => {
-        const user = await d.auth.jwtUser(request);
+      async ({ user, body, set }) => {
         set.status = 201;
         return issueMgmtKey(d.keys, user.id, body.name);
       },
@@ -21,8 +23,7 @@ export function managementKeyRoutes(d: AppDeps) {
     )
     .get(
       "/v1/management-keys",
-      async ({ request }) => {
-        const user = await d.auth.jwtUser(request);
+      async ({ user }) => {
         const items = (await d.keys.listMgmt(user.id)).map((r) => toMgmtRecord(r));
         return { items, total: items.length };
       },
@@ -30,18 +31,18 @@ export function managementKeyRoutes(d: AppDeps) {
     )
     .delete(
       "/v1/management-keys/:id",
-      async ({ request, params }) => {
-        const user = await d.auth.jwtUser(request);
+      async ({ user, params }) => {
         const id = requireUuid(params.id);
         if (!(await d.keys.deleteMgmt(user.id, id))) throw notFound("관리 키");
         return { ok: true, id };
       },
       { detail: { tags: ["management keys"], summary: "Delete a management key (its child keys keep working)" } },
-    )
+    );
+  const provisioning = new Elysia({ normalize: false })
+    .derive(async ({ request }) => ({ m: await d.auth.mgmtKey(request) }))
     .get(
       "/v1/provisioning/keys",
-      async ({ request }) => {
-        const m = await d.auth.mgmtKey(request);
+      async ({ m }) => {
         const items = (await d.keys.listForMgmtKey(m.mgmtKeyId)).map((r) => toKeyRecord(r));
         return { items, total: items.length };
       },
@@ -49,8 +50,7 @@ export function managementKeyRoutes(d: AppDeps) {
     )
     .post(
       "/v1/provisioning/keys",
-      async ({ request, body, set }) => {
-        const m = await d.auth.mgmtKey(request);
+      async ({ m, body, set }) => {
         set.status = 201;
         return issueApiKey(d.keys, {
           userId: m.userId,
@@ -64,8 +64,7 @@ export function managementKeyRoutes(d: AppDeps) {
     )
     .delete(
       "/v1/provisioning/keys/:id",
-      async ({ request, params }) => {
-        const m = await d.auth.mgmtKey(request);
+      async ({ m, params }) => {
         const id = requireUuid(params.id);
         if (!(await d.keys.softDelete(m.userId, id, m.mgmtKeyId))) throw notFound("API 키");
         await d.bus.publish({ t: "key", id });
@@ -73,4 +72,5 @@ export function managementKeyRoutes(d: AppDeps) {
       },
       { detail: { tags: ["provisioning"], summary: "Delete a child key" } },
     );
+  return new Elysia({ name: "management-keys", normalize: false }).use(dashboard).use(provisioning);
 }

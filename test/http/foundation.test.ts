@@ -1,12 +1,14 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { dbKinds, startTestGateway, type TestGateway } from "../harness";
+
+setDefaultTimeout(30_000);
 
 for (const kind of await dbKinds()) {
   describe(`foundation on ${kind}`, () => {
     let g: TestGateway;
     beforeAll(async () => {
       g = await startTestGateway({ db: kind });
-    });
+    }, 60_000);
     afterAll(async () => {
       await g?.stop();
     });

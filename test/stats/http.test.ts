@@ -9,6 +9,7 @@ import { startTestGateway, type TestGateway, type TestUser } from "../harness";
 import { loadConfig } from "../../src/config";
 import { statsSettings } from "../../src/jobs/stats-rollup";
 import { microToKrw } from "../../src/lib/money";
+import { fastUser } from "../chat/helpers";
 
 const APP = `stats-e2e-${crypto.randomUUID().slice(0, 8)}`;
 const MODEL = "gpt-4o-mini";
@@ -106,7 +107,7 @@ describe("stats and usage report over HTTP", () => {
       ["query", "top"],
     ]);
     for (const top of ["1", "20"]) expect((await g.call("GET", `/v1/stats/usage-timeseries?top=${top}`)).status).toBe(200);
-  });
+  }, 30_000);
 
   test("usage report: usage:read or legacy keys; chat-only keys 403; JWT and no key 401", async () => {
     const readOnly = await g.newKey(owner, { scopes: ["usage:read"] });
@@ -160,11 +161,11 @@ describe("stats and usage report over HTTP", () => {
     expect(Number.isInteger(r.body.data[0].cost_krw * 1e6)).toBe(true);
 
     // Another account sees only its own (empty) usage.
-    const stranger = await g.newUser();
+    const stranger = await fastUser(g);
     const theirs = await g.call("GET", "/v1/usage/report", { token: (await g.newKey(stranger, { scopes: ["usage:read"] })).key });
     expect(theirs.body.data).toEqual([]);
     expect(theirs.body.totals.requests).toBe(0);
-  });
+  }, 30_000);
 
   test("usage report dates: 422 with loc for bad dates, reversed or too long ranges", async () => {
     const k = (await g.newKey(owner, { scopes: ["usage:read"] })).key;
@@ -182,5 +183,5 @@ describe("stats and usage report over HTTP", () => {
     const ok = await g.call("GET", "/v1/usage/report?from=2025-01-01&to=2026-01-01", { token: k });
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ from: "2025-01-01", to: "2026-01-01", data: [] });
-  });
+  }, 30_000);
 });

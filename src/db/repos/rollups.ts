@@ -13,6 +13,7 @@ import type { Database } from "../client";
 import {
   decodeHoles,
   encodeHoles,
+  MAX_HOLES,
   nextRollupState,
   splitWindow,
   type BatchResult,
@@ -75,26 +76,34 @@ function appUpsert(table: string, grain: "hour" | "day"): string {
       prompt_tokens = t.prompt_tokens + excluded.prompt_tokens, completion_tokens = t.completion_tokens + excluded.completion_tokens`;
 }
 
-/** New distinct keys per bucket and name, keeping at most `cap` per (bucket, dim, name). */
+/**
+ * New distinct keys per bucket and name, keeping at most `cap` per (bucket, dim, name). The
+ * stored count is read once per group; full groups (the usual case) cost one lookup each.
+ */
 function keysInsert(table: string, grain: "hour" | "day", cap: number): string {
   return `insert into ${table} (bucket, dim, name, key_id)
-    select bucket, dim, name, key_id from (
-      select n.bucket, n.dim, n.name, n.key_id,
-        row_number() over (partition by n.bucket, n.dim, n.name order by n.key_id) as rn,
-        (select count(*) from ${table} s where s.bucket = n.bucket and s.dim = n.dim and s.name = n.name) as have
-      from (
-        select distinct ev.${grain}_b as bucket, d.dim, d.name, ev.key_id
-        from ev cross join lateral (values ('model', ev.model), ('app', ev.app)) as d(dim, name)
-        where ev.key_id is not null and d.name is not null
-      ) n
-      where not exists (select 1 from ${table} s where s.bucket = n.bucket and s.dim = n.dim and s.name = n.name and s.key_id = n.key_id)
-    ) r where have + rn <= ${cap}
+    with cand as (
+      select distinct ev.${grain}_b as bucket, d.dim, d.name, ev.key_id
+      from ev cross join lateral (values ('model', ev.model), ('app', ev.app)) as d(dim, name)
+      where ev.key_id is not null and d.name is not null),
+    grp as (
+      select c.bucket, c.dim, c.name, (select count(*) from ${table} s where s.bucket = c.bucket and s.dim = c.dim and s.name = c.name) as have
+      from (select distinct bucket, dim, name from cand) c),
+    fresh as (
+      select c.bucket, c.dim, c.name, c.key_id, g.have, row_number() over (partition by c.bucket, c.dim, c.name order by c.key_id) as rn
+      from cand c join grp g on g.bucket = c.bucket and g.dim = c.dim and g.name = c.name
+      where g.have < ${cap}
+        and not exists (select 1 from ${table} s where s.bucket = c.bucket and s.dim = c.dim and s.name = c.name and s.key_id = c.key_id))
+    select bucket, dim, name, key_id from fresh where have + rn <= ${cap}
     on conflict do nothing`;
 }
 
 /**
- * The whole fold as one statement (one snapshot): the batch `b` above the watermark, the
- * holes `h` that became visible, every upsert, and what the state update needs back.
+ * The whole fold as one statement (one snapshot). The batch is an id range, not a row count,
+ * so it is an index range scan whatever the planner knows about the table: from the first
+ * visible id above the watermark (`lo`) to at most `limit` ids further, capped at the newest
+ * visible id (`head`). Every id of (watermark, hi] that is not visible comes back as a gap
+ * (a hole for later batches). Holes `h` that became visible are folded with it.
  */
 function foldStatement(cap: number): (watermark: number, limit: number, holes: number[]) => SQL {
   const rest = sql.raw(`mh as (${modelUpsert("stats_model_hourly", "hour")}),
@@ -112,10 +121,15 @@ function foldStatement(cap: number): (watermark: number, limit: number, holes: n
       requests = t.requests + excluded.requests, failed_requests = t.failed_requests + excluded.failed_requests,
       cache_hits = t.cache_hits + excluded.cache_hits, prompt_tokens = t.prompt_tokens + excluded.prompt_tokens,
       completion_tokens = t.completion_tokens + excluded.completion_tokens, cost_micro = t.cost_micro + excluded.cost_micro)
-  select (select max(id) from b)::text as upper, (select count(*) from b)::int as n,
+  select (select hi from bounds)::text as upper, (select head from bounds)::text as head, (select count(*) from b)::int as n,
     (select coalesce(json_agg(id), '[]'::json) from h) as found,
-    (select coalesce(json_agg(json_build_array(prev + 1, id - 1)), '[]'::json) from g where id - prev > 1) as gaps`);
-  return (wm, limit, holes) => sql`with b as (select * from usage_events where id > ${wm}::bigint order by id limit ${limit}::int),
+    (select coalesce(json_agg(json_build_array(prev + 1, id - 1)), '[]'::json) from g where id - prev > 1) as gaps,
+    (select json_build_array(coalesce(max(b.id), lo - 1) + 1, hi) from bounds left join b on true group by lo, hi having hi > coalesce(max(b.id), lo - 1)) as tail`);
+  return (wm, limit, holes) => sql`with bounds as (
+    select lo, head, least(head, lo + ${limit}::bigint - 1) as hi
+    from (select (select min(id) from usage_events where id > ${wm}::bigint) as lo, (select max(id) from usage_events) as head) x
+    where lo is not null),
+  b as (select e.* from bounds, usage_events e where e.id >= bounds.lo and e.id <= bounds.hi),
   h as (select * from usage_events where id = any(${`{${holes.join(",")}}`}::bigint[]) and id <= ${wm}::bigint),
   ev as materialized (
     select x.*,
@@ -186,8 +200,10 @@ export class RollupRepo implements RollupStore, StatsReader {
       const [r] = await run(this.fold(state.watermark, Math.max(1, Math.floor(opts.limit)), state.holes.map((h) => h.id)));
       const n = num(r!.n);
       const found = (parseJson(r!.found) as number[]).map(Number);
-      const gaps = (parseJson(r!.gaps) as [number, number][]).map(([lo, hi]) => [Number(lo), Number(hi)] as [number, number]);
-      const next = nextRollupState(state, { upper: r!.upper === null ? null : num(r!.upper), missing: expandGaps(gaps, 10_000), found }, this.now());
+      const tail = r!.tail === null ? [] : [parseJson(r!.tail) as [number, number]];
+      const gaps = [...(parseJson(r!.gaps) as [number, number][]), ...tail].map(([lo, hi]) => [Number(lo), Number(hi)] as [number, number]);
+      const upper = r!.upper === null ? null : num(r!.upper);
+      const next = nextRollupState(state, { upper, missing: expandGaps(gaps, MAX_HOLES), found }, this.now());
       const folded = n + found.length;
       await run(sql`update stats_rollup_state set watermark = ${next.watermark}, holes = ${JSON.stringify(encodeHoles(next.holes))}::jsonb,
         version = version + ${folded > 0 ? 1 : 0}, events_folded = events_folded + ${folded}, updated_at = now() where id = 1`);
@@ -196,7 +212,7 @@ export class RollupRepo implements RollupStore, StatsReader {
       const due = await run(sql`update stats_rollup_state set pruned_at = ${now}::timestamptz
         where id = 1 and (pruned_at is null or pruned_at <= ${now}::timestamptz - interval '1 hour' or pruned_at > ${now}::timestamptz) returning 1 as due`);
       if (due.length) for (const q of pruneStatements(now)) await run(q);
-      return { ran: true, folded, caughtUp: n < opts.limit, watermark: next.watermark, holes: next.holes.length } satisfies BatchResult;
+      return { ran: true, folded, caughtUp: upper === null || upper >= num(r!.head), watermark: next.watermark, holes: next.holes.length } satisfies BatchResult;
     });
     return result;
   }

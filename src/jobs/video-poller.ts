@@ -157,8 +157,10 @@ export class VideoPollerPool {
     let stoppedResolve: () => void = () => {};
     slot.stopped = new Promise((r) => (stoppedResolve = r));
     worker.addEventListener("message", (ev: MessageEvent) => {
-      const m = ev.data as { type: string; message?: string };
-      if (m.type === "beat" || m.type === "started") slot.lastBeat = Date.now();
+      const m = ev.data as { type: string; message?: string; at?: number };
+      // A beat carries the loop's last round, so a loop stuck on an await counts as hung too.
+      if (m.type === "beat") slot.lastBeat = m.at ?? Date.now();
+      else if (m.type === "started") slot.lastBeat = Date.now();
       else if (m.type === "error") log.warn("video worker failed to start", { owner: slot.owner, message: m.message });
     });
     worker.addEventListener("error", (ev) => {

@@ -6,7 +6,11 @@
  * Messages in: `{type: "start", ...}`, `{type: "wake"}`, `{type: "stop"}`.
  * Messages out: `{type: "started"}`, `{type: "beat"}`, `{type: "stopped"}`, `{type: "error", message}`.
  */
-import type { VideoRuntimeConfig } from "./video-runtime";
+import { openDatabase, type Database } from "../db/client";
+import type { VideoJobRepo } from "../db/repos/video-jobs";
+import { log, setLogLevel } from "../lib/log";
+import { PollLoop } from "./video-loop";
+import { pollerRuntime, type VideoRuntimeConfig } from "./video-runtime";
 
 declare var self: Worker;
 
@@ -20,17 +24,13 @@ export interface WorkerStart {
   logLevel: string;
 }
 
-type Loop = import("./video-loop").PollLoop;
-type Db = import("../db/client").Database;
-type Repo = import("../db/repos/video-jobs").VideoJobRepo;
-
-let loop: Loop | null = null;
-let db: Db | null = null;
-let repo: Repo | null = null;
+let loop: PollLoop | null = null;
+let db: Database | null = null;
+let repo: VideoJobRepo | null = null;
 let beat: ReturnType<typeof setInterval> | null = null;
 let queued: "wake" | "stop" | null = null;
 
-// Installed before any await, so no message sent during start-up is lost.
+// Messages posted before this script ran are queued until its synchronous part is done.
 self.onmessage = (event: MessageEvent) => {
   const m = event.data as WorkerStart | { type: "wake" } | { type: "stop" };
   if (m.type === "start") void start(m);
@@ -40,13 +40,6 @@ self.onmessage = (event: MessageEvent) => {
 
 async function start(m: WorkerStart): Promise<void> {
   try {
-    // Loaded here, not statically, so the handler above is in place first.
-    const [{ openDatabase }, { pollerRuntime }, { PollLoop }, { log, setLogLevel }] = await Promise.all([
-      import("../db/client"),
-      import("./video-runtime"),
-      import("./video-loop"),
-      import("../lib/log"),
-    ]);
     setLogLevel(m.logLevel);
     db = await openDatabase({ url: m.dbUrl, max: Math.max(2, m.slots) });
     const rt = pollerRuntime(db, m.runtime);

@@ -58,7 +58,8 @@ export function startVideo(cfg: Config, d: VideoModuleDeps): VideoModule {
     submitTimeoutMs: cfg.UPSTREAM_FIRST_BYTE_TIMEOUT_MS,
     firstPollDelayMs: cfg.VIDEO_POLL_INITIAL_MS,
     jobTimeoutMs: cfg.VIDEO_JOB_TIMEOUT_SECONDS * 1000,
-    onAccepted: () => pool.wake(),
+    // No wake-up on accept: a new job is first due VIDEO_POLL_INITIAL_MS later anyway, and a
+    // claim query per submit would only load the database.
   });
   pool.start();
   return { service, storage, pool, stop: () => pool.stop() };

@@ -9,7 +9,6 @@
  * Credential: an `ACCESS_KEY:SECRET_KEY` pair is turned into Kling's short-lived HS256 JWT;
  * any other value is sent as a bearer token as is (newer accounts get plain API keys).
  */
-import { createHmac } from "node:crypto";
 import { UpstreamError } from "../../../core/chat/provider";
 import type { VideoCall, VideoPollOutcome, VideoProvider, VideoSubmission } from "../../../core/video/provider";
 import { badShape, dig, httpError, joinUrl, requestJson, str } from "../http";
@@ -70,7 +69,7 @@ export function klingToken(apiKey: string, now = Date.now()): string {
   const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
   const t = Math.floor(now / 1000);
   const unsigned = `${b64({ alg: "HS256", typ: "JWT" })}.${b64({ iss: apiKey.slice(0, colon), exp: t + 1800, nbf: t - 5 })}`;
-  return `${unsigned}.${createHmac("sha256", apiKey.slice(colon + 1)).update(unsigned).digest("base64url")}`;
+  return `${unsigned}.${new Bun.CryptoHasher("sha256", apiKey.slice(colon + 1)).update(unsigned).digest("base64url")}`;
 }
 
 /** A 200 envelope with a non-zero `code` is a rejection. */

@@ -224,11 +224,11 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
 
   const app = createApp(deps, [
     new Elysia({ name: "models-guard" }).use(modelsRoutes(() => catalog.current())),
-    chatRoutes(deps, { chat, pii: piiMasking, keepaliveMs: 15_000 }),
+    chatRoutes(deps, { chat, pii: piiMasking, keepaliveMs: cfg.SSE_KEEPALIVE_MS }),
     compactRoutes(deps),
     videoRoutes(deps, video),
     policyRoutes(deps, { policies: policyRepo, catalog: () => catalog.current() }),
-    responsesRoutes(deps, { chat, pii: piiMasking, keepaliveMs: 15_000, feedback: new FeedbackRepo(db) }),
+    responsesRoutes(deps, { chat, pii: piiMasking, keepaliveMs: cfg.SSE_KEEPALIVE_MS, feedback: new FeedbackRepo(db) }),
     statsRoutes({ stats, maxAgeSeconds: statsCfg.maxAgeSeconds }),
     usageReportRoutes(deps, rollups),
   ]);

@@ -131,7 +131,9 @@ describe("retention", () => {
       const r = await submit(short, k, { model: "veo-3", duration_seconds: 2, prompt: "fleeting [sim:video_ms=20]" });
       expect((await waitJob(short, k, r.body.job_id)).status).toBe("succeeded");
       const url = `${short.url}/v1/jobs/${r.body.job_id}/content`;
-      const storageKey = `video/${r.body.job_id}.mp4`;
+      const rows = await short.gw.deps.db.query<{ storage_key: string }>("select storage_key from video_jobs where id = $1", [r.body.job_id]);
+      const storageKey = rows[0]!.storage_key;
+      expect(storageKey).toStartWith(`video/${r.body.job_id}-`);
       expect((await fetch(url, { headers: { authorization: `Bearer ${k}` } })).status).toBe(200);
       expect(await short.gw.video.storage.exists(storageKey)).toBe(true);
       await Bun.sleep(1600);

@@ -112,7 +112,8 @@ describe("a gateway with VIDEO_STORAGE=s3", () => {
       const k = (await g.newKey(u)).key;
       const r = await submit(g, k, { model: "veo-3", duration_seconds: 2, prompt: "to the bucket [sim:video_ms=20]" });
       expect((await waitJob(g, k, r.body.job_id)).status).toBe("succeeded");
-      const stored = s3.objects.get(`/gw-media/video/${r.body.job_id}.mp4`);
+      const key = (await g.gw.deps.db.query<{ storage_key: string }>("select storage_key from video_jobs where id = $1", [r.body.job_id]))[0]!.storage_key;
+      const stored = s3.objects.get(`/gw-media/${key}`);
       expect(stored?.bytes.length).toBe(40 + 2 * 8192);
       const url = `${g.url}/v1/jobs/${r.body.job_id}/content`;
       const whole = await fetch(url, { headers: { authorization: `Bearer ${k}` } });

@@ -338,7 +338,10 @@ export class ChatService {
   }
 
   private upstreamRequest(plan: ChatPlan, c: Candidate): ChatRequest {
-    return { ...plan.upstream, model: c.offering.upstreamId };
+    // A max_tokens above the offering's output limit would be refused upstream; cap it instead.
+    const max = c.offering.maxOutput;
+    const maxTokens = max && plan.upstream.max_tokens > max ? max : plan.upstream.max_tokens;
+    return { ...plan.upstream, model: c.offering.upstreamId, max_tokens: maxTokens };
   }
 
   private ctx(plan: ChatPlan, c: Candidate, signal: AbortSignal | undefined): CallContext {

@@ -104,7 +104,9 @@ export async function advanceJob(d: PollerDeps, owner: string, job: VideoJobReco
   if (isFamilyG(job.family)) {
     // The vendor's file needs our credential: keep a copy and serve it from /content.
     if (!provider.download) return fail(d, owner, job, jobError("download_failed", "다운로드를 지원하지 않는 제공자"));
-    const key = `video/${job.id}.mp4`;
+    // One key per attempt: if our lease ran out mid-download and another poller took over,
+    // the loser deletes its own copy, never the winner's.
+    const key = `video/${job.id}-${crypto.randomUUID().slice(0, 8)}.mp4`;
     try {
       const file = await provider.download(outcome.videoUrl, call);
       const size = await d.content.put(key, file.body, file.contentType);

@@ -11,6 +11,7 @@ const OWN = new Set([
 ]);
 
 export const DEFAULT_MAX_TOKENS = 4096;
+export const DEFAULT_TEMPERATURE = 0.7;
 
 export function toCoreMessages(messages: ChatBody["messages"]): ChatMessage[] {
   return messages.map((m) => {
@@ -37,7 +38,8 @@ export function toCoreChatRequest(body: ChatBody): Omit<ChatRequest, "model"> {
     max_tokens: body.max_tokens ?? body.max_completion_tokens ?? DEFAULT_MAX_TOKENS,
   };
   const b = body as Record<string, any>;
-  if (b.temperature !== undefined) req.temperature = b.temperature;
+  // The specification's default temperature is 0.7, whatever the provider's own default is.
+  req.temperature = b.temperature ?? DEFAULT_TEMPERATURE;
   if (b.top_p !== undefined) req.top_p = b.top_p;
   if (b.stop !== undefined && b.stop !== null) req.stop = b.stop;
   if (Array.isArray(b.tools) && b.tools.length) req.tools = b.tools;

@@ -76,8 +76,18 @@ function startInline(o: StatsRollupOptions): StatsRollupJob {
   };
 }
 
+/**
+ * The worker file. In the single binary every module is bundled into the entry point, so
+ * `import.meta.url` is the binary's root (/$bunfs/root/…) and the worker, built as an extra
+ * entry point by .ci/build.sh, sits at jobs/ under the common root src/ (checked: a path
+ * next to this file fails there with ModuleNotFound).
+ */
+function workerEntry(): URL {
+  return Bun.isStandaloneExecutable ? new URL("./jobs/stats-rollup.worker.ts", import.meta.url) : new URL("./stats-rollup.worker.ts", import.meta.url);
+}
+
 function startWorker(url: string, o: StatsRollupOptions): StatsRollupJob {
-  const worker = new Worker(new URL("./stats-rollup.worker.ts", import.meta.url).href);
+  const worker = new Worker(workerEntry().href);
   let onStopped = () => {};
   const stopped = new Promise<void>((resolve) => (onStopped = resolve));
   worker.onmessage = (e: MessageEvent<RollupWorkerOut>) => {

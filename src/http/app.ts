@@ -4,7 +4,7 @@
  */
 import { Elysia } from "elysia";
 import { swagger } from "@elysiajs/swagger";
-import { readJson, tooLarge } from "./body";
+import { readJson, readLimited, tooLarge } from "./body";
 import { GatewayError } from "../core/errors";
 import type { AppDeps } from "./deps";
 import { renderError } from "./errors";
@@ -48,6 +48,7 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
       const { id } = assignRequestId(request);
       set.headers["x-request-id"] = id;
       if (Number(request.headers.get("content-length") ?? 0) > limit) {
+        d.metrics.requests.inc({ route: "unmatched", method: request.method, status: 413 });
         return renderError(undefined, tooLarge(), id);
       }
     })
@@ -60,10 +61,13 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
         // An empty body parses as undefined; let the route's schema report what is missing.
         return body === undefined ? {} : body;
       }
+      // Other media types: the same limit (413, never buffered past it); the routes take JSON only.
+      return new TextDecoder().decode(await readLimited(request, limit));
     })
     .onError(({ code, error, request, set }) => {
       const id = requestId(request);
       const res = renderError(code, error, id);
+      set.status = res.status; // so /metrics counts the status actually sent
       res.headers.set("x-request-id", id);
       for (const [k, v] of Object.entries(set.headers)) if (k.startsWith("x-ratelimit")) res.headers.set(k, String(v));
       return res;

@@ -147,7 +147,9 @@ describe("the response object", () => {
     expect(res.status).toBe(200);
     const sent = rec.last();
     expect(sent.max_tokens ?? sent.max_completion_tokens).toBe(4096);
-    for (const f of ["temperature", "top_p", "tools", "tool_choice", "reasoning_effort", "service_tier"]) expect(sent[f]).toBeUndefined();
+    // temperature falls back to the chat default (0.7); the rest stays absent.
+    expect(sent.temperature).toBe(0.7);
+    for (const f of ["top_p", "tools", "tool_choice", "reasoning_effort", "service_tier"]) expect(sent[f]).toBeUndefined();
     expect(sent.messages).toEqual([{ role: "user", content: "nulls" }]);
   });
 

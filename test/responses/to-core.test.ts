@@ -111,7 +111,7 @@ describe("tools and parameters", () => {
 
   test("ignored fields and unknown fields do not reach the provider", () => {
     const { request } = conv({ input: "x", text: { format: { type: "text" } }, store: true, previous_response_id: "resp_1", include: ["reasoning.encrypted_content"], prompt_cache_key: "k", metadata: { a: "b" }, truncation: "auto" });
-    expect(Object.keys(request).sort()).toEqual(["max_tokens", "messages"]);
+    expect(Object.keys(request).sort()).toEqual(["max_tokens", "messages", "temperature"]);
   });
 });
 

@@ -12,6 +12,7 @@
  * - `max_output_tokens` (default 4096) → `max_tokens`; top-level `reasoning_effort` /
  *   `reasoning_mode` win over `reasoning.effort` / `reasoning.mode`.
  */
+import { DEFAULT_TEMPERATURE } from "../openai/chat-to-core";
 import { invalid } from "../../core/errors";
 import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ReasoningEffort, ToolCall, ToolChoice } from "../../core/chat/types";
 import type { InputItem, ResponsesBody } from "./schema";
@@ -34,7 +35,8 @@ export function toCoreFromResponses(body: ResponsesBody): CoreCall {
   if (!messages.some((m) => m.role !== "system")) throw invalid(["body", "input"], "input has no message to answer", "value_error");
 
   const request: Omit<ChatRequest, "model"> = { messages, max_tokens: body.max_output_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS };
-  if (body.temperature != null) request.temperature = body.temperature;
+  // Same default as chat (0.7): the Responses call is the same internal chat call.
+  request.temperature = body.temperature ?? DEFAULT_TEMPERATURE;
   if (body.top_p != null) request.top_p = body.top_p;
   const tools = functionTools(body.tools ?? []);
   if (tools.length) {

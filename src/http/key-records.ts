@@ -69,7 +69,8 @@ export function keyPatchFromBody(body: KeyBody): KeyPatch {
   if (body.pii_masking_enabled !== undefined) p.piiMaskingEnabled = body.pii_masking_enabled;
   if (body.response_cache_mode !== undefined) p.responseCacheMode = body.response_cache_mode;
   if (body.scopes !== undefined) p.scopes = body.scopes === null ? null : [...new Set(body.scopes)];
-  if (body.ip_allowlist !== undefined) p.ipAllowlist = body.ip_allowlist;
+  // Like allowed_models, an empty list means no restriction (null), not "no address at all".
+  if (body.ip_allowlist !== undefined) p.ipAllowlist = body.ip_allowlist?.length ? body.ip_allowlist : null;
   return p;
 }
 

@@ -1,13 +1,15 @@
 /** Wire schemas of the key-management endpoints (the API key table of the specification). */
 import { t } from "elysia";
+import { Type } from "@sinclair/typebox";
 
 const Nullable = <T extends import("@sinclair/typebox").TSchema>(s: T) => t.Union([s, t.Null()]);
 
 export const KeyFields = {
   name: t.Optional(Nullable(t.String({ minLength: 1, maxLength: 100 }))),
   allowed_models: t.Optional(Nullable(t.Array(t.String({ minLength: 1, maxLength: 200 }), { maxItems: 500 }))),
-  monthly_budget_krw: t.Optional(Nullable(t.Integer({ minimum: 0, maximum: 1_000_000_000_000 }))),
-  monthly_token_limit: t.Optional(Nullable(t.Integer({ minimum: 0, maximum: 1_000_000_000_000 }))),
+  // TypeBox's own integer: Elysia's t.Integer also accepts numeric strings like "100".
+  monthly_budget_krw: t.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000_000_000 }))),
+  monthly_token_limit: t.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000_000_000 }))),
   expires_at: t.Optional(Nullable(t.String({ format: "date-time" }))),
   is_active: t.Optional(t.Boolean()),
   pii_masking_enabled: t.Optional(t.Boolean()),

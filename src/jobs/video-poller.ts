@@ -150,7 +150,7 @@ export class VideoPollerPool {
     slot.generation++;
     slot.owner = `${this.instanceId}/w${slot.index}.${slot.generation}`;
     this.owners.add(slot.owner);
-    const worker = new Worker(new URL("./video-poller.worker.ts", import.meta.url).href);
+    const worker = new Worker(pollerEntry().href);
     slot.worker = worker;
     slot.alive = true;
     slot.lastBeat = Date.now();
@@ -207,4 +207,13 @@ export class VideoPollerPool {
     const timedOut = await Promise.race([slot.stopped!.then(() => false), Bun.sleep(STOP_GRACE_MS).then(() => true)]);
     if (timedOut) w.terminate();
   }
+}
+
+/**
+ * The worker entry: next to this file when run from source; inside the single binary the
+ * entry points keep their path under src/ (`/$bunfs/root/jobs/...`), while this module is
+ * bundled into the main entry at the root.
+ */
+function pollerEntry(): URL {
+  return Bun.isStandaloneExecutable ? new URL("./jobs/video-poller.worker.ts", import.meta.url) : new URL("./video-poller.worker.ts", import.meta.url);
 }

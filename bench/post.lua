@@ -1,17 +1,22 @@
--- wrk script: POSTs one fixed JSON body with a bearer token and prints a JSON summary line.
--- Usage: wrk ... -s bench/post.lua <url> -- <body-file> <token>
-local req
+-- wrk script: POSTs one fixed JSON body with bearer tokens (round robin when several are
+-- given) and prints a JSON summary line.
+-- Usage: wrk ... -s bench/post.lua <url> -- <body-file> <token> [<token> ...]
+local reqs = {}
+local i = 0
 
 function init(args)
   local f = assert(io.open(args[1], "rb"))
   local body = f:read("*a")
   f:close()
-  local headers = { ["Content-Type"] = "application/json", ["Authorization"] = "Bearer " .. (args[2] or "x") }
-  req = wrk.format("POST", nil, headers, body)
+  for t = 2, math.max(2, #args) do
+    local headers = { ["Content-Type"] = "application/json", ["Authorization"] = "Bearer " .. (args[t] or "x") }
+    reqs[#reqs + 1] = wrk.format("POST", nil, headers, body)
+  end
 end
 
 function request()
-  return req
+  i = i % #reqs + 1
+  return reqs[i]
 end
 
 function done(summary, latency, requests)

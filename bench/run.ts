@@ -11,13 +11,15 @@
  *   --rate=N           open-loop rate for the non-streaming scenario (default 200/s)
  *   --conns=N          wrk connections for the saturation scenario (default 50)
  *   --streams=N        concurrent streams in the memory scenario (default 500)
+ *   --accounts=N       saturation also runs the gateway with N funded accounts in round robin
+ *                      (default 8; 1 turns it off): one busy account is PostgreSQL's worst case
  *   --no-pin           do not pin processes to cores with taskset
  *   --profile          run the gateway under `bun --cpu-prof-md` (profile in bench/results/profile/)
  *   --pg=URL           PostgreSQL server to create the throwaway database on
  *   --out=NAME         results file name (default: latest)
  *   --label=TEXT       free text stored with the results (e.g. "before")
  */
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { openLoop, openStreams, wrk, type OpenLoopResult, type Target, type WrkResult } from "./lib/load";
@@ -35,7 +37,7 @@ function flag(name: string): string | undefined {
   return a.includes("=") ? a.slice(a.indexOf("=") + 1) : "true";
 }
 
-const unknown = process.argv.slice(2).filter((a) => !/^--(only|quick|scale|repeats|rate|conns|streams|no-pin|profile|pg|out|label)(=.*)?$/.test(a));
+const unknown = process.argv.slice(2).filter((a) => !/^--(only|quick|scale|repeats|rate|conns|streams|accounts|no-pin|profile|pg|out|label)(=.*)?$/.test(a));
 if (unknown.length || flag("help")) {
   console.error(`unknown argument(s): ${unknown.join(" ")}\nsee the header of bench/run.ts for the flags`);
   process.exit(2);
@@ -48,6 +50,7 @@ const repeats = Number(flag("repeats") ?? 3);
 const rate = Number(flag("rate") ?? 200);
 const conns = Number(flag("conns") ?? 50);
 const nStreams = Number(flag("streams") ?? 500);
+const nAccounts = Math.max(1, Number(flag("accounts") ?? 8));
 const pin = !flag("no-pin") && taskset() !== null && cpus().length >= 2;
 const profile = !!flag("profile");
 const pgServer = flag("pg") ?? process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -90,7 +93,13 @@ const stack = await startStack({
   loadCore: LOAD_CORE,
   gatewayBunFlags: profile ? ["--cpu-prof-md", `--cpu-prof-dir=${profileDir}`] : [],
   gatewayEnv: {},
+  accounts: only.has("saturation") ? nAccounts : 1,
 });
+// The machine's load while measuring: the benchmark is only as quiet as the machine.
+const loadSamples: number[] = [];
+const loadAvg = () => Number(readFileSync("/proc/loadavg", "utf8").split(" ")[0]);
+const loadTimer = setInterval(() => loadSamples.push(loadAvg()), 5000);
+const loadAtStart = existsSync("/proc/loadavg") ? loadAvg() : null;
 let stopping = false;
 const stopStack = async () => {
   if (stopping) return;
@@ -200,6 +209,12 @@ try {
         byTarget[t.name] = { ...w, cpuMsPerReq };
         log(`saturation #${r + 1} ${t.name.padEnd(7)} ${w.rps.toFixed(0)} req/s p50 ${w.latencyMs.p50.toFixed(2)} ms p99 ${w.latencyMs.p99.toFixed(2)} ms errors ${w.errors}`);
       }
+      if (nAccounts > 1) {
+        const gw = ts.find((t) => t.name === "gateway")!;
+        const { r: w, cpuMsPerReq } = await cpuPerRequest(gw, () => wrk(gw, { connections: conns, seconds: Math.max(2, Math.round(8 * scale)), body: INSTANT_BODY, token: stack.tokens, core: LOAD_CORE }));
+        byTarget.gatewayAccounts = { ...w, cpuMsPerReq };
+        log(`saturation #${r + 1} gateway, ${nAccounts} accounts ${w.rps.toFixed(0)} req/s p50 ${w.latencyMs.p50.toFixed(2)} ms p99 ${w.latencyMs.p99.toFixed(2)} ms errors ${w.errors}`);
+      }
       runs.push({ repeat: r + 1, order: ord.map((t) => t.name), byTarget });
     }
     const rps = (tn: string) => robust(runs.map((run) => run.byTarget[tn]!.rps));
@@ -207,12 +222,18 @@ try {
       connections: conns,
       seconds: Math.max(2, Math.round(8 * scale)),
       repeats,
-      rps: { direct: rps("direct"), proxy: rps("proxy"), gateway: rps("gateway") },
+      rps: { direct: rps("direct"), proxy: rps("proxy"), gateway: rps("gateway"), ...(nAccounts > 1 && { gatewayAccounts: rps("gatewayAccounts") }) },
+      accounts: nAccounts,
       gatewayOverProxy: robust(runs.map((run) => run.byTarget.gateway!.rps / run.byTarget.proxy!.rps)),
+      ...(nAccounts > 1 && { gatewayAccountsOverProxy: robust(runs.map((run) => run.byTarget.gatewayAccounts!.rps / run.byTarget.proxy!.rps)) }),
       gatewayOverDirect: robust(runs.map((run) => run.byTarget.gateway!.rps / run.byTarget.direct!.rps)),
       latencyP50Ms: Object.fromEntries(ts.map((t) => [t.name, robust(runs.map((run) => run.byTarget[t.name]!.latencyMs.p50))])),
       latencyP99Ms: Object.fromEntries(ts.map((t) => [t.name, robust(runs.map((run) => run.byTarget[t.name]!.latencyMs.p99))])),
-      cpuMsPerRequest: { proxy: median(runs.map((run) => run.byTarget.proxy!.cpuMsPerReq ?? NaN)), gateway: median(runs.map((run) => run.byTarget.gateway!.cpuMsPerReq ?? NaN)) },
+      cpuMsPerRequest: {
+        proxy: median(runs.map((run) => run.byTarget.proxy!.cpuMsPerReq ?? NaN)),
+        gateway: median(runs.map((run) => run.byTarget.gateway!.cpuMsPerReq ?? NaN)),
+        ...(nAccounts > 1 && { gatewayAccounts: median(runs.map((run) => run.byTarget.gatewayAccounts!.cpuMsPerReq ?? NaN)) }),
+      },
       errors: Object.fromEntries(ts.map((t) => [t.name, runs.reduce((a, run) => a + run.byTarget[t.name]!.errors, 0)])),
       runs,
     };
@@ -238,7 +259,7 @@ try {
       await Bun.sleep(1000);
       const before = rssMiB(pid);
       const rounds: { peakMiB: number | null; afterMiB: number | null; ok: number; errors: number; seconds: number; firstError?: string }[] = [];
-      for (let round = 0; round < 2; round++) {
+      for (let round = 0; round < 3; round++) {
         let peak = 0;
         const res = await openStreams(t, {
           n: nStreams,
@@ -263,6 +284,7 @@ try {
       : { note: "bench/stats.ts is not present in this tree; no stats figures" };
   }
 } finally {
+  clearInterval(loadTimer);
   log("stopping");
   await stopStack();
 }
@@ -279,7 +301,8 @@ const meta = {
   layout: pin
     ? "core 0: the target under test (gateway or bare proxy, each its own process); core 1: simulator, this runner (open-loop prober) and wrk; PostgreSQL: unpinned"
     : "no pinning",
-  options: { scale, repeats, rate, conns, streams: nStreams, profile },
+  options: { scale, repeats, rate, conns, streams: nStreams, accounts: nAccounts, profile },
+  machineLoad: { atStart: loadAtStart, meanDuringRun: loadSamples.length ? loadSamples.reduce((a, b) => a + b, 0) / loadSamples.length : null, maxDuringRun: loadSamples.length ? Math.max(...loadSamples) : null },
 };
 const report = { meta, results };
 const dir = join(import.meta.dir, "results");

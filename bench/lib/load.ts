@@ -126,12 +126,12 @@ export interface WrkResult {
 }
 
 /** Closed loop: wrk with `connections` keep-alive connections for `seconds`, on `core`. */
-export async function wrk(t: Target, o: { connections: number; seconds: number; body: string; token: string; core: number | null }): Promise<WrkResult> {
+export async function wrk(t: Target, o: { connections: number; seconds: number; body: string; token: string | string[]; core: number | null }): Promise<WrkResult> {
   const bodyFile = join(tmpdir(), `bench-body-${process.pid}.json`);
   writeFileSync(bodyFile, o.body);
   const script = join(import.meta.dir, "..", "post.lua");
   const threads = Math.min(2, o.connections);
-  const cmd = ["wrk", `-t${threads}`, `-c${o.connections}`, `-d${o.seconds}s`, "--timeout", "10s", "-s", script, t.url, "--", bodyFile, o.token];
+  const cmd = ["wrk", `-t${threads}`, `-c${o.connections}`, `-d${o.seconds}s`, "--timeout", "10s", "-s", script, t.url, "--", bodyFile, ...(Array.isArray(o.token) ? o.token : [o.token])];
   const ts = taskset();
   const argv = o.core !== null && ts ? [ts, "-c", String(o.core), ...cmd] : cmd;
   const p = Bun.spawn(argv, { stdout: "pipe", stderr: "pipe" });

@@ -13,6 +13,7 @@ export function renderMarkdown(report: { meta: any; results: any }): string {
   out.push("");
   out.push(`${meta.date} · commit ${meta.commit}${meta.dirty ? " (+ uncommitted src changes)" : ""} · Bun ${meta.bun} · ${meta.cores} × ${meta.cpu} · ${meta.durationSeconds} s`);
   out.push(`Layout: ${meta.layout}. Options: ${JSON.stringify(meta.options)}.`);
+  if (meta.machineLoad) out.push(`Machine load (1-min load average on ${meta.cores} cores; anything above ~2 means other work competed for the CPUs): at start ${f(meta.machineLoad.atStart)}, mean during the run ${f(meta.machineLoad.meanDuringRun)}, max ${f(meta.machineLoad.maxDuringRun)}.`);
   out.push("Values are medians over repeats, with (min…max) over repeats as the noise. *direct* = the simulator called directly; *proxy* = bare Bun fetch passthrough; *gateway* = full pipeline (key auth, rate limit, hold, settle, usage event on PostgreSQL).");
   out.push("");
 
@@ -67,10 +68,15 @@ export function renderMarkdown(report: { meta: any; results: any }): string {
     out.push(`| latency p50 (ms) | ${rv(s.latencyP50Ms.direct)} | ${rv(s.latencyP50Ms.proxy)} | ${rv(s.latencyP50Ms.gateway)} | | |`);
     out.push(`| latency p99 (ms) | ${rv(s.latencyP99Ms.direct)} | ${rv(s.latencyP99Ms.proxy)} | ${rv(s.latencyP99Ms.gateway)} | | |`);
     out.push(`| CPU ms per request (target process) | | ${f(s.cpuMsPerRequest.proxy, 3)} | ${f(s.cpuMsPerRequest.gateway, 3)} | | |`);
+    if (s.rps.gatewayAccounts) {
+      out.push(`| gateway, ${s.accounts} accounts in round robin: requests/s | | | ${rv(s.rps.gatewayAccounts, 0)} | ${rv(s.gatewayAccountsOverProxy, 3)} | |`);
+      out.push(`| gateway, ${s.accounts} accounts: CPU ms per request | | | ${f(s.cpuMsPerRequest.gatewayAccounts, 3)} | | |`);
+    }
     out.push("");
     out.push(`Errors (connect/read/write/non-2xx/timeout, summed): ${JSON.stringify(s.errors)}.`);
     out.push("");
-    targets.push(`| saturated throughput ≥ 30 % of the bare proxy | ${f(s.gatewayOverProxy.median * 100, 1)} % | ${mark(s.gatewayOverProxy.median >= 0.3)} |`);
+    targets.push(`| saturated throughput ≥ 30 % of the bare proxy (one account) | ${f(s.gatewayOverProxy.median * 100, 1)} % | ${mark(s.gatewayOverProxy.median >= 0.3)} |`);
+    if (s.gatewayAccountsOverProxy) targets.push(`| … with ${s.accounts} accounts in round robin | ${f(s.gatewayAccountsOverProxy.median * 100, 1)} % | ${mark(s.gatewayAccountsOverProxy.median >= 0.3)} |`);
   }
   if (results.sweep) {
     const s = results.sweep;
@@ -87,17 +93,18 @@ export function renderMarkdown(report: { meta: any; results: any }): string {
   if (results.streams) {
     out.push("## Concurrent open streams (RSS of the target process, MiB)");
     out.push("");
-    out.push("| target | streams | before | round 1 peak | round 1 after | round 2 peak | round 2 after | completed |");
-    out.push("|---|---|---|---|---|---|---|---|");
+    out.push("| target | streams | before | " + [1, 2, 3].map((i) => `round ${i} peak | round ${i} after`).join(" | ") + " | completed |");
+    out.push("|---|---|---|---|---|---|---|---|---|---|");
     for (const [name, s] of Object.entries<any>(results.streams)) {
-      const [a, b] = s.rounds;
-      out.push(`| ${name} | ${s.streams} | ${f(s.beforeMiB, 1)} | ${f(a?.peakMiB, 1)} | ${f(a?.afterMiB, 1)} | ${f(b?.peakMiB, 1)} | ${f(b?.afterMiB, 1)} | ${s.rounds.map((r: any) => `${r.ok}/${s.streams}`).join(", ")} |`);
+      const cells = [0, 1, 2].map((i) => `${f(s.rounds[i]?.peakMiB, 1)} | ${f(s.rounds[i]?.afterMiB, 1)}`).join(" | ");
+      out.push(`| ${name} | ${s.streams} | ${f(s.beforeMiB, 1)} | ${cells} | ${s.rounds.map((r: any) => `${r.ok}/${s.streams}`).join(", ")} |`);
     }
     out.push("");
     const g = results.streams.gateway;
-    if (g?.rounds?.length === 2) {
-      const growth = g.rounds[1].afterMiB - g.rounds[0].afterMiB;
-      targets.push(`| memory flat over the streams scenario (round 2 after − round 1 after) | ${f(growth, 1)} MiB | ${mark(Math.abs(growth) <= 10 && g.rounds.every((r: any) => r.ok === g.streams))} |`);
+    const n = g?.rounds?.length ?? 0;
+    if (n >= 2) {
+      const growth = g.rounds[n - 1].afterMiB - g.rounds[n - 2].afterMiB;
+      targets.push(`| memory flat over the streams scenario (last round after − the one before) | ${f(growth, 1)} MiB | ${mark(Math.abs(growth) <= 10 && g.rounds.every((r: any) => r.ok === g.streams))} |`);
     }
   }
   if (results.stats) {

@@ -22,6 +22,8 @@ export interface StackOptions {
   gatewayBunFlags: string[];
   /** Extra environment for the gateway. */
   gatewayEnv: Record<string, string>;
+  /** Funded accounts (each with one key) to create; the first is the main one. */
+  accounts?: number;
 }
 
 export interface Stack {
@@ -33,6 +35,8 @@ export interface Stack {
   proxy: Child;
   token: string;
   userId: string;
+  /** One key per funded account (tokens[0] === token). */
+  tokens: string[];
   dbName: string;
   stop(): Promise<void>;
 }
@@ -113,8 +117,10 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     const proxyUrl = `http://127.0.0.1:${proxyPort}`;
     await waitReady(proxy, `${proxyUrl}/health`);
 
-    const { token, userId } = await fundedKey(gatewayUrl);
-    return { simUrl, gatewayUrl, proxyUrl, sim, gateway, proxy, token, userId, dbName, stop: stopAll };
+    const accounts = [];
+    for (let i = 0; i < Math.max(1, o.accounts ?? 1); i++) accounts.push(await fundedKey(gatewayUrl));
+    const { token, userId } = accounts[0]!;
+    return { simUrl, gatewayUrl, proxyUrl, sim, gateway, proxy, token, userId, tokens: accounts.map((a) => a.token), dbName, stop: stopAll };
   } catch (e) {
     await stopAll();
     throw e;

@@ -1,7 +1,8 @@
 /**
- * Natural batching for the ledger: a call starts at once while fewer than `maxInflight`
- * batches are running; calls arriving meanwhile wait for the next free slot and go together.
- * No timer: an idle system sends every call alone and immediately.
+ * Natural batching for the ledger: a call starts at once while a slot is free; calls arriving
+ * meanwhile wait for the next free slot and go together. No timer: an idle system sends every
+ * call alone and immediately. Several batchers can share one slot budget (a `Lane`), so that
+ * at most `slots` ledger statements are ever in flight against the same hot rows.
  */
 interface Pending<T, R> {
   item: T;
@@ -9,36 +10,63 @@ interface Pending<T, R> {
   reject(e: unknown): void;
 }
 
+/** A budget of concurrent statements shared by batchers; a freed slot goes round-robin. */
+export class Lane {
+  private free: number;
+  private members: Batcher<any, any>[] = [];
+  private next = 0;
+  constructor(slots: number) {
+    this.free = slots;
+  }
+  join(b: Batcher<any, any>): void {
+    this.members.push(b);
+  }
+  /** Starts queued batches while slots are free, taking turns between the batchers. */
+  pump(): void {
+    let idle = 0;
+    while (this.free > 0 && idle < this.members.length) {
+      const b = this.members[this.next]!;
+      this.next = (this.next + 1) % this.members.length;
+      if (b.startOne()) {
+        this.free--;
+        idle = 0;
+      } else idle++;
+    }
+  }
+  release(): void {
+    this.free++;
+    this.pump();
+  }
+}
+
 export class Batcher<T, R> {
   private queue: Pending<T, R>[] = [];
-  private inflight = 0;
 
   constructor(
-    private maxInflight: number,
+    private lane: Lane,
     private maxBatch: number,
     /** Runs many calls in one transaction; results in input order. */
     private many: (items: T[]) => Promise<R[]>,
     private one: (item: T) => Promise<R>,
     /** Lock-order key: a batch runs sorted by it. */
     private order: (item: T) => string,
-  ) {}
+  ) {
+    lane.join(this);
+  }
 
   submit(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      this.pump();
+      this.lane.pump();
     });
   }
 
-  private pump(): void {
-    while (this.inflight < this.maxInflight && this.queue.length) {
-      const batch = this.queue.splice(0, this.maxBatch);
-      this.inflight++;
-      void this.run(batch).finally(() => {
-        this.inflight--;
-        this.pump();
-      });
-    }
+  /** Starts the next batch if anything is queued (the lane has reserved a slot for it). */
+  startOne(): boolean {
+    if (!this.queue.length) return false;
+    const batch = this.queue.splice(0, this.maxBatch);
+    void this.run(batch).finally(() => this.lane.release());
+    return true;
   }
 
   private async run(batch: Pending<T, R>[]): Promise<void> {

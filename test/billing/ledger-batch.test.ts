@@ -1,0 +1,141 @@
+/**
+ * The ledger's natural batching on PostgreSQL (src/db/repos/ledger-batch.ts): calls that pile up
+ * while statements are in flight go out together, and the books come out exactly as if every
+ * call had gone alone: exact charges, holds closed once, duplicates refused, usage events
+ * stored with their text intact, and one failing call failing only itself.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import type { Database } from "../../src/db/client";
+import { SqlLedger } from "../../src/db/repos/ledger";
+import type { UsageEvent } from "../../src/core/billing/ledger";
+import { postgresAvailable, startTestGateway, type TestGateway } from "../harness";
+
+setDefaultTimeout(30_000);
+
+const event = (i: number): UsageEvent => ({
+  model: "gpt-4o-mini",
+  provider: "openai",
+  maker: "openai",
+  modality: "text",
+  app: i % 3 ? `app "${i}" \\ ✓` : null,
+  status: 200,
+  promptTokens: 10,
+  completionTokens: i,
+  cachedTokens: 0,
+  cacheWriteTokens: 0,
+  fxMilli: 1_400_000n,
+  latencyMs: 20,
+  cached: false,
+});
+
+/** The gateway's database, counting the statements that carry several calls. */
+function counting(db: Database): { db: Database; batches: () => number } {
+  let n = 0;
+  const wrapped: Database = {
+    ...db,
+    kind: db.kind,
+    orm: db.orm,
+    query(text, params) {
+      if (text.includes("unnest(")) n++;
+      return db.query(text, params);
+    },
+  };
+  return { db: wrapped, batches: () => n };
+}
+
+if (await postgresAvailable()) {
+  describe("ledger batching on pg", () => {
+    let g: TestGateway;
+    beforeAll(async () => {
+      g = await startTestGateway({ db: "pg" });
+    });
+    afterAll(async () => {
+      await g?.stop();
+    });
+
+    async function account(creditKrw: number) {
+      const u = await g.newUser({ creditKrw });
+      const k = await g.newKey(u);
+      return { userId: u.id, keyId: k.id as string };
+    }
+    const money = async (userId: string) => {
+      const [r] = await g.gw.deps.db.query<{ b: string; h: string }>("select balance_micro::text as b, held_micro::text as h from users where id = $1", [userId]);
+      return { balance: BigInt(r!.b), held: BigInt(r!.h) };
+    };
+
+    test("concurrent holds and settles of one account are batched and charge exactly", async () => {
+      const a = await account(10_000);
+      const { db, batches } = counting(g.gw.deps.db);
+      const ledger = new SqlLedger(db);
+      const before = await money(a.userId);
+      const ids: string[] = [];
+      const results = await Promise.all(
+        Array.from({ length: 80 }, async (_, i) => {
+          const id = crypto.randomUUID();
+          ids.push(id);
+          const h = await ledger.hold({ id, userId: a.userId, keyId: i % 2 ? a.keyId : null, amountMicro: 5_000n, tokens: 100, ttlSeconds: 900 });
+          if (h !== "ok") return `hold ${h}`;
+          const s = await ledger.settle(id, BigInt(1_000 + i), 30 + i, i % 5 ? event(i) : null);
+          const again = await ledger.settle(id, 1n, 1, null);
+          return s && !again ? "ok" : `settle ${s} then ${again}`;
+        }),
+      );
+      expect(results.filter((r) => r !== "ok")).toEqual([]);
+      expect(batches()).toBeGreaterThan(0);
+      const after = await money(a.userId);
+      const charged = Array.from({ length: 80 }, (_, i) => BigInt(1_000 + i)).reduce((x, y) => x + y, 0n);
+      expect(before.balance - after.balance).toBe(charged);
+      expect(after.held).toBe(0n);
+      const [u] = await g.gw.deps.db.query<{ c: number; apps: number; sample: string | null }>(
+        "select count(*)::int as c, count(app)::int as apps, max(app) as sample from usage_events where request_id = any($1::uuid[])",
+        [ids],
+      );
+      expect(u!.c).toBe(64); // every call but the 16 settled without an event
+      expect(u!.apps).toBe(Array.from({ length: 80 }, (_, i) => i).filter((i) => i % 5 && i % 3).length);
+      expect(u!.sample).toMatch(/^app "\d+" \\ ✓$/);
+      const [m] = await g.gw.deps.db.query<{ spent: string; held: string; requests: number }>(
+        "select spent_micro::text as spent, held_micro::text as held, requests::int as requests from key_monthly where key_id = $1",
+        [a.keyId],
+      );
+      expect(m!.requests).toBe(40);
+      expect(BigInt(m!.held)).toBe(0n);
+    });
+
+    test("a request id held twice in one burst is refused the second time", async () => {
+      const a = await account(1_000);
+      const ledger = new SqlLedger(g.gw.deps.db);
+      const id = crypto.randomUUID();
+      const burst = await Promise.all([
+        ...Array.from({ length: 10 }, () => ledger.hold({ id: crypto.randomUUID(), userId: a.userId, keyId: a.keyId, amountMicro: 1_000n, tokens: 1, ttlSeconds: 900 })),
+        ledger.hold({ id, userId: a.userId, keyId: a.keyId, amountMicro: 1_000n, tokens: 1, ttlSeconds: 900 }),
+        ledger.hold({ id, userId: a.userId, keyId: a.keyId, amountMicro: 1_000n, tokens: 1, ttlSeconds: 900 }),
+      ]);
+      expect(burst.slice(0, 10)).toEqual(Array(10).fill("ok"));
+      expect(burst.slice(10).sort()).toEqual(["duplicate", "ok"]);
+      expect((await money(a.userId)).held).toBe(11_000n);
+    });
+
+    test("holds past the balance in one burst: exactly those that fit succeed", async () => {
+      const a = await account(1); // 1 KRW = 1,000,000 micro-won
+      const ledger = new SqlLedger(g.gw.deps.db);
+      const out = await Promise.all(Array.from({ length: 30 }, () => ledger.hold({ id: crypto.randomUUID(), userId: a.userId, keyId: a.keyId, amountMicro: 100_000n, tokens: 1, ttlSeconds: 900 })));
+      expect(out.filter((r) => r === "ok").length).toBe(10);
+      expect(out.filter((r) => r === "insufficient_credits").length).toBe(20);
+      expect(await money(a.userId)).toEqual({ balance: 1_000_000n, held: 1_000_000n });
+    });
+
+    test("a call that makes its batch fail fails alone; its neighbours succeed", async () => {
+      const a = await account(1_000);
+      const { db, batches } = counting(g.gw.deps.db);
+      const ledger = new SqlLedger(db);
+      const ok = () => ledger.hold({ id: crypto.randomUUID(), userId: a.userId, keyId: a.keyId, amountMicro: 1_000n, tokens: 1, ttlSeconds: 900 });
+      // A TTL beyond PostgreSQL's int fails the whole statement it rides in.
+      const bad = ledger.hold({ id: crypto.randomUUID(), userId: a.userId, keyId: a.keyId, amountMicro: 1_000n, tokens: 1, ttlSeconds: 3_000_000_000 });
+      const results = await Promise.allSettled([ok(), ok(), ok(), ok(), bad, ok(), ok(), ok(), ok()]);
+      expect(batches()).toBeGreaterThan(0); // the bad call did ride in a batch
+      expect(results[4]!.status).toBe("rejected");
+      expect(results.filter((r) => r.status === "fulfilled" && r.value === "ok").length).toBe(8);
+      expect((await money(a.userId)).held).toBe(8_000n);
+    });
+  });
+}

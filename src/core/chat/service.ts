@@ -6,12 +6,14 @@
  */
 import { GatewayError } from "../errors";
 import type { KeyPrincipal } from "../auth/principal";
-import { findModel, resolveModel, requireModality, type ModelResolution } from "../catalog/resolve";
+import { resolveModel, requireModality } from "../catalog/resolve";
 import { getModel, type CatalogSnapshot } from "../catalog/types";
 import { holdOrThrow, type UsageEvent } from "../billing/ledger";
 import { holdAmountMicro, usageCostMicro, withMinimumCharge } from "../billing/pricing";
 import { microToKrwRounded, microToUsd } from "../../lib/money";
 import { withFallback, type AttemptOptions } from "./attempts";
+import { applyProMode, checkAllowed } from "./access";
+import type { ChatCaller, ChatOptions, ChatOutcome, ChatPlan, Cost, OpenedStream, Prepared } from "./plan";
 import { buildCandidates, type Candidate, type ProviderPrefs } from "./candidates";
 import { estimateTokens, holdInputTokens } from "./estimate";
 import { citationsFor, lastUserText, withSearchResults, type SearchResult, type UrlCitation, type WebPluginOptions } from "./web-search";
@@ -21,72 +23,9 @@ import { buildExecution, executionHeader, type OrchestratedAnswer, type PolicyEx
 import { runCascade, runParallel, type SubCaller } from "../routing/orchestrate";
 import { mergePrefs } from "../routing/prefs";
 import { replayAnswer } from "../routing/replay";
-import type { ChatRequest, ChatResult, ReasoningEffort, StreamEvent, Usage } from "./types";
+import type { ChatRequest, ChatResult, Usage } from "./types";
 
-export interface ChatCaller {
-  requestId: string;
-  principal: KeyPrincipal;
-  /** The calling app (X-Title / HTTP-Referer), for statistics. */
-  app: string | null;
-  signal?: AbortSignal;
-}
-
-export interface ChatOptions {
-  model: string;
-  request: Omit<ChatRequest, "model">;
-  prefs?: ProviderPrefs;
-  traceId?: string;
-  reasoningMode?: "standard" | "pro";
-  /** The web plugin's options, when the request carries it. */
-  web?: WebPluginOptions | null;
-  stream: boolean;
-}
-
-export interface ChatPlan {
-  caller: ChatCaller;
-  requested: string;
-  candidates: Candidate[];
-  /** The request as the client meant it (for the cache). */
-  request: Omit<ChatRequest, "model">;
-  /** The request as it leaves for the provider (PII masked). */
-  upstream: Omit<ChatRequest, "model">;
-  mapping: Map<string, string> | null;
-  holdMicro: bigint;
-  holdTokens: number;
-  byok: boolean;
-  cacheMode: "off" | "exact" | "semantic";
-  startedAt: number;
-  /** A routing-policy call: how it runs (null for ordinary models). */
-  policy: PolicyExecution | null;
-  /** When the answering stream opened, for latency measurement. */
-  opened?: { at: number; ttftMs: number };
-  /** The web plugin's sources and their price (charged with the call). */
-  search: { results: SearchResult[]; priceMicro: bigint } | null;
-}
-
-export interface Cost {
-  micro: bigint;
-  usd: number;
-  krw: number;
-  fx_rate: number;
-  markup_rate: number;
-}
-
-export interface ChatOutcome {
-  result: ChatResult;
-  model: string;
-  provider: string | null;
-  cost: Cost;
-  cached: boolean;
-  /** Web plugin sources as `url_citation` annotations. */
-  citations?: UrlCitation[];
-}
-
-export type Prepared = { kind: "cached"; outcome: ChatOutcome } | { kind: "plan"; plan: ChatPlan };
-
-export type OpenedStream =
-  | { kind: "raw"; candidate: Candidate; body: ReadableStream<Uint8Array>; abort: AbortController }
-  | { kind: "typed"; candidate: Candidate; events: AsyncIterable<StreamEvent>; abort: AbortController };
+export type { ChatCaller, ChatOptions, ChatOutcome, ChatPlan, Cost, OpenedStream, Prepared } from "./plan";
 
 export class ChatService {
   constructor(private d: ChatDeps) {}
@@ -102,7 +41,7 @@ export class ChatService {
     let request = o.request;
     let resolution = resolveModel(snapshot, o.model);
     requireModality(snapshot, resolution, "text");
-    this.checkAllowed(snapshot, p, resolution);
+    checkAllowed(snapshot, p, resolution);
 
     if (o.reasoningMode === "pro" && resolution.kind !== "policy") {
       const applied = applyProMode(snapshot, resolution, request);
@@ -468,38 +407,4 @@ export class ChatService {
   private candidateOptions(p: KeyPrincipal, prefs?: ProviderPrefs) {
     return { prefs, consent: p.user.xborderTrainingConsent, byokProvider: p.kind === "byok" ? p.byokProvider : null, latencyOf: this.d.latencyOf };
   }
-
-  /** `allowed_models`: the requested id (short form; parents and policies by their own id). */
-  private checkAllowed(snapshot: CatalogSnapshot, p: KeyPrincipal, r: ModelResolution): void {
-    if (!p.allowedModels?.length) return;
-    const allowed = new Set(p.allowedModels.map((e) => normalizeId(snapshot, e)));
-    const id = r.kind === "policy" ? `orch/${r.slug}` : r.model.id;
-    if (!allowed.has(id)) throw new GatewayError("model_not_allowed", `이 키로는 '${r.requested}' 모델을 호출할 수 없습니다.`);
-  }
-}
-
-/** An allowlist entry in canonical form: short model id, or `orch/<slug>` for policies. */
-function normalizeId(snapshot: CatalogSnapshot, entry: string): string {
-  if (entry.startsWith("policy/")) return `orch/${entry.slice(7)}`;
-  if (entry.startsWith("orch/")) return entry;
-  const base = entry.includes("@") ? entry.slice(0, entry.lastIndexOf("@")) : entry;
-  return findModel(snapshot, base)?.id ?? entry;
-}
-
-/**
- * `reasoning_mode: "pro"`: the model's documented pro variant, or its highest reasoning
- * effort; a model without a pro mode is a 400 that names the models which have one.
- */
-function applyProMode(snapshot: CatalogSnapshot, r: Exclude<ModelResolution, { kind: "policy" }>, request: Omit<ChatRequest, "model">) {
-  const pro = r.model.reasoningPro;
-  if (!pro) {
-    const supported = snapshot.models.filter((m) => m.reasoningPro && m.active && m.kind === "leaf").map((m) => m.id);
-    throw new GatewayError("reasoning_mode_unsupported", `'${r.model.id}' 모델은 pro 추론 모드를 지원하지 않습니다. 지원 모델: ${supported.join(", ")}.`, { suggestions: supported });
-  }
-  if ("variant" in pro && pro.variant) {
-    const v = resolveModel(snapshot, pro.variant);
-    if (v.kind === "policy") throw new GatewayError("reasoning_mode_unsupported");
-    return { resolution: v, request };
-  }
-  return { resolution: r, request: { ...request, reasoning_effort: (pro as { effort: ReasoningEffort }).effort } };
 }

@@ -1,0 +1,43 @@
+/**
+ * Who may call what: a key's `allowed_models`, and what `reasoning_mode: "pro"` turns a model
+ * into. Pure functions of the catalog snapshot.
+ */
+import { GatewayError } from "../errors";
+import type { KeyPrincipal } from "../auth/principal";
+import { findModel, resolveModel, type ModelResolution } from "../catalog/resolve";
+import type { CatalogSnapshot } from "../catalog/types";
+import type { ChatRequest, ReasoningEffort } from "./types";
+
+/** `allowed_models`: the requested id (short form; parents and policies by their own id). */
+export function checkAllowed(snapshot: CatalogSnapshot, p: KeyPrincipal, r: ModelResolution): void {
+  if (!p.allowedModels?.length) return;
+  const allowed = new Set(p.allowedModels.map((e) => normalizeId(snapshot, e)));
+  const id = r.kind === "policy" ? `orch/${r.slug}` : r.model.id;
+  if (!allowed.has(id)) throw new GatewayError("model_not_allowed", `이 키로는 '${r.requested}' 모델을 호출할 수 없습니다.`);
+}
+
+/** An allowlist entry in canonical form: short model id, or `orch/<slug>` for policies. */
+function normalizeId(snapshot: CatalogSnapshot, entry: string): string {
+  if (entry.startsWith("policy/")) return `orch/${entry.slice(7)}`;
+  if (entry.startsWith("orch/")) return entry;
+  const base = entry.includes("@") ? entry.slice(0, entry.lastIndexOf("@")) : entry;
+  return findModel(snapshot, base)?.id ?? entry;
+}
+
+/**
+ * `reasoning_mode: "pro"`: the model's documented pro variant, or its highest reasoning
+ * effort; a model without a pro mode is a 400 that names the models which have one.
+ */
+export function applyProMode(snapshot: CatalogSnapshot, r: Exclude<ModelResolution, { kind: "policy" }>, request: Omit<ChatRequest, "model">) {
+  const pro = r.model.reasoningPro;
+  if (!pro) {
+    const supported = snapshot.models.filter((m) => m.reasoningPro && m.active && m.kind === "leaf").map((m) => m.id);
+    throw new GatewayError("reasoning_mode_unsupported", `'${r.model.id}' 모델은 pro 추론 모드를 지원하지 않습니다. 지원 모델: ${supported.join(", ")}.`, { suggestions: supported });
+  }
+  if ("variant" in pro && pro.variant) {
+    const v = resolveModel(snapshot, pro.variant);
+    if (v.kind === "policy") throw new GatewayError("reasoning_mode_unsupported");
+    return { resolution: v, request };
+  }
+  return { resolution: r, request: { ...request, reasoning_effort: (pro as { effort: ReasoningEffort }).effort } };
+}

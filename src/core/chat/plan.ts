@@ -1,0 +1,71 @@
+/** The shapes a chat call passes through: caller, options, the prepared plan, outcome, cost. */
+import type { KeyPrincipal } from "../auth/principal";
+import type { PolicyExecution } from "../routing/execution";
+import type { Candidate, ProviderPrefs } from "./candidates";
+import type { ChatRequest, ChatResult, StreamEvent } from "./types";
+import type { SearchResult, UrlCitation, WebPluginOptions } from "./web-search";
+
+export interface ChatCaller {
+  requestId: string;
+  principal: KeyPrincipal;
+  /** The calling app (X-Title / HTTP-Referer), for statistics. */
+  app: string | null;
+  signal?: AbortSignal;
+}
+
+export interface ChatOptions {
+  model: string;
+  request: Omit<ChatRequest, "model">;
+  prefs?: ProviderPrefs;
+  traceId?: string;
+  reasoningMode?: "standard" | "pro";
+  /** The web plugin's options, when the request carries it. */
+  web?: WebPluginOptions | null;
+  stream: boolean;
+}
+
+export interface ChatPlan {
+  caller: ChatCaller;
+  requested: string;
+  candidates: Candidate[];
+  /** The request as the client meant it (for the cache). */
+  request: Omit<ChatRequest, "model">;
+  /** The request as it leaves for the provider (PII masked). */
+  upstream: Omit<ChatRequest, "model">;
+  mapping: Map<string, string> | null;
+  holdMicro: bigint;
+  holdTokens: number;
+  byok: boolean;
+  cacheMode: "off" | "exact" | "semantic";
+  startedAt: number;
+  /** A routing-policy call: how it runs (null for ordinary models). */
+  policy: PolicyExecution | null;
+  /** When the answering stream opened, for latency measurement. */
+  opened?: { at: number; ttftMs: number };
+  /** The web plugin's sources and their price (charged with the call). */
+  search: { results: SearchResult[]; priceMicro: bigint } | null;
+}
+
+export interface Cost {
+  micro: bigint;
+  usd: number;
+  krw: number;
+  fx_rate: number;
+  markup_rate: number;
+}
+
+export interface ChatOutcome {
+  result: ChatResult;
+  model: string;
+  provider: string | null;
+  cost: Cost;
+  cached: boolean;
+  /** Web plugin sources as `url_citation` annotations. */
+  citations?: UrlCitation[];
+}
+
+export type Prepared = { kind: "cached"; outcome: ChatOutcome } | { kind: "plan"; plan: ChatPlan };
+
+export type OpenedStream =
+  | { kind: "raw"; candidate: Candidate; body: ReadableStream<Uint8Array>; abort: AbortController }
+  | { kind: "typed"; candidate: Candidate; events: AsyncIterable<StreamEvent>; abort: AbortController };

@@ -85,7 +85,7 @@ export function persistentSecret(cfg: Config, file: string, given: string | unde
 }
 
 export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promise<Gateway> {
-  const db = opts.db ?? (await openDatabase(opts.dbOptions ?? (cfg.DATABASE_URL ? { url: cfg.DATABASE_URL } : { dataDir: cfg.DATA_DIR })));
+  const db = opts.db ?? (await openDatabase(opts.dbOptions ?? (cfg.DATABASE_URL ? { url: cfg.DATABASE_URL, queryTimeoutMs: cfg.DB_QUERY_TIMEOUT_MS } : { dataDir: cfg.DATA_DIR })));
   await runMigrations(db);
 
   const jwtSecret = persistentSecret(cfg, "jwt-secret", cfg.JWT_SECRET, 48);
@@ -102,6 +102,10 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     if (ev.t === "key") cache.invalidateKey(ev.id);
     else if (ev.t === "user") cache.invalidateUser(ev.id);
     else if (ev.t === "settings") settings.load().catch(() => {});
+    else if (ev.t === "all") {
+      cache.clear();
+      settings.load().catch(() => {});
+    }
   });
   await bus.start();
 
@@ -162,7 +166,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   const policyRepo = new PolicyRepo(db);
   const policySource = new CachedPolicySource(policyRepo);
   bus.on((ev) => {
-    if (ev.t === "policy") policySource.invalidateAll();
+    if (ev.t === "policy" || ev.t === "all") policySource.invalidateAll();
   });
   const benchmarks = loadBenchmarks();
   if (benchmarks.problems.length) log.warn("benchmark table failed its schema; auto policies keep entry order", { problems: benchmarks.problems });

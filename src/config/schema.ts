@@ -47,6 +47,9 @@ export const EnvSchema = T.Object({
   VIDEO_LEASE_MS: Int(100, 3_600_000, 60_000, "How long a poller's claim on a job lasts (a crashed poller's jobs return after it)"),
   VIDEO_JOB_TIMEOUT_SECONDS: Int(10, 7 * 86400, 7200, "A video job not finished after this fails and its hold is released"),
   VIDEO_SWEEP_INTERVAL_MS: Int(100, 3_600_000, 60_000, "How often expired video files and old Idempotency-Key records are cleaned up"),
+  VIDEO_URL_PRIVATE_HOSTS_ALLOWED: T.Union([T.Literal("true"), T.Literal("false")], { default: "false", description: "Accept video reference URLs whose host is or resolves to a private, loopback or link-local address (default: refused with 422)" }),
+  DB_QUERY_TIMEOUT_MS: Int(0, 600_000, 5000, "A database query of the request path not answered after this fails the request with 503 (0 = wait forever)"),
+  CORS_ORIGINS: T.String({ default: "", description: "Comma-separated origins allowed to call the API from a browser (`*` for any); empty = CORS off" }),
   WEB_SEARCH_PRICE_KRW: T.Number({ minimum: 0, maximum: 100000, default: 7, description: "Price of one web-plugin search (Brave Search), charged with the call" }),
   WEB_SEARCH_TIMEOUT_MS: Int(100, 60_000, 5000, "Deadline of one web-plugin search"),
 });

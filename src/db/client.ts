@@ -20,8 +20,11 @@ export interface Database {
   readonly orm: Orm;
   /** Raw parameterized query; rows as objects. bigint columns come back as strings. */
   query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
-  /** Subscribe to a NOTIFY channel; resolves to an unsubscribe function. */
-  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Subscribe to a NOTIFY channel; resolves to an unsubscribe function. `onListen` runs each
+   * time the subscription is (re-)established, e.g. after a lost connection came back.
+   */
+  listen(channel: string, onPayload: (payload: string) => void, onListen?: () => void): Promise<() => Promise<void>>;
   notify(channel: string, payload: string): Promise<void>;
   close(): Promise<void>;
   /** PGlite only: a dump of the data directory (tests clone a migrated template from it). */
@@ -36,21 +39,37 @@ export interface OpenOptions {
   loadDataDir?: Blob | File;
   /** postgres.js pool size. */
   max?: number;
+  /**
+   * PostgreSQL only: a query not answered within this many milliseconds is cancelled and
+   * fails with code QUERY_TIMEOUT (0 or unset: no limit). While the server is unreachable
+   * postgres.js may keep a query waiting for a connection indefinitely (a peer that accepts
+   * and closes makes it reconnect forever), so the request path sets this to fail fast.
+   */
+  queryTimeoutMs?: number;
 }
 
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
-  return opts.url ? openPostgres(opts.url, opts.max ?? 10) : openPglite(opts);
+  return opts.url ? openPostgres(opts.url, opts.max ?? 10, opts.queryTimeoutMs ?? 0) : openPglite(opts);
 }
 
-async function openPostgres(url: string, max: number): Promise<Database> {
+/** The error a timed-out query fails with (the HTTP edge renders it as 503). */
+export function queryTimeoutError(ms: number): Error {
+  return Object.assign(new Error(`database query timed out after ${ms} ms`), { code: "QUERY_TIMEOUT" });
+}
+
+async function openPostgres(url: string, max: number, timeoutMs: number): Promise<Database> {
   const sql = postgres(url, {
     max,
     onnotice: () => {},
     // Fail fast when the database is down instead of queueing requests forever.
     connect_timeout: 5,
     idle_timeout: 60,
+    // Reconnect attempts back off to at most 1 s (postgres.js' default grows to 20 s), so
+    // the pool is usable again within a second of the database coming back.
+    backoff: (n: number) => Math.min(0.05 * 2 ** n, 1),
     types: { bigint: postgres.BigInt },
   });
+  if (timeoutMs > 0) withQueryDeadline(sql, timeoutMs);
   const orm = drizzlePg(sql, { schema }) as unknown as Orm;
   return {
     kind: "postgres",
@@ -58,8 +77,8 @@ async function openPostgres(url: string, max: number): Promise<Database> {
     async query<T>(text: string, params: unknown[] = []) {
       return (await sql.unsafe(text, params as never[], { prepare: true })) as unknown as T[];
     },
-    async listen(channel, onPayload) {
-      const sub = await sql.listen(channel, onPayload);
+    async listen(channel, onPayload, onListen) {
+      const sub = await sql.listen(channel, onPayload, onListen);
       return async () => { await sub.unlisten().catch(() => {}); };
     },
     async notify(channel, payload) {
@@ -68,6 +87,52 @@ async function openPostgres(url: string, max: number): Promise<Database> {
     async close() {
       await sql.end({ timeout: 5 });
     },
+  };
+}
+
+/** What postgres.js keeps on a query object (not in its public types). */
+interface PendingQuery {
+  state: unknown;
+  strings: string[];
+  args: unknown[];
+  options: { onexecute?: unknown };
+  reject(e: unknown): void;
+  /** Sends the server a cancel request; its promise rejects when that connection fails. */
+  canceller: ((q: PendingQuery) => Promise<void>) | null;
+  then(a: () => void, b: () => void): unknown;
+}
+
+/**
+ * Every query of this pool (the ORM's included: they all go through `unsafe`) fails with
+ * QUERY_TIMEOUT at the deadline. A query not sent yet (waiting for a connection) is also
+ * turned into a harmless `select 1`: postgres.js' own cancel of such a query leaves the
+ * connection it was waiting for connected but never back in the pool, so after an outage
+ * the pool would stay dead (checked with a TCP proxy cutting the connection: see
+ * test/reliability/db-outage.test.ts). A query already sent is cancelled on the server (best effort;
+ * over a dead connection the cancel cannot arrive, and the caller has stopped waiting).
+ */
+function withQueryDeadline(sql: postgres.Sql<any>, timeoutMs: number): void {
+  const unsafe = sql.unsafe.bind(sql);
+  (sql as { unsafe: unknown }).unsafe = (text: string, params?: never[], o?: never) => {
+    const q = unsafe(text, params, o) as unknown as PendingQuery;
+    const timer = setTimeout(() => {
+      if (q.state === null) {
+        q.strings = ["select 1"];
+        q.args = [];
+        // A transaction's `begin` would reserve its connection when it runs: nobody would release it.
+        q.options.onexecute = undefined;
+      } else if (q.canceller) {
+        // `q.cancel()` would drop the promise of the cancel request (a rejection nobody handles).
+        const cancel = q.canceller;
+        q.canceller = null;
+        cancel(q).catch(() => {});
+      }
+      q.reject(queryTimeoutError(timeoutMs));
+    }, timeoutMs);
+    // Settled in time: never cancel later (the backend may be running someone else's query by then).
+    const clear = () => clearTimeout(timer);
+    q.then(clear, clear);
+    return q;
   };
 }
 

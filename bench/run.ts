@@ -4,8 +4,9 @@
  * See bench/README.md for how to read the output (bench/results/<out>.{json,md}).
  *
  * Flags:
- *   --only=nonstream,stream,saturation,sweep,streams,stats   scenarios to run (default: all)
- *   --quick            halve every duration (about 2.5 minutes)
+ *   --only=nonstream,stream,saturation,sweep,streams,stats   scenarios to run (default: all but stats)
+ *   --stats            also run the stats scenario (bench/stats.ts: a million usage events, ~2 minutes)
+ *   --quick            halve every duration (about 2.5 minutes; the default run takes about 5)
  *   --scale=F          multiply every duration by F
  *   --repeats=N        repeats of each compared scenario (default 3), targets alternating
  *   --rate=N           open-loop rate for the non-streaming scenario (default 200/s)
@@ -19,8 +20,8 @@
  *   --out=NAME         results file name (default: latest)
  *   --label=TEXT       free text stored with the results (e.g. "before")
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { cpus } from "node:os";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { openLoop, openStreams, wrk, type OpenLoopResult, type Target, type WrkResult } from "./lib/load";
 import { cpuMs, rssMiB, taskset } from "./lib/procs";
@@ -37,13 +38,14 @@ function flag(name: string): string | undefined {
   return a.includes("=") ? a.slice(a.indexOf("=") + 1) : "true";
 }
 
-const unknown = process.argv.slice(2).filter((a) => !/^--(only|quick|scale|repeats|rate|conns|streams|accounts|no-pin|profile|pg|out|label)(=.*)?$/.test(a));
+const unknown = process.argv.slice(2).filter((a) => !/^--(only|stats|quick|scale|repeats|rate|conns|streams|accounts|no-pin|profile|pg|out|label)(=.*)?$/.test(a));
 if (unknown.length || flag("help")) {
   console.error(`unknown argument(s): ${unknown.join(" ")}\nsee the header of bench/run.ts for the flags`);
   process.exit(2);
 }
 
-const only = new Set<Scenario>((flag("only")?.split(",") as Scenario[] | undefined) ?? ALL);
+const only = new Set<Scenario>((flag("only")?.split(",") as Scenario[] | undefined) ?? ALL.filter((x) => x !== "stats"));
+if (flag("stats")) only.add("stats");
 for (const s of only) if (!ALL.includes(s)) throw new Error(`unknown scenario ${s}; known: ${ALL.join(", ")}`);
 const scale = Number(flag("scale") ?? (flag("quick") ? 0.5 : 1));
 const repeats = Number(flag("repeats") ?? 3);
@@ -91,7 +93,7 @@ const stack = await startStack({
   serverUrl: pgServer,
   targetCore: TARGET_CORE,
   loadCore: LOAD_CORE,
-  gatewayBunFlags: profile ? ["--cpu-prof-md", `--cpu-prof-dir=${profileDir}`] : [],
+  gatewayBunFlags: profile ? ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${profileDir}`] : [],
   gatewayEnv: {},
   accounts: only.has("saturation") ? nAccounts : 1,
 });
@@ -185,12 +187,12 @@ async function compareOpenLoop(name: string, o: { rate: number; ms: number; body
 
 try {
   if (only.has("nonstream")) {
-    results.nonstream = await compareOpenLoop("non-streaming", { rate, ms: sec(10), body: NONSTREAM_BODY, stream: false, metrics: { latency: (r) => r.latency } });
+    results.nonstream = await compareOpenLoop("non-streaming", { rate, ms: sec(8), body: NONSTREAM_BODY, stream: false, metrics: { latency: (r) => r.latency } });
   }
   if (only.has("stream")) {
     results.stream = await compareOpenLoop("streaming", {
       rate: 50,
-      ms: sec(6),
+      ms: sec(5),
       body: STREAM_BODY,
       stream: true,
       metrics: { ttfb: (r) => r.ttfb, total: (r) => r.latency, medianChunkGap: (r) => r.medianGap, maxChunkGap: (r) => r.maxGap },
@@ -205,13 +207,13 @@ try {
       const byTarget: (typeof runs)[number]["byTarget"] = {};
       const ord = order(ts, r);
       for (const t of ord) {
-        const { r: w, cpuMsPerReq } = await cpuPerRequest(t, () => wrk(t, { connections: conns, seconds: Math.max(2, Math.round(8 * scale)), body: INSTANT_BODY, token: stack.token, core: LOAD_CORE }));
+        const { r: w, cpuMsPerReq } = await cpuPerRequest(t, () => wrk(t, { connections: conns, seconds: Math.max(2, Math.round(6 * scale)), body: INSTANT_BODY, token: stack.token, core: LOAD_CORE }));
         byTarget[t.name] = { ...w, cpuMsPerReq };
         log(`saturation #${r + 1} ${t.name.padEnd(7)} ${w.rps.toFixed(0)} req/s p50 ${w.latencyMs.p50.toFixed(2)} ms p99 ${w.latencyMs.p99.toFixed(2)} ms errors ${w.errors}`);
       }
       if (nAccounts > 1) {
         const gw = ts.find((t) => t.name === "gateway")!;
-        const { r: w, cpuMsPerReq } = await cpuPerRequest(gw, () => wrk(gw, { connections: conns, seconds: Math.max(2, Math.round(8 * scale)), body: INSTANT_BODY, token: stack.tokens, core: LOAD_CORE }));
+        const { r: w, cpuMsPerReq } = await cpuPerRequest(gw, () => wrk(gw, { connections: conns, seconds: Math.max(2, Math.round(6 * scale)), body: INSTANT_BODY, token: stack.tokens, core: LOAD_CORE }));
         byTarget.gatewayAccounts = { ...w, cpuMsPerReq };
         log(`saturation #${r + 1} gateway, ${nAccounts} accounts ${w.rps.toFixed(0)} req/s p50 ${w.latencyMs.p50.toFixed(2)} ms p99 ${w.latencyMs.p99.toFixed(2)} ms errors ${w.errors}`);
       }
@@ -220,7 +222,7 @@ try {
     const rps = (tn: string) => robust(runs.map((run) => run.byTarget[tn]!.rps));
     results.saturation = {
       connections: conns,
-      seconds: Math.max(2, Math.round(8 * scale)),
+      seconds: Math.max(2, Math.round(6 * scale)),
       repeats,
       rps: { direct: rps("direct"), proxy: rps("proxy"), gateway: rps("gateway"), ...(nAccounts > 1 && { gatewayAccounts: rps("gatewayAccounts") }) },
       accounts: nAccounts,
@@ -244,12 +246,12 @@ try {
     for (const c of levels) {
       const byTarget: Record<string, WrkResult> = {};
       for (const t of order(targets(stack), levels.indexOf(c))) {
-        byTarget[t.name] = await wrk(t, { connections: c, seconds: Math.max(1, Math.round(3 * scale)), body: INSTANT_BODY, token: stack.token, core: LOAD_CORE });
+        byTarget[t.name] = await wrk(t, { connections: c, seconds: Math.max(1, Math.round(2 * scale)), body: INSTANT_BODY, token: stack.token, core: LOAD_CORE });
       }
       log(`sweep c=${c}: ${Object.entries(byTarget).map(([n, w]) => `${n} ${w.rps.toFixed(0)}/s p99 ${w.latencyMs.p99.toFixed(2)}ms`).join(" | ")}`);
       rows.push({ connections: c, byTarget });
     }
-    results.sweep = { seconds: Math.max(1, Math.round(3 * scale)), rows };
+    results.sweep = { seconds: Math.max(1, Math.round(2 * scale)), rows };
   }
   if (only.has("streams")) {
     const out: Record<string, unknown> = {};
@@ -279,9 +281,18 @@ try {
   }
   if (only.has("stats")) {
     const statsBench = join(import.meta.dir, "stats.ts");
-    results.stats = existsSync(statsBench)
-      ? { note: "bench/stats.ts exists; run it on its own (`bun bench/stats.ts`): it loads a million usage events, which this runner does not." }
-      : { note: "bench/stats.ts is not present in this tree; no stats figures" };
+    if (!existsSync(statsBench)) results.stats = { note: "bench/stats.ts is not present in this tree; no stats figures" };
+    else {
+      // Its own throwaway database, a million events and its own in-process gateway; the
+      // system under test above is idle meanwhile.
+      log("stats: bench/stats.ts (a million usage events; about two minutes)");
+      const out = join(tmpdir(), `bench-stats-${process.pid}.json`);
+      const p = Bun.spawn([process.execPath, statsBench, `--json=${out}`, `--pg=${pgServer}`, `--requests=${Math.max(50, Math.round(300 * scale))}`], { stdout: "pipe", stderr: "pipe" });
+      const [text, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()]);
+      await p.exited;
+      results.stats = existsSync(out) ? { ...JSON.parse(readFileSync(out, "utf8")), source: "bench/stats.ts" } : { note: `bench/stats.ts failed (exit ${p.exitCode}): ${(err || text).slice(-500)}` };
+      rmSync(out, { force: true });
+    }
   }
 } finally {
   clearInterval(loadTimer);

@@ -9,6 +9,7 @@ import { GatewayError } from "../core/errors";
 import type { AppDeps } from "./deps";
 import { renderError } from "./errors";
 import { assignRequestId, requestId, requestStart } from "./request-id";
+import { corsPolicy } from "./cors";
 import { accountRoutes } from "./routes/account";
 import { adminRoutes } from "./routes/admin";
 import { healthRoutes } from "./routes/health";
@@ -29,6 +30,7 @@ function parseJsonText(text: string): unknown {
 
 export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any, any>[] = []) {
   const limit = d.config.MAX_BODY_BYTES;
+  const cors = corsPolicy(d.config.CORS_ORIGINS);
   const app = new Elysia({
     normalize: false,
     // Streams stay open while an upstream thinks; SSE keepalives keep proxies from cutting them.
@@ -47,6 +49,14 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
     .onRequest(({ request, set }) => {
       const { id } = assignRequestId(request);
       set.headers["x-request-id"] = id;
+      // Security headers on every answer (a handler's own Cache-Control wins: stats stay
+      // publicly cacheable, streams keep theirs); an authenticated answer is never stored.
+      set.headers["x-content-type-options"] = "nosniff";
+      if (request.headers.has("authorization")) set.headers["cache-control"] = "no-store";
+      if (cors) {
+        const preflight = cors.apply(request, set.headers);
+        if (preflight) return preflight;
+      }
       if (Number(request.headers.get("content-length") ?? 0) > limit) {
         d.metrics.requests.inc({ route: "unmatched", method: request.method, status: 413 });
         return renderError(undefined, tooLarge(), id);
@@ -69,7 +79,9 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
       const res = renderError(code, error, id);
       set.status = res.status; // so /metrics counts the status actually sent
       res.headers.set("x-request-id", id);
-      for (const [k, v] of Object.entries(set.headers)) if (k.startsWith("x-ratelimit")) res.headers.set(k, String(v));
+      for (const [k, v] of Object.entries(set.headers)) if (k.startsWith("x-ratelimit") || k.startsWith("access-control-") || k === "vary") res.headers.set(k, String(v));
+      res.headers.set("x-content-type-options", "nosniff");
+      if (request.headers.has("authorization")) res.headers.set("cache-control", "no-store");
       return res;
     })
     .onAfterResponse(({ request, route, set }) => {

@@ -4,7 +4,7 @@
  * token (operator endpoints). Each check throws a GatewayError; handlers just call them.
  */
 import type { Server } from "bun";
-import { timingSafeEqual } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 import { GatewayError } from "../core/errors";
 import { API_KEY_PREFIX, MGMT_KEY_PREFIX, type KeyPrincipal, type MgmtPrincipal, type Scope } from "../core/auth/principal";
 import type { KeyCache } from "../core/auth/key-cache";
@@ -118,9 +118,11 @@ export class Authenticator {
   /** Operator token. Admin endpoints do not exist (404) when no token is configured. */
   admin(request: Request): void {
     if (!this.d.adminToken) throw new GatewayError("not_found", "요청한 경로를 찾을 수 없습니다.");
-    const given = Buffer.from(bearer(request) ?? "");
-    const want = Buffer.from(this.d.adminToken);
-    if (given.length !== want.length || !timingSafeEqual(given, want)) throw unauthorized("관리자 토큰이 올바르지 않습니다.");
+    // Digests of equal length, compared in constant time: neither the token's content nor its
+    // length shows in the timing.
+    const given = createHash("sha256").update(bearer(request) ?? "").digest();
+    const want = createHash("sha256").update(this.d.adminToken).digest();
+    if (!timingSafeEqual(given, want)) throw unauthorized("관리자 토큰이 올바르지 않습니다.");
   }
 }
 

@@ -12,6 +12,7 @@ import { VideoJobRepo } from "../db/repos/video-jobs";
 import type { ObjectStorage } from "../lib/storage";
 import { videoProviderFor } from "../providers/video";
 import { VideoPollerPool } from "./video-poller";
+import { hostIsNonPublic } from "../lib/url-guard";
 import { openStorage, runtimeConfig } from "./video-runtime";
 
 export interface VideoModule {
@@ -57,6 +58,9 @@ export function startVideo(cfg: Config, d: VideoModuleDeps): VideoModule {
     endpointFor: (p) => endpoints[p.id] ?? d.endpoint(p),
     submitTimeoutMs: cfg.UPSTREAM_FIRST_BYTE_TIMEOUT_MS,
     firstPollDelayMs: cfg.VIDEO_POLL_INITIAL_MS,
+    // Private, loopback and link-local hosts are refused unless the operator allows them;
+    // a slow DNS answer costs a submit at most a second.
+    hostRefused: cfg.VIDEO_URL_PRIVATE_HOSTS_ALLOWED === "true" ? undefined : (url) => hostIsNonPublic(url, 1000),
     jobTimeoutMs: cfg.VIDEO_JOB_TIMEOUT_SECONDS * 1000,
     // No wake-up on accept: a new job is first due VIDEO_POLL_INITIAL_MS later anyway, and a
     // claim query per submit would only load the database.

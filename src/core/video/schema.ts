@@ -51,9 +51,27 @@ export function checkGeneralRules(body: VideoSubmitBody): string[] {
   if ([...body.prompt].length > MAX_PROMPT_CHARS) {
     throw invalid(["body", "prompt"], `String must contain at most ${MAX_PROMPT_CHARS} character(s)`, "string_too_long");
   }
+  // Credentials in a reference URL would be handed to a provider (and end up in its logs).
+  for (const { loc, url } of referenceUrls(body)) {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw invalid(loc, "not a valid HTTP(S) URL", "url_parsing");
+    }
+    if (parsed.username || parsed.password) throw invalid(loc, "URL must not contain credentials (user:password@)", "url_credentials");
+  }
   const images = [...(body.image ? [body.image] : []), ...(body.images ?? [])];
   if (images.length > MAX_IMAGES) {
     throw invalid(["body", "images"], `at most ${MAX_IMAGES} images including 'image'`, "too_long");
   }
   return images;
+}
+
+/** Every reference URL of the body with its `loc`, in body order. */
+export function referenceUrls(body: VideoSubmitBody): { loc: (string | number)[]; url: string }[] {
+  const out: { loc: (string | number)[]; url: string }[] = [];
+  if (body.image) out.push({ loc: ["body", "image"], url: body.image });
+  for (const field of ["images", "videos", "audios"] as const) (body[field] ?? []).forEach((url, i) => out.push({ loc: ["body", field, i], url }));
+  return out;
 }

@@ -13,14 +13,14 @@ import { holdOrThrow, type Ledger } from "../billing/ledger";
 import { findModel, resolveModelFor } from "../catalog/resolve";
 import { getProvider, type CatalogProvider, type CatalogSnapshot } from "../catalog/types";
 import { UpstreamError } from "../chat/provider";
-import { GatewayError } from "../errors";
+import { GatewayError, invalid } from "../errors";
 import { microToKrwRounded } from "../../lib/money";
 import { sha256Hex } from "../../lib/secrets";
 import { applyFamilyRules } from "./constraints";
 import type { IdempotencyStore, VideoJobStore } from "./ports";
 import { priceVideo } from "./pricing";
 import type { VideoEndpoint, VideoProvider } from "./provider";
-import { checkGeneralRules, DEFAULT_VIDEO_MODEL, type VideoSubmitBody } from "./schema";
+import { checkGeneralRules, DEFAULT_VIDEO_MODEL, referenceUrls, type VideoSubmitBody } from "./schema";
 import { isFamilyG, type JobError, type VideoJobRecord, type VideoJobView } from "./types";
 
 export const IDEMPOTENCY_KEY_MAX = 128;
@@ -42,6 +42,11 @@ export interface VideoServiceDeps {
   now?: () => number;
   /** Called after a job was accepted (wakes an idle poller). */
   onAccepted?: (jobId: string) => void;
+  /**
+   * True when a reference URL's host is (or resolves to) a private, loopback or link-local
+   * address; such a request is a 422. Unset: every HTTP(S) host is accepted.
+   */
+  hostRefused?: (url: string) => Promise<boolean>;
 }
 
 export interface SubmitResult {
@@ -86,6 +91,7 @@ export class VideoService {
       audios: body.audios ?? [],
     });
     const price = priceVideo(offering.videoPricing!, request, charge);
+    await this.checkHosts(body);
 
     // Valid: from here on, state changes. First the Idempotency-Key, then the money.
     if (idempotencyKey !== null) {
@@ -166,6 +172,16 @@ export class VideoService {
     if (idempotencyKey !== null) await this.d.idempotency.complete(principal.keyId, idempotencyKey, 202, view);
     this.d.onAccepted?.(jobId);
     return { status: 202, body: view, replayed: false };
+  }
+
+  /** 422 for the first reference URL whose host is not public (all looked up at once). */
+  private async checkHosts(body: VideoSubmitBody): Promise<void> {
+    const refused = this.d.hostRefused;
+    if (!refused) return;
+    const refs = referenceUrls(body);
+    const verdicts = await Promise.all(refs.map((r) => refused(r.url)));
+    const i = verdicts.indexOf(true);
+    if (i >= 0) throw invalid(refs[i]!.loc, "URL host is a private, loopback or link-local address", "url_not_allowed");
   }
 
   /** The caller's job, or 404 for a missing job and for any other key's (decisions.md #8). */

@@ -11,7 +11,7 @@ import { rateHeaders } from "../auth";
 import { requestId } from "../request-id";
 import type { AppDeps } from "../deps";
 
-export const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" };
+export const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache, no-store", connection: "keep-alive", "x-accel-buffering": "no" };
 
 /** The calling app, named by the headers OpenAI-compatible clients already send. */
 export function appName(request: Request): string | null {

@@ -76,6 +76,12 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
     })
     .onError(({ code, error, request, set }) => {
       const id = requestId(request);
+      // The client went away (its abort ended the upstream call): nobody reads this answer,
+      // and it is not a server error. 499 as in nginx, for the metrics only.
+      if (request.signal.aborted) {
+        set.status = 499;
+        return new Response(null, { status: 499 });
+      }
       const res = renderError(code, error, id);
       set.status = res.status; // so /metrics counts the status actually sent
       res.headers.set("x-request-id", id);

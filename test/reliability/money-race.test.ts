@@ -1,0 +1,63 @@
+/**
+ * Racing two instances for the same money: a user's credits and a key's monthly budget cannot
+ * be overspent by sending concurrent calls through two gateways on one PostgreSQL database
+ * (each hold checks and reserves in one statement under the account's row lock). Other
+ * multi-instance properties are covered elsewhere: key deletion and settings
+ * (test/http/multi-instance.test.ts), the Redis rate limit (test/http/errors-limits.test.ts),
+ * policies (test/routing/invalidation.test.ts), video polling (test/video/pool.test.ts).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { postgresAvailable, type TestGateway } from "../harness";
+import { fastUser, twoInstancesOnPostgres } from "../http/helpers";
+import { checkBooks } from "./books";
+
+const pg = await postgresAvailable();
+
+describe.skipIf(!pg)("two instances racing for one account", () => {
+  let a: TestGateway;
+  let b: TestGateway;
+  let stop: () => Promise<void>;
+  beforeAll(async () => {
+    ({ a, b, stop } = await twoInstancesOnPostgres());
+  }, 60_000);
+  afterAll(async () => {
+    await stop?.();
+  });
+
+  const body = (i: number) => ({ model: "gpt-4o", messages: [{ role: "user", content: `race ${i} ${crypto.randomUUID()}` }], max_tokens: 2000 });
+
+  test("credits: concurrent calls through both instances never overspend; the books balance", async () => {
+    // gpt-4o's hold for 2,000 output tokens is some tens of won: 60 KRW of credit covers a few.
+    const u = await fastUser(a, { creditKrw: 60 });
+    const k = await a.newKey(u);
+    const replies = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).call("POST", "/v1/chat/completions", { token: k.key, body: body(i) })));
+    const statuses = replies.map((r) => r.status);
+    const ok = statuses.filter((s) => s === 200).length;
+    expect(ok).toBeGreaterThan(0);
+    expect(statuses.filter((s) => s === 402).length).toBeGreaterThan(0);
+    expect(statuses.every((s) => s === 200 || s === 402)).toBe(true);
+    const [row] = await a.gw.deps.db.query<{ balance: string; held: string }>("select balance_micro::text as balance, held_micro::text as held from users where id = $1", [u.id]);
+    expect(BigInt(row!.balance)).toBeGreaterThanOrEqual(0n);
+    expect(row!.held).toBe("0");
+    const books = await checkBooks(a.gw.deps.db, [u.id]);
+    expect(books.violations).toEqual([]);
+    expect(books.settledHolds).toBe(ok);
+    // Every 200 was charged, and the charges fit in the credit.
+    expect(books.chargesKrw).toBeLessThanOrEqual(60);
+  }, 60_000);
+
+  test("a key's monthly budget holds across instances", async () => {
+    const u = await fastUser(a, { creditKrw: 10_000 });
+    const k = await a.newKey(u, { monthly_budget_krw: 50 });
+    const replies = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).call("POST", "/v1/chat/completions", { token: k.key, body: body(i) })));
+    const statuses = replies.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(0);
+    expect(statuses.filter((s) => s === 402).length).toBeGreaterThan(0);
+    expect(replies.filter((r) => r.status === 402).every((r) => r.body.detail.error === "monthly_budget_exceeded")).toBe(true);
+    expect(statuses.every((s) => s === 200 || s === 402)).toBe(true);
+    const [m] = await a.gw.deps.db.query<{ spent: string; held: string }>("select spent_micro::text as spent, held_micro::text as held from key_monthly where key_id = $1", [k.id]);
+    expect(BigInt(m!.spent)).toBeLessThanOrEqual(50_000_000n);
+    expect(m!.held).toBe("0");
+    expect((await checkBooks(a.gw.deps.db, [u.id])).violations).toEqual([]);
+  }, 60_000);
+});

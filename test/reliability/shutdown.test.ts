@@ -1,0 +1,103 @@
+/**
+ * Graceful shutdown of a real gateway process on SIGTERM: it stops accepting at once, lets the
+ * request and the stream in flight finish and settles them, releases its video poller's
+ * leases (so another instance takes the jobs over at once), closes the database and exits 0.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { ADMIN_TOKEN, freshPostgres, postgresAvailable } from "../harness";
+import { openDatabase, type Database } from "../../src/db/client";
+import { runMigrations } from "../../src/db/migrate";
+import { UserRepo } from "../../src/db/repos/users";
+import { signJwt } from "../../src/lib/jwt";
+import { TEST_JWT_SECRET } from "../http/helpers";
+import { call, GatewayProcess, SimProcess } from "./procs";
+
+const pg = await postgresAvailable();
+
+describe.skipIf(!pg)("graceful shutdown (SIGTERM)", () => {
+  let fresh: { url: string; drop: () => Promise<void> };
+  let db: Database;
+  let sim: SimProcess;
+  let g: GatewayProcess;
+
+  beforeAll(async () => {
+    fresh = await freshPostgres();
+    db = await openDatabase({ url: fresh.url, max: 2 });
+    await runMigrations(db);
+    sim = await new SimProcess().start();
+    g = await new GatewayProcess({ ...sim.providerEnv(), DATABASE_URL: fresh.url, VIDEO_POLL_INITIAL_MS: "50", VIDEO_POLL_MAX_MS: "100", VIDEO_POLL_WORKERS: "1", STATS_ROLLUP_INTERVAL_MS: "0" }).start();
+  }, 60_000);
+
+  afterAll(async () => {
+    await g?.stop();
+    await sim?.stop();
+    await db?.close();
+    await fresh?.drop();
+    g?.cleanup();
+  });
+
+  test("in-flight work finishes and is settled; new connections are refused; leases released; exit 0", async () => {
+    const row = (await new UserRepo(db).create(`sd-${crypto.randomUUID().slice(0, 8)}@test.example`, "x", "general", false))!;
+    const jwt = signJwt({ sub: row.id, typ: "access" }, TEST_JWT_SECRET, 3600);
+    expect((await call(g.url, "POST", `/v1/admin/users/${row.id}/topups`, { token: ADMIN_TOKEN, body: { amount_krw: 10_000 } })).status).toBe(201);
+    const key = (await call(g.url, "POST", "/v1/keys", { token: jwt, body: {} })).body.key;
+
+    // A video job the poller leases and keeps polling (its upstream takes a minute).
+    const job = await call(g.url, "POST", "/v1/video/generations", { token: key, body: { model: "kling-v3", prompt: "a slow kite [sim:video_ms=60000]", duration_seconds: 5 } });
+    expect(job.status).toBe(202);
+    await Bun.sleep(300);
+    const [leased] = await db.query<{ lease_owner: string | null }>("select lease_owner from video_jobs where id = $1", [job.body.job_id]);
+    void leased; // leased or between polls; either way released after shutdown
+
+    const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+    // A stream of ~2 s and a JSON call whose upstream answers after 1.5 s.
+    const stream = fetch(g.url + "/v1/chat/completions", {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ model: "gpt-4o-mini", stream: true, max_tokens: 100, messages: [{ role: "user", content: "slow stream [sim:tokens=20] [sim:chunk_ms=100]" }] }),
+    }).then(async (r) => ({ status: r.status, id: r.headers.get("x-request-id"), text: await r.text() }));
+    const slow = fetch(g.url + "/v1/chat/completions", {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ model: "gpt-4o-mini", max_tokens: 20, messages: [{ role: "user", content: "slow answer [sim:latency=1500]" }] }),
+    }).then(async (r) => ({ status: r.status, id: r.headers.get("x-request-id"), body: await r.json() }));
+    await Bun.sleep(400);
+
+    const t0 = performance.now();
+    g.kill("SIGTERM");
+    // It stops accepting: a new connection is refused soon after the signal.
+    let refusedAfter: number | null = null;
+    while (performance.now() - t0 < 1500) {
+      try {
+        await fetch(g.url + "/healthz", { signal: AbortSignal.timeout(300) });
+      } catch {
+        refusedAfter = performance.now() - t0;
+        break;
+      }
+      await Bun.sleep(20);
+    }
+    expect(refusedAfter).not.toBeNull();
+
+    const [s, j] = await Promise.all([stream, slow]);
+    expect(s.status).toBe(200);
+    expect(s.text).toContain("data: [DONE]");
+    expect(s.text).not.toContain("upstream_error");
+    expect(j.status).toBe(200);
+    expect(j.body.choices[0].message.content.length).toBeGreaterThan(0);
+
+    const code = await g.exited();
+    const took = performance.now() - t0;
+    expect(code).toBe(0);
+    expect(took).toBeLessThan(25_000);
+
+    // Both calls were settled (charged, hold closed) before the process let go of the database.
+    const holds = await db.query<{ id: string; status: string }>("select id, status from holds where id = any($1::uuid[])", [[s.id, j.id]]);
+    expect(holds.map((h) => h.status).sort()).toEqual(["settled", "settled"]);
+    const [open] = await db.query<{ n: number }>("select count(*)::int as n from holds where status = 'open' and user_id = $1 and id <> $2", [row.id, job.body.job_id]);
+    expect(open!.n).toBe(0);
+    // The video job is still processing, with no lease held by the stopped process.
+    const [v] = await db.query<{ status: string; lease_owner: string | null }>("select status, lease_owner from video_jobs where id = $1", [job.body.job_id]);
+    expect(v).toEqual({ status: "processing", lease_owner: null });
+    console.log(`[shutdown] refused new connections after ${Math.round(refusedAfter!)} ms, exited 0 after ${Math.round(took)} ms with the stream and the slow call completed and settled`);
+  }, 60_000);
+});

@@ -34,7 +34,10 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
   const app = new Elysia({
     normalize: false,
     // Streams stay open while an upstream thinks; SSE keepalives keep proxies from cutting them.
-    serve: { idleTimeout: 255, maxRequestBodySize: limit + 1024 * 1024 },
+    // No server-level body cap: Bun would answer a body past it with an empty 413 of its own.
+    // onRequest refuses a declared length over the limit before reading anything, and
+    // chunked bodies go through the counting reader, so the limit holds with our envelope.
+    serve: { idleTimeout: 255, maxRequestBodySize: Number.MAX_SAFE_INTEGER },
   })
     .use(
       swagger({

@@ -29,9 +29,22 @@ const CONNECTION_CODES = new Set([
 const SQLSTATES = /^(08...|57P0[123]|53300|57014)$/;
 
 export function isDatabaseUnavailable(e: unknown): boolean {
+  return codesOf(e).some((code) => CONNECTION_CODES.has(code) || SQLSTATES.test(code));
+}
+
+/**
+ * A client's text the database cannot store: a NUL character (22021) or one outside the
+ * encoding (22P05). The request is at fault, not the server: a 400, never a 500.
+ */
+export function isUnstorableText(e: unknown): boolean {
+  return codesOf(e).some((code) => code === "22021" || code === "22P05");
+}
+
+function codesOf(e: unknown): string[] {
+  const out: string[] = [];
   for (let x = e, depth = 0; x && typeof x === "object" && depth < 5; x = (x as { cause?: unknown }).cause, depth++) {
     const code = (x as { code?: unknown }).code;
-    if (typeof code === "string" && (CONNECTION_CODES.has(code) || SQLSTATES.test(code))) return true;
+    if (typeof code === "string") out.push(code);
   }
-  return false;
+  return out;
 }

@@ -60,7 +60,7 @@ describe.skipIf(!pg)("graceful shutdown (SIGTERM)", () => {
       method: "POST",
       headers,
       body: JSON.stringify({ model: "gpt-4o-mini", max_tokens: 20, messages: [{ role: "user", content: "slow answer [sim:latency=1500]" }] }),
-    }).then(async (r) => ({ status: r.status, id: r.headers.get("x-request-id"), body: await r.json() }));
+    }).then(async (r) => ({ status: r.status, id: r.headers.get("x-request-id"), body: (await r.json()) as any }));
     await Bun.sleep(400);
 
     const t0 = performance.now();

@@ -96,7 +96,7 @@ describe.skipIf(!pg)("chaos", () => {
     for (let i = 0; i < USERS; i++) {
       const row = (await users.create(`chaos${i}-${crypto.randomUUID().slice(0, 8)}@test.example`, hash, "general", false))!;
       const jwt = signJwt({ sub: row.id, typ: "access" }, TEST_JWT_SECRET, 3600);
-      expect((await call(a.url, "POST", `/v1/admin/users/${row.id}/topups`, { token: ADMIN_TOKEN, body: { amount_krw: 30000 } })).status).toBe(201);
+      expect((await call(a.url, "POST", `/v1/admin/users/${row.id}/topups`, { token: ADMIN_TOKEN, body: { amount_krw: 30000 * Math.max(1, Math.ceil(SECONDS / 20)) } })).status).toBe(201);
       const keys: string[] = [];
       for (let k = 0; k < 2; k++) keys.push((await call(a.url, "POST", "/v1/keys", { token: jwt, body: { name: `k${k}` } })).body.key);
       tenants.push({ id: row.id, keys });

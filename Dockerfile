@@ -17,7 +17,8 @@ RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates
 COPY --from=build /app/dist/gateway /usr/local/bin/gateway
 USER gateway
 WORKDIR /data
-ENV DATA_DIR=/data PORT=8080 HOST=0.0.0.0
+# Bun allows 256 concurrent outgoing fetches by default; a busy gateway needs more upstream calls.
+ENV DATA_DIR=/data PORT=8080 HOST=0.0.0.0 BUN_CONFIG_MAX_HTTP_REQUESTS=4096
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s CMD curl -sf http://127.0.0.1:8080/healthz || exit 1
 # Migrations are embedded and applied at start; SIGTERM drains in-flight requests.

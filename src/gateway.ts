@@ -130,7 +130,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   const sim = snapshot && (needsSimulator(cfg, snapshot) || !braveConfigured) ? await startSimulator({ port: cfg.SIM_PORT }) : null;
   const upstreams = upstreamDirectory(cfg, sim ? (p) => sim.baseUrl(p) : null, snapshot?.providers);
 
-  const ledger = new SqlLedger(db, (delta) => (metrics.openHolds += delta));
+  const ledger = new SqlLedger(db, (delta) => (metrics.openHolds += delta), cfg.LEDGER_COMMIT);
   // Workers need a URL of their own; a database handed in (tests) is polled inline.
   const video = startVideo(cfg, {
     db,

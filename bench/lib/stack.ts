@@ -94,6 +94,8 @@ export async function startStack(o: StackOptions): Promise<Stack> {
         ...baseEnv,
         ...providerEnv,
         DATABASE_URL: dbUrl,
+        // The gateway's default (durable) unless the run asks for LEDGER_COMMIT=async.
+        ...(process.env.LEDGER_COMMIT && { LEDGER_COMMIT: process.env.LEDGER_COMMIT }),
         DATA_DIR: dataDir,
         PORT: String(gwPort),
         HOST: "127.0.0.1",

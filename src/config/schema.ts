@@ -33,6 +33,8 @@ export const EnvSchema = T.Object({
   STATS_ROLLUP_INTERVAL_MS: T.Optional(T.Integer({ minimum: 0, maximum: 60_000, description: "Pause between stats rollup runs (default 5000, 1000 in demo mode; 0 = no rollup job on this instance)" })),
   CATALOG_PATH: T.Optional(T.String({ minLength: 1, description: "Alternative catalog file" })),
   SIM_PORT: Int(0, 65535, 0, "Port of the in-process upstream simulator (0 = any free port)"),
+  WEB_SEARCH_PRICE_KRW: T.Number({ minimum: 0, maximum: 100000, default: 7, description: "Price of one web-plugin search (Brave Search), charged with the call" }),
+  WEB_SEARCH_TIMEOUT_MS: Int(100, 60_000, 5000, "Deadline of one web-plugin search"),
   VIDEO_STORAGE: T.Union([T.Literal("local"), T.Literal("s3")], { default: "local", description: "Where Family G video results are kept: a local directory or S3-compatible storage" }),
   VIDEO_STORAGE_DIR: T.Optional(T.String({ minLength: 1, description: "Local storage directory (default <DATA_DIR>/files)" })),
   S3_BUCKET: T.Optional(T.String({ minLength: 1, description: "S3 bucket for VIDEO_STORAGE=s3 (else Bun's S3_*/AWS_* environment)" })),
@@ -49,9 +51,8 @@ export const EnvSchema = T.Object({
   VIDEO_SWEEP_INTERVAL_MS: Int(100, 3_600_000, 60_000, "How often expired video files and old Idempotency-Key records are cleaned up"),
   VIDEO_URL_PRIVATE_HOSTS_ALLOWED: T.Union([T.Literal("true"), T.Literal("false")], { default: "false", description: "Accept video reference URLs whose host is or resolves to a private, loopback or link-local address (default: refused with 422)" }),
   DB_QUERY_TIMEOUT_MS: Int(0, 600_000, 5000, "A database query of the request path not answered after this fails the request with 503 (0 = wait forever)"),
+  LEDGER_COMMIT: T.Union([T.Literal("durable"), T.Literal("async")], { default: "durable", description: "Ledger commits: durable (a PostgreSQL crash loses nothing) or async (faster; a PostgreSQL crash may lose the last ~600 ms of charges)" }),
   CORS_ORIGINS: T.String({ default: "", description: "Comma-separated origins allowed to call the API from a browser (`*` for any); empty = CORS off" }),
-  WEB_SEARCH_PRICE_KRW: T.Number({ minimum: 0, maximum: 100000, default: 7, description: "Price of one web-plugin search (Brave Search), charged with the call" }),
-  WEB_SEARCH_TIMEOUT_MS: Int(100, 60_000, 5000, "Deadline of one web-plugin search"),
 });
 
 export type Env = Static<typeof EnvSchema>;

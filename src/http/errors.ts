@@ -6,7 +6,7 @@
 import { ValidationError } from "elysia";
 import { ValueErrorType } from "@sinclair/typebox/errors";
 import { GatewayError, ValidationFailure, type ValidationIssue } from "../core/errors";
-import { isDatabaseUnavailable, isUnstorableText } from "../lib/db-errors";
+import { isDatabaseUnavailable, isUnstorableValue } from "../lib/db-errors";
 import { log } from "../lib/log";
 
 const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
@@ -85,7 +85,7 @@ export function renderError(code: unknown, error: unknown, requestId: string): R
   if (code === "PARSE") return gatewayErrorResponse(new GatewayError("invalid_request", "요청 본문이 올바른 JSON이 아닙니다."));
   if (code === "NOT_FOUND") return gatewayErrorResponse(new GatewayError("not_found", "요청한 경로를 찾을 수 없습니다."));
   if (code === "INVALID_COOKIE_SIGNATURE" || code === "INVALID_FILE_TYPE") return gatewayErrorResponse(new GatewayError("invalid_request"));
-  if (isUnstorableText(error)) return gatewayErrorResponse(new GatewayError("invalid_request", "문자열에 저장할 수 없는 문자(NUL 등)가 포함되어 있습니다."));
+  if (isUnstorableValue(error)) return gatewayErrorResponse(new GatewayError("invalid_request", "저장할 수 없는 값(NUL 문자, 범위를 벗어난 날짜나 숫자 등)이 포함되어 있습니다."));
   // The database is down or too slow: a transient 503 the client may retry, never a 500.
   if (isDatabaseUnavailable(error)) {
     log.warn("database unavailable", { request_id: requestId, code: (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code });

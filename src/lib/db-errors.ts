@@ -33,11 +33,15 @@ export function isDatabaseUnavailable(e: unknown): boolean {
 }
 
 /**
- * A client's text the database cannot store: a NUL character (22021) or one outside the
- * encoding (22P05). The request is at fault, not the server: a 400, never a 500.
+ * SQLSTATEs of a client's value the database cannot store: a NUL character (22021) or one
+ * outside the encoding (22P05) in text; a timestamp out of range (22008, 22009: e.g. the
+ * year +239386, valid ISO 8601) or malformed (22007); a number out of range (22003).
  */
-export function isUnstorableText(e: unknown): boolean {
-  return codesOf(e).some((code) => code === "22021" || code === "22P05");
+const UNSTORABLE = new Set(["22021", "22P05", "22008", "22009", "22007", "22003"]);
+
+/** The request is at fault, not the server: a 400, never a 500. */
+export function isUnstorableValue(e: unknown): boolean {
+  return codesOf(e).some((code) => UNSTORABLE.has(code));
 }
 
 function codesOf(e: unknown): string[] {

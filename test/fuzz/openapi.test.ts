@@ -213,11 +213,14 @@ describe("fuzz every endpoint of the OpenAPI document", () => {
     expect(operations().length).toBeGreaterThan(35);
   });
 
-  // Found by this fuzzer: PostgreSQL cannot store a NUL character, and that was a 500.
-  test("a NUL character in a stored text field is 400 invalid_request, never a 500", async () => {
+  // Found by this fuzzer: PostgreSQL cannot store a NUL character or a timestamp in the
+  // year +239386 (valid ISO 8601), and those were 500s.
+  test("a NUL character or an out-of-range date in a stored field is 400 invalid_request, never a 500", async () => {
     const cases: [string, string, unknown, string | undefined][] = [
       ["POST", "/v1/auth/login", { email: "\u0000", password: "x" }, undefined],
       ["POST", "/v1/keys", { name: "a\u0000b" }, creds.jwt],
+      ["POST", "/v1/keys", { expires_at: "+239386-02-12T15:52:42.492Z" }, creds.jwt],
+      ["POST", "/v1/keys", { expires_at: "-000001-01-01T00:00:00Z" }, creds.jwt],
       ["POST", "/v1/management-keys", { name: "\u0000" }, creds.jwt],
       ["POST", "/v1/routing-policies", { slug: "nul", display_name: "\u0000", policy_type: "fallback", entries: [{ model: "gpt-4o-mini" }] }, creds.jwt],
     ];

@@ -176,3 +176,22 @@ export async function startTestGateway(opts: { db?: DbKind; env?: Record<string,
     rmSync(dataDir, { recursive: true, force: true });
   });
 }
+
+let redisReachable: Promise<boolean> | null = null;
+/**
+ * Redis runs the shared-limiter tests when reachable at 127.0.0.1:6379; a newcomer's machine
+ * may have none, CI must (a silent skip there would hide a regression).
+ */
+export function redisAvailable(): Promise<boolean> {
+  redisReachable ??= (async () => {
+    try {
+      const sock = await Bun.connect({ hostname: "127.0.0.1", port: 6379, socket: { data() {} } });
+      sock.end();
+      return true;
+    } catch {
+      if (process.env.CI) throw new Error("CI needs Redis at 127.0.0.1:6379");
+      return false;
+    }
+  })();
+  return redisReachable;
+}

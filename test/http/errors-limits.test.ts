@@ -1,6 +1,6 @@
 /** Error envelopes, the body limit (413), the per-key rate limit (429) and the Redis limiter. */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
-import { dbKinds, startTestGateway, type TestGateway } from "../harness";
+import { dbKinds, startTestGateway, type TestGateway, redisAvailable } from "../harness";
 import { fastUser, freshRateWindow, gatewayOn } from "./helpers";
 import { openDatabase } from "../../src/db/client";
 import { freshPostgres, postgresAvailable } from "../harness";
@@ -113,7 +113,7 @@ for (const kind of await dbKinds()) {
   });
 }
 
-describe("Redis rate limiter", () => {
+describe.skipIf(!(await redisAvailable()))("Redis rate limiter", () => {
   test("is shared by two gateways on one database", async () => {
     const env = { RATE_LIMIT_RPM: "3", REDIS_URL: "redis://127.0.0.1:6379" };
     const usePg = await postgresAvailable();

@@ -1,6 +1,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { MemoryRateLimiter } from "../../src/lib/rate-limit/memory";
 import { RedisRateLimiter } from "../../src/lib/rate-limit/redis";
+import { redisAvailable } from "../harness";
 import { decide } from "../../src/lib/rate-limit/types";
 
 setDefaultTimeout(20_000);
@@ -41,7 +42,7 @@ describe("MemoryRateLimiter", () => {
   });
 });
 
-describe("RedisRateLimiter", () => {
+describe.skipIf(!(await redisAvailable()))("RedisRateLimiter", () => {
   test("two limiters share one count in Redis, from their first call on", async () => {
     const key = `unit-${crypto.randomUUID()}`;
     const a = new RedisRateLimiter("redis://127.0.0.1:6379");

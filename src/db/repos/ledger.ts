@@ -27,7 +27,8 @@ import type { Database } from "../client";
 import type { HoldOutcome, HoldRequest, Ledger, UsageEvent } from "../../core/billing/ledger";
 import { Batcher, Lane } from "./ledger-batch";
 
-function eventJson(e: UsageEvent | null): string | null {
+/** A usage event as the ledger SQL functions read it (jsonb). */
+export function eventJson(e: UsageEvent | null): string | null {
   if (!e) return null;
   return JSON.stringify({
     model: e.model,

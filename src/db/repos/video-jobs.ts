@@ -6,8 +6,8 @@
  * poller; rows another transaction is claiming are skipped, and a row whose lease is live is
  * not due. Lease times and "due" use the database clock, so instances agree.
  */
+import { eventJson } from "./ledger";
 import type { Database } from "../client";
-import type { UsageEvent } from "../../core/billing/ledger";
 import type { IdempotencyClaim, IdempotencyStore, JobFinish, MoneyStep, NewVideoJob, VideoJobStore } from "../../core/video/ports";
 import type { VideoJobRecord } from "../../core/video/types";
 
@@ -18,26 +18,6 @@ const num = (v: unknown): number | null => (v === null || v === undefined ? null
 const date = (v: unknown): Date | null => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v)));
 const json = <T>(v: unknown): T => (typeof v === "string" ? JSON.parse(v) : v) as T;
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
-
-/** A usage event as the ledger functions read it (same fields as src/db/repos/ledger.ts). */
-function eventJson(e: UsageEvent | null): string | null {
-  if (!e) return null;
-  return JSON.stringify({
-    model: e.model,
-    provider: e.provider,
-    maker: e.maker,
-    modality: e.modality,
-    app: e.app,
-    status: e.status,
-    prompt_tokens: e.promptTokens,
-    completion_tokens: e.completionTokens,
-    cached_tokens: e.cachedTokens,
-    cache_write_tokens: e.cacheWriteTokens,
-    fx_milli: e.fxMilli === null ? null : e.fxMilli.toString(),
-    latency_ms: e.latencyMs,
-    cached: e.cached,
-  });
-}
 
 function toRecord(r: Row): VideoJobRecord {
   return {

@@ -5,6 +5,7 @@
  * test/catalog/resolve.test.ts); these add arbitrary input and arbitrary chunking.
  * FUZZ_RUNS scales the number of cases (default 300 per property).
  */
+import { maskMessages } from "../../src/core/chat/pii-mask";
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { SseDecoder, type SseEvent } from "../../src/lib/sse";
@@ -138,13 +139,23 @@ describe("PII masker", () => {
   });
 
   // Found by this fuzzer: a text that already contains a placeholder-shaped string such as
-  // "[EMAIL_1]" gets the real value back in its place after the round trip, because the
-  // masker numbers placeholders without looking at the text. Kept as a known failure until
-  // the masker avoids placeholders present in the request.
-  test.failing("a text that already contains a placeholder-shaped string survives the round trip", () => {
+  // "[EMAIL_1]" got the real value back in its place after the round trip. The masker now
+  // never hands out a placeholder the request itself contains.
+  test("a text that already contains a placeholder-shaped string survives the round trip", () => {
     const text = "[EMAIL_1] wrote to kim@example.com";
     const { text: masked, mapping } = maskPii(text);
+    expect(masked).toBe("[EMAIL_1] wrote to [EMAIL_2]");
     expect(unmask(masked, mapping)).toBe(text);
+  });
+
+  test("across messages too: a later message's literal placeholder is never handed out", () => {
+    const messages = [
+      { role: "user" as const, content: "mail kim@example.com" },
+      { role: "user" as const, content: "what does [EMAIL_1] mean?" },
+    ];
+    const { messages: masked, mapping } = maskMessages(messages);
+    expect(masked[0]!.content).toBe("mail [EMAIL_2]");
+    expect(unmask(String(masked[1]!.content), mapping!)).toBe("what does [EMAIL_1] mean?");
   });
 });
 

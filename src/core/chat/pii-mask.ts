@@ -18,6 +18,12 @@ import type { ChatMessage, ContentPart, ToolCall } from "./types";
 /** Masks `messages`; `mapping` is null (and `messages` the same array) when nothing was found. */
 export function maskMessages(messages: ChatMessage[]): { messages: ChatMessage[]; mapping: Map<string, string> | null } {
   const masker = new PiiMasker();
+  // Placeholder-shaped text anywhere in the request is reserved before any is handed out.
+  for (const m of messages) {
+    if (typeof m.content === "string") masker.reserve(m.content);
+    else if (Array.isArray(m.content)) for (const p of m.content) if (p.type === "text") masker.reserve(p.text);
+    for (const c of m.tool_calls ?? []) masker.reserve(c.function.arguments);
+  }
   let out: ChatMessage[] | null = null;
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i]!;

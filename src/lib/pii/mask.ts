@@ -11,14 +11,26 @@ import { findPii, type PiiKind } from "./detect";
  */
 export type PiiMapping = Map<string, string>;
 
+const PLACEHOLDER_SHAPE = /\[(?:EMAIL|PHONE|RRN|CARD|PASSPORT)_\d+\]/g;
+
 export class PiiMasker {
   /** Placeholder → original; complete once every text of the request went through {@link mask}. */
   readonly mapping: PiiMapping = new Map();
   private readonly byValue = new Map<string, string>();
   private readonly counts: Record<PiiKind, number> = { EMAIL: 0, PHONE: 0, RRN: 0, CARD: 0, PASSPORT: 0 };
+  /** Placeholder-shaped strings the request itself contains: never handed out, so restoring
+   * the answer cannot turn the client's own "[EMAIL_1]" into someone's address. */
+  private readonly reserved = new Set<string>();
+
+  /** Notes the placeholder-shaped strings of a text (call for every text before masking any). */
+  reserve(text: string): void {
+    if (!text.includes("_")) return;
+    for (const m of text.matchAll(PLACEHOLDER_SHAPE)) this.reserved.add(m[0]);
+  }
 
   /** `text` with every finding replaced; the same string object when nothing was found. */
   mask(text: string): string {
+    this.reserve(text);
     let out = this.maskOnce(text);
     // Replacing a finding can expose another it was glued to ("kim@x.net+82 10 …": the "+"
     // follows a word character until the address is a placeholder), so mask until nothing
@@ -45,7 +57,8 @@ export class PiiMasker {
   private placeholderFor(kind: PiiKind, value: string): string {
     let p = this.byValue.get(value);
     if (p === undefined) {
-      p = `[${kind}_${++this.counts[kind]}]`;
+      do p = `[${kind}_${++this.counts[kind]}]`;
+      while (this.reserved.has(p));
       this.byValue.set(value, p);
       this.mapping.set(p, value);
     }

@@ -58,22 +58,59 @@ export function queryTimeoutError(ms: number): Error {
 }
 
 async function openPostgres(url: string, max: number, timeoutMs: number): Promise<Database> {
-  const sql = postgres(url, {
-    max,
-    onnotice: () => {},
-    // Fail fast when the database is down instead of queueing requests forever.
-    connect_timeout: 5,
-    idle_timeout: 60,
-    // Reconnect attempts back off to at most 1 s (postgres.js' default grows to 20 s), so
-    // the pool is usable again within a second of the database coming back.
-    backoff: (n: number) => Math.min(0.05 * 2 ** n, 1),
-    types: { bigint: postgres.BigInt },
-  });
-  if (timeoutMs > 0) withQueryDeadline(sql, timeoutMs);
-  const orm = drizzlePg(sql, { schema }) as unknown as Orm;
+  const make = () => {
+    const pool = postgres(url, {
+      max,
+      onnotice: () => {},
+      // Fail fast when the database is down instead of queueing requests forever.
+      connect_timeout: 5,
+      idle_timeout: 60,
+      // Reconnect attempts back off to at most 1 s (postgres.js' default grows to 20 s), so
+      // the pool is usable again within a second of the database coming back.
+      backoff: (n: number) => Math.min(0.05 * 2 ** n, 1),
+      types: { bigint: postgres.BigInt },
+    });
+    if (timeoutMs > 0) withQueryDeadline(pool, timeoutMs, onTimeout, onAnswer);
+    return pool;
+  };
+  /**
+   * The pool watchdog. After some outage sequences (a partition right after a storm of
+   * resets) pooled connections can stay "connecting" for good while the server is back. When
+   * queries keep timing out, a fresh probe connection decides: if it answers, the database is
+   * fine and the pool is not, so a new pool takes over. The old one is abandoned, not ended:
+   * ending it rejects its stuck connection attempts where nobody listens; its idle
+   * connections close on their own (idle_timeout).
+   */
+  let timeouts = 0;
+  let probing = false;
+  let lastRebuild = 0;
+  function onAnswer() {
+    timeouts = 0;
+  }
+  function onTimeout() {
+    if (++timeouts < 3 || probing || Date.now() - lastRebuild < 5000) return;
+    probing = true;
+    const probe = postgres(url, { max: 1, connect_timeout: 2, idle_timeout: 1, onnotice: () => {} });
+    const answered = probe`select 1`.then(() => true, () => false);
+    Promise.race([answered, Bun.sleep(2500).then(() => false)])
+      .then((ok) => {
+        if (!ok) return; // the database itself is down: the pool reconnects once it is back
+        sql = make();
+        orm = drizzlePg(sql, { schema }) as unknown as Orm;
+        lastRebuild = Date.now();
+        timeouts = 0;
+      })
+      .finally(() => {
+        probing = false;
+      });
+  }
+  let sql = make();
+  let orm = drizzlePg(sql, { schema }) as unknown as Orm;
   return {
     kind: "postgres",
-    orm,
+    get orm() {
+      return orm;
+    },
     async query<T>(text: string, params: unknown[] = []) {
       return (await sql.unsafe(text, params as never[], { prepare: true })) as unknown as T[];
     },
@@ -111,7 +148,7 @@ interface PendingQuery {
  * test/reliability/db-outage.test.ts). A query already sent is cancelled on the server (best effort;
  * over a dead connection the cancel cannot arrive, and the caller has stopped waiting).
  */
-function withQueryDeadline(sql: postgres.Sql<any>, timeoutMs: number): void {
+function withQueryDeadline(sql: postgres.Sql<any>, timeoutMs: number, onTimeout: () => void, onAnswer: () => void): void {
   const unsafe = sql.unsafe.bind(sql);
   (sql as { unsafe: unknown }).unsafe = (text: string, params?: never[], o?: never) => {
     const q = unsafe(text, params, o) as unknown as PendingQuery;
@@ -128,10 +165,14 @@ function withQueryDeadline(sql: postgres.Sql<any>, timeoutMs: number): void {
         cancel(q).catch(() => {});
       }
       q.reject(queryTimeoutError(timeoutMs));
+      onTimeout();
     }, timeoutMs);
     // Settled in time: never cancel later (the backend may be running someone else's query by then).
     const clear = () => clearTimeout(timer);
-    q.then(clear, clear);
+    q.then(() => {
+      clear();
+      onAnswer();
+    }, clear);
     return q;
   };
 }

@@ -1,6 +1,7 @@
 /** Shared pieces of the Responses tests: tenants, raw SSE reading, an upstream recorder. */
 import OpenAI from "openai";
 import type { TestGateway } from "../harness";
+import { RecordingProxy } from "../chat/helpers";
 import { requestIdFromPath } from "../../src/surfaces/responses/ids";
 
 export async function tenant(g: TestGateway, creditKrw = 1000, keyBody: Record<string, unknown> = {}) {
@@ -62,47 +63,12 @@ export async function usageOf(g: TestGateway, responseId: string) {
   throw new Error(`no usage event for ${responseId}`);
 }
 
-export interface Recorded {
-  path: string;
-  body: any;
-}
-
-/** A pass-through proxy in front of one simulated provider that keeps every request body. */
-export class UpstreamRecorder {
-  readonly calls: Recorded[] = [];
-  target = "";
-  private server = Bun.serve({
-    port: 0,
-    hostname: "127.0.0.1",
-    idleTimeout: 60,
-    fetch: async (req) => {
-      const url = new URL(req.url);
-      const text = await req.text();
-      let body: any = text;
-      try {
-        body = JSON.parse(text);
-      } catch {}
-      this.calls.push({ path: url.pathname, body });
-      const headers = new Headers(req.headers);
-      headers.delete("host");
-      headers.delete("content-length");
-      const res = await fetch(this.target + url.pathname + url.search, { method: req.method, headers, body: text, signal: req.signal });
-      const out = new Headers(res.headers);
-      out.delete("content-encoding");
-      out.delete("content-length");
-      return new Response(res.body, { status: res.status, headers: out });
-    },
-  });
-
-  get url(): string {
-    return `http://127.0.0.1:${this.server.port}`;
+/** The chat tests' recording proxy, with the Responses tests' shorthand for the last body. */
+export class UpstreamRecorder extends RecordingProxy {
+  get calls() {
+    return this.bodies;
   }
-
   last(): any {
-    return this.calls[this.calls.length - 1]?.body;
-  }
-
-  stop(): void {
-    this.server.stop(true);
+    return this.bodies[this.bodies.length - 1]?.body;
   }
 }

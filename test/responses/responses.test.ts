@@ -17,7 +17,7 @@ let rec: UpstreamRecorder;
 beforeAll(async () => {
   rec = new UpstreamRecorder();
   g = await startTestGateway({ env: { OPENAI_BASE_URL: rec.url } });
-  rec.target = g.gw.sim!.baseUrl("openai");
+  rec.aim(g.gw.sim!.baseUrl("openai"));
 }, 30_000);
 afterAll(async () => {
   await g?.stop();

@@ -27,6 +27,7 @@ import { CatalogStore } from "./catalog/store";
 import { ChatService } from "./core/chat/service";
 import type { Protocol } from "./core/chat/provider";
 import { SqlLedger } from "./db/repos/ledger";
+import { Settlements } from "./core/billing/settlements";
 import { chatProviderFor, embeddingProviderFor } from "./providers";
 import { chatCachePort, ResponseCache } from "./core/cache";
 import { piiMasking } from "./core/chat/pii-mask";
@@ -65,6 +66,8 @@ export interface Gateway {
   catalog: CatalogStore;
   chat: ChatService;
   ledger: SqlLedger;
+  /** Settles running behind answers already sent. */
+  settlements: Settlements;
   upstreams: UpstreamDirectory;
   /** The in-process upstream simulator, when some provider has no credential. */
   sim: Simulator | null;
@@ -111,7 +114,10 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
 
   const limiter: RateLimiter = cfg.REDIS_URL ? new RedisRateLimiter(cfg.REDIS_URL) : new MemoryRateLimiter();
   const metrics = new GatewayMetrics();
+  const ledger = new SqlLedger(db, (delta) => (metrics.openHolds += delta), cfg.LEDGER_COMMIT);
+  const settlements = new Settlements(ledger, (call, error) => log.error("settle failed after every retry; the sweeper releases the hold uncharged", { request_id: call.id, error }));
   const auth = new Authenticator({
+    settled: (userId) => settlements.quiesce(userId),
     keys,
     users,
     cache,
@@ -130,7 +136,6 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   const sim = snapshot && (needsSimulator(cfg, snapshot) || !braveConfigured) ? await startSimulator({ port: cfg.SIM_PORT }) : null;
   const upstreams = upstreamDirectory(cfg, sim ? (p) => sim.baseUrl(p) : null, snapshot?.providers);
 
-  const ledger = new SqlLedger(db, (delta) => (metrics.openHolds += delta), cfg.LEDGER_COMMIT);
   // Workers need a URL of their own; a database handed in (tests) is polled inline.
   const video = startVideo(cfg, {
     db,
@@ -174,6 +179,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   const chat = new ChatService({
     catalog: () => catalog.current(),
     ledger,
+    settlements,
     providerFor: (p: Protocol) => chatProviderFor(p),
     upstreamFor: (provider, principal) => upstreams.endpoint(provider, principal),
     fxMilli: fxToMilli(cfg.FX_USD_KRW),
@@ -246,7 +252,10 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     upstreams,
     sim,
     video,
+    settlements,
     async stop() {
+      // Settles still behind their answers land before the database goes.
+      await settlements.quiesce(undefined, 10_000);
       await video.stop();
       clearInterval(sweeper);
       await statsJob?.stop();

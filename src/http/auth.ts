@@ -24,6 +24,8 @@ export interface AuthDeps {
   adminToken: string | null;
   rateLimitRpm: number;
   trustedProxies: string;
+  /** Resolves once the account's settles still behind their answers have landed (read-your-writes). */
+  settled?: (userId: string) => Promise<void>;
 }
 
 export interface ApiKeyAuth {
@@ -101,6 +103,8 @@ export class Authenticator {
     if (!token || token.startsWith(API_KEY_PREFIX) || token.startsWith(MGMT_KEY_PREFIX)) throw unauthorized("대시보드 로그인 토큰(JWT)이 필요합니다.");
     const claims = verifyJwt(token, this.d.jwtSecret);
     if (!claims || claims.typ !== "access") throw unauthorized("로그인 토큰이 올바르지 않거나 만료되었습니다.");
+    // The dashboard shows balances and usage: the account's own recent calls are in them.
+    await this.d.settled?.(claims.sub);
     const user = await this.d.users.live(claims.sub);
     if (!user) throw unauthorized("삭제되었거나 존재하지 않는 계정입니다.");
     return user;
@@ -112,6 +116,7 @@ export class Authenticator {
     if (!secret || !secret.startsWith(MGMT_KEY_PREFIX)) throw unauthorized("관리 키가 필요합니다.");
     const m = await this.d.keys.mgmtByHash(sha256Hex(secret));
     if (!m) throw unauthorized("관리 키가 올바르지 않거나 삭제되었습니다.");
+    await this.d.settled?.(m.userId);
     return { mgmtKeyId: m.id, userId: m.userId };
   }
 

@@ -83,8 +83,10 @@ export function parseSse(text: string): SseEvent[] {
     });
 }
 
-/** Exact balance and held amount of a user, in micro-won (from the database). */
+/** Exact balance and held amount of a user, in micro-won (from the database, as /v1/me reads it). */
 export async function money(g: TestGateway, userId: string): Promise<{ balance: bigint; held: bigint }> {
+  // As the account's dashboard endpoints do: the settles behind this account's answers land first.
+  await g.gw.settlements.quiesce(userId);
   const rows = await g.gw.deps.db.query<{ b: string; h: string }>("select balance_micro::text as b, held_micro::text as h from users where id = $1", [userId]);
   return { balance: BigInt(rows[0]!.b), held: BigInt(rows[0]!.h) };
 }
@@ -99,12 +101,14 @@ export function krwMicro(krw: number): bigint {
 
 /** The exact charge of one request (micro-won), or null when none was written. */
 export async function chargeOf(g: TestGateway, requestId: string): Promise<bigint | null> {
+  await g.gw.settlements.quiesce(); // the settle lands behind the answer
   const rows = await g.gw.deps.db.query<{ a: string }>("select (-amount_micro)::text as a from ledger_entries where request_id = $1 and kind = 'charge'", [requestId]);
   return rows.length ? BigInt(rows[0]!.a) : null;
 }
 
 /** The usage event of one request. */
 export async function usageOf(g: TestGateway, requestId: string): Promise<any | null> {
+  await g.gw.settlements.quiesce(); // the settle lands behind the answer
   const rows = await g.gw.deps.db.query("select * from usage_events where request_id = $1", [requestId]);
   return rows[0] ?? null;
 }

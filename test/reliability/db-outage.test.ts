@@ -79,6 +79,7 @@ describe.skipIf(!pg)("database outage", () => {
       const u = await fastUser(other, { creditKrw: 1000 });
       const k = await other.newKey(u);
       expect(await within(5000, async () => (await g.call("POST", "/v1/chat/completions", { token: k.key, body })).status === 200, 100)).not.toBeNull();
+      await g.gw.settlements.quiesce(); // that call's settle lands behind its answer
       const before = await books();
 
       proxy.cut(how);
@@ -123,4 +124,35 @@ describe.skipIf(!pg)("database outage", () => {
       expect(await within(3000, async () => (await g.call("GET", "/v1/me", { token: k.key })).status === 401)).not.toBeNull();
     }, 60_000);
   }
+
+  test("a settle that meets the outage lands once the database is back: the answered call is charged, once", async () => {
+    const u = await fastUser(other, { creditKrw: 1000 });
+    const k = await other.newKey(u);
+    expect(await within(5000, async () => (await g.call("POST", "/v1/chat/completions", { token: k.key, body })).status === 200, 100)).not.toBeNull();
+    await g.gw.settlements.quiesce();
+    const [start] = await sql`select balance_micro::text as b from users where id = ${u.id}`;
+    // The hold is placed at once; the provider answers after 700 ms, by when the database is gone.
+    const slow = { ...body, messages: [{ role: "user", content: "slow [sim:latency=700]" }] };
+    const answer = g.call("POST", "/v1/chat/completions", { token: k.key, body: slow });
+    await Bun.sleep(300);
+    proxy.cut("refuse");
+    const r = await answer;
+    expect(r.status).toBe(200);
+    const id = r.headers.get("x-request-id")!;
+    expect(g.gw.settlements.pending).toBe(1);
+    await Bun.sleep(1500);
+    proxy.restore();
+    // The retries find the database again.
+    expect(await within(15_000, async () => g.gw.settlements.pending === 0, 100)).not.toBeNull();
+    const [h] = await sql`select status, charged_micro::text as c from holds where id = ${id}`;
+    expect(h!.status).toBe("settled");
+    const [after] = await sql`select balance_micro::text as b, held_micro::text as held from users where id = ${u.id}`;
+    expect(after!.held).toBe("0");
+    expect(BigInt(start!.b) - BigInt(after!.b)).toBe(BigInt(h!.c));
+    const [n] = await sql`select count(*)::int as n from ledger_entries where request_id = ${id}`;
+    expect(n!.n).toBe(1);
+    // The charge is the one the answer announced.
+    expect(BigInt(h!.c)).toBeGreaterThan(0n);
+    expect(Math.round(Number(h!.c) / 1e6)).toBe(r.body.cost.krw);
+  }, 60_000);
 });

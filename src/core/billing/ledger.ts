@@ -42,6 +42,11 @@ export type HoldOutcome =
 
 export interface Ledger {
   hold(h: HoldRequest): Promise<HoldOutcome>;
+  /**
+   * Whether the ledger's last answers for this key leave room for `h` beyond every hold in
+   * flight, so the upstream call may start while the hold is on its way (see hold-estimate.ts).
+   */
+  speculate?(h: HoldRequest): boolean;
   /** Charges `costMicro` and closes the hold; false when it was already closed (never twice). */
   settle(id: string, costMicro: bigint, tokens: number, event: UsageEvent | null): Promise<boolean>;
   /** Gives the hold back in full; false when it was already closed. */

@@ -44,6 +44,11 @@ export interface ChatPlan {
   opened?: { at: number; ttftMs: number };
   /** The web plugin's sources and their price (charged with the call). */
   search: { results: SearchResult[]; priceMicro: bigint } | null;
+  /**
+   * A hold still on its way while the upstream call starts (see ChatService.prepare): resolves
+   * to null once placed, or to the error that refused it. Null when the hold was awaited first.
+   */
+  pendingHold: Promise<unknown> | null;
 }
 
 export interface Cost {

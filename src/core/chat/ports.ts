@@ -1,6 +1,7 @@
 /** What the chat service needs from the outside, injected by the composition root. */
 import type { CatalogProvider, CatalogSnapshot } from "../catalog/types";
 import type { Ledger } from "../billing/ledger";
+import type { Settlements } from "../billing/settlements";
 import type { ChatProvider, Protocol, UpstreamError } from "./provider";
 import type { ChatMessage, ChatRequest, ChatResult } from "./types";
 import type { KeyPrincipal } from "../auth/principal";
@@ -52,6 +53,8 @@ export interface PolicyPort {
 export interface ChatDeps {
   catalog(): CatalogSnapshot;
   ledger: Ledger;
+  /** Runs settles behind the answer (src/core/billing/settlements.ts). */
+  settlements: Settlements;
   providerFor(protocol: Protocol): ChatProvider;
   upstreamFor(provider: CatalogProvider, principal: KeyPrincipal): UpstreamEndpoint;
   fxMilli: bigint;

@@ -8,7 +8,7 @@ import { GatewayError } from "../errors";
 import type { KeyPrincipal } from "../auth/principal";
 import { resolveModel, requireModality } from "../catalog/resolve";
 import { getModel, type CatalogSnapshot } from "../catalog/types";
-import { holdOrThrow, type UsageEvent } from "../billing/ledger";
+import { holdOrThrow, type HoldRequest, type UsageEvent } from "../billing/ledger";
 import { holdAmountMicro, usageCostMicro, withMinimumCharge } from "../billing/pricing";
 import { microToKrwRounded, microToUsd } from "../../lib/money";
 import { withFallback, type AttemptOptions } from "./attempts";
@@ -94,8 +94,15 @@ export class ChatService {
     // A policy's hold covers its worst case: every tier, judge, worker and merge that may run.
     const holdMicro = byok ? 0n : policy ? policy.holdMicro : holdAmountMicro(candidates.map((c) => c.offering.pricing!), inputTokens, request.max_tokens, this.d.fxMilli);
     const searchMicro = o.web ? (this.d.searchPriceMicro ?? 0n) : 0n;
-    await holdOrThrow(this.d.ledger, { id: caller.requestId, userId: p.user.id, keyId: p.keyId, amountMicro: holdMicro + searchMicro, tokens: holdTokens, ttlSeconds: this.d.holdTtlSeconds });
-    const plan: ChatPlan = { caller, requested: o.model, candidates, request, upstream, mapping, holdMicro, holdTokens, byok, cacheMode, startedAt: performance.now(), policy, search: null };
+    const hold: HoldRequest = { id: caller.requestId, userId: p.user.id, keyId: p.keyId, amountMicro: holdMicro + searchMicro, tokens: holdTokens, ttlSeconds: this.d.holdTtlSeconds };
+    // The hold's round trip overlaps the upstream call when the ledger's last answers for this
+    // key leave room for it: nothing of the answer reaches the client before the hold is placed,
+    // and a refused hold aborts the call (afterHold). Otherwise the hold goes first, as does
+    // every call that pays someone else first (web search) or runs several calls (cascade, parallel).
+    const overlap = !o.web && (!policy || policy.kind === "single") && this.d.ledger.speculate?.(hold) === true;
+    const pendingHold = overlap ? holdOrThrow(this.d.ledger, hold).then(() => null, (e: unknown) => e ?? new Error("hold failed")) : null;
+    if (!pendingHold) await holdOrThrow(this.d.ledger, hold);
+    const plan: ChatPlan = { caller, requested: o.model, candidates, request, upstream, mapping, holdMicro, holdTokens, byok, cacheMode, startedAt: performance.now(), policy, search: null, pendingHold };
     if (o.web) await this.searchFor(plan, o.web, searchMicro);
     return { kind: "plan", plan };
   }
@@ -104,14 +111,20 @@ export class ChatService {
   async complete(plan: ChatPlan): Promise<ChatOutcome> {
     if (plan.policy && plan.policy.kind !== "single") return this.completeOrchestrated(plan, await this.orchestrate(plan, plan.policy));
     let won;
-    const signal = this.callSignal(plan);
+    const spec = plan.pendingHold ? new AbortController() : null;
+    const signal = this.callSignal(plan, spec);
     try {
-      won = await withFallback(
-        plan.candidates,
-        (c) => this.timed(c, () => this.d.providerFor(c.provider.protocol as Protocol).chat(this.upstreamRequest(plan, c), this.ctx(plan, c, signal))),
-        this.attemptOptions(plan, signal),
+      won = await this.afterHold(
+        plan,
+        spec,
+        withFallback(
+          plan.candidates,
+          (c) => this.timed(c, () => this.d.providerFor(c.provider.protocol as Protocol).chat(this.upstreamRequest(plan, c), this.ctx(plan, c, signal))),
+          this.attemptOptions(plan, signal),
+        ),
       );
     } catch (e) {
+      if (e instanceof HoldRefused) throw e.error;
       const err = this.deadlineAware(plan, signal, e);
       await this.fail(plan, err);
       throw err;
@@ -123,7 +136,7 @@ export class ChatService {
       // The model may echo placeholders in tool-call arguments too; restored values keep the JSON valid.
       for (const tc of result.toolCalls ?? []) tc.function.arguments = this.d.pii!.unmask(tc.function.arguments, m);
     }
-    const cost = await this.settle(plan, candidate, result.usage, 200);
+    const cost = this.settle(plan, candidate, result.usage, 200);
     const outcome: ChatOutcome = { result, model: candidate.model.id, provider: candidate.provider.id, cost, cached: false, ...this.citations(plan, result.content) };
     this.remember(plan, outcome);
     return outcome;
@@ -141,9 +154,10 @@ export class ChatService {
       const answer = await this.orchestrate(plan, plan.policy);
       return { kind: "typed", candidate: answer.candidate, events: replayAnswer(answer.result), abort: new AbortController() };
     }
-    const outer = this.callSignal(plan);
+    const spec = plan.pendingHold ? new AbortController() : null;
+    const outer = this.callSignal(plan, spec);
     try {
-      const won = await withFallback(
+      const won = await this.afterHold(plan, spec, withFallback(
         plan.candidates,
         async (c): Promise<OpenedStream> => {
           const abort = new AbortController();
@@ -159,9 +173,10 @@ export class ChatService {
           return opened;
         },
         this.attemptOptions(plan, outer),
-      );
+      ));
       return won.value;
     } catch (e) {
+      if (e instanceof HoldRefused) throw e.error;
       const err = this.deadlineAware(plan, outer, e);
       await this.fail(plan, err);
       throw err;
@@ -184,7 +199,7 @@ export class ChatService {
         await this.d.ledger.release(plan.caller.requestId, this.event(plan.caller, candidate.model.id, candidate.provider.id, u, 502, false, undefined, plan));
         return { cost: this.costOf(0n), usage: u };
       }
-      const cost = await this.settle(plan, candidate, u, complete ? 200 : 502, complete);
+      const cost = this.settle(plan, candidate, u, complete ? 200 : 502, complete);
       if (complete && result) this.remember(plan, { result, model: candidate.model.id, provider: candidate.provider.id, cost, cached: false });
       return { cost, usage: u };
     } catch {
@@ -229,12 +244,40 @@ export class ChatService {
     plan.upstream = { ...plan.upstream, messages: withSearchResults(plan.upstream.messages, results, web.searchPrompt) };
   }
 
-  private async settle(plan: ChatPlan, c: Candidate, usage: Usage, status: number, minimum = true): Promise<Cost> {
+  /** Charges the call: the cost is returned at once, the settle lands behind the answer (Settlements). */
+  private settle(plan: ChatPlan, c: Candidate, usage: Usage, status: number, minimum = true): Cost {
     let micro = plan.byok ? 0n : usageCostMicro(c.offering.pricing!, c.provider.caching, usage, this.d.fxMilli);
     if (!plan.byok && minimum && status < 400) micro = withMinimumCharge(micro);
     micro += plan.search?.priceMicro ?? 0n;
-    await this.d.ledger.settle(plan.caller.requestId, micro, usage.promptTokens + usage.completionTokens, this.event(plan.caller, c.model.id, c.provider.id, usage, status, false, undefined, plan));
+    return this.charge(plan, micro, usage, this.event(plan.caller, c.model.id, c.provider.id, usage, status, false, undefined, plan));
+  }
+
+  private charge(plan: ChatPlan, micro: bigint, u: Usage, event: UsageEvent): Cost {
+    this.d.settlements.start({ id: plan.caller.requestId, userId: plan.caller.principal.user.id, costMicro: micro, tokens: u.promptTokens + u.completionTokens, event });
     return this.costOf(micro);
+  }
+
+  /**
+   * Waits for a hold that travelled alongside the upstream call `call`. A refused hold aborts
+   * the call (through `spec`, which is part of its signal) and is thrown as HoldRefused, so the
+   * caller does not release a hold that was never placed; otherwise the call's own result.
+   */
+  private async afterHold<T>(plan: ChatPlan, spec: AbortController | null, call: Promise<T>): Promise<T> {
+    const pending = plan.pendingHold;
+    if (!pending || !spec) return call;
+    const result = call.then(
+      (v) => ({ ok: true as const, v }),
+      (e: unknown) => ({ ok: false as const, e }),
+    );
+    const refused = await pending;
+    plan.pendingHold = null;
+    if (refused !== null) {
+      spec.abort();
+      throw new HoldRefused(refused);
+    }
+    const r = await result;
+    if (!r.ok) throw r.e;
+    return r.v;
   }
 
   private async fail(plan: ChatPlan, e: unknown): Promise<void> {
@@ -313,8 +356,13 @@ export class ChatService {
     return plan.policy ? executionHeader(plan.policy) : null;
   }
 
-  /** The caller's signal, bounded by the policy's deadline when it has one. */
-  private callSignal(plan: ChatPlan): AbortSignal | undefined {
+  /** The caller's signal, bounded by the policy's deadline when it has one (and by `spec`, see afterHold). */
+  private callSignal(plan: ChatPlan, spec: AbortController | null = null): AbortSignal | undefined {
+    const base = this.deadlineSignal(plan);
+    return spec ? (base ? AbortSignal.any([base, spec.signal]) : spec.signal) : base;
+  }
+
+  private deadlineSignal(plan: ChatPlan): AbortSignal | undefined {
     const ms = plan.policy?.deadlineMs;
     if (ms == null) return plan.caller.signal;
     const deadline = AbortSignal.timeout(Math.max(1, Math.round(ms - (performance.now() - plan.startedAt))));
@@ -376,7 +424,7 @@ export class ChatService {
       if (result.content) result.content = this.d.pii!.unmask(result.content, m);
       for (const tc of result.toolCalls ?? []) tc.function.arguments = this.d.pii!.unmask(tc.function.arguments, m);
     }
-    const cost = await this.settleSum(plan, answer);
+    const cost = this.settleSum(plan, answer);
     const outcome: ChatOutcome = { result, model: answer.candidate.model.id, provider: answer.candidate.provider.id, cost, cached: false, ...this.citations(plan, result.content) };
     this.remember(plan, outcome);
     return outcome;
@@ -388,7 +436,7 @@ export class ChatService {
    */
   private async finishOrchestrated(plan: ChatPlan, answer: OrchestratedAnswer, complete: boolean, result?: ChatResult): Promise<{ cost: Cost; usage: Usage }> {
     try {
-      const cost = await this.settleSum(plan, answer);
+      const cost = this.settleSum(plan, answer);
       if (complete && result) this.remember(plan, { result, model: answer.candidate.model.id, provider: answer.candidate.provider.id, cost, cached: false });
       return { cost, usage: answer.result.usage };
     } catch {
@@ -397,14 +445,18 @@ export class ChatService {
   }
 
   /** One settlement for all sub-calls: their summed cost (the minimum charge applies once). */
-  private async settleSum(plan: ChatPlan, a: OrchestratedAnswer): Promise<Cost> {
+  private settleSum(plan: ChatPlan, a: OrchestratedAnswer): Cost {
     const micro = (plan.byok ? 0n : withMinimumCharge(a.totalMicro)) + (plan.search?.priceMicro ?? 0n);
     const u = a.result.usage;
-    await this.d.ledger.settle(plan.caller.requestId, micro, u.promptTokens + u.completionTokens, this.event(plan.caller, a.candidate.model.id, a.candidate.provider.id, u, 200, false, undefined, plan));
-    return this.costOf(micro);
+    return this.charge(plan, micro, u, this.event(plan.caller, a.candidate.model.id, a.candidate.provider.id, u, 200, false, undefined, plan));
   }
 
   private candidateOptions(p: KeyPrincipal, prefs?: ProviderPrefs) {
     return { prefs, consent: p.user.xborderTrainingConsent, byokProvider: p.kind === "byok" ? p.byokProvider : null, latencyOf: this.d.latencyOf };
   }
+}
+
+/** A hold that travelled alongside the upstream call and was refused: `error` goes to the client as is. */
+class HoldRefused {
+  constructor(readonly error: unknown) {}
 }

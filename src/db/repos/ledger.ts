@@ -25,6 +25,7 @@
  */
 import type { Database } from "../client";
 import type { HoldOutcome, HoldRequest, Ledger, UsageEvent } from "../../core/billing/ledger";
+import { HoldEstimates } from "../../core/billing/hold-estimate";
 import { Batcher, Lane } from "./ledger-batch";
 
 /** A usage event as the ledger SQL functions read it (jsonb). */
@@ -63,7 +64,8 @@ const monthOf = (d = new Date()) => d.toISOString().slice(0, 7);
 export class SqlLedger implements Ledger {
   /** The user of each hold this process opened and has not closed: sorts settles by user. */
   private holdUser = new Map<string, string>();
-  private holds: Batcher<HoldItem, HoldOutcome> | null = null;
+  private holds: Batcher<HoldItem, HoldAnswer> | null = null;
+  private estimates = new HoldEstimates();
   private settles: Batcher<SettleItem, boolean> | null = null;
 
   private readonly commit: string;
@@ -82,9 +84,20 @@ export class SqlLedger implements Ledger {
     }
   }
 
+  speculate(h: HoldRequest): boolean {
+    return this.estimates.allows(h);
+  }
+
   async hold(h: HoldRequest): Promise<HoldOutcome> {
     const item: HoldItem = { ...h, month: monthOf() };
-    const r = await (this.holds ? this.holds.submit(item) : this.holdOne(item));
+    this.estimates.sent(h);
+    let answer: HoldAnswer | null = null;
+    try {
+      answer = await (this.holds ? this.holds.submit(item) : this.holdOne(item));
+    } finally {
+      this.estimates.answered(h, answer?.r ?? null, answer);
+    }
+    const r = answer!.r;
     if (r === "ok") {
       this.onOpenChange(1);
       this.holdUser.set(h.id, h.userId);
@@ -121,8 +134,8 @@ export class SqlLedger implements Ledger {
     return n;
   }
 
-  private async holdOne(h: HoldItem): Promise<HoldOutcome> {
-    const rows = await this.db.query<{ r: HoldOutcome }>(`select ${this.commit}, gw_hold($1, $2, $3, $4, $5, $6, $7) as r`, [
+  private async holdOne(h: HoldItem): Promise<HoldAnswer> {
+    const rows = await this.db.query<HoldRow>(`select h.r, h.free_micro::text as f, h.free_tokens::text as ft from (select ${this.commit}) s, gw_hold($1, $2, $3, $4, $5, $6, $7) h`, [
       h.id,
       h.userId,
       h.keyId,
@@ -131,17 +144,21 @@ export class SqlLedger implements Ledger {
       h.tokens,
       h.ttlSeconds,
     ]);
-    return rows[0]!.r;
+    return holdAnswer(rows[0]!);
   }
 
-  private async holdBatch(b: HoldItem[]): Promise<HoldOutcome[]> {
-    const rows = await this.db.query<{ n: string; r: HoldOutcome }>(
-      `select t.n::int as n, gw_hold(t.id, t.u, t.k, t.m, t.a, t.tk, t.ttl) as r
+  private async holdBatch(b: HoldItem[]): Promise<HoldAnswer[]> {
+    const rows = await this.db.query<HoldRow & { n: string }>(
+      `select t.n::int as n, h.r, h.free_micro::text as f, h.free_tokens::text as ft
          from (select ${this.commit}) s,
-              unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::bigint[], $6::bigint[], $7::int[]) with ordinality as t(id, u, k, m, a, tk, ttl, n)`,
+              unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::bigint[], $6::bigint[], $7::int[]) with ordinality as t(id, u, k, m, a, tk, ttl, n),
+              lateral gw_hold(t.id, t.u, t.k, t.m, t.a, t.tk, t.ttl) h`,
       [b.map((h) => h.id), b.map((h) => h.userId), b.map((h) => h.keyId), b.map((h) => h.month), b.map((h) => h.amountMicro.toString()), b.map((h) => h.tokens), b.map((h) => h.ttlSeconds)],
     );
-    return byOrdinal(rows, b.length);
+    return byOrdinal(
+      rows.map((row) => ({ n: row.n, r: holdAnswer(row) })),
+      b.length,
+    );
   }
 
   private async settleOne(x: SettleItem): Promise<boolean> {
@@ -163,6 +180,21 @@ export class SqlLedger implements Ledger {
 interface HoldItem extends HoldRequest {
   month: string;
 }
+
+interface HoldRow {
+  r: HoldOutcome;
+  f: string | null;
+  ft: string | null;
+}
+
+/** A hold's outcome and the room it left (for the estimate). */
+interface HoldAnswer {
+  r: HoldOutcome;
+  micro: bigint | null;
+  tokens: number | null;
+}
+
+const holdAnswer = (row: HoldRow): HoldAnswer => ({ r: row.r, micro: row.f === null ? null : BigInt(row.f), tokens: row.ft === null ? null : Number(row.ft) });
 
 interface SettleItem {
   id: string;

@@ -1,0 +1,67 @@
+/**
+ * How much room a key's next hold will probably find, from the ledger's own answers: every
+ * hold returns the credits left after it (the account's free balance bounded by the key's and
+ * the org memberships' monthly budgets) and the key's token room. The chat service starts the
+ * upstream request while a hold is still on its way only when this estimate says the hold
+ * will pass; otherwise it waits for the hold first, as before, so an account that cannot pay
+ * never makes us pay a provider.
+ *
+ * The estimate only errs on the careful side within this process: holds still in flight are
+ * subtracted in full (even those the last answer already counted), and settles and top-ups,
+ * which give room back, are not added until the next answer. Another instance spending the
+ * same account can make it optimistic; then the hold refuses, the upstream request is
+ * aborted and the client gets the usual 402. The hold stays the only authority on money.
+ */
+import type { HoldOutcome, HoldRequest } from "./ledger";
+
+interface Room {
+  /** Credits left after the last answered hold (micro-won); null when unknown. */
+  freeMicro: bigint | null;
+  /** Token room left after it; null without a token limit. */
+  freeTokens: number | null;
+  inflightMicro: bigint;
+  inflightTokens: number;
+}
+
+/** Keys remembered at most; past it the map starts over (a cold key just waits for its hold). */
+const MAX_KEYS = 100_000;
+
+export class HoldEstimates {
+  private rooms = new Map<string, Room>();
+
+  private room(h: HoldRequest): Room {
+    const id = `${h.userId}/${h.keyId ?? ""}`;
+    let r = this.rooms.get(id);
+    if (!r) {
+      if (this.rooms.size >= MAX_KEYS) this.rooms.clear();
+      r = { freeMicro: null, freeTokens: null, inflightMicro: 0n, inflightTokens: 0 };
+      this.rooms.set(id, r);
+    }
+    return r;
+  }
+
+  /** True when the last answer left room for `h` beyond every hold of the key still in flight. */
+  allows(h: HoldRequest): boolean {
+    const r = this.rooms.get(`${h.userId}/${h.keyId ?? ""}`);
+    if (!r || r.freeMicro === null) return false;
+    if (r.freeMicro - r.inflightMicro < h.amountMicro) return false;
+    return r.freeTokens === null || r.freeTokens - r.inflightTokens >= h.tokens;
+  }
+
+  /** A hold left for the database. */
+  sent(h: HoldRequest): void {
+    const r = this.room(h);
+    r.inflightMicro += h.amountMicro;
+    r.inflightTokens += h.tokens;
+  }
+
+  /** Its answer (`free` null when the call failed or the answer carries no room). */
+  answered(h: HoldRequest, outcome: HoldOutcome | null, free: { micro: bigint | null; tokens: number | null } | null): void {
+    const r = this.room(h);
+    r.inflightMicro -= h.amountMicro;
+    r.inflightTokens -= h.tokens;
+    if (outcome === "duplicate") return; // says nothing about the key's room
+    r.freeMicro = free?.micro ?? null;
+    r.freeTokens = free?.tokens ?? null;
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * The ledger's round trips off the answer's path (src/core/billing/settlements.ts,
+ * hold-estimate.ts): the settle lands behind the answer, yet the account sees its charge at
+ * once; the hold travels alongside the upstream call only when the ledger's last answers say
+ * it will pass, and a hold refused on the way aborts that call and answers the usual 402.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { dbKinds, startTestGateway, type TestGateway } from "../harness";
+import { chat, chatFetch, errorCode, krwMicro, money, tenant, totalChatCalls, user } from "../chat/helpers";
+
+setDefaultTimeout(20_000);
+
+for (const kind of await dbKinds()) {
+  describe(`hold and settle off the answer's path (${kind})`, () => {
+    let g: TestGateway;
+    beforeAll(async () => {
+      g = await startTestGateway({ db: kind });
+    }, 60_000);
+    afterAll(async () => {
+      await g?.stop();
+    });
+
+    test("every answer's charge is in the account the moment the answer is read", async () => {
+      const { user: u, key } = await tenant(g, 1000);
+      let last = 1000_000_000n;
+      for (let i = 0; i < 8; i++) {
+        const r = await chat(g, key.key, { model: "gpt-4o-mini", messages: user(`call ${i}`), max_tokens: 50 });
+        expect(r.status).toBe(200);
+        // Read through the dashboard at once: nothing is still held, this call's charge is in.
+        const me = await g.call("GET", "/v1/me", { token: u.jwt });
+        expect(me.status).toBe(200);
+        expect(me.body.held_krw).toBe(0);
+        const balance = krwMicro(me.body.balance_krw);
+        expect(balance).toBeLessThan(last);
+        last = balance;
+      }
+      expect(await money(g, u.id)).toEqual({ balance: last, held: 0n });
+    });
+
+    for (const stream of [false, true]) {
+      test(`a hold refused on its way aborts the upstream call and answers 402${stream ? " (stream request)" : ""}`, async () => {
+        const { user: u, key } = await tenant(g, 1000);
+        // One paid call teaches the gateway the key's room: the next one overlaps its hold.
+        expect((await chat(g, key.key, { model: "gpt-4o-mini", messages: user("warm"), max_tokens: 20 })).status).toBe(200);
+        expect(g.gw.ledger.speculate({ id: crypto.randomUUID(), userId: u.id, keyId: key.id, amountMicro: 1_000_000n, tokens: 100, ttlSeconds: 60 })).toBe(true);
+        // The credits go elsewhere meanwhile (another instance, say): the estimate is now wrong.
+        await g.gw.deps.db.query("update users set balance_micro = 0 where id = $1", [u.id]);
+        const calls = totalChatCalls(g);
+        const t0 = performance.now();
+        const r = await chatFetch(g, key.key, { model: "gpt-4o-mini", messages: user("slow [sim:latency=3000]"), max_tokens: 20, stream });
+        const ms = performance.now() - t0;
+        expect(r.status).toBe(402);
+        expect(r.headers.get("content-type")).toContain("application/json");
+        expect(errorCode(await r.json())).toBe("insufficient_credits");
+        // The 402 did not wait for the provider's three seconds: the call was cut short.
+        expect(ms).toBeLessThan(2000);
+        // It did leave (the hold and the call overlapped), and nothing was held or charged.
+        expect(totalChatCalls(g)).toBe(calls + 1);
+        expect(await money(g, u.id)).toEqual({ balance: 0n, held: 0n });
+      });
+    }
+
+    test("an account the ledger has not answered for, or that cannot pay, never reaches a provider", async () => {
+      const { user: u, key } = await tenant(g, 0);
+      const calls = totalChatCalls(g);
+      for (let i = 0; i < 3; i++) {
+        const r = await chat(g, key.key, { model: "gpt-4o-mini", messages: user(`broke ${i}`), max_tokens: 20 });
+        expect(r.status).toBe(402);
+      }
+      expect(totalChatCalls(g)).toBe(calls);
+      expect(await money(g, u.id)).toEqual({ balance: 0n, held: 0n });
+    });
+  });
+}

@@ -36,7 +36,7 @@ function counting(db: Database): { db: Database; batches: () => number } {
     kind: db.kind,
     orm: db.orm,
     query(text, params) {
-      if (text.includes("unnest(")) n++;
+      if (text.includes("_many(")) n++;
       return db.query(text, params);
     },
   };

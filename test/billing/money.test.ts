@@ -141,6 +141,7 @@ for (const kind of await dbKinds()) {
         expect(statuses[0]).toBe(200);
         expect(statuses.at(-1)).toBe(402);
         expect(used).toBeLessThanOrEqual(100);
+        await g.gw.settlements.quiesce(); // the last settle lands behind its answer
         const monthly = await g.gw.deps.db.query<{ t: string; h: string }>("select tokens::text as t, held_tokens::text as h from key_monthly where key_id = $1", [k.id]);
         expect(Number(monthly[0]!.t)).toBe(used);
         expect(Number(monthly[0]!.h)).toBe(0);

@@ -44,6 +44,7 @@ for (const kind of await dbKinds()) {
         expect((await chat(g, key.key, { model: "gpt-4o-mini", messages: user("warm"), max_tokens: 20 })).status).toBe(200);
         expect(g.gw.ledger.speculate({ id: crypto.randomUUID(), userId: u.id, keyId: key.id, amountMicro: 1_000_000n, tokens: 100, ttlSeconds: 60 })).toBe(true);
         // The credits go elsewhere meanwhile (another instance, say): the estimate is now wrong.
+        await g.gw.settlements.quiesce(u.id);
         await g.gw.deps.db.query("update users set balance_micro = 0 where id = $1", [u.id]);
         const calls = totalChatCalls(g);
         const t0 = performance.now();

@@ -59,6 +59,7 @@ afterAll(async () => {
 
 /** Money, keys, jobs, policies, feedback: what a rejected request must not change. */
 async function fingerprint(): Promise<string> {
+  await g.gw.settlements.quiesce(); // settles land behind their answers
   const [r] = await g.gw.deps.db.query(
     `select (select count(*) from users) u, (select coalesce(sum(balance_micro), 0) from users) b, (select coalesce(sum(held_micro), 0) from users) h,
             (select count(*) from api_keys where deleted_at is null) k, (select count(*) from api_keys where is_active) ka,

@@ -36,6 +36,7 @@ describe.skipIf(!pg)("two instances racing for one account", () => {
     expect(ok).toBeGreaterThan(0);
     expect(statuses.filter((s) => s === 402).length).toBeGreaterThan(0);
     expect(statuses.every((s) => s === 200 || s === 402)).toBe(true);
+    await Promise.all([a.gw.settlements.quiesce(), b.gw.settlements.quiesce()]);
     const [row] = await a.gw.deps.db.query<{ balance: string; held: string }>("select balance_micro::text as balance, held_micro::text as held from users where id = $1", [u.id]);
     expect(BigInt(row!.balance)).toBeGreaterThanOrEqual(0n);
     expect(row!.held).toBe("0");
@@ -55,6 +56,7 @@ describe.skipIf(!pg)("two instances racing for one account", () => {
     expect(statuses.filter((s) => s === 402).length).toBeGreaterThan(0);
     expect(replies.filter((r) => r.status === 402).every((r) => r.body.detail.error === "monthly_budget_exceeded")).toBe(true);
     expect(statuses.every((s) => s === 200 || s === 402)).toBe(true);
+    await Promise.all([a.gw.settlements.quiesce(), b.gw.settlements.quiesce()]);
     const [m] = await a.gw.deps.db.query<{ spent: string; held: string }>("select spent_micro::text as spent, held_micro::text as held from key_monthly where key_id = $1", [k.id]);
     expect(BigInt(m!.spent)).toBeLessThanOrEqual(50_000_000n);
     expect(m!.held).toBe("0");

@@ -45,6 +45,7 @@ export interface Ledger {
   /**
    * Whether the ledger's last answers for this key leave room for `h` beyond every hold in
    * flight, so the upstream call may start while the hold is on its way (see hold-estimate.ts).
+   * A yes counts `h` as in flight at once; the caller must then send `hold(h)`.
    */
   speculate?(h: HoldRequest): boolean;
   /** Charges `costMicro` and closes the hold; false when it was already closed (never twice). */

@@ -44,11 +44,14 @@ export class Settlements {
     let set = this.byUser.get(call.userId);
     if (!set) this.byUser.set(call.userId, (set = new Set()));
     const s = set;
-    const p: Promise<void> = this.run(call).finally(() => {
-      s.delete(p);
-      this.count--;
-      if (!s.size && this.byUser.get(call.userId) === s) this.byUser.delete(call.userId);
-    });
+    // Started on the next turn of the event loop: the answer is written to its socket first.
+    const p: Promise<void> = new Promise<void>((r) => setImmediate(r))
+      .then(() => this.run(call))
+      .finally(() => {
+        s.delete(p);
+        this.count--;
+        if (!s.size && this.byUser.get(call.userId) === s) this.byUser.delete(call.userId);
+      });
     s.add(p);
     this.count++;
   }

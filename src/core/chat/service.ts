@@ -100,6 +100,8 @@ export class ChatService {
     // and a refused hold aborts the call (afterHold). Otherwise the hold goes first, as does
     // every call that pays someone else first (web search) or runs several calls (cascade, parallel).
     const overlap = !o.web && (!policy || policy.kind === "single") && this.d.ledger.speculate?.(hold) === true;
+    // Sent at once, like every other hold, so holds reach the ledger in the order the estimate
+    // counted them (a later hold must not take the room an earlier one was promised).
     const pendingHold = overlap ? holdOrThrow(this.d.ledger, hold).then(() => null, (e: unknown) => e ?? new Error("hold failed")) : null;
     if (!pendingHold) await holdOrThrow(this.d.ledger, hold);
     const plan: ChatPlan = { caller, requested: o.model, candidates, request, upstream, mapping, holdMicro, holdTokens, byok, cacheMode, startedAt: performance.now(), policy, search: null, pendingHold };

@@ -18,8 +18,10 @@
  * so an idle gateway adds no wait and a busy one sends one statement (one transaction) for many
  * calls. That saves a round trip and a transaction per call and, above all, stops the lock
  * convoy on a busy account's `users` row (every hold and settle locks it). A batch runs its
- * calls in one transaction, sorted by user id; each function locks its user's rows in the same
- * order (users, key_monthly, org_member_monthly), so two batches cannot deadlock. A batch that
+ * calls in one transaction, sorted by user id, through gw_hold_many / gw_settle_many
+ * (drizzle/0008): a few set-based statements for the whole batch, locking the users rows in
+ * ascending id order first, as every single-call function does, so two batches cannot
+ * deadlock; what the set-based path does not cover runs call by call inside. A batch that
  * fails as a whole (nothing of it is committed) is retried call by call, so one bad call
  * cannot fail its neighbours.
  */
@@ -84,13 +86,20 @@ export class SqlLedger implements Ledger {
     }
   }
 
+  /** Holds this process said yes to in `speculate`, already counted in flight. */
+  private reserved = new Set<string>();
+
+  /** When true, `h` counts as in flight from now on, so calls deciding meanwhile see it. */
   speculate(h: HoldRequest): boolean {
-    return this.estimates.allows(h);
+    if (!this.estimates.allows(h)) return false;
+    this.estimates.sent(h);
+    this.reserved.add(h.id);
+    return true;
   }
 
   async hold(h: HoldRequest): Promise<HoldOutcome> {
     const item: HoldItem = { ...h, month: monthOf() };
-    this.estimates.sent(h);
+    if (!this.reserved.delete(h.id)) this.estimates.sent(h);
     let answer: HoldAnswer | null = null;
     try {
       answer = await (this.holds ? this.holds.submit(item) : this.holdOne(item));
@@ -149,10 +158,8 @@ export class SqlLedger implements Ledger {
 
   private async holdBatch(b: HoldItem[]): Promise<HoldAnswer[]> {
     const rows = await this.db.query<HoldRow & { n: string }>(
-      `select t.n::int as n, h.r, h.free_micro::text as f, h.free_tokens::text as ft
-         from (select ${this.commit}) s,
-              unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::bigint[], $6::bigint[], $7::int[]) with ordinality as t(id, u, k, m, a, tk, ttl, n),
-              lateral gw_hold(t.id, t.u, t.k, t.m, t.a, t.tk, t.ttl) h`,
+      `select h.n, h.r, h.free_micro::text as f, h.free_tokens::text as ft
+         from (select ${this.commit}) s, gw_hold_many($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::bigint[], $6::bigint[], $7::int[]) h`,
       [b.map((h) => h.id), b.map((h) => h.userId), b.map((h) => h.keyId), b.map((h) => h.month), b.map((h) => h.amountMicro.toString()), b.map((h) => h.tokens), b.map((h) => h.ttlSeconds)],
     );
     return byOrdinal(
@@ -168,9 +175,7 @@ export class SqlLedger implements Ledger {
 
   private async settleBatch(b: SettleItem[]): Promise<boolean[]> {
     const rows = await this.db.query<{ n: string; r: string }>(
-      `select t.n::int as n, gw_settle(t.id, t.c, t.tk, t.e) as r
-         from (select ${this.commit}) s,
-              unnest($1::uuid[], $2::bigint[], $3::bigint[], $4::jsonb[]) with ordinality as t(id, c, tk, e, n)`,
+      `select x.n, x.r from (select ${this.commit}) s, gw_settle_many($1::uuid[], $2::bigint[], $3::bigint[], $4::jsonb[]) x`,
       [b.map((x) => x.id), b.map((x) => x.costMicro.toString()), b.map((x) => x.tokens), b.map((x) => x.event)],
     );
     return byOrdinal(rows, b.length).map((r) => r === "ok");

@@ -2,7 +2,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { UpstreamError } from "../../src/core/chat/provider";
 import type { ChatRequest } from "../../src/core/chat/types";
-import { DeadlineError, fetchWithDeadlines, readAllBytes } from "../../src/lib/http-deadline";
+import { DeadlineError, fetchAllWithDeadlines, fetchWithDeadlines, readAllBytes } from "../../src/lib/http-deadline";
 import { chatProviderFor } from "../../src/providers";
 import { openAIChatProvider } from "../../src/providers/openai";
 import { ctxFor, drain, fixtureBytes, fixtureServer, rawHttpServer, type Reply } from "./helpers";
@@ -76,6 +76,58 @@ describe("fetchWithDeadlines", () => {
     await reader.cancel();
     for (let i = 0; i < 50 && srv.aborted === before; i++) await Bun.sleep(10);
     expect(srv.aborted).toBeGreaterThan(before);
+  });
+});
+
+// The whole-body variant (non-streamed answers) keeps the same promises without the wrapping stream.
+describe("fetchAllWithDeadlines", () => {
+  const post = { method: "POST", body: "{}" };
+
+  test("first-byte deadline: DeadlineError and the request is aborted", async () => {
+    next = { kind: "hang" };
+    const before = srv.aborted;
+    const t0 = Date.now();
+    const err = await fetchAllWithDeadlines(srv.url, post, { firstByteTimeoutMs: 150, idleTimeoutMs: 1000 }).catch((e) => e);
+    expect(err).toBeInstanceOf(DeadlineError);
+    expect(err.phase).toBe("first_byte");
+    expect(Date.now() - t0).toBeLessThan(1500);
+    for (let i = 0; i < 50 && srv.aborted === before; i++) await Bun.sleep(10);
+    expect(srv.aborted).toBeGreaterThan(before);
+  });
+
+  test("first-byte deadline also covers the first body chunk (headers sent, no body)", async () => {
+    const raw = rawHttpServer({ chunks: [], then: "stall" });
+    try {
+      const err = await fetchAllWithDeadlines(raw.url, post, { firstByteTimeoutMs: 150, idleTimeoutMs: 5000, mapBodyError: (e) => ({ body: e }) }).catch((e) => e);
+      expect(err.body).toBeInstanceOf(DeadlineError);
+      expect(err.body.phase).toBe("first_byte");
+    } finally {
+      raw.stop();
+    }
+  });
+
+  test("idle deadline between chunks", async () => {
+    next = { kind: "stall", body: "data: 1\n\n" };
+    const err = await fetchAllWithDeadlines(srv.url, post, { firstByteTimeoutMs: 1000, idleTimeoutMs: 150 }).catch((e) => e);
+    expect(err).toBeInstanceOf(DeadlineError);
+    expect(err.phase).toBe("idle");
+  });
+
+  test("slow but steady chunks within the idle deadline pass, whole", async () => {
+    next = { kind: "body", body: "x".repeat(200), chunkDelayMs: 40, chunkSize: 50 };
+    const { response, bytes } = await fetchAllWithDeadlines(srv.url, post, { firstByteTimeoutMs: 1000, idleTimeoutMs: 150 });
+    expect(response.status).toBe(200);
+    expect(new TextDecoder().decode(bytes)).toBe("x".repeat(200));
+  });
+
+  test("caller abort before the response: rejects with the signal's reason; an aborted signal at once", async () => {
+    next = { kind: "hang" };
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(new Error("client went away")), 50);
+    const err = await fetchAllWithDeadlines(srv.url, post, { signal: ac.signal, firstByteTimeoutMs: 5000, idleTimeoutMs: 5000 }).catch((e) => e);
+    expect(err.message).toBe("client went away");
+    const gone = await fetchAllWithDeadlines(srv.url, {}, { signal: AbortSignal.abort(new Error("gone")), firstByteTimeoutMs: 1000, idleTimeoutMs: 1000 }).catch((e) => e);
+    expect(gone.message).toBe("gone");
   });
 });
 

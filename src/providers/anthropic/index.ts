@@ -5,7 +5,7 @@
 import type { CallContext, ChatProvider } from "../../core/chat/provider";
 import type { ChatRequest, ChatResult, StreamEvent } from "../../core/chat/types";
 import { decodeSse } from "../../lib/sse";
-import { joinUrl, postUpstream, readUpstreamJson } from "../shared/http";
+import { joinUrl, postUpstream, postUpstreamJson } from "../shared/http";
 import { classifyAnthropicError } from "./errors";
 import { toAnthropicRequest } from "./request";
 import { fromAnthropicResponse } from "./response";
@@ -25,8 +25,7 @@ export const anthropicChatProvider: ChatProvider = {
 
   async chat(req: ChatRequest, ctx: CallContext): Promise<ChatResult> {
     const url = joinUrl(ctx.baseUrl, "/v1/messages");
-    const { body } = await postUpstream(url, anthropicHeaders(ctx, false), toAnthropicRequest(req, { stream: false }), ctx, classifyAnthropicError);
-    return fromAnthropicResponse((await readUpstreamJson(body)) as AnthropicWireResponse);
+    return fromAnthropicResponse((await postUpstreamJson(url, anthropicHeaders(ctx, false), toAnthropicRequest(req, { stream: false }), ctx, classifyAnthropicError)) as AnthropicWireResponse);
   },
 
   async chatStream(req: ChatRequest, ctx: CallContext): Promise<AsyncIterable<StreamEvent>> {

@@ -5,7 +5,7 @@
 import type { CallContext, ChatProvider } from "../../core/chat/provider";
 import type { ChatRequest, ChatResult, StreamEvent } from "../../core/chat/types";
 import { decodeSse } from "../../lib/sse";
-import { joinUrl, postUpstream, readUpstreamJson } from "../shared/http";
+import { joinUrl, postUpstream, postUpstreamJson } from "../shared/http";
 import { classifyGeminiError } from "./errors";
 import { toGeminiRequest } from "./request";
 import { fromGeminiResponse } from "./response";
@@ -27,8 +27,7 @@ export const geminiChatProvider: ChatProvider = {
   protocol: "gemini",
 
   async chat(req: ChatRequest, ctx: CallContext): Promise<ChatResult> {
-    const { body } = await postUpstream(geminiUrl(ctx, req.model, false), geminiHeaders(ctx, false), toGeminiRequest(req), ctx, classifyGeminiError);
-    return fromGeminiResponse((await readUpstreamJson(body)) as GeminiWireResponse);
+    return fromGeminiResponse((await postUpstreamJson(geminiUrl(ctx, req.model, false), geminiHeaders(ctx, false), toGeminiRequest(req), ctx, classifyGeminiError)) as GeminiWireResponse);
   },
 
   async chatStream(req: ChatRequest, ctx: CallContext): Promise<AsyncIterable<StreamEvent>> {

@@ -6,7 +6,7 @@ import type { CallContext, ChatProvider, EmbeddingProvider } from "../../core/ch
 import { UpstreamError } from "../../core/chat/provider";
 import type { ChatRequest, ChatResult, StreamEvent } from "../../core/chat/types";
 import { decodeSse } from "../../lib/sse";
-import { joinUrl, postUpstream, readUpstreamJson } from "../shared/http";
+import { joinUrl, postUpstream, postUpstreamJson } from "../shared/http";
 import { classifyOpenAIError } from "./errors";
 import { toOpenAIChatRequest, usesOpenAIMaxCompletionTokens } from "./request";
 import { fromOpenAIChatResponse } from "./response";
@@ -38,8 +38,7 @@ export const openAIChatProvider: ChatProvider = {
 
   async chat(req: ChatRequest, ctx: CallContext): Promise<ChatResult> {
     const url = joinUrl(ctx.baseUrl, "/v1/chat/completions");
-    const { body } = await postUpstream(url, openAIHeaders(ctx, false), buildBody(req, ctx, false), ctx, classifyOpenAIError);
-    return fromOpenAIChatResponse((await readUpstreamJson(body)) as OpenAIWireChatResponse);
+    return fromOpenAIChatResponse((await postUpstreamJson(url, openAIHeaders(ctx, false), buildBody(req, ctx, false), ctx, classifyOpenAIError)) as OpenAIWireChatResponse);
   },
 
   async chatStream(req: ChatRequest, ctx: CallContext): Promise<AsyncIterable<StreamEvent>> {
@@ -58,8 +57,7 @@ export const openAIChatProvider: ChatProvider = {
 export const openAIEmbeddingProvider: EmbeddingProvider = {
   async embed(input: string[], model: string, ctx: CallContext): Promise<{ vectors: number[][]; promptTokens: number }> {
     const url = joinUrl(ctx.baseUrl, "/v1/embeddings");
-    const { body } = await postUpstream(url, openAIHeaders(ctx, false), { model, input }, ctx, classifyOpenAIError);
-    return fromOpenAIEmbeddingResponse((await readUpstreamJson(body)) as OpenAIWireEmbeddingResponse, input.length);
+    return fromOpenAIEmbeddingResponse((await postUpstreamJson(url, openAIHeaders(ctx, false), { model, input }, ctx, classifyOpenAIError)) as OpenAIWireEmbeddingResponse, input.length);
   },
 };
 

@@ -4,7 +4,7 @@
  */
 import type { CallContext } from "../../core/chat/provider";
 import { UpstreamError } from "../../core/chat/provider";
-import { fetchWithDeadlines, readAllBytes } from "../../lib/http-deadline";
+import { fetchAllWithDeadlines, fetchWithDeadlines, readAllBytes } from "../../lib/http-deadline";
 import { toTransportError } from "./errors";
 
 /** Turns a non-2xx response into the vendor's UpstreamError. */
@@ -58,9 +58,39 @@ export async function postUpstream(
   throw classify(response.status, response.headers, text);
 }
 
-/** Reads and parses a whole JSON body (non-streaming calls). */
-export async function readUpstreamJson(body: ReadableStream<Uint8Array>): Promise<unknown> {
-  const text = utf8.decode(await readAllBytes(body));
+/**
+ * POSTs JSON and reads the whole JSON answer (non-streaming calls), under the same deadlines;
+ * a non-2xx answer is thrown as the classifier's UpstreamError.
+ */
+export async function postUpstreamJson(url: string, headers: Record<string, string>, payload: unknown, ctx: CallContext, classify: ErrorClassifier): Promise<unknown> {
+  let got;
+  try {
+    got = await fetchAllWithDeadlines(
+      url,
+      { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(payload) },
+      { signal: ctx.signal, firstByteTimeoutMs: ctx.firstByteTimeoutMs, idleTimeoutMs: ctx.idleTimeoutMs, mapBodyError: (err, res) => new BodyError(err, res) },
+    );
+  } catch (err) {
+    if (!(err instanceof BodyError)) throw toTransportError(err, "connect", ctx.signal);
+    const mapped = toTransportError(err.cause, "body", ctx.signal);
+    // An error answer whose body broke off is still classified by its status (unless the caller left).
+    if (err.response && !err.response.ok && mapped instanceof UpstreamError) throw classify(err.response.status, err.response.headers, "");
+    throw mapped;
+  }
+  const text = utf8.decode(got.bytes);
+  if (!got.response.ok) throw classify(got.response.status, got.response.headers, text);
+  return parseJsonBody(text);
+}
+
+/** A failure while reading the body (as opposed to connecting): classified as such. */
+class BodyError {
+  constructor(
+    readonly cause: unknown,
+    readonly response?: Response,
+  ) {}
+}
+
+function parseJsonBody(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {

@@ -147,7 +147,9 @@ type Metric = (r: OpenLoopResult) => number[];
 async function compareOpenLoop(name: string, o: { rate: number; ms: number; body: string; stream: boolean; metrics: Record<string, Metric> }) {
   const ts = targets(stack);
   log(`${name}: warm-up`);
-  for (const t of ts) await openLoop(t, { rate: o.rate, durationMs: sec(2), body: o.body, token: stack.token, stream: o.stream });
+  // Long enough for the JIT to settle on every path the measured requests take (a 2 s warm-up
+  // left the gateway's first repeat 0.3–0.5 ms slower than its later ones).
+  for (const t of ts) await openLoop(t, { rate: o.rate, durationMs: sec(5), body: o.body, token: stack.token, stream: o.stream });
   const runs: { repeat: number; order: string[]; byTarget: Record<string, { metrics: Record<string, Dist>; errors: number; sent: number; firstError?: string; sendLag: Dist; cpuMsPerReq: number | null }> }[] = [];
   for (let r = 0; r < repeats; r++) {
     const byTarget: (typeof runs)[number]["byTarget"] = {};

@@ -44,8 +44,9 @@ export class Settlements {
     let set = this.byUser.get(call.userId);
     if (!set) this.byUser.set(call.userId, (set = new Set()));
     const s = set;
-    // Started on the next turn of the event loop: the answer is written to its socket first.
-    const p: Promise<void> = new Promise<void>((r) => setImmediate(r))
+    // Started by a timer, on a later turn of the event loop than the answer's own write (an
+    // immediate ran before the server flushed the answer and delayed it by the statement's cost).
+    const p: Promise<void> = new Promise<void>((r) => setTimeout(r, 0))
       .then(() => this.run(call))
       .finally(() => {
         s.delete(p);

@@ -62,6 +62,7 @@ const COMMIT_SQL: Record<LedgerCommit, string> = {
 };
 
 const monthOf = (d = new Date()) => d.toISOString().slice(0, 7);
+const nextTurn = () => new Promise<void>((r) => setImmediate(r));
 
 export class SqlLedger implements Ledger {
   /** The user of each hold this process opened and has not closed: sorts settles by user. */
@@ -102,6 +103,10 @@ export class SqlLedger implements Ledger {
     if (!this.reserved.delete(h.id)) this.estimates.sent(h);
     let answer: HoldAnswer | null = null;
     try {
+      // Sent on the next turn of the event loop: the caller's upstream request leaves first
+      // (building and writing the statement is ~50 µs of this thread), and holds keep their
+      // order because deferred callbacks run first in, first out.
+      await nextTurn();
       answer = await (this.holds ? this.holds.submit(item) : this.holdOne(item));
     } finally {
       this.estimates.answered(h, answer?.r ?? null, answer);

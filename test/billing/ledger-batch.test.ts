@@ -36,7 +36,7 @@ function counting(db: Database): { db: Database; batches: () => number } {
     kind: db.kind,
     orm: db.orm,
     query(text, params) {
-      if (text.includes("_many(")) n++;
+      if (text.includes("gw_ledger_step(")) n++;
       return db.query(text, params);
     },
   };

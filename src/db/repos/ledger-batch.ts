@@ -1,8 +1,9 @@
 /**
  * Natural batching for the ledger: a call starts at once while a slot is free; calls arriving
- * meanwhile wait for the next free slot and go together. No timer: an idle system sends every
- * call alone and immediately. Several batchers can share one slot budget (a `Lane`), so that
- * at most `slots` ledger statements are ever in flight against the same hot rows.
+ * meanwhile wait for the next free slot and go together, settles and holds in one statement
+ * (one transaction, one commit). No timer: an idle system sends every call alone and
+ * immediately. At most `slots` ledger statements are in flight, so a busy account's row is
+ * not fought over by a crowd of transactions.
  */
 interface Pending<T, R> {
   item: T;
@@ -10,86 +11,77 @@ interface Pending<T, R> {
   reject(e: unknown): void;
 }
 
-/** A budget of concurrent statements shared by batchers; a freed slot goes round-robin. */
-export class Lane {
-  private free: number;
-  private members: Batcher<any, any>[] = [];
-  private next = 0;
-  constructor(slots: number) {
-    this.free = slots;
-  }
-  join(b: Batcher<any, any>): void {
-    this.members.push(b);
-  }
-  /** Starts queued batches while slots are free, taking turns between the batchers. */
-  pump(): void {
-    let idle = 0;
-    while (this.free > 0 && idle < this.members.length) {
-      const b = this.members[this.next]!;
-      this.next = (this.next + 1) % this.members.length;
-      if (b.startOne()) {
-        this.free--;
-        idle = 0;
-      } else idle++;
-    }
-  }
-  release(): void {
-    this.free++;
-    this.pump();
-  }
+export interface StepOps<H, HR, S, SR> {
+  /** Runs the settles, then the holds, in one transaction; results in input order. */
+  step(settles: S[], holds: H[]): Promise<{ settles: SR[]; holds: HR[] }>;
+  /** One call alone (a batch of one, or the retry of a batch that failed as a whole). */
+  hold(item: H): Promise<HR>;
+  settle(item: S): Promise<SR>;
 }
 
-export class Batcher<T, R> {
-  private queue: Pending<T, R>[] = [];
+export class StepBatcher<H, HR, S, SR> {
+  private holds: Pending<H, HR>[] = [];
+  private settles: Pending<S, SR>[] = [];
+  private free: number;
 
   constructor(
-    private lane: Lane,
+    slots: number,
     private maxBatch: number,
-    /** Runs many calls in one transaction; results in input order. */
-    private many: (items: T[]) => Promise<R[]>,
-    private one: (item: T) => Promise<R>,
-    /** Lock-order key: a batch runs sorted by it. */
-    private order: (item: T) => string,
+    private ops: StepOps<H, HR, S, SR>,
   ) {
-    lane.join(this);
+    this.free = slots;
   }
 
-  submit(item: T): Promise<R> {
-    return new Promise<R>((resolve, reject) => {
-      this.queue.push({ item, resolve, reject });
-      this.lane.pump();
+  hold(item: H): Promise<HR> {
+    return new Promise<HR>((resolve, reject) => {
+      this.holds.push({ item, resolve, reject });
+      this.pump();
     });
   }
 
-  /** Starts the next batch if anything is queued (the lane has reserved a slot for it). */
-  startOne(): boolean {
-    if (!this.queue.length) return false;
-    const batch = this.queue.splice(0, this.maxBatch);
-    void this.run(batch).finally(() => this.lane.release());
-    return true;
+  settle(item: S): Promise<SR> {
+    return new Promise<SR>((resolve, reject) => {
+      this.settles.push({ item, resolve, reject });
+      this.pump();
+    });
   }
 
-  private async run(batch: Pending<T, R>[]): Promise<void> {
-    if (batch.length === 1) {
-      const p = batch[0]!;
-      await this.one(p.item).then(p.resolve, p.reject);
+  private pump(): void {
+    while (this.free > 0 && (this.holds.length || this.settles.length)) {
+      this.free--;
+      const settles = this.settles.splice(0, this.maxBatch);
+      const holds = this.holds.splice(0, this.maxBatch);
+      void this.run(settles, holds).finally(() => {
+        this.free++;
+        this.pump();
+      });
+    }
+  }
+
+  private async run(settles: Pending<S, SR>[], holds: Pending<H, HR>[]): Promise<void> {
+    if (settles.length + holds.length === 1) {
+      if (settles.length) await this.alone(settles[0]!, this.ops.settle);
+      else await this.alone(holds[0]!, this.ops.hold);
       return;
     }
-    // Stable sort: calls of one user keep their arrival order.
-    batch.sort((a, b) => {
-      const x = this.order(a.item);
-      const y = this.order(b.item);
-      return x < y ? -1 : x > y ? 1 : 0;
-    });
-    let results: R[];
+    let out: { settles: SR[]; holds: HR[] };
     try {
-      results = await this.many(batch.map((p) => p.item));
+      out = await this.ops.step(
+        settles.map((p) => p.item),
+        holds.map((p) => p.item),
+      );
     } catch {
-      // The batch's transaction rolled back as a whole: retry each call on its own, so one
-      // failing call (or a serialization hiccup) only fails itself.
-      await Promise.all(batch.map((p) => this.one(p.item).then(p.resolve, p.reject)));
+      // The statement rolled back as a whole: retry each call on its own, so one failing call
+      // (or a serialization hiccup) only fails itself. Settles first, as in the statement.
+      await Promise.all(settles.map((p) => this.alone(p, this.ops.settle)));
+      await Promise.all(holds.map((p) => this.alone(p, this.ops.hold)));
       return;
     }
-    batch.forEach((p, i) => p.resolve(results[i]!));
+    settles.forEach((p, i) => p.resolve(out.settles[i]!));
+    holds.forEach((p, i) => p.resolve(out.holds[i]!));
+  }
+
+  private alone<T, R>(p: Pending<T, R>, f: (item: T) => Promise<R>): Promise<void> {
+    return f(p.item).then(p.resolve, p.reject);
   }
 }

@@ -15,20 +15,20 @@
  *
  * Under load, holds and settles are batched (PostgreSQL only): a call goes out at once while
  * fewer than LANE_SLOTS ledger statements are in flight, otherwise it joins the next batch,
- * so an idle gateway adds no wait and a busy one sends one statement (one transaction) for many
- * calls. That saves a round trip and a transaction per call and, above all, stops the lock
- * convoy on a busy account's `users` row (every hold and settle locks it). A batch runs its
- * calls in one transaction, sorted by user id, through gw_hold_many / gw_settle_many
- * (drizzle/0008): a few set-based statements for the whole batch, locking the users rows in
- * ascending id order first, as every single-call function does, so two batches cannot
- * deadlock; what the set-based path does not cover runs call by call inside. A batch that
- * fails as a whole (nothing of it is committed) is retried call by call, so one bad call
+ * so an idle gateway adds no wait and a busy one sends one statement for many calls: the
+ * queued settles, then the queued holds, in one transaction (gw_ledger_step, drizzle/0009),
+ * each kind as a few set-based statements (gw_settle_many, gw_hold_many, drizzle/0008). That
+ * saves round trips, transactions and commits and, above all, stops the lock convoy on a busy
+ * account's `users` row (every hold and settle locks it). A step locks every account it
+ * touches up front in ascending id order, as every single-call function does, so two steps
+ * cannot deadlock; what the set-based path does not cover runs call by call inside. A step
+ * that fails as a whole (nothing of it is committed) is retried call by call, so one bad call
  * cannot fail its neighbours.
  */
 import type { Database } from "../client";
 import type { HoldOutcome, HoldRequest, Ledger, UsageEvent } from "../../core/billing/ledger";
 import { HoldEstimates } from "../../core/billing/hold-estimate";
-import { Batcher, Lane } from "./ledger-batch";
+import { StepBatcher } from "./ledger-batch";
 
 /** A usage event as the ledger SQL functions read it (jsonb). */
 export function eventJson(e: UsageEvent | null): string | null {
@@ -65,11 +65,8 @@ const monthOf = (d = new Date()) => d.toISOString().slice(0, 7);
 const nextTurn = () => new Promise<void>((r) => setImmediate(r));
 
 export class SqlLedger implements Ledger {
-  /** The user of each hold this process opened and has not closed: sorts settles by user. */
-  private holdUser = new Map<string, string>();
-  private holds: Batcher<HoldItem, HoldAnswer> | null = null;
+  private batches: StepBatcher<HoldItem, HoldAnswer, SettleItem, boolean> | null = null;
   private estimates = new HoldEstimates();
-  private settles: Batcher<SettleItem, boolean> | null = null;
 
   private readonly commit: string;
 
@@ -81,9 +78,7 @@ export class SqlLedger implements Ledger {
     this.commit = COMMIT_SQL[commit];
     // PGlite runs one statement at a time anyway; batching pays only over a connection pool.
     if (db.kind === "postgres") {
-      const lane = new Lane(LANE_SLOTS);
-      this.holds = new Batcher(lane, MAX_BATCH, (b) => this.holdBatch(b), (h) => this.holdOne(h), (h) => h.userId);
-      this.settles = new Batcher(lane, MAX_BATCH, (b) => this.settleBatch(b), (x) => this.settleOne(x), (x) => x.userId);
+      this.batches = new StepBatcher(LANE_SLOTS, MAX_BATCH, { step: (s, h) => this.step(s, h), hold: (h) => this.holdOne(h), settle: (x) => this.settleOne(x) });
     }
   }
 
@@ -107,30 +102,23 @@ export class SqlLedger implements Ledger {
       // (building and writing the statement is ~50 µs of this thread), and holds keep their
       // order because deferred callbacks run first in, first out.
       await nextTurn();
-      answer = await (this.holds ? this.holds.submit(item) : this.holdOne(item));
+      answer = await (this.batches ? this.batches.hold(item) : this.holdOne(item));
     } finally {
       this.estimates.answered(h, answer?.r ?? null, answer);
     }
     const r = answer!.r;
-    if (r === "ok") {
-      this.onOpenChange(1);
-      this.holdUser.set(h.id, h.userId);
-    }
+    if (r === "ok") this.onOpenChange(1);
     return r;
   }
 
   async settle(id: string, costMicro: bigint, tokens: number, event: UsageEvent | null): Promise<boolean> {
-    const userId = this.holdUser.get(id);
-    this.holdUser.delete(id);
-    const item: SettleItem = { id, userId: userId ?? "", costMicro, tokens, event: eventJson(event) };
-    // A hold opened elsewhere (another instance, before a restart) has no known user to sort by.
-    const ok = await (this.settles && userId ? this.settles.submit(item) : this.settleOne(item));
+    const item: SettleItem = { id, costMicro, tokens, event: eventJson(event) };
+    const ok = await (this.batches ? this.batches.settle(item) : this.settleOne(item));
     if (ok) this.onOpenChange(-1);
     return ok;
   }
 
   async release(id: string, event: UsageEvent | null): Promise<boolean> {
-    this.holdUser.delete(id);
     const rows = await this.db.query<{ r: string }>(`select ${this.commit}, gw_release($1, $2::jsonb) as r`, [id, eventJson(event)]);
     const ok = rows[0]!.r === "ok";
     if (ok) this.onOpenChange(-1);
@@ -161,29 +149,38 @@ export class SqlLedger implements Ledger {
     return holdAnswer(rows[0]!);
   }
 
-  private async holdBatch(b: HoldItem[]): Promise<HoldAnswer[]> {
-    const rows = await this.db.query<HoldRow & { n: string }>(
-      `select h.n, h.r, h.free_micro::text as f, h.free_tokens::text as ft
-         from (select ${this.commit}) s, gw_hold_many($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::bigint[], $6::bigint[], $7::int[]) h`,
-      [b.map((h) => h.id), b.map((h) => h.userId), b.map((h) => h.keyId), b.map((h) => h.month), b.map((h) => h.amountMicro.toString()), b.map((h) => h.tokens), b.map((h) => h.ttlSeconds)],
+  /** Settles, then holds, in one statement and transaction (gw_ledger_step, drizzle/0009_ledger_step.sql). */
+  private async step(settles: SettleItem[], holds: HoldItem[]): Promise<{ settles: boolean[]; holds: HoldAnswer[] }> {
+    const rows = await this.db.query<HoldRow & { k: "s" | "h"; n: number }>(
+      `select x.kind as k, x.n, x.r, x.free_micro::text as f, x.free_tokens::text as ft
+         from (select ${this.commit}) s,
+              gw_ledger_step($1::uuid[], $2::bigint[], $3::bigint[], $4::jsonb[], $5::uuid[], $6::uuid[], $7::uuid[], $8::text[], $9::bigint[], $10::bigint[], $11::int[]) x`,
+      [
+        settles.map((x) => x.id),
+        settles.map((x) => x.costMicro.toString()),
+        settles.map((x) => x.tokens),
+        settles.map((x) => x.event),
+        holds.map((h) => h.id),
+        holds.map((h) => h.userId),
+        holds.map((h) => h.keyId),
+        holds.map((h) => h.month),
+        holds.map((h) => h.amountMicro.toString()),
+        holds.map((h) => h.tokens),
+        holds.map((h) => h.ttlSeconds),
+      ],
     );
-    return byOrdinal(
-      rows.map((row) => ({ n: row.n, r: holdAnswer(row) })),
-      b.length,
-    );
+    const out = { settles: new Array<boolean>(settles.length), holds: new Array<HoldAnswer>(holds.length) };
+    for (const row of rows) {
+      if (row.k === "s") out.settles[Number(row.n) - 1] = row.r === "ok";
+      else out.holds[Number(row.n) - 1] = holdAnswer(row);
+    }
+    if (rows.length !== settles.length + holds.length) throw new Error(`ledger step returned ${rows.length} results for ${settles.length + holds.length} calls`);
+    return out;
   }
 
   private async settleOne(x: SettleItem): Promise<boolean> {
     const rows = await this.db.query<{ r: string }>(`select ${this.commit}, gw_settle($1, $2, $3, $4::jsonb) as r`, [x.id, x.costMicro.toString(), x.tokens, x.event]);
     return rows[0]!.r === "ok";
-  }
-
-  private async settleBatch(b: SettleItem[]): Promise<boolean[]> {
-    const rows = await this.db.query<{ n: string; r: string }>(
-      `select x.n, x.r from (select ${this.commit}) s, gw_settle_many($1::uuid[], $2::bigint[], $3::bigint[], $4::jsonb[]) x`,
-      [b.map((x) => x.id), b.map((x) => x.costMicro.toString()), b.map((x) => x.tokens), b.map((x) => x.event)],
-    );
-    return byOrdinal(rows, b.length).map((r) => r === "ok");
   }
 }
 
@@ -208,25 +205,17 @@ const holdAnswer = (row: HoldRow): HoldAnswer => ({ r: row.r, micro: row.f === n
 
 interface SettleItem {
   id: string;
-  userId: string;
   costMicro: bigint;
   tokens: number;
   event: string | null;
 }
 
 /**
- * Hold and settle statements in flight at once, both kinds together. Every one of them locks
- * its account's `users` row, so more slots only queue inside PostgreSQL (lock waits); two
- * overlap one statement's round trip with the other's execution. Measured on the benchmark
- * (one busy account, wrk -c50): unbatched 650–850 req/s, two shared slots 900–1550.
+ * Ledger statements in flight at once. Every one of them locks its accounts' `users` rows, so
+ * more slots only queue inside PostgreSQL (lock waits); two overlap one statement's round trip
+ * with the other's execution. Measured on the benchmark (one busy account, wrk -c50):
+ * unbatched 650–850 req/s, two shared slots 900–1550 (per-call functions, before 0008/0009).
  */
 const LANE_SLOTS = 2;
 /** Calls in one batch at most (one statement, one transaction). */
 const MAX_BATCH = 64;
-
-function byOrdinal<R>(rows: { n: string | number; r: R }[], size: number): R[] {
-  const out = new Array<R>(size);
-  for (const row of rows) out[Number(row.n) - 1] = row.r;
-  if (rows.length !== size) throw new Error(`ledger batch returned ${rows.length} results for ${size} calls`);
-  return out;
-}

@@ -23,7 +23,7 @@ const rows: [string, string, number, string][] = [
   ["streaming TTFB p99 added over direct (ms)", "results.stream.summary.ttfb.p99.gatewayMinusDirect.median", 2, ""],
   ["streaming total p50 added over direct (ms)", "results.stream.summary.total.p50.gatewayMinusDirect.median", 2, ""],
   ["streaming median gap between chunks, added (ms)", "results.stream.summary.medianChunkGap.p50.gatewayMinusDirect.median", 2, "≈ 0"],
-  ["streaming longest gap (the settle), added (ms)", "results.stream.summary.maxChunkGap.p50.gatewayMinusDirect.median", 2, ""],
+  ["streaming longest gap (the held-back usage chunk), added (ms)", "results.stream.summary.maxChunkGap.p50.gatewayMinusDirect.median", 2, ""],
   ["saturation: bare proxy (req/s)", "results.saturation.rps.proxy.median", 0, ""],
   ["saturation: gateway, one account (req/s)", "results.saturation.rps.gateway.median", 0, ""],
   ["saturation: gateway ÷ proxy", "results.saturation.gatewayOverProxy.median", 3, "≥ 0.30"],

@@ -22,7 +22,7 @@ export interface OpenLoopResult {
   latency: number[];
   /** ms from scheduled send to the first body byte (streams). */
   ttfb: number[];
-  /** Longest pause between two body reads of one stream, ms (streams): includes the settle before the final event. */
+  /** Longest pause between two body reads of one stream, ms (streams): the gateway holds the usage chunk back until the upstream's [DONE]. */
   maxGap: number[];
   /** Median pause between two body reads of one stream, ms (streams): the per-chunk delay. */
   medianGap: number[];

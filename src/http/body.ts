@@ -4,6 +4,7 @@
  * buffered. Malformed JSON is a 400 invalid_request, not a 500.
  */
 import { GatewayError } from "../core/errors";
+import { concatBytes } from "../lib/bytes";
 
 export function tooLarge(): GatewayError {
   return new GatewayError("payload_too_large", "요청 본문이 허용된 크기를 초과했습니다.");
@@ -26,14 +27,7 @@ export async function readLimited(request: Request, limit: number): Promise<Uint
     }
     chunks.push(value);
   }
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(size);
-  let o = 0;
-  for (const c of chunks) {
-    out.set(c, o);
-    o += c.byteLength;
-  }
-  return out;
+  return concatBytes(chunks, size);
 }
 
 const decoder = new TextDecoder();

@@ -13,6 +13,7 @@
  * Errors: {@link DeadlineError} for a passed deadline, the caller signal's `reason` for a
  * caller abort, otherwise whatever fetch or the body reader threw (network errors).
  */
+import { concatBytes } from "./bytes";
 
 export type DeadlinePhase = "first_byte" | "idle";
 
@@ -189,21 +190,11 @@ export async function fetchAllWithDeadlines(url: string, init: RequestInit, opts
       reader.cancel().catch(() => {});
       throw (opts.mapBodyError ?? ((e: unknown) => e))(why(err), response);
     }
-    return { response, bytes: parts.length === 1 ? parts[0]! : concatBytes(parts, len) };
+    return { response, bytes: concatBytes(parts, len) };
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener("abort", onCallerAbort);
   }
-}
-
-function concatBytes(parts: Uint8Array[], len: number): Uint8Array {
-  const all = new Uint8Array(len);
-  let off = 0;
-  for (const p of parts) {
-    all.set(p, off);
-    off += p.length;
-  }
-  return all;
 }
 
 /** Reads a whole body (already deadline-wrapped) into one Uint8Array. */
@@ -221,7 +212,7 @@ export async function readAllBytes(body: ReadableStream<Uint8Array>): Promise<Ui
   } finally {
     reader.releaseLock();
   }
-  return parts.length === 1 ? parts[0]! : concatBytes(parts, len);
+  return concatBytes(parts, len);
 }
 
 function abortError(): Error {

@@ -124,6 +124,40 @@ if (await postgresAvailable()) {
       expect(await money(a.userId)).toEqual({ balance: 1_000_000n, held: 1_000_000n });
     });
 
+    test("one burst of settles and holds of several accounts, one with an org budget: each gets what one by one would", async () => {
+      const plain = await account(1_000);
+      const member = await account(1_000);
+      const org = await g.admin("POST", "/v1/admin/orgs", { name: `batch-${crypto.randomUUID().slice(0, 6)}`, owner_user_id: plain.userId });
+      expect(org.status).toBe(201);
+      // 1 KRW a month for the member: exactly ten 0.1 KRW holds fit.
+      expect((await g.admin("POST", `/v1/admin/orgs/${org.body.org_id}/members`, { user_id: member.userId, role: "member", monthly_budget_krw: 1 })).status).toBe(201);
+      const { db, batches } = counting(g.gw.deps.db);
+      const ledger = new SqlLedger(db);
+      const hold = (a: { userId: string; keyId: string }, id = crypto.randomUUID()) => ledger.hold({ id, userId: a.userId, keyId: a.keyId, amountMicro: 100_000n, tokens: 1, ttlSeconds: 900 }).then((r) => ({ id, r }));
+      const first = await Promise.all(Array.from({ length: 10 }, () => hold(plain)));
+      expect(first.map((x) => x.r)).toEqual(Array(10).fill("ok"));
+      // Settles of the first ten go out together with new holds of both accounts.
+      const burst = await Promise.all([
+        ...first.map((x, i) => ledger.settle(x.id, 40_000n, 2, event(i))),
+        ...Array.from({ length: 10 }, () => hold(plain)),
+        ...Array.from({ length: 14 }, () => hold(member)),
+      ]);
+      expect(batches()).toBeGreaterThan(0);
+      expect(burst.slice(0, 10)).toEqual(Array(10).fill(true));
+      const plainHolds = burst.slice(10, 20) as { r: string }[];
+      const memberHolds = burst.slice(20) as { r: string }[];
+      expect(plainHolds.map((x) => x.r)).toEqual(Array(10).fill("ok"));
+      expect(memberHolds.filter((x) => x.r === "ok")).toHaveLength(10);
+      expect(memberHolds.filter((x) => x.r === "org_member_monthly_budget_exceeded")).toHaveLength(4);
+      // The books: ten settled at 0.04 KRW, ten and ten still held.
+      expect(await money(plain.userId)).toEqual({ balance: 1_000_000_000n - 400_000n, held: 1_000_000n });
+      expect(await money(member.userId)).toEqual({ balance: 1_000_000_000n, held: 1_000_000n });
+      const [om] = await g.gw.deps.db.query<{ h: string }>("select held_micro::text as h from org_member_monthly where user_id = $1", [member.userId]);
+      expect(om!.h).toBe("1000000");
+      const [entries] = await g.gw.deps.db.query<{ n: number }>("select count(*)::int as n from ledger_entries where kind = 'charge' and user_id = $1", [plain.userId]);
+      expect(entries!.n).toBe(10);
+    });
+
     test("a call that makes its batch fail fails alone; its neighbours succeed", async () => {
       const a = await account(1_000);
       const { db, batches } = counting(g.gw.deps.db);

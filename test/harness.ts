@@ -2,6 +2,7 @@
  * Test harness: a real gateway on a real database (PostgreSQL or PGlite), listening on a
  * loopback port, and helpers that make each test its own tenant (no seeded ids).
  */
+import { afterAll, beforeAll } from "bun:test";
 import postgres from "postgres";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -194,4 +195,22 @@ export function redisAvailable(): Promise<boolean> {
     }
   })();
   return redisReachable;
+}
+
+/**
+ * A gateway for the enclosing describe block: started before its tests, stopped after them.
+ * Read it inside a test with the returned getter.
+ */
+export function suiteGateway(opts: Parameters<typeof startTestGateway>[0] = {}): () => TestGateway {
+  let g: TestGateway | undefined;
+  beforeAll(async () => {
+    g = await startTestGateway(opts);
+  }, 60_000);
+  afterAll(async () => {
+    await g?.stop();
+  });
+  return () => {
+    if (!g) throw new Error("the suite's gateway is not started");
+    return g;
+  };
 }

@@ -4,23 +4,18 @@
  * once; the hold travels alongside the upstream call only when the ledger's last answers say
  * it will pass, and a hold refused on the way aborts that call and answers the usual 402.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { dbKinds, startTestGateway, type TestGateway } from "../harness";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { dbKinds, suiteGateway } from "../harness";
 import { chat, chatFetch, errorCode, krwMicro, money, tenant, totalChatCalls, user } from "../chat/helpers";
 
 setDefaultTimeout(20_000);
 
 for (const kind of await dbKinds()) {
   describe(`hold and settle off the answer's path (${kind})`, () => {
-    let g: TestGateway;
-    beforeAll(async () => {
-      g = await startTestGateway({ db: kind });
-    }, 60_000);
-    afterAll(async () => {
-      await g?.stop();
-    });
+    const gateway = suiteGateway({ db: kind });
 
     test("every answer's charge is in the account the moment the answer is read", async () => {
+      const g = gateway();
       const { user: u, key } = await tenant(g, 1000);
       let last = 1000_000_000n;
       for (let i = 0; i < 8; i++) {
@@ -39,6 +34,7 @@ for (const kind of await dbKinds()) {
 
     for (const stream of [false, true]) {
       test(`a hold refused on its way aborts the upstream call and answers 402${stream ? " (stream request)" : ""}`, async () => {
+        const g = gateway();
         const { user: u, key } = await tenant(g, 1000);
         // One paid call teaches the gateway the key's room: the next one overlaps its hold.
         expect((await chat(g, key.key, { model: "gpt-4o-mini", messages: user("warm"), max_tokens: 20 })).status).toBe(200);
@@ -63,6 +59,7 @@ for (const kind of await dbKinds()) {
     }
 
     test("an account the ledger has not answered for, or that cannot pay, never reaches a provider", async () => {
+      const g = gateway();
       const { user: u, key } = await tenant(g, 0);
       const calls = totalChatCalls(g);
       for (let i = 0; i < 3; i++) {

@@ -58,6 +58,21 @@ for (const kind of await dbKinds()) {
       });
     }
 
+    test("one call after another near a limit: a call that fits once the previous ones settled is never refused", async () => {
+      const g = gateway();
+      // Each call holds ~33 tokens (estimated input + max_tokens 20) and uses 21: with a limit of
+      // 100, one by one, four fit (63 used + 33 held ≤ 100) and the fifth does not (84 + 33).
+      // The previous call's settle may still be on its way when the next hold arrives; the
+      // gateway re-checks a refusal after the account's settles land.
+      for (let round = 0; round < 3; round++) {
+        const { user: u } = await tenant(g, 100);
+        const k = await g.newKey(u, { monthly_token_limit: 100 });
+        const statuses: number[] = [];
+        for (let i = 0; i < 6; i++) statuses.push((await chat(g, k.key, { model: "gpt-4o-mini", messages: user("q"), max_tokens: 20 })).status);
+        expect(statuses).toEqual([200, 200, 200, 200, 402, 402]);
+      }
+    });
+
     test("an account the ledger has not answered for, or that cannot pay, never reaches a provider", async () => {
       const g = gateway();
       const { user: u, key } = await tenant(g, 0);

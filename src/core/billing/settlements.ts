@@ -62,6 +62,11 @@ export class Settlements {
     return this.count;
   }
 
+  /** Whether the account has settles in flight on this instance. */
+  pendingFor(userId: string): boolean {
+    return this.byUser.has(userId);
+  }
+
   /**
    * Resolves when the settles in flight now (of one account, or all) have landed or given up,
    * or after `maxWaitMs`, whichever is first: a database outage must not hang a reader.

@@ -102,8 +102,8 @@ export class ChatService {
     const overlap = !o.web && (!policy || policy.kind === "single") && this.d.ledger.speculate?.(hold) === true;
     // Sent at once, like every other hold, so holds reach the ledger in the order the estimate
     // counted them (a later hold must not take the room an earlier one was promised).
-    const pendingHold = overlap ? holdOrThrow(this.d.ledger, hold).then(() => null, (e: unknown) => e ?? new Error("hold failed")) : null;
-    if (!pendingHold) await holdOrThrow(this.d.ledger, hold);
+    const pendingHold = overlap ? this.placeHold(hold).then(() => null, (e: unknown) => e ?? new Error("hold failed")) : null;
+    if (!pendingHold) await this.placeHold(hold);
     const plan: ChatPlan = { caller, requested: o.model, candidates, request, upstream, mapping, holdMicro, holdTokens, byok, cacheMode, startedAt: performance.now(), policy, search: null, pendingHold };
     if (o.web) await this.searchFor(plan, o.web, searchMicro);
     return { kind: "plan", plan };
@@ -244,6 +244,22 @@ export class ChatService {
     }
     plan.search = { results, priceMicro: results.length ? priceMicro : 0n };
     plan.upstream = { ...plan.upstream, messages: withSearchResults(plan.upstream.messages, results, web.searchPrompt) };
+  }
+
+  /**
+   * Places the hold. A hold refused for want of room while this account's previous calls are
+   * still settling is tried once more after they land: until a settle lands, its call's whole
+   * hold still counts, so a client calling one request after another near a limit would
+   * otherwise be refused a call that fits (the refused hold wrote nothing, so the retry is clean).
+   */
+  private async placeHold(h: HoldRequest): Promise<void> {
+    try {
+      await holdOrThrow(this.d.ledger, h);
+    } catch (e) {
+      if (!(e instanceof GatewayError) || !ROOM_REFUSALS.has(e.errorCode) || !this.d.settlements.pendingFor(h.userId)) throw e;
+      await this.d.settlements.quiesce(h.userId);
+      await holdOrThrow(this.d.ledger, h);
+    }
   }
 
   /** Charges the call: the cost is returned at once, the settle lands behind the answer (Settlements). */
@@ -461,6 +477,9 @@ export class ChatService {
     return { prefs, consent: p.user.xborderTrainingConsent, byokProvider: p.kind === "byok" ? p.byokProvider : null, latencyOf: this.d.latencyOf };
   }
 }
+
+/** Hold refusals for want of room: credits, the key's budget or tokens, an org member's budget. */
+const ROOM_REFUSALS = new Set<string>(["insufficient_credits", "monthly_budget_exceeded", "monthly_token_quota_exceeded", "org_member_monthly_budget_exceeded"]);
 
 /** A hold that travelled alongside the upstream call and was refused: `error` goes to the client as is. */
 class HoldRefused {

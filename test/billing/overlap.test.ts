@@ -58,6 +58,35 @@ for (const kind of await dbKinds()) {
       });
     }
 
+    test.skipIf(kind !== "pg")("the upstream call leaves while the hold waits, and the answer waits for the hold", async () => {
+      const g = gateway();
+      const { user: u, key } = await tenant(g, 1000);
+      expect((await chat(g, key.key, { model: "gpt-4o-mini", messages: user("warm"), max_tokens: 20 })).status).toBe(200);
+      await g.gw.settlements.quiesce(u.id);
+      const before = await money(g, u.id);
+      // Another transaction holds the account's row for 600 ms: the next hold must wait for it.
+      const lock = g.gw.deps.db.query("with l as (select id from users where id = $1 for update) select pg_sleep(0.6) from l", [u.id]);
+      await Bun.sleep(50);
+      const calls = totalChatCalls(g);
+      let answered = false;
+      const t0 = performance.now();
+      const reply = chat(g, key.key, { model: "gpt-4o-mini", messages: user("overlap"), max_tokens: 20 }).then((r) => {
+        answered = true;
+        return r;
+      });
+      await Bun.sleep(250);
+      // The provider has the request already; the client has nothing yet.
+      expect(totalChatCalls(g)).toBe(calls + 1);
+      expect(answered).toBe(false);
+      await lock;
+      const r = await reply;
+      expect(r.status).toBe(200);
+      expect(performance.now() - t0).toBeGreaterThan(400);
+      const after = await money(g, u.id);
+      expect(after.held).toBe(0n);
+      expect(after.balance).toBeLessThan(before.balance);
+    });
+
     test("one call after another near a limit: a call that fits once the previous ones settled is never refused", async () => {
       const g = gateway();
       // Each call holds ~33 tokens (estimated input + max_tokens 20) and uses 21: with a limit of

@@ -8,7 +8,7 @@ import { GatewayError } from "../errors";
 import type { KeyPrincipal } from "../auth/principal";
 import { resolveModel, requireModality } from "../catalog/resolve";
 import { getModel, type CatalogSnapshot } from "../catalog/types";
-import { holdOrThrow, type HoldRequest, type UsageEvent } from "../billing/ledger";
+import type { HoldRequest, UsageEvent } from "../billing/ledger";
 import { holdAmountMicro, usageCostMicro, withMinimumCharge } from "../billing/pricing";
 import { microToKrwRounded, microToUsd } from "../../lib/money";
 import { withFallback, type AttemptOptions } from "./attempts";
@@ -24,6 +24,7 @@ import { runCascade, runParallel, type SubCaller } from "../routing/orchestrate"
 import { mergePrefs } from "../routing/prefs";
 import { replayAnswer } from "../routing/replay";
 import type { ChatRequest, ChatResult, Usage } from "./types";
+import { afterHold, following, HoldRefused, startHold } from "./hold";
 
 export type { ChatCaller, ChatOptions, ChatOutcome, ChatPlan, Cost, OpenedStream, Prepared } from "./plan";
 
@@ -99,11 +100,7 @@ export class ChatService {
     // key leave room for it: nothing of the answer reaches the client before the hold is placed,
     // and a refused hold aborts the call (afterHold). Otherwise the hold goes first, as does
     // every call that pays someone else first (web search) or runs several calls (cascade, parallel).
-    const overlap = !o.web && (!policy || policy.kind === "single") && this.d.ledger.speculate?.(hold) === true;
-    // Sent at once, like every other hold, so holds reach the ledger in the order the estimate
-    // counted them (a later hold must not take the room an earlier one was promised).
-    const pendingHold = overlap ? this.placeHold(hold).then(() => null, (e: unknown) => e ?? new Error("hold failed")) : null;
-    if (!pendingHold) await this.placeHold(hold);
+    const { pending: pendingHold } = await startHold(this.d.ledger, this.d.settlements, hold, !o.web && (!policy || policy.kind === "single"));
     const plan: ChatPlan = { caller, requested: o.model, candidates, request, upstream, mapping, holdMicro, holdTokens, byok, cacheMode, startedAt: performance.now(), policy, search: null, pendingHold };
     if (o.web) await this.searchFor(plan, o.web, searchMicro);
     return { kind: "plan", plan };
@@ -116,8 +113,8 @@ export class ChatService {
     const spec = plan.pendingHold ? new AbortController() : null;
     const signal = this.callSignal(plan, spec);
     try {
-      won = await this.afterHold(
-        plan,
+      won = await afterHold(
+        plan.pendingHold,
         spec,
         withFallback(
           plan.candidates,
@@ -159,7 +156,7 @@ export class ChatService {
     const spec = plan.pendingHold ? new AbortController() : null;
     const outer = this.callSignal(plan, spec);
     try {
-      const won = await this.afterHold(plan, spec, withFallback(
+      const won = await afterHold(plan.pendingHold, spec, withFallback(
         plan.candidates,
         async (c): Promise<OpenedStream> => {
           const abort = new AbortController();
@@ -246,22 +243,6 @@ export class ChatService {
     plan.upstream = { ...plan.upstream, messages: withSearchResults(plan.upstream.messages, results, web.searchPrompt) };
   }
 
-  /**
-   * Places the hold. A hold refused for want of room while this account's previous calls are
-   * still settling is tried once more after they land: until a settle lands, its call's whole
-   * hold still counts, so a client calling one request after another near a limit would
-   * otherwise be refused a call that fits (the refused hold wrote nothing, so the retry is clean).
-   */
-  private async placeHold(h: HoldRequest): Promise<void> {
-    try {
-      await holdOrThrow(this.d.ledger, h);
-    } catch (e) {
-      if (!(e instanceof GatewayError) || !ROOM_REFUSALS.has(e.errorCode) || !this.d.settlements.pendingFor(h.userId)) throw e;
-      await this.d.settlements.quiesce(h.userId);
-      await holdOrThrow(this.d.ledger, h);
-    }
-  }
-
   /** Charges the call: the cost is returned at once, the settle lands behind the answer (Settlements). */
   private settle(plan: ChatPlan, c: Candidate, usage: Usage, status: number, minimum = true): Cost {
     let micro = plan.byok ? 0n : usageCostMicro(c.offering.pricing!, c.provider.caching, usage, this.d.fxMilli);
@@ -273,29 +254,6 @@ export class ChatService {
   private charge(plan: ChatPlan, micro: bigint, u: Usage, event: UsageEvent): Cost {
     this.d.settlements.start({ id: plan.caller.requestId, userId: plan.caller.principal.user.id, costMicro: micro, tokens: u.promptTokens + u.completionTokens, event });
     return this.costOf(micro);
-  }
-
-  /**
-   * Waits for a hold that travelled alongside the upstream call `call`. A refused hold aborts
-   * the call (through `spec`, which is part of its signal) and is thrown as HoldRefused, so the
-   * caller does not release a hold that was never placed; otherwise the call's own result.
-   */
-  private async afterHold<T>(plan: ChatPlan, spec: AbortController | null, call: Promise<T>): Promise<T> {
-    const pending = plan.pendingHold;
-    if (!pending || !spec) return call;
-    const result = call.then(
-      (v) => ({ ok: true as const, v }),
-      (e: unknown) => ({ ok: false as const, e }),
-    );
-    const refused = await pending;
-    plan.pendingHold = null;
-    if (refused !== null) {
-      spec.abort();
-      throw new HoldRefused(refused);
-    }
-    const r = await result;
-    if (!r.ok) throw r.e;
-    return r.v;
   }
 
   private async fail(plan: ChatPlan, e: unknown): Promise<void> {
@@ -376,12 +334,7 @@ export class ChatService {
 
   /** The caller's signal, bounded by the policy's deadline when it has one (and by `spec`, see afterHold). */
   private callSignal(plan: ChatPlan, spec: AbortController | null = null): AbortSignal | undefined {
-    const base = this.deadlineSignal(plan);
-    if (!spec || !base) return spec?.signal ?? base;
-    // `spec` follows `base` (cheaper than AbortSignal.any on every overlapped call).
-    if (base.aborted) spec.abort(base.reason);
-    else base.addEventListener("abort", () => spec.abort(base.reason), { once: true });
-    return spec.signal;
+    return following(spec, this.deadlineSignal(plan));
   }
 
   private deadlineSignal(plan: ChatPlan): AbortSignal | undefined {
@@ -476,12 +429,4 @@ export class ChatService {
   private candidateOptions(p: KeyPrincipal, prefs?: ProviderPrefs) {
     return { prefs, consent: p.user.xborderTrainingConsent, byokProvider: p.kind === "byok" ? p.byokProvider : null, latencyOf: this.d.latencyOf };
   }
-}
-
-/** Hold refusals for want of room: credits, the key's budget or tokens, an org member's budget. */
-const ROOM_REFUSALS = new Set<string>(["insufficient_credits", "monthly_budget_exceeded", "monthly_token_quota_exceeded", "org_member_monthly_budget_exceeded"]);
-
-/** A hold that travelled alongside the upstream call and was refused: `error` goes to the client as is. */
-class HoldRefused {
-  constructor(readonly error: unknown) {}
 }

@@ -35,8 +35,6 @@ export class Settlements {
   constructor(
     private ledger: Pick<Ledger, "settle">,
     private onGiveUp: (call: SettleCall, error: unknown) => void = () => {},
-    private retryMs: readonly number[] = RETRY_MS,
-    private sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
   ) {}
 
   /** Settles in the background; never throws. */
@@ -86,9 +84,9 @@ export class Settlements {
         await this.ledger.settle(c.id, c.costMicro, c.tokens, c.event);
         return;
       } catch (e) {
-        const wait = this.retryMs[attempt];
+        const wait = RETRY_MS[attempt];
         if (wait === undefined) return this.onGiveUp(c, e);
-        await this.sleep(wait);
+        await new Promise((r) => setTimeout(r, wait));
       }
     }
   }

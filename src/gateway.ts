@@ -114,10 +114,20 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
 
   const limiter: RateLimiter = cfg.REDIS_URL ? new RedisRateLimiter(cfg.REDIS_URL) : new MemoryRateLimiter();
   const metrics = new GatewayMetrics();
-  const ledger = new SqlLedger(db, (delta) => (metrics.openHolds += delta), cfg.LEDGER_COMMIT);
+  const ledger = new SqlLedger(db, (delta) => (metrics.openHolds += delta), cfg.LEDGER_COMMIT, cfg.LEDGER_LEASES === "on");
+  // Limits that changed (a key's budget, an account's membership) apply at once: leased room goes back.
+  bus.on((ev) => {
+    if (ev.t === "key") void ledger.leases?.retireAll({ keyId: ev.id });
+    else if (ev.t === "user") void ledger.leases?.retireAll({ userId: ev.id });
+    else if (ev.t === "all") void ledger.leases?.retireAll();
+  });
   const settlements = new Settlements(ledger, (call, error) => log.error("settle failed after every retry; the sweeper releases the hold uncharged", { request_id: call.id, error }));
   const auth = new Authenticator({
-    settled: (userId) => settlements.quiesce(userId),
+    // Read-your-writes for the account's own views: its charges landed, its leased room given back.
+    settled: async (userId) => {
+      await settlements.quiesce(userId);
+      await ledger.leases?.retireAll({ userId });
+    },
     keys,
     users,
     cache,
@@ -256,6 +266,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     async stop() {
       // Settles still behind their answers land before the database goes.
       await settlements.quiesce(undefined, 10_000);
+      await ledger.leases?.stop();
       await video.stop();
       clearInterval(sweeper);
       await statsJob?.stop();

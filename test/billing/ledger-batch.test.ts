@@ -170,10 +170,12 @@ if (await postgresAvailable()) {
         for (const id of ids) expect(await ledger.hold({ id, userId: a.userId, keyId: a.keyId, amountMicro: 1_000n, tokens: 1, ttlSeconds: 900 })).toBe("ok");
         const list = `'{${ids.join(",")}}'::uuid[]`;
         const scans = await g.gw.deps.db.orm.transaction(async (tx) => {
-          const settled = await tx.execute(sql.raw(`select r from gw_settle_many(${list}, array_fill(10::bigint, array[20]), array_fill(1::bigint, array[20]), array_fill(null::jsonb, array[20]))`));
-          expect([...settled].map((x) => (x as { r: string }).r)).toEqual(Array(20).fill("ok"));
-          const [row] = await tx.execute(sql.raw(`select pg_stat_get_xact_numscans('holds_open_idx'::regclass)::int as open, pg_stat_get_xact_numscans('holds_pkey'::regclass)::int as pkey`));
-          return row as { open: number; pkey: number };
+          const settled: { r: string }[] = await tx.execute(sql.raw(`select r from gw_settle_many(${list}, array_fill(10::bigint, array[20]), array_fill(1::bigint, array[20]), array_fill(null::jsonb, array[20]))`)) as never;
+          expect(settled.map((x) => x.r)).toEqual(Array(20).fill("ok"));
+          const [row]: { open: number; pkey: number }[] = (await tx.execute(
+            sql.raw(`select pg_stat_get_xact_numscans('holds_open_idx'::regclass)::int as open, pg_stat_get_xact_numscans('holds_pkey'::regclass)::int as pkey`),
+          )) as never;
+          return row!;
         });
         expect(scans.open).toBe(0);
         expect(scans.pkey).toBeGreaterThan(0);

@@ -170,15 +170,24 @@ for (const kind of await dbKinds()) {
         expect(sums!.n).toBe(sums!.distinct_ids);
         const [ev] = await q<{ c: string }>("select coalesce(sum(cost_micro), 0)::text as c from usage_events where user_id = $1", [u.id]);
         expect(BigInt(ev!.c)).toBe(BigInt(sums!.charges));
-        // Every charge belongs to exactly one settled hold, for the amount the hold recorded.
+        // Every charge belongs to exactly one settled hold, for the amount the hold recorded; a
+        // call held against a credit lease is charged against the lease its entry names, and the
+        // lease's charged amount is the sum of its calls'.
         const [mismatch] = await q<{ n: string }>(
-          `select count(*)::text as n from ledger_entries e left join holds h on h.id = e.request_id
-            where e.user_id = $1 and e.kind = 'charge' and (h.id is null or h.status <> 'settled' or h.charged_micro <> -e.amount_micro)`,
+          `select count(*)::text as n from ledger_entries e left join holds h on h.id = coalesce((e.meta->>'lease')::uuid, e.request_id)
+            where e.user_id = $1 and e.kind = 'charge'
+              and (h.id is null or h.status <> 'settled' or (not h.lease and h.charged_micro <> -e.amount_micro))`,
           [u.id],
         );
         expect(mismatch!.n).toBe("0");
+        const [leases] = await q<{ n: string }>(
+          `select count(*)::text as n from holds h where h.user_id = $1 and h.lease
+              and coalesce(h.charged_micro, 0) <> (select coalesce(-sum(amount_micro), 0) from ledger_entries e where e.meta->>'lease' = h.id::text)`,
+          [u.id],
+        );
+        expect(leases!.n).toBe("0");
         const [unbooked] = await q<{ n: string }>(
-          `select count(*)::text as n from holds h where h.user_id = $1 and h.status = 'settled' and h.charged_micro > 0
+          `select count(*)::text as n from holds h where h.user_id = $1 and h.status = 'settled' and h.charged_micro > 0 and not h.lease
               and not exists (select 1 from ledger_entries e where e.request_id = h.id)`,
           [u.id],
         );
@@ -187,7 +196,8 @@ for (const kind of await dbKinds()) {
         expect(open!.n).toBe("0");
       }
       // Chat holds (the ones with a key) are never charged more than they held.
-      const [over] = await q<{ n: string }>("select count(*)::text as n from holds where key_id is not null and charged_micro > amount_micro");
+      // (A lease's amount is what it still holds, not what it held: it is left out.)
+      const [over] = await q<{ n: string }>("select count(*)::text as n from holds where key_id is not null and not lease and charged_micro > amount_micro");
       expect(over!.n).toBe("0");
       // Monthly key counters equal their charges and hold nothing.
       const badKeys = await q<{ key_id: string }>(

@@ -55,8 +55,20 @@ export async function checkBooks(db: Database, userIds: string[], acceptedJobs: 
     await db.query(
       `select l.request_id, -l.amount_micro as charge, h.charged_micro, h.amount_micro, h.status
          from ledger_entries l left join holds h on h.id = l.request_id
-        where l.kind = 'charge' and l.user_id = any($1::uuid[])
+        where l.kind = 'charge' and l.user_id = any($1::uuid[]) and not (coalesce(l.meta, '{}') ? 'lease')
           and (h.id is null or h.status <> 'settled' or h.charged_micro <> -l.amount_micro or -l.amount_micro > h.amount_micro)`,
+      [ids],
+    ),
+  );
+  //    A call held against a credit lease is charged against the lease (its entry names it):
+  //    each lease's charged amount is the sum of its calls' charges.
+  v(
+    "lease charged amount != its calls' charges",
+    await db.query(
+      `select h.id, h.charged_micro, coalesce(c.s, 0) as calls
+         from holds h left join (select (meta->>'lease')::uuid as lease, -sum(amount_micro) as s from ledger_entries
+                                  where kind = 'charge' and meta ? 'lease' group by 1) c on c.lease = h.id
+        where h.lease and h.user_id = any($1::uuid[]) and coalesce(h.charged_micro, 0) <> coalesce(c.s, 0)`,
       [ids],
     ),
   );

@@ -48,6 +48,13 @@ export class HoldEstimates {
     return r.freeTokens === null || r.freeTokens - r.inflightTokens >= h.tokens;
   }
 
+  /** The room the last answer left for the key beyond every hold in flight; null when unknown. */
+  roomFor(h: HoldRequest): { micro: bigint; tokens: number | null } | null {
+    const r = this.rooms.get(`${h.userId}/${h.keyId ?? ""}`);
+    if (!r || r.freeMicro === null) return null;
+    return { micro: r.freeMicro - r.inflightMicro, tokens: r.freeTokens === null ? null : r.freeTokens - r.inflightTokens };
+  }
+
   /** A hold left for the database. */
   sent(h: HoldRequest): void {
     const r = this.room(h);

@@ -29,6 +29,11 @@ export interface HoldRequest {
   /** Tokens reserved against the key's monthly token limit. */
   tokens: number;
   ttlSeconds: number;
+  /**
+   * May be held against a credit lease of its key (src/db/repos/leases.ts): an ordinary chat
+   * call whose settle carries its usage event. Other holds always go to the database alone.
+   */
+  leasable?: boolean;
 }
 
 export type HoldOutcome =

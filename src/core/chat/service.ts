@@ -95,12 +95,14 @@ export class ChatService {
     // A policy's hold covers its worst case: every tier, judge, worker and merge that may run.
     const holdMicro = byok ? 0n : policy ? policy.holdMicro : holdAmountMicro(candidates.map((c) => c.offering.pricing!), inputTokens, request.max_tokens, this.d.fxMilli);
     const searchMicro = o.web ? (this.d.searchPriceMicro ?? 0n) : 0n;
-    const hold: HoldRequest = { id: caller.requestId, userId: p.user.id, keyId: p.keyId, amountMicro: holdMicro + searchMicro, tokens: holdTokens, ttlSeconds: this.d.holdTtlSeconds };
+    // A single call without web search settles once with its usage event: it may be held against a credit lease.
+    const single = !o.web && (!policy || policy.kind === "single");
+    const hold: HoldRequest = { id: caller.requestId, userId: p.user.id, keyId: p.keyId, amountMicro: holdMicro + searchMicro, tokens: holdTokens, ttlSeconds: this.d.holdTtlSeconds, leasable: single && !byok };
     // The hold's round trip overlaps the upstream call when the ledger's last answers for this
     // key leave room for it: nothing of the answer reaches the client before the hold is placed,
     // and a refused hold aborts the call (afterHold). Otherwise the hold goes first, as does
     // every call that pays someone else first (web search) or runs several calls (cascade, parallel).
-    const { pending: pendingHold } = await startHold(this.d.ledger, this.d.settlements, hold, !o.web && (!policy || policy.kind === "single"));
+    const { pending: pendingHold } = await startHold(this.d.ledger, this.d.settlements, hold, single);
     const plan: ChatPlan = { caller, requested: o.model, candidates, request, upstream, mapping, holdMicro, holdTokens, byok, cacheMode, startedAt: performance.now(), policy, search: null, pendingHold };
     if (o.web) await this.searchFor(plan, o.web, searchMicro);
     return { kind: "plan", plan };

@@ -29,6 +29,7 @@ import type { Database } from "../client";
 import type { HoldOutcome, HoldRequest, Ledger, UsageEvent } from "../../core/billing/ledger";
 import { HoldEstimates } from "../../core/billing/hold-estimate";
 import { StepBatcher } from "./ledger-batch";
+import { Leases } from "./leases";
 
 /** A usage event as the ledger SQL functions read it (jsonb). */
 export function eventJson(e: UsageEvent | null): string | null {
@@ -62,11 +63,14 @@ const COMMIT_SQL: Record<LedgerCommit, string> = {
 };
 
 const monthOf = (d = new Date()) => d.toISOString().slice(0, 7);
+const ROOM_REFUSALS = new Set<HoldOutcome>(["insufficient_credits", "monthly_budget_exceeded", "monthly_token_quota_exceeded", "org_member_monthly_budget_exceeded"]);
 const nextTurn = () => new Promise<void>((r) => setImmediate(r));
 
 export class SqlLedger implements Ledger {
   private batches: StepBatcher<HoldItem, HoldAnswer, SettleItem, boolean> | null = null;
   private estimates = new HoldEstimates();
+  /** Credit leases for busy keys (PostgreSQL only; LEDGER_LEASES=off turns them off). */
+  readonly leases: Leases | null = null;
 
   private readonly commit: string;
 
@@ -74,11 +78,13 @@ export class SqlLedger implements Ledger {
     private db: Database,
     private onOpenChange: (delta: number) => void = () => {},
     commit: LedgerCommit = "durable",
+    leases = true,
   ) {
     this.commit = COMMIT_SQL[commit];
     // PGlite runs one statement at a time anyway; batching pays only over a connection pool.
     if (db.kind === "postgres") {
       this.batches = new StepBatcher(LANE_SLOTS, MAX_BATCH, { step: (s, h) => this.step(s, h), hold: (h) => this.holdOne(h), settle: (x) => this.settleOne(x) });
+      if (leases) this.leases = new Leases(db, this.commit, this.estimates, onOpenChange);
     }
   }
 
@@ -87,6 +93,7 @@ export class SqlLedger implements Ledger {
 
   /** When true, `h` counts as in flight from now on, so calls deciding meanwhile see it. */
   speculate(h: HoldRequest): boolean {
+    if (this.leases?.carve(h)) return true;
     if (!this.estimates.allows(h)) return false;
     this.estimates.sent(h);
     this.reserved.add(h.id);
@@ -94,6 +101,17 @@ export class SqlLedger implements Ledger {
   }
 
   async hold(h: HoldRequest): Promise<HoldOutcome> {
+    if (this.leases && (this.leases.has(h.id) || this.leases.carve(h))) return "ok";
+    const r = await this.holdAlone(h);
+    // Room this instance has leased for the account is given back before a refusal for want of room stands.
+    if (ROOM_REFUSALS.has(r) && this.leases?.holdsFor(h.userId)) {
+      await this.leases.retireAll({ userId: h.userId });
+      return this.holdAlone(h);
+    }
+    return r;
+  }
+
+  private async holdAlone(h: HoldRequest): Promise<HoldOutcome> {
     const item: HoldItem = { ...h, month: monthOf() };
     if (!this.reserved.delete(h.id)) this.estimates.sent(h);
     let answer: HoldAnswer | null = null;
@@ -112,6 +130,7 @@ export class SqlLedger implements Ledger {
   }
 
   async settle(id: string, costMicro: bigint, tokens: number, event: UsageEvent | null): Promise<boolean> {
+    if (this.leases?.has(id)) return this.leases.charge(id, costMicro, tokens, eventJson(event));
     const item: SettleItem = { id, costMicro, tokens, event: eventJson(event) };
     const ok = await (this.batches ? this.batches.settle(item) : this.settleOne(item));
     if (ok) this.onOpenChange(-1);
@@ -119,6 +138,11 @@ export class SqlLedger implements Ledger {
   }
 
   async release(id: string, event: UsageEvent | null): Promise<boolean> {
+    if (this.leases?.has(id)) {
+      const { userId, keyId } = this.leases.release(id);
+      if (event) await this.record(id, userId, keyId, event);
+      return true;
+    }
     const rows = await this.db.query<{ r: string }>(`select ${this.commit}, gw_release($1, $2::jsonb) as r`, [id, eventJson(event)]);
     const ok = rows[0]!.r === "ok";
     if (ok) this.onOpenChange(-1);
@@ -130,9 +154,15 @@ export class SqlLedger implements Ledger {
   }
 
   async sweepExpired(limit = 500): Promise<number> {
-    const rows = await this.db.query<{ id: string }>("select id from holds where status = 'open' and expires_at < now() order by expires_at limit $1", [limit]);
+    const rows = await this.db.query<{ id: string; lease: boolean }>("select id, lease from holds where status = 'open' and expires_at < now() order by expires_at limit $1", [limit]);
     let n = 0;
-    for (const r of rows) if (await this.release(r.id, null)) n++;
+    for (const r of rows) {
+      // A lease is closed, not released: what its calls spent stays its charged amount.
+      if (r.lease) {
+        const [t] = await this.db.query<{ r: string }>(`select ${this.commit}, gw_lease_trim($1, 0, 0, true) as r`, [r.id]);
+        if (t!.r === "ok") n++;
+      } else if (await this.release(r.id, null)) n++;
+    }
     return n;
   }
 

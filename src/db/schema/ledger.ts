@@ -24,6 +24,11 @@ export const holds = pgTable(
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
     closedAt: timestamp("closed_at", { withTimezone: true }),
+    /**
+     * A credit lease: one hold many calls of a busy key are held against in memory, charged
+     * against it in batches (drizzle/0011, src/db/repos/leases.ts); id is not a request id.
+     */
+    lease: boolean("lease").notNull().default(false),
   },
   (t) => [index("holds_open_idx").on(t.expiresAt).where(sql`status = 'open'`), index("holds_user_idx").on(t.userId)],
 );

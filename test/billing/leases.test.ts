@@ -1,0 +1,138 @@
+/**
+ * Credit leases (src/db/repos/leases.ts, drizzle/0011): a busy key's calls are held in memory
+ * against one database hold. PostgreSQL only (PGlite has no leases). What a user can observe:
+ * every call charged exactly once with its usage event, nothing left held once the account is
+ * read, limits that bite as before near their edge and at once when they change, and a lease
+ * whose instance died closed by the sweeper with what its calls spent.
+ */
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { postgresAvailable, suiteGateway, type TestGateway } from "../harness";
+import { chat, errorCode, money, tenant, user } from "../chat/helpers";
+import { SqlLedger } from "../../src/db/repos/ledger";
+import { checkBooks } from "../reliability/books";
+
+setDefaultTimeout(30_000);
+
+/** `n` chat calls, `width` at a time; their HTTP statuses. */
+async function burst(g: TestGateway, key: string, n: number, width: number, maxTokens = 20): Promise<number[]> {
+  const out: number[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < n) {
+        next++;
+        out.push((await chat(g, key, { model: "gpt-4o-mini", messages: user("hi"), max_tokens: maxTokens })).status);
+      }
+    }),
+  );
+  return out;
+}
+
+const leaseRows = async (g: TestGateway, userId: string) =>
+  g.gw.deps.db.query<{ id: string; status: string; charged: string | null; amount: string }>(
+    "select id, status, charged_micro::text as charged, amount_micro::text as amount from holds where lease and user_id = $1",
+    [userId],
+  );
+
+if (await postgresAvailable()) {
+  describe("credit leases (pg)", () => {
+    const gateway = suiteGateway({ db: "pg" });
+
+    test("a busy key's calls are held against a lease: each charged once, with its event; nothing held once the account is read", async () => {
+      const g = gateway();
+      const { user: u, key } = await tenant(g, 1000);
+      const statuses = await burst(g, key.key, 300, 32);
+      expect(statuses.filter((s) => s !== 200)).toEqual([]);
+      const me = await g.call("GET", "/v1/me", { token: u.jwt });
+      expect(me.body.held_krw).toBe(0);
+      const leases = await leaseRows(g, u.id);
+      expect(leases.length).toBeGreaterThan(0);
+      expect(leases.every((l) => l.status === "settled" && l.amount === "0")).toBe(true);
+      const [n] = await g.gw.deps.db.query<{ own: number; leased: number; events: number }>(
+        `select (select count(*)::int from holds where user_id = $1 and not lease) as own,
+                (select count(*)::int from ledger_entries where user_id = $1 and kind = 'charge' and meta ? 'lease') as leased,
+                (select count(*)::int from usage_events where user_id = $1) as events`,
+        [u.id],
+      );
+      // Fewer database holds than calls: the rest rode on leases.
+      expect(n!.own).toBeLessThan(300);
+      expect(n!.own + n!.leased).toBe(300);
+      expect(n!.events).toBe(300);
+      expect((await checkBooks(g.gw.deps.db, [u.id])).violations).toEqual([]);
+      const [k] = await g.gw.deps.db.query<{ requests: number; held: string; tokens: string }>(
+        "select requests::int, held_micro::text as held, held_tokens::text as tokens from key_monthly where key_id = $1",
+        [key.id],
+      );
+      expect(k).toEqual({ requests: 300, held: "0", tokens: "0" });
+    });
+
+    test("near its limit a key takes no lease: exactly the calls its budget covers succeed", async () => {
+      const g = gateway();
+      // Learn one call's hold, then give the key a budget for five of them.
+      const probe = await tenant(g, 1000);
+      expect((await chat(g, probe.key.key, { model: "gpt-4o-mini", messages: user("hi"), max_tokens: 20 })).status).toBe(200);
+      const [h] = await g.gw.deps.db.query<{ a: string }>("select amount_micro::text as a from holds where user_id = $1 and not lease", [probe.user.id]);
+      const hold = BigInt(h!.a);
+      const { user: u, key } = await tenant(g, 1000);
+      await g.gw.deps.db.query("update users set balance_micro = $2 where id = $1", [u.id, (hold * 5n + hold / 2n).toString()]);
+      const statuses = await burst(g, key.key, 60, 30);
+      expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(5);
+      expect(statuses.filter((s) => s !== 200 && s !== 402)).toEqual([]);
+      expect(await leaseRows(g, u.id)).toEqual([]);
+      expect((await money(g, u.id)).held).toBe(0n);
+    });
+
+    test("a key deactivated while its lease is open is refused at once", async () => {
+      const g = gateway();
+      const { user: u, key } = await tenant(g, 1000);
+      expect((await burst(g, key.key, 120, 32)).every((s) => s === 200)).toBe(true);
+      const open = (await leaseRows(g, u.id)).filter((l) => l.status === "open");
+      expect(open.length).toBeGreaterThan(0); // a lease is live: the next call would ride on it
+      const patched = await g.call("PATCH", `/v1/keys/${key.id}`, { token: u.jwt, body: { monthly_budget_krw: 0 } });
+      expect(patched.status).toBe(200);
+      const r = await chat(g, key.key, { model: "gpt-4o-mini", messages: user("hi"), max_tokens: 20 });
+      expect(r.status).toBe(402);
+      expect(errorCode(r.body)).toBe("monthly_budget_exceeded");
+      await g.gw.settlements.quiesce(u.id);
+      expect((await g.call("GET", "/v1/me", { token: u.jwt })).body.held_krw).toBe(0);
+    });
+
+    test("a lease left by a dead instance is closed by the sweeper with what its calls spent; a late charge still charges once", async () => {
+      const g = gateway();
+      const { user: u, key } = await tenant(g, 1000);
+      const db = g.gw.deps.db;
+      const dead = new SqlLedger(db); // an instance of its own, never stopped
+      const h = (id: string) => ({ id, userId: u.id, keyId: key.id, amountMicro: 10_000n, tokens: 50, ttlSeconds: 60, leasable: true });
+      const first = crypto.randomUUID();
+      expect(await dead.hold(h(first))).toBe("ok"); // the key's room is known now
+      expect(await dead.settle(first, 0n, 0, null)).toBe(true);
+      // A busy key: the lease opens on its way; keep asking until calls ride on it.
+      const ids: string[] = [];
+      for (let i = 0; i < 200 && ids.length < 3; i++) {
+        const id = crypto.randomUUID();
+        expect(await dead.hold(h(id))).toBe("ok");
+        if (dead.leases!.has(id)) ids.push(id);
+        else await dead.settle(id, 0n, 0, null);
+        await Bun.sleep(1);
+      }
+      expect(ids.length).toBe(3);
+      const event = { model: "gpt-4o-mini", provider: "openai", maker: "openai", modality: "text" as const, app: null, status: 200, promptTokens: 5, completionTokens: 5, cachedTokens: 0, cacheWriteTokens: 0, fxMilli: null, latencyMs: 1, cached: false };
+      expect(await dead.settle(ids[0]!, 7_000n, 10, event)).toBe(true);
+      expect(await dead.settle(ids[0]!, 7_000n, 10, event)).toBe(false); // never twice
+      // The instance dies; its lease expires and another instance's sweeper closes it.
+      await db.query("update holds set expires_at = now() - interval '1 second' where lease and user_id = $1 and status = 'open'", [u.id]);
+      expect(await new SqlLedger(db, () => {}, "durable", false).sweepExpired()).toBeGreaterThan(0);
+      let m = await money(g, u.id);
+      expect(m.held).toBe(0n);
+      // A call that was still running settles late: charged to the balance, once.
+      const before = m.balance;
+      expect(await dead.settle(ids[1]!, 3_000n, 10, event)).toBe(true);
+      m = await money(g, u.id);
+      expect(before - m.balance).toBe(3_000n);
+      expect(m.held).toBe(0n);
+      dead.leases!.release(ids[2]!);
+      await dead.leases!.stop();
+      expect((await checkBooks(db, [u.id])).violations).toEqual([]);
+    });
+  });
+}

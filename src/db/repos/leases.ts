@@ -18,7 +18,7 @@
  * - a lease is used for at most MAX_AGE_MS and its expiry is that plus the call TTL, so the
  *   sweeper never closes a lease a live call may still be charged against (a charge that comes
  *   after all the same still charges the balance: gw_lease_charge);
- * - a lease idle for IDLE_MS, one that can no longer cover its key's next call, and every lease
+ * - a lease idle for IDLE_MS, one that is spent (less than an eighth left), and every lease
  *   of a key or account whose limits changed (cache invalidation) or whose dashboard is read,
  *   is retired: what its calls in flight cannot spend is given back at once (gw_lease_trim) and
  *   it is closed when its last call is charged.
@@ -49,6 +49,7 @@ interface Lease {
   month: string;
   /** What it held when it opened. */
   sizeMicro: bigint;
+  sizeTokens: number;
   /** What the lease holds beyond its calls in flight and its charges on their way. */
   availMicro: bigint;
   availTokens: number;
@@ -135,8 +136,14 @@ export class Leases {
     st.windowCalls++;
     const month = st.leases.length ? monthOf() : "";
     for (const l of [...st.leases]) {
-      if (l.month !== month || now - l.openedAt > MAX_AGE_MS || l.availMicro < h.amountMicro || l.availTokens < h.tokens) {
-        this.retire(st, l);
+      if (l.month !== month || now - l.openedAt > MAX_AGE_MS) {
+        void this.retire(st, l);
+        continue;
+      }
+      if (l.availMicro < h.amountMicro || l.availTokens < h.tokens) {
+        // Spent (what is left would not cover a typical call): retired. A call much bigger than
+        // the lease's own calls just goes to the database; the lease stays for the others.
+        if (l.availMicro < l.sizeMicro / 8n || l.availTokens < l.sizeTokens / 8) void this.retire(st, l);
         continue;
       }
       l.availMicro -= h.amountMicro;
@@ -247,7 +254,7 @@ export class Leases {
         if (answer?.r !== "ok") return;
         const now = performance.now();
         st.leases.push({
-          id: lease.id, userId: h.userId, keyId: h.keyId, month, sizeMicro: micro, availMicro: micro, availTokens: tokens, calls: 0,
+          id: lease.id, userId: h.userId, keyId: h.keyId, month, sizeMicro: micro, sizeTokens: tokens, availMicro: micro, availTokens: tokens, calls: 0,
           openMicro: 0n, openTokens: 0, chargingMicro: 0n, chargingTokens: 0, openedAt: now, usedAt: now, retired: false, closing: null,
         });
         this.onOpenChange(1);

@@ -101,7 +101,8 @@ export class SqlLedger implements Ledger {
   }
 
   async hold(h: HoldRequest): Promise<HoldOutcome> {
-    if (this.leases && (this.leases.has(h.id) || this.leases.carve(h))) return "ok";
+    // A hold `speculate` counted in flight for the database goes there (the count must be answered).
+    if (this.leases && (this.leases.has(h.id) || (!this.reserved.has(h.id) && this.leases.carve(h)))) return "ok";
     const r = await this.holdAlone(h);
     // Room this instance has leased for the account is given back before a refusal for want of room stands.
     if (ROOM_REFUSALS.has(r) && this.leases?.holdsFor(h.userId)) {

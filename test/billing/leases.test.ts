@@ -97,6 +97,28 @@ if (await postgresAvailable()) {
       expect((await g.call("GET", "/v1/me", { token: u.jwt })).body.held_krw).toBe(0);
     });
 
+    test("a lease that was on its way when the key's limits changed is closed unused", async () => {
+      const g = gateway();
+      const { user: u, key } = await tenant(g, 1000);
+      const ledger = new SqlLedger(g.gw.deps.db);
+      const h = () => ({ id: crypto.randomUUID(), userId: u.id, keyId: key.id, amountMicro: 10_000n, tokens: 50, ttlSeconds: 60, leasable: true });
+      const first = h();
+      expect(await ledger.hold(first)).toBe("ok"); // the key's room is known now
+      // A burst makes the key busy: the lease is asked for while these holds are still on their way…
+      const holds = Array.from({ length: 20 }, h);
+      const answers = Promise.all(holds.map((x) => ledger.hold(x)));
+      // …and the key's limits change before its answer arrives.
+      await ledger.leases!.retireAll({ keyId: key.id });
+      expect(await answers).toEqual(Array(20).fill("ok"));
+      await Bun.sleep(100);
+      expect(ledger.leases!.holdsFor(u.id)).toBe(false);
+      const rows = await leaseRows(g, u.id);
+      expect(rows.length).toBe(1);
+      expect(rows[0]).toMatchObject({ status: "settled", amount: "0", charged: "0" });
+      for (const x of [first, ...holds]) expect(await ledger.release(x.id, null)).toBe(true);
+      expect(await money(g, u.id)).toEqual({ balance: 1_000_000_000n, held: 0n });
+    });
+
     test("a lease left by a dead instance is closed by the sweeper with what its calls spent; a late charge still charges once", async () => {
       const g = gateway();
       const { user: u, key } = await tenant(g, 1000);

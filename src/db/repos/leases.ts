@@ -95,6 +95,8 @@ export class Leases {
   private keys = new Map<string, KeyState>();
   private held = new Map<string, Held>();
   private charges: StepBatcher<never, never, ChargeItem, boolean>;
+  /** Bumped by every retireAll: a lease that was opening meanwhile may predate the change, so it is closed unused. */
+  private generation = 0;
   private timer: ReturnType<typeof setInterval>;
 
   constructor(
@@ -208,6 +210,7 @@ export class Leases {
    * flight, once it is closed).
    */
   async retireAll(match: { userId?: string; keyId?: string } = {}): Promise<void> {
+    this.generation++;
     const waits: Promise<void>[] = [];
     for (const st of this.keys.values())
       for (const l of [...st.leases]) {
@@ -241,6 +244,7 @@ export class Leases {
     if (tokens < h.tokens * Number(MIN_CALLS)) return;
     const lease: HoldRequest = { id: crypto.randomUUID(), userId: h.userId, keyId: h.keyId, amountMicro: micro, tokens, ttlSeconds: h.ttlSeconds + MAX_AGE_MS / 1000 };
     const month = monthOf();
+    const generation = this.generation;
     st.opening = true;
     this.estimates.sent(lease);
     let answer: { r: HoldOutcome; f: string | null; ft: string | null } | undefined;
@@ -253,11 +257,18 @@ export class Leases {
         answer = rows[0];
         if (answer?.r !== "ok") return;
         const now = performance.now();
-        st.leases.push({
+        const l: Lease = {
           id: lease.id, userId: h.userId, keyId: h.keyId, month, sizeMicro: micro, sizeTokens: tokens, availMicro: micro, availTokens: tokens, calls: 0,
           openMicro: 0n, openTokens: 0, chargingMicro: 0n, chargingTokens: 0, openedAt: now, usedAt: now, retired: false, closing: null,
-        });
+        };
         this.onOpenChange(1);
+        if (generation !== this.generation) {
+          // A limit may have changed while it was on its way: never used, closed at once.
+          l.retired = true;
+          void this.close(l);
+          return;
+        }
+        st.leases.push(l);
       })
       .catch(() => {}) // no lease: the calls go to the database one by one, as before
       .finally(() => {

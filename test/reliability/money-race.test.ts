@@ -2,7 +2,8 @@
  * Racing two instances for the same money: a user's credits and a key's monthly budget cannot
  * be overspent by sending concurrent calls through two gateways on one PostgreSQL database
  * (each hold checks and reserves in one statement under the account's row lock). Other
- * multi-instance properties are covered elsewhere: key deletion and settings
+ * With credit leases (src/db/repos/leases.ts) both instances hold a busy key's calls in memory
+ * against their own leases, and the budget still holds. Other multi-instance properties are covered elsewhere: key deletion and settings
  * (test/http/multi-instance.test.ts), the Redis rate limit (test/http/errors-limits.test.ts),
  * policies (test/routing/invalidation.test.ts), video polling (test/video/pool.test.ts).
  */
@@ -60,6 +61,46 @@ describe.skipIf(!pg)("two instances racing for one account", () => {
     const [m] = await a.gw.deps.db.query<{ spent: string; held: string }>("select spent_micro::text as spent, held_micro::text as held from key_monthly where key_id = $1", [k.id]);
     expect(BigInt(m!.spent)).toBeLessThanOrEqual(50_000_000n);
     expect(m!.held).toBe("0");
+    expect((await checkBooks(a.gw.deps.db, [u.id])).violations).toEqual([]);
+  }, 60_000);
+
+  test("credit leases on both instances never overspend a key's budget; every success charged once; nothing held after", async () => {
+    const u = await fastUser(a, { creditKrw: 10_000 });
+    const k = await a.newKey(u, { monthly_budget_krw: 40 });
+    // A few tokens of gpt-4o-mini: every hold and every charge is the 0.1 KRW minimum, so the
+    // budget affords exactly 400 calls; both instances' keys are busy, so both take leases.
+    const cheap = { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }], max_tokens: 5 };
+    const statuses: number[] = [];
+    const refusals = new Set<string>();
+    await Promise.all(
+      [a, b].flatMap((g) =>
+        Array.from({ length: 16 }, async () => {
+          for (let i = 0; i < 40; i++) {
+            const r = await g.call("POST", "/v1/chat/completions", { token: k.key, body: cheap });
+            statuses.push(r.status);
+            if (r.status === 402) refusals.add(r.body.detail.error);
+          }
+        }),
+      ),
+    );
+    const ok = statuses.filter((s) => s === 200).length;
+    expect(statuses.every((s) => s === 200 || s === 402)).toBe(true);
+    expect([...refusals]).toEqual(["monthly_budget_exceeded"]);
+    expect(ok).toBeLessThanOrEqual(400);
+    // A lease still held on one instance can refuse the other a few of the last calls; no more.
+    expect(ok).toBeGreaterThanOrEqual(300);
+    for (const g of [a, b]) {
+      await g.gw.settlements.quiesce();
+      await g.gw.ledger.leases!.retireAll();
+    }
+    const [leases] = await a.gw.deps.db.query<{ n: number }>("select count(*)::int as n from holds where lease and user_id = $1", [u.id]);
+    expect(leases!.n).toBeGreaterThan(0);
+    console.log(`[money-race leases] ${ok} of the 400 calls the budget affords succeeded (${statuses.length} sent, ${leases!.n} leases)`);
+    const [m] = await a.gw.deps.db.query<{ spent: string; held: string; tokens: string; requests: number }>(
+      "select spent_micro::text as spent, held_micro::text as held, held_tokens::text as tokens, requests::int as requests from key_monthly where key_id = $1",
+      [k.id],
+    );
+    expect(m).toEqual({ spent: String(ok * 100_000), held: "0", tokens: "0", requests: ok });
     expect((await checkBooks(a.gw.deps.db, [u.id])).violations).toEqual([]);
   }, 60_000);
 });

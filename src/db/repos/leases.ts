@@ -67,6 +67,10 @@ interface Lease {
 }
 
 interface KeyState {
+  userId: string;
+  keyId: string | null;
+  /** Bumped when the key's leases are retired: a lease that was opening meanwhile may predate a limit change. */
+  generation: number;
   leases: Lease[];
   opening: boolean;
   windowStart: number;
@@ -95,8 +99,6 @@ export class Leases {
   private keys = new Map<string, KeyState>();
   private held = new Map<string, Held>();
   private charges: StepBatcher<never, never, ChargeItem, boolean>;
-  /** Bumped by every retireAll: a lease that was opening meanwhile may predate the change, so it is closed unused. */
-  private generation = 0;
   private timer: ReturnType<typeof setInterval>;
 
   constructor(
@@ -129,7 +131,7 @@ export class Leases {
     if (!h.leasable || h.amountMicro <= 0n) return false;
     const key = `${h.userId}/${h.keyId ?? ""}`;
     let st = this.keys.get(key);
-    if (!st) this.keys.set(key, (st = { leases: [], opening: false, windowStart: 0, windowCalls: 0 }));
+    if (!st) this.keys.set(key, (st = { userId: h.userId, keyId: h.keyId, generation: 0, leases: [], opening: false, windowStart: 0, windowCalls: 0 }));
     const now = performance.now();
     if (now - st.windowStart > BUSY_WINDOW_MS) {
       st.windowStart = now;
@@ -210,14 +212,13 @@ export class Leases {
    * flight, once it is closed).
    */
   async retireAll(match: { userId?: string; keyId?: string } = {}): Promise<void> {
-    this.generation++;
     const waits: Promise<void>[] = [];
-    for (const st of this.keys.values())
-      for (const l of [...st.leases]) {
-        if (match.userId !== undefined && l.userId !== match.userId) continue;
-        if (match.keyId !== undefined && l.keyId !== match.keyId) continue;
-        waits.push(this.retire(st, l));
-      }
+    for (const st of this.keys.values()) {
+      if (match.userId !== undefined && st.userId !== match.userId) continue;
+      if (match.keyId !== undefined && st.keyId !== match.keyId) continue;
+      st.generation++;
+      for (const l of [...st.leases]) waits.push(this.retire(st, l));
+    }
     await Promise.all(waits);
   }
 
@@ -244,7 +245,7 @@ export class Leases {
     if (tokens < h.tokens * Number(MIN_CALLS)) return;
     const lease: HoldRequest = { id: crypto.randomUUID(), userId: h.userId, keyId: h.keyId, amountMicro: micro, tokens, ttlSeconds: h.ttlSeconds + MAX_AGE_MS / 1000 };
     const month = monthOf();
-    const generation = this.generation;
+    const generation = st.generation;
     st.opening = true;
     this.estimates.sent(lease);
     let answer: { r: HoldOutcome; f: string | null; ft: string | null } | undefined;
@@ -262,7 +263,7 @@ export class Leases {
           openMicro: 0n, openTokens: 0, chargingMicro: 0n, chargingTokens: 0, openedAt: now, usedAt: now, retired: false, closing: null,
         };
         this.onOpenChange(1);
-        if (generation !== this.generation) {
+        if (generation !== st.generation) {
           // A limit may have changed while it was on its way: never used, closed at once.
           l.retired = true;
           void this.close(l);

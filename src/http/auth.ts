@@ -97,6 +97,11 @@ export class Authenticator {
     return { principal: p, rate };
   }
 
+  /** Waits until the account's own recent calls are in its balances (settles landed, leased room back). */
+  async settled(userId: string): Promise<void> {
+    await this.d.settled?.(userId);
+  }
+
   /** Dashboard JWT → a live account. API keys and management keys are refused (401). */
   async jwtUser(request: Request): Promise<UserRow> {
     const token = bearer(request);

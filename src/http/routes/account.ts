@@ -72,6 +72,7 @@ export function accountRoutes(d: AppDeps) {
           // Every key-authenticated response carries the rate-limit counters.
           if (rate) Object.assign(set.headers, rateHeaders(rate));
           userId = principal.user.id;
+          await d.auth.settled(userId);
         } else userId = (await d.auth.jwtUser(request)).id;
         const u = await d.users.live(userId);
         if (!u) throw new GatewayError("unauthorized");

@@ -12,8 +12,3 @@ export function requireUuid(value: string, what = "id"): string {
 export function notFound(what = "리소스"): GatewayError {
   return new GatewayError("not_found", `${what}를 찾을 수 없습니다.`);
 }
-
-/** Current billing month in UTC, `YYYY-MM`. */
-export function currentMonth(now = new Date()): string {
-  return now.toISOString().slice(0, 7);
-}

@@ -42,10 +42,8 @@ export class HoldEstimates {
 
   /** True when the last answer left room for `h` beyond every hold of the key still in flight. */
   allows(h: HoldRequest): boolean {
-    const r = this.rooms.get(`${h.userId}/${h.keyId ?? ""}`);
-    if (!r || r.freeMicro === null) return false;
-    if (r.freeMicro - r.inflightMicro < h.amountMicro) return false;
-    return r.freeTokens === null || r.freeTokens - r.inflightTokens >= h.tokens;
+    const room = this.roomFor(h);
+    return room !== null && room.micro >= h.amountMicro && (room.tokens === null || room.tokens >= h.tokens);
   }
 
   /** The room the last answer left for the key beyond every hold in flight; null when unknown. */

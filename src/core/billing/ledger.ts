@@ -45,6 +45,14 @@ export type HoldOutcome =
   | "unauthorized"
   | "duplicate";
 
+/** Refusals for want of room: credits, the key's budget or tokens, an org member's budget. */
+export const ROOM_REFUSALS: ReadonlySet<string> = new Set<HoldOutcome>(["insufficient_credits", "monthly_budget_exceeded", "monthly_token_quota_exceeded", "org_member_monthly_budget_exceeded"]);
+
+/** The billing month of holds and key counters, in UTC: `YYYY-MM`. */
+export function currentMonth(now = new Date()): string {
+  return now.toISOString().slice(0, 7);
+}
+
 export interface Ledger {
   hold(h: HoldRequest): Promise<HoldOutcome>;
   /**

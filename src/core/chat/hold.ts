@@ -5,11 +5,8 @@
  * upstream call and reaches the client as the refusal itself.
  */
 import { GatewayError } from "../errors";
-import { holdOrThrow, type HoldRequest, type Ledger } from "../billing/ledger";
+import { holdOrThrow, ROOM_REFUSALS, type HoldRequest, type Ledger } from "../billing/ledger";
 import type { Settlements } from "../billing/settlements";
-
-/** Hold refusals for want of room: credits, the key's budget or tokens, an org member's budget. */
-const ROOM_REFUSALS = new Set<string>(["insufficient_credits", "monthly_budget_exceeded", "monthly_token_quota_exceeded", "org_member_monthly_budget_exceeded"]);
 
 /** A hold that travelled alongside the upstream call and was refused: `error` goes to the client as is. */
 export class HoldRefused {

@@ -25,7 +25,8 @@
  */
 import type { Database } from "../client";
 import type { HoldEstimates } from "../../core/billing/hold-estimate";
-import type { HoldOutcome, HoldRequest } from "../../core/billing/ledger";
+import { currentMonth, type HoldRequest } from "../../core/billing/ledger";
+import { holdAnswer, type HoldAnswer, type HoldRow } from "./hold-answer";
 import { StepBatcher } from "./ledger-batch";
 
 /** Leasable holds of one key within BUSY_WINDOW_MS that make it busy. */
@@ -55,11 +56,9 @@ interface Lease {
   availTokens: number;
   /** Calls held against it not yet charged or released, and charges not yet landed. */
   calls: number;
-  /** The calls' own holds still open, and charges sent but not landed (what a trim must keep). */
-  openMicro: bigint;
-  openTokens: number;
-  chargingMicro: bigint;
-  chargingTokens: number;
+  /** What a trim must keep: the open calls' holds, and the costs of charges not yet landed. */
+  keepMicro: bigint;
+  keepTokens: number;
   openedAt: number;
   usedAt: number;
   retired: boolean;
@@ -92,8 +91,6 @@ interface ChargeItem {
   tokens: number;
   event: string | null;
 }
-
-const monthOf = () => new Date().toISOString().slice(0, 7);
 
 export class Leases {
   private keys = new Map<string, KeyState>();
@@ -138,8 +135,10 @@ export class Leases {
       st.windowCalls = 0;
     }
     st.windowCalls++;
-    const month = st.leases.length ? monthOf() : "";
-    for (const l of [...st.leases]) {
+    const month = st.leases.length ? currentMonth() : "";
+    // retire() takes a lease out of st.leases, so the index only moves past leases kept.
+    for (let i = 0; i < st.leases.length; ) {
+      const l = st.leases[i]!;
       if (l.month !== month || now - l.openedAt > MAX_AGE_MS) {
         void this.retire(st, l);
         continue;
@@ -148,12 +147,13 @@ export class Leases {
         // Spent (what is left would not cover a typical call): retired. A call much bigger than
         // the lease's own calls just goes to the database; the lease stays for the others.
         if (l.availMicro < l.sizeMicro / 8n || l.availTokens < l.sizeTokens / 8) void this.retire(st, l);
+        else i++;
         continue;
       }
       l.availMicro -= h.amountMicro;
       l.availTokens -= h.tokens;
-      l.openMicro += h.amountMicro;
-      l.openTokens += h.tokens;
+      l.keepMicro += h.amountMicro;
+      l.keepTokens += h.tokens;
       l.calls++;
       l.usedAt = now;
       this.held.set(h.id, { lease: l, micro: h.amountMicro, tokens: h.tokens, charge: null });
@@ -171,10 +171,9 @@ export class Leases {
     const l = c.lease;
     if (!c.charge) {
       c.charge = { micro: costMicro, tokens };
-      l.openMicro -= c.micro;
-      l.openTokens -= c.tokens;
-      l.chargingMicro += costMicro;
-      l.chargingTokens += tokens;
+      // The call's hold is no longer needed; its cost is, until the charge lands.
+      l.keepMicro += costMicro - c.micro;
+      l.keepTokens += tokens - c.tokens;
       if (!l.retired) {
         l.availMicro += c.micro - costMicro;
         l.availTokens += c.tokens - tokens;
@@ -183,8 +182,8 @@ export class Leases {
     // A failed statement throws here and the caller retries; the accounting above stays.
     const ok = await this.charges.settle({ lease: l.id, id, costMicro, tokens, event });
     this.held.delete(id);
-    l.chargingMicro -= c.charge.micro;
-    l.chargingTokens -= c.charge.tokens;
+    l.keepMicro -= c.charge.micro;
+    l.keepTokens -= c.charge.tokens;
     l.calls--;
     this.closeIfDone(l);
     return ok;
@@ -195,8 +194,8 @@ export class Leases {
     const c = this.held.get(id)!;
     const l = c.lease;
     this.held.delete(id);
-    l.openMicro -= c.micro;
-    l.openTokens -= c.tokens;
+    l.keepMicro -= c.micro;
+    l.keepTokens -= c.tokens;
     if (!l.retired) {
       l.availMicro += c.micro;
       l.availTokens += c.tokens;
@@ -244,23 +243,23 @@ export class Leases {
     if (room.tokens !== null) tokens = Math.min(tokens, Math.floor(room.tokens / 4));
     if (tokens < h.tokens * Number(MIN_CALLS)) return;
     const lease: HoldRequest = { id: crypto.randomUUID(), userId: h.userId, keyId: h.keyId, amountMicro: micro, tokens, ttlSeconds: h.ttlSeconds + MAX_AGE_MS / 1000 };
-    const month = monthOf();
+    const month = currentMonth();
     const generation = st.generation;
     st.opening = true;
     this.estimates.sent(lease);
-    let answer: { r: HoldOutcome; f: string | null; ft: string | null } | undefined;
+    let answer: HoldAnswer | undefined;
     this.db
-      .query<{ r: HoldOutcome; f: string | null; ft: string | null }>(
+      .query<HoldRow>(
         `select o.r, o.free_micro::text as f, o.free_tokens::text as ft from (select ${this.commitSql}) s, gw_lease_open($1, $2, $3, $4, $5, $6, $7) o`,
         [lease.id, lease.userId, lease.keyId, month, micro.toString(), tokens, lease.ttlSeconds],
       )
       .then((rows) => {
-        answer = rows[0];
-        if (answer?.r !== "ok") return;
+        answer = holdAnswer(rows[0]!);
+        if (answer.r !== "ok") return;
         const now = performance.now();
         const l: Lease = {
           id: lease.id, userId: h.userId, keyId: h.keyId, month, sizeMicro: micro, sizeTokens: tokens, availMicro: micro, availTokens: tokens, calls: 0,
-          openMicro: 0n, openTokens: 0, chargingMicro: 0n, chargingTokens: 0, openedAt: now, usedAt: now, retired: false, closing: null,
+          keepMicro: 0n, keepTokens: 0, openedAt: now, usedAt: now, retired: false, closing: null,
         };
         this.onOpenChange(1);
         if (generation !== st.generation) {
@@ -274,7 +273,7 @@ export class Leases {
       .catch(() => {}) // no lease: the calls go to the database one by one, as before
       .finally(() => {
         st.opening = false;
-        this.estimates.answered(lease, answer?.r ?? null, answer ? { micro: answer.f === null ? null : BigInt(answer.f), tokens: answer.ft === null ? null : Number(answer.ft) } : null);
+        this.estimates.answered(lease, answer?.r ?? null, answer ?? null);
       });
   }
 
@@ -287,7 +286,7 @@ export class Leases {
     l.availTokens = 0;
     if (l.calls === 0) return this.close(l);
     // Keep what the calls in flight may still spend and what is being charged; give back the rest.
-    return this.trim(l, l.openMicro + l.chargingMicro, l.openTokens + l.chargingTokens, false).catch(() => {});
+    return this.trim(l, l.keepMicro, l.keepTokens, false).catch(() => {});
   }
 
   private retireIdle(): void {
@@ -312,7 +311,7 @@ export class Leases {
   }
 
   private async trim(l: Lease, keepMicro: bigint, keepTokens: number, close: boolean): Promise<void> {
-    await this.db.query(`select ${this.commitSql}, gw_lease_trim($1, $2, $3, $4)`, [l.id, keepMicro.toString(), keepTokens, close]);
+    await trimLease(this.db, this.commitSql, l.id, keepMicro, keepTokens, close);
   }
 
   private async chargeMany(items: ChargeItem[]): Promise<boolean[]> {
@@ -324,4 +323,13 @@ export class Leases {
     for (const row of rows) out[Number(row.n) - 1] = row.r === "ok";
     return out;
   }
+}
+
+/**
+ * Gives back what lease `id` holds beyond `keepMicro` / `keepTokens`, or all of it and closes it
+ * (`close`); 'not_open' when it was closed already. Also how the sweeper closes an expired lease.
+ */
+export async function trimLease(db: Database, commitSql: string, id: string, keepMicro: bigint, keepTokens: number, close: boolean): Promise<string> {
+  const rows = await db.query<{ r: string }>(`select ${commitSql}, gw_lease_trim($1, $2, $3, $4) as r`, [id, keepMicro.toString(), keepTokens, close]);
+  return rows[0]!.r;
 }

@@ -26,10 +26,11 @@
  * cannot fail its neighbours.
  */
 import type { Database } from "../client";
-import type { HoldOutcome, HoldRequest, Ledger, UsageEvent } from "../../core/billing/ledger";
+import { currentMonth, ROOM_REFUSALS, type HoldOutcome, type HoldRequest, type Ledger, type UsageEvent } from "../../core/billing/ledger";
 import { HoldEstimates } from "../../core/billing/hold-estimate";
 import { StepBatcher } from "./ledger-batch";
-import { Leases } from "./leases";
+import { holdAnswer, type HoldAnswer, type HoldRow } from "./hold-answer";
+import { Leases, trimLease } from "./leases";
 
 /** A usage event as the ledger SQL functions read it (jsonb). */
 export function eventJson(e: UsageEvent | null): string | null {
@@ -62,8 +63,6 @@ const COMMIT_SQL: Record<LedgerCommit, string> = {
   async: "set_config('synchronous_commit', 'off', true)",
 };
 
-const monthOf = (d = new Date()) => d.toISOString().slice(0, 7);
-const ROOM_REFUSALS = new Set<HoldOutcome>(["insufficient_credits", "monthly_budget_exceeded", "monthly_token_quota_exceeded", "org_member_monthly_budget_exceeded"]);
 const nextTurn = () => new Promise<void>((r) => setImmediate(r));
 
 export class SqlLedger implements Ledger {
@@ -113,7 +112,7 @@ export class SqlLedger implements Ledger {
   }
 
   private async holdAlone(h: HoldRequest): Promise<HoldOutcome> {
-    const item: HoldItem = { ...h, month: monthOf() };
+    const item: HoldItem = { ...h, month: currentMonth() };
     if (!this.reserved.delete(h.id)) this.estimates.sent(h);
     let answer: HoldAnswer | null = null;
     try {
@@ -160,8 +159,7 @@ export class SqlLedger implements Ledger {
     for (const r of rows) {
       // A lease is closed, not released: what its calls spent stays its charged amount.
       if (r.lease) {
-        const [t] = await this.db.query<{ r: string }>(`select ${this.commit}, gw_lease_trim($1, 0, 0, true) as r`, [r.id]);
-        if (t!.r === "ok") n++;
+        if ((await trimLease(this.db, this.commit, r.id, 0n, 0, true)) === "ok") n++;
       } else if (await this.release(r.id, null)) n++;
     }
     return n;
@@ -218,21 +216,6 @@ export class SqlLedger implements Ledger {
 interface HoldItem extends HoldRequest {
   month: string;
 }
-
-interface HoldRow {
-  r: HoldOutcome;
-  f: string | null;
-  ft: string | null;
-}
-
-/** A hold's outcome and the room it left (for the estimate). */
-interface HoldAnswer {
-  r: HoldOutcome;
-  micro: bigint | null;
-  tokens: number | null;
-}
-
-const holdAnswer = (row: HoldRow): HoldAnswer => ({ r: row.r, micro: row.f === null ? null : BigInt(row.f), tokens: row.ft === null ? null : Number(row.ft) });
 
 interface SettleItem {
   id: string;

@@ -5,7 +5,8 @@ import { microToKrw } from "../../lib/money";
 import { CreateKeyBody, PatchKeyBody } from "../../surfaces/gateway/key-schemas";
 import type { AppDeps } from "../deps";
 import { issueApiKey, keyPatchFromBody, toKeyRecord } from "../key-records";
-import { currentMonth, notFound, requireUuid } from "../params";
+import { notFound, requireUuid } from "../params";
+import { currentMonth } from "../../core/billing/ledger";
 
 const maskingRequired = () => new GatewayError("pii_masking_required");
 

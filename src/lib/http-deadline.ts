@@ -54,28 +54,19 @@ export async function fetchWithDeadlines(
   const { signal } = opts;
   if (signal?.aborted) throw signal.reason ?? abortError();
 
-  const controller = new AbortController();
-  /** Why we aborted (deadline or caller); read errors are replaced by it. */
-  let abortReason: unknown;
   let firstByteTimer: ReturnType<typeof setTimeout> | undefined;
+  const call = callAbort(signal, () => cleanup());
+  const { controller, abort } = call;
   const cleanup = (): void => {
     if (firstByteTimer !== undefined) clearTimeout(firstByteTimer);
     firstByteTimer = undefined;
-    signal?.removeEventListener("abort", onCallerAbort);
+    call.detach();
   };
-  const abort = (reason: unknown): void => {
-    if (controller.signal.aborted) return;
-    abortReason = reason;
-    cleanup();
-    controller.abort(reason);
-  };
-  const onCallerAbort = (): void => abort(signal?.reason ?? abortError());
-  signal?.addEventListener("abort", onCallerAbort, { once: true });
   firstByteTimer = setTimeout(() => abort(new DeadlineError("first_byte", opts.firstByteTimeoutMs)), opts.firstByteTimeoutMs);
 
   /** Settles (rejects) when the call is aborted for any reason: raced against every wait. */
   const aborted = new Promise<never>((_, reject) => {
-    controller.signal.addEventListener("abort", () => reject(abortReason), { once: true });
+    controller.signal.addEventListener("abort", () => reject(call.reason), { once: true });
   });
   aborted.catch(() => {});
 
@@ -85,7 +76,7 @@ export async function fetchWithDeadlines(
   } catch (err) {
     cleanup();
     abort(err); // make sure the fetch is gone whatever happened
-    throw abortReason !== undefined && abortReason !== err ? abortReason : err;
+    throw call.reason !== undefined && call.reason !== err ? call.reason : err;
   }
 
   const source = response.body;
@@ -127,7 +118,7 @@ export async function fetchWithDeadlines(
           finish();
           abort(err);
           reader.cancel().catch(() => {});
-          out.error(mapErr(abortReason !== undefined ? abortReason : err));
+          out.error(mapErr(call.reason !== undefined ? call.reason : err));
         } finally {
           if (idleTimer !== undefined) clearTimeout(idleTimer);
         }
@@ -153,18 +144,11 @@ export async function fetchWithDeadlines(
 export async function fetchAllWithDeadlines(url: string, init: RequestInit, opts: DeadlineOptions): Promise<{ response: Response; bytes: Uint8Array }> {
   const { signal } = opts;
   if (signal?.aborted) throw signal.reason ?? abortError();
-  const controller = new AbortController();
-  let abortReason: unknown;
-  const abort = (reason: unknown): void => {
-    if (controller.signal.aborted) return;
-    abortReason = reason;
-    controller.abort(reason);
-  };
-  const onCallerAbort = (): void => abort(signal?.reason ?? abortError());
-  signal?.addEventListener("abort", onCallerAbort, { once: true });
+  const call = callAbort(signal);
+  const { controller, abort } = call;
   let timer: ReturnType<typeof setTimeout> | undefined = setTimeout(() => abort(new DeadlineError("first_byte", opts.firstByteTimeoutMs)), opts.firstByteTimeoutMs);
   // A failure after our own abort is reported as the abort's reason (deadline or caller).
-  const why = (err: unknown) => (abortReason !== undefined ? abortReason : err);
+  const why = (err: unknown) => (call.reason !== undefined ? call.reason : err);
   try {
     let response: Response;
     try {
@@ -193,8 +177,32 @@ export async function fetchAllWithDeadlines(url: string, init: RequestInit, opts
     return { response, bytes: concatBytes(parts, len) };
   } finally {
     clearTimeout(timer);
-    signal?.removeEventListener("abort", onCallerAbort);
+    call.detach();
   }
+}
+
+/**
+ * The call's own abort: follows the caller's signal, and remembers why it fired (a deadline or
+ * the caller), since read errors after it are reported as that reason. `onAbort` runs first.
+ */
+function callAbort(signal: AbortSignal | undefined, onAbort?: () => void) {
+  const controller = new AbortController();
+  const call = {
+    controller,
+    reason: undefined as unknown,
+    abort(reason: unknown): void {
+      if (controller.signal.aborted) return;
+      call.reason = reason;
+      onAbort?.();
+      controller.abort(reason);
+    },
+    detach(): void {
+      signal?.removeEventListener("abort", onCallerAbort);
+    },
+  };
+  const onCallerAbort = (): void => call.abort(signal?.reason ?? abortError());
+  signal?.addEventListener("abort", onCallerAbort, { once: true });
+  return call;
 }
 
 /** Reads a whole body (already deadline-wrapped) into one Uint8Array. */

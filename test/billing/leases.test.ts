@@ -6,7 +6,7 @@
  * whose instance died closed by the sweeper with what its calls spent.
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { postgresAvailable, suiteGateway, type TestGateway } from "../harness";
+import { postgresAvailable, startTestGateway, suiteGateway, type TestGateway } from "../harness";
 import { chat, errorCode, money, tenant, user } from "../chat/helpers";
 import { SqlLedger } from "../../src/db/repos/ledger";
 import { checkBooks } from "../reliability/books";
@@ -97,6 +97,35 @@ if (await postgresAvailable()) {
       expect(errorCode(r.body)).toBe("monthly_budget_exceeded");
       await g.gw.settlements.quiesce(u.id);
       expect((await g.call("GET", "/v1/me", { token: u.jwt })).body.held_krw).toBe(0);
+    });
+
+    test("a hold that only the room leased by this instance would cover is placed: the lease gives it back first", async () => {
+      const g = gateway();
+      const { user: u, key } = await tenant(g, 1000);
+      expect((await burst(g, key.key, 120, 32)).every((s) => s === 200)).toBe(true);
+      await g.gw.settlements.quiesce(u.id);
+      expect((await leaseRows(g, u.id)).some((l) => l.status === "open")).toBe(true);
+      const { balance, held } = await money(g, u.id);
+      // One micro-won more than the database has free: it fits only with the lease's room back.
+      const id = crypto.randomUUID();
+      const r = await g.gw.ledger.hold({ id, userId: u.id, keyId: key.id, amountMicro: balance - held + 1n, tokens: 1, ttlSeconds: 60 });
+      expect(r).toBe("ok");
+      expect(await g.gw.ledger.release(id, null)).toBe(true);
+      expect(await g.gw.ledger.hold({ id: crypto.randomUUID(), userId: u.id, keyId: key.id, amountMicro: balance + 1n, tokens: 1, ttlSeconds: 60 })).toBe("insufficient_credits");
+    });
+
+    test("LEDGER_LEASES=off: every call holds in the database", async () => {
+      const off = await startTestGateway({ db: "pg", env: { LEDGER_LEASES: "off" } });
+      try {
+        expect(off.gw.ledger.leases).toBeNull();
+        const { user: u, key } = await tenant(off, 1000);
+        expect((await burst(off, key.key, 120, 32)).every((s) => s === 200)).toBe(true);
+        expect(await leaseRows(off, u.id)).toEqual([]);
+        const [n] = await off.gw.deps.db.query<{ n: number }>("select count(*)::int as n from holds where user_id = $1", [u.id]);
+        expect(n!.n).toBe(120);
+      } finally {
+        await off.stop();
+      }
     });
 
     test("a lease that was on its way when the key's limits changed is closed unused", async () => {

@@ -91,6 +91,10 @@ export function renderError(code: unknown, error: unknown, requestId: string): R
     log.warn("database unavailable", { request_id: requestId, code: (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code });
     return gatewayErrorResponse(new GatewayError("service_unavailable", "데이터베이스에 일시적으로 연결할 수 없습니다. 잠시 후 다시 시도하세요."));
   }
+  // Elysia writes a value that failed validation into its message with `${value}`, which throws
+  // (JSC: "No default value") when a JSON body puts an object with its own non-function
+  // toString / valueOf where a scalar belongs: the body failed validation all the same.
+  if (error instanceof TypeError && error.message === "No default value") return validationResponse([{ loc: ["body"], msg: "Invalid value", type: "invalid" }]);
   log.error("unhandled error", { request_id: requestId, error });
   return gatewayErrorResponse(new GatewayError("internal_error"));
 }

@@ -48,6 +48,20 @@ for (const kind of kinds) {
       expect(i.body.detail.map((d: any) => d.loc)).toContainEqual(["body", "industry"]);
     });
 
+    test("an object where a string belongs, carrying its own toString, is 422 (not 500)", async () => {
+      // Found by the OpenAPI fuzzer: Elysia writes a failing value into its message with `${value}`,
+      // which throws for such an object. Chat bodies go through the same validation.
+      for (const [path, body] of [
+        ["/v1/auth/signup", { email: { toString: true }, password: PASSWORD }],
+        ["/v1/auth/signup", { email: { valueOf: 1, toString: "x" }, password: PASSWORD }],
+        ["/v1/auth/login", { email: { toString: null }, password: PASSWORD }],
+      ] as const) {
+        const r = await g.call("POST", path, { body });
+        expect(r.status).toBe(422);
+        expect(r.body.detail[0].loc[0]).toBe("body");
+      }
+    });
+
     test("a taken email is 409, also with different case", async () => {
       const e = email();
       expect((await g.call("POST", "/v1/auth/signup", { body: { email: e, password: PASSWORD } })).status).toBe(201);

@@ -25,8 +25,9 @@ export interface PromptSize {
 /** Characters a web-search result may add to the prompt (title, URL and description). */
 export const SEARCH_RESULT_CHARS = 1000;
 
-function addText(c: PromptSize, text: string | undefined | null): void {
-  if (!text) return;
+function addText(c: PromptSize, value: unknown): void {
+  // Fields passed through unvalidated (tool calls) may hold anything: counted as their JSON.
+  const text = typeof value === "string" ? value : value == null ? "" : (JSON.stringify(value) ?? "");
   let other = 0;
   for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) other++;
   c.ascii += text.length - other;
@@ -35,9 +36,9 @@ function addText(c: PromptSize, text: string | undefined | null): void {
 
 function addToolCalls(c: PromptSize, calls: readonly ToolCall[] | undefined): void {
   for (const t of calls ?? []) {
-    addText(c, t.id);
-    addText(c, t.function?.name);
-    addText(c, t.function?.arguments);
+    addText(c, t?.id);
+    addText(c, t?.function?.name);
+    addText(c, t?.function?.arguments);
   }
 }
 

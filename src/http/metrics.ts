@@ -17,6 +17,7 @@ export class GatewayMetrics {
     new Counter("gateway_charges_capped_total", "Charges the ledger capped at their hold: the usage cost more than the hold's estimate (the difference is not billed)"),
   );
   constructor() {
+    this.chargesCapped.inc(undefined, 0); // shown as 0 before the first one
     this.registry.add(new Gauge("gateway_holds_open", "Credit holds opened by this process and not yet settled or released", () => this.openHolds));
   }
 }

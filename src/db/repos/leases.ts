@@ -15,9 +15,12 @@
  * - a lease takes at most a quarter of the room the key had left (and at most LEASE_CALLS
  *   holds of the call that opened it), and none is taken when that is under MIN_CALLS holds:
  *   near a limit every call goes to the database alone, exactly as without leases;
- * - a lease is used for at most MAX_AGE_MS and its expiry is that plus the call TTL, so the
- *   sweeper never closes a lease a live call may still be charged against (a charge that comes
- *   after all the same still charges the balance: gw_lease_charge);
+ * - a lease is used for at most MAX_AGE_MS and its expiry is that plus the call TTL, renewed
+ *   while a call held against it runs (SqlLedger.renew), so the sweeper never closes a lease a
+ *   live call may still be charged against;
+ * - a call's charge is capped at its own hold; what a lease no longer covers (or any charge to a
+ *   lease already closed) comes only from the account's free credits, never below zero
+ *   (gw_lease_charge, drizzle/0013);
  * - a lease idle for IDLE_MS, one that is spent (less than an eighth left), and every lease
  *   of a key or account whose limits changed (cache invalidation) or whose dashboard is read,
  *   is retired: what its calls in flight cannot spend is given back at once (gw_lease_trim) and

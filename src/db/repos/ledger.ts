@@ -1,5 +1,7 @@
 /**
- * The Ledger port over the gw_* SQL functions (drizzle/0001_ledger_functions.sql).
+ * The Ledger port over the gw_* SQL functions (drizzle/0001_ledger_functions.sql). Every
+ * charge is capped at its hold, so no balance goes below zero (drizzle/0013); a capped charge
+ * is reported to `onCapped` (the gateway logs and counts it).
  *
  * Every hot-path call is one prepared statement and one round trip. By default it commits
  * durably; with LEDGER_COMMIT=async it commits asynchronously (`synchronous_commit = off` for

@@ -4,7 +4,7 @@
  * hang-up lands where the test wants it. The request carries what the old estimate forgot: a
  * tool definition, an image, tool-call history and reasoning.
  *
- * - When the upstream's usage still arrives within STREAM_DRAIN_MS (here 2 s), the call is
+ * - When the upstream's usage still arrives within STREAM_DRAIN_MS (here 3 s), the call is
  *   charged exactly that usage: the same as the same request answered in full.
  * - Otherwise it is charged the input as the hold estimates it (never less than the provider
  *   counts) plus the output received, never ~0.
@@ -17,7 +17,7 @@ import { checkBooks } from "../reliability/books";
 
 setDefaultTimeout(30_000);
 
-const DRAIN_MS = 2000;
+const DRAIN_MS = 3000;
 
 const tool = {
   type: "function",
@@ -147,15 +147,16 @@ for (const kind of await dbKinds()) {
       expect(b.status).toBe(499);
     });
 
-    const quick: [Surface, string][] = [
-      ["chat", "gpt-4o"], // relayed byte for byte
-      ["chat", "claude-haiku-4-5"], // translated
-      ["responses", "gpt-4o"],
+    // Frames far enough apart that the hang-up lands before the first content, close enough that
+    // the rest (8 frames for OpenAI; some 20 for Anthropic, whose reasoning streams) fits the drain time.
+    const quick: [Surface, string, number][] = [
+      ["chat", "gpt-4o", 250], // relayed byte for byte
+      ["chat", "claude-haiku-4-5", 100], // translated
+      ["responses", "gpt-4o", 250],
     ];
-    for (const [s, model] of quick) {
+    for (const [s, model, gapMs] of quick) {
       test(`${s} ${model}: hanging up before any content is charged the upstream's usage when it arrives within the drain time`, async () => {
-        // Some 20 frames (the reasoning is streamed too) 80 ms apart: well within the drain time.
-        const directives = "[sim:tokens=20] [sim:chunk_ms=80]";
+        const directives = `[sim:tokens=20] [sim:chunk_ms=${gapMs}]`;
         const ref = await reference(g, s, model, directives);
         const { user: u, key } = await tenant(g, 1000);
         const { rid, text } = await hangUp(g, key.key, s, bodyFor(s, model, directives, true), sawStart(s));

@@ -44,8 +44,11 @@ export class ChatService {
     requireModality(snapshot, resolution, "text");
     checkAllowed(snapshot, p, resolution);
 
+    // The cache keys an answer by the model it came from: a pro variant is its own model.
+    let cacheModel = o.model;
     if (o.reasoningMode === "pro" && resolution.kind !== "policy") {
-      const applied = applyProMode(snapshot, resolution, request);
+      const applied = applyProMode(snapshot, p, resolution, request);
+      if (applied.resolution !== resolution) cacheModel = applied.resolution.model.id;
       resolution = applied.resolution;
       request = applied.request;
     }
@@ -73,7 +76,7 @@ export class ChatService {
     // An answer grounded in a fresh web search is neither served from nor stored in the cache.
     const cacheMode = o.web ? "off" : p.responseCacheMode;
     if (cacheMode !== "off" && this.d.cache) {
-      const hit = await this.d.cache.lookup(p.keyId, cacheMode, o.model, request);
+      const hit = await this.d.cache.lookup(p.keyId, cacheMode, cacheModel, request);
       if (hit) {
         await this.d.ledger.record(caller.requestId, p.user.id, p.keyId, this.event(caller, hit.model, hit.provider, hit.result.usage, 200, true, snapshot)).catch(() => {});
         return { kind: "cached", outcome: { result: hit.result, model: hit.model, provider: hit.provider, cost: this.costOf(0n), cached: true } };
@@ -103,7 +106,7 @@ export class ChatService {
     // and a refused hold aborts the call (afterHold). Otherwise the hold goes first, as does
     // every call that pays someone else first (web search) or runs several calls (cascade, parallel).
     const { pending: pendingHold } = await startHold(this.d.ledger, this.d.settlements, hold, single);
-    const plan: ChatPlan = { caller, requested: o.model, candidates, request, upstream, mapping, holdMicro, holdTokens, byok, cacheMode, startedAt: performance.now(), policy, search: null, pendingHold };
+    const plan: ChatPlan = { caller, requested: cacheModel, candidates, request, upstream, mapping, holdMicro, holdTokens, byok, cacheMode, startedAt: performance.now(), policy, search: null, pendingHold };
     if (o.web) await this.searchFor(plan, o.web, searchMicro);
     return { kind: "plan", plan };
   }

@@ -75,13 +75,10 @@ export class ChatService {
 
     // An answer grounded in a fresh web search is neither served from nor stored in the cache.
     const cacheMode = o.web ? "off" : p.responseCacheMode;
-    if (cacheMode !== "off" && this.d.cache) {
-      const hit = await this.d.cache.lookup(p.keyId, cacheMode, cacheModel, request);
-      if (hit) {
-        await this.d.ledger.record(caller.requestId, p.user.id, p.keyId, this.event(caller, hit.model, hit.provider, hit.result.usage, 200, true, snapshot)).catch(() => {});
-        return { kind: "cached", outcome: { result: hit.result, model: hit.model, provider: hit.provider, cost: this.costOf(0n), cached: true } };
-      }
-    }
+    const cache = this.d.cache;
+    // Exact matching only reads the database: a hit needs no credits.
+    const exactHit = cacheMode !== "off" && cache ? await cache.lookup(p.keyId, cacheMode, cacheModel, request, "exact") : null;
+    if (exactHit) return this.cachedHit(caller, exactHit, (e) => this.d.ledger.record(caller.requestId, p.user.id, p.keyId, e));
 
     let upstream = request;
     let mapping: Map<string, string> | null = null;
@@ -105,10 +102,20 @@ export class ChatService {
     // key leave room for it: nothing of the answer reaches the client before the hold is placed,
     // and a refused hold aborts the call (afterHold). Otherwise the hold goes first, as does
     // every call that pays someone else first (web search) or runs several calls (cascade, parallel).
-    const { pending: pendingHold } = await startHold(this.d.ledger, this.d.settlements, hold, single);
+    // Matching by similarity embeds the prompt, an upstream call we pay for: only after the hold.
+    const similar = cacheMode === "semantic" && cache;
+    const { pending: pendingHold } = await startHold(this.d.ledger, this.d.settlements, hold, single && !similar);
+    const hit = similar ? await cache.lookup(p.keyId, cacheMode, cacheModel, request, "similar") : null;
+    if (hit) return this.cachedHit(caller, hit, (e) => this.d.ledger.release(caller.requestId, e));
     const plan: ChatPlan = { caller, requested: cacheModel, candidates, request, upstream, mapping, holdMicro, holdTokens, byok, cacheMode, startedAt: performance.now(), policy, search: null, pendingHold };
     if (o.web) await this.searchFor(plan, o.web, searchMicro);
     return { kind: "plan", plan };
+  }
+
+  /** A response-cache hit: free; `close` records it (and gives back the hold, if one was placed). */
+  private async cachedHit(caller: ChatCaller, hit: CachedAnswer, close: (e: UsageEvent) => Promise<unknown>): Promise<Prepared> {
+    await close(this.event(caller, hit.model, hit.provider, hit.result.usage, 200, true)).catch(() => {});
+    return { kind: "cached", outcome: { result: hit.result, model: hit.model, provider: hit.provider, cost: this.costOf(0n), cached: true } };
   }
 
   /** Non-streaming call: retries and fallback, then settle; on failure the hold is released. */

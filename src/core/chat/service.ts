@@ -25,6 +25,7 @@ import { mergePrefs } from "../routing/prefs";
 import { replayAnswer } from "../routing/replay";
 import type { ChatRequest, ChatResult, Usage } from "./types";
 import { afterHold, following, HoldRefused, startHold } from "./hold";
+import { logUpstreamFailure, upstreamSummary } from "./upstream-words";
 
 export type { ChatCaller, ChatOptions, ChatOutcome, ChatPlan, Cost, OpenedStream, Prepared } from "./plan";
 
@@ -242,11 +243,12 @@ export class ChatService {
         return;
       }
       const u = e instanceof UpstreamError ? e : new UpstreamError("transient", String(e));
+      logUpstreamFailure(u, { request_id: plan.caller.requestId, provider: this.d.search?.id ?? "search" });
       const err =
         u.kind === "rate_limited"
           ? new GatewayError("upstream_rate_limited", "웹 검색 제공자가 요청 한도에 도달했습니다.", { retryAfter: Math.ceil((u.retryAfterMs ?? 1000) / 1000), providers: [this.d.search?.id ?? "search"] })
           : u.kind === "rejected"
-            ? new GatewayError("upstream_request_rejected", "웹 검색 제공자가 요청을 거부했습니다.", { retryable: false, upstream: { status: u.status ?? 400, detail: u.detail ?? u.message }, providers: [this.d.search?.id ?? "search"] })
+            ? new GatewayError("upstream_request_rejected", "웹 검색 제공자가 요청을 거부했습니다.", { retryable: false, upstream: upstreamSummary(u), providers: [this.d.search?.id ?? "search"] })
             : new GatewayError("upstream_unavailable", "웹 검색에 실패했습니다.", { retryable: true, providers: [this.d.search?.id ?? "search"] });
       await this.fail(plan, err);
       throw err;
@@ -331,6 +333,7 @@ export class ChatService {
     const x = plan.policy;
     return {
       retryBaseMs: this.d.retryBaseMs,
+      requestId: plan.caller.requestId,
       signal,
       sleep: this.d.sleep,
       observe: this.d.observe,

@@ -26,6 +26,7 @@ import { replayAnswer } from "../routing/replay";
 import type { ChatRequest, ChatResult, Usage } from "./types";
 import { afterHold, following, HoldRefused, startHold } from "./hold";
 import { logUpstreamFailure, upstreamSummary } from "./upstream-words";
+import { pricedOptionsOf } from "./priced-options";
 
 export type { ChatCaller, ChatOptions, ChatOutcome, ChatPlan, Cost, OpenedStream, Prepared } from "./plan";
 
@@ -63,7 +64,7 @@ export class ChatService {
       policy = buildExecution({
         route,
         snapshot,
-        candidateOptions: this.candidateOptions(p, mergePrefs(route.prefs, o.prefs)),
+        candidateOptions: this.candidateOptions(p, request, mergePrefs(route.prefs, o.prefs)),
         inputTokens,
         maxTokens: request.max_tokens,
         fxMilli: this.d.fxMilli,
@@ -71,7 +72,7 @@ export class ChatService {
       });
       candidates = policy.kind === "single" ? policy.candidates : (policy.kind === "cascade" ? policy.tiers : policy.workers).flatMap((g) => g.candidates);
     } else {
-      candidates = buildCandidates(snapshot, resolution, this.candidateOptions(p, o.prefs));
+      candidates = buildCandidates(snapshot, resolution, this.candidateOptions(p, request, o.prefs));
     }
 
     // An answer grounded in a fresh web search is neither served from nor stored in the cache.
@@ -441,7 +442,7 @@ export class ChatService {
     return this.charge(plan, micro, u, this.event(plan.caller, a.candidate.model.id, a.candidate.provider.id, u, 200, false, undefined, plan));
   }
 
-  private candidateOptions(p: KeyPrincipal, prefs?: ProviderPrefs) {
-    return { prefs, consent: p.user.xborderTrainingConsent, byokProvider: p.kind === "byok" ? p.byokProvider : null, latencyOf: this.d.latencyOf };
+  private candidateOptions(p: KeyPrincipal, request: Omit<ChatRequest, "model">, prefs?: ProviderPrefs) {
+    return { prefs, consent: p.user.xborderTrainingConsent, byokProvider: p.kind === "byok" ? p.byokProvider : null, latencyOf: this.d.latencyOf, priced: pricedOptionsOf(request) };
   }
 }

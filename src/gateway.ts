@@ -237,10 +237,10 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     chatProviderIds: () => (catalog.peek()?.providers ?? []).filter((p) => p.kind === "chat").map((p) => p.id),
   };
   const statsCfg = statsSettings(cfg);
-  const rollups = new RollupRepo(db, { keyCap: statsCfg.minKeys });
-  const stats = new StatsService({ reader: rollups, minKeys: statsCfg.minKeys, ttlMs: statsCfg.maxAgeSeconds * 1000 });
+  const rollups = new RollupRepo(db, { accountCap: statsCfg.minAccounts });
+  const stats = new StatsService({ reader: rollups, minAccounts: statsCfg.minAccounts, ttlMs: statsCfg.maxAgeSeconds * 1000 });
   const statsJob =
-    statsCfg.intervalMs > 0 ? startStatsRollup({ db, url: opts.db ? undefined : (opts.dbOptions?.url ?? cfg.DATABASE_URL), intervalMs: statsCfg.intervalMs, keyCap: statsCfg.minKeys }) : null;
+    statsCfg.intervalMs > 0 ? startStatsRollup({ db, url: opts.db ? undefined : (opts.dbOptions?.url ?? cfg.DATABASE_URL), intervalMs: statsCfg.intervalMs, accountCap: statsCfg.minAccounts }) : null;
 
   const app = createApp(deps, [
     new Elysia({ name: "models-guard" }).use(modelsRoutes(() => catalog.current())),

@@ -3,6 +3,7 @@
  * listed at once so an operator fixes a bad deployment in one pass.
  */
 import { Type as T, type Static } from "@sinclair/typebox";
+import { KEY_TEXT_PATTERN } from "../lib/secret-box";
 
 const Int = (min: number, max: number, def: number, description: string) =>
   T.Integer({ minimum: min, maximum: max, default: def, description });
@@ -14,6 +15,12 @@ export const EnvSchema = T.Object({
   DATA_DIR: T.String({ default: "./data", minLength: 1, description: "PGlite data directory and local file storage" }),
   ADMIN_TOKEN: T.Optional(T.String({ minLength: 16, description: "Operator token for /v1/admin/*" })),
   JWT_SECRET: T.Optional(T.String({ minLength: 32, description: "HS256 secret for dashboard tokens" })),
+  BYOK_ENCRYPTION_KEY: T.Optional(
+    T.String({
+      pattern: KEY_TEXT_PATTERN,
+      description: "AES-256-GCM key sealing BYOK provider credentials at rest: 32 bytes as 64 hex digits or base64 (generated into DATA_DIR in demo mode; otherwise unset refuses new BYOK keys)",
+    }),
+  ),
   JWT_TTL_SECONDS: Int(60, 30 * 86400, 3600, "Lifetime of a dashboard access token"),
   REDIS_URL: T.Optional(T.String({ pattern: "^rediss?://", description: "Redis for rate limits shared across instances" })),
   RATE_LIMIT_RPM: Int(0, 1_000_000, 60, "Requests per minute per API key (0 = off)"),

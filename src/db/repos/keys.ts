@@ -8,6 +8,8 @@ export type ApiKeyRow = typeof apiKeys.$inferSelect;
 export type MgmtKeyRow = typeof managementKeys.$inferSelect;
 
 export interface NewApiKey {
+  /** Set by the caller when the row's id must be known before the insert (a sealed BYOK credential is bound to it). */
+  id?: string;
   userId: string;
   kind: KeyKind;
   keyHash: string;
@@ -24,6 +26,7 @@ export interface NewApiKey {
   scopes?: Scope[] | null;
   ipAllowlist?: string[] | null;
   byokProvider?: string | null;
+  /** Sealed (lib/secret-box.ts), never the clear credential. */
   byokSecret?: string | null;
 }
 
@@ -94,7 +97,7 @@ export class KeyRepo {
       scopes: parseJson(r.scopes),
       ipAllowlist: parseJson(r.ip_allowlist),
       byokProvider: r.byok_provider,
-      byokSecret: r.byok_secret,
+      byokSecretSealed: r.byok_secret,
       user: { id: r.user_id, email: r.email, regulated: r.regulated, xborderTrainingConsent: r.xborder_training_consent, deleted: r.user_deleted_at != null },
     };
   }

@@ -267,6 +267,9 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     chatProviderIds: () => (catalog.peek()?.providers ?? []).filter((p) => p.kind === "chat").map((p) => p.id),
   };
   const statsCfg = statsSettings(cfg);
+  if (cfg.STATS_MIN_DISTINCT_KEYS !== undefined) {
+    log.warn("STATS_MIN_DISTINCT_KEYS is deprecated: set STATS_MIN_DISTINCT_ACCOUNTS (the threshold counts accounts now)", { threshold: statsCfg.minAccounts });
+  }
   const rollups = new RollupRepo(db, { accountCap: statsCfg.minAccounts });
   const stats = new StatsService({ reader: rollups, minAccounts: statsCfg.minAccounts, ttlMs: statsCfg.maxAgeSeconds * 1000 });
   const statsJob =

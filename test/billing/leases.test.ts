@@ -131,6 +131,7 @@ if (await postgresAvailable()) {
       expect(r.status).toBe(202);
       const [job] = await g.gw.deps.db.query<{ a: string }>("select amount_micro::text as a from holds where id = $1", [r.body.job_id]);
       expect(job!.a).toBe("840000000");
+      expect((await g.call("POST", `/v1/jobs/${r.body.job_id}/cancel`, { token: videoKey.key })).status).toBe(200);
       expect((await checkBooks(g.gw.deps.db, [u.id])).violations).toEqual([]);
     });
 
@@ -151,7 +152,7 @@ if (await postgresAvailable()) {
     test("a lease that was on its way when the key's limits changed is closed unused", async () => {
       const g = gateway();
       const { user: u, key } = await tenant(g, 1000);
-      const ledger = new SqlLedger(g.gw.deps.db);
+      const ledger = new SqlLedger(g.gw.deps.db, () => {}, "durable", true);
       const h = () => ({ id: crypto.randomUUID(), userId: u.id, keyId: key.id, amountMicro: 10_000n, tokens: 50, ttlSeconds: 60, leasable: true });
       const first = h();
       expect(await ledger.hold(first)).toBe("ok"); // the key's room is known now
@@ -174,7 +175,7 @@ if (await postgresAvailable()) {
       const g = gateway();
       const { user: u, key } = await tenant(g, 1000);
       const db = g.gw.deps.db;
-      const dead = new SqlLedger(db); // an instance of its own, never stopped
+      const dead = new SqlLedger(db, () => {}, "durable", true); // an instance of its own, never stopped
       const h = (id: string) => ({ id, userId: u.id, keyId: key.id, amountMicro: 10_000n, tokens: 50, ttlSeconds: 60, leasable: true });
       const first = crypto.randomUUID();
       expect(await dead.hold(h(first))).toBe("ok"); // the key's room is known now

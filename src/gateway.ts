@@ -178,6 +178,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   // Workers need a URL of their own; a database handed in (tests) is polled inline.
   const video = startVideo(cfg, {
     db,
+    ledger,
     dbUrl: opts.db ? undefined : (opts.dbOptions?.url ?? cfg.DATABASE_URL),
     catalog: () => catalog.current(),
     snapshot,

@@ -60,7 +60,11 @@ export const EnvSchema = T.Object({
   VIDEO_URL_PRIVATE_HOSTS_ALLOWED: T.Union([T.Literal("true"), T.Literal("false")], { default: "false", description: "Accept video reference URLs whose host is or resolves to a private, loopback or link-local address (default: refused with 422)" }),
   DB_QUERY_TIMEOUT_MS: Int(0, 600_000, 5000, "A database query of the request path not answered after this fails the request with 503 (0 = wait forever)"),
   LEDGER_COMMIT: T.Union([T.Literal("durable"), T.Literal("async")], { default: "durable", description: "Ledger commits: durable (a PostgreSQL crash loses nothing) or async (faster; a PostgreSQL crash may lose the last ~600 ms of charges)" }),
-  LEDGER_LEASES: T.Union([T.Literal("on"), T.Literal("off")], { default: "on", description: "Credit leases for busy keys on PostgreSQL: on (a busy key's calls are held in memory against one database hold) or off (every call holds in the database)" }),
+  LEDGER_LEASES: T.Union([T.Literal("on"), T.Literal("off")], {
+    default: "off",
+    description:
+      "Credit leases for busy keys on PostgreSQL: on (a busy key's calls are held in memory against one database hold; their charges follow the answers in batches, so a killed process can lose answered calls' charges) or off (every call holds in the database)",
+  }),
   CORS_ORIGINS: T.String({ default: "", description: "Comma-separated origins allowed to call the API from a browser (`*` for any); empty = CORS off" }),
 });
 

@@ -51,6 +51,7 @@ export const ERROR_CODES = {
   conflict: { status: 409, shape: "detail", message: "이미 존재하거나 처리 중입니다." },
   idempotency_in_progress: { status: 409, shape: "detail", message: "같은 Idempotency-Key 요청이 처리 중입니다." },
   job_not_ready: { status: 409, shape: "detail", message: "아직 생성 중인 작업입니다." },
+  request_id_reused: { status: 409, shape: "detail", message: "이 X-Request-Id로 이미 요청했습니다. 요청마다 새 ID를 사용하세요.", retryable: false },
   // 410
   content_expired: { status: 410, shape: "detail", message: "결과 파일의 보관 기간이 지났습니다." },
   // 413, 415

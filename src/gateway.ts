@@ -150,7 +150,12 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     else if (ev.t === "user") void ledger.leases?.retireAll({ userId: ev.id });
     else if (ev.t === "all") void ledger.leases?.retireAll();
   });
-  const settlements = new Settlements(ledger, (call, error) => log.error("settle failed after every retry; the sweeper releases the hold uncharged", { request_id: call.id, error }));
+  const settlements = new Settlements(
+    ledger,
+    (call, error) => log.error("settle failed after every retry; the sweeper releases the hold uncharged", { request_id: call.id, error }),
+    cfg.LEDGER_SETTLE,
+    cfg.DB_QUERY_TIMEOUT_MS || 5000,
+  );
   const auth = new Authenticator({
     // Read-your-writes for the account's own views: its charges landed, its leased room given back.
     settled: async (userId) => {

@@ -60,6 +60,7 @@ export const EnvSchema = T.Object({
   VIDEO_URL_PRIVATE_HOSTS_ALLOWED: T.Union([T.Literal("true"), T.Literal("false")], { default: "false", description: "Accept video reference URLs whose host is or resolves to a private, loopback or link-local address (default: refused with 422)" }),
   DB_QUERY_TIMEOUT_MS: Int(0, 600_000, 5000, "A database query of the request path not answered after this fails the request with 503 (0 = wait forever)"),
   LEDGER_COMMIT: T.Union([T.Literal("durable"), T.Literal("async")], { default: "durable", description: "Ledger commits: durable (a PostgreSQL crash loses nothing) or async (faster; a PostgreSQL crash may lose the last ~600 ms of charges)" }),
+  LEDGER_SETTLE: T.Union([T.Literal("before_answer"), T.Literal("behind_answer")], { default: "before_answer", description: "When an answered call's settle lands: before_answer (the answer's last bytes wait for it, so a killed process has charged every call it answered) or behind_answer (lower latency; a crash may leave the last answered calls uncharged)" }),
   LEDGER_LEASES: T.Union([T.Literal("on"), T.Literal("off")], {
     default: "off",
     description:

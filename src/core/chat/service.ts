@@ -146,7 +146,7 @@ export class ChatService {
       // The model may echo placeholders in tool-call arguments too; restored values keep the JSON valid.
       for (const tc of result.toolCalls ?? []) tc.function.arguments = this.d.pii!.unmask(tc.function.arguments, m);
     }
-    const cost = this.settle(plan, candidate, result.usage, 200);
+    const cost = await this.settle(plan, candidate, result.usage, 200);
     const outcome: ChatOutcome = { result, model: candidate.model.id, provider: candidate.provider.id, cost, cached: false, ...this.citations(plan, result.content) };
     this.remember(plan, outcome);
     return outcome;
@@ -209,7 +209,7 @@ export class ChatService {
         await this.d.ledger.release(plan.caller.requestId, this.event(plan.caller, candidate.model.id, candidate.provider.id, u, 502, false, undefined, plan));
         return { cost: this.costOf(0n), usage: u };
       }
-      const cost = this.settle(plan, candidate, u, complete ? 200 : 502, complete);
+      const cost = await this.settle(plan, candidate, u, complete ? 200 : 502, complete);
       if (complete && result) this.remember(plan, { result, model: candidate.model.id, provider: candidate.provider.id, cost, cached: false });
       return { cost, usage: u };
     } catch {
@@ -254,16 +254,17 @@ export class ChatService {
     plan.upstream = { ...plan.upstream, messages: withSearchResults(plan.upstream.messages, results, web.searchPrompt) };
   }
 
-  /** Charges the call: the cost is returned at once, the settle lands behind the answer (Settlements). */
-  private settle(plan: ChatPlan, c: Candidate, usage: Usage, status: number, minimum = true): Cost {
+  /** Charges the call (Settlements decides whether the answer waits for the settle to land). */
+  private settle(plan: ChatPlan, c: Candidate, usage: Usage, status: number, minimum = true): Promise<Cost> {
     let micro = plan.byok ? 0n : usageCostMicro(c.offering.pricing!, c.provider.caching, usage, this.d.fxMilli);
     if (!plan.byok && minimum && status < 400) micro = withMinimumCharge(micro);
     micro += plan.search?.priceMicro ?? 0n;
     return this.charge(plan, micro, usage, this.event(plan.caller, c.model.id, c.provider.id, usage, status, false, undefined, plan));
   }
 
-  private charge(plan: ChatPlan, micro: bigint, u: Usage, event: UsageEvent): Cost {
-    this.d.settlements.start({ id: plan.caller.requestId, userId: plan.caller.principal.user.id, costMicro: micro, tokens: u.promptTokens + u.completionTokens, event });
+  /** Settles the call; resolves when the answer may leave (see Settlements: LEDGER_SETTLE). */
+  private async charge(plan: ChatPlan, micro: bigint, u: Usage, event: UsageEvent): Promise<Cost> {
+    await this.d.settlements.start({ id: plan.caller.requestId, userId: plan.caller.principal.user.id, costMicro: micro, tokens: u.promptTokens + u.completionTokens, event });
     return this.costOf(micro);
   }
 
@@ -410,7 +411,7 @@ export class ChatService {
       if (result.content) result.content = this.d.pii!.unmask(result.content, m);
       for (const tc of result.toolCalls ?? []) tc.function.arguments = this.d.pii!.unmask(tc.function.arguments, m);
     }
-    const cost = this.settleSum(plan, answer);
+    const cost = await this.settleSum(plan, answer);
     const outcome: ChatOutcome = { result, model: answer.candidate.model.id, provider: answer.candidate.provider.id, cost, cached: false, ...this.citations(plan, result.content) };
     this.remember(plan, outcome);
     return outcome;
@@ -422,7 +423,7 @@ export class ChatService {
    */
   private async finishOrchestrated(plan: ChatPlan, answer: OrchestratedAnswer, complete: boolean, result?: ChatResult): Promise<{ cost: Cost; usage: Usage }> {
     try {
-      const cost = this.settleSum(plan, answer);
+      const cost = await this.settleSum(plan, answer);
       if (complete && result) this.remember(plan, { result, model: answer.candidate.model.id, provider: answer.candidate.provider.id, cost, cached: false });
       return { cost, usage: answer.result.usage };
     } catch {
@@ -431,7 +432,7 @@ export class ChatService {
   }
 
   /** One settlement for all sub-calls: their summed cost (the minimum charge applies once). */
-  private settleSum(plan: ChatPlan, a: OrchestratedAnswer): Cost {
+  private settleSum(plan: ChatPlan, a: OrchestratedAnswer): Promise<Cost> {
     const micro = (plan.byok ? 0n : withMinimumCharge(a.totalMicro)) + (plan.search?.priceMicro ?? 0n);
     const u = a.result.usage;
     return this.charge(plan, micro, u, this.event(plan.caller, a.candidate.model.id, a.candidate.provider.id, u, 200, false, undefined, plan));

@@ -75,6 +75,9 @@ for (const leases of ["off", "on"]) test(`kill -9 under load, leases ${leases}: 
       [user.id],
     );
     const charges = new Map(rows.map((r) => [r.id, r.n]));
+    const leased = await db.query<{ n: number }>("select count(*)::int as n from ledger_entries where user_id = $1 and kind = 'charge' and meta ? 'lease'", [user.id]);
+    // With leases on, the key was busy enough to take one: the test exercises the leased path.
+    expect(leased[0]!.n > 0).toBe(leases === "on");
     expect(answered.length).toBeGreaterThan(100);
     expect(answered.filter((id) => !charges.has(id))).toEqual([]);
     expect([...charges.values()].every((n) => n === 1)).toBe(true);

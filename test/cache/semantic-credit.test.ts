@@ -57,6 +57,22 @@ for (const kind of await dbKinds()) {
       expect(embeddingCalls(g)).toBe(0);
     });
 
+    test("a BYOK key (which holds nothing) matches exactly only: no embedding at the gateway's cost", async () => {
+      const u = await fastUser(g);
+      const byok = await g.admin("POST", `/v1/admin/users/${u.id}/byok-keys`, { provider: "openai", provider_api_key: "sk-users-own" });
+      expect(byok.status).toBe(201);
+      const patched = await g.call("PATCH", `/v1/keys/${byok.body.id}`, { token: u.jwt, body: { response_cache_mode: "semantic" } });
+      expect(patched.body.response_cache_mode).toBe("semantic");
+      g.gw.sim!.reset();
+      const first = await chat(g, byok.body.key, { model: "gpt-4o-mini", messages: user("Which planet has the most moons?") });
+      expect(first.status).toBe(200);
+      const again = await chat(g, byok.body.key, { model: "gpt-4o-mini", messages: user("Which planet has the most moons?") });
+      expect(again.body.cached).toBe(true);
+      const paraphrase = await chat(g, byok.body.key, { model: "gpt-4o-mini", messages: user("Which planet has the most moons now?") });
+      expect(paraphrase.body.cached).toBe(false);
+      expect(embeddingCalls(g)).toBe(0);
+    });
+
     test("a funded account's paraphrase hit embeds after the hold, then gives the hold back and costs 0", async () => {
       const u = await fastUser(g, { creditKrw: 100 });
       const k = await g.newKey(u, { response_cache_mode: "semantic" });

@@ -31,7 +31,8 @@ function normalizeId(snapshot: CatalogSnapshot, entry: string): string {
  * `reasoning_mode: "pro"`: the model's documented pro variant, or its highest reasoning
  * effort; a model without a pro mode is a 400 that names the models which have one.
  * A variant is another model: the key must allow it by itself (the allowance of the model
- * named in the request does not extend to it), else the call is 400 `model_not_allowed`.
+ * named in the request does not extend to it), else the call is 400 `model_not_allowed`;
+ * `cacheModel` is then the id the response cache keys its answer by.
  */
 export function applyProMode(snapshot: CatalogSnapshot, p: KeyPrincipal, r: Exclude<ModelResolution, { kind: "policy" }>, request: Omit<ChatRequest, "model">) {
   const pro = r.model.reasoningPro;
@@ -45,7 +46,7 @@ export function applyProMode(snapshot: CatalogSnapshot, p: KeyPrincipal, r: Excl
     if (!allows(snapshot, p, v)) {
       throw new GatewayError("model_not_allowed", `'${r.model.id}'의 pro 추론 모드는 '${v.model.id}' 모델로 실행되는데, 이 키로는 '${v.model.id}' 모델을 호출할 수 없습니다.`);
     }
-    return { resolution: v, request };
+    return { resolution: v, request, cacheModel: v.model.id };
   }
-  return { resolution: r, request: { ...request, reasoning_effort: (pro as { effort: ReasoningEffort }).effort } };
+  return { resolution: r, request: { ...request, reasoning_effort: (pro as { effort: ReasoningEffort }).effort }, cacheModel: undefined };
 }

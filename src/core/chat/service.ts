@@ -47,12 +47,7 @@ export class ChatService {
 
     // The cache keys an answer by the model it came from: a pro variant is its own model.
     let cacheModel = o.model;
-    if (o.reasoningMode === "pro" && resolution.kind !== "policy") {
-      const applied = applyProMode(snapshot, p, resolution, request);
-      if (applied.resolution !== resolution) cacheModel = applied.resolution.model.id;
-      resolution = applied.resolution;
-      request = applied.request;
-    }
+    if (o.reasoningMode === "pro" && resolution.kind !== "policy") ({ resolution, request, cacheModel = o.model } = applyProMode(snapshot, p, resolution, request));
 
     const inputTokens = holdInputTokens(request.messages, request.tools);
     let candidates: Candidate[];
@@ -90,12 +85,12 @@ export class ChatService {
     if (named) await placeHold(this.d.ledger, this.d.settlements, hold);
 
     // An answer grounded in a fresh web search is neither served from nor stored in the cache.
-    const cacheMode = o.web ? "off" : p.responseCacheMode;
-    const cache = this.d.cache;
+    // A BYOK key pays nothing here, so it gets no embeddings at our cost: it matches exactly.
+    const cacheMode = o.web ? "off" : p.kind === "byok" && p.responseCacheMode === "semantic" ? "exact" : p.responseCacheMode;
     // A hit is free: its usage is recorded, and a hold placed for the call goes back in full.
     const release = (e: UsageEvent) => this.d.ledger.release(caller.requestId, e);
     // Exact matching only reads the database: a hit needs no credits (unless the call claimed its id).
-    const exactHit = cacheMode !== "off" && cache ? await cache.lookup(p.keyId, cacheMode, cacheModel, request, "exact") : null;
+    const exactHit = cacheMode !== "off" && this.d.cache ? await this.d.cache.lookup(p.keyId, cacheMode, cacheModel, request, "exact") : null;
     if (exactHit) return this.cachedHit(caller, exactHit, named ? release : (e) => this.d.ledger.record(caller.requestId, p.user.id, p.keyId, e));
 
     let upstream = request;
@@ -113,9 +108,9 @@ export class ChatService {
     // and a refused hold aborts the call (afterHold). Otherwise the hold goes first, as does
     // every call that pays someone else first (web search) or runs several calls (cascade, parallel).
     // Matching by similarity embeds the prompt, an upstream call we pay for: only after the hold.
-    const similar = cacheMode === "semantic" && cache;
+    const similar = cacheMode === "semantic" && this.d.cache;
     const { pending: pendingHold } = named ? { pending: null } : await startHold(this.d.ledger, this.d.settlements, hold, single && !similar);
-    const hit = similar ? await cache.lookup(p.keyId, cacheMode, cacheModel, request, "similar") : null;
+    const hit = similar ? await similar.lookup(p.keyId, cacheMode, cacheModel, request, "similar") : null;
     if (hit) return this.cachedHit(caller, hit, release);
     const plan: ChatPlan = { caller, requested: cacheModel, candidates, request, upstream, mapping, holdMicro, holdTokens, byok, cacheMode, startedAt: performance.now(), policy, search: null, pendingHold };
     if (o.web) await this.searchFor(plan, o.web, searchMicro);

@@ -13,6 +13,7 @@ import { SettingsStore } from "./db/repos/settings";
 import { UserRepo } from "./db/repos/users";
 import { KeyCache } from "./core/auth/key-cache";
 import { Authenticator } from "./http/auth";
+import { AuthThrottle } from "./http/auth-throttle";
 import { createApp } from "./http/app";
 import type { AppDeps } from "./http/deps";
 import { GatewayMetrics } from "./http/metrics";
@@ -121,6 +122,12 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     else if (ev.t === "user") void ledger.leases?.retireAll({ userId: ev.id });
     else if (ev.t === "all") void ledger.leases?.retireAll();
   });
+  const throttle = new AuthThrottle(limiter, {
+    signupsPerIp: cfg.SIGNUP_RATE_PER_IP,
+    loginsPerIp: cfg.LOGIN_RATE_PER_IP,
+    loginFailuresPerEmail: cfg.LOGIN_FAILURES_PER_EMAIL,
+    invalidKeysPerIp: cfg.INVALID_KEY_RATE_PER_IP,
+  });
   const settlements = new Settlements(ledger, (call, error) => log.error("settle failed after every retry; the sweeper releases the hold uncharged", { request_id: call.id, error }));
   const auth = new Authenticator({
     // Read-your-writes for the account's own views: its charges landed, its leased room given back.
@@ -136,6 +143,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     adminToken,
     rateLimitRpm: cfg.RATE_LIMIT_RPM,
     trustedProxies: cfg.TRUSTED_PROXIES,
+    throttle,
   });
 
   const catalog = new CatalogStore({ env: { CATALOG_PATH: cfg.CATALOG_PATH } });
@@ -227,6 +235,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     config: cfg,
     db,
     auth,
+    throttle,
     keys,
     users,
     settings,

@@ -14,6 +14,17 @@ import { buildGateway, type Gateway } from "../src/gateway";
 
 export type DbKind = "pglite" | "pg";
 export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
+
+/**
+ * Authentication throttles off: the suites sign up many accounts from 127.0.0.1 and send
+ * invalid keys on purpose. The suite of those limits (auth-throttle) turns them on.
+ */
+export const UNLIMITED_ENV: Record<string, string> = {
+  SIGNUP_RATE_PER_IP: "0",
+  LOGIN_RATE_PER_IP: "0",
+  LOGIN_FAILURES_PER_EMAIL: "0",
+  INVALID_KEY_RATE_PER_IP: "0",
+};
 const SERVER_URL = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 
 let pgReachable: Promise<boolean> | null = null;
@@ -166,6 +177,7 @@ export async function startTestGateway(opts: { db?: DbKind; env?: Record<string,
     DEMO_MODE: "false",
     LOG_LEVEL: "silent",
     RETRY_BASE_MS: "5",
+    ...UNLIMITED_ENV,
     ...opts.env,
   });
   const gw = await buildGateway(cfg, { db });

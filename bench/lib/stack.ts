@@ -104,6 +104,9 @@ export async function startStack(o: StackOptions): Promise<Stack> {
         DEMO_MODE: "false",
         // On, with a limit no run reaches: the limiter is exercised on every request.
         RATE_LIMIT_RPM: "1000000",
+        // The runner signs its accounts up from one address.
+        SIGNUP_RATE_PER_IP: "0",
+        LOGIN_RATE_PER_IP: "0",
         LOG_LEVEL: "warn",
         ...o.gatewayEnv,
       },

@@ -6,12 +6,15 @@ import type { KeyRepo } from "../db/repos/keys";
 import type { SettingsStore } from "../db/repos/settings";
 import type { UserRepo } from "../db/repos/users";
 import type { Authenticator } from "./auth";
+import type { AuthThrottle } from "./auth-throttle";
 import type { GatewayMetrics } from "./metrics";
 
 export interface AppDeps {
   config: Config;
   db: Database;
   auth: Authenticator;
+  /** Sign-up and login throttles (per client address, per email). */
+  throttle: AuthThrottle;
   keys: KeyRepo;
   users: UserRepo;
   settings: SettingsStore;

@@ -33,6 +33,12 @@ describe("loadConfig", () => {
     expect(Object.isFrozen(c)).toBe(true);
   });
 
+  test("authentication throttles: production defaults, 0 turns one off", () => {
+    expect(loadConfig({})).toMatchObject({ SIGNUP_RATE_PER_IP: 20, LOGIN_RATE_PER_IP: 30, LOGIN_FAILURES_PER_EMAIL: 10, INVALID_KEY_RATE_PER_IP: 20 });
+    expect(loadConfig({ LOGIN_FAILURES_PER_EMAIL: "0" }).LOGIN_FAILURES_PER_EMAIL).toBe(0);
+    expect(problems({ SIGNUP_RATE_PER_IP: "-1" })[0]).toStartWith("SIGNUP_RATE_PER_IP:");
+  });
+
   test("values are parsed and typed; DATABASE_URL turns demo mode off unless forced", () => {
     const c = loadConfig({ PORT: "9000", RATE_LIMIT_RPM: "0", FX_USD_KRW: "1385.5", DATABASE_URL: "postgres://u@h/db", REDIS_URL: "redis://r:6379" });
     expect(c).toMatchObject({ PORT: 9000, RATE_LIMIT_RPM: 0, FX_USD_KRW: 1385.5, DATABASE_URL: "postgres://u@h/db", REDIS_URL: "redis://r:6379", demoMode: false });

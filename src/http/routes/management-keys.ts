@@ -39,7 +39,7 @@ export function managementKeyRoutes(d: AppDeps) {
       { detail: { tags: ["management keys"], summary: "Delete a management key (its child keys keep working)" } },
     );
   const provisioning = new Elysia({ normalize: false })
-    .derive(async ({ request }) => ({ m: await d.auth.mgmtKey(request) }))
+    .derive(async ({ request, server }) => ({ m: await d.auth.mgmtKey(request, server) }))
     .get(
       "/v1/provisioning/keys",
       async ({ m }) => {

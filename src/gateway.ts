@@ -14,6 +14,9 @@ import { UserRepo } from "./db/repos/users";
 import { KeyCache } from "./core/auth/key-cache";
 import { Authenticator } from "./http/auth";
 import { AuthThrottle } from "./http/auth-throttle";
+import { CallSlots } from "./http/call-slots";
+import { CallAdmission } from "./core/calls/admission";
+import { Gauge } from "./lib/metrics";
 import { createApp } from "./http/app";
 import type { AppDeps } from "./http/deps";
 import { GatewayMetrics } from "./http/metrics";
@@ -231,11 +234,21 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   }, 30_000);
   sweeper.unref?.();
 
+  const admission = new CallAdmission({
+    budget: cfg.UPSTREAM_MAX_CONCURRENT,
+    perAccount: cfg.CONCURRENCY_PER_ACCOUNT,
+    perKey: cfg.CONCURRENCY_PER_KEY,
+    queueTimeoutMs: cfg.UPSTREAM_QUEUE_TIMEOUT_MS,
+  });
+  metrics.registry.add(new Gauge("gateway_calls_in_flight", "Model calls holding a slot of this process's upstream budget", () => admission.running));
+  metrics.registry.add(new Gauge("gateway_calls_waiting", "Model calls waiting for a slot of the full budget", () => admission.waiting));
+
   const deps: AppDeps = {
     config: cfg,
     db,
     auth,
     throttle,
+    calls: new CallSlots(admission),
     keys,
     users,
     settings,

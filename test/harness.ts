@@ -16,14 +16,17 @@ export type DbKind = "pglite" | "pg";
 export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
 
 /**
- * Authentication throttles off: the suites sign up many accounts from 127.0.0.1 and send
- * invalid keys on purpose. The suite of those limits (auth-throttle) turns them on.
+ * Authentication throttles and per-key / per-account concurrency limits off: the suites sign
+ * up many accounts from 127.0.0.1, send invalid keys on purpose and run bursts on one key.
+ * The suites of those limits (auth-throttle, concurrency, fairness) turn them on.
  */
 export const UNLIMITED_ENV: Record<string, string> = {
   SIGNUP_RATE_PER_IP: "0",
   LOGIN_RATE_PER_IP: "0",
   LOGIN_FAILURES_PER_EMAIL: "0",
   INVALID_KEY_RATE_PER_IP: "0",
+  CONCURRENCY_PER_ACCOUNT: "0",
+  CONCURRENCY_PER_KEY: "0",
 };
 const SERVER_URL = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 

@@ -21,6 +21,12 @@ export const EnvSchema = T.Object({
   LOGIN_RATE_PER_IP: Int(0, 1_000_000, 30, "Login attempts from one client address in any minute (0 = off)"),
   LOGIN_FAILURES_PER_EMAIL: Int(0, 1_000_000, 10, "Failed logins for one email in any hour; past it the email's logins get 429 (0 = off)"),
   INVALID_KEY_RATE_PER_IP: Int(0, 1_000_000, 20, "Invalid API or management keys from one client address in any minute; past it that address's key lookups get 429 (0 = off)"),
+  UPSTREAM_MAX_CONCURRENT: T.Optional(
+    T.Integer({ minimum: 0, maximum: 1_000_000, description: "Model calls in flight per process, the upstream connection budget shared fairly between accounts (default 3/4 of BUN_CONFIG_MAX_HTTP_REQUESTS: 192 with Bun's default 256; at most that; 0 = no budget)" }),
+  ),
+  CONCURRENCY_PER_ACCOUNT: T.Optional(T.Integer({ minimum: 0, maximum: 1_000_000, description: "Model calls in flight per account on one instance (default a quarter of the budget; 0 = off)" })),
+  CONCURRENCY_PER_KEY: T.Optional(T.Integer({ minimum: 0, maximum: 1_000_000, description: "Model calls in flight per API key on one instance (default an eighth of the budget; 0 = off)" })),
+  UPSTREAM_QUEUE_TIMEOUT_MS: Int(0, 600_000, 10_000, "With the budget full, how long a call of an account under its fair share waits for a slot (then 503)"),
   FX_USD_KRW: T.Number({ exclusiveMinimum: 0, maximum: 100000, default: 1400, description: "USD→KRW rate for charges" }),
   MAX_BODY_BYTES: Int(1024, 1024 * 1024 * 1024, 50 * 1024 * 1024, "Request body limit (413 above)"),
   TRUSTED_PROXIES: T.String({ default: "", description: "Comma-separated IPs/CIDRs whose X-Forwarded-For is believed" }),

@@ -19,8 +19,14 @@ const THROTTLE_ENV = {
   INVALID_KEY_RATE_PER_IP: "3",
 };
 
-/** A fresh client address per call site: Redis keeps counts across runs, so never reuse one. */
-const net = () => `10.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
+/**
+ * A fresh network per test (`${net}.${host}` is an address in it): Redis keeps counts for up to
+ * an hour across runs, so the prefix carries 48 random bits (IPv6 documentation range).
+ */
+const net = () => {
+  const [a, b, c] = crypto.getRandomValues(new Uint16Array(3));
+  return `2001:db8:${a!.toString(16)}:${b!.toString(16)}:${c!.toString(16)}:`;
+};
 
 function expectThrottled(r: { status: number; body: any; headers: Headers }) {
   expect(r.status).toBe(429);
@@ -52,14 +58,14 @@ for (const v of variants) {
       const n = net();
       const victim = `v${crypto.randomUUID().slice(0, 8)}@test.example`;
       const other = `o${crypto.randomUUID().slice(0, 8)}@test.example`;
-      expect((await signup(victim, `${n}.1`)).status).toBe(201);
-      expect((await signup(other, `${n}.2`)).status).toBe(201);
+      expect((await signup(victim, `${n}:1`)).status).toBe(201);
+      expect((await signup(other, `${n}:2`)).status).toBe(201);
       // Each guess from its own address: the per-address limit never applies, the per-email one does.
-      for (let i = 0; i < 3; i++) expect((await login(victim, `wrong password ${i}`, `${n}.${10 + i}`)).status).toBe(401);
-      expectThrottled(await login(victim, "wrong password again", `${n}.20`));
+      for (let i = 0; i < 3; i++) expect((await login(victim, `wrong password ${i}`, `${n}:${10 + i}`)).status).toBe(401);
+      expectThrottled(await login(victim, "wrong password again", `${n}:20`));
       // The right password does not get through either until the window slides on.
-      expectThrottled(await login(victim, "correct horse battery", `${n}.21`));
-      const ok = await login(other, "correct horse battery", `${n}.22`);
+      expectThrottled(await login(victim, "correct horse battery", `${n}:21`));
+      const ok = await login(other, "correct horse battery", `${n}:22`);
       expect(ok.status).toBe(200);
       expect(ok.body.access_token).toEqual(expect.any(String));
     });
@@ -67,22 +73,22 @@ for (const v of variants) {
     test("a successful login does not count against the email", async () => {
       const n = net();
       const email = `s${crypto.randomUUID().slice(0, 8)}@test.example`;
-      expect((await signup(email, `${n}.1`)).status).toBe(201);
-      for (let i = 0; i < 4; i++) expect((await login(email, "correct horse battery", `${n}.${10 + i}`)).status).toBe(200);
+      expect((await signup(email, `${n}:1`)).status).toBe(201);
+      for (let i = 0; i < 4; i++) expect((await login(email, "correct horse battery", `${n}:${10 + i}`)).status).toBe(200);
     });
 
     test("many sign-ups from one address get 429; another address still signs up", async () => {
       const n = net();
-      for (let i = 0; i < 3; i++) expect((await signup(`m${i}${crypto.randomUUID().slice(0, 8)}@test.example`, `${n}.1`)).status).toBe(201);
-      expectThrottled(await signup(`m4${crypto.randomUUID().slice(0, 8)}@test.example`, `${n}.1`));
-      expect((await signup(`m5${crypto.randomUUID().slice(0, 8)}@test.example`, `${n}.2`)).status).toBe(201);
+      for (let i = 0; i < 3; i++) expect((await signup(`m${i}${crypto.randomUUID().slice(0, 8)}@test.example`, `${n}:1`)).status).toBe(201);
+      expectThrottled(await signup(`m4${crypto.randomUUID().slice(0, 8)}@test.example`, `${n}:1`));
+      expect((await signup(`m5${crypto.randomUUID().slice(0, 8)}@test.example`, `${n}:2`)).status).toBe(201);
     });
 
     test("many login attempts from one address get 429, whatever the emails", async () => {
       const n = net();
-      for (let i = 0; i < 5; i++) expect((await login(`nobody${i}${crypto.randomUUID().slice(0, 6)}@test.example`, "whatever", `${n}.1`)).status).toBe(401);
-      expectThrottled(await login(`nobody${crypto.randomUUID().slice(0, 6)}@test.example`, "whatever", `${n}.1`));
-      expect((await login(`nobody${crypto.randomUUID().slice(0, 6)}@test.example`, "whatever", `${n}.2`)).status).toBe(401);
+      for (let i = 0; i < 5; i++) expect((await login(`nobody${i}${crypto.randomUUID().slice(0, 6)}@test.example`, "whatever", `${n}:1`)).status).toBe(401);
+      expectThrottled(await login(`nobody${crypto.randomUUID().slice(0, 6)}@test.example`, "whatever", `${n}:1`));
+      expect((await login(`nobody${crypto.randomUUID().slice(0, 6)}@test.example`, "whatever", `${n}:2`)).status).toBe(401);
     });
 
     test("invalid API keys from one address get 429 after the threshold; a valid key from another address still works", async () => {
@@ -90,14 +96,14 @@ for (const v of variants) {
       const u = await fastUser(g);
       const k = await g.newKey(u);
       const guess = () => `sk-gw-${crypto.randomUUID().replaceAll("-", "")}`;
-      for (let i = 0; i < 3; i++) expect((await g.call("GET", "/v1/me", { token: guess(), headers: from(`${n}.1`) })).status).toBe(401);
-      expectThrottled(await g.call("GET", "/v1/me", { token: guess(), headers: from(`${n}.1`) }));
-      expectThrottled(await g.call("POST", "/v1/chat/completions", { token: guess(), headers: from(`${n}.1`), body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] } }));
-      const ok = await g.call("GET", "/v1/me", { token: k.key, headers: from(`${n}.2`) });
+      for (let i = 0; i < 3; i++) expect((await g.call("GET", "/v1/me", { token: guess(), headers: from(`${n}:1`) })).status).toBe(401);
+      expectThrottled(await g.call("GET", "/v1/me", { token: guess(), headers: from(`${n}:1`) }));
+      expectThrottled(await g.call("POST", "/v1/chat/completions", { token: guess(), headers: from(`${n}:1`), body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] } }));
+      const ok = await g.call("GET", "/v1/me", { token: k.key, headers: from(`${n}:2`) });
       expect(ok.status).toBe(200);
       expect(ok.body.user_id).toBe(u.id);
       // Another address's guesses are its own: still a plain 401.
-      expect((await g.call("GET", "/v1/me", { token: guess(), headers: from(`${n}.3`) })).status).toBe(401);
+      expect((await g.call("GET", "/v1/me", { token: guess(), headers: from(`${n}:3`) })).status).toBe(401);
     });
   });
 }

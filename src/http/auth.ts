@@ -89,9 +89,9 @@ export class Authenticator {
     if (!secret || !secret.startsWith(API_KEY_PREFIX)) throw unauthorized("유효한 API 키가 필요합니다.");
     const ip = this.clientIp(request, server);
     const p = await this.lookupKey(secret, ip);
-    const invalid =
-      !p || p.deleted || p.user.deleted ? "API 키가 올바르지 않거나 삭제되었습니다." : !p.isActive ? "비활성화된 API 키입니다." : p.expiresAt && p.expiresAt.getTime() <= Date.now() ? "만료된 API 키입니다." : null;
-    if (invalid || !p) {
+    const invalid = whyInvalid(p);
+    if (!p || invalid) {
+      // Every invalid key counts against the address (guessing finds deleted or expired ones too).
       await this.d.throttle?.keyFailed(ip);
       throw unauthorized(invalid ?? undefined);
     }
@@ -151,6 +151,14 @@ export class Authenticator {
     const want = createHash("sha256").update(this.d.adminToken).digest();
     if (!timingSafeEqual(given, want)) throw unauthorized("관리자 토큰이 올바르지 않습니다.");
   }
+}
+
+/** Why a looked-up key may not authenticate (the 401 message), or null when it may. */
+function whyInvalid(p: KeyPrincipal | null): string | null {
+  if (!p || p.deleted || p.user.deleted) return "API 키가 올바르지 않거나 삭제되었습니다.";
+  if (!p.isActive) return "비활성화된 API 키입니다.";
+  if (p.expiresAt && p.expiresAt.getTime() <= Date.now()) return "만료된 API 키입니다.";
+  return null;
 }
 
 function checkScope(p: KeyPrincipal, need: Scope | "model" | "any"): void {

@@ -64,6 +64,7 @@ export const ERROR_CODES = {
   // 429
   rate_limited: { status: 429, shape: "detail", message: "요청 한도를 초과했습니다. 잠시 후 다시 시도하세요.", retryable: true },
   upstream_rate_limited: { status: 429, shape: "detail", message: "모든 업스트림이 요청 한도에 도달했습니다.", retryable: true },
+  concurrency_limit_exceeded: { status: 429, shape: "detail", message: "동시에 처리 중인 요청이 한도에 도달했습니다. 진행 중인 요청이 끝난 뒤 다시 시도하세요.", retryable: true },
   // 501
   not_implemented: { status: 501, shape: "envelope", message: "지원하지 않는 기능입니다." },
   // 502

@@ -30,7 +30,8 @@ export function accountRoutes(d: AppDeps) {
   return new Elysia({ name: "account", normalize: false })
     .post(
       "/v1/auth/signup",
-      async ({ body, set }) => {
+      async ({ body, set, request, server }) => {
+        await d.throttle.signup(d.auth.clientIp(request, server));
         const email = body.email.trim().toLowerCase();
         const industry = body.industry ?? "general";
         const hash = await Bun.password.hash(body.password, { algorithm: "argon2id" });
@@ -50,10 +51,16 @@ export function accountRoutes(d: AppDeps) {
     )
     .post(
       "/v1/auth/login",
-      async ({ body }) => {
-        const user = await d.users.byEmail(body.email.trim().toLowerCase());
+      async ({ body, request, server }) => {
+        const email = body.email.trim().toLowerCase();
+        // Before the password hash runs: guessing is refused per address and per email.
+        await d.throttle.login(d.auth.clientIp(request, server), email);
+        const user = await d.users.byEmail(email);
         const ok = await Bun.password.verify(body.password, user?.passwordHash ?? DUMMY_HASH);
-        if (!user || !ok || user.deletedAt) throw new GatewayError("unauthorized", "이메일 또는 비밀번호가 올바르지 않습니다.");
+        if (!user || !ok || user.deletedAt) {
+          await d.throttle.loginFailed(email);
+          throw new GatewayError("unauthorized", "이메일 또는 비밀번호가 올바르지 않습니다.");
+        }
         const ttl = d.config.JWT_TTL_SECONDS;
         return { access_token: signJwt({ sub: user.id, typ: "access" }, d.jwtSecret, ttl), token_type: "bearer", expires_in: ttl };
       },

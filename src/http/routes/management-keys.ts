@@ -54,7 +54,7 @@ export function managementKeyRoutes(d: AppDeps) {
       },
     );
   const provisioning = new Elysia({ normalize: false })
-    .derive(async ({ request }) => ({ m: await d.auth.mgmtKey(request) }))
+    .derive(async ({ request, server }) => ({ m: await d.auth.mgmtKey(request, server) }))
     .get(
       "/v1/provisioning/keys",
       async ({ m }) => {

@@ -32,6 +32,7 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         const { principal, rate } = await d.auth.apiKey(request, server, "model");
         const headers: Record<string, string> = rate ? rateHeaders(rate) : {};
         Object.assign(set.headers, headers);
+        using slot = await d.calls.take(principal, request);
         const b = body as ResponsesBody;
         const core = toCoreFromResponses(b);
         const id = requestId(request);
@@ -49,7 +50,7 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         const meta = { id: responseId(id), createdAt: Math.floor(Date.now() / 1000), echo: echoOf(b, core.request), keepaliveMs: c.keepaliveMs };
         const sseHeaders = { ...SSE_HEADERS, ...headers, "x-request-id": id };
         if (prepared.kind === "cached") {
-          if (stream) return new Response(cachedResponsesStream(prepared.outcome, meta), { headers: sseHeaders });
+          if (stream) return slot.untilEnd(new Response(cachedResponsesStream(prepared.outcome, meta), { headers: sseHeaders }));
           set.headers["x-cost-krw"] = "0";
           set.headers["x-cost-usd"] = "0";
           const o = prepared.outcome;
@@ -67,7 +68,7 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         const opened = await c.chat.openStream(prepared.plan, false);
         if (opened.kind !== "typed") throw new GatewayError("internal_error");
         const decision = c.chat.decisionOf(prepared.plan);
-        return new Response(responsesEventStream(c.chat, prepared.plan, opened, meta, c.pii), { headers: decision ? { ...sseHeaders, "x-policy-decision": decision } : sseHeaders });
+        return slot.untilEnd(new Response(responsesEventStream(c.chat, prepared.plan, opened, meta, c.pii), { headers: decision ? { ...sseHeaders, "x-policy-decision": decision } : sseHeaders }));
       },
       { body: ResponsesBodySchema, transform: ({ body }) => dropNulls(body), detail: { tags: ["responses"], summary: "Responses-format call (converted into a chat call), optionally streamed" } },
     )

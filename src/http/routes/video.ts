@@ -51,6 +51,8 @@ export function videoRoutes(d: AppDeps, v: VideoRouteDeps) {
         if (idem !== null && (idem.length === 0 || idem.length > IDEMPOTENCY_KEY_MAX)) {
           throw invalid(["header", "idempotency-key"], `Idempotency-Key must be 1 to ${IDEMPOTENCY_KEY_MAX} characters`, "string_too_long");
         }
+        // The submission calls the provider: it takes a slot like a chat call (the polls do not).
+        using _slot = await d.calls.take(principal, request);
         const r = await v.service.submit(principal, body, idem);
         set.status = r.status;
         set.headers.location = `/v1/jobs/${r.body.job_id}`;

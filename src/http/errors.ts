@@ -80,9 +80,14 @@ export function renderError(code: unknown, error: unknown, requestId: string): R
   if (error instanceof GatewayError) return gatewayErrorResponse(error);
   if (error instanceof ValidationFailure) return validationResponse(error.issues);
   if (error instanceof ValidationError || code === "VALIDATION") return validationResponse(issuesFromElysia(error as ValidationError));
-  // Elysia wraps whatever a parser throws (our body limit's 413 included) in a ParseError.
-  if (code === "PARSE" && (error as { cause?: unknown })?.cause instanceof GatewayError) return gatewayErrorResponse((error as { cause: GatewayError }).cause);
-  if (code === "PARSE") return gatewayErrorResponse(new GatewayError("invalid_request", "요청 본문이 올바른 JSON이 아닙니다."));
+  // Elysia wraps whatever the parse stage throws in a ParseError: the body gate's 401/403, a
+  // database outage while it looks the caller up, the body reader's 400/408/413. Rendered
+  // as themselves.
+  if (code === "PARSE") {
+    const cause = (error as { cause?: unknown })?.cause;
+    if (cause != null && !(cause instanceof SyntaxError)) return renderError(undefined, cause, requestId);
+    return gatewayErrorResponse(new GatewayError("invalid_request", "요청 본문이 올바른 JSON이 아닙니다."));
+  }
   if (code === "NOT_FOUND") return gatewayErrorResponse(new GatewayError("not_found", "요청한 경로를 찾을 수 없습니다."));
   if (code === "INVALID_COOKIE_SIGNATURE" || code === "INVALID_FILE_TYPE") return gatewayErrorResponse(new GatewayError("invalid_request"));
   if (isUnstorableValue(error)) return gatewayErrorResponse(new GatewayError("invalid_request", "저장할 수 없는 값(NUL 문자, 범위를 벗어난 날짜나 숫자 등)이 포함되어 있습니다."));

@@ -43,19 +43,24 @@ const depth = (path: unknown) => String(path ?? "").split("/").filter(Boolean).l
  * A failed union (every nullable field is one) is reported by TypeBox at the union's own
  * path. When one variant got further into the value (e.g. the array variant of a nullable
  * list, failing at one element), report that variant's errors instead, so `loc` names the
- * bad element: ["body","ip_allowlist",2] rather than ["body","ip_allowlist"].
+ * bad element: ["body","ip_allowlist",2] rather than ["body","ip_allowlist"]. Between
+ * variants that got equally far, the one wrong in fewer places is what the client meant (an
+ * `image_url` part missing its `image_url`, not a `text` part with the wrong type).
  */
 function refineUnion(v: any): any[] {
   if (v?.type !== ValueErrorType.Union || !Array.isArray(v.errors)) return [v];
   let best: any[] | null = null;
   let bestDepth = depth(v.path);
+  let bestPlaces = Infinity;
   for (const variant of v.errors) {
     const errs = [...(variant as Iterable<any>)];
     if (!errs.length) continue;
     const d = Math.min(...errs.map((x) => depth(x.path)));
-    if (d > bestDepth) {
+    const places = new Set(errs.map((x) => x.path)).size;
+    if (d > bestDepth || (best && d === bestDepth && places < bestPlaces)) {
       best = errs;
       bestDepth = d;
+      bestPlaces = places;
     }
   }
   return best ? best.flatMap(refineUnion) : [v];

@@ -22,7 +22,13 @@ try {
 }
 setLogLevel(cfg.LOG_LEVEL);
 
-const gw = await buildGateway(cfg);
+// A configuration problem found at start (a BYOK_ENCRYPTION_KEY that cannot open the stored
+// credentials) stops the process like a bad variable, with the reason and no stack.
+const gw = await buildGateway(cfg).catch((e) => {
+  if (!(e instanceof ConfigError)) throw e;
+  console.error(e.message);
+  process.exit(2);
+});
 gw.app.listen({ port: cfg.PORT, hostname: cfg.HOST, reusePort: false });
 const server = gw.app.server!;
 const host = cfg.HOST === "0.0.0.0" || cfg.HOST === "::" ? "localhost" : cfg.HOST;

@@ -14,6 +14,8 @@ import { buildGateway, type Gateway } from "../src/gateway";
 
 export type DbKind = "pglite" | "pg";
 export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
+/** BYOK_ENCRYPTION_KEY of the test gateways (32 bytes, hex). */
+export const TEST_BYOK_KEY = "0123456789abcdef".repeat(4);
 const SERVER_URL = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 
 let pgReachable: Promise<boolean> | null = null;
@@ -162,6 +164,7 @@ export async function startTestGateway(opts: { db?: DbKind; env?: Record<string,
     DATA_DIR: dataDir,
     ADMIN_TOKEN,
     JWT_SECRET: "test-jwt-secret-0123456789abcdef0123456789",
+    BYOK_ENCRYPTION_KEY: TEST_BYOK_KEY,
     RATE_LIMIT_RPM: "0",
     DEMO_MODE: "false",
     LOG_LEVEL: "silent",

@@ -94,8 +94,10 @@ export async function startStack(o: StackOptions): Promise<Stack> {
         ...baseEnv,
         ...providerEnv,
         DATABASE_URL: dbUrl,
-        // The gateway's default (durable) unless the run asks for LEDGER_COMMIT=async.
+        // The gateway's defaults (durable commits, no credit leases) unless the run asks for
+        // LEDGER_COMMIT=async or LEDGER_LEASES=on.
         ...(process.env.LEDGER_COMMIT && { LEDGER_COMMIT: process.env.LEDGER_COMMIT }),
+        ...(process.env.LEDGER_LEASES && { LEDGER_LEASES: process.env.LEDGER_LEASES }),
         DATA_DIR: dataDir,
         PORT: String(gwPort),
         HOST: "127.0.0.1",

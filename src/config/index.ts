@@ -19,6 +19,7 @@ export class ConfigError extends Error {
   }
 }
 
+const SECRET = /(SECRET|TOKEN|_KEY)$/;
 const NUMERIC = new Set(Object.entries(EnvSchema.properties).filter(([, s]) => s.type === "integer" || s.type === "number").map(([k]) => k));
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -36,7 +37,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const withDefaults = Value.Default(EnvSchema, raw) as Record<string, unknown>;
   for (const e of Value.Errors(EnvSchema, withDefaults)) {
     const name = e.path.replace(/^\//, "");
-    if (!problems.some((p) => p.startsWith(`${name}:`))) problems.push(`${name}: ${e.message} (got ${JSON.stringify(e.value)})`);
+    // A secret's value is not repeated: the message ends up in logs.
+    const got = SECRET.test(name) ? "value hidden" : `got ${JSON.stringify(e.value)}`;
+    if (!problems.some((p) => p.startsWith(`${name}:`))) problems.push(`${name}: ${e.message} (${got})`);
   }
   for (const p of String(env.TRUSTED_PROXIES ?? "").split(",").map((s) => s.trim()).filter(Boolean)) {
     if (!/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(p)) problems.push(`TRUSTED_PROXIES: "${p}" is not an IP or CIDR`);

@@ -3,6 +3,7 @@
  * listed at once so an operator fixes a bad deployment in one pass.
  */
 import { Type as T, type Static } from "@sinclair/typebox";
+import { KEY_TEXT_PATTERN } from "../lib/secret-box";
 
 const Int = (min: number, max: number, def: number, description: string) =>
   T.Integer({ minimum: min, maximum: max, default: def, description });
@@ -14,6 +15,12 @@ export const EnvSchema = T.Object({
   DATA_DIR: T.String({ default: "./data", minLength: 1, description: "PGlite data directory and local file storage" }),
   ADMIN_TOKEN: T.Optional(T.String({ minLength: 16, description: "Operator token for /v1/admin/*" })),
   JWT_SECRET: T.Optional(T.String({ minLength: 32, description: "HS256 secret for dashboard tokens" })),
+  BYOK_ENCRYPTION_KEY: T.Optional(
+    T.String({
+      pattern: KEY_TEXT_PATTERN,
+      description: "AES-256-GCM key sealing BYOK provider credentials at rest: 32 bytes as 64 hex digits or base64 (generated into DATA_DIR in demo mode; otherwise unset refuses new BYOK keys)",
+    }),
+  ),
   JWT_TTL_SECONDS: Int(60, 30 * 86400, 3600, "Lifetime of a dashboard access token"),
   REDIS_URL: T.Optional(T.String({ pattern: "^rediss?://", description: "Redis for rate limits shared across instances" })),
   RATE_LIMIT_RPM: Int(0, 1_000_000, 60, "Requests per minute per API key (0 = off)"),
@@ -31,7 +38,8 @@ export const EnvSchema = T.Object({
   SSE_KEEPALIVE_MS: Int(50, 120_000, 15_000, "A quiet stream gets a `: keepalive` comment after this long"),
   RESPONSE_CACHE_TTL_SECONDS: Int(1, 30 * 86400, 3600, "Lifetime of a response-cache entry"),
   SEMANTIC_CACHE_THRESHOLD: T.Number({ minimum: 0, maximum: 1, default: 0.95, description: "Cosine similarity for a semantic cache hit" }),
-  STATS_MIN_DISTINCT_KEYS: T.Optional(T.Integer({ minimum: 1, maximum: 1000, description: "Privacy threshold of the public stats (default 3, 1 in demo mode)" })),
+  STATS_MIN_DISTINCT_ACCOUNTS: T.Optional(T.Integer({ minimum: 1, maximum: 1000, description: "Privacy threshold of the public stats: distinct accounts a model or app needs to be named (default 3, 1 in demo mode)" })),
+  STATS_MIN_DISTINCT_KEYS: T.Optional(T.Integer({ minimum: 1, maximum: 1000, description: "Deprecated old name of STATS_MIN_DISTINCT_ACCOUNTS (read only when that one is unset; it now counts accounts too)" })),
   STATS_ROLLUP_INTERVAL_MS: T.Optional(T.Integer({ minimum: 0, maximum: 60_000, description: "Pause between stats rollup runs (default 5000, 1000 in demo mode; 0 = no rollup job on this instance)" })),
   CATALOG_PATH: T.Optional(T.String({ minLength: 1, description: "Alternative catalog file" })),
   SIM_PORT: Int(0, 65535, 0, "Port of the in-process upstream simulator (0 = any free port)"),
@@ -54,7 +62,12 @@ export const EnvSchema = T.Object({
   VIDEO_URL_PRIVATE_HOSTS_ALLOWED: T.Union([T.Literal("true"), T.Literal("false")], { default: "false", description: "Accept video reference URLs whose host is or resolves to a private, loopback or link-local address (default: refused with 422)" }),
   DB_QUERY_TIMEOUT_MS: Int(0, 600_000, 5000, "A database query of the request path not answered after this fails the request with 503 (0 = wait forever)"),
   LEDGER_COMMIT: T.Union([T.Literal("durable"), T.Literal("async")], { default: "durable", description: "Ledger commits: durable (a PostgreSQL crash loses nothing) or async (faster; a PostgreSQL crash may lose the last ~600 ms of charges)" }),
-  LEDGER_LEASES: T.Union([T.Literal("on"), T.Literal("off")], { default: "on", description: "Credit leases for busy keys on PostgreSQL: on (a busy key's calls are held in memory against one database hold) or off (every call holds in the database)" }),
+  LEDGER_SETTLE: T.Union([T.Literal("before_answer"), T.Literal("behind_answer")], { default: "before_answer", description: "When an answered call's settle lands: before_answer (the answer's last bytes wait for it, so a killed process has charged every call it answered) or behind_answer (lower latency; a crash may leave the last answered calls uncharged)" }),
+  LEDGER_LEASES: T.Union([T.Literal("on"), T.Literal("off")], {
+    default: "off",
+    description:
+      "Credit leases for busy keys on PostgreSQL: on (a busy key's calls are held in memory against one database hold; their charges follow the answers in batches, so a killed process can lose answered calls' charges) or off (every call holds in the database)",
+  }),
   CORS_ORIGINS: T.String({ default: "", description: "Comma-separated origins allowed to call the API from a browser (`*` for any); empty = CORS off" }),
 });
 

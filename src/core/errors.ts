@@ -53,6 +53,7 @@ export const ERROR_CODES = {
   conflict: { status: 409, shape: "detail", message: "이미 존재하거나 처리 중입니다." },
   idempotency_in_progress: { status: 409, shape: "detail", message: "같은 Idempotency-Key 요청이 처리 중입니다." },
   job_not_ready: { status: 409, shape: "detail", message: "아직 생성 중인 작업입니다." },
+  request_id_reused: { status: 409, shape: "detail", message: "이 X-Request-Id로 이미 요청했습니다. 요청마다 새 ID를 사용하세요.", retryable: false },
   // 410
   content_expired: { status: 410, shape: "detail", message: "결과 파일의 보관 기간이 지났습니다." },
   // 413, 415
@@ -74,6 +75,8 @@ export const ERROR_CODES = {
   catalog_snapshot_stale: { status: 503, shape: "detail", message: "모델 카탈로그를 확인할 수 없습니다. 잠시 후 다시 시도하세요.", retryable: true },
   limiter_unavailable: { status: 503, shape: "envelope", message: "요청 한도 확인이 일시적으로 불가능합니다.", retryable: true },
   service_unavailable: { status: 503, shape: "detail", message: "서비스를 일시적으로 사용할 수 없습니다.", retryable: true },
+  // BYOK credentials are sealed at rest; without the right BYOK_ENCRYPTION_KEY none is stored or opened.
+  byok_encryption_unavailable: { status: 503, shape: "detail", message: "BYOK 자격 증명 암호화 키(BYOK_ENCRYPTION_KEY)가 없거나 맞지 않습니다.", retryable: false },
   // 500: never caused by a client; rendered without internals.
   internal_error: { status: 500, shape: "envelope", message: "내부 오류가 발생했습니다." },
 } as const satisfies Record<string, CodeSpec>;

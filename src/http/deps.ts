@@ -5,6 +5,7 @@ import type { InvalidationBus } from "../db/invalidation";
 import type { KeyRepo } from "../db/repos/keys";
 import type { SettingsStore } from "../db/repos/settings";
 import type { UserRepo } from "../db/repos/users";
+import type { SecretBox } from "../lib/secret-box";
 import type { Authenticator } from "./auth";
 import type { GatewayMetrics } from "./metrics";
 
@@ -19,6 +20,8 @@ export interface AppDeps {
   metrics: GatewayMetrics;
   jwtSecret: string;
   adminToken: string | null;
+  /** Seals BYOK provider credentials (BYOK_ENCRYPTION_KEY); null when none is configured. */
+  byok: SecretBox | null;
   /** Ids of the chat providers a BYOK key may name (from the catalog). */
   chatProviderIds: () => string[];
 }

@@ -11,7 +11,7 @@ import { loadConfig } from "../../src/config";
 import { openDatabase, type Database } from "../../src/db/client";
 import { buildGateway } from "../../src/gateway";
 import { signJwt } from "../../src/lib/jwt";
-import { ADMIN_TOKEN, freshPostgres, TestGateway, type TestUser } from "../harness";
+import { ADMIN_TOKEN, freshPostgres, TEST_BYOK_KEY, TestGateway, type TestUser } from "../harness";
 
 export const TEST_JWT_SECRET = "test-jwt-secret-0123456789abcdef0123456789";
 
@@ -63,6 +63,7 @@ export async function gatewayOn(db: Database, kind: "pg" | "pglite", env: Record
     DATA_DIR: dataDir,
     ADMIN_TOKEN,
     JWT_SECRET: TEST_JWT_SECRET,
+    BYOK_ENCRYPTION_KEY: TEST_BYOK_KEY,
     RATE_LIMIT_RPM: "0",
     DEMO_MODE: "false",
     LOG_LEVEL: "silent",

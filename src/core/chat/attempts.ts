@@ -54,6 +54,8 @@ export async function withFallback<T>(candidates: readonly Candidate[], call: (c
         return { value, candidate: c, attempts };
       } catch (e) {
         if (o.signal?.aborted) throw o.signal.reason ?? e;
+        // Our own refusal before the call (a BYOK credential that cannot be opened) is no upstream failure.
+        if (e instanceof GatewayError) throw e;
         const err = e instanceof UpstreamError ? e : new UpstreamError("transient", e instanceof Error ? e.message : String(e));
         o.observe?.(c.provider.id, e instanceof UpstreamError ? err.kind : "error", performance.now() - t0);
         tried.push({ provider: c.provider.id, model: c.model.id, error: err.kind, ...(err.status !== undefined && { status: err.status }) });

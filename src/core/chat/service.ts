@@ -24,7 +24,7 @@ import { runCascade, runParallel, type SubCaller } from "../routing/orchestrate"
 import { mergePrefs } from "../routing/prefs";
 import { replayAnswer } from "../routing/replay";
 import type { ChatRequest, ChatResult, Usage } from "./types";
-import { afterHold, following, HoldRefused, startHold } from "./hold";
+import { afterHold, following, HoldRefused, placeHold, startHold } from "./hold";
 
 export type { ChatCaller, ChatOptions, ChatOutcome, ChatPlan, Cost, OpenedStream, Prepared } from "./plan";
 
@@ -70,12 +70,29 @@ export class ChatService {
       candidates = buildCandidates(snapshot, resolution, this.candidateOptions(p, o.prefs));
     }
 
+    const byok = p.kind === "byok";
+    const holdTokens = inputTokens + request.max_tokens;
+    // A policy's hold covers its worst case: every tier, judge, worker and merge that may run.
+    const holdMicro = byok ? 0n : policy ? policy.holdMicro : holdAmountMicro(candidates.map((c) => c.offering.pricing!), inputTokens, request.max_tokens, this.d.fxMilli);
+    const searchMicro = o.web ? (this.d.searchPriceMicro ?? 0n) : 0n;
+    // A single call without web search settles once with its usage event: it may be held against a credit lease.
+    const single = !o.web && (!policy || policy.kind === "single");
+    const named = caller.clientChosen === true;
+    const hold: HoldRequest = { id: caller.requestId, userId: p.user.id, keyId: p.keyId, amountMicro: holdMicro + searchMicro, tokens: holdTokens, ttlSeconds: this.d.holdTtlSeconds, leasable: single && !byok && !named };
+    // A call its client named claims that id in the database before anything may answer it:
+    // the hold is the claim (one per id and account), so a reused id is refused (409) before
+    // the cache, its embedding or a provider is asked. Such a call is never held against a
+    // lease (a lease's calls are checked in memory only) nor alongside the upstream call.
+    if (named) await placeHold(this.d.ledger, this.d.settlements, hold);
+
     // An answer grounded in a fresh web search is neither served from nor stored in the cache.
     const cacheMode = o.web ? "off" : p.responseCacheMode;
     if (cacheMode !== "off" && this.d.cache) {
       const hit = await this.d.cache.lookup(p.keyId, cacheMode, o.model, request);
       if (hit) {
-        await this.d.ledger.record(caller.requestId, p.user.id, p.keyId, this.event(caller, hit.model, hit.provider, hit.result.usage, 200, true, snapshot)).catch(() => {});
+        const event = this.event(caller, hit.model, hit.provider, hit.result.usage, 200, true, snapshot);
+        // A hit is free: a claimed hold goes back in full, with the hit's usage record.
+        await (named ? this.d.ledger.release(caller.requestId, event) : this.d.ledger.record(caller.requestId, p.user.id, p.keyId, event)).catch(() => {});
         return { kind: "cached", outcome: { result: hit.result, model: hit.model, provider: hit.provider, cost: this.costOf(0n), cached: true } };
       }
     }
@@ -90,19 +107,11 @@ export class ChatService {
       }
     }
 
-    const byok = p.kind === "byok";
-    const holdTokens = inputTokens + request.max_tokens;
-    // A policy's hold covers its worst case: every tier, judge, worker and merge that may run.
-    const holdMicro = byok ? 0n : policy ? policy.holdMicro : holdAmountMicro(candidates.map((c) => c.offering.pricing!), inputTokens, request.max_tokens, this.d.fxMilli);
-    const searchMicro = o.web ? (this.d.searchPriceMicro ?? 0n) : 0n;
-    // A single call without web search settles once with its usage event: it may be held against a credit lease.
-    const single = !o.web && (!policy || policy.kind === "single");
-    const hold: HoldRequest = { id: caller.requestId, userId: p.user.id, keyId: p.keyId, amountMicro: holdMicro + searchMicro, tokens: holdTokens, ttlSeconds: this.d.holdTtlSeconds, leasable: single && !byok };
     // The hold's round trip overlaps the upstream call when the ledger's last answers for this
     // key leave room for it: nothing of the answer reaches the client before the hold is placed,
     // and a refused hold aborts the call (afterHold). Otherwise the hold goes first, as does
     // every call that pays someone else first (web search) or runs several calls (cascade, parallel).
-    const { pending: pendingHold } = await startHold(this.d.ledger, this.d.settlements, hold, single);
+    const { pending: pendingHold } = named ? { pending: null } : await startHold(this.d.ledger, this.d.settlements, hold, single);
     const plan: ChatPlan = { caller, requested: o.model, candidates, request, upstream, mapping, holdMicro, holdTokens, byok, cacheMode, startedAt: performance.now(), policy, search: null, pendingHold };
     if (o.web) await this.searchFor(plan, o.web, searchMicro);
     return { kind: "plan", plan };
@@ -137,7 +146,7 @@ export class ChatService {
       // The model may echo placeholders in tool-call arguments too; restored values keep the JSON valid.
       for (const tc of result.toolCalls ?? []) tc.function.arguments = this.d.pii!.unmask(tc.function.arguments, m);
     }
-    const cost = this.settle(plan, candidate, result.usage, 200);
+    const cost = await this.settle(plan, candidate, result.usage, 200);
     const outcome: ChatOutcome = { result, model: candidate.model.id, provider: candidate.provider.id, cost, cached: false, ...this.citations(plan, result.content) };
     this.remember(plan, outcome);
     return outcome;
@@ -200,7 +209,7 @@ export class ChatService {
         await this.d.ledger.release(plan.caller.requestId, this.event(plan.caller, candidate.model.id, candidate.provider.id, u, 502, false, undefined, plan));
         return { cost: this.costOf(0n), usage: u };
       }
-      const cost = this.settle(plan, candidate, u, complete ? 200 : 502, complete);
+      const cost = await this.settle(plan, candidate, u, complete ? 200 : 502, complete);
       if (complete && result) this.remember(plan, { result, model: candidate.model.id, provider: candidate.provider.id, cost, cached: false });
       return { cost, usage: u };
     } catch {
@@ -245,16 +254,17 @@ export class ChatService {
     plan.upstream = { ...plan.upstream, messages: withSearchResults(plan.upstream.messages, results, web.searchPrompt) };
   }
 
-  /** Charges the call: the cost is returned at once, the settle lands behind the answer (Settlements). */
-  private settle(plan: ChatPlan, c: Candidate, usage: Usage, status: number, minimum = true): Cost {
+  /** Charges the call (Settlements decides whether the answer waits for the settle to land). */
+  private settle(plan: ChatPlan, c: Candidate, usage: Usage, status: number, minimum = true): Promise<Cost> {
     let micro = plan.byok ? 0n : usageCostMicro(c.offering.pricing!, c.provider.caching, usage, this.d.fxMilli);
     if (!plan.byok && minimum && status < 400) micro = withMinimumCharge(micro);
     micro += plan.search?.priceMicro ?? 0n;
     return this.charge(plan, micro, usage, this.event(plan.caller, c.model.id, c.provider.id, usage, status, false, undefined, plan));
   }
 
-  private charge(plan: ChatPlan, micro: bigint, u: Usage, event: UsageEvent): Cost {
-    this.d.settlements.start({ id: plan.caller.requestId, userId: plan.caller.principal.user.id, costMicro: micro, tokens: u.promptTokens + u.completionTokens, event });
+  /** Settles the call; resolves when the answer may leave (see Settlements: LEDGER_SETTLE). */
+  private async charge(plan: ChatPlan, micro: bigint, u: Usage, event: UsageEvent): Promise<Cost> {
+    await this.d.settlements.start({ id: plan.caller.requestId, userId: plan.caller.principal.user.id, costMicro: micro, tokens: u.promptTokens + u.completionTokens, event });
     return this.costOf(micro);
   }
 
@@ -401,7 +411,7 @@ export class ChatService {
       if (result.content) result.content = this.d.pii!.unmask(result.content, m);
       for (const tc of result.toolCalls ?? []) tc.function.arguments = this.d.pii!.unmask(tc.function.arguments, m);
     }
-    const cost = this.settleSum(plan, answer);
+    const cost = await this.settleSum(plan, answer);
     const outcome: ChatOutcome = { result, model: answer.candidate.model.id, provider: answer.candidate.provider.id, cost, cached: false, ...this.citations(plan, result.content) };
     this.remember(plan, outcome);
     return outcome;
@@ -413,7 +423,7 @@ export class ChatService {
    */
   private async finishOrchestrated(plan: ChatPlan, answer: OrchestratedAnswer, complete: boolean, result?: ChatResult): Promise<{ cost: Cost; usage: Usage }> {
     try {
-      const cost = this.settleSum(plan, answer);
+      const cost = await this.settleSum(plan, answer);
       if (complete && result) this.remember(plan, { result, model: answer.candidate.model.id, provider: answer.candidate.provider.id, cost, cached: false });
       return { cost, usage: answer.result.usage };
     } catch {
@@ -422,7 +432,7 @@ export class ChatService {
   }
 
   /** One settlement for all sub-calls: their summed cost (the minimum charge applies once). */
-  private settleSum(plan: ChatPlan, a: OrchestratedAnswer): Cost {
+  private settleSum(plan: ChatPlan, a: OrchestratedAnswer): Promise<Cost> {
     const micro = (plan.byok ? 0n : withMinimumCharge(a.totalMicro)) + (plan.search?.priceMicro ?? 0n);
     const u = a.result.usage;
     return this.charge(plan, micro, u, this.event(plan.caller, a.candidate.model.id, a.candidate.provider.id, u, 200, false, undefined, plan));

@@ -9,7 +9,7 @@
  * failed and the client gets the upstream error (502/429) with no job id to poll.
  */
 import type { KeyPrincipal } from "../auth/principal";
-import { holdOrThrow, type Ledger } from "../billing/ledger";
+import { holdOrThrow, type JobLedger } from "../billing/ledger";
 import { findModel, resolveModelFor } from "../catalog/resolve";
 import { getProvider, type CatalogProvider, type CatalogSnapshot } from "../catalog/types";
 import { UpstreamError } from "../chat/provider";
@@ -28,7 +28,8 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
 
 export interface VideoServiceDeps {
   catalog: () => CatalogSnapshot;
-  ledger: Ledger;
+  /** The process's one ledger (its view for holds the job store closes). */
+  ledger: JobLedger;
   jobs: VideoJobStore;
   idempotency: IdempotencyStore;
   providerFor(protocol: string): VideoProvider | undefined;

@@ -1,7 +1,8 @@
 /** Operator endpoints (`Authorization: Bearer <ADMIN_TOKEN>`), per the operator contract. */
 import { Elysia, t } from "elysia";
 import { Type } from "@sinclair/typebox";
-import { ValidationFailure } from "../../core/errors";
+import { GatewayError, ValidationFailure } from "../../core/errors";
+import { byokContext } from "../../lib/secret-box";
 import { krwToMicro, microToKrw } from "../../lib/money";
 import { SETTING_DEFAULTS } from "../../db/repos/settings";
 import type { AppDeps } from "../deps";
@@ -120,12 +121,23 @@ export function adminRoutes(d: AppDeps) {
         if (!d.chatProviderIds().includes(body.provider)) {
           throw new ValidationFailure([{ loc: ["body", "provider"], msg: `unknown provider; one of ${d.chatProviderIds().join(", ")}`, type: "enum" }]);
         }
+        // Never stored in clear: without a key there is no BYOK (the operator sets one; demo mode has one).
+        if (!d.byok) throw new GatewayError("byok_encryption_unavailable", "BYOK_ENCRYPTION_KEY가 설정되지 않아 BYOK 키를 만들 수 없습니다.");
+        const id = crypto.randomUUID();
+        const byokSecret = d.byok.seal(body.provider_api_key, byokContext(id));
         set.status = 201;
-        return issueApiKey(d.keys, { userId: u.id, kind: "byok", name: body.name ?? "BYOK", byokProvider: body.provider, byokSecret: body.provider_api_key });
+        return issueApiKey(d.keys, { id, userId: u.id, kind: "byok", name: body.name ?? "BYOK", byokProvider: body.provider, byokSecret });
       },
       {
         body: t.Object({ name: t.Optional(t.String({ minLength: 1, maxLength: 100 })), provider: t.String({ minLength: 1 }), provider_api_key: t.String({ minLength: 1, maxLength: 1000 }) }),
-        detail: { security: AUTH.admin, tags: ["admin"], summary: "Issue a BYOK key (calls use the user's own provider credential)" },
+        detail: {
+          security: AUTH.admin,
+          tags: ["admin"],
+          summary: "Issue a BYOK key (calls use the user's own provider credential)",
+          description:
+            "`provider_api_key` is sealed with AES-256-GCM under BYOK_ENCRYPTION_KEY before it is stored and opened only to call the provider; " +
+            "it never appears in an answer. Without BYOK_ENCRYPTION_KEY (outside demo mode) this is 503 `byok_encryption_unavailable`.",
+        },
       },
     );
 }

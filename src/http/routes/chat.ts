@@ -8,7 +8,7 @@ import { toCoreChatRequest } from "../../surfaces/openai/chat-to-core";
 import { completionId, toChatCompletion } from "../../surfaces/openai/chat-from-core";
 import { cachedEventStream, chatEventStream } from "../../surfaces/openai/chat-stream";
 import { rateHeaders } from "../auth";
-import { requestId } from "../request-id";
+import { callIdentity, requestId } from "../request-id";
 import type { AppDeps } from "../deps";
 import { AUTH } from "../security";
 
@@ -43,7 +43,7 @@ export function chatRoutes(d: AppDeps, c: ChatRouteDeps) {
       const b = body as ChatBody;
       const web = parseWebPlugin(b.plugins);
       const id = requestId(request);
-      const caller = { requestId: id, principal, app: appName(request), signal: request.signal };
+      const caller = { ...callIdentity(request, principal.user.id), principal, app: appName(request), signal: request.signal };
       const prepared = await c.chat.prepare(caller, {
         model: b.model,
         request: toCoreChatRequest(b),

@@ -32,7 +32,14 @@ export function keyRoutes(d: AppDeps) {
         const items = (await d.keys.listForUser(user.id)).map((r) => toKeyRecord(r));
         return { items, total: items.length };
       },
-      { detail: { security: AUTH.dashboard, tags: ["keys"], summary: "List API keys (never the secret)" } },
+      {
+        detail: {
+          security: AUTH.dashboard,
+          tags: ["keys"],
+          summary: "List API keys (never the secret)",
+          description: "`management_key_id` names the management key that provisioned a key (also after that key is deleted); null for keys made here or by an operator.",
+        },
+      },
     )
     .get(
       "/v1/keys/usage",

@@ -5,6 +5,7 @@
  */
 import { Elysia } from "elysia";
 import { GatewayError } from "../../core/errors";
+import { accountRequestId } from "../../core/billing/request-id";
 import { parseWebPlugin } from "../../core/chat/web-search";
 import type { FeedbackRepo } from "../../db/repos/feedback";
 import { FeedbackBodySchema, ratingValue, type FeedbackBody } from "../../surfaces/responses/feedback";
@@ -16,7 +17,7 @@ import { toCoreFromResponses } from "../../surfaces/responses/to-core";
 import { rateHeaders } from "../auth";
 import type { AppDeps } from "../deps";
 import { notFound } from "../params";
-import { requestId } from "../request-id";
+import { callIdentity, requestId } from "../request-id";
 import { appName, SSE_HEADERS, type ChatRouteDeps } from "./chat";
 import { AUTH } from "../security";
 
@@ -35,7 +36,7 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         const b = body as ResponsesBody;
         const core = toCoreFromResponses(b);
         const id = requestId(request);
-        const caller = { requestId: id, principal, app: appName(request), signal: request.signal };
+        const caller = { ...callIdentity(request, principal.user.id), principal, app: appName(request), signal: request.signal };
         const stream = b.stream === true;
         const prepared = await c.chat.prepare(caller, {
           model: b.model,
@@ -78,12 +79,14 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         const rid = requestIdFromPath(params.request_id);
         if (!rid) throw new GatewayError("invalid_request", "request_id는 UUID 또는 resp_<32자리 16진수> 형식이어야 합니다.");
         const b = body as FeedbackBody;
-        const row = await c.feedback.upsert({ requestId: rid, userId: user.id, rating: ratingValue(b.rating), comment: b.comment ?? null, category: b.category ?? null });
+        const rating = { userId: user.id, rating: ratingValue(b.rating), comment: b.comment ?? null, category: b.category ?? null };
+        // A call its client named (X-Request-Id) is recorded under its account-scoped id (http/request-id.ts).
+        const row = (await c.feedback.upsert({ ...rating, requestId: accountRequestId(user.id, rid) })) ?? (await c.feedback.upsert({ ...rating, requestId: rid }));
         if (!row) throw notFound("요청");
         set.status = 201;
         return {
-          request_id: row.requestId,
-          response_id: responseId(row.requestId),
+          request_id: rid,
+          response_id: responseId(rid),
           rating: row.rating,
           comment: row.comment,
           category: row.category,

@@ -36,6 +36,8 @@ export const EnvSchema = T.Object({
   UPSTREAM_QUEUE_TIMEOUT_MS: Int(0, 600_000, 10_000, "With the budget full, how long a call of an account under its fair share waits for a slot (then 503)"),
   FX_USD_KRW: T.Number({ exclusiveMinimum: 0, maximum: 100000, default: 1400, description: "USD→KRW rate for charges" }),
   MAX_BODY_BYTES: Int(1024, 1024 * 1024 * 1024, 50 * 1024 * 1024, "Request body limit (413 above)"),
+  BODY_READ_TIMEOUT_MS: Int(100, 3_600_000, 60_000, "A request body still arriving this long after the caller was authenticated is refused with 408 and the connection closed (slow senders)"),
+  MAX_JSON_DEPTH: Int(8, 1000, 64, "Objects and arrays nested deeper than this in a JSON body are refused with 400 invalid_request"),
   TRUSTED_PROXIES: T.String({ default: "", description: "Comma-separated IPs/CIDRs whose X-Forwarded-For is believed" }),
   LOG_LEVEL: T.Union([T.Literal("debug"), T.Literal("info"), T.Literal("warn"), T.Literal("error"), T.Literal("silent")], { default: "info" }),
   DEMO_MODE: T.Optional(T.Union([T.Literal("true"), T.Literal("false")], { description: "Force demo mode on/off (default: on when DATABASE_URL is unset)" })),

@@ -47,6 +47,8 @@ export const ERROR_CODES = {
   charge_amount_not_allowed: { status: 403, shape: "detail", message: "이 키는 charge_amount_krw를 사용할 수 없습니다." },
   // 404
   not_found: { status: 404, shape: "envelope", message: "찾을 수 없습니다." },
+  // 408: a body still arriving after BODY_READ_TIMEOUT_MS (not in the specification's table)
+  request_timeout: { status: 408, shape: "envelope", message: "요청 본문이 제한 시간 안에 도착하지 않았습니다." },
   // 409
   conflict: { status: 409, shape: "detail", message: "이미 존재하거나 처리 중입니다." },
   idempotency_in_progress: { status: 409, shape: "detail", message: "같은 Idempotency-Key 요청이 처리 중입니다." },

@@ -47,6 +47,12 @@ export function bearer(request: Request): string | null {
 
 export class Authenticator {
   private trusted: Cidr[];
+  /**
+   * Each request's authentication outcomes, by credential kind: a route's credential is
+   * checked from the headers before its body is read (./security.ts) and again by the
+   * handler, which gets the same outcome without a second lookup.
+   */
+  private outcomes = new WeakMap<Request, Map<string, Promise<unknown>>>();
   constructor(private d: AuthDeps) {
     this.trusted = d.trustedProxies.split(",").map((s) => s.trim()).filter(Boolean).map((s) => parseCidr(s)!).filter(Boolean);
   }
@@ -63,6 +69,14 @@ export class Authenticator {
   private isTrusted(ip: string): boolean {
     const v = parseIp(ip);
     return v !== null && this.trusted.some((c) => cidrContains(c, v));
+  }
+
+  private once<T>(request: Request, kind: string, check: () => Promise<T>): Promise<T> {
+    let byKind = this.outcomes.get(request);
+    if (!byKind) this.outcomes.set(request, (byKind = new Map()));
+    let outcome = byKind.get(kind) as Promise<T> | undefined;
+    if (!outcome) byKind.set(kind, (outcome = check()));
+    return outcome;
   }
 
   /**
@@ -85,17 +99,7 @@ export class Authenticator {
    * authentication point: validity (401), IP allowlist (403), scope (403), rate limit (429).
    */
   async apiKey(request: Request, server: Server<unknown> | null, need: Scope | "model" | "any"): Promise<ApiKeyAuth> {
-    const secret = bearer(request);
-    if (!secret || !secret.startsWith(API_KEY_PREFIX)) throw unauthorized("유효한 API 키가 필요합니다.");
-    const ip = this.clientIp(request, server);
-    const p = await this.lookupKey(secret, ip);
-    const invalid = whyInvalid(p);
-    if (!p || invalid) {
-      // Every invalid key counts against the address (guessing finds deleted or expired ones too).
-      await this.d.throttle?.keyFailed(ip);
-      throw unauthorized(invalid ?? undefined);
-    }
-    if (p.ipAllowlist && !ipAllowed(ip, p.ipAllowlist)) throw new GatewayError("ip_not_allowed");
+    const p = await this.keyPrincipal(request, server);
     checkScope(p, need);
     let rate: RateDecision | null = null;
     if (this.d.rateLimitRpm > 0) {
@@ -109,13 +113,39 @@ export class Authenticator {
     return { principal: p, rate };
   }
 
+  /**
+   * Who the API key's holder is, from the headers alone: a valid, active, unexpired key of a
+   * live account (401), called from an allowed address (403). Scope and rate limit are the
+   * handler's (apiKey).
+   */
+  keyPrincipal(request: Request, server: Server<unknown> | null): Promise<KeyPrincipal> {
+    return this.once(request, "apiKey", async () => {
+      const secret = bearer(request);
+      if (!secret || !secret.startsWith(API_KEY_PREFIX)) throw unauthorized("유효한 API 키가 필요합니다.");
+      const ip = this.clientIp(request, server);
+      const p = await this.lookupKey(secret, ip);
+      const invalid = whyInvalid(p);
+      if (!p || invalid) {
+        // Every invalid key counts against the address (guessing finds deleted or expired ones too).
+        await this.d.throttle?.keyFailed(ip);
+        throw unauthorized(invalid ?? undefined);
+      }
+      if (p.ipAllowlist && !ipAllowed(ip, p.ipAllowlist)) throw new GatewayError("ip_not_allowed");
+      return p;
+    });
+  }
+
   /** Waits until the account's own recent calls are in its balances (settles landed, leased room back). */
   async settled(userId: string): Promise<void> {
     await this.d.settled?.(userId);
   }
 
   /** Dashboard JWT → a live account. API keys and management keys are refused (401). */
-  async jwtUser(request: Request): Promise<UserRow> {
+  jwtUser(request: Request): Promise<UserRow> {
+    return this.once(request, "jwt", () => this.checkJwt(request));
+  }
+
+  private async checkJwt(request: Request): Promise<UserRow> {
     const token = bearer(request);
     if (!token || token.startsWith(API_KEY_PREFIX) || token.startsWith(MGMT_KEY_PREFIX)) throw unauthorized("대시보드 로그인 토큰(JWT)이 필요합니다.");
     const claims = verifyJwt(token, this.d.jwtSecret);
@@ -128,7 +158,11 @@ export class Authenticator {
   }
 
   /** Management key (provisioning endpoints). A JWT or API key is refused (401). */
-  async mgmtKey(request: Request, server: Server<unknown> | null = null): Promise<MgmtPrincipal> {
+  mgmtKey(request: Request, server: Server<unknown> | null = null): Promise<MgmtPrincipal> {
+    return this.once(request, "mgmt", () => this.checkMgmtKey(request, server));
+  }
+
+  private async checkMgmtKey(request: Request, server: Server<unknown> | null): Promise<MgmtPrincipal> {
     const secret = bearer(request);
     if (!secret || !secret.startsWith(MGMT_KEY_PREFIX)) throw unauthorized("관리 키가 필요합니다.");
     const ip = this.clientIp(request, server);

@@ -7,6 +7,7 @@ import { signJwt } from "../../lib/jwt";
 import { bearer, rateHeaders } from "../auth";
 import type { AppDeps } from "../deps";
 import type { UserRow } from "../../db/repos/users";
+import { AUTH } from "../security";
 
 export const INDUSTRIES = ["general", "finance", "health", "government", "insurance", "education"] as const;
 /** Every industry but general and education is regulated (operator contract). */
@@ -46,7 +47,7 @@ export function accountRoutes(d: AppDeps) {
           password: t.String({ minLength: 8, maxLength: 256 }),
           industry: t.Optional(t.Union(INDUSTRIES.map((i) => t.Literal(i)))),
         }),
-        detail: { tags: ["account"], summary: "Create an account" },
+        detail: { security: AUTH.none, tags: ["account"], summary: "Create an account" },
       },
     )
     .post(
@@ -66,7 +67,7 @@ export function accountRoutes(d: AppDeps) {
       },
       {
         body: t.Object({ email: t.String({ minLength: 1, maxLength: 254 }), password: t.String({ minLength: 1, maxLength: 256 }) }),
-        detail: { tags: ["account"], summary: "Log in: a dashboard access token (HS256 JWT)" },
+        detail: { security: AUTH.none, tags: ["account"], summary: "Log in: a dashboard access token (HS256 JWT)" },
       },
     )
     .get(
@@ -85,6 +86,6 @@ export function accountRoutes(d: AppDeps) {
         if (!u) throw new GatewayError("unauthorized");
         return toMe(u);
       },
-      { detail: { tags: ["account"], summary: "The caller's account and balance (JWT or API key)" } },
+      { detail: { security: AUTH.apiKeyOrDashboard, tags: ["account"], summary: "The caller's account and balance (JWT or API key)" } },
     );
 }

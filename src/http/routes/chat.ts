@@ -10,6 +10,7 @@ import { cachedEventStream, chatEventStream } from "../../surfaces/openai/chat-s
 import { rateHeaders } from "../auth";
 import { callIdentity, requestId } from "../request-id";
 import type { AppDeps } from "../deps";
+import { AUTH } from "../security";
 
 export const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache, no-store", connection: "keep-alive", "x-accel-buffering": "no" };
 
@@ -73,6 +74,6 @@ export function chatRoutes(d: AppDeps, c: ChatRouteDeps) {
       const decision = c.chat.decisionOf(prepared.plan);
       return slot.untilEnd(new Response(chatEventStream(c.chat, prepared.plan, opened, meta, c.pii), { headers: decision ? { ...sseHeaders, "x-policy-decision": decision } : sseHeaders }));
     },
-    { body: ChatBodySchema, detail: { tags: ["chat"], summary: "Chat completion (OpenAI-compatible), optionally streamed" } },
+    { body: ChatBodySchema, detail: { security: AUTH.apiKey, tags: ["chat"], summary: "Chat completion (OpenAI-compatible), optionally streamed" } },
   );
 }

@@ -19,6 +19,7 @@ import type { AppDeps } from "../deps";
 import { notFound } from "../params";
 import { callIdentity, requestId } from "../request-id";
 import { appName, SSE_HEADERS, type ChatRouteDeps } from "./chat";
+import { AUTH } from "../security";
 
 export interface ResponsesRouteDeps extends ChatRouteDeps {
   feedback: FeedbackRepo;
@@ -70,7 +71,7 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         const decision = c.chat.decisionOf(prepared.plan);
         return slot.untilEnd(new Response(responsesEventStream(c.chat, prepared.plan, opened, meta, c.pii), { headers: decision ? { ...sseHeaders, "x-policy-decision": decision } : sseHeaders }));
       },
-      { body: ResponsesBodySchema, transform: ({ body }) => dropNulls(body), detail: { tags: ["responses"], summary: "Responses-format call (converted into a chat call), optionally streamed" } },
+      { body: ResponsesBodySchema, transform: ({ body }) => dropNulls(body), detail: { security: AUTH.apiKey, tags: ["responses"], summary: "Responses-format call (converted into a chat call), optionally streamed" } },
     )
     .post(
       "/v1/responses/:request_id/feedback",
@@ -96,6 +97,6 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
           updated_at: row.updatedAt.toISOString(),
         };
       },
-      { body: FeedbackBodySchema, detail: { tags: ["responses"], summary: "Rate a request you made (dashboard JWT); a second rating replaces the first" } },
+      { body: FeedbackBodySchema, detail: { security: AUTH.dashboard, tags: ["responses"], summary: "Rate a request you made (dashboard JWT); a second rating replaces the first" } },
     );
 }

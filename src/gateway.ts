@@ -13,6 +13,10 @@ import { SettingsStore } from "./db/repos/settings";
 import { UserRepo } from "./db/repos/users";
 import { KeyCache } from "./core/auth/key-cache";
 import { Authenticator } from "./http/auth";
+import { AuthThrottle } from "./http/auth-throttle";
+import { CallSlots } from "./http/call-slots";
+import { CallAdmission } from "./core/calls/admission";
+import { Gauge } from "./lib/metrics";
 import { createApp } from "./http/app";
 import type { AppDeps } from "./http/deps";
 import { GatewayMetrics } from "./http/metrics";
@@ -150,6 +154,12 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     else if (ev.t === "user") void ledger.leases?.retireAll({ userId: ev.id });
     else if (ev.t === "all") void ledger.leases?.retireAll();
   });
+  const throttle = new AuthThrottle(limiter, {
+    signupsPerIp: cfg.SIGNUP_RATE_PER_IP,
+    loginsPerIp: cfg.LOGIN_RATE_PER_IP,
+    loginFailuresPerEmail: cfg.LOGIN_FAILURES_PER_EMAIL,
+    invalidKeysPerIp: cfg.INVALID_KEY_RATE_PER_IP,
+  });
   const settlements = new Settlements(
     ledger,
     (call, error) => log.error("settle failed after every retry; the sweeper releases the hold uncharged", { request_id: call.id, error }),
@@ -170,6 +180,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     adminToken,
     rateLimitRpm: cfg.RATE_LIMIT_RPM,
     trustedProxies: cfg.TRUSTED_PROXIES,
+    throttle,
   });
 
   const catalog = new CatalogStore({ env: { CATALOG_PATH: cfg.CATALOG_PATH } });
@@ -258,10 +269,21 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   }, 30_000);
   sweeper.unref?.();
 
+  const admission = new CallAdmission({
+    budget: cfg.UPSTREAM_MAX_CONCURRENT,
+    perAccount: cfg.CONCURRENCY_PER_ACCOUNT,
+    perKey: cfg.CONCURRENCY_PER_KEY,
+    queueTimeoutMs: cfg.UPSTREAM_QUEUE_TIMEOUT_MS,
+  });
+  metrics.registry.add(new Gauge("gateway_calls_in_flight", "Model calls holding a slot of this process's upstream budget", () => admission.running));
+  metrics.registry.add(new Gauge("gateway_calls_waiting", "Model calls waiting for a slot of the full budget", () => admission.waiting));
+
   const deps: AppDeps = {
     config: cfg,
     db,
     auth,
+    throttle,
+    calls: new CallSlots(admission),
     keys,
     users,
     settings,

@@ -47,6 +47,8 @@ export const ERROR_CODES = {
   charge_amount_not_allowed: { status: 403, shape: "detail", message: "이 키는 charge_amount_krw를 사용할 수 없습니다." },
   // 404
   not_found: { status: 404, shape: "envelope", message: "찾을 수 없습니다." },
+  // 408: a body still arriving after BODY_READ_TIMEOUT_MS (not in the specification's table)
+  request_timeout: { status: 408, shape: "envelope", message: "요청 본문이 제한 시간 안에 도착하지 않았습니다." },
   // 409
   conflict: { status: 409, shape: "detail", message: "이미 존재하거나 처리 중입니다." },
   idempotency_in_progress: { status: 409, shape: "detail", message: "같은 Idempotency-Key 요청이 처리 중입니다." },
@@ -64,6 +66,7 @@ export const ERROR_CODES = {
   // 429
   rate_limited: { status: 429, shape: "detail", message: "요청 한도를 초과했습니다. 잠시 후 다시 시도하세요.", retryable: true },
   upstream_rate_limited: { status: 429, shape: "detail", message: "모든 업스트림이 요청 한도에 도달했습니다.", retryable: true },
+  concurrency_limit_exceeded: { status: 429, shape: "detail", message: "동시에 처리 중인 요청이 한도에 도달했습니다. 진행 중인 요청이 끝난 뒤 다시 시도하세요.", retryable: true },
   // 501
   not_implemented: { status: 501, shape: "envelope", message: "지원하지 않는 기능입니다." },
   // 502

@@ -7,12 +7,18 @@ import type { SettingsStore } from "../db/repos/settings";
 import type { UserRepo } from "../db/repos/users";
 import type { SecretBox } from "../lib/secret-box";
 import type { Authenticator } from "./auth";
+import type { AuthThrottle } from "./auth-throttle";
+import type { CallSlots } from "./call-slots";
 import type { GatewayMetrics } from "./metrics";
 
 export interface AppDeps {
   config: Config;
   db: Database;
   auth: Authenticator;
+  /** Sign-up and login throttles (per client address, per email). */
+  throttle: AuthThrottle;
+  /** Concurrency limits of model calls (per key, per account, the process budget). */
+  calls: CallSlots;
   keys: KeyRepo;
   users: UserRepo;
   settings: SettingsStore;

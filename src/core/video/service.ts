@@ -21,7 +21,7 @@ import { applyFamilyRules } from "./constraints";
 import type { IdempotencyStore, VideoJobStore } from "./ports";
 import { priceVideo } from "./pricing";
 import type { VideoEndpoint, VideoProvider } from "./provider";
-import { checkGeneralRules, DEFAULT_VIDEO_MODEL, referenceUrls, type VideoSubmitBody } from "./schema";
+import { checkGeneralRules, DEFAULT_VIDEO_MODEL, type ReferenceUrl, type VideoSubmitBody } from "./schema";
 import { isFamilyG, type JobError, type VideoJobRecord, type VideoJobView } from "./types";
 
 export const IDEMPOTENCY_KEY_MAX = 128;
@@ -71,7 +71,7 @@ export class VideoService {
     }
     const charge = body.charge_amount_krw ?? null;
     if (charge !== null && principal.kind !== "delegated") throw new GatewayError("charge_amount_not_allowed");
-    const images = checkGeneralRules(body);
+    const refs = checkGeneralRules(body);
 
     const snapshot = this.d.catalog();
     const resolution = resolveModelFor(snapshot, body.model ?? DEFAULT_VIDEO_MODEL, "video");
@@ -88,12 +88,12 @@ export class VideoService {
       durationSeconds: body.duration_seconds,
       resolution: body.resolution,
       generateAudio: body.generate_audio,
-      images,
-      videos: body.videos ?? [],
-      audios: body.audios ?? [],
+      images: refs.images,
+      videos: refs.videos,
+      audios: refs.audios,
     });
     const price = priceVideo(offering.videoPricing!, request, charge);
-    await this.checkHosts(body);
+    await this.checkHosts(refs.all);
 
     // Valid: from here on, state changes. First the Idempotency-Key, then the money.
     if (idempotencyKey !== null) {
@@ -178,10 +178,9 @@ export class VideoService {
   }
 
   /** 422 for the first reference URL whose host is not public (all looked up at once). */
-  private async checkHosts(body: VideoSubmitBody): Promise<void> {
+  private async checkHosts(refs: ReferenceUrl[]): Promise<void> {
     const refused = this.d.hostRefused;
     if (!refused) return;
-    const refs = referenceUrls(body);
     const verdicts = await Promise.all(refs.map((r) => refused(r.url)));
     const i = verdicts.indexOf(true);
     if (i >= 0) throw invalid(refs[i]!.loc, "URL host is a private, loopback or link-local address", "url_not_allowed");

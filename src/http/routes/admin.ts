@@ -9,6 +9,7 @@ import type { AppDeps } from "../deps";
 import { issueApiKey } from "../key-records";
 import { notFound, requireUuid } from "../params";
 import { toMe } from "./account";
+import { AUTH } from "../security";
 
 /** A JSON integer. (Elysia's `t.Integer` also accepts numeric strings such as "1000".) */
 const StrictInt = (opts: { minimum?: number; maximum?: number }) => Type.Integer(opts);
@@ -41,7 +42,7 @@ export function adminRoutes(d: AppDeps) {
         set.status = 201;
         return { paid_krw: body.amount_krw, fee_krw: fee, credited_krw: credited, balance_krw: microToKrw(balance) };
       },
-      { body: t.Object({ amount_krw: StrictInt({ minimum: 1, maximum: 10_000_000_000 }) }), detail: { tags: ["admin"], summary: "Top up an account (3% fee)" } },
+      { body: t.Object({ amount_krw: StrictInt({ minimum: 1, maximum: 10_000_000_000 }) }), detail: { security: AUTH.admin, tags: ["admin"], summary: "Top up an account (3% fee)" } },
     )
     .patch(
       "/v1/admin/users/:user_id",
@@ -54,10 +55,10 @@ export function adminRoutes(d: AppDeps) {
       },
       {
         body: t.Object({ regulated: t.Optional(t.Boolean()), xborder_training_consent: t.Optional(t.Boolean()), deleted: t.Optional(t.Boolean()) }),
-        detail: { tags: ["admin"], summary: "Set account flags (regulated, training consent, deleted)" },
+        detail: { security: AUTH.admin, tags: ["admin"], summary: "Set account flags (regulated, training consent, deleted)" },
       },
     )
-    .get("/v1/admin/settings", () => d.settings.get(), { detail: { tags: ["admin"], summary: "Operator settings" } })
+    .get("/v1/admin/settings", () => d.settings.get(), { detail: { security: AUTH.admin, tags: ["admin"], summary: "Operator settings" } })
     .patch(
       "/v1/admin/settings",
       async ({ body }) => {
@@ -73,7 +74,7 @@ export function adminRoutes(d: AppDeps) {
         await d.bus.publish({ t: "settings" });
         return next;
       },
-      { body: t.Record(t.String(), t.Unknown()), detail: { tags: ["admin"], summary: "Change any subset of the settings" } },
+      { body: t.Record(t.String(), t.Unknown()), detail: { security: AUTH.admin, tags: ["admin"], summary: "Change any subset of the settings" } },
     )
     .post(
       "/v1/admin/orgs",
@@ -83,7 +84,7 @@ export function adminRoutes(d: AppDeps) {
         set.status = 201;
         return { org_id: org.id, name: org.name };
       },
-      { body: t.Object({ name: t.String({ minLength: 1, maxLength: 100 }), owner_user_id: t.String() }), detail: { tags: ["admin"], summary: "Create an organization" } },
+      { body: t.Object({ name: t.String({ minLength: 1, maxLength: 100 }), owner_user_id: t.String() }), detail: { security: AUTH.admin, tags: ["admin"], summary: "Create an organization" } },
     )
     .post(
       "/v1/admin/orgs/:org_id/members",
@@ -101,7 +102,7 @@ export function adminRoutes(d: AppDeps) {
           role: t.Union([t.Literal("owner"), t.Literal("admin"), t.Literal("member")]),
           monthly_budget_krw: t.Optional(t.Union([StrictInt({ minimum: 0, maximum: 1_000_000_000_000 }), t.Null()])),
         }),
-        detail: { tags: ["admin"], summary: "Add (or update) an organization member" },
+        detail: { security: AUTH.admin, tags: ["admin"], summary: "Add (or update) an organization member" },
       },
     )
     .post(
@@ -111,7 +112,7 @@ export function adminRoutes(d: AppDeps) {
         set.status = 201;
         return issueApiKey(d.keys, { userId: u.id, kind: "delegated", name: body?.name ?? "Delegated" });
       },
-      { body: t.Optional(t.Object({ name: t.Optional(t.String({ minLength: 1, maxLength: 100 })) })), detail: { tags: ["admin"], summary: "Issue a first-party delegated key" } },
+      { body: t.Optional(t.Object({ name: t.Optional(t.String({ minLength: 1, maxLength: 100 })) })), detail: { security: AUTH.admin, tags: ["admin"], summary: "Issue a first-party delegated key" } },
     )
     .post(
       "/v1/admin/users/:user_id/byok-keys",
@@ -130,6 +131,7 @@ export function adminRoutes(d: AppDeps) {
       {
         body: t.Object({ name: t.Optional(t.String({ minLength: 1, maxLength: 100 })), provider: t.String({ minLength: 1 }), provider_api_key: t.String({ minLength: 1, maxLength: 1000 }) }),
         detail: {
+          security: AUTH.admin,
           tags: ["admin"],
           summary: "Issue a BYOK key (calls use the user's own provider credential)",
           description:

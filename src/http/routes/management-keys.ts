@@ -7,6 +7,7 @@ import { ChildKeyBody, MgmtKeyBody } from "../../surfaces/gateway/key-schemas";
 import type { AppDeps } from "../deps";
 import { issueApiKey, issueMgmtKey, toKeyRecord, toMgmtRecord } from "../key-records";
 import { notFound, queryFlag, requireUuid } from "../params";
+import { AUTH } from "../security";
 
 export function managementKeyRoutes(d: AppDeps) {
   // Each group authenticates in derive, which runs before body validation: a wrong
@@ -19,7 +20,7 @@ export function managementKeyRoutes(d: AppDeps) {
         set.status = 201;
         return issueMgmtKey(d.keys, user.id, body.name);
       },
-      { body: MgmtKeyBody, detail: { tags: ["management keys"], summary: "Create a management key (shown once)" } },
+      { body: MgmtKeyBody, detail: { security: AUTH.dashboard, tags: ["management keys"], summary: "Create a management key (shown once)" } },
     )
     .get(
       "/v1/management-keys",
@@ -27,7 +28,7 @@ export function managementKeyRoutes(d: AppDeps) {
         const items = (await d.keys.listMgmt(user.id)).map((r) => toMgmtRecord(r));
         return { items, total: items.length };
       },
-      { detail: { tags: ["management keys"], summary: "List management keys" } },
+      { detail: { security: AUTH.dashboard, tags: ["management keys"], summary: "List management keys" } },
     )
     .delete(
       "/v1/management-keys/:id",
@@ -42,6 +43,7 @@ export function managementKeyRoutes(d: AppDeps) {
       },
       {
         detail: {
+          security: AUTH.dashboard,
           tags: ["management keys"],
           summary: "Delete a management key; with cascade=true also every key it provisioned",
           description:
@@ -54,14 +56,14 @@ export function managementKeyRoutes(d: AppDeps) {
       },
     );
   const provisioning = new Elysia({ normalize: false })
-    .derive(async ({ request }) => ({ m: await d.auth.mgmtKey(request) }))
+    .derive(async ({ request, server }) => ({ m: await d.auth.mgmtKey(request, server) }))
     .get(
       "/v1/provisioning/keys",
       async ({ m }) => {
         const items = (await d.keys.listForMgmtKey(m.mgmtKeyId)).map((r) => toKeyRecord(r));
         return { items, total: items.length };
       },
-      { detail: { tags: ["provisioning"], summary: "Child keys provisioned by this management key" } },
+      { detail: { security: AUTH.managementKey, tags: ["provisioning"], summary: "Child keys provisioned by this management key" } },
     )
     .post(
       "/v1/provisioning/keys",
@@ -75,7 +77,7 @@ export function managementKeyRoutes(d: AppDeps) {
           monthlyBudgetKrw: body?.monthly_budget_krw ?? null,
         });
       },
-      { body: ChildKeyBody, detail: { tags: ["provisioning"], summary: "Create a child key (name and monthly_budget_krw only)" } },
+      { body: ChildKeyBody, detail: { security: AUTH.managementKey, tags: ["provisioning"], summary: "Create a child key (name and monthly_budget_krw only)" } },
     )
     .delete(
       "/v1/provisioning/keys/:id",
@@ -85,7 +87,7 @@ export function managementKeyRoutes(d: AppDeps) {
         await d.bus.publish({ t: "key", id });
         return { ok: true, id };
       },
-      { detail: { tags: ["provisioning"], summary: "Delete a child key" } },
+      { detail: { security: AUTH.managementKey, tags: ["provisioning"], summary: "Delete a child key" } },
     );
   return new Elysia({ name: "management-keys", normalize: false }).use(dashboard).use(provisioning);
 }

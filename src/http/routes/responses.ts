@@ -19,6 +19,7 @@ import type { AppDeps } from "../deps";
 import { notFound } from "../params";
 import { callIdentity, requestId } from "../request-id";
 import { appName, SSE_HEADERS, type ChatRouteDeps } from "./chat";
+import { AUTH } from "../security";
 
 export interface ResponsesRouteDeps extends ChatRouteDeps {
   feedback: FeedbackRepo;
@@ -32,6 +33,7 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         const { principal, rate } = await d.auth.apiKey(request, server, "model");
         const headers: Record<string, string> = rate ? rateHeaders(rate) : {};
         Object.assign(set.headers, headers);
+        using slot = await d.calls.take(principal, request);
         const b = body as ResponsesBody;
         const core = toCoreFromResponses(b);
         const id = requestId(request);
@@ -49,7 +51,7 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         const meta = { id: responseId(id), createdAt: Math.floor(Date.now() / 1000), echo: echoOf(b, core.request), keepaliveMs: c.keepaliveMs };
         const sseHeaders = { ...SSE_HEADERS, ...headers, "x-request-id": id };
         if (prepared.kind === "cached") {
-          if (stream) return new Response(cachedResponsesStream(prepared.outcome, meta), { headers: sseHeaders });
+          if (stream) return slot.untilEnd(new Response(cachedResponsesStream(prepared.outcome, meta), { headers: sseHeaders }));
           set.headers["x-cost-krw"] = "0";
           set.headers["x-cost-usd"] = "0";
           const o = prepared.outcome;
@@ -67,9 +69,9 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         const opened = await c.chat.openStream(prepared.plan, false);
         if (opened.kind !== "typed") throw new GatewayError("internal_error");
         const decision = c.chat.decisionOf(prepared.plan);
-        return new Response(responsesEventStream(c.chat, prepared.plan, opened, meta, c.pii), { headers: decision ? { ...sseHeaders, "x-policy-decision": decision } : sseHeaders });
+        return slot.untilEnd(new Response(responsesEventStream(c.chat, prepared.plan, opened, meta, c.pii), { headers: decision ? { ...sseHeaders, "x-policy-decision": decision } : sseHeaders }));
       },
-      { body: ResponsesBodySchema, transform: ({ body }) => dropNulls(body), detail: { tags: ["responses"], summary: "Responses-format call (converted into a chat call), optionally streamed" } },
+      { body: ResponsesBodySchema, transform: ({ body }) => dropNulls(body), detail: { security: AUTH.apiKey, tags: ["responses"], summary: "Responses-format call (converted into a chat call), optionally streamed" } },
     )
     .post(
       "/v1/responses/:request_id/feedback",
@@ -95,6 +97,6 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
           updated_at: row.updatedAt.toISOString(),
         };
       },
-      { body: FeedbackBodySchema, detail: { tags: ["responses"], summary: "Rate a request you made (dashboard JWT); a second rating replaces the first" } },
+      { body: FeedbackBodySchema, detail: { security: AUTH.dashboard, tags: ["responses"], summary: "Rate a request you made (dashboard JWT); a second rating replaces the first" } },
     );
 }

@@ -66,6 +66,9 @@ for (const kind of await dbKinds()) {
       g.gw.sim!.reset();
       const first = await chat(g, byok.body.key, { model: "gpt-4o-mini", messages: user("Which planet has the most moons?") });
       expect(first.status).toBe(200);
+      // The entry is stored behind the answer.
+      const stored = async () => Number((await g.gw.deps.db.query<{ n: string }>("select count(*)::text as n from response_cache where key_id = $1", [byok.body.id]))[0]!.n) >= 1;
+      expect(await eventually(stored)).toBe(true);
       const again = await chat(g, byok.body.key, { model: "gpt-4o-mini", messages: user("Which planet has the most moons?") });
       expect(again.body.cached).toBe(true);
       const paraphrase = await chat(g, byok.body.key, { model: "gpt-4o-mini", messages: user("Which planet has the most moons now?") });

@@ -88,7 +88,8 @@ export interface ErrorExtras {
   action?: { type: string; path: string };
   retryable?: boolean;
   providers?: unknown[];
-  upstream?: { status: number; detail: unknown };
+  /** A provider's refusal: its status, what it means (`reason`) and our words for it, never its body. */
+  upstream?: { status: number; reason: string; detail: string };
   suggestions?: string[];
   /** Seconds, sent as the Retry-After header. */
   retryAfter?: number;

@@ -16,7 +16,7 @@ import { applyProMode, checkAllowed } from "./access";
 import type { ChatCaller, ChatOptions, ChatOutcome, ChatPlan, Cost, OpenedStream, Prepared } from "./plan";
 import { buildCandidates, type Candidate, type ProviderPrefs } from "./candidates";
 import { estimateTokens, holdInputTokens } from "./estimate";
-import { citationsFor, lastUserText, withSearchResults, type SearchResult, type UrlCitation, type WebPluginOptions } from "./web-search";
+import { citationsFor, lastUserText, searchFailure, withSearchResults, type SearchResult, type UrlCitation, type WebPluginOptions } from "./web-search";
 import type { CachedAnswer, ChatDeps } from "./ports";
 import { UpstreamError, type CallContext, type Protocol } from "./provider";
 import { buildExecution, executionHeader, type OrchestratedAnswer, type PolicyExecution } from "../routing/execution";
@@ -25,6 +25,7 @@ import { mergePrefs } from "../routing/prefs";
 import { replayAnswer } from "../routing/replay";
 import type { ChatRequest, ChatResult, Usage } from "./types";
 import { afterHold, following, HoldRefused, placeHold, startHold } from "./hold";
+import { pricedOptionsOf } from "./priced-options";
 
 export type { ChatCaller, ChatOptions, ChatOutcome, ChatPlan, Cost, OpenedStream, Prepared } from "./plan";
 
@@ -44,11 +45,9 @@ export class ChatService {
     requireModality(snapshot, resolution, "text");
     checkAllowed(snapshot, p, resolution);
 
-    if (o.reasoningMode === "pro" && resolution.kind !== "policy") {
-      const applied = applyProMode(snapshot, resolution, request);
-      resolution = applied.resolution;
-      request = applied.request;
-    }
+    // The cache keys an answer by the model it came from: a pro variant is its own model.
+    let cacheModel = o.model;
+    if (o.reasoningMode === "pro" && resolution.kind !== "policy") ({ resolution, request, cacheModel = o.model } = applyProMode(snapshot, p, resolution, request));
 
     const inputTokens = holdInputTokens(request.messages, request.tools);
     let candidates: Candidate[];
@@ -59,7 +58,7 @@ export class ChatService {
       policy = buildExecution({
         route,
         snapshot,
-        candidateOptions: this.candidateOptions(p, mergePrefs(route.prefs, o.prefs)),
+        candidateOptions: this.candidateOptions(p, request, mergePrefs(route.prefs, o.prefs)),
         inputTokens,
         maxTokens: request.max_tokens,
         fxMilli: this.d.fxMilli,
@@ -67,7 +66,7 @@ export class ChatService {
       });
       candidates = policy.kind === "single" ? policy.candidates : (policy.kind === "cascade" ? policy.tiers : policy.workers).flatMap((g) => g.candidates);
     } else {
-      candidates = buildCandidates(snapshot, resolution, this.candidateOptions(p, o.prefs));
+      candidates = buildCandidates(snapshot, resolution, this.candidateOptions(p, request, o.prefs));
     }
 
     const byok = p.kind === "byok";
@@ -86,16 +85,13 @@ export class ChatService {
     if (named) await placeHold(this.d.ledger, this.d.settlements, hold);
 
     // An answer grounded in a fresh web search is neither served from nor stored in the cache.
-    const cacheMode = o.web ? "off" : p.responseCacheMode;
-    if (cacheMode !== "off" && this.d.cache) {
-      const hit = await this.d.cache.lookup(p.keyId, cacheMode, o.model, request);
-      if (hit) {
-        const event = this.event(caller, hit.model, hit.provider, hit.result.usage, 200, true, snapshot);
-        // A hit is free: a claimed hold goes back in full, with the hit's usage record.
-        await (named ? this.d.ledger.release(caller.requestId, event) : this.d.ledger.record(caller.requestId, p.user.id, p.keyId, event)).catch(() => {});
-        return { kind: "cached", outcome: { result: hit.result, model: hit.model, provider: hit.provider, cost: this.costOf(0n), cached: true } };
-      }
-    }
+    // A BYOK key pays nothing here, so it gets no embeddings at our cost: it matches exactly.
+    const cacheMode = o.web ? "off" : p.kind === "byok" && p.responseCacheMode === "semantic" ? "exact" : p.responseCacheMode;
+    // A hit is free: its usage is recorded, and a hold placed for the call goes back in full.
+    const release = (e: UsageEvent) => this.d.ledger.release(caller.requestId, e);
+    // Exact matching only reads the database: a hit needs no credits (unless the call claimed its id).
+    const exactHit = cacheMode !== "off" && this.d.cache ? await this.d.cache.lookup(p.keyId, cacheMode, cacheModel, request, "exact") : null;
+    if (exactHit) return this.cachedHit(caller, exactHit, named ? release : (e) => this.d.ledger.record(caller.requestId, p.user.id, p.keyId, e));
 
     let upstream = request;
     let mapping: Map<string, string> | null = null;
@@ -111,10 +107,20 @@ export class ChatService {
     // key leave room for it: nothing of the answer reaches the client before the hold is placed,
     // and a refused hold aborts the call (afterHold). Otherwise the hold goes first, as does
     // every call that pays someone else first (web search) or runs several calls (cascade, parallel).
-    const { pending: pendingHold } = named ? { pending: null } : await startHold(this.d.ledger, this.d.settlements, hold, single);
-    const plan: ChatPlan = { caller, requested: o.model, candidates, request, upstream, mapping, holdMicro, holdTokens, byok, cacheMode, startedAt: performance.now(), policy, search: null, pendingHold };
+    // Matching by similarity embeds the prompt, an upstream call we pay for: only after the hold.
+    const similar = cacheMode === "semantic" && this.d.cache;
+    const { pending: pendingHold } = named ? { pending: null } : await startHold(this.d.ledger, this.d.settlements, hold, single && !similar);
+    const hit = similar ? await similar.lookup(p.keyId, cacheMode, cacheModel, request, "similar") : null;
+    if (hit) return this.cachedHit(caller, hit, release);
+    const plan: ChatPlan = { caller, requested: cacheModel, candidates, request, upstream, mapping, holdMicro, holdTokens, byok, cacheMode, startedAt: performance.now(), policy, search: null, pendingHold };
     if (o.web) await this.searchFor(plan, o.web, searchMicro);
     return { kind: "plan", plan };
+  }
+
+  /** A response-cache hit: free; `close` records it (and gives back the hold, if one was placed). */
+  private async cachedHit(caller: ChatCaller, hit: CachedAnswer, close: (e: UsageEvent) => Promise<unknown>): Promise<Prepared> {
+    await close(this.event(caller, hit.model, hit.provider, hit.result.usage, 200, true)).catch(() => {});
+    return { kind: "cached", outcome: { result: hit.result, model: hit.model, provider: hit.provider, cost: this.costOf(0n), cached: true } };
   }
 
   /** Non-streaming call: retries and fallback, then settle; on failure the hold is released. */
@@ -240,13 +246,7 @@ export class ChatService {
         plan.search = { results: [], priceMicro: 0n };
         return;
       }
-      const u = e instanceof UpstreamError ? e : new UpstreamError("transient", String(e));
-      const err =
-        u.kind === "rate_limited"
-          ? new GatewayError("upstream_rate_limited", "웹 검색 제공자가 요청 한도에 도달했습니다.", { retryAfter: Math.ceil((u.retryAfterMs ?? 1000) / 1000), providers: [this.d.search?.id ?? "search"] })
-          : u.kind === "rejected"
-            ? new GatewayError("upstream_request_rejected", "웹 검색 제공자가 요청을 거부했습니다.", { retryable: false, upstream: { status: u.status ?? 400, detail: u.detail ?? u.message }, providers: [this.d.search?.id ?? "search"] })
-            : new GatewayError("upstream_unavailable", "웹 검색에 실패했습니다.", { retryable: true, providers: [this.d.search?.id ?? "search"] });
+      const err = searchFailure(e, this.d.search?.id ?? "search", plan.caller.requestId);
       await this.fail(plan, err);
       throw err;
     }
@@ -331,6 +331,7 @@ export class ChatService {
     const x = plan.policy;
     return {
       retryBaseMs: this.d.retryBaseMs,
+      requestId: plan.caller.requestId,
       signal,
       sleep: this.d.sleep,
       observe: this.d.observe,
@@ -438,7 +439,7 @@ export class ChatService {
     return this.charge(plan, micro, u, this.event(plan.caller, a.candidate.model.id, a.candidate.provider.id, u, 200, false, undefined, plan));
   }
 
-  private candidateOptions(p: KeyPrincipal, prefs?: ProviderPrefs) {
-    return { prefs, consent: p.user.xborderTrainingConsent, byokProvider: p.kind === "byok" ? p.byokProvider : null, latencyOf: this.d.latencyOf };
+  private candidateOptions(p: KeyPrincipal, request: Omit<ChatRequest, "model">, prefs?: ProviderPrefs) {
+    return { prefs, consent: p.user.xborderTrainingConsent, byokProvider: p.kind === "byok" ? p.byokProvider : null, latencyOf: this.d.latencyOf, priced: pricedOptionsOf(request) };
   }
 }

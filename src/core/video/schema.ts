@@ -35,7 +35,8 @@ export const VideoSubmitSchema = Type.Object(
     images: Type.Optional(Type.Array(HttpUrl, { maxItems: MAX_IMAGES })),
     videos: Type.Optional(Type.Array(HttpUrl, { maxItems: MAX_VIDEOS })),
     audios: Type.Optional(Type.Array(HttpUrl, { maxItems: MAX_AUDIOS })),
-    charge_amount_krw: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 10_000_000_000 }), Type.Null()])),
+    // A fixed charge is a charge: 0 would be a free video (null is "not sent").
+    charge_amount_krw: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 10_000_000_000 }), Type.Null()])),
   },
   { additionalProperties: true },
 );

@@ -13,6 +13,7 @@ import { holdOrThrow, type JobLedger } from "../billing/ledger";
 import { findModel, resolveModelFor } from "../catalog/resolve";
 import { getProvider, type CatalogProvider, type CatalogSnapshot } from "../catalog/types";
 import { UpstreamError } from "../chat/provider";
+import { logUpstreamFailure, upstreamSummary } from "../chat/upstream-words";
 import { GatewayError, invalid } from "../errors";
 import { microToKrwRounded } from "../../lib/money";
 import { sha256Hex } from "../../lib/secrets";
@@ -165,6 +166,7 @@ export class VideoService {
         .catch(() => this.d.ledger.release(jobId, null))
         .catch(() => {});
       await forget();
+      logUpstreamFailure(err, { job_id: jobId, provider: provider.id, model: model.id, step: "submit" });
       throw submitError(err, provider.id);
     }
 
@@ -267,7 +269,7 @@ function submitError(err: UpstreamError, providerId: string): GatewayError {
     return new GatewayError("upstream_rate_limited", undefined, { retryAfter: Math.max(1, Math.ceil((err.retryAfterMs ?? 1000) / 1000)), providers: [providerId] });
   }
   if (err.kind === "rejected") {
-    return new GatewayError("upstream_request_rejected", undefined, { retryable: false, upstream: { status: err.status ?? 400, detail: err.detail ?? err.message }, providers: [providerId] });
+    return new GatewayError("upstream_request_rejected", undefined, { retryable: false, upstream: upstreamSummary(err), providers: [providerId] });
   }
   return new GatewayError("upstream_unavailable", undefined, { providers: [providerId] });
 }

@@ -109,14 +109,14 @@ try {
   log(`  loaded in ${secs(loadMs)}`);
   figures.load_ms = Math.round(loadMs);
 
-  const repo = new RollupRepo(db, { keyCap: 3 });
+  const repo = new RollupRepo(db, { accountCap: 3 });
   const [run, rollMs] = await timed(() => runRollup(repo, { limit: 50_000, wait: true, maxBatches: 10_000 }));
   log(`rollup: ${run.folded.toLocaleString()} events in ${run.batches} batches, ${secs(rollMs)} (${Math.round(run.folded / (rollMs / 1000)).toLocaleString()} events/s)`);
   figures.rollup = { events: run.folded, batches: run.batches, ms: Math.round(rollMs), events_per_s: Math.round(run.folded / (rollMs / 1000)) };
   const sizes = await db.query<Record<string, string>>(
     `select (select count(*) from stats_model_hourly)::text as model_hourly, (select count(*) from stats_model_daily)::text as model_daily,
-            (select count(*) from stats_app_hourly)::text as app_hourly, (select count(*) from stats_hourly_keys)::text as hourly_keys,
-            (select count(*) from stats_daily_keys)::text as daily_keys, (select count(*) from usage_daily)::text as usage_daily`,
+            (select count(*) from stats_app_hourly)::text as app_hourly, (select count(*) from stats_hourly_accounts)::text as hourly_accounts,
+            (select count(*) from stats_daily_accounts)::text as daily_accounts, (select count(*) from usage_daily)::text as usage_daily`,
   );
   log(`  rollup rows: ${JSON.stringify(sizes[0])}`);
   figures.rollup_rows = sizes[0];
@@ -142,7 +142,7 @@ try {
   gw.app.listen({ port: 0, hostname: "127.0.0.1", reusePort: false });
   const cachedBase = `http://127.0.0.1:${gw.app.server!.port}`;
   // The same routes without the per-process cache: every request reads the rollups.
-  const uncached = new Elysia({ normalize: false }).use(statsRoutes({ stats: new StatsService({ reader: new RollupRepo(db, { keyCap: 3 }), minKeys: 3, ttlMs: 0 }), maxAgeSeconds: 10 }));
+  const uncached = new Elysia({ normalize: false }).use(statsRoutes({ stats: new StatsService({ reader: new RollupRepo(db, { accountCap: 3 }), minAccounts: 3, ttlMs: 0 }), maxAgeSeconds: 10 }));
   uncached.listen({ port: 0, hostname: "127.0.0.1", reusePort: false });
   const uncachedBase = `http://127.0.0.1:${uncached.server!.port}`;
 

@@ -13,6 +13,10 @@ import { SettingsStore } from "./db/repos/settings";
 import { UserRepo } from "./db/repos/users";
 import { KeyCache } from "./core/auth/key-cache";
 import { Authenticator } from "./http/auth";
+import { AuthThrottle } from "./http/auth-throttle";
+import { CallSlots } from "./http/call-slots";
+import { CallAdmission } from "./core/calls/admission";
+import { Gauge } from "./lib/metrics";
 import { createApp } from "./http/app";
 import type { AppDeps } from "./http/deps";
 import { GatewayMetrics } from "./http/metrics";
@@ -20,6 +24,9 @@ import { MemoryRateLimiter } from "./lib/rate-limit/memory";
 import { RedisRateLimiter } from "./lib/rate-limit/redis";
 import type { RateLimiter } from "./lib/rate-limit/types";
 import { randomToken } from "./lib/secrets";
+import { SecretBox } from "./lib/secret-box";
+import { ByokKeyError, prepareByokSecrets } from "./db/repos/byok-secrets";
+import { ConfigError } from "./config";
 import { fxToMilli, krwToMicro } from "./lib/money";
 import { braveSearchProvider } from "./providers/search/brave";
 import { log } from "./lib/log";
@@ -80,19 +87,45 @@ export interface Gateway {
 }
 
 /** A secret from the environment, or one generated once and kept in DATA_DIR. */
-export function persistentSecret(cfg: Config, file: string, given: string | undefined, length: number): string {
+export function persistentSecret(cfg: Config, file: string, given: string | undefined, length: number, generate = () => randomToken(length)): string {
   if (given) return given;
   mkdirSync(cfg.DATA_DIR, { recursive: true });
   const path = join(cfg.DATA_DIR, file);
   if (existsSync(path)) return readFileSync(path, "utf8").trim();
-  const s = randomToken(length);
+  const s = generate();
   writeFileSync(path, s, { mode: 0o600 });
   return s;
+}
+
+/**
+ * The key sealing BYOK credentials: BYOK_ENCRYPTION_KEY, or in demo mode one generated into
+ * DATA_DIR like the JWT secret; null outside demo mode without it (no BYOK key can be made).
+ * Then every stored credential is checked against it and the clear ones sealed: a key that
+ * cannot serve them stops the start here, with the reason.
+ */
+async function byokBox(cfg: Config, db: Database): Promise<SecretBox | null> {
+  const file = "byok-encryption-key";
+  const text = cfg.BYOK_ENCRYPTION_KEY ?? (cfg.demoMode ? persistentSecret(cfg, file, undefined, 0, SecretBox.generateText) : null);
+  let box: SecretBox | null = null;
+  try {
+    box = text === null ? null : SecretBox.fromText(text);
+  } catch {
+    // The environment's value passed the schema; only a damaged generated file gets here.
+    throw new ConfigError([`BYOK_ENCRYPTION_KEY: ${join(cfg.DATA_DIR, file)} does not hold a valid key`]);
+  }
+  try {
+    const { sealed } = await prepareByokSecrets(db, box);
+    if (sealed) log.info("BYOK credentials stored in clear were sealed", { count: sealed });
+  } catch (e) {
+    throw e instanceof ByokKeyError ? new ConfigError([e.message]) : e;
+  }
+  return box;
 }
 
 export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promise<Gateway> {
   const db = opts.db ?? (await openDatabase(opts.dbOptions ?? (cfg.DATABASE_URL ? { url: cfg.DATABASE_URL, queryTimeoutMs: cfg.DB_QUERY_TIMEOUT_MS } : { dataDir: cfg.DATA_DIR })));
   await runMigrations(db);
+  const byok = await byokBox(cfg, db);
 
   const jwtSecret = persistentSecret(cfg, "jwt-secret", cfg.JWT_SECRET, 48);
   const adminToken = cfg.ADMIN_TOKEN ?? (cfg.demoMode ? persistentSecret(cfg, "admin-token", undefined, 32) : null);
@@ -129,7 +162,18 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     else if (ev.t === "user") void ledger.leases?.retireAll({ userId: ev.id });
     else if (ev.t === "all") void ledger.leases?.retireAll();
   });
-  const settlements = new Settlements(ledger, (call, error) => log.error("settle failed after every retry; the sweeper releases the hold uncharged", { request_id: call.id, error }));
+  const throttle = new AuthThrottle(limiter, {
+    signupsPerIp: cfg.SIGNUP_RATE_PER_IP,
+    loginsPerIp: cfg.LOGIN_RATE_PER_IP,
+    loginFailuresPerEmail: cfg.LOGIN_FAILURES_PER_EMAIL,
+    invalidKeysPerIp: cfg.INVALID_KEY_RATE_PER_IP,
+  });
+  const settlements = new Settlements(
+    ledger,
+    (call, error) => log.error("settle failed after every retry; the sweeper releases the hold uncharged", { request_id: call.id, error }),
+    cfg.LEDGER_SETTLE,
+    cfg.DB_QUERY_TIMEOUT_MS || 5000,
+  );
   const auth = new Authenticator({
     // Read-your-writes for the account's own views: its charges landed, its leased room given back.
     settled: async (userId) => {
@@ -144,6 +188,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     adminToken,
     rateLimitRpm: cfg.RATE_LIMIT_RPM,
     trustedProxies: cfg.TRUSTED_PROXIES,
+    throttle,
   });
 
   const catalog = new CatalogStore({ env: { CATALOG_PATH: cfg.CATALOG_PATH } });
@@ -152,11 +197,12 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   // The web plugin's search engine (Brave) counts too: without its credential the simulator serves it.
   const braveConfigured = !!(cfg.providerKeys.BRAVE || cfg.providerBaseUrls.BRAVE);
   const sim = snapshot && (needsSimulator(cfg, snapshot) || !braveConfigured) ? await startSimulator({ port: cfg.SIM_PORT }) : null;
-  const upstreams = upstreamDirectory(cfg, sim ? (p) => sim.baseUrl(p) : null, snapshot?.providers);
+  const upstreams = upstreamDirectory(cfg, sim ? (p) => sim.baseUrl(p) : null, snapshot?.providers, byok);
 
   // Workers need a URL of their own; a database handed in (tests) is polled inline.
   const video = startVideo(cfg, {
     db,
+    ledger,
     dbUrl: opts.db ? undefined : (opts.dbOptions?.url ?? cfg.DATABASE_URL),
     catalog: () => catalog.current(),
     snapshot,
@@ -238,10 +284,21 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   }, 30_000);
   sweeper.unref?.();
 
+  const admission = new CallAdmission({
+    budget: cfg.UPSTREAM_MAX_CONCURRENT,
+    perAccount: cfg.CONCURRENCY_PER_ACCOUNT,
+    perKey: cfg.CONCURRENCY_PER_KEY,
+    queueTimeoutMs: cfg.UPSTREAM_QUEUE_TIMEOUT_MS,
+  });
+  metrics.registry.add(new Gauge("gateway_calls_in_flight", "Model calls holding a slot of this process's upstream budget", () => admission.running));
+  metrics.registry.add(new Gauge("gateway_calls_waiting", "Model calls waiting for a slot of the full budget", () => admission.waiting));
+
   const deps: AppDeps = {
     config: cfg,
     db,
     auth,
+    throttle,
+    calls: new CallSlots(admission),
     keys,
     users,
     settings,
@@ -249,13 +306,17 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     metrics,
     jwtSecret,
     adminToken,
+    byok,
     chatProviderIds: () => (catalog.peek()?.providers ?? []).filter((p) => p.kind === "chat").map((p) => p.id),
   };
   const statsCfg = statsSettings(cfg);
-  const rollups = new RollupRepo(db, { keyCap: statsCfg.minKeys });
-  const stats = new StatsService({ reader: rollups, minKeys: statsCfg.minKeys, ttlMs: statsCfg.maxAgeSeconds * 1000 });
+  if (cfg.STATS_MIN_DISTINCT_KEYS !== undefined) {
+    log.warn("STATS_MIN_DISTINCT_KEYS is deprecated: set STATS_MIN_DISTINCT_ACCOUNTS (the threshold counts accounts now)", { threshold: statsCfg.minAccounts });
+  }
+  const rollups = new RollupRepo(db, { accountCap: statsCfg.minAccounts });
+  const stats = new StatsService({ reader: rollups, minAccounts: statsCfg.minAccounts, ttlMs: statsCfg.maxAgeSeconds * 1000 });
   const statsJob =
-    statsCfg.intervalMs > 0 ? startStatsRollup({ db, url: opts.db ? undefined : (opts.dbOptions?.url ?? cfg.DATABASE_URL), intervalMs: statsCfg.intervalMs, keyCap: statsCfg.minKeys }) : null;
+    statsCfg.intervalMs > 0 ? startStatsRollup({ db, url: opts.db ? undefined : (opts.dbOptions?.url ?? cfg.DATABASE_URL), intervalMs: statsCfg.intervalMs, accountCap: statsCfg.minAccounts }) : null;
 
   const app = createApp(deps, [
     new Elysia({ name: "models-guard" }).use(modelsRoutes(() => catalog.current())),

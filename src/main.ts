@@ -22,12 +22,25 @@ try {
 }
 setLogLevel(cfg.LOG_LEVEL);
 
-const gw = await buildGateway(cfg);
+// A configuration problem found at start (a BYOK_ENCRYPTION_KEY that cannot open the stored
+// credentials) stops the process like a bad variable, with the reason and no stack.
+const gw = await buildGateway(cfg).catch((e) => {
+  if (!(e instanceof ConfigError)) throw e;
+  console.error(e.message);
+  process.exit(2);
+});
 gw.app.listen({ port: cfg.PORT, hostname: cfg.HOST, reusePort: false });
 const server = gw.app.server!;
 const host = cfg.HOST === "0.0.0.0" || cfg.HOST === "::" ? "localhost" : cfg.HOST;
 const base = `http://${host}:${server.port}`;
-log.info("gateway listening", { url: base, database: gw.deps.db.kind, demo: cfg.demoMode, simulated: gw.upstreams.simulated() });
+log.info("gateway listening", {
+  url: base,
+  database: gw.deps.db.kind,
+  demo: cfg.demoMode,
+  simulated: gw.upstreams.simulated(),
+  // The operator sees the limits in force, derived ones included (see README, "Concurrency").
+  calls: { budget: cfg.UPSTREAM_MAX_CONCURRENT, per_account: cfg.CONCURRENCY_PER_ACCOUNT, per_key: cfg.CONCURRENCY_PER_KEY },
+});
 if (cfg.demoMode) {
   const seed = await seedDemo(gw);
   process.stdout.write(demoBanner(base, seed, gw.deps.adminToken, gw.upstreams.simulated()));

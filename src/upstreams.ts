@@ -6,6 +6,8 @@ import type { Config } from "./config";
 import type { CatalogProvider, CatalogSnapshot } from "./core/catalog/types";
 import type { KeyPrincipal } from "./core/auth/principal";
 import type { UpstreamEndpoint } from "./core/chat/ports";
+import { GatewayError } from "./core/errors";
+import { byokContext, type SecretBox } from "./lib/secret-box";
 
 export interface UpstreamDirectory {
   endpoint(provider: CatalogProvider, principal?: KeyPrincipal): UpstreamEndpoint;
@@ -20,7 +22,24 @@ export function needsSimulator(cfg: Config, snapshot: CatalogSnapshot): boolean 
   return snapshot.providers.some((p) => !cfg.providerKeys[prefixOf(p.credentialEnv)] && !cfg.providerBaseUrls[prefixOf(p.baseUrlEnv)]);
 }
 
-export function upstreamDirectory(cfg: Config, simBaseUrl: ((provider: string) => string) | null, providers: readonly CatalogProvider[] = []): UpstreamDirectory {
+/**
+ * A BYOK key's credential, opened for this one call: the request path and the key cache only
+ * ever hold it sealed. A key that cannot open it (another instance sealed it with another
+ * key) is a 503 of ours, before any upstream is called.
+ */
+function openByok(byok: SecretBox | null, principal: KeyPrincipal): string {
+  try {
+    if (byok) return byok.open(principal.byokSecretSealed!, byokContext(principal.keyId));
+  } catch {}
+  throw new GatewayError("byok_encryption_unavailable", "이 BYOK 키의 자격 증명을 열 수 없습니다. 운영자에게 BYOK_ENCRYPTION_KEY 설정을 확인해 달라고 요청하세요.");
+}
+
+export function upstreamDirectory(
+  cfg: Config,
+  simBaseUrl: ((provider: string) => string) | null,
+  providers: readonly CatalogProvider[] = [],
+  byok: SecretBox | null = null,
+): UpstreamDirectory {
   const resolve = (p: CatalogProvider) => {
     const key = cfg.providerKeys[prefixOf(p.credentialEnv)];
     const base = cfg.providerBaseUrls[prefixOf(p.baseUrlEnv)];
@@ -39,7 +58,7 @@ export function upstreamDirectory(cfg: Config, simBaseUrl: ((provider: string) =
     endpoint(p, principal) {
       const e = get(p);
       // A BYOK key calls the same endpoint with the user's own credential.
-      if (principal?.kind === "byok" && principal.byokProvider === p.id && principal.byokSecret) return { baseUrl: e.baseUrl, apiKey: principal.byokSecret };
+      if (principal?.kind === "byok" && principal.byokProvider === p.id && principal.byokSecretSealed) return { baseUrl: e.baseUrl, apiKey: openByok(byok, principal) };
       return { baseUrl: e.baseUrl, apiKey: e.apiKey };
     },
     simulated: () => [...seen.entries()].filter(([, e]) => e.simulated).map(([id]) => id),

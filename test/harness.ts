@@ -14,6 +14,22 @@ import { buildGateway, type Gateway } from "../src/gateway";
 
 export type DbKind = "pglite" | "pg";
 export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
+/** BYOK_ENCRYPTION_KEY of the test gateways (32 bytes, hex). */
+export const TEST_BYOK_KEY = "0123456789abcdef".repeat(4);
+
+/**
+ * Authentication throttles and per-key / per-account concurrency limits off: the suites sign
+ * up many accounts from 127.0.0.1, send invalid keys on purpose and run bursts on one key.
+ * The suites of those limits (auth-throttle, concurrency, fairness) turn them on.
+ */
+export const UNLIMITED_ENV: Record<string, string> = {
+  SIGNUP_RATE_PER_IP: "0",
+  LOGIN_RATE_PER_IP: "0",
+  LOGIN_FAILURES_PER_EMAIL: "0",
+  INVALID_KEY_RATE_PER_IP: "0",
+  CONCURRENCY_PER_ACCOUNT: "0",
+  CONCURRENCY_PER_KEY: "0",
+};
 const SERVER_URL = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 
 let pgReachable: Promise<boolean> | null = null;
@@ -162,10 +178,12 @@ export async function startTestGateway(opts: { db?: DbKind; env?: Record<string,
     DATA_DIR: dataDir,
     ADMIN_TOKEN,
     JWT_SECRET: "test-jwt-secret-0123456789abcdef0123456789",
+    BYOK_ENCRYPTION_KEY: TEST_BYOK_KEY,
     RATE_LIMIT_RPM: "0",
     DEMO_MODE: "false",
     LOG_LEVEL: "silent",
     RETRY_BASE_MS: "5",
+    ...UNLIMITED_ENV,
     ...opts.env,
   });
   const gw = await buildGateway(cfg, { db });

@@ -94,8 +94,10 @@ export async function startStack(o: StackOptions): Promise<Stack> {
         ...baseEnv,
         ...providerEnv,
         DATABASE_URL: dbUrl,
-        // The gateway's default (durable) unless the run asks for LEDGER_COMMIT=async.
+        // The gateway's defaults (durable commits, no credit leases) unless the run asks for
+        // LEDGER_COMMIT=async or LEDGER_LEASES=on.
         ...(process.env.LEDGER_COMMIT && { LEDGER_COMMIT: process.env.LEDGER_COMMIT }),
+        ...(process.env.LEDGER_LEASES && { LEDGER_LEASES: process.env.LEDGER_LEASES }),
         DATA_DIR: dataDir,
         PORT: String(gwPort),
         HOST: "127.0.0.1",
@@ -104,6 +106,12 @@ export async function startStack(o: StackOptions): Promise<Stack> {
         DEMO_MODE: "false",
         // On, with a limit no run reaches: the limiter is exercised on every request.
         RATE_LIMIT_RPM: "1000000",
+        // One account drives the whole load: its concurrency is what is measured, not limited;
+        // and the runner signs its accounts up from one address.
+        CONCURRENCY_PER_ACCOUNT: "0",
+        CONCURRENCY_PER_KEY: "0",
+        SIGNUP_RATE_PER_IP: "0",
+        LOGIN_RATE_PER_IP: "0",
         LOG_LEVEL: "warn",
         ...o.gatewayEnv,
       },

@@ -6,7 +6,9 @@
 import { Value } from "@sinclair/typebox/value";
 import { EnvSchema, type Env } from "./schema";
 
-export interface Config extends Env {
+type Derived = "UPSTREAM_MAX_CONCURRENT" | "CONCURRENCY_PER_ACCOUNT" | "CONCURRENCY_PER_KEY";
+
+export interface Config extends Omit<Env, Derived>, Record<Derived, number> {
   demoMode: boolean;
   /** Upper-case provider id → credential / base URL from the environment. */
   providerKeys: Readonly<Record<string, string>>;
@@ -19,6 +21,7 @@ export class ConfigError extends Error {
   }
 }
 
+const SECRET = /(SECRET|TOKEN|_KEY)$/;
 const NUMERIC = new Set(Object.entries(EnvSchema.properties).filter(([, s]) => s.type === "integer" || s.type === "number").map(([k]) => k));
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -36,14 +39,32 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const withDefaults = Value.Default(EnvSchema, raw) as Record<string, unknown>;
   for (const e of Value.Errors(EnvSchema, withDefaults)) {
     const name = e.path.replace(/^\//, "");
-    if (!problems.some((p) => p.startsWith(`${name}:`))) problems.push(`${name}: ${e.message} (got ${JSON.stringify(e.value)})`);
+    // A secret's value is not repeated: the message ends up in logs.
+    const got = SECRET.test(name) ? "value hidden" : `got ${JSON.stringify(e.value)}`;
+    if (!problems.some((p) => p.startsWith(`${name}:`))) problems.push(`${name}: ${e.message} (${got})`);
   }
   for (const p of String(env.TRUSTED_PROXIES ?? "").split(",").map((s) => s.trim()).filter(Boolean)) {
     if (!/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(p)) problems.push(`TRUSTED_PROXIES: "${p}" is not an IP or CIDR`);
   }
+  // Bun runs at most BUN_CONFIG_MAX_HTTP_REQUESTS fetches at once (read once at start) and
+  // silently queues the rest: the budget stays under it, with a quarter left for what is not
+  // a model call (embeddings, web searches, video polls, parallel policies' extra sub-calls).
+  const bunMax = Number(env.BUN_CONFIG_MAX_HTTP_REQUESTS) > 0 ? Math.floor(Number(env.BUN_CONFIG_MAX_HTTP_REQUESTS)) : 256;
+  const budgetCap = Math.floor((bunMax * 3) / 4);
+  const budget = withDefaults.UPSTREAM_MAX_CONCURRENT;
+  if (typeof budget === "number" && budget > budgetCap) {
+    problems.push(`UPSTREAM_MAX_CONCURRENT: ${budget} is more than 3/4 of Bun's fetch limit (BUN_CONFIG_MAX_HTTP_REQUESTS=${bunMax}); raise BUN_CONFIG_MAX_HTTP_REQUESTS to at least ${Math.ceil((budget * 4) / 3)}`);
+  }
   if (problems.length) throw new ConfigError(problems);
 
-  const cfg = withDefaults as Env;
+  const parsed = withDefaults as Env;
+  const base = parsed.UPSTREAM_MAX_CONCURRENT || budgetCap;
+  const cfg = {
+    ...parsed,
+    UPSTREAM_MAX_CONCURRENT: parsed.UPSTREAM_MAX_CONCURRENT ?? budgetCap,
+    CONCURRENCY_PER_ACCOUNT: parsed.CONCURRENCY_PER_ACCOUNT ?? Math.max(1, Math.ceil(base / 4)),
+    CONCURRENCY_PER_KEY: parsed.CONCURRENCY_PER_KEY ?? Math.max(1, Math.ceil(base / 8)),
+  };
   const providerKeys: Record<string, string> = {};
   const providerBaseUrls: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) {

@@ -3,6 +3,7 @@
  * listed at once so an operator fixes a bad deployment in one pass.
  */
 import { Type as T, type Static } from "@sinclair/typebox";
+import { KEY_TEXT_PATTERN } from "../lib/secret-box";
 
 const Int = (min: number, max: number, def: number, description: string) =>
   T.Integer({ minimum: min, maximum: max, default: def, description });
@@ -14,11 +15,29 @@ export const EnvSchema = T.Object({
   DATA_DIR: T.String({ default: "./data", minLength: 1, description: "PGlite data directory and local file storage" }),
   ADMIN_TOKEN: T.Optional(T.String({ minLength: 16, description: "Operator token for /v1/admin/*" })),
   JWT_SECRET: T.Optional(T.String({ minLength: 32, description: "HS256 secret for dashboard tokens" })),
+  BYOK_ENCRYPTION_KEY: T.Optional(
+    T.String({
+      pattern: KEY_TEXT_PATTERN,
+      description: "AES-256-GCM key sealing BYOK provider credentials at rest: 32 bytes as 64 hex digits or base64 (generated into DATA_DIR in demo mode; otherwise unset refuses new BYOK keys)",
+    }),
+  ),
   JWT_TTL_SECONDS: Int(60, 30 * 86400, 3600, "Lifetime of a dashboard access token"),
   REDIS_URL: T.Optional(T.String({ pattern: "^rediss?://", description: "Redis for rate limits shared across instances" })),
-  RATE_LIMIT_RPM: Int(0, 1_000_000, 60, "Requests per minute per API key (0 = off)"),
+  RATE_LIMIT_RPM: Int(0, 1_000_000, 60, "Requests per API key in any 60-second span (sliding window; 0 = off)"),
+  SIGNUP_RATE_PER_IP: Int(0, 1_000_000, 20, "Sign-ups from one client address in any hour (0 = off)"),
+  LOGIN_RATE_PER_IP: Int(0, 1_000_000, 30, "Login attempts from one client address in any minute (0 = off)"),
+  LOGIN_FAILURES_PER_EMAIL: Int(0, 1_000_000, 10, "Failed logins for one email in any hour; past it the email's logins get 429 (0 = off)"),
+  INVALID_KEY_RATE_PER_IP: Int(0, 1_000_000, 20, "Invalid API or management keys from one client address in any minute; past it that address's key lookups get 429 (0 = off)"),
+  UPSTREAM_MAX_CONCURRENT: T.Optional(
+    T.Integer({ minimum: 0, maximum: 1_000_000, description: "Model calls in flight per process, the upstream connection budget shared fairly between accounts (default 3/4 of BUN_CONFIG_MAX_HTTP_REQUESTS: 192 with Bun's default 256; at most that; 0 = no budget)" }),
+  ),
+  CONCURRENCY_PER_ACCOUNT: T.Optional(T.Integer({ minimum: 0, maximum: 1_000_000, description: "Model calls in flight per account on one instance (default a quarter of the budget; 0 = off)" })),
+  CONCURRENCY_PER_KEY: T.Optional(T.Integer({ minimum: 0, maximum: 1_000_000, description: "Model calls in flight per API key on one instance (default an eighth of the budget; 0 = off)" })),
+  UPSTREAM_QUEUE_TIMEOUT_MS: Int(0, 600_000, 10_000, "With the budget full, how long a call of an account under its fair share waits for a slot (then 503)"),
   FX_USD_KRW: T.Number({ exclusiveMinimum: 0, maximum: 100000, default: 1400, description: "USD→KRW rate for charges" }),
   MAX_BODY_BYTES: Int(1024, 1024 * 1024 * 1024, 50 * 1024 * 1024, "Request body limit (413 above)"),
+  BODY_READ_TIMEOUT_MS: Int(100, 3_600_000, 60_000, "A request body still arriving this long after the caller was authenticated is refused with 408 and the connection closed (slow senders)"),
+  MAX_JSON_DEPTH: Int(8, 1000, 64, "Objects and arrays nested deeper than this in a JSON body are refused with 400 invalid_request"),
   TRUSTED_PROXIES: T.String({ default: "", description: "Comma-separated IPs/CIDRs whose X-Forwarded-For is believed" }),
   LOG_LEVEL: T.Union([T.Literal("debug"), T.Literal("info"), T.Literal("warn"), T.Literal("error"), T.Literal("silent")], { default: "info" }),
   DEMO_MODE: T.Optional(T.Union([T.Literal("true"), T.Literal("false")], { description: "Force demo mode on/off (default: on when DATABASE_URL is unset)" })),
@@ -30,7 +49,8 @@ export const EnvSchema = T.Object({
   SSE_KEEPALIVE_MS: Int(50, 120_000, 15_000, "A quiet stream gets a `: keepalive` comment after this long"),
   RESPONSE_CACHE_TTL_SECONDS: Int(1, 30 * 86400, 3600, "Lifetime of a response-cache entry"),
   SEMANTIC_CACHE_THRESHOLD: T.Number({ minimum: 0, maximum: 1, default: 0.95, description: "Cosine similarity for a semantic cache hit" }),
-  STATS_MIN_DISTINCT_KEYS: T.Optional(T.Integer({ minimum: 1, maximum: 1000, description: "Privacy threshold of the public stats (default 3, 1 in demo mode)" })),
+  STATS_MIN_DISTINCT_ACCOUNTS: T.Optional(T.Integer({ minimum: 1, maximum: 1000, description: "Privacy threshold of the public stats: distinct accounts a model or app needs to be named (default 3, 1 in demo mode)" })),
+  STATS_MIN_DISTINCT_KEYS: T.Optional(T.Integer({ minimum: 1, maximum: 1000, description: "Deprecated old name of STATS_MIN_DISTINCT_ACCOUNTS (read only when that one is unset; it now counts accounts too)" })),
   STATS_ROLLUP_INTERVAL_MS: T.Optional(T.Integer({ minimum: 0, maximum: 60_000, description: "Pause between stats rollup runs (default 5000, 1000 in demo mode; 0 = no rollup job on this instance)" })),
   CATALOG_PATH: T.Optional(T.String({ minLength: 1, description: "Alternative catalog file" })),
   SIM_PORT: Int(0, 65535, 0, "Port of the in-process upstream simulator (0 = any free port)"),
@@ -53,7 +73,12 @@ export const EnvSchema = T.Object({
   VIDEO_URL_PRIVATE_HOSTS_ALLOWED: T.Union([T.Literal("true"), T.Literal("false")], { default: "false", description: "Accept video reference URLs whose host is or resolves to a private, loopback or link-local address (default: refused with 422)" }),
   DB_QUERY_TIMEOUT_MS: Int(0, 600_000, 5000, "A database query of the request path not answered after this fails the request with 503 (0 = wait forever)"),
   LEDGER_COMMIT: T.Union([T.Literal("durable"), T.Literal("async")], { default: "durable", description: "Ledger commits: durable (a PostgreSQL crash loses nothing) or async (faster; a PostgreSQL crash may lose the last ~600 ms of charges)" }),
-  LEDGER_LEASES: T.Union([T.Literal("on"), T.Literal("off")], { default: "on", description: "Credit leases for busy keys on PostgreSQL: on (a busy key's calls are held in memory against one database hold) or off (every call holds in the database)" }),
+  LEDGER_SETTLE: T.Union([T.Literal("before_answer"), T.Literal("behind_answer")], { default: "before_answer", description: "When an answered call's settle lands: before_answer (the answer's last bytes wait for it, so a killed process has charged every call it answered) or behind_answer (lower latency; a crash may leave the last answered calls uncharged)" }),
+  LEDGER_LEASES: T.Union([T.Literal("on"), T.Literal("off")], {
+    default: "off",
+    description:
+      "Credit leases for busy keys on PostgreSQL: on (a busy key's calls are held in memory against one database hold; their charges follow the answers in batches, so a killed process can lose answered calls' charges) or off (every call holds in the database)",
+  }),
   CORS_ORIGINS: T.String({ default: "", description: "Comma-separated origins allowed to call the API from a browser (`*` for any); empty = CORS off" }),
 });
 

@@ -47,10 +47,13 @@ export const ERROR_CODES = {
   charge_amount_not_allowed: { status: 403, shape: "detail", message: "이 키는 charge_amount_krw를 사용할 수 없습니다." },
   // 404
   not_found: { status: 404, shape: "envelope", message: "찾을 수 없습니다." },
+  // 408: a body still arriving after BODY_READ_TIMEOUT_MS (not in the specification's table)
+  request_timeout: { status: 408, shape: "envelope", message: "요청 본문이 제한 시간 안에 도착하지 않았습니다." },
   // 409
   conflict: { status: 409, shape: "detail", message: "이미 존재하거나 처리 중입니다." },
   idempotency_in_progress: { status: 409, shape: "detail", message: "같은 Idempotency-Key 요청이 처리 중입니다." },
   job_not_ready: { status: 409, shape: "detail", message: "아직 생성 중인 작업입니다." },
+  request_id_reused: { status: 409, shape: "detail", message: "이 X-Request-Id로 이미 요청했습니다. 요청마다 새 ID를 사용하세요.", retryable: false },
   // 410
   content_expired: { status: 410, shape: "detail", message: "결과 파일의 보관 기간이 지났습니다." },
   // 413, 415
@@ -63,6 +66,7 @@ export const ERROR_CODES = {
   // 429
   rate_limited: { status: 429, shape: "detail", message: "요청 한도를 초과했습니다. 잠시 후 다시 시도하세요.", retryable: true },
   upstream_rate_limited: { status: 429, shape: "detail", message: "모든 업스트림이 요청 한도에 도달했습니다.", retryable: true },
+  concurrency_limit_exceeded: { status: 429, shape: "detail", message: "동시에 처리 중인 요청이 한도에 도달했습니다. 진행 중인 요청이 끝난 뒤 다시 시도하세요.", retryable: true },
   // 501
   not_implemented: { status: 501, shape: "envelope", message: "지원하지 않는 기능입니다." },
   // 502
@@ -72,6 +76,8 @@ export const ERROR_CODES = {
   catalog_snapshot_stale: { status: 503, shape: "detail", message: "모델 카탈로그를 확인할 수 없습니다. 잠시 후 다시 시도하세요.", retryable: true },
   limiter_unavailable: { status: 503, shape: "envelope", message: "요청 한도 확인이 일시적으로 불가능합니다.", retryable: true },
   service_unavailable: { status: 503, shape: "detail", message: "서비스를 일시적으로 사용할 수 없습니다.", retryable: true },
+  // BYOK credentials are sealed at rest; without the right BYOK_ENCRYPTION_KEY none is stored or opened.
+  byok_encryption_unavailable: { status: 503, shape: "detail", message: "BYOK 자격 증명 암호화 키(BYOK_ENCRYPTION_KEY)가 없거나 맞지 않습니다.", retryable: false },
   // 500: never caused by a client; rendered without internals.
   internal_error: { status: 500, shape: "envelope", message: "내부 오류가 발생했습니다." },
 } as const satisfies Record<string, CodeSpec>;
@@ -82,7 +88,8 @@ export interface ErrorExtras {
   action?: { type: string; path: string };
   retryable?: boolean;
   providers?: unknown[];
-  upstream?: { status: number; detail: unknown };
+  /** A provider's refusal: its status, what it means (`reason`) and our words for it, never its body. */
+  upstream?: { status: number; reason: string; detail: string };
   suggestions?: string[];
   /** Seconds, sent as the Retry-After header. */
   retryAfter?: number;

@@ -1,15 +1,16 @@
 /**
- * The Elysia application: cross-cutting concerns (request id, body limit, JSON parsing,
- * metrics, the single error renderer, OpenAPI) and every route group.
+ * The Elysia application: cross-cutting concerns (request id, authentication before the
+ * body, body limits and JSON parsing, metrics, the single error renderer, OpenAPI) and
+ * every route group.
  */
 import { Elysia } from "elysia";
 import { swagger } from "@elysiajs/swagger";
-import { readJson, readLimited, tooLarge } from "./body";
-import { GatewayError } from "../core/errors";
+import { bodyLeftUnread, readBody, tooLarge } from "./body";
 import type { AppDeps } from "./deps";
 import { renderError } from "./errors";
 import { assignRequestId, requestId, requestStart } from "./request-id";
 import { corsPolicy } from "./cors";
+import { assertSecurityDeclared, BodyGate, SECURITY_SCHEMES } from "./security";
 import { accountRoutes } from "./routes/account";
 import { adminRoutes } from "./routes/admin";
 import { healthRoutes } from "./routes/health";
@@ -18,25 +19,18 @@ import { managementKeyRoutes } from "./routes/management-keys";
 
 export { requestId } from "./request-id";
 
-/** JSON text → value, with readJson's semantics: empty is undefined, malformed is a 400. */
-function parseJsonText(text: string): unknown {
-  if (text.length === 0) return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new GatewayError("invalid_request", "요청 본문이 올바른 JSON이 아닙니다.");
-  }
-}
-
 export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any, any>[] = []) {
   const limit = d.config.MAX_BODY_BYTES;
+  const bodyLimits = { maxBytes: limit, timeoutMs: d.config.BODY_READ_TIMEOUT_MS, maxDepth: d.config.MAX_JSON_DEPTH };
   const cors = corsPolicy(d.config.CORS_ORIGINS);
+  // Routes are known once all are added; the gate indexes them at the first body.
+  const gate = new BodyGate(d.auth, () => app.routes);
   const app = new Elysia({
     normalize: false,
     // Streams stay open while an upstream thinks; SSE keepalives keep proxies from cutting them.
     // No server-level body cap: Bun would answer a body past it with an empty 413 of its own.
-    // onRequest refuses a declared length over the limit before reading anything, and
-    // chunked bodies go through the counting reader, so the limit holds with our envelope.
+    // onRequest refuses a declared length over the limit before reading anything, and every
+    // body goes through the counting reader, so the limit holds with our envelope.
     serve: { idleTimeout: 255, maxRequestBodySize: Number.MAX_SAFE_INTEGER },
   })
     .use(
@@ -44,8 +38,7 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
         path: "/docs",
         documentation: {
           info: { title: "Model Gateway API", version: "0.1.0", description: "OpenAI-compatible chat and Responses, keys, routing policies, video jobs, statistics. Amounts in KRW." },
-          components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
-          security: [{ bearer: [] }],
+          components: { securitySchemes: SECURITY_SCHEMES },
         },
       }),
     )
@@ -62,20 +55,19 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
       }
       if (Number(request.headers.get("content-length") ?? 0) > limit) {
         d.metrics.requests.inc({ route: "unmatched", method: request.method, status: 413 });
-        return renderError(undefined, tooLarge(), id);
+        const res = renderError(undefined, tooLarge(), id);
+        res.headers.set("connection", "close"); // the body is not read: stop receiving it
+        return res;
       }
     })
-    .onParse(async ({ request, contentType }) => {
+    // The body is read only for a caller the route's credential admits (checked from the
+    // headers first), then under the size limit, the deadline and the nesting depth.
+    .onParse(async ({ request, server, route, contentType }) => {
       if (request.method === "GET" || request.method === "HEAD") return;
-      if (!contentType || contentType.startsWith("application/json") || contentType.endsWith("+json")) {
-        // A declared length was checked against the limit in onRequest (and Bun enforces it):
-        // read it natively in one go. Chunked bodies go through the counting reader.
-        const body = request.headers.has("content-length") ? parseJsonText(await request.text()) : await readJson(request, limit);
-        // An empty body parses as undefined; let the route's schema report what is missing.
-        return body === undefined ? {} : body;
-      }
-      // Other media types: the same limit (413, never buffered past it); the routes take JSON only.
-      return new TextDecoder().decode(await readLimited(request, limit));
+      await gate.check(request, server, route);
+      const body = await readBody(request, contentType, bodyLimits);
+      // An empty body parses as undefined; let the route's schema report what is missing.
+      return body === undefined ? {} : body;
     })
     .onError(({ code, error, request, set }) => {
       const id = requestId(request);
@@ -91,6 +83,8 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
       for (const [k, v] of Object.entries(set.headers)) if (k.startsWith("x-ratelimit") || k.startsWith("access-control-") || k === "vary") res.headers.set(k, String(v));
       res.headers.set("x-content-type-options", "nosniff");
       if (request.headers.has("authorization")) res.headers.set("cache-control", "no-store");
+      // Refused before (or while) its body was read: close rather than receive the rest.
+      if (bodyLeftUnread(request)) res.headers.set("connection", "close");
       return res;
     })
     .onAfterResponse(({ request, route, set }) => {
@@ -105,6 +99,7 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
     .use(keyRoutes(d))
     .use(managementKeyRoutes(d));
   for (const e of extra) app.use(e);
+  assertSecurityDeclared(app.routes);
   return app;
 }
 

@@ -14,6 +14,7 @@ import { cidrContains, ipAllowed, parseCidr, parseIp, type Cidr } from "../lib/c
 import { verifyJwt } from "../lib/jwt";
 import { sha256Hex } from "../lib/secrets";
 import type { RateDecision, RateLimiter } from "../lib/rate-limit/types";
+import type { AuthThrottle } from "./auth-throttle";
 
 export interface AuthDeps {
   keys: KeyRepo;
@@ -24,6 +25,8 @@ export interface AuthDeps {
   adminToken: string | null;
   rateLimitRpm: number;
   trustedProxies: string;
+  /** Invalid keys per client address (null: not throttled). */
+  throttle?: AuthThrottle | null;
   /** Resolves once the account's settles still behind their answers have landed (read-your-writes). */
   settled?: (userId: string) => Promise<void>;
 }
@@ -44,6 +47,12 @@ export function bearer(request: Request): string | null {
 
 export class Authenticator {
   private trusted: Cidr[];
+  /**
+   * Each request's authentication outcomes, by credential kind: a route's credential is
+   * checked from the headers before its body is read (./security.ts) and again by the
+   * handler, which gets the same outcome without a second lookup.
+   */
+  private outcomes = new WeakMap<Request, Map<string, Promise<unknown>>>();
   constructor(private d: AuthDeps) {
     this.trusted = d.trustedProxies.split(",").map((s) => s.trim()).filter(Boolean).map((s) => parseCidr(s)!).filter(Boolean);
   }
@@ -62,11 +71,24 @@ export class Authenticator {
     return v !== null && this.trusted.some((c) => cidrContains(c, v));
   }
 
-  /** Resolves a key from cache or database. */
-  async lookupKey(secret: string): Promise<KeyPrincipal | null> {
+  private once<T>(request: Request, kind: string, check: () => Promise<T>): Promise<T> {
+    let byKind = this.outcomes.get(request);
+    if (!byKind) this.outcomes.set(request, (byKind = new Map()));
+    let outcome = byKind.get(kind) as Promise<T> | undefined;
+    if (!outcome) byKind.set(kind, (outcome = check()));
+    return outcome;
+  }
+
+  /**
+   * Resolves a key from cache or database. With the caller's address, a key this instance has
+   * not verified is looked up only while that address is under its invalid-key limit (429).
+   */
+  async lookupKey(secret: string, ip?: string): Promise<KeyPrincipal | null> {
     const hash = sha256Hex(secret);
     const cached = this.d.cache.get(hash);
-    if (cached !== undefined) return cached;
+    if (cached) return cached;
+    if (ip !== undefined) await this.d.throttle?.keyLookup(ip);
+    if (cached === null) return null;
     const p = await this.d.keys.principalByHash(hash);
     this.d.cache.set(hash, p);
     return p;
@@ -77,13 +99,7 @@ export class Authenticator {
    * authentication point: validity (401), IP allowlist (403), scope (403), rate limit (429).
    */
   async apiKey(request: Request, server: Server<unknown> | null, need: Scope | "model" | "any"): Promise<ApiKeyAuth> {
-    const secret = bearer(request);
-    if (!secret || !secret.startsWith(API_KEY_PREFIX)) throw unauthorized("유효한 API 키가 필요합니다.");
-    const p = await this.lookupKey(secret);
-    if (!p || p.deleted || p.user.deleted) throw unauthorized("API 키가 올바르지 않거나 삭제되었습니다.");
-    if (!p.isActive) throw unauthorized("비활성화된 API 키입니다.");
-    if (p.expiresAt && p.expiresAt.getTime() <= Date.now()) throw unauthorized("만료된 API 키입니다.");
-    if (p.ipAllowlist && !ipAllowed(this.clientIp(request, server), p.ipAllowlist)) throw new GatewayError("ip_not_allowed");
+    const p = await this.keyPrincipal(request, server);
     checkScope(p, need);
     let rate: RateDecision | null = null;
     if (this.d.rateLimitRpm > 0) {
@@ -97,13 +113,39 @@ export class Authenticator {
     return { principal: p, rate };
   }
 
+  /**
+   * Who the API key's holder is, from the headers alone: a valid, active, unexpired key of a
+   * live account (401), called from an allowed address (403). Scope and rate limit are the
+   * handler's (apiKey).
+   */
+  keyPrincipal(request: Request, server: Server<unknown> | null): Promise<KeyPrincipal> {
+    return this.once(request, "apiKey", async () => {
+      const secret = bearer(request);
+      if (!secret || !secret.startsWith(API_KEY_PREFIX)) throw unauthorized("유효한 API 키가 필요합니다.");
+      const ip = this.clientIp(request, server);
+      const p = await this.lookupKey(secret, ip);
+      const invalid = whyInvalid(p);
+      if (!p || invalid) {
+        // Every invalid key counts against the address (guessing finds deleted or expired ones too).
+        await this.d.throttle?.keyFailed(ip);
+        throw unauthorized(invalid ?? undefined);
+      }
+      if (p.ipAllowlist && !ipAllowed(ip, p.ipAllowlist)) throw new GatewayError("ip_not_allowed");
+      return p;
+    });
+  }
+
   /** Waits until the account's own recent calls are in its balances (settles landed, leased room back). */
   async settled(userId: string): Promise<void> {
     await this.d.settled?.(userId);
   }
 
   /** Dashboard JWT → a live account. API keys and management keys are refused (401). */
-  async jwtUser(request: Request): Promise<UserRow> {
+  jwtUser(request: Request): Promise<UserRow> {
+    return this.once(request, "jwt", () => this.checkJwt(request));
+  }
+
+  private async checkJwt(request: Request): Promise<UserRow> {
     const token = bearer(request);
     if (!token || token.startsWith(API_KEY_PREFIX) || token.startsWith(MGMT_KEY_PREFIX)) throw unauthorized("대시보드 로그인 토큰(JWT)이 필요합니다.");
     const claims = verifyJwt(token, this.d.jwtSecret);
@@ -116,11 +158,20 @@ export class Authenticator {
   }
 
   /** Management key (provisioning endpoints). A JWT or API key is refused (401). */
-  async mgmtKey(request: Request): Promise<MgmtPrincipal> {
+  mgmtKey(request: Request, server: Server<unknown> | null = null): Promise<MgmtPrincipal> {
+    return this.once(request, "mgmt", () => this.checkMgmtKey(request, server));
+  }
+
+  private async checkMgmtKey(request: Request, server: Server<unknown> | null): Promise<MgmtPrincipal> {
     const secret = bearer(request);
     if (!secret || !secret.startsWith(MGMT_KEY_PREFIX)) throw unauthorized("관리 키가 필요합니다.");
+    const ip = this.clientIp(request, server);
+    await this.d.throttle?.keyLookup(ip);
     const m = await this.d.keys.mgmtByHash(sha256Hex(secret));
-    if (!m) throw unauthorized("관리 키가 올바르지 않거나 삭제되었습니다.");
+    if (!m) {
+      await this.d.throttle?.keyFailed(ip);
+      throw unauthorized("관리 키가 올바르지 않거나 삭제되었습니다.");
+    }
     await this.d.settled?.(m.userId);
     return { mgmtKeyId: m.id, userId: m.userId };
   }
@@ -134,6 +185,14 @@ export class Authenticator {
     const want = createHash("sha256").update(this.d.adminToken).digest();
     if (!timingSafeEqual(given, want)) throw unauthorized("관리자 토큰이 올바르지 않습니다.");
   }
+}
+
+/** Why a looked-up key may not authenticate (the 401 message), or null when it may. */
+function whyInvalid(p: KeyPrincipal | null): string | null {
+  if (!p || p.deleted || p.user.deleted) return "API 키가 올바르지 않거나 삭제되었습니다.";
+  if (!p.isActive) return "비활성화된 API 키입니다.";
+  if (p.expiresAt && p.expiresAt.getTime() <= Date.now()) return "만료된 API 키입니다.";
+  return null;
 }
 
 function checkScope(p: KeyPrincipal, need: Scope | "model" | "any"): void {

@@ -5,13 +5,20 @@ import type { InvalidationBus } from "../db/invalidation";
 import type { KeyRepo } from "../db/repos/keys";
 import type { SettingsStore } from "../db/repos/settings";
 import type { UserRepo } from "../db/repos/users";
+import type { SecretBox } from "../lib/secret-box";
 import type { Authenticator } from "./auth";
+import type { AuthThrottle } from "./auth-throttle";
+import type { CallSlots } from "./call-slots";
 import type { GatewayMetrics } from "./metrics";
 
 export interface AppDeps {
   config: Config;
   db: Database;
   auth: Authenticator;
+  /** Sign-up and login throttles (per client address, per email). */
+  throttle: AuthThrottle;
+  /** Concurrency limits of model calls (per key, per account, the process budget). */
+  calls: CallSlots;
   keys: KeyRepo;
   users: UserRepo;
   settings: SettingsStore;
@@ -19,6 +26,8 @@ export interface AppDeps {
   metrics: GatewayMetrics;
   jwtSecret: string;
   adminToken: string | null;
+  /** Seals BYOK provider credentials (BYOK_ENCRYPTION_KEY); null when none is configured. */
+  byok: SecretBox | null;
   /** Ids of the chat providers a BYOK key may name (from the catalog). */
   chatProviderIds: () => string[];
 }

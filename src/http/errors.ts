@@ -43,19 +43,24 @@ const depth = (path: unknown) => String(path ?? "").split("/").filter(Boolean).l
  * A failed union (every nullable field is one) is reported by TypeBox at the union's own
  * path. When one variant got further into the value (e.g. the array variant of a nullable
  * list, failing at one element), report that variant's errors instead, so `loc` names the
- * bad element: ["body","ip_allowlist",2] rather than ["body","ip_allowlist"].
+ * bad element: ["body","ip_allowlist",2] rather than ["body","ip_allowlist"]. Between
+ * variants that got equally far, the one wrong in fewer places is what the client meant (an
+ * `image_url` part missing its `image_url`, not a `text` part with the wrong type).
  */
 function refineUnion(v: any): any[] {
   if (v?.type !== ValueErrorType.Union || !Array.isArray(v.errors)) return [v];
   let best: any[] | null = null;
   let bestDepth = depth(v.path);
+  let bestPlaces = Infinity;
   for (const variant of v.errors) {
     const errs = [...(variant as Iterable<any>)];
     if (!errs.length) continue;
     const d = Math.min(...errs.map((x) => depth(x.path)));
-    if (d > bestDepth) {
+    const places = new Set(errs.map((x) => x.path)).size;
+    if (d > bestDepth || (best && d === bestDepth && places < bestPlaces)) {
       best = errs;
       bestDepth = d;
+      bestPlaces = places;
     }
   }
   return best ? best.flatMap(refineUnion) : [v];
@@ -80,9 +85,14 @@ export function renderError(code: unknown, error: unknown, requestId: string): R
   if (error instanceof GatewayError) return gatewayErrorResponse(error);
   if (error instanceof ValidationFailure) return validationResponse(error.issues);
   if (error instanceof ValidationError || code === "VALIDATION") return validationResponse(issuesFromElysia(error as ValidationError));
-  // Elysia wraps whatever a parser throws (our body limit's 413 included) in a ParseError.
-  if (code === "PARSE" && (error as { cause?: unknown })?.cause instanceof GatewayError) return gatewayErrorResponse((error as { cause: GatewayError }).cause);
-  if (code === "PARSE") return gatewayErrorResponse(new GatewayError("invalid_request", "요청 본문이 올바른 JSON이 아닙니다."));
+  // Elysia wraps whatever the parse stage throws in a ParseError: the body gate's 401/403, a
+  // database outage while it looks the caller up, the body reader's 400/408/413. Rendered
+  // as themselves.
+  if (code === "PARSE") {
+    const cause = (error as { cause?: unknown })?.cause;
+    if (cause != null && !(cause instanceof SyntaxError)) return renderError(undefined, cause, requestId);
+    return gatewayErrorResponse(new GatewayError("invalid_request", "요청 본문이 올바른 JSON이 아닙니다."));
+  }
   if (code === "NOT_FOUND") return gatewayErrorResponse(new GatewayError("not_found", "요청한 경로를 찾을 수 없습니다."));
   if (code === "INVALID_COOKIE_SIGNATURE" || code === "INVALID_FILE_TYPE") return gatewayErrorResponse(new GatewayError("invalid_request"));
   if (isUnstorableValue(error)) return gatewayErrorResponse(new GatewayError("invalid_request", "저장할 수 없는 값(NUL 문자, 범위를 벗어난 날짜나 숫자 등)이 포함되어 있습니다."));

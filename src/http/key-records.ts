@@ -31,6 +31,9 @@ export function toKeyRecord(row: ApiKeyRow, secret?: string) {
     scopes: row.scopes ?? null,
     ip_allowlist: row.ipAllowlist ?? null,
     ...(row.byokProvider && { byok_provider: row.byokProvider }),
+    // Which management key provisioned it (kept after that key is deleted), so the children of a
+    // leaked management key can be found; null for keys made from the dashboard or by an operator.
+    management_key_id: row.managementKeyId ?? null,
     created_at: row.createdAt.toISOString(),
     last_used_at: row.lastUsedAt ? row.lastUsedAt.toISOString() : null,
   };

@@ -12,13 +12,14 @@ import { log } from "../lib/log";
 
 /**
  * The statistics settings derived from the configuration: the privacy threshold (3 distinct
- * keys, 1 in demo mode), the pause between rollup runs (5 s, 1 s in demo mode, which keeps
- * the rollups within 10 s and 2 s of the events) and the public cache lifetime (the same
- * 10 s and 2 s: decisions.md #14).
+ * accounts, 1 in demo mode; STATS_MIN_DISTINCT_KEYS is its deprecated old name, read when the
+ * new one is unset), the pause between rollup runs (5 s, 1 s in demo mode, which keeps the
+ * rollups within 10 s and 2 s of the events) and the public cache lifetime (the same 10 s and
+ * 2 s: decisions.md #14).
  */
-export function statsSettings(cfg: Config): { minKeys: number; intervalMs: number; maxAgeSeconds: number } {
+export function statsSettings(cfg: Config): { minAccounts: number; intervalMs: number; maxAgeSeconds: number } {
   return {
-    minKeys: cfg.STATS_MIN_DISTINCT_KEYS ?? (cfg.demoMode ? 1 : 3),
+    minAccounts: cfg.STATS_MIN_DISTINCT_ACCOUNTS ?? cfg.STATS_MIN_DISTINCT_KEYS ?? (cfg.demoMode ? 1 : 3),
     intervalMs: cfg.STATS_ROLLUP_INTERVAL_MS ?? (cfg.demoMode ? 1_000 : 5_000),
     maxAgeSeconds: cfg.demoMode ? 2 : 10,
   };
@@ -29,8 +30,8 @@ export interface StatsRollupOptions {
   /** PostgreSQL URL: run in a Worker that opens its own connection to it. */
   url?: string;
   intervalMs: number;
-  /** The privacy threshold (distinct keys kept per bucket and name). */
-  keyCap: number;
+  /** The privacy threshold (distinct accounts kept per bucket and name). */
+  accountCap: number;
   /** Events per transaction. Smaller on PGlite, where a batch blocks every other query. */
   batchSize?: number;
 }
@@ -41,7 +42,7 @@ export interface StatsRollupJob {
 }
 
 /** Messages between the main thread and stats-rollup.worker.ts. */
-export type RollupWorkerIn = { type: "start"; url: string; intervalMs: number; keyCap: number; batchSize: number } | { type: "stop" };
+export type RollupWorkerIn = { type: "start"; url: string; intervalMs: number; accountCap: number; batchSize: number } | { type: "stop" };
 export type RollupWorkerOut = { type: "error"; message: string } | { type: "folded"; events: number } | { type: "stopped" };
 
 export function startStatsRollup(o: StatsRollupOptions): StatsRollupJob {
@@ -50,7 +51,7 @@ export function startStatsRollup(o: StatsRollupOptions): StatsRollupJob {
 }
 
 function startInline(o: StatsRollupOptions): StatsRollupJob {
-  const repo = new RollupRepo(o.db, { keyCap: o.keyCap });
+  const repo = new RollupRepo(o.db, { accountCap: o.accountCap });
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | null = null;
   let running: Promise<unknown> = Promise.resolve();
@@ -99,7 +100,7 @@ function startWorker(url: string, o: StatsRollupOptions): StatsRollupJob {
     log.error("stats rollup worker crashed", { error: e.message });
     onStopped();
   };
-  worker.postMessage({ type: "start", url, intervalMs: o.intervalMs, keyCap: o.keyCap, batchSize: o.batchSize ?? 50_000 } satisfies RollupWorkerIn);
+  worker.postMessage({ type: "start", url, intervalMs: o.intervalMs, accountCap: o.accountCap, batchSize: o.batchSize ?? 50_000 } satisfies RollupWorkerIn);
   worker.unref();
   return {
     mode: "worker",

@@ -7,7 +7,7 @@ import type { CatalogProvider, CatalogSnapshot } from "../core/catalog/types";
 import type { VideoEndpoint } from "../core/video/provider";
 import { VideoService } from "../core/video/service";
 import type { Database } from "../db/client";
-import { SqlLedger } from "../db/repos/ledger";
+import type { SqlLedger } from "../db/repos/ledger";
 import { VideoJobRepo } from "../db/repos/video-jobs";
 import type { ObjectStorage } from "../lib/storage";
 import { videoProviderFor } from "../providers/video";
@@ -24,6 +24,8 @@ export interface VideoModule {
 
 export interface VideoModuleDeps {
   db: Database;
+  /** The process's ledger (one per process: its leases and room estimates are the account's). */
+  ledger: SqlLedger;
   /** PostgreSQL URL the workers connect to; unset runs the poller inline. */
   dbUrl?: string;
   catalog: () => CatalogSnapshot;
@@ -49,9 +51,9 @@ export function startVideo(cfg: Config, d: VideoModuleDeps): VideoModule {
   const repo = new VideoJobRepo(d.db);
   const service = new VideoService({
     catalog: d.catalog,
-    // Its own ledger handle: video holds close in the job store's statements (in any thread),
-    // so they stay out of the chat path's open-holds gauge.
-    ledger: new SqlLedger(d.db),
+    // The process's one ledger: a job's hold meets the room a chat lease of the account holds
+    // (given back before a refusal stands), while staying out of the open-holds gauge.
+    ledger: d.ledger.forJobs(),
     jobs: repo,
     idempotency: repo,
     providerFor: videoProviderFor,

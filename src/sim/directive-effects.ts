@@ -31,7 +31,9 @@ export async function obeyDirectives(
     const seen = ctx.sim.bumpFailCounter(`${ctx.provider}\n${rawBody}`);
     if (seen > failure.times) return undefined;
   }
-  const res = ctx.error(failure.status);
+  // Real vendors' messages can carry account details (OpenAI names the organization):
+  // `fail_message` puts such text in the body, to show it never reaches a gateway client.
+  const res = ctx.error(failure.status, directives.get("fail_message") || undefined);
   // The contract promises `Retry-After: 1` on every simulated 429, whoever renders it.
   if (failure.status === 429 && !res.headers.has("retry-after")) res.headers.set("retry-after", "1");
   return res;

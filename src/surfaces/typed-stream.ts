@@ -11,6 +11,7 @@
 import type { PiiPort } from "../core/chat/ports";
 import type { ChatResult, FinishReason, StreamEvent, ToolCall, Usage } from "../core/chat/types";
 import { emptyUsage } from "../core/chat/types";
+import { failureWords, logUpstreamFailure } from "../core/chat/upstream-words";
 
 export type ToolCallEvent = Extract<StreamEvent, { type: "tool_call" }>;
 
@@ -28,7 +29,7 @@ export interface Drained {
   calls: ToolCall[];
   finish: FinishReason;
   usage: Usage | null;
-  /** Why the stream did not end cleanly; null when it did (also after the client left). */
+  /** Why the stream did not end cleanly, in the client's words; null when it did (also after the client left). */
   failure: string | null;
 }
 
@@ -38,7 +39,14 @@ export type StreamUnmasker = ReturnType<PiiPort["streamUnmasker"]>;
  * `restorer` makes one PII stream unmasker per text channel (the content, and each tool
  * call's arguments, as the masker's contract asks); null when nothing was masked.
  */
-export async function drainTyped(events: AsyncIterable<StreamEvent>, restorer: (() => StreamUnmasker) | null, gone: () => boolean, sink: TypedSink): Promise<Drained> {
+export async function drainTyped(
+  events: AsyncIterable<StreamEvent>,
+  restorer: (() => StreamUnmasker) | null,
+  gone: () => boolean,
+  sink: TypedSink,
+  /** Who the stream is for (`request_id`, `provider`), in the log line of a failure. */
+  logFields: Record<string, unknown>,
+): Promise<Drained> {
   const d: Drained = { text: "", calls: [], finish: "stop", usage: null, failure: null };
   const content = restorer?.() ?? null;
   const argRestorers = new Map<number, StreamUnmasker>();
@@ -67,7 +75,12 @@ export async function drainTyped(events: AsyncIterable<StreamEvent>, restorer: (
       else if (raw.type === "usage") d.usage = raw.usage;
     }
   } catch (err) {
-    d.failure = gone() ? "client disconnected" : err instanceof Error ? err.message : String(err);
+    if (gone()) d.failure = "client disconnected";
+    else {
+      // The client reads our words; the provider's own message goes to the operator's log.
+      logUpstreamFailure(err, logFields);
+      d.failure = failureWords(err);
+    }
   }
   if (content) {
     const rest = content.flush();

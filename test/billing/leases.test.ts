@@ -7,7 +7,7 @@
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { postgresAvailable, startTestGateway, suiteGateway, type TestGateway } from "../harness";
-import { chat, errorCode, money, tenant, user } from "../chat/helpers";
+import { chat, errorCode, fastUser, money, tenant, user } from "../chat/helpers";
 import { SqlLedger } from "../../src/db/repos/ledger";
 import { checkBooks } from "../reliability/books";
 
@@ -36,7 +36,8 @@ const leaseRows = async (g: TestGateway, userId: string) =>
 
 if (await postgresAvailable()) {
   describe("credit leases (pg)", () => {
-    const gateway = suiteGateway({ db: "pg" });
+    // Leases are off by default (README, "Credit leases for busy keys"): this suite turns them on.
+    const gateway = suiteGateway({ db: "pg", env: { LEDGER_LEASES: "on" } });
 
     test("a busy key's calls are held against a lease: each charged once, with its event; nothing held once the account is read", async () => {
       const g = gateway();
@@ -114,6 +115,26 @@ if (await postgresAvailable()) {
       expect(await g.gw.ledger.hold({ id: crypto.randomUUID(), userId: u.id, keyId: key.id, amountMicro: balance + 1n, tokens: 1, ttlSeconds: 60 })).toBe("insufficient_credits");
     });
 
+    test("a chat key holding a lease does not get a video submit of the same account a false 402 (840 KRW on a 994 KRW balance)", async () => {
+      const g = gateway();
+      const u = await fastUser(g, { creditKrw: 994 });
+      const chatKey = await g.newKey(u);
+      const videoKey = await g.newKey(u);
+      // gpt-4o-mini at the default max_tokens holds ~3.4 KRW: the lease takes a quarter of the room (~248 KRW).
+      expect((await burst(g, chatKey.key, 120, 32, 4096)).every((s) => s === 200)).toBe(true);
+      await g.gw.settlements.quiesce(u.id);
+      expect((await leaseRows(g, u.id)).some((l) => l.status === "open")).toBe(true);
+      const { balance, held } = await money(g, u.id);
+      expect(balance - held).toBeLessThan(840_000_000n); // what the database alone has free would refuse it
+      // seedance-2-0, 720p, 6 s: 140 KRW a second.
+      const r = await g.call("POST", "/v1/video/generations", { token: videoKey.key, body: { model: "seedance-2-0", prompt: "a paper boat", duration_seconds: 6 } });
+      expect(r.status).toBe(202);
+      const [job] = await g.gw.deps.db.query<{ a: string }>("select amount_micro::text as a from holds where id = $1", [r.body.job_id]);
+      expect(job!.a).toBe("840000000");
+      expect((await g.call("POST", `/v1/jobs/${r.body.job_id}/cancel`, { token: videoKey.key })).status).toBe(200);
+      expect((await checkBooks(g.gw.deps.db, [u.id])).violations).toEqual([]);
+    });
+
     test("LEDGER_LEASES=off: every call holds in the database", async () => {
       const off = await startTestGateway({ db: "pg", env: { LEDGER_LEASES: "off" } });
       try {
@@ -131,7 +152,7 @@ if (await postgresAvailable()) {
     test("a lease that was on its way when the key's limits changed is closed unused", async () => {
       const g = gateway();
       const { user: u, key } = await tenant(g, 1000);
-      const ledger = new SqlLedger(g.gw.deps.db);
+      const ledger = new SqlLedger(g.gw.deps.db, () => {}, "durable", true);
       const h = () => ({ id: crypto.randomUUID(), userId: u.id, keyId: key.id, amountMicro: 10_000n, tokens: 50, ttlSeconds: 60, leasable: true });
       const first = h();
       expect(await ledger.hold(first)).toBe("ok"); // the key's room is known now
@@ -154,7 +175,7 @@ if (await postgresAvailable()) {
       const g = gateway();
       const { user: u, key } = await tenant(g, 1000);
       const db = g.gw.deps.db;
-      const dead = new SqlLedger(db); // an instance of its own, never stopped
+      const dead = new SqlLedger(db, () => {}, "durable", true); // an instance of its own, never stopped
       const h = (id: string) => ({ id, userId: u.id, keyId: key.id, amountMicro: 10_000n, tokens: 50, ttlSeconds: 60, leasable: true });
       const first = crypto.randomUUID();
       expect(await dead.hold(h(first))).toBe("ok"); // the key's room is known now

@@ -48,7 +48,8 @@ for (const kind of await dbKinds()) {
   describe(`ledger property on ${kind}`, () => {
     let g: TestGateway;
     beforeAll(async () => {
-      g = await startTestGateway({ db: kind });
+      // Credit leases (off by default) are on where they exist, so lease charges are in the books too.
+      g = await startTestGateway({ db: kind, env: { LEDGER_LEASES: "on" } });
     }, 60_000);
     afterAll(async () => {
       await g?.stop();

@@ -39,6 +39,14 @@ describe("the three caching cases", () => {
     expect(usageCostMicro(bare, "explicit", usage(1000, 0, 600, 300), FX)).toBe(expected([[1000, 3_000_000]]));
   });
 
+  test("explicit: one-hour writes at the one-hour price, five-minute writes at the write price", () => {
+    const long: TokenPricing = { ...P, cacheWrite1h: 6_000_000 };
+    const u = { ...usage(1000, 100, 0, 500), cacheWrite1hTokens: 200 };
+    expect(usageCostMicro(long, "explicit", u, FX)).toBe(expected([[500, 3_000_000], [300, 3_750_000], [200, 6_000_000], [100, 15_000_000]]));
+    // More one-hour writes reported than writes: capped at the writes.
+    expect(usageCostMicro(long, "explicit", { ...u, cacheWrite1hTokens: 900 }, FX)).toBe(expected([[500, 3_000_000], [500, 6_000_000], [100, 15_000_000]]));
+  });
+
   test("reported counts larger than the prompt never bill negative plain input", () => {
     const c = usageCostMicro(P, "explicit", usage(100, 0, 500, 500), FX);
     expect(c).toBe(expected([[100, 300_000]]));
@@ -69,6 +77,8 @@ describe("the hold", () => {
     const cheap: TokenPricing = { input: 150_000, output: 600_000, cachedInput: 75_000, cacheWrite: null };
     expect(holdAmountMicro([cheap, P], 1000, 4096, FX)).toBe(expected([[1000, 3_750_000], [4096, 15_000_000]]));
     expect(holdAmountMicro([cheap], 1000, 4096, FX)).toBe(expected([[1000, 150_000], [4096, 600_000]]));
+    // A candidate priced for one-hour cache writes holds its input at that price.
+    expect(holdAmountMicro([{ ...P, cacheWrite1h: 6_000_000 }], 1000, 4096, FX)).toBe(expected([[1000, 6_000_000], [4096, 15_000_000]]));
   });
 
   test("never below the minimum charge, and it always covers the cost of any usage within it", () => {

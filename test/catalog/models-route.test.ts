@@ -36,10 +36,11 @@ describe("GET /v1/models", () => {
         max_output: 16384,
         trains_on_data: false,
         pricing: { input: 0.15, output: 0.6, cached_input: 0.075, cache_write: null },
+        service_tiers: { priority: { input: 0.25, output: 1, cached_input: 0.125, cache_write: null } },
       },
     ]);
     const sonnet = body.data.find((m) => m.id === "claude-sonnet-4-5")!;
-    expect(sonnet.providers[0]!.pricing).toEqual({ input: 3, output: 15, cached_input: 0.3, cache_write: 3.75 });
+    expect(sonnet.providers[0]!.pricing).toEqual({ input: 3, output: 15, cached_input: 0.3, cache_write: 3.75, cache_write_1h: 6 });
   });
 
   test("lists every callable model: leaves of each modality and routing parents, no retired ids", async () => {

@@ -82,7 +82,8 @@ describe("the shipped catalog", () => {
     const s = snapshotOf();
     expect(getOffering(s, "gpt-4o-mini", "openai")!.pricing).toEqual({ input: 150_000, output: 600_000, cachedInput: 75_000, cacheWrite: null });
     const sonnet = getOffering(s, "claude-sonnet-4-5", "anthropic")!.pricing!;
-    expect(sonnet).toEqual({ input: 3_000_000, output: 15_000_000, cachedInput: 300_000, cacheWrite: 3_750_000 });
+    expect(sonnet).toEqual({ input: 3_000_000, output: 15_000_000, cachedInput: 300_000, cacheWrite: 3_750_000, cacheWrite1h: 6_000_000 });
+    expect(getOffering(s, "gpt-4o", "openai")!.serviceTiers).toEqual({ priority: { input: 4_250_000, output: 17_000_000, cachedInput: 2_125_000, cacheWrite: null } });
     const ds = getOffering(s, "deepseek-v3", "deepseek")!;
     expect(ds.upstreamId).toBe("deepseek-chat");
     expect(ds.pricing!.cachedInput).toBe(ds.pricing!.input);
@@ -248,6 +249,26 @@ describe("verification failures are reported", () => {
         "offerings[3].pricing.cache_write",
         "offerings[6].pricing.cached_input",
         "offerings[0].pricing.input",
+      ]),
+    );
+  });
+
+  test("service tier and one-hour cache prices: only where the provider has them, following its caching case", () => {
+    const text = mutated((d) => {
+      offering(d, "claude-haiku-4-5").service_tiers = { priority: { input: 2, output: 10, cached_input: 0.2, cache_write: 2.5 } }; // no service_tier
+      offering(d, "gpt-4o").service_tiers.priority.cached_input = 5; // automatic: must be discounted
+      offering(d, "gpt-4o-mini").pricing.cache_write_1h = 0.3; // automatic caching has no TTLs
+      offering(d, "claude-sonnet-4-5").pricing.cache_write_1h = 3.5; // below the five-minute write
+      offering(d, "gpt-4o").service_tiers.priority.output = 17.0000001;
+    });
+    const price = problemsOf(text).filter((e) => e.kind === "price").map((e) => e.path);
+    expect(price).toEqual(
+      expect.arrayContaining([
+        "offerings[3].service_tiers",
+        "offerings[1].service_tiers.priority.cached_input",
+        "offerings[0].pricing.cache_write_1h",
+        "offerings[2].pricing.cache_write_1h",
+        "offerings[1].service_tiers.priority.output",
       ]),
     );
   });

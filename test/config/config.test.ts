@@ -33,6 +33,22 @@ describe("loadConfig", () => {
     expect(Object.isFrozen(c)).toBe(true);
   });
 
+  test("the upstream budget follows Bun's fetch limit; the per-account and per-key limits follow the budget", () => {
+    expect(loadConfig({})).toMatchObject({ UPSTREAM_MAX_CONCURRENT: 192, CONCURRENCY_PER_ACCOUNT: 48, CONCURRENCY_PER_KEY: 24, UPSTREAM_QUEUE_TIMEOUT_MS: 10_000 });
+    expect(loadConfig({ BUN_CONFIG_MAX_HTTP_REQUESTS: "4096" })).toMatchObject({ UPSTREAM_MAX_CONCURRENT: 3072, CONCURRENCY_PER_ACCOUNT: 768, CONCURRENCY_PER_KEY: 384 });
+    expect(loadConfig({ UPSTREAM_MAX_CONCURRENT: "40" })).toMatchObject({ UPSTREAM_MAX_CONCURRENT: 40, CONCURRENCY_PER_ACCOUNT: 10, CONCURRENCY_PER_KEY: 5 });
+    expect(loadConfig({ UPSTREAM_MAX_CONCURRENT: "0", CONCURRENCY_PER_ACCOUNT: "0", CONCURRENCY_PER_KEY: "7" })).toMatchObject({ UPSTREAM_MAX_CONCURRENT: 0, CONCURRENCY_PER_ACCOUNT: 0, CONCURRENCY_PER_KEY: 7 });
+    // A budget Bun would cut silently (it queues past its own limit) does not start.
+    expect(problems({ UPSTREAM_MAX_CONCURRENT: "500" })).toEqual([expect.stringMatching(/^UPSTREAM_MAX_CONCURRENT: 500 is more than 3\/4 of Bun's fetch limit \(BUN_CONFIG_MAX_HTTP_REQUESTS=256\); raise BUN_CONFIG_MAX_HTTP_REQUESTS to at least 667/)]);
+    expect(problems({ UPSTREAM_MAX_CONCURRENT: "500", BUN_CONFIG_MAX_HTTP_REQUESTS: "1024" })).toEqual([]);
+  });
+
+  test("authentication throttles: production defaults, 0 turns one off", () => {
+    expect(loadConfig({})).toMatchObject({ SIGNUP_RATE_PER_IP: 20, LOGIN_RATE_PER_IP: 30, LOGIN_FAILURES_PER_EMAIL: 10, INVALID_KEY_RATE_PER_IP: 20 });
+    expect(loadConfig({ LOGIN_FAILURES_PER_EMAIL: "0" }).LOGIN_FAILURES_PER_EMAIL).toBe(0);
+    expect(problems({ SIGNUP_RATE_PER_IP: "-1" })[0]).toStartWith("SIGNUP_RATE_PER_IP:");
+  });
+
   test("values are parsed and typed; DATABASE_URL turns demo mode off unless forced", () => {
     const c = loadConfig({ PORT: "9000", RATE_LIMIT_RPM: "0", FX_USD_KRW: "1385.5", DATABASE_URL: "postgres://u@h/db", REDIS_URL: "redis://r:6379" });
     expect(c).toMatchObject({ PORT: 9000, RATE_LIMIT_RPM: 0, FX_USD_KRW: 1385.5, DATABASE_URL: "postgres://u@h/db", REDIS_URL: "redis://r:6379", demoMode: false });

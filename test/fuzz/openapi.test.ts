@@ -1,8 +1,9 @@
 /**
  * Property-based fuzz of every endpoint, driven by the gateway's own OpenAPI document
  * (/docs/json): for each operation, random and malformed bodies (schema-shaped values with
- * wrong types and out-of-range numbers, dropped and extra fields, deeply nested JSON, huge
- * strings, unicode, broken JSON text), headers (every credential kind and garbage, content
+ * wrong types and out-of-range numbers, dropped and extra fields, any node of a nearly valid
+ * body replaced by a wrong-typed value, removed or nested thousands deep, huge strings,
+ * unicode, broken JSON text), headers (every credential kind and garbage, content
  * types, Idempotency-Key, X-Request-Id), query strings and path ids (own, another tenant's,
  * random, malformed). Every answer must be one of the specification's statuses, never a 500,
  * and every error must have one of its three body shapes; a rejected (4xx) request must leave
@@ -143,13 +144,113 @@ const rawBodies = fc.oneof(
   fc.string({ unit: "binary", maxLength: 200 }),
 );
 
-/** Nearly valid bodies for the model endpoints, so that calls also get through to the upstream. */
-const EXAMPLES: Record<string, fc.Arbitrary<string>> = {
-  "/v1/chat/completions": fc
-    .record({ model: fc.constantFrom("gpt-4o-mini", "claude-haiku-4-5", "gemini-2.5-flash"), content: fc.string({ unit: "grapheme", maxLength: 80 }), max_tokens: fc.integer({ min: 1, max: 50 }), stream: fc.boolean(), temperature: fc.double({ min: 0, max: 2, noNaN: true }) })
-    .map(({ content, ...r }) => JSON.stringify({ ...r, messages: [{ role: "user", content: content || "hi" }] })),
-  "/v1/responses": fc.record({ model: fc.constantFrom("gpt-4o-mini", "claude-haiku-4-5"), input: fc.string({ unit: "grapheme", minLength: 1, maxLength: 80 }), max_output_tokens: fc.integer({ min: 1, max: 50 }), stream: fc.boolean() }).map((r) => JSON.stringify(r)),
-  "/v1/video/generations": fc.record({ model: fc.constantFrom("veo-3", "kling-v3", "seedance-2-0"), prompt: fc.string({ unit: "grapheme", minLength: 1, maxLength: 100 }), duration_seconds: fc.integer({ min: 2, max: 20 }) }).map((r) => JSON.stringify(r)),
+/**
+ * Wrong in one place at any depth: a node of the value replaced by a value of another type
+ * (`tool_calls: [1]`, `function: null`, `url: 5`), removed (a part without its `text`, a tool
+ * call without its `function`), or replaced by JSON nested far deeper than MAX_JSON_DEPTH
+ * (written as text: `JSON.stringify` itself recurses). Returns the body text.
+ */
+const WRONG_TYPED = fc.oneof(fc.constantFrom<unknown>(1, -1, 0.5, "", "x", true, null, [], {}, [1], [null], ["x"], [{}], { a: 1 }), fc.jsonValue({ maxDepth: 2 }));
+const DEEP_MARK = "\u0000deep\u0000";
+
+function nodePaths(v: unknown, path: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] {
+  if (path.length) out.push(path);
+  if (Array.isArray(v)) v.forEach((x, i) => nodePaths(x, [...path, i], out));
+  else if (v && typeof v === "object") for (const [k, x] of Object.entries(v)) nodePaths(x, [...path, k], out);
+  return out;
+}
+
+function deepMutated(value: unknown): fc.Arbitrary<string> {
+  const paths = nodePaths(value);
+  if (!paths.length) return fc.constant(JSON.stringify(value));
+  const change = fc.oneof(
+    { weight: 4, arbitrary: WRONG_TYPED.map((v) => ({ kind: "replace" as const, v })) },
+    { weight: 2, arbitrary: fc.constant({ kind: "remove" as const }) },
+    { weight: 1, arbitrary: fc.tuple(fc.integer({ min: 50, max: 8000 }), fc.boolean()).map(([levels, arrays]) => ({ kind: "nest" as const, levels, arrays })) },
+  );
+  return fc.tuple(fc.constantFrom(...paths), change).map(([path, c]) => {
+    const copy = structuredClone(value) as any;
+    const parent = path.slice(0, -1).reduce((o: any, k) => o[k], copy);
+    const key = path[path.length - 1]!;
+    if (c.kind === "remove") {
+      if (Array.isArray(parent)) parent.splice(key as number, 1);
+      else delete parent[key];
+      return JSON.stringify(copy);
+    }
+    if (c.kind === "replace") {
+      parent[key] = c.v;
+      return JSON.stringify(copy);
+    }
+    parent[key] = DEEP_MARK;
+    const deep = c.arrays ? "[".repeat(c.levels) + "]".repeat(c.levels) : '{"a":'.repeat(c.levels) + "1" + "}".repeat(c.levels);
+    return JSON.stringify(copy).replace(JSON.stringify(DEEP_MARK), deep);
+  });
+}
+
+/**
+ * Nearly valid bodies for the model endpoints, so that calls also get through to the
+ * upstream; with the shapes the gateway converts (content parts, tool calls and results,
+ * tools, tool_choice, reference URLs) for deepMutated to break.
+ */
+const chatExample = fc
+  .record(
+    {
+      model: fc.constantFrom("gpt-4o-mini", "claude-haiku-4-5", "gemini-2.5-flash"),
+      content: fc.string({ unit: "grapheme", maxLength: 80 }),
+      max_tokens: fc.integer({ min: 1, max: 50 }),
+      stream: fc.boolean(),
+      temperature: fc.double({ min: 0, max: 2, noNaN: true }),
+      parts: fc.boolean(),
+      toolTurn: fc.boolean(),
+      tools: fc.boolean(),
+      stop: fc.oneof(fc.string({ maxLength: 5 }), fc.array(fc.string({ maxLength: 5 }), { maxLength: 2 })),
+    },
+    { requiredKeys: ["model", "content", "max_tokens"] },
+  )
+  .map(({ content, parts, toolTurn, tools, ...r }) => {
+    const text = content || "hi";
+    const messages: unknown[] = [
+      { role: "system", content: "be brief" },
+      { role: "user", content: parts ? [{ type: "text", text }, { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } }] : text },
+    ];
+    if (toolTurn) {
+      messages.push({ role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "lookup", arguments: '{"q":"x"}' } }] });
+      messages.push({ role: "tool", tool_call_id: "call_1", content: [{ type: "text", text: "42" }] });
+    }
+    const body: Record<string, unknown> = { ...r, messages };
+    if (tools) {
+      body.tools = [{ type: "function", function: { name: "lookup", description: "d", parameters: { type: "object", properties: { q: { type: "string" } } } } }];
+      body.tool_choice = { type: "function", function: { name: "lookup" } };
+    }
+    return body;
+  });
+
+const responsesExample = fc
+  .record({ model: fc.constantFrom("gpt-4o-mini", "claude-haiku-4-5"), input: fc.string({ unit: "grapheme", minLength: 1, maxLength: 80 }), max_output_tokens: fc.integer({ min: 1, max: 50 }), stream: fc.boolean(), items: fc.boolean() })
+  .map(({ items, input, ...r }) => ({
+    ...r,
+    input: items
+      ? [
+          { role: "user", content: [{ type: "input_text", text: input }] },
+          { type: "function_call", call_id: "c1", name: "lookup", arguments: "{}" },
+          { type: "function_call_output", call_id: "c1", output: [{ type: "input_text", text: "42" }] },
+        ]
+      : input,
+    tools: [{ type: "function", name: "lookup", parameters: { type: "object", properties: {} } }],
+    metadata: { a: "b" },
+  }));
+
+const videoExample = fc.record({
+  model: fc.constantFrom("veo-3", "kling-v3", "seedance-2-0"),
+  prompt: fc.string({ unit: "grapheme", minLength: 1, maxLength: 100 }),
+  duration_seconds: fc.integer({ min: 2, max: 20 }),
+  images: fc.constantFrom([], ["http://8.8.8.8/a.png"], ["http://8.8.8.8/a.png", "https://1.1.1.1/b.png"]),
+});
+
+const EXAMPLE_VALUES: Record<string, fc.Arbitrary<Record<string, unknown>>> = {
+  "/v1/chat/completions": chatExample,
+  "/v1/responses": responsesExample,
+  "/v1/video/generations": videoExample,
 };
 
 interface Op {
@@ -195,12 +296,14 @@ function requestArb(o: Op) {
     fc.dictionary(printable(10), printable(20), { maxKeys: 2 }),
   );
   const schema = o.op.requestBody?.content?.["application/json"]?.schema;
-  const example = EXAMPLES[o.path];
+  const example = EXAMPLE_VALUES[o.path];
   const body = schema
     ? fc.oneof(
-        { weight: example ? 3 : 0, arbitrary: example ?? fc.constant("{}") },
+        { weight: example ? 3 : 0, arbitrary: (example ?? fc.constant({})).map((v) => JSON.stringify(v)) },
+        { weight: example ? 4 : 0, arbitrary: (example ?? fc.constant({})).chain(deepMutated) },
         { weight: 4, arbitrary: shaped(schema).map((v) => JSON.stringify(v)) },
         { weight: 3, arbitrary: shaped(schema).chain(mutated).map((v) => JSON.stringify(v) ?? "") },
+        { weight: 2, arbitrary: shaped(schema).chain(deepMutated) },
         { weight: 2, arbitrary: rawBodies },
       )
     : fc.oneof({ weight: 5, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: rawBodies });

@@ -1,7 +1,6 @@
 /**
  * Helpers shared by the HTTP tests: forged JWTs, a pair of gateways on one PostgreSQL
- * database (two instances, as in production behind a load balancer), and waiting out the
- * end of a fixed rate-limit window so a burst never straddles two windows.
+ * database (two instances, as in production behind a load balancer).
  */
 import { createHmac } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -11,7 +10,7 @@ import { loadConfig } from "../../src/config";
 import { openDatabase, type Database } from "../../src/db/client";
 import { buildGateway } from "../../src/gateway";
 import { signJwt } from "../../src/lib/jwt";
-import { ADMIN_TOKEN, freshPostgres, TestGateway, type TestUser } from "../harness";
+import { ADMIN_TOKEN, freshPostgres, TEST_BYOK_KEY, TestGateway, UNLIMITED_ENV, type TestUser } from "../harness";
 
 export const TEST_JWT_SECRET = "test-jwt-secret-0123456789abcdef0123456789";
 
@@ -50,12 +49,6 @@ export async function fastUser(g: TestGateway, opts: { creditKrw?: number; indus
   return { id: row.id, email, password: PASSWORD, jwt };
 }
 
-/** Waits, if needed, until at least `need` seconds remain in the current wall-clock minute. */
-export async function freshRateWindow(need = 5): Promise<void> {
-  const left = 60 - (Date.now() % 60_000) / 1000;
-  if (left < need) await Bun.sleep(left * 1000 + 50);
-}
-
 /** A gateway on an already-open database (the database stays open when it stops). */
 export async function gatewayOn(db: Database, kind: "pg" | "pglite", env: Record<string, string> = {}): Promise<TestGateway> {
   const dataDir = mkdtempSync(join(tmpdir(), "gw-test-"));
@@ -63,10 +56,12 @@ export async function gatewayOn(db: Database, kind: "pg" | "pglite", env: Record
     DATA_DIR: dataDir,
     ADMIN_TOKEN,
     JWT_SECRET: TEST_JWT_SECRET,
+    BYOK_ENCRYPTION_KEY: TEST_BYOK_KEY,
     RATE_LIMIT_RPM: "0",
     DEMO_MODE: "false",
     LOG_LEVEL: "silent",
     RETRY_BASE_MS: "5",
+    ...UNLIMITED_ENV,
     ...env,
   });
   const gw = await buildGateway(cfg, { db });

@@ -147,6 +147,77 @@ for (const kind of await dbKinds()) {
       expect((await g.call("GET", "/v1/me", { token: child.key })).status).toBe(401);
     });
 
+    test("every key record names the management key that minted it (null for dashboard keys)", async () => {
+      const u = await fastUser(g);
+      const m = await newMgmt(u.jwt);
+      const child = (await g.call("POST", "/v1/provisioning/keys", { token: m.key, body: { name: "c" } })).body;
+      const own = await g.newKey(u, { name: "dashboard" });
+      expect(child.management_key_id).toBe(m.id);
+      expect(own.management_key_id).toBeNull();
+      const parents = async () => Object.fromEntries((await g.call("GET", "/v1/keys", { token: u.jwt })).body.items.map((k: any) => [k.id, k.management_key_id]));
+      expect(await parents()).toEqual({ [child.id]: m.id, [own.id]: null });
+      expect((await g.call("GET", "/v1/provisioning/keys", { token: m.key })).body.items[0].management_key_id).toBe(m.id);
+      expect((await g.call("PATCH", `/v1/keys/${child.id}`, { token: u.jwt, body: { name: "renamed" } })).body.management_key_id).toBe(m.id);
+      // After the parent is deleted (children kept), the children still name it: a leak can be traced.
+      expect((await g.call("DELETE", `/v1/management-keys/${m.id}`, { token: u.jwt })).status).toBe(200);
+      expect(await parents()).toEqual({ [child.id]: m.id, [own.id]: null });
+    });
+
+    test("DELETE /v1/management-keys/{id}?cascade=true deletes its children too; other keys keep working", async () => {
+      const u = await fastUser(g, { creditKrw: 100 });
+      const m1 = await newMgmt(u.jwt, "leaked");
+      const m2 = await newMgmt(u.jwt, "other");
+      const child = async (m: any, name: string) => (await g.call("POST", "/v1/provisioning/keys", { token: m.key, body: { name } })).body;
+      const [a1, a2, gone] = [await child(m1, "a1"), await child(m1, "a2"), await child(m1, "gone")];
+      const b = await child(m2, "b");
+      const own = await g.newKey(u, { name: "dashboard" });
+      expect((await g.call("DELETE", `/v1/provisioning/keys/${gone.id}`, { token: m1.key })).status).toBe(200);
+      // Every key was used (so its principal sits in the key cache) before the cascade.
+      for (const k of [a1, a2, b, own]) expect((await g.call("GET", "/v1/me", { token: k.key })).status).toBe(200);
+
+      const d = await g.call("DELETE", `/v1/management-keys/${m1.id}?cascade=true`, { token: u.jwt });
+      expect(d.status).toBe(200);
+      expect(d.body.ok).toBe(true);
+      expect(d.body.id).toBe(m1.id);
+      expect([...d.body.deleted_key_ids].sort()).toEqual([a1.id, a2.id].sort());
+      for (const k of [a1, a2]) {
+        expect((await g.call("GET", "/v1/me", { token: k.key })).status).toBe(401);
+        const r = await g.call("POST", "/v1/chat/completions", { token: k.key, body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "x" }] } });
+        expect(r.status).toBe(401);
+      }
+      expect((await g.call("GET", "/v1/provisioning/keys", { token: m1.key })).status).toBe(401);
+      for (const k of [b, own]) expect((await g.call("GET", "/v1/me", { token: k.key })).status).toBe(200);
+      expect((await g.call("GET", "/v1/provisioning/keys", { token: m2.key })).body.total).toBe(1);
+      const left = (await g.call("GET", "/v1/keys", { token: u.jwt })).body.items.map((k: any) => k.id).sort();
+      expect(left).toEqual([b.id, own.id].sort());
+      // Gone is gone: a second delete is 404, cascade or not.
+      expect((await g.call("DELETE", `/v1/management-keys/${m1.id}?cascade=true`, { token: u.jwt })).status).toBe(404);
+    });
+
+    test("cascade=false (and no cascade) keeps the children; a cascade value other than true/false is 422 and deletes nothing", async () => {
+      const u = await fastUser(g);
+      const m = await newMgmt(u.jwt);
+      const c = (await g.call("POST", "/v1/provisioning/keys", { token: m.key, body: { name: "c" } })).body;
+      for (const v of ["yes", "1", "TRUE", ""]) {
+        const r = await g.call("DELETE", `/v1/management-keys/${m.id}?cascade=${v}`, { token: u.jwt });
+        expect([v, r.status]).toEqual([v, 422]);
+        expect(r.body.detail.map((x: any) => x.loc)).toEqual([["query", "cascade"]]);
+      }
+      const twice = await g.call("DELETE", `/v1/management-keys/${m.id}?cascade=true&cascade=true`, { token: u.jwt });
+      expect(twice.status).toBe(422);
+      expect((await g.call("GET", "/v1/provisioning/keys", { token: m.key })).status).toBe(200);
+      // Another account's cascade is a 404 that touches nothing.
+      const intruder = await fastUser(g);
+      expect((await g.call("DELETE", `/v1/management-keys/${m.id}?cascade=true`, { token: intruder.jwt })).status).toBe(404);
+      expect((await g.call("GET", "/v1/me", { token: c.key })).status).toBe(200);
+
+      const d = await g.call("DELETE", `/v1/management-keys/${m.id}?cascade=false`, { token: u.jwt });
+      expect(d.status).toBe(200);
+      expect(d.body).toEqual({ ok: true, id: m.id });
+      expect((await g.call("GET", "/v1/me", { token: c.key })).status).toBe(200);
+      expect((await g.call("GET", "/v1/provisioning/keys", { token: m.key })).status).toBe(401);
+    });
+
     test("a management key of a deleted account is 401", async () => {
       const u = await fastUser(g);
       const m = await newMgmt(u.jwt);

@@ -60,6 +60,16 @@ describe.skipIf(!pg)("two instances on one PostgreSQL database", () => {
     expect(await within(1000, async () => (await meOn(a, child.key)) === 401)).not.toBeNull();
   });
 
+  test("a management key deleted with cascade=true on A: its children are refused by B within a second", async () => {
+    const u = await fastUser(a);
+    const m = (await a.call("POST", "/v1/management-keys", { token: u.jwt, body: { name: "leaked" } })).body;
+    const kids = [];
+    for (const name of ["c1", "c2"]) kids.push((await a.call("POST", "/v1/provisioning/keys", { token: m.key, body: { name } })).body);
+    for (const c of kids) expect(await meOn(b, c.key)).toBe(200); // B caches them
+    expect((await a.call("DELETE", `/v1/management-keys/${m.id}?cascade=true`, { token: u.jwt })).status).toBe(200);
+    for (const c of kids) expect(await within(1000, async () => (await meOn(b, c.key)) === 401)).not.toBeNull();
+  });
+
   test("settings changed on A are served by B within 5 seconds", async () => {
     const before = (await b.admin("GET", "/v1/admin/settings")).body["routing.orchestrators_enabled"];
     await a.admin("PATCH", "/v1/admin/settings", { "routing.orchestrators_enabled": !before });

@@ -7,6 +7,7 @@ import {
   classifyAnthropicError,
   fromAnthropicResponse,
   mapAnthropicStopReason,
+  mapAnthropicUsage,
   readAnthropicStream,
   toAnthropicRequest,
   toAnthropicToolChoice,
@@ -233,6 +234,19 @@ describe("fixtures: responses and streams", () => {
       type: "usage",
       usage: { promptTokens: 6 + 3337 + 6289, completionTokens: 198, cachedTokens: 6289, cacheWriteTokens: 3337, reasoningTokens: 0 },
     });
+  });
+
+  test("one-hour cache writes (usage.cache_creation) are counted apart, JSON and stream", async () => {
+    const usage = { input_tokens: 10, cache_creation_input_tokens: 3000, cache_read_input_tokens: 0, cache_creation: { ephemeral_5m_input_tokens: 1000, ephemeral_1h_input_tokens: 2000 }, output_tokens: 7 };
+    expect(mapAnthropicUsage(usage)).toEqual({ promptTokens: 3010, completionTokens: 7, cachedTokens: 0, cacheWriteTokens: 3000, cacheWrite1hTokens: 2000, reasoningTokens: 0 });
+    const s = [
+      `event: message_start\ndata: ${JSON.stringify({ type: "message_start", message: { id: "m", usage: { ...usage, output_tokens: 1 } } })}\n\n`,
+      'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}}\n\n',
+      'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":7}}\n\n',
+      'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+    ].join("");
+    const { events } = await drain(readAnthropicStream(sseEventsOf(new TextEncoder().encode(s))));
+    expect(events.at(-1)).toEqual({ type: "usage", usage: mapAnthropicUsage(usage) });
   });
 
   test("message_delta usage without input counts keeps message_start's", async () => {

@@ -58,6 +58,8 @@ describe("toOpenAIChatRequest", () => {
     const req: ChatRequest = { ...base, service_tier: "priority", passthrough: { service_tier: "flex" } };
     expect(toOpenAIChatRequest(req, { stream: false }).service_tier).toBeUndefined();
     expect(toOpenAIChatRequest(req, { stream: false, forwardServiceTier: true }).service_tier).toBe("priority");
+    // `auto` would let the project's settings pick a tier the gateway did not price.
+    expect(toOpenAIChatRequest({ ...base, service_tier: "auto" }, { stream: false, forwardServiceTier: true }).service_tier).toBe("default");
   });
 
   test("streams always ask for usage; passthrough cannot override owned fields", () => {

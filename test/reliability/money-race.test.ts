@@ -19,7 +19,8 @@ describe.skipIf(!pg)("two instances racing for one account", () => {
   let b: TestGateway;
   let stop: () => Promise<void>;
   beforeAll(async () => {
-    ({ a, b, stop } = await twoInstancesOnPostgres());
+    // Leases are off by default; these races ran with them on and keep doing so (the lease test needs them).
+    ({ a, b, stop } = await twoInstancesOnPostgres({ LEDGER_LEASES: "on" }));
   }, 60_000);
   afterAll(async () => {
     await stop?.();

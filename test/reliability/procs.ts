@@ -7,7 +7,7 @@ import type { Subprocess } from "bun";
 import { createWriteStream, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { ADMIN_TOKEN } from "../harness";
+import { ADMIN_TOKEN, UNLIMITED_ENV } from "../harness";
 import { TEST_JWT_SECRET } from "../http/helpers";
 
 const ROOT = resolve(import.meta.dir, "../..");
@@ -87,6 +87,7 @@ export class GatewayProcess {
       LOG_LEVEL: "warn",
       RATE_LIMIT_RPM: "0",
       RETRY_BASE_MS: "5",
+      ...UNLIMITED_ENV,
       ...this.env,
       ...extra,
     };

@@ -7,11 +7,13 @@ import { describe, expect, test } from "bun:test";
 import { piiMasking } from "../../src/core/chat/pii-mask";
 import type { StreamEvent } from "../../src/core/chat/types";
 import { drainTyped, drainedResult } from "../../src/surfaces/typed-stream";
+import { UpstreamError } from "../../src/core/chat/provider";
+import { failureWords } from "../../src/core/chat/upstream-words";
 
 async function* upstream(events: StreamEvent[], failAfter?: number): AsyncGenerator<StreamEvent> {
   let i = 0;
   for (const ev of events) {
-    if (failAfter !== undefined && i++ === failAfter) throw new Error("upstream stream broke off");
+    if (failAfter !== undefined && i++ === failAfter) throw new UpstreamError("truncated", "upstream stream broke off: ECONNRESET");
     yield ev;
   }
 }
@@ -52,6 +54,7 @@ describe("drainTyped", () => {
       restorer,
       () => false,
       r.sink,
+      {},
     );
     expect(d.failure).toBeNull();
     expect(d.text).toBe("write to a@b.io soon");
@@ -69,7 +72,7 @@ describe("drainTyped", () => {
 
   test("a held-back tail that never became a placeholder is flushed at the end", async () => {
     const r = recorder();
-    const d = await drainTyped(upstream([{ type: "text", text: "ends with [EMAIL" }, { type: "tool_call", index: 0, id: "c", name: "f", arguments: '{"a":"[PHO' }]), restorer, () => false, r.sink);
+    const d = await drainTyped(upstream([{ type: "text", text: "ends with [EMAIL" }, { type: "tool_call", index: 0, id: "c", name: "f", arguments: '{"a":"[PHO' }]), restorer, () => false, r.sink, {});
     expect(d.text).toBe("ends with [EMAIL");
     expect(r.seen.join("")).toBe("text:ends with text:[EMAIL");
     expect(d.calls[0]!.function.arguments).toBe('{"a":"[PHO');
@@ -78,8 +81,10 @@ describe("drainTyped", () => {
 
   test("without masking, events pass as they come; a failure keeps the received text", async () => {
     const r = recorder();
-    const d = await drainTyped(upstream([{ type: "text", text: "[EMAIL_1] stays" }, { type: "text", text: " more" }, { type: "text", text: " never" }], 2), null, () => false, r.sink);
-    expect(d.failure).toBe("upstream stream broke off");
+    const d = await drainTyped(upstream([{ type: "text", text: "[EMAIL_1] stays" }, { type: "text", text: " more" }, { type: "text", text: " never" }], 2), null, () => false, r.sink, {});
+    // The client's words, not the transport's message (that one is for the log).
+    expect(d.failure).toBe(failureWords(new UpstreamError("truncated", "")));
+    expect(d.failure).not.toContain("ECONNRESET");
     expect(d.text).toBe("[EMAIL_1] stays more");
   });
 
@@ -90,7 +95,7 @@ describe("drainTyped", () => {
     const d = await drainTyped(upstream([{ type: "text", text: "one" }, { type: "text", text: "two" }, { type: "finish", reason: "stop" }, { type: "usage", usage }]), null, () => gone, {
       ...r.sink,
       text: (t) => ((gone = true), r.sink.text(t)),
-    });
+    }, {});
     expect(r.seen).toEqual(["text:one"]);
     expect(d.failure).toBeNull();
     expect(d.text).toBe("onetwo");

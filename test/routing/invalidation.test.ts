@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { loadConfig } from "../../src/config";
 import { openDatabase, type Database } from "../../src/db/client";
 import { buildGateway } from "../../src/gateway";
-import { ADMIN_TOKEN, freshPostgres, postgresAvailable, TestGateway } from "../harness";
+import { ADMIN_TOKEN, freshPostgres, postgresAvailable, TestGateway, UNLIMITED_ENV } from "../harness";
 import { createPolicy, quickUser, rawChat } from "./helpers";
 
 async function instanceOn(db: Database): Promise<TestGateway> {
@@ -23,6 +23,7 @@ async function instanceOn(db: Database): Promise<TestGateway> {
     DEMO_MODE: "false",
     LOG_LEVEL: "silent",
     RETRY_BASE_MS: "5",
+    ...UNLIMITED_ENV,
   });
   const gw = await buildGateway(cfg, { db });
   gw.app.listen({ port: 0, hostname: "127.0.0.1" });

@@ -16,7 +16,7 @@ let aliceKey2: any;
 let malloryKey: any;
 
 beforeAll(async () => {
-  g = await startTestGateway({ db: "pglite", env: { VIDEO_POLL_WORKERS: "0", STATS_ROLLUP_INTERVAL_MS: "100", STATS_MIN_DISTINCT_KEYS: "1" } });
+  g = await startTestGateway({ db: "pglite", env: { VIDEO_POLL_WORKERS: "0", STATS_ROLLUP_INTERVAL_MS: "100", STATS_MIN_DISTINCT_ACCOUNTS: "1" } });
   alice = await fastUser(g, { creditKrw: 50_000 });
   mallory = await fastUser(g, { creditKrw: 50_000 });
   aliceKey = await g.newKey(alice, { name: "alice-main" });

@@ -154,14 +154,13 @@ export function expectedDailyUsage(events: Ev[]): string[] {
   return [...m].map(([k, v]) => `${k}|${v.join("|")}`).sort();
 }
 
-/** Distinct keys per (bucket, dim, name). */
-export function expectedKeySets(events: Ev[], bucketOf: (t: Date) => string): Map<string, Set<string>> {
+/** Distinct accounts per (bucket, dim, name); calls without a key count for their account too. */
+export function expectedAccountSets(events: Ev[], bucketOf: (t: Date) => string): Map<string, Set<string>> {
   const m = new Map<string, Set<string>>();
-  const add = (k: string, key: string) => (m.get(k) ?? m.set(k, new Set()).get(k)!).add(key);
+  const add = (k: string, account: string) => (m.get(k) ?? m.set(k, new Set()).get(k)!).add(account);
   for (const e of events) {
-    if (!e.key) continue;
-    add([bucketOf(e.at), "model", e.model].join("|"), e.key);
-    if (e.app) add([bucketOf(e.at), "app", e.app].join("|"), e.key);
+    add([bucketOf(e.at), "model", e.model].join("|"), e.user);
+    if (e.app) add([bucketOf(e.at), "app", e.app].join("|"), e.user);
   }
   return m;
 }
@@ -189,12 +188,12 @@ export async function dailyUsageRows(db: Database): Promise<string[]> {
   return rows.map((r) => [r.user_id, r.day, r.model, r.requests, r.failed_requests, r.cache_hits, r.prompt_tokens, r.completion_tokens, r.cost_micro].join("|")).sort();
 }
 
-export async function keyRows(db: Database, table: string): Promise<Map<string, string[]>> {
-  const rows = await db.query<Record<string, unknown>>(`select bucket, dim, name, key_id from ${table}`);
+export async function accountRows(db: Database, table: string): Promise<Map<string, string[]>> {
+  const rows = await db.query<Record<string, unknown>>(`select bucket, dim, name, account_id from ${table}`);
   const m = new Map<string, string[]>();
   for (const r of rows) {
     const k = [new Date(r.bucket as string).toISOString(), r.dim, r.name].join("|");
-    (m.get(k) ?? m.set(k, []).get(k)!).push(String(r.key_id));
+    (m.get(k) ?? m.set(k, []).get(k)!).push(String(r.account_id));
   }
   return m;
 }

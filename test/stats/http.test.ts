@@ -16,9 +16,9 @@ const MODEL = "gpt-4o-mini";
 
 describe("statistics settings", () => {
   test("threshold 3, rollups every 5 s and 10 s caching in production; 1, 1 s and 2 s in demo mode", () => {
-    expect(statsSettings(loadConfig({ DEMO_MODE: "false" }))).toEqual({ minKeys: 3, intervalMs: 5000, maxAgeSeconds: 10 });
-    expect(statsSettings(loadConfig({ DEMO_MODE: "true" }))).toEqual({ minKeys: 1, intervalMs: 1000, maxAgeSeconds: 2 });
-    expect(statsSettings(loadConfig({ DEMO_MODE: "false", STATS_MIN_DISTINCT_KEYS: "5", STATS_ROLLUP_INTERVAL_MS: "0" }))).toEqual({ minKeys: 5, intervalMs: 0, maxAgeSeconds: 10 });
+    expect(statsSettings(loadConfig({ DEMO_MODE: "false" }))).toEqual({ minAccounts: 3, intervalMs: 5000, maxAgeSeconds: 10 });
+    expect(statsSettings(loadConfig({ DEMO_MODE: "true" }))).toEqual({ minAccounts: 1, intervalMs: 1000, maxAgeSeconds: 2 });
+    expect(statsSettings(loadConfig({ DEMO_MODE: "false", STATS_MIN_DISTINCT_ACCOUNTS: "5", STATS_ROLLUP_INTERVAL_MS: "0" }))).toEqual({ minAccounts: 5, intervalMs: 0, maxAgeSeconds: 10 });
   });
 });
 
@@ -29,7 +29,7 @@ describe("stats and usage report over HTTP", () => {
   const usage = { prompt: 0, completion: 0, calls: 0 };
 
   beforeAll(async () => {
-    g = await startTestGateway({ env: { STATS_MIN_DISTINCT_KEYS: "1", STATS_ROLLUP_INTERVAL_MS: "100" } });
+    g = await startTestGateway({ env: { STATS_MIN_DISTINCT_ACCOUNTS: "1", STATS_ROLLUP_INTERVAL_MS: "100" } });
     owner = await g.newUser({ creditKrw: 1000 });
     key = await g.newKey(owner);
   }, 60_000);

@@ -16,11 +16,11 @@ import {
   dayOf,
   expectedAppRows,
   expectedDailyUsage,
-  expectedKeySets,
+  expectedAccountSets,
   expectedModelRows,
   hourOf,
   insertEvents,
-  keyRows,
+  accountRows,
   modelRows,
   randomEvents,
   rng,
@@ -41,22 +41,22 @@ async function expectRollupsMatch(g: TestGateway, events: Ev[]): Promise<void> {
   expect(await appRows(db, "stats_app_hourly")).toEqual(expectedAppRows(events, hourOf));
   expect(await appRows(db, "stats_app_daily")).toEqual(expectedAppRows(events, dayOf));
   expect(await dailyUsageRows(db)).toEqual(expectedDailyUsage(events));
-  // Hourly key sets older than 32 days are pruned (once an hour, so some may come back from
+  // Hourly account sets older than 32 days are pruned (once an hour, so some may come back from
   // later batches): compare the recent ones exactly, the older ones for consistency only.
   const recent = (k: string) => k >= new Date(NOW.getTime() - 32 * DAY).toISOString();
   for (const [table, bucketOf, exact] of [
-    ["stats_hourly_keys", hourOf, recent],
-    ["stats_daily_keys", dayOf, () => true],
+    ["stats_hourly_accounts", hourOf, recent],
+    ["stats_daily_accounts", dayOf, () => true],
   ] as const) {
-    const want = expectedKeySets(events, bucketOf);
-    const got = await keyRows(db, table);
+    const want = expectedAccountSets(events, bucketOf);
+    const got = await accountRows(db, table);
     expect([...got.keys()].filter(exact).sort()).toEqual([...want.keys()].filter(exact).sort());
     const wrong: string[] = [];
     for (const [k, have] of got) {
-      const keys = want.get(k);
-      // Capped at CAP distinct keys, each one a key that really used the name in that bucket.
-      const size = Math.min(CAP, keys?.size ?? 0);
-      if (!keys || (exact(k) ? have.length !== size : have.length > size) || new Set(have).size !== have.length || have.some((id) => !keys.has(id))) wrong.push(k);
+      const accounts = want.get(k);
+      // Capped at CAP distinct accounts, each one an account that really used the name in that bucket.
+      const size = Math.min(CAP, accounts?.size ?? 0);
+      if (!accounts || (exact(k) ? have.length !== size : have.length > size) || new Set(have).size !== have.length || have.some((id) => !accounts.has(id))) wrong.push(k);
     }
     expect(wrong).toEqual([]);
   }
@@ -86,7 +86,7 @@ for (const kind of await dbKinds()) {
     let g: TestGateway;
     let repo: RollupRepo;
     const r = rng(kind === "pg" ? 7 : 11);
-    const users = Array.from({ length: 4 }, () => crypto.randomUUID());
+    const users = Array.from({ length: 6 }, () => crypto.randomUUID());
     const keys = Array.from({ length: 9 }, () => crypto.randomUUID());
     const events: Ev[] = [];
     // PGlite (WASM) folds several times slower: less traffic there, the same shapes.
@@ -94,7 +94,7 @@ for (const kind of await dbKinds()) {
 
     beforeAll(async () => {
       g = await startTestGateway({ db: kind, env: { STATS_ROLLUP_INTERVAL_MS: "0" } });
-      repo = new RollupRepo(g.gw.deps.db, { keyCap: CAP, now: () => NOW.getTime() });
+      repo = new RollupRepo(g.gw.deps.db, { accountCap: CAP, now: () => NOW.getTime() });
     }, 60_000);
     afterAll(async () => {
       await g?.stop();
@@ -125,7 +125,7 @@ for (const kind of await dbKinds()) {
     }, 30_000);
 
     test("the statistics read from rollups equal the same figures computed from raw events", async () => {
-      const c = { reader: repo, minKeys: 1, now: NOW };
+      const c = { reader: repo, minAccounts: 1, now: NOW };
       for (const period of ["daily", "weekly", "monthly"] as Period[]) {
         const { current, previous } = periodWindows(period, NOW);
         const calls = expectedCalls(events, current);
@@ -189,7 +189,7 @@ for (const kind of await dbKinds()) {
       events.push(...later);
       await insertEvents(db, later);
       let clock = NOW.getTime();
-      const timed = new RollupRepo(db, { keyCap: CAP, now: () => clock });
+      const timed = new RollupRepo(db, { accountCap: CAP, now: () => clock });
       const first = await timed.runBatch({ limit: 100, wait: true });
       expect(first.folded).toBe(5);
       expect(first.holes).toBe(1);
@@ -238,7 +238,7 @@ for (const kind of await dbKinds()) {
         const wave = randomEvents(1500, r, new Date(NOW.getTime() - 10 * DAY), NOW, { users, keys });
         events.push(...wave);
         await insertEvents(db, wave);
-        const other = new RollupRepo(db, { keyCap: CAP, now: () => NOW.getTime() });
+        const other = new RollupRepo(db, { accountCap: CAP, now: () => NOW.getTime() });
         const runs = await Promise.all([
           runRollup(repo, { limit: 100, wait: true }),
           runRollup(other, { limit: 100, wait: true }),
@@ -257,7 +257,7 @@ if ((await dbKinds()).includes("pg")) {
     const g = await startTestGateway({ db: "pg", env: { STATS_ROLLUP_INTERVAL_MS: "0" } });
     const name = (await g.gw.deps.db.query<{ d: string }>("select current_database() as d"))[0]!.d;
     const url = (process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres").replace(/\/[^/]*$/, `/${name}`);
-    const job = startStatsRollup({ db: g.gw.deps.db, url, intervalMs: 100, keyCap: CAP });
+    const job = startStatsRollup({ db: g.gw.deps.db, url, intervalMs: 100, accountCap: CAP });
     try {
       expect(job.mode).toBe("worker");
       const r = rng(5);

@@ -12,7 +12,8 @@ import { insertEvents, type Ev } from "./helpers";
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const keys = Array.from({ length: 6 }, () => crypto.randomUUID());
-const user = crypto.randomUUID();
+const accounts = Array.from({ length: 6 }, () => crypto.randomUUID());
+const user = accounts[0]!;
 
 function ev(at: Date | number, o: Partial<Ev> = {}): Ev {
   return {
@@ -37,7 +38,7 @@ for (const kind of await dbKinds()) {
   describe(`statistics on ${kind}`, () => {
     let g: TestGateway;
     let repo: RollupRepo;
-    const ctx = (now: Date, minKeys = 1): StatsContext => ({ reader: repo, minKeys, now });
+    const ctx = (now: Date, minAccounts = 1): StatsContext => ({ reader: repo, minAccounts, now });
     async function load(events: Ev[]) {
       await insertEvents(g.gw.deps.db, events);
       await runRollup(repo, { limit: 10_000, wait: true });
@@ -46,7 +47,7 @@ for (const kind of await dbKinds()) {
     beforeAll(async () => {
       g = await startTestGateway({ db: kind, env: { STATS_ROLLUP_INTERVAL_MS: "0" } });
       // A clock long before every scenario: nothing is pruned.
-      repo = new RollupRepo(g.gw.deps.db, { keyCap: 3, now: () => Date.parse("2000-01-01T00:00:00Z") });
+      repo = new RollupRepo(g.gw.deps.db, { accountCap: 3, now: () => Date.parse("2000-01-01T00:00:00Z") });
     }, 60_000);
     afterAll(async () => {
       await g?.stop();
@@ -191,36 +192,36 @@ for (const kind of await dbKinds()) {
       expect(r.total_tokens).toBe(1050);
     });
 
-    test("privacy: a model or app needs N distinct keys in the period; hidden usage still counts in totals", async () => {
+    test("privacy: a model or app needs N distinct accounts in the period; hidden usage still counts in totals", async () => {
       const now = new Date("2025-08-20T12:00:00Z");
       const h = (i: number) => Date.parse("2025-08-20T00:00:00Z") + i * HOUR;
       const events: Ev[] = [
-        // Two keys, many calls: hidden at N = 3.
-        ...Array.from({ length: 20 }, (_, i) => ev(h(i % 10), { model: "two-keys", key: keys[i % 2]!, app: "tiny-app", prompt: 1000 })),
-        // Three keys, each in a different hour: shown.
-        ...[0, 1, 2].map((i) => ev(h(i), { model: "three-keys", key: keys[i]!, app: "big-app", prompt: 10 })),
-        // Five keys in one hour (more than the stored cap of 3): shown.
-        ...[0, 1, 2, 3, 4].map((i) => ev(h(5), { model: "five-keys", key: keys[i]!, app: "big-app", prompt: 20 })),
-        // Key-less calls do not count as keys.
-        ...[0, 1, 2].map(() => ev(h(6), { model: "no-keys", key: null, prompt: 30 })),
+        // Two accounts, many calls and keys: hidden at N = 3.
+        ...Array.from({ length: 20 }, (_, i) => ev(h(i % 10), { model: "two-accounts", user: accounts[i % 2]!, key: keys[i % 6]!, app: "tiny-app", prompt: 1000 })),
+        // Three accounts, each in a different hour: shown.
+        ...[0, 1, 2].map((i) => ev(h(i), { model: "three-accounts", user: accounts[i]!, key: keys[i]!, app: "big-app", prompt: 10 })),
+        // Five accounts in one hour (more than the stored cap of 3): shown.
+        ...[0, 1, 2, 3, 4].map((i) => ev(h(5), { model: "five-accounts", user: accounts[i]!, key: keys[i]!, app: "big-app", prompt: 20 })),
+        // One account, three calls without a key: one account.
+        ...[0, 1, 2].map(() => ev(h(6), { model: "keyless", user: accounts[5]!, key: null, prompt: 30 })),
       ];
       await load(events);
       const m = await modelsStats(ctx(now, 3), "daily");
-      expect(m.top_models.map((x) => x.model).sort()).toEqual(["five-keys", "three-keys"]);
+      expect(m.top_models.map((x) => x.model).sort()).toEqual(["five-accounts", "three-accounts"]);
       expect(m.total_calls).toBe(31);
       const r = await rankings(ctx(now, 3), "daily");
-      expect(r.leaderboard.map((x) => x.model)).toEqual(["five-keys", "three-keys"]);
+      expect(r.leaderboard.map((x) => x.model)).toEqual(["five-accounts", "three-accounts"]);
       expect(r.total_tokens).toBe(20 * 1005 + 3 * 15 + 5 * 25 + 3 * 35);
       const ts = await usageTimeseries(ctx(now, 3), { range: "30d", granularity: "day", top: 8 });
-      expect(ts.series).toEqual(["five-keys", "three-keys", "Others"]);
+      expect(ts.series).toEqual(["five-accounts", "three-accounts", "Others"]);
       expect(ts.points.at(-1)!.tokens.Others).toBe(20 * 1005 + 3 * 35);
       const apps = await appsStats(ctx(now, 3), "daily");
       expect(apps.apps).toEqual([{ rank: 1, app: "big-app", tokens: 3 * 15 + 5 * 25, calls: 8 }]);
       expect(apps.total_tokens).toBe(20 * 1005 + 3 * 15 + 5 * 25);
-      // In the weekly period the same names are judged on the week: still the same keys.
-      expect((await modelsStats(ctx(now, 3), "weekly")).top_models.map((x) => x.model).sort()).toEqual(["five-keys", "three-keys"]);
+      // In the weekly period the same names are judged on the week: still the same accounts.
+      expect((await modelsStats(ctx(now, 3), "weekly")).top_models.map((x) => x.model).sort()).toEqual(["five-accounts", "three-accounts"]);
       // At N = 1 (demo mode) everything shows, key-less calls too.
-      expect((await modelsStats(ctx(now, 1), "daily")).top_models.map((x) => x.model).sort()).toEqual(["five-keys", "no-keys", "three-keys", "two-keys"]);
+      expect((await modelsStats(ctx(now, 1), "daily")).top_models.map((x) => x.model).sort()).toEqual(["five-accounts", "keyless", "three-accounts", "two-accounts"]);
       expect((await appsStats(ctx(now, 1), "daily")).apps.map((a) => a.app)).toEqual(["tiny-app", "big-app"]);
     });
   });

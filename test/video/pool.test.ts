@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { loadConfig } from "../../src/config";
 import { buildGateway } from "../../src/gateway";
 import { startSimulator, type Simulator } from "../../src/sim";
-import { ADMIN_TOKEN, freshPostgres, postgresAvailable, TestGateway, type TestUser } from "../harness";
+import { ADMIN_TOKEN, freshPostgres, postgresAvailable, TestGateway, UNLIMITED_ENV, type TestUser } from "../harness";
 import { money, simCalls, submit, waitJob } from "./helpers";
 
 setDefaultTimeout(60_000);
@@ -35,6 +35,7 @@ async function instance(env: Record<string, string> = {}): Promise<TestGateway> 
     RATE_LIMIT_RPM: "0",
     DEMO_MODE: "false",
     LOG_LEVEL: "silent",
+    ...UNLIMITED_ENV,
     VIDEO_POLL_INITIAL_MS: "30",
     VIDEO_POLL_MAX_MS: "80",
     VIDEO_SWEEP_INTERVAL_MS: "3600000",

@@ -110,6 +110,24 @@ describe("keys", () => {
     expect(await money(g, u)).toEqual({ balance: 10_000 - 1234, held: 0 });
   });
 
+  test("a delegated key's charge_amount_krw of 0, below 0 or fractional is 422 before any hold or job", async () => {
+    const u = await g.newUser({ creditKrw: 10_000 });
+    const delegated = await g.admin("POST", `/v1/admin/users/${u.id}/delegated-keys`, {});
+    g.gw.sim!.reset();
+    for (const charge of [0, -1, 0.5, 12.5, "1000"]) {
+      const r = await submit(g, delegated.body.key, { model: "kling-v3", duration_seconds: 10, prompt: "free video?", charge_amount_krw: charge });
+      expect([charge, r.status]).toEqual([charge, 422]);
+      expect(r.body.detail.map((d: any) => JSON.stringify(d.loc))).toContain(JSON.stringify(["body", "charge_amount_krw"]));
+    }
+    expect(await money(g, u)).toEqual({ balance: 10_000, held: 0 });
+    expect(Number((await g.gw.deps.db.query<{ n: string }>("select count(*)::text as n from video_jobs where user_id = $1", [u.id]))[0]!.n)).toBe(0);
+    expect(g.gw.sim!.stats().total).toBe(0);
+    // The smallest charge, 1 KRW, is accepted and held.
+    const one = await submit(g, delegated.body.key, { model: "kling-v3", duration_seconds: 10, prompt: "one won", charge_amount_krw: 1 });
+    expect(one.status).toBe(202);
+    expect(await money(g, u)).toEqual({ balance: 10_000, held: 1 });
+  });
+
   test("allowed_models limits video models too", async () => {
     const limited = await g.newKey(user, { allowed_models: ["kling/kling-v3"] });
     const r = await submit(g, limited.key, { model: "veo-3", prompt: "x" });

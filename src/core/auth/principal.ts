@@ -34,7 +34,8 @@ export interface KeyPrincipal {
   scopes: Scope[] | null;
   ipAllowlist: string[] | null;
   byokProvider: string | null;
-  byokSecret: string | null;
+  /** The provider credential sealed (lib/secret-box.ts): opened only to call the upstream. */
+  byokSecretSealed: string | null;
   user: UserFlags & { deleted: boolean };
 }
 

@@ -21,7 +21,7 @@ export interface UsageEvent {
 }
 
 export interface HoldRequest {
-  /** The request id; a second hold with the same id is refused. */
+  /** The request id; a second hold with the same id is refused ('duplicate'). */
   id: string;
   userId: string;
   keyId: string | null;
@@ -79,8 +79,11 @@ export interface Ledger {
   renew?(ids: readonly string[], ttlSeconds: number): Promise<void>;
 }
 
-/** Places a hold or throws the specification's 402 (or 401) for the outcome. */
-export async function holdOrThrow(ledger: Ledger, h: HoldRequest): Promise<void> {
+/** What a video job needs of the ledger: its hold is closed by the job store's own statements. */
+export type JobLedger = Pick<Ledger, "hold" | "release">;
+
+/** Places a hold or throws the specification's 402 (or 401, or 409 for a reused id) for the outcome. */
+export async function holdOrThrow(ledger: Pick<Ledger, "hold">, h: HoldRequest): Promise<void> {
   const r = await ledger.hold(h);
   switch (r) {
     case "ok":
@@ -94,6 +97,6 @@ export async function holdOrThrow(ledger: Ledger, h: HoldRequest): Promise<void>
     case "unauthorized":
       throw new GatewayError("unauthorized", "삭제되었거나 존재하지 않는 계정입니다.");
     case "duplicate":
-      throw new GatewayError("conflict", "같은 요청 ID가 이미 처리되었습니다.");
+      throw new GatewayError("request_id_reused");
   }
 }

@@ -12,19 +12,24 @@ const DIVISOR = 1_000_000_000n; // see tokenCostMicro in src/lib/money.ts
 /**
  * The spec's three caching cases: `automatic` providers bill cached input at the discounted
  * price; `explicit` ones bill cache reads at the read price and cache writes at the write
- * price; `reported` ones report cached tokens but bill them at the input price.
+ * price (one-hour-TTL writes at their own, dearer price); `reported` ones report cached
+ * tokens but bill them at the input price.
  */
 export function usageCostMicro(p: TokenPricing, caching: CachingMode, u: Usage, fxMilli: bigint): bigint {
   const discounted = caching === "automatic" || caching === "explicit";
   const cached = Math.min(u.cachedTokens, u.promptTokens);
   const writes = Math.min(u.cacheWriteTokens, u.promptTokens - cached);
+  const longWrites = Math.min(u.cacheWrite1hTokens ?? 0, writes);
   const plain = u.promptTokens - cached - writes;
   const cachedPrice = discounted && p.cachedInput !== null ? p.cachedInput : p.input;
   const writePrice = caching === "explicit" && p.cacheWrite !== null ? p.cacheWrite : p.input;
+  // A one-hour write the catalog has no price for never reaches a provider (priced-options.ts).
+  const longWritePrice = caching === "explicit" ? (p.cacheWrite1h ?? Math.max(writePrice, p.input)) : p.input;
   const micro =
     BigInt(plain) * BigInt(p.input) +
     BigInt(cached) * BigInt(cachedPrice) +
-    BigInt(writes) * BigInt(writePrice) +
+    BigInt(writes - longWrites) * BigInt(writePrice) +
+    BigInt(longWrites) * BigInt(longWritePrice) +
     BigInt(u.completionTokens) * BigInt(p.output);
   return ceilDiv(micro * fxMilli, DIVISOR);
 }
@@ -36,13 +41,14 @@ export function withMinimumCharge(cost: bigint): bigint {
 
 /**
  * The hold: the most any candidate could charge for `inputTokens` in and `maxTokens` out,
- * pricing input at the dearer of the input and cache-write prices, and never under the
- * minimum charge.
+ * pricing input at the dearest of the input and cache-write prices (a candidate's pricing
+ * carries the one-hour write price only when the request asks for that TTL), and never
+ * under the minimum charge.
  */
 export function holdAmountMicro(pricings: readonly TokenPricing[], inputTokens: number, maxTokens: number, fxMilli: bigint): bigint {
   let max = 0n;
   for (const p of pricings) {
-    const inPrice = Math.max(p.input, p.cacheWrite ?? 0);
+    const inPrice = Math.max(p.input, p.cacheWrite ?? 0, p.cacheWrite1h ?? 0);
     const c = ceilDiv((BigInt(inputTokens) * BigInt(inPrice) + BigInt(maxTokens) * BigInt(p.output)) * fxMilli, DIVISOR);
     if (c > max) max = c;
   }

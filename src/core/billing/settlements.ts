@@ -1,8 +1,13 @@
 /**
- * Settles that finish after the client has its answer. The cost is known the moment the
- * upstream reports usage (it is pure arithmetic on the catalog's prices), so the chat service
- * sends the answer with its cost and lets the settle's database round trip run behind it
- * instead of in front of it.
+ * The settles of answered calls. The cost is known the moment the upstream reports usage (it
+ * is pure arithmetic on the catalog's prices). Two modes (`LEDGER_SETTLE`):
+ * - `before_answer` (default): the answer's last bytes wait until its settle has landed, so a
+ *   process killed at any moment has charged every call whose answer a client received whole
+ *   (a `kill -9` between the answer and a settle behind it left that call free);
+ * - `behind_answer`: the answer leaves with its cost and the settle's round trip runs behind
+ *   it (lower latency; a crash loses the charges of the last few answered calls).
+ * The wait is bounded (`maxWaitMs`): a database outage delays an answer, never withholds it;
+ * the settle goes on retrying behind it.
  *
  * What keeps this exact:
  * - the settle is the same single atomic statement as before, and it closes the hold at most
@@ -20,6 +25,16 @@ import type { Ledger, UsageEvent } from "./ledger";
 /** Waits between attempts (ms): about a minute in all. */
 const RETRY_MS = [50, 200, 500, 1000, 2000, 4000, 8000, 15_000, 30_000];
 
+export type SettleMode = "before_answer" | "behind_answer";
+
+/** Resolves when `p` settles or after `ms`, whichever is first. */
+async function within(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const limit = new Promise<void>((r) => (timer = setTimeout(r, ms)));
+  await Promise.race([p, limit]);
+  clearTimeout(timer);
+}
+
 export interface SettleCall {
   id: string;
   userId: string;
@@ -35,16 +50,23 @@ export class Settlements {
   constructor(
     private ledger: Pick<Ledger, "settle">,
     private onGiveUp: (call: SettleCall, error: unknown) => void = () => {},
+    private mode: SettleMode = "before_answer",
+    private maxWaitMs = 5000,
   ) {}
 
-  /** Settles in the background; never throws. */
-  start(call: SettleCall): void {
+  /**
+   * Starts the settle; never throws. The promise is what the answer waits for: at once in
+   * `behind_answer` mode, else until the settle landed (or gave up, or `maxWaitMs` passed).
+   */
+  start(call: SettleCall): Promise<void> {
     let set = this.byUser.get(call.userId);
     if (!set) this.byUser.set(call.userId, (set = new Set()));
     const s = set;
-    // Started by a timer, on a later turn of the event loop than the answer's own write (an
-    // immediate ran before the server flushed the answer and delayed it by the statement's cost).
-    const p: Promise<void> = new Promise<void>((r) => setTimeout(r, 0))
+    // Behind the answer, started by a timer, on a later turn of the event loop than the
+    // answer's own write (an immediate ran before the server flushed the answer and delayed it
+    // by the statement's cost). Before the answer, at once: the answer is waiting for it.
+    const turn = this.mode === "behind_answer" ? new Promise<void>((r) => setTimeout(r, 0)) : Promise.resolve();
+    const p: Promise<void> = turn
       .then(() => this.run(call))
       .finally(() => {
         s.delete(p);
@@ -53,6 +75,7 @@ export class Settlements {
       });
     s.add(p);
     this.count++;
+    return this.mode === "behind_answer" ? Promise.resolve() : within(p, this.maxWaitMs);
   }
 
   /** Settles in flight (all accounts). */
@@ -71,11 +94,7 @@ export class Settlements {
    */
   async quiesce(userId?: string, maxWaitMs = 2000): Promise<void> {
     const waiting = userId === undefined ? [...this.byUser.values()].flatMap((s) => [...s]) : [...(this.byUser.get(userId) ?? [])];
-    if (!waiting.length) return;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const limit = new Promise<void>((r) => (timer = setTimeout(r, maxWaitMs)));
-    await Promise.race([Promise.all(waiting), limit]);
-    clearTimeout(timer);
+    if (waiting.length) await within(Promise.all(waiting), maxWaitMs);
   }
 
   private async run(c: SettleCall): Promise<void> {

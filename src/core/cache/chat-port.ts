@@ -4,7 +4,7 @@
  * satisfied without this module importing the service.
  */
 import type { ChatRequest, ChatResult } from "../chat/types";
-import type { ResponseCache } from "./response-cache";
+import type { LookupStage, ResponseCache } from "./response-cache";
 import type { CacheMode } from "./types";
 
 export interface ChatCacheAnswer {
@@ -14,15 +14,15 @@ export interface ChatCacheAnswer {
 }
 
 export interface ChatCachePort {
-  lookup(keyId: string, mode: CacheMode, model: string, req: Omit<ChatRequest, "model">): Promise<ChatCacheAnswer | null>;
+  lookup(keyId: string, mode: CacheMode, model: string, req: Omit<ChatRequest, "model">, stage?: LookupStage): Promise<ChatCacheAnswer | null>;
   store(keyId: string, mode: CacheMode, model: string, req: Omit<ChatRequest, "model">, answer: ChatCacheAnswer): Promise<void>;
 }
 
 /** Adapts a `ResponseCache` to the chat service; like the cache itself, it never throws. */
 export function chatCachePort(cache: ResponseCache): ChatCachePort {
   return {
-    async lookup(keyId, mode, model, req) {
-      const hit = await cache.lookup(keyId, mode, { ...req, model });
+    async lookup(keyId, mode, model, req, stage) {
+      const hit = await cache.lookup(keyId, mode, { ...req, model }, stage);
       if (!hit) return null;
       const result: ChatResult = { content: hit.content, finishReason: hit.finishReason, usage: hit.usage };
       if (hit.toolCalls?.length) result.toolCalls = hit.toolCalls;

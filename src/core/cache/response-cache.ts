@@ -17,6 +17,9 @@ export type EmbedFn = (text: string) => Promise<number[]>;
 
 export type LookupOutcome = "exact_hit" | "semantic_hit" | "miss" | "error";
 
+/** Which matching a lookup runs: both (exact, then by similarity), or one of them. */
+export type LookupStage = "both" | "exact" | "similar";
+
 export interface ResponseCacheOptions {
   /** Lifetime of an entry (config `RESPONSE_CACHE_TTL_SECONDS`). Fractions allowed. */
   ttlSeconds: number;
@@ -53,12 +56,17 @@ export class ResponseCache {
     this.embedTimeoutMs = opts.embedTimeoutMs ?? 2000;
   }
 
-  /** The stored answer for this request under this key, or null (miss, off, or any failure). */
-  async lookup(keyId: string, mode: CacheMode, req: CacheableRequest): Promise<CachedAnswer | null> {
+  /**
+   * The stored answer for this request under this key, or null (miss, off, or any failure).
+   * `stage` runs one half of it: `exact` only reads the database; `similar` (semantic mode)
+   * embeds the prompt, an upstream call someone pays for, so a caller runs it after the
+   * credit check (see ChatService.prepare).
+   */
+  async lookup(keyId: string, mode: CacheMode, req: CacheableRequest, stage: LookupStage = "both"): Promise<CachedAnswer | null> {
     if (mode === "off" || !isCacheable(req)) return null;
     let outcome: LookupOutcome = "miss";
     try {
-      const hit = await this.find(keyId, mode, req);
+      const hit = await this.find(keyId, mode, req, stage);
       if (hit) outcome = hit.match === "exact" ? "exact_hit" : "semantic_hit";
       return hit;
     } catch (err) {
@@ -109,10 +117,12 @@ export class ResponseCache {
     }
   }
 
-  private async find(keyId: string, mode: CacheMode, req: CacheableRequest): Promise<CachedAnswer | null> {
-    const exact = await this.repo.takeExact(keyId, requestHash(req));
-    if (exact) return { ...exact.answer, match: "exact", similarity: 1, storedAt: exact.createdAt };
-    if (mode !== "semantic" || !this.opts.embed) return null;
+  private async find(keyId: string, mode: CacheMode, req: CacheableRequest, stage: LookupStage): Promise<CachedAnswer | null> {
+    if (stage !== "similar") {
+      const exact = await this.repo.takeExact(keyId, requestHash(req));
+      if (exact) return { ...exact.answer, match: "exact", similarity: 1, storedAt: exact.createdAt };
+    }
+    if (stage === "exact" || mode !== "semantic" || !this.opts.embed) return null;
     const turn = singleTurn(req);
     if (!turn) return null;
 

@@ -124,9 +124,17 @@ export const TokenPricingSchema = Type.Object(
     cached_input: Type.Union([UsdPerMTok, Type.Null()]),
     /** Price of a prompt token written to an explicit cache; null where there is none. */
     cache_write: Type.Union([UsdPerMTok, Type.Null()]),
+    /**
+     * Explicit caching: the price of a cache write with a one-hour TTL (`cache_control.ttl:
+     * "1h"`), where the provider offers it; `cache_write` is the five-minute price.
+     */
+    cache_write_1h: Type.Optional(Type.Union([UsdPerMTok, Type.Null()])),
   },
   strict,
 );
+
+/** `service_tier` values with a price of their own (the others are `auto` and `default`). */
+export const PRICED_SERVICE_TIERS = ["priority", "flex"] as const;
 
 /**
  * Video prices in KRW. Either per second of output by resolution, or (Family G Omni) per 1,000
@@ -155,6 +163,11 @@ export const OfferingSchema = Type.Object(
     max_output: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
     /** Token prices (text and embedding); null for video. */
     pricing: Type.Union([TokenPricingSchema, Type.Null()]),
+    /**
+     * Prices of the `service_tier` values that cost differently (providers with `service_tier`
+     * only). A tier without a price here is refused, never forwarded.
+     */
+    service_tiers: Type.Optional(Type.Object({ priority: Type.Optional(TokenPricingSchema), flex: Type.Optional(TokenPricingSchema) }, strict)),
     video_pricing: Type.Optional(VideoPricingSchema),
     /** Per-provider capability overrides, where a host differs from the model's defaults. */
     capabilities: Type.Optional(Type.Partial(CapabilitiesSchema)),
@@ -188,4 +201,5 @@ export type Modality = (typeof MODALITIES)[number];
 export type ModelKind = (typeof MODEL_KINDS)[number];
 export type CachingMode = (typeof CACHING_MODES)[number];
 export type Resolution = (typeof RESOLUTIONS)[number];
+export type PricedServiceTier = (typeof PRICED_SERVICE_TIERS)[number];
 export type VideoFamily = (typeof VIDEO_FAMILIES)[number];

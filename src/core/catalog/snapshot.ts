@@ -93,6 +93,7 @@ function toOffering(o: OfferingEntry, m: CatalogModel): CatalogOffering {
     contextLength: o.context_length,
     maxOutput: o.max_output,
     pricing: o.pricing === null ? null : toTokenPricing(o.pricing),
+    ...(o.service_tiers && { serviceTiers: Object.fromEntries(Object.entries(o.service_tiers).map(([tier, p]) => [tier, toTokenPricing(p)])) }),
     videoPricing: o.video_pricing ? toVideoPricing(o.video_pricing) : null,
     capabilities: { ...(m.capabilities ?? NO_CAPABILITIES), ...o.capabilities },
   };
@@ -104,6 +105,7 @@ function toTokenPricing(p: TokenPricingEntry): TokenPricing {
     output: usdToMicros(p.output),
     cachedInput: p.cached_input === null ? null : usdToMicros(p.cached_input),
     cacheWrite: p.cache_write === null ? null : usdToMicros(p.cache_write),
+    ...(p.cache_write_1h != null && { cacheWrite1h: usdToMicros(p.cache_write_1h) }),
   };
 }
 

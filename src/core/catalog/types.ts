@@ -10,6 +10,7 @@ import type {
   ChatProtocol,
   Modality,
   ModelKind,
+  PricedServiceTier,
   ProviderProtocol,
   ReasoningPro,
   Resolution,
@@ -22,6 +23,7 @@ export type {
   ChatProtocol,
   Modality,
   ModelKind,
+  PricedServiceTier,
   ProviderProtocol,
   ReasoningPro,
   Resolution,
@@ -66,6 +68,8 @@ export interface TokenPricing {
   readonly output: number;
   readonly cachedInput: number | null;
   readonly cacheWrite: number | null;
+  /** A one-hour-TTL cache write (explicit caching); absent where the catalog has no such price. */
+  readonly cacheWrite1h?: number | null;
 }
 
 /** Video prices in integer KRW. Exactly one of `krwPerSecond` and `krwPer1kOutputTokens` is set. */
@@ -92,6 +96,8 @@ export interface CatalogOffering {
   readonly maxOutput: number | null;
   /** Token prices; null for video offerings. */
   readonly pricing: TokenPricing | null;
+  /** Prices of the `service_tier` values that cost differently; absent when none. */
+  readonly serviceTiers?: Readonly<Partial<Record<PricedServiceTier, TokenPricing>>>;
   /** Video prices; null for text and embedding offerings. */
   readonly videoPricing: VideoPricing | null;
   /** The model's capabilities with this provider's overrides applied. */

@@ -290,10 +290,8 @@ function checkOffering(at: string, o: OfferingEntry, m: ModelEntry, p: ProviderE
     return out;
   }
   const pr = o.pricing;
-  for (const key of ["input", "output", "cached_input", "cache_write"] as const) {
-    const v = pr[key];
-    if (v !== null && !isMicroExact(v)) push("price", `${at}.pricing.${key}`, `${v} has more than 6 decimals`);
-  }
+  out.push(...checkDecimals(`${at}.pricing`, pr));
+  if (o.service_tiers && !p.service_tier) push("price", `${at}.service_tiers`, `"${p.id}" takes no service_tier: no tier prices`);
   if (m.modality === "embedding") {
     if (pr.cached_input !== null && pr.cached_input !== pr.input) {
       push("price", `${at}.pricing.cached_input`, "embeddings have no cached price (null or equal to input)");
@@ -301,14 +299,24 @@ function checkOffering(at: string, o: OfferingEntry, m: ModelEntry, p: ProviderE
     if (pr.cache_write !== null) push("price", `${at}.pricing.cache_write`, "embeddings have no cache write price");
     return out;
   }
-  out.push(...checkCaching(at, pr, p));
+  out.push(...checkCaching(`${at}.pricing`, pr, p));
+  for (const [tier, tp] of Object.entries(o.service_tiers ?? {})) out.push(...checkDecimals(`${at}.service_tiers.${tier}`, tp), ...checkCaching(`${at}.service_tiers.${tier}`, tp, p));
   return out;
+}
+
+function checkDecimals(at: string, pr: TokenPricingEntry): CatalogProblem[] {
+  return (["input", "output", "cached_input", "cache_write", "cache_write_1h"] as const)
+    .filter((key) => pr[key] != null && !isMicroExact(pr[key]!))
+    .map((key) => problem("price", `${at}.${key}`, `${pr[key]} has more than 6 decimals`));
 }
 
 /** The specification's three prompt-caching cases, one per provider caching mode. */
 function checkCaching(at: string, pr: TokenPricingEntry, p: ProviderEntry): CatalogProblem[] {
   const out: CatalogProblem[] = [];
-  const push = (path: string, message: string) => out.push(problem("price", `${at}.pricing.${path}`, message));
+  const push = (path: string, message: string) => out.push(problem("price", `${at}.${path}`, message));
+  const long = pr.cache_write_1h ?? null;
+  if (long !== null && p.caching !== "explicit") push("cache_write_1h", `"${p.id}" has no explicit cache TTLs: no cache_write_1h price`);
+  if (long !== null && pr.cache_write !== null && long < pr.cache_write) push("cache_write_1h", "a one-hour cache write costs at least the five-minute one");
   const { cached_input: cached, cache_write: write, input } = pr;
   switch (p.caching) {
     case "automatic":

@@ -10,10 +10,13 @@ import type { ChatRequest, ReasoningEffort } from "./types";
 
 /** `allowed_models`: the requested id (short form; parents and policies by their own id). */
 export function checkAllowed(snapshot: CatalogSnapshot, p: KeyPrincipal, r: ModelResolution): void {
-  if (!p.allowedModels?.length) return;
+  if (!allows(snapshot, p, r)) throw new GatewayError("model_not_allowed", `이 키로는 '${r.requested}' 모델을 호출할 수 없습니다.`);
+}
+
+function allows(snapshot: CatalogSnapshot, p: KeyPrincipal, r: ModelResolution): boolean {
+  if (!p.allowedModels?.length) return true;
   const allowed = new Set(p.allowedModels.map((e) => normalizeId(snapshot, e)));
-  const id = r.kind === "policy" ? `orch/${r.slug}` : r.model.id;
-  if (!allowed.has(id)) throw new GatewayError("model_not_allowed", `이 키로는 '${r.requested}' 모델을 호출할 수 없습니다.`);
+  return allowed.has(r.kind === "policy" ? `orch/${r.slug}` : r.model.id);
 }
 
 /** An allowlist entry in canonical form: short model id, or `orch/<slug>` for policies. */
@@ -27,8 +30,11 @@ function normalizeId(snapshot: CatalogSnapshot, entry: string): string {
 /**
  * `reasoning_mode: "pro"`: the model's documented pro variant, or its highest reasoning
  * effort; a model without a pro mode is a 400 that names the models which have one.
+ * A variant is another model: the key must allow it by itself (the allowance of the model
+ * named in the request does not extend to it), else the call is 400 `model_not_allowed`;
+ * `cacheModel` is then the id the response cache keys its answer by.
  */
-export function applyProMode(snapshot: CatalogSnapshot, r: Exclude<ModelResolution, { kind: "policy" }>, request: Omit<ChatRequest, "model">) {
+export function applyProMode(snapshot: CatalogSnapshot, p: KeyPrincipal, r: Exclude<ModelResolution, { kind: "policy" }>, request: Omit<ChatRequest, "model">) {
   const pro = r.model.reasoningPro;
   if (!pro) {
     const supported = snapshot.models.filter((m) => m.reasoningPro && m.active && m.kind === "leaf").map((m) => m.id);
@@ -37,7 +43,10 @@ export function applyProMode(snapshot: CatalogSnapshot, r: Exclude<ModelResoluti
   if ("variant" in pro && pro.variant) {
     const v = resolveModel(snapshot, pro.variant);
     if (v.kind === "policy") throw new GatewayError("reasoning_mode_unsupported");
-    return { resolution: v, request };
+    if (!allows(snapshot, p, v)) {
+      throw new GatewayError("model_not_allowed", `'${r.model.id}'의 pro 추론 모드는 '${v.model.id}' 모델로 실행되는데, 이 키로는 '${v.model.id}' 모델을 호출할 수 없습니다.`);
+    }
+    return { resolution: v, request, cacheModel: v.model.id };
   }
-  return { resolution: r, request: { ...request, reasoning_effort: (pro as { effort: ReasoningEffort }).effort } };
+  return { resolution: r, request: { ...request, reasoning_effort: (pro as { effort: ReasoningEffort }).effort }, cacheModel: undefined };
 }

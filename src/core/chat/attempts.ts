@@ -7,6 +7,7 @@
 import { GatewayError } from "../errors";
 import { UpstreamError } from "./provider";
 import type { Candidate } from "./candidates";
+import { logUpstreamFailure, upstreamSummary } from "./upstream-words";
 
 export const RETRIES_PER_PROVIDER = 2;
 
@@ -22,6 +23,8 @@ export interface AttemptOptions {
    * or when it returns null, every candidate gets RETRIES_PER_PROVIDER.
    */
   retriesOf?: (c: Candidate, index: number) => number | null;
+  /** The request's id, in the log line of every failed attempt. */
+  requestId?: string;
 }
 
 export interface AttemptSuccess<T> {
@@ -54,15 +57,15 @@ export async function withFallback<T>(candidates: readonly Candidate[], call: (c
         return { value, candidate: c, attempts };
       } catch (e) {
         if (o.signal?.aborted) throw o.signal.reason ?? e;
+        // Our own refusal before the call (a BYOK credential that cannot be opened) is no upstream failure.
+        if (e instanceof GatewayError) throw e;
         const err = e instanceof UpstreamError ? e : new UpstreamError("transient", e instanceof Error ? e.message : String(e));
         o.observe?.(c.provider.id, e instanceof UpstreamError ? err.kind : "error", performance.now() - t0);
         tried.push({ provider: c.provider.id, model: c.model.id, error: err.kind, ...(err.status !== undefined && { status: err.status }) });
+        // What the provider said is for the operator; the client gets its meaning in our words.
+        logUpstreamFailure(err, { request_id: o.requestId, provider: c.provider.id, model: c.model.id, attempt: attempts });
         if (err.kind === "rejected") {
-          throw new GatewayError("upstream_request_rejected", undefined, {
-            retryable: false,
-            upstream: { status: err.status ?? 400, detail: err.detail ?? err.message },
-            providers: [c.provider.id],
-          });
+          throw new GatewayError("upstream_request_rejected", undefined, { retryable: false, upstream: upstreamSummary(err), providers: [c.provider.id] });
         }
         if (err.kind === "rate_limited") {
           if (err.retryAfterMs !== undefined) retryAfterMs = Math.min(retryAfterMs ?? Infinity, err.retryAfterMs);

@@ -6,6 +6,7 @@
 import { GatewayError } from "../errors";
 import { getProvider, type CatalogModel, type CatalogOffering, type CatalogProvider, type CatalogSnapshot } from "../catalog/types";
 import type { ModelResolution } from "../catalog/resolve";
+import { priceOffering, type PricedOptions } from "./priced-options";
 
 export interface Candidate {
   readonly model: CatalogModel;
@@ -40,6 +41,8 @@ export interface CandidateOptions {
   byokProvider: string | null;
   /** Recent first-byte latency per provider in ms (for `sort: latency|throughput`). */
   latencyOf?: (providerId: string) => number | undefined;
+  /** Options that change the price (service tier, cache TTL): candidates are priced for them. */
+  priced?: PricedOptions;
 }
 
 export function buildCandidates(snapshot: CatalogSnapshot, resolution: Exclude<ModelResolution, { kind: "policy" }>, opts: CandidateOptions): Candidate[] {
@@ -59,6 +62,8 @@ export function buildCandidates(snapshot: CatalogSnapshot, resolution: Exclude<M
   let list = all;
   if (p.only?.length) list = list.filter((c) => p.only!.includes(c.provider.id));
   if (p.ignore?.length) list = list.filter((c) => !p.ignore!.includes(c.provider.id));
+  const priced = opts.priced;
+  if (priced) list = list.map((c) => ({ ...c, offering: priceOffering(c.offering, c.provider, priced) }));
   if (p.max_price) {
     const { prompt, completion } = p.max_price;
     list = list.filter((c) => (prompt === undefined || c.offering.pricing!.input <= prompt * 1e6) && (completion === undefined || c.offering.pricing!.output <= completion * 1e6));

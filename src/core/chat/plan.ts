@@ -7,7 +7,13 @@ import type { PromptSize } from "./estimate";
 import type { SearchResult, UrlCitation, WebPluginOptions } from "./web-search";
 
 export interface ChatCaller {
+  /** The id the call is held, charged and recorded under. */
   requestId: string;
+  /**
+   * The client named the call (X-Request-Id): its hold goes to the database before the cache,
+   * a lease or a provider is asked, so a reused id is refused (409) before anything answers.
+   */
+  clientChosen?: boolean;
   principal: KeyPrincipal;
   /** The calling app (X-Title / HTTP-Referer), for statistics. */
   app: string | null;

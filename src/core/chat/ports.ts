@@ -21,7 +21,8 @@ export interface CachedAnswer {
 }
 
 export interface ResponseCachePort {
-  lookup(keyId: string, mode: "exact" | "semantic", model: string, req: Omit<ChatRequest, "model">): Promise<CachedAnswer | null>;
+  /** `stage`: `exact` reads the database only; `similar` embeds the prompt (a paid upstream call). */
+  lookup(keyId: string, mode: "exact" | "semantic", model: string, req: Omit<ChatRequest, "model">, stage: "exact" | "similar"): Promise<CachedAnswer | null>;
   store(keyId: string, mode: "exact" | "semantic", model: string, req: Omit<ChatRequest, "model">, answer: CachedAnswer): Promise<void>;
 }
 

@@ -49,14 +49,36 @@ export type UpstreamErrorKind =
   | "rejected" // 4xx: the request is wrong for this upstream; no retry
   | "truncated"; // a stream ended without its terminal marker
 
+/**
+ * What an upstream failure means, as far as the vendor's error says (vendor errors.ts files
+ * set it where they know better than the status): the client is told this, in our words,
+ * never the vendor's body (see upstream-words.ts).
+ */
+export type UpstreamReason =
+  | "invalid_request"
+  | "context_length"
+  | "content_policy"
+  | "auth"
+  | "quota"
+  | "not_found"
+  | "too_large"
+  | "rate_limited"
+  | "overloaded"
+  | "server_error"
+  | "timeout"
+  | "truncated"
+  | "connection";
+
 export class UpstreamError extends Error {
   constructor(
     readonly kind: UpstreamErrorKind,
+    /** For logs: may quote the vendor's own message. Clients get upstream-words.ts instead. */
     message: string,
     readonly status?: number,
-    /** The vendor's error body (parsed JSON when possible). */
+    /** The vendor's error body (parsed JSON when possible): for the operator's log only. */
     readonly detail?: unknown,
     readonly retryAfterMs?: number,
+    readonly reason?: UpstreamReason,
   ) {
     super(message);
   }

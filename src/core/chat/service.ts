@@ -16,7 +16,7 @@ import { applyProMode, checkAllowed } from "./access";
 import type { ChatCaller, ChatOptions, ChatOutcome, ChatPlan, Cost, OpenedStream, Prepared, StreamEnd } from "./plan";
 import { buildCandidates, type Candidate, type ProviderPrefs } from "./candidates";
 import { holdInputTokens, measurePrompt, streamUsageEstimate } from "./estimate";
-import { citationsFor, lastUserText, withSearchResults, type SearchResult, type UrlCitation, type WebPluginOptions } from "./web-search";
+import { citationsFor, lastUserText, searchFailure, withSearchResults, type SearchResult, type UrlCitation, type WebPluginOptions } from "./web-search";
 import type { CachedAnswer, ChatDeps } from "./ports";
 import { UpstreamError, type CallContext, type Protocol } from "./provider";
 import { buildExecution, executionHeader, type OrchestratedAnswer, type PolicyExecution } from "../routing/execution";
@@ -24,8 +24,9 @@ import { runCascade, runParallel, type SubCaller } from "../routing/orchestrate"
 import { mergePrefs } from "../routing/prefs";
 import { replayAnswer } from "../routing/replay";
 import type { ChatRequest, ChatResult, Usage } from "./types";
-import { afterHold, HoldRefused, startHold, worstHoldMicro } from "./hold";
+import { afterHold, HoldRefused, placeHold, startHold, worstHoldMicro } from "./hold";
 import { callSignal, ClientGate, deadlineAware } from "./call-signals";
+import { pricedOptionsOf } from "./priced-options";
 
 export type { ChatCaller, ChatOptions, ChatOutcome, ChatPlan, Cost, OpenedStream, Prepared, StreamEnd } from "./plan";
 
@@ -45,11 +46,9 @@ export class ChatService {
     requireModality(snapshot, resolution, "text");
     checkAllowed(snapshot, p, resolution);
 
-    if (o.reasoningMode === "pro" && resolution.kind !== "policy") {
-      const applied = applyProMode(snapshot, resolution, request);
-      resolution = applied.resolution;
-      request = applied.request;
-    }
+    // The cache keys an answer by the model it came from: a pro variant is its own model.
+    let cacheModel = o.model;
+    if (o.reasoningMode === "pro" && resolution.kind !== "policy") ({ resolution, request, cacheModel = o.model } = applyProMode(snapshot, p, resolution, request));
 
     // The hold is an upper bound of the charge: everything the request sends, per provider.
     const prompt = measurePrompt(request, o.web);
@@ -62,7 +61,7 @@ export class ChatService {
       policy = buildExecution({
         route,
         snapshot,
-        candidateOptions: this.candidateOptions(p, mergePrefs(route.prefs, o.prefs)),
+        candidateOptions: this.candidateOptions(p, request, mergePrefs(route.prefs, o.prefs)),
         inputTokens: inputFor,
         maxTokens: request.max_tokens,
         fxMilli: this.d.fxMilli,
@@ -70,18 +69,32 @@ export class ChatService {
       });
       candidates = policy.kind === "single" ? policy.candidates : (policy.kind === "cascade" ? policy.tiers : policy.workers).flatMap((g) => g.candidates);
     } else {
-      candidates = buildCandidates(snapshot, resolution, this.candidateOptions(p, o.prefs));
+      candidates = buildCandidates(snapshot, resolution, this.candidateOptions(p, request, o.prefs));
     }
 
+    const byok = p.kind === "byok";
+    const holdTokens = candidates.reduce((m, c) => Math.max(m, inputFor(c)), 0) + request.max_tokens;
+    // A policy's hold covers its worst case: every tier, judge, worker and merge that may run.
+    const holdMicro = byok ? 0n : policy ? policy.holdMicro : worstHoldMicro(candidates, inputFor, request.max_tokens, this.d.fxMilli);
+    const searchMicro = o.web ? (this.d.searchPriceMicro ?? 0n) : 0n;
+    // A single call without web search settles once with its usage event: it may be held against a credit lease.
+    const single = !o.web && (!policy || policy.kind === "single");
+    const named = caller.clientChosen === true;
+    const hold: HoldRequest = { id: caller.requestId, userId: p.user.id, keyId: p.keyId, amountMicro: holdMicro + searchMicro, tokens: holdTokens, ttlSeconds: this.d.holdTtlSeconds, leasable: single && !byok && !named };
+    // A call its client named claims that id in the database before anything may answer it:
+    // the hold is the claim (one per id and account), so a reused id is refused (409) before
+    // the cache, its embedding or a provider is asked. Such a call is never held against a
+    // lease (a lease's calls are checked in memory only) nor alongside the upstream call.
+    if (named) await placeHold(this.d.ledger, this.d.settlements, hold);
+
     // An answer grounded in a fresh web search is neither served from nor stored in the cache.
-    const cacheMode = o.web ? "off" : p.responseCacheMode;
-    if (cacheMode !== "off" && this.d.cache) {
-      const hit = await this.d.cache.lookup(p.keyId, cacheMode, o.model, request);
-      if (hit) {
-        await this.d.ledger.record(caller.requestId, p.user.id, p.keyId, this.event(caller, hit.model, hit.provider, hit.result.usage, 200, true, snapshot)).catch(() => {});
-        return { kind: "cached", outcome: { result: hit.result, model: hit.model, provider: hit.provider, cost: this.costOf(0n), cached: true } };
-      }
-    }
+    // A BYOK key pays nothing here, so it gets no embeddings at our cost: it matches exactly.
+    const cacheMode = o.web ? "off" : p.kind === "byok" && p.responseCacheMode === "semantic" ? "exact" : p.responseCacheMode;
+    // A hit is free: its usage is recorded, and a hold placed for the call goes back in full.
+    const release = (e: UsageEvent) => this.d.ledger.release(caller.requestId, e);
+    // Exact matching only reads the database: a hit needs no credits (unless the call claimed its id).
+    const exactHit = cacheMode !== "off" && this.d.cache ? await this.d.cache.lookup(p.keyId, cacheMode, cacheModel, request, "exact") : null;
+    if (exactHit) return this.cachedHit(caller, exactHit, named ? release : (e) => this.d.ledger.record(caller.requestId, p.user.id, p.keyId, e));
 
     let upstream = request;
     let mapping: Map<string, string> | null = null;
@@ -93,23 +106,25 @@ export class ChatService {
       }
     }
 
-    const byok = p.kind === "byok";
-    const holdTokens = candidates.reduce((m, c) => Math.max(m, inputFor(c)), 0) + request.max_tokens;
-    // A policy's hold covers its worst case: every tier, judge, worker and merge that may run.
-    const holdMicro = byok ? 0n : policy ? policy.holdMicro : worstHoldMicro(candidates, inputFor, request.max_tokens, this.d.fxMilli);
-    const searchMicro = o.web ? (this.d.searchPriceMicro ?? 0n) : 0n;
-    // A single call without web search settles once with its usage event: it may be held against a credit lease.
-    const single = !o.web && (!policy || policy.kind === "single");
-    const hold: HoldRequest = { id: caller.requestId, userId: p.user.id, keyId: p.keyId, amountMicro: holdMicro + searchMicro, tokens: holdTokens, ttlSeconds: this.d.holdTtlSeconds, leasable: single && !byok };
     // The hold's round trip overlaps the upstream call when the ledger's last answers for this
     // key leave room for it: nothing of the answer reaches the client before the hold is placed,
     // and a refused hold aborts the call (afterHold). Otherwise the hold goes first, as does
     // every call that pays someone else first (web search) or runs several calls (cascade, parallel).
-    const { pending: pendingHold } = await startHold(this.d.ledger, this.d.settlements, hold, single);
+    // Matching by similarity embeds the prompt, an upstream call we pay for: only after the hold.
+    const similar = cacheMode === "semantic" && this.d.cache;
+    const { pending: pendingHold } = named ? { pending: null } : await startHold(this.d.ledger, this.d.settlements, hold, single && !similar);
+    const hit = similar ? await similar.lookup(p.keyId, cacheMode, cacheModel, request, "similar") : null;
+    if (hit) return this.cachedHit(caller, hit, release);
     this.d.keeper?.keep(caller.requestId); // until its settle or release starts
-    const plan: ChatPlan = { caller, requested: o.model, candidates, request, upstream, mapping, holdMicro: hold.amountMicro, holdTokens, prompt, byok, cacheMode, startedAt: performance.now(), policy, search: null, pendingHold };
+    const plan: ChatPlan = { caller, requested: cacheModel, candidates, request, upstream, mapping, holdMicro: hold.amountMicro, holdTokens, prompt, byok, cacheMode, startedAt: performance.now(), policy, search: null, pendingHold };
     if (o.web) await this.searchFor(plan, o.web, searchMicro);
     return { kind: "plan", plan };
+  }
+
+  /** A response-cache hit: free; `close` records it (and gives back the hold, if one was placed). */
+  private async cachedHit(caller: ChatCaller, hit: CachedAnswer, close: (e: UsageEvent) => Promise<unknown>): Promise<Prepared> {
+    await close(this.event(caller, hit.model, hit.provider, hit.result.usage, 200, true)).catch(() => {});
+    return { kind: "cached", outcome: { result: hit.result, model: hit.model, provider: hit.provider, cost: this.costOf(0n), cached: true } };
   }
 
   /** Non-streaming call: retries and fallback, then settle; on failure the hold is released. */
@@ -141,7 +156,7 @@ export class ChatService {
       // The model may echo placeholders in tool-call arguments too; restored values keep the JSON valid.
       for (const tc of result.toolCalls ?? []) tc.function.arguments = this.d.pii!.unmask(tc.function.arguments, m);
     }
-    const cost = this.settle(plan, candidate, result.usage, 200);
+    const cost = await this.settle(plan, candidate, result.usage, 200);
     const outcome: ChatOutcome = { result, model: candidate.model.id, provider: candidate.provider.id, cost, cached: false, ...this.citations(plan, result.content) };
     this.remember(plan, outcome);
     return outcome;
@@ -206,10 +221,7 @@ export class ChatService {
     else plan.drain = setTimeout(() => opened.abort.abort(), ms);
   }
 
-  /**
-   * Ends a stream that reached the client: charges the usage or, without it, an estimate
-   * (see StreamEnd), and returns the cost. Never throws.
-   */
+  /** Ends a stream that reached the client: charges the usage or, without it, an estimate (StreamEnd). Never throws. */
   async finishStream(plan: ChatPlan, candidate: Candidate, end: StreamEnd): Promise<{ cost: Cost; usage: Usage }> {
     plan.ended = true;
     clearTimeout(plan.drain);
@@ -226,7 +238,7 @@ export class ChatService {
         await this.d.ledger.release(plan.caller.requestId, this.event(plan.caller, candidate.model.id, candidate.provider.id, u, 502, false, undefined, plan));
         return { cost: this.costOf(0n), usage: u };
       }
-      const cost = this.settle(plan, candidate, u, complete ? 200 : end.ending === "client_left" ? 499 : 502, complete);
+      const cost = await this.settle(plan, candidate, u, complete ? 200 : end.ending === "client_left" ? 499 : 502, complete);
       if (complete && end.result) this.remember(plan, { result: end.result, model: candidate.model.id, provider: candidate.provider.id, cost, cached: false });
       return { cost, usage: u };
     } catch {
@@ -257,13 +269,7 @@ export class ChatService {
         plan.search = { results: [], priceMicro: 0n };
         return;
       }
-      const u = e instanceof UpstreamError ? e : new UpstreamError("transient", String(e));
-      const err =
-        u.kind === "rate_limited"
-          ? new GatewayError("upstream_rate_limited", "웹 검색 제공자가 요청 한도에 도달했습니다.", { retryAfter: Math.ceil((u.retryAfterMs ?? 1000) / 1000), providers: [this.d.search?.id ?? "search"] })
-          : u.kind === "rejected"
-            ? new GatewayError("upstream_request_rejected", "웹 검색 제공자가 요청을 거부했습니다.", { retryable: false, upstream: { status: u.status ?? 400, detail: u.detail ?? u.message }, providers: [this.d.search?.id ?? "search"] })
-            : new GatewayError("upstream_unavailable", "웹 검색에 실패했습니다.", { retryable: true, providers: [this.d.search?.id ?? "search"] });
+      const err = searchFailure(e, this.d.search?.id ?? "search", plan.caller.requestId);
       await this.fail(plan, err);
       throw err;
     }
@@ -271,8 +277,8 @@ export class ChatService {
     plan.upstream = { ...plan.upstream, messages: withSearchResults(plan.upstream.messages, results, web.searchPrompt) };
   }
 
-  /** Charges the call: the cost is returned at once, the settle lands behind the answer (Settlements). */
-  private settle(plan: ChatPlan, c: Candidate, usage: Usage, status: number, minimum = true): Cost {
+  /** Charges the call (Settlements decides whether the answer waits for the settle to land). */
+  private settle(plan: ChatPlan, c: Candidate, usage: Usage, status: number, minimum = true): Promise<Cost> {
     let micro = plan.byok ? 0n : usageCostMicro(c.offering.pricing!, c.provider.caching, usage, this.d.fxMilli);
     if (!plan.byok && minimum && status < 400) micro = withMinimumCharge(micro);
     micro += plan.search?.priceMicro ?? 0n;
@@ -280,12 +286,12 @@ export class ChatService {
   }
 
   /**
-   * Starts the settle. The ledger charges at most the hold (and counts a charge it capped), so
-   * the cost the client is shown is capped the same way.
+   * Settles the call; resolves when the answer may leave (see Settlements: LEDGER_SETTLE). The
+   * ledger charges at most the hold (and counts a charge it capped): the cost shown is capped so.
    */
-  private charge(plan: ChatPlan, micro: bigint, u: Usage, event: UsageEvent): Cost {
+  private async charge(plan: ChatPlan, micro: bigint, u: Usage, event: UsageEvent): Promise<Cost> {
     this.d.keeper?.drop(plan.caller.requestId);
-    this.d.settlements.start({ id: plan.caller.requestId, userId: plan.caller.principal.user.id, costMicro: micro, tokens: u.promptTokens + u.completionTokens, event });
+    await this.d.settlements.start({ id: plan.caller.requestId, userId: plan.caller.principal.user.id, costMicro: micro, tokens: u.promptTokens + u.completionTokens, event });
     return this.costOf(micro > plan.holdMicro ? plan.holdMicro : micro);
   }
 
@@ -311,22 +317,10 @@ export class ChatService {
   }
 
   private event(caller: ChatCaller, model: string, provider: string | null, u: Usage, status: number, cached: boolean, snapshot?: CatalogSnapshot, plan?: ChatPlan): UsageEvent {
-    const m = getModel(snapshot ?? this.d.catalog(), model);
-    return {
-      model,
-      provider,
-      maker: m?.maker ?? null,
-      modality: "text",
-      app: caller.app,
-      status,
-      promptTokens: u.promptTokens,
-      completionTokens: u.completionTokens,
-      cachedTokens: u.cachedTokens,
-      cacheWriteTokens: u.cacheWriteTokens,
-      fxMilli: this.d.fxMilli,
-      latencyMs: plan ? Math.round(performance.now() - plan.startedAt) : 0,
-      cached,
-    };
+    const maker = getModel(snapshot ?? this.d.catalog(), model)?.maker ?? null;
+    const { promptTokens, completionTokens, cachedTokens, cacheWriteTokens } = u;
+    const latencyMs = plan ? Math.round(performance.now() - plan.startedAt) : 0;
+    return { model, provider, maker, modality: "text", app: caller.app, status, promptTokens, completionTokens, cachedTokens, cacheWriteTokens, fxMilli: this.d.fxMilli, latencyMs, cached };
   }
 
   private upstreamRequest(plan: ChatPlan, c: Candidate): ChatRequest {
@@ -353,6 +347,7 @@ export class ChatService {
     const x = plan.policy;
     return {
       retryBaseMs: this.d.retryBaseMs,
+      requestId: plan.caller.requestId,
       signal,
       sleep: this.d.sleep,
       observe: this.d.observe,
@@ -412,7 +407,7 @@ export class ChatService {
       if (result.content) result.content = this.d.pii!.unmask(result.content, m);
       for (const tc of result.toolCalls ?? []) tc.function.arguments = this.d.pii!.unmask(tc.function.arguments, m);
     }
-    const cost = this.settleSum(plan, answer);
+    const cost = await this.settleSum(plan, answer);
     const outcome: ChatOutcome = { result, model: answer.candidate.model.id, provider: answer.candidate.provider.id, cost, cached: false, ...this.citations(plan, result.content) };
     this.remember(plan, outcome);
     return outcome;
@@ -424,7 +419,7 @@ export class ChatService {
    */
   private async finishOrchestrated(plan: ChatPlan, answer: OrchestratedAnswer, complete: boolean, result?: ChatResult): Promise<{ cost: Cost; usage: Usage }> {
     try {
-      const cost = this.settleSum(plan, answer);
+      const cost = await this.settleSum(plan, answer);
       if (complete && result) this.remember(plan, { result, model: answer.candidate.model.id, provider: answer.candidate.provider.id, cost, cached: false });
       return { cost, usage: answer.result.usage };
     } catch {
@@ -433,13 +428,13 @@ export class ChatService {
   }
 
   /** One settlement for all sub-calls: their summed cost (the minimum charge applies once). */
-  private settleSum(plan: ChatPlan, a: OrchestratedAnswer): Cost {
+  private settleSum(plan: ChatPlan, a: OrchestratedAnswer): Promise<Cost> {
     const micro = (plan.byok ? 0n : withMinimumCharge(a.totalMicro)) + (plan.search?.priceMicro ?? 0n);
     const u = a.result.usage;
     return this.charge(plan, micro, u, this.event(plan.caller, a.candidate.model.id, a.candidate.provider.id, u, 200, false, undefined, plan));
   }
 
-  private candidateOptions(p: KeyPrincipal, prefs?: ProviderPrefs) {
-    return { prefs, consent: p.user.xborderTrainingConsent, byokProvider: p.kind === "byok" ? p.byokProvider : null, latencyOf: this.d.latencyOf };
+  private candidateOptions(p: KeyPrincipal, request: Omit<ChatRequest, "model">, prefs?: ProviderPrefs) {
+    return { prefs, consent: p.user.xborderTrainingConsent, byokProvider: p.kind === "byok" ? p.byokProvider : null, latencyOf: this.d.latencyOf, priced: pricedOptionsOf(request) };
   }
 }

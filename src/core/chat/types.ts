@@ -8,13 +8,20 @@ export type Role = "system" | "user" | "assistant" | "tool";
 export interface TextPart {
   type: "text";
   text: string;
-  /** Explicit prompt-caching breakpoint (Anthropic-style); passed to providers that honour it. */
-  cache_control?: { type: "ephemeral" };
+  /**
+   * Explicit prompt-caching breakpoint (Anthropic-style); passed to providers that honour it.
+   * `ttl` `5m` (default) or `1h`, priced apart (priced-options.ts).
+   */
+  cache_control?: CacheControl;
 }
 export interface ImagePart {
   type: "image_url";
   image_url: { url: string; detail?: string };
-  cache_control?: { type: "ephemeral" };
+  cache_control?: CacheControl;
+}
+export interface CacheControl {
+  type: "ephemeral";
+  ttl?: string;
 }
 export type ContentPart = TextPart | ImagePart;
 
@@ -78,6 +85,8 @@ export interface Usage {
   cachedTokens: number;
   /** Prompt tokens written to an explicit cache (a subset of promptTokens). */
   cacheWriteTokens: number;
+  /** Of cacheWriteTokens, those written with a one-hour TTL (billed at their own price). */
+  cacheWrite1hTokens?: number;
   /** Reasoning tokens (a subset of completionTokens). */
   reasoningTokens: number;
 }

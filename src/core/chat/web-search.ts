@@ -5,6 +5,8 @@
  */
 import { GatewayError, ValidationFailure, type ValidationIssue } from "../errors";
 import type { ChatMessage } from "./types";
+import { UpstreamError } from "./provider";
+import { logUpstreamFailure, upstreamSummary } from "./upstream-words";
 
 export interface SearchResult {
   title: string;
@@ -96,4 +98,17 @@ export function citationsFor(content: string | null, results: readonly SearchRes
       ? { url: r.url, title: r.title, start_index: at, end_index: at + marker.length }
       : { url: r.url, title: r.title, start_index: text.length, end_index: text.length };
   });
+}
+
+/**
+ * A failed search as the client sees it: a rate limit (429), a refusal (502, our words for it)
+ * or a transient failure (502); what the search engine said goes to the log.
+ */
+export function searchFailure(e: unknown, providerId: string, requestId: string): GatewayError {
+  const u = e instanceof UpstreamError ? e : new UpstreamError("transient", String(e));
+  logUpstreamFailure(u, { request_id: requestId, provider: providerId });
+  const providers = [providerId];
+  if (u.kind === "rate_limited") return new GatewayError("upstream_rate_limited", "웹 검색 제공자가 요청 한도에 도달했습니다.", { retryAfter: Math.ceil((u.retryAfterMs ?? 1000) / 1000), providers });
+  if (u.kind === "rejected") return new GatewayError("upstream_request_rejected", "웹 검색 제공자가 요청을 거부했습니다.", { retryable: false, upstream: upstreamSummary(u), providers });
+  return new GatewayError("upstream_unavailable", "웹 검색에 실패했습니다.", { retryable: true, providers });
 }

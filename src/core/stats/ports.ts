@@ -52,8 +52,8 @@ export interface StatsReader {
   textTokenSeries(w: Window, granularity: Granularity): Promise<SeriesRow[]>;
   /** Successful calls per app. */
   appTokens(w: Window): Promise<AppTokenRow[]>;
-  /** Names used by at least `minKeys` distinct API keys in the window. */
-  eligible(dim: StatsDimension, w: Window, minKeys: number): Promise<Set<string>>;
+  /** Names used by at least `minAccounts` distinct accounts in the window. */
+  eligible(dim: StatsDimension, w: Window, minAccounts: number): Promise<Set<string>>;
   /** One account's usage per UTC day and model, days `from`..`to` inclusive. */
   usageDaily(userId: string, from: string, to: string): Promise<DailyUsageRow[]>;
 }

@@ -1,7 +1,8 @@
 /**
  * The public statistics as use-cases over the rollups, and a small cache in front of them.
- * Privacy: a model or app is named only when at least `minKeys` distinct API keys used it in
- * the window shown; what it hides still counts in totals (and in `Others`).
+ * Privacy: a model or app is named only when at least `minAccounts` distinct accounts used it
+ * in the window shown (not keys: an account mints as many as it likes); what it hides still
+ * counts in totals (and in `Others`).
  */
 import { HOUR_MS, isoDate, periodWindows, seriesBuckets, type Granularity, type Period, type Range, type Window } from "./periods";
 import type { StatsDimension, StatsReader } from "./ports";
@@ -15,15 +16,15 @@ export const TOP_APPS = 20;
 
 export interface StatsContext {
   reader: StatsReader;
-  /** The privacy threshold: distinct API keys a name needs in the window to be shown. */
-  minKeys: number;
+  /** The privacy threshold: distinct accounts a name needs in the window to be shown. */
+  minAccounts: number;
   now: Date;
 }
 
 /** Which names may be shown for a window; a threshold of 1 or less shows every name. */
 async function visibleNames(c: StatsContext, dim: StatsDimension, w: Window): Promise<{ has(name: string): boolean }> {
-  if (c.minKeys <= 1) return { has: () => true };
-  return c.reader.eligible(dim, w, c.minKeys);
+  if (c.minAccounts <= 1) return { has: () => true };
+  return c.reader.eligible(dim, w, c.minAccounts);
 }
 
 export async function modelsStats(c: StatsContext, period: Period): Promise<ModelsStats> {
@@ -169,7 +170,7 @@ export async function appsStats(c: StatsContext, period: Period): Promise<AppsSt
 
 export interface StatsServiceOptions {
   reader: StatsReader;
-  minKeys: number;
+  minAccounts: number;
   /** How long a computed body is served again while the rollups have not changed. */
   ttlMs: number;
   now?: () => Date;
@@ -206,7 +207,7 @@ export class StatsService {
     const version = await this.o.reader.version();
     const hit = this.memo.get(key);
     if (hit && hit.version === version && hit.hour === hour && now.getTime() - hit.at < this.o.ttlMs) return hit.body as T;
-    const body = await compute({ reader: this.o.reader, minKeys: this.o.minKeys, now });
+    const body = await compute({ reader: this.o.reader, minAccounts: this.o.minAccounts, now });
     this.memo.set(key, { version, hour, at: now.getTime(), body });
     return body;
   }

@@ -11,6 +11,7 @@
  */
 import type { UsageEvent } from "../billing/ledger";
 import { UpstreamError } from "../chat/provider";
+import { failureWords } from "../chat/upstream-words";
 import type { ContentStore, JobFinish, VideoJobStore } from "./ports";
 import { jobCostMicro } from "./pricing";
 import type { VideoEndpoint, VideoPollOutcome, VideoProvider } from "./provider";
@@ -66,6 +67,7 @@ const ERRORS: Record<JobError["code"], string> = {
   canceled: "요청에 따라 작업이 취소되었습니다.",
 };
 
+/** A job's error: the code's words, plus our own `detail` (never a vendor's text). */
 export function jobError(code: JobError["code"], detail?: string): JobError {
   return { code, message: detail ? `${ERRORS[code]} (${detail.slice(0, 300)})` : ERRORS[code] };
 }
@@ -90,14 +92,19 @@ export async function advanceJob(d: PollerDeps, owner: string, job: VideoJobReco
     outcome = await provider.poll(job.upstreamTask, job.upstreamModel, call);
   } catch (e) {
     const err = asUpstream(e);
-    if (err.kind === "rejected") return fail(d, owner, job, jobError("upstream_error", `${err.status ?? ""} ${err.message}`.trim()));
+    if (err.kind === "rejected") {
+      d.log?.("video poll rejected", { job_id: job.id, provider: job.providerId, status: err.status, message: err.message, detail: err.detail });
+      return fail(d, owner, job, jobError("upstream_error", failureWords(err)));
+    }
     return retryLater(d, owner, job, job.errorCount + 1, null);
   }
 
   if (outcome.state === "pending") return retryLater(d, owner, job, 0, outcome.upstreamStatus);
   if (outcome.state === "failed") {
     const code = outcome.reason === "expired" ? "generation_expired" : outcome.reason === "filtered" ? "content_filtered" : "generation_failed";
-    return fail(d, owner, job, jobError(code, outcome.message || undefined), outcome.upstreamStatus);
+    // The vendor's task message is the operator's to read: the client gets the code's words.
+    d.log?.("video task failed upstream", { job_id: job.id, provider: job.providerId, upstream_status: outcome.upstreamStatus, message: outcome.message });
+    return fail(d, owner, job, jobError(code), outcome.upstreamStatus);
   }
 
   const finish: JobFinish = { status: "succeeded", upstreamStatus: outcome.upstreamStatus, outputTokens: outcome.outputTokens };
@@ -117,7 +124,10 @@ export async function advanceJob(d: PollerDeps, owner: string, job: VideoJobReco
     } catch (e) {
       await d.content.delete(key).catch(() => {});
       const err = asUpstream(e);
-      if (err.kind === "rejected") return fail(d, owner, job, jobError("download_failed", `${err.status ?? ""} ${err.message}`.trim()));
+      if (err.kind === "rejected") {
+        d.log?.("video download rejected", { job_id: job.id, provider: job.providerId, status: err.status, message: err.message, detail: err.detail });
+        return fail(d, owner, job, jobError("download_failed", failureWords(err)));
+      }
       return retryLater(d, owner, job, job.errorCount + 1, outcome.upstreamStatus);
     }
     finish.resultUrl = contentPath(job.id);

@@ -35,42 +35,71 @@ export const VideoSubmitSchema = Type.Object(
     images: Type.Optional(Type.Array(HttpUrl, { maxItems: MAX_IMAGES })),
     videos: Type.Optional(Type.Array(HttpUrl, { maxItems: MAX_VIDEOS })),
     audios: Type.Optional(Type.Array(HttpUrl, { maxItems: MAX_AUDIOS })),
-    charge_amount_krw: Type.Optional(Type.Union([Type.Integer({ minimum: 0, maximum: 10_000_000_000 }), Type.Null()])),
+    // A fixed charge is a charge: 0 would be a free video (null is "not sent").
+    charge_amount_krw: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 10_000_000_000 }), Type.Null()])),
   },
   { additionalProperties: true },
 );
 
 export type VideoSubmitBody = Static<typeof VideoSubmitSchema>;
 
+/** A reference URL as it will be forwarded, with the `loc` it came from. */
+export interface ReferenceUrl {
+  loc: (string | number)[];
+  url: string;
+}
+
+/** The body's reference URLs, normalised: what is checked is exactly what is forwarded. */
+export interface References {
+  /** `image` merged in front of `images`. */
+  images: string[];
+  videos: string[];
+  audios: string[];
+  /** Every one of them with its `loc`, in body order. */
+  all: ReferenceUrl[];
+}
+
 /**
  * The general rules TypeBox cannot say: the prompt's length in characters (code points, so
- * an emoji is one), and the image count after `image` is merged in front of `images`.
- * Returns the merged image list.
+ * an emoji is one), well-formed reference URLs, and the image count after `image` is merged
+ * in front of `images`.
  */
-export function checkGeneralRules(body: VideoSubmitBody): string[] {
+export function checkGeneralRules(body: VideoSubmitBody): References {
   if ([...body.prompt].length > MAX_PROMPT_CHARS) {
     throw invalid(["body", "prompt"], `String must contain at most ${MAX_PROMPT_CHARS} character(s)`, "string_too_long");
   }
-  // Credentials in a reference URL would be handed to a provider (and end up in its logs).
-  for (const { loc, url } of referenceUrls(body)) {
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      throw invalid(loc, "not a valid HTTP(S) URL", "url_parsing");
-    }
-    if (parsed.username || parsed.password) throw invalid(loc, "URL must not contain credentials (user:password@)", "url_credentials");
-  }
-  const images = [...(body.image ? [body.image] : []), ...(body.images ?? [])];
+  const all = rawReferences(body).map(({ loc, url }) => ({ loc, url: normalisedUrl(url, loc) }));
+  const pick = (field: string) => all.filter((r) => r.loc[1] === field).map((r) => r.url);
+  const images = [...pick("image"), ...pick("images")];
   if (images.length > MAX_IMAGES) {
     throw invalid(["body", "images"], `at most ${MAX_IMAGES} images including 'image'`, "too_long");
   }
-  return images;
+  return { images, videos: pick("videos"), audios: pick("audios"), all };
 }
 
-/** Every reference URL of the body with its `loc`, in body order. */
-export function referenceUrls(body: VideoSubmitBody): { loc: (string | number)[]; url: string }[] {
-  const out: { loc: (string | number)[]; url: string }[] = [];
+/**
+ * A reference URL as the WHATWG parser reads it, or a 422. Parsers disagree about a
+ * backslash (WHATWG reads it as '/', others as part of a user name: `http://1.1.1.1\@127.0.0.1/`
+ * is host 1.1.1.1 to one and 127.0.0.1 to another), so one anywhere is refused; so is any
+ * userinfo (credentials would be handed to a provider and end up in its logs). The
+ * normalised form is what the host check sees and what the provider gets.
+ */
+function normalisedUrl(raw: string, loc: (string | number)[]): string {
+  if (raw.includes("\\")) throw invalid(loc, "URL must not contain a backslash", "url_parsing");
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw invalid(loc, "not a valid HTTP(S) URL", "url_parsing");
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw invalid(loc, "not a valid HTTP(S) URL", "url_parsing");
+  if (parsed.username || parsed.password) throw invalid(loc, "URL must not contain credentials (user:password@)", "url_credentials");
+  return parsed.href;
+}
+
+/** Every reference URL of the body as sent, with its `loc`, in body order. */
+function rawReferences(body: VideoSubmitBody): ReferenceUrl[] {
+  const out: ReferenceUrl[] = [];
   if (body.image) out.push({ loc: ["body", "image"], url: body.image });
   for (const field of ["images", "videos", "audios"] as const) (body[field] ?? []).forEach((url, i) => out.push({ loc: ["body", field, i], url }));
   return out;

@@ -9,10 +9,11 @@
  * failed and the client gets the upstream error (502/429) with no job id to poll.
  */
 import type { KeyPrincipal } from "../auth/principal";
-import { holdOrThrow, type Ledger } from "../billing/ledger";
+import { holdOrThrow, type JobLedger } from "../billing/ledger";
 import { findModel, resolveModelFor } from "../catalog/resolve";
 import { getProvider, type CatalogProvider, type CatalogSnapshot } from "../catalog/types";
 import { UpstreamError } from "../chat/provider";
+import { logUpstreamFailure, upstreamSummary } from "../chat/upstream-words";
 import { GatewayError, invalid } from "../errors";
 import { microToKrwRounded } from "../../lib/money";
 import { sha256Hex } from "../../lib/secrets";
@@ -20,7 +21,7 @@ import { applyFamilyRules } from "./constraints";
 import type { IdempotencyStore, VideoJobStore } from "./ports";
 import { priceVideo } from "./pricing";
 import type { VideoEndpoint, VideoProvider } from "./provider";
-import { checkGeneralRules, DEFAULT_VIDEO_MODEL, referenceUrls, type VideoSubmitBody } from "./schema";
+import { checkGeneralRules, DEFAULT_VIDEO_MODEL, type ReferenceUrl, type VideoSubmitBody } from "./schema";
 import { isFamilyG, type JobError, type VideoJobRecord, type VideoJobView } from "./types";
 
 export const IDEMPOTENCY_KEY_MAX = 128;
@@ -28,7 +29,8 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
 
 export interface VideoServiceDeps {
   catalog: () => CatalogSnapshot;
-  ledger: Ledger;
+  /** The process's one ledger (its view for holds the job store closes). */
+  ledger: JobLedger;
   jobs: VideoJobStore;
   idempotency: IdempotencyStore;
   providerFor(protocol: string): VideoProvider | undefined;
@@ -69,7 +71,7 @@ export class VideoService {
     }
     const charge = body.charge_amount_krw ?? null;
     if (charge !== null && principal.kind !== "delegated") throw new GatewayError("charge_amount_not_allowed");
-    const images = checkGeneralRules(body);
+    const refs = checkGeneralRules(body);
 
     const snapshot = this.d.catalog();
     const resolution = resolveModelFor(snapshot, body.model ?? DEFAULT_VIDEO_MODEL, "video");
@@ -86,12 +88,12 @@ export class VideoService {
       durationSeconds: body.duration_seconds,
       resolution: body.resolution,
       generateAudio: body.generate_audio,
-      images,
-      videos: body.videos ?? [],
-      audios: body.audios ?? [],
+      images: refs.images,
+      videos: refs.videos,
+      audios: refs.audios,
     });
     const price = priceVideo(offering.videoPricing!, request, charge);
-    await this.checkHosts(body);
+    await this.checkHosts(refs.all);
 
     // Valid: from here on, state changes. First the Idempotency-Key, then the money.
     if (idempotencyKey !== null) {
@@ -164,6 +166,7 @@ export class VideoService {
         .catch(() => this.d.ledger.release(jobId, null))
         .catch(() => {});
       await forget();
+      logUpstreamFailure(err, { job_id: jobId, provider: provider.id, model: model.id, step: "submit" });
       throw submitError(err, provider.id);
     }
 
@@ -175,10 +178,9 @@ export class VideoService {
   }
 
   /** 422 for the first reference URL whose host is not public (all looked up at once). */
-  private async checkHosts(body: VideoSubmitBody): Promise<void> {
+  private async checkHosts(refs: ReferenceUrl[]): Promise<void> {
     const refused = this.d.hostRefused;
     if (!refused) return;
-    const refs = referenceUrls(body);
     const verdicts = await Promise.all(refs.map((r) => refused(r.url)));
     const i = verdicts.indexOf(true);
     if (i >= 0) throw invalid(refs[i]!.loc, "URL host is a private, loopback or link-local address", "url_not_allowed");
@@ -267,7 +269,7 @@ function submitError(err: UpstreamError, providerId: string): GatewayError {
     return new GatewayError("upstream_rate_limited", undefined, { retryAfter: Math.max(1, Math.ceil((err.retryAfterMs ?? 1000) / 1000)), providers: [providerId] });
   }
   if (err.kind === "rejected") {
-    return new GatewayError("upstream_request_rejected", undefined, { retryable: false, upstream: { status: err.status ?? 400, detail: err.detail ?? err.message }, providers: [providerId] });
+    return new GatewayError("upstream_request_rejected", undefined, { retryable: false, upstream: upstreamSummary(err), providers: [providerId] });
   }
   return new GatewayError("upstream_unavailable", undefined, { providers: [providerId] });
 }

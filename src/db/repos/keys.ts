@@ -8,6 +8,8 @@ export type ApiKeyRow = typeof apiKeys.$inferSelect;
 export type MgmtKeyRow = typeof managementKeys.$inferSelect;
 
 export interface NewApiKey {
+  /** Set by the caller when the row's id must be known before the insert (a sealed BYOK credential is bound to it). */
+  id?: string;
   userId: string;
   kind: KeyKind;
   keyHash: string;
@@ -24,6 +26,7 @@ export interface NewApiKey {
   scopes?: Scope[] | null;
   ipAllowlist?: string[] | null;
   byokProvider?: string | null;
+  /** Sealed (lib/secret-box.ts), never the clear credential. */
   byokSecret?: string | null;
 }
 
@@ -94,7 +97,7 @@ export class KeyRepo {
       scopes: parseJson(r.scopes),
       ipAllowlist: parseJson(r.ip_allowlist),
       byokProvider: r.byok_provider,
-      byokSecret: r.byok_secret,
+      byokSecretSealed: r.byok_secret,
       user: { id: r.user_id, email: r.email, regulated: r.regulated, xborderTrainingConsent: r.xborder_training_consent, deleted: r.user_deleted_at != null },
     };
   }
@@ -110,13 +113,28 @@ export class KeyRepo {
     return this.db.orm.select().from(managementKeys).where(and(eq(managementKeys.userId, userId), isNull(managementKeys.deletedAt))).orderBy(desc(managementKeys.createdAt));
   }
 
-  async deleteMgmt(userId: string, id: string): Promise<boolean> {
-    const rows = await this.db.orm
-      .update(managementKeys)
-      .set({ deletedAt: new Date() })
-      .where(and(eq(managementKeys.id, id), eq(managementKeys.userId, userId), isNull(managementKeys.deletedAt)))
-      .returning({ id: managementKeys.id });
-    return rows.length > 0;
+  /**
+   * Soft-deletes a live management key of the user; with `cascade`, also the live keys it
+   * provisioned, in the same transaction. Null when there was no such key; otherwise the ids of
+   * the child keys deleted with it (none without `cascade`).
+   */
+  async deleteMgmt(userId: string, id: string, cascade = false): Promise<{ children: string[] } | null> {
+    return this.db.orm.transaction(async (tx) => {
+      const now = new Date();
+      const rows = await tx
+        .update(managementKeys)
+        .set({ deletedAt: now })
+        .where(and(eq(managementKeys.id, id), eq(managementKeys.userId, userId), isNull(managementKeys.deletedAt)))
+        .returning({ id: managementKeys.id });
+      if (!rows.length) return null;
+      if (!cascade) return { children: [] };
+      const children = await tx
+        .update(apiKeys)
+        .set({ deletedAt: now, isActive: false, updatedAt: now })
+        .where(and(eq(apiKeys.managementKeyId, id), eq(apiKeys.userId, userId), isNull(apiKeys.deletedAt)))
+        .returning({ id: apiKeys.id });
+      return { children: children.map((c) => c.id) };
+    });
   }
 
   /** A live management key by hash, with its owner not deleted; touches last_used_at. */

@@ -28,7 +28,7 @@
  * cannot fail its neighbours.
  */
 import type { Database } from "../client";
-import { currentMonth, ROOM_REFUSALS, type HoldOutcome, type HoldRequest, type Ledger, type UsageEvent } from "../../core/billing/ledger";
+import { currentMonth, ROOM_REFUSALS, type HoldOutcome, type HoldRequest, type JobLedger, type Ledger, type UsageEvent } from "../../core/billing/ledger";
 import { HoldEstimates } from "../../core/billing/hold-estimate";
 import { StepBatcher } from "./ledger-batch";
 import { holdAnswer, type HoldAnswer, type HoldRow } from "./hold-answer";
@@ -70,7 +70,7 @@ const nextTurn = () => new Promise<void>((r) => setImmediate(r));
 export class SqlLedger implements Ledger {
   private batches: StepBatcher<HoldItem, HoldAnswer, SettleItem, boolean> | null = null;
   private estimates = new HoldEstimates();
-  /** Credit leases for busy keys (PostgreSQL only; LEDGER_LEASES=off turns them off). */
+  /** Credit leases for busy keys (PostgreSQL only, with LEDGER_LEASES=on). */
   readonly leases: Leases | null = null;
 
   private readonly commit: string;
@@ -79,7 +79,7 @@ export class SqlLedger implements Ledger {
     private db: Database,
     private onOpenChange: (delta: number) => void = () => {},
     commit: LedgerCommit = "durable",
-    leases = true,
+    leases = false,
     /** A settle or lease charge the database capped at its hold (drizzle/0013): `askedMicro` is what was asked. */
     private onCapped: (id: string, askedMicro: bigint) => void = () => {},
   ) {
@@ -103,19 +103,37 @@ export class SqlLedger implements Ledger {
     return true;
   }
 
-  async hold(h: HoldRequest): Promise<HoldOutcome> {
+  hold(h: HoldRequest): Promise<HoldOutcome> {
+    return this.place(h, true);
+  }
+
+  /**
+   * This ledger for holds another component closes: a video job's hold is settled or released
+   * by the job store's own statements (in any thread). Its holds meet the same room estimates
+   * and leases — a hold refused for want of room while this instance leases the account's room
+   * is tried again once that is given back, so a chat lease never refuses a job the balance
+   * covers — but stay out of the open-holds gauge, which counts what this ledger closes.
+   */
+  forJobs(): JobLedger {
+    return {
+      hold: (h) => this.place({ ...h, leasable: false }, false),
+      release: (id, event) => this.releaseHeld(id, event, false),
+    };
+  }
+
+  private async place(h: HoldRequest, counted: boolean): Promise<HoldOutcome> {
     // A hold `speculate` counted in flight for the database goes there (the count must be answered).
     if (this.leases && (this.leases.has(h.id) || (!this.reserved.has(h.id) && this.leases.carve(h)))) return "ok";
-    const r = await this.holdAlone(h);
+    const r = await this.holdAlone(h, counted);
     // Room this instance has leased for the account is given back before a refusal for want of room stands.
     if (ROOM_REFUSALS.has(r) && this.leases?.holdsFor(h.userId)) {
       await this.leases.retireAll({ userId: h.userId });
-      return this.holdAlone(h);
+      return this.holdAlone(h, counted);
     }
     return r;
   }
 
-  private async holdAlone(h: HoldRequest): Promise<HoldOutcome> {
+  private async holdAlone(h: HoldRequest, counted: boolean): Promise<HoldOutcome> {
     const item: HoldItem = { ...h, month: currentMonth() };
     if (!this.reserved.delete(h.id)) this.estimates.sent(h);
     let answer: HoldAnswer | null = null;
@@ -129,7 +147,7 @@ export class SqlLedger implements Ledger {
       this.estimates.answered(h, answer?.r ?? null, answer);
     }
     const r = answer!.r;
-    if (r === "ok") this.onOpenChange(1);
+    if (r === "ok" && counted) this.onOpenChange(1);
     return r;
   }
 
@@ -141,7 +159,11 @@ export class SqlLedger implements Ledger {
     return ok;
   }
 
-  async release(id: string, event: UsageEvent | null): Promise<boolean> {
+  release(id: string, event: UsageEvent | null): Promise<boolean> {
+    return this.releaseHeld(id, event, true);
+  }
+
+  private async releaseHeld(id: string, event: UsageEvent | null, counted: boolean): Promise<boolean> {
     if (this.leases?.has(id)) {
       const { userId, keyId } = this.leases.release(id);
       if (event) await this.record(id, userId, keyId, event);
@@ -149,7 +171,7 @@ export class SqlLedger implements Ledger {
     }
     const rows = await this.db.query<{ r: string }>(`select ${this.commit}, gw_release($1, $2::jsonb) as r`, [id, eventJson(event)]);
     const ok = rows[0]!.r === "ok";
-    if (ok) this.onOpenChange(-1);
+    if (ok && counted) this.onOpenChange(-1);
     return ok;
   }
 

@@ -28,8 +28,8 @@ import {
 } from "../../core/stats";
 
 export interface RollupRepoOptions {
-  /** Distinct keys kept per bucket and name: the privacy threshold (see schema/rollups.ts). */
-  keyCap: number;
+  /** Distinct accounts kept per bucket and name: the privacy threshold (see schema/rollups.ts). */
+  accountCap: number;
   now?: () => number;
 }
 
@@ -39,9 +39,9 @@ function pruneStatements(now: string): SQL[] {
     // Hourly rows serve the edges of windows up to 30 days and the 30 days before (trend).
     sql`delete from stats_model_hourly where bucket < ${now}::timestamptz - interval '62 days'`,
     sql`delete from stats_app_hourly where bucket < ${now}::timestamptz - interval '62 days'`,
-    // Distinct keys are read for the current window only: 30 days by the hour, 24 weeks by the day.
-    sql`delete from stats_hourly_keys where bucket < ${now}::timestamptz - interval '32 days'`,
-    sql`delete from stats_daily_keys where bucket < ${now}::timestamptz - interval '200 days'`,
+    // Distinct accounts are read for the current window only: 30 days by the hour, 24 weeks by the day.
+    sql`delete from stats_hourly_accounts where bucket < ${now}::timestamptz - interval '32 days'`,
+    sql`delete from stats_daily_accounts where bucket < ${now}::timestamptz - interval '200 days'`,
   ];
 }
 
@@ -77,24 +77,25 @@ function appUpsert(table: string, grain: "hour" | "day"): string {
 }
 
 /**
- * New distinct keys per bucket and name, keeping at most `cap` per (bucket, dim, name). The
- * stored count is read once per group; full groups (the usual case) cost one lookup each.
+ * New distinct accounts per bucket and name, keeping at most `cap` per (bucket, dim, name).
+ * The stored count is read once per group; full groups (the usual case) cost one lookup each.
+ * Every call has an account (keys are free to mint, so they are not what is counted).
  */
-function keysInsert(table: string, grain: "hour" | "day", cap: number): string {
-  return `insert into ${table} (bucket, dim, name, key_id)
+function accountsInsert(table: string, grain: "hour" | "day", cap: number): string {
+  return `insert into ${table} (bucket, dim, name, account_id)
     with cand as (
-      select distinct ev.${grain}_b as bucket, d.dim, d.name, ev.key_id
+      select distinct ev.${grain}_b as bucket, d.dim, d.name, ev.user_id as account_id
       from ev cross join lateral (values ('model', ev.model), ('app', ev.app)) as d(dim, name)
-      where ev.key_id is not null and d.name is not null),
+      where d.name is not null),
     grp as (
       select c.bucket, c.dim, c.name, (select count(*) from ${table} s where s.bucket = c.bucket and s.dim = c.dim and s.name = c.name) as have
       from (select distinct bucket, dim, name from cand) c),
     fresh as (
-      select c.bucket, c.dim, c.name, c.key_id, g.have, row_number() over (partition by c.bucket, c.dim, c.name order by c.key_id) as rn
+      select c.bucket, c.dim, c.name, c.account_id, g.have, row_number() over (partition by c.bucket, c.dim, c.name order by c.account_id) as rn
       from cand c join grp g on g.bucket = c.bucket and g.dim = c.dim and g.name = c.name
       where g.have < ${cap}
-        and not exists (select 1 from ${table} s where s.bucket = c.bucket and s.dim = c.dim and s.name = c.name and s.key_id = c.key_id))
-    select bucket, dim, name, key_id from fresh where have + rn <= ${cap}
+        and not exists (select 1 from ${table} s where s.bucket = c.bucket and s.dim = c.dim and s.name = c.name and s.account_id = c.account_id))
+    select bucket, dim, name, account_id from fresh where have + rn <= ${cap}
     on conflict do nothing`;
 }
 
@@ -110,8 +111,8 @@ function foldStatement(cap: number): (watermark: number, limit: number, holes: n
   md as (${modelUpsert("stats_model_daily", "day")}),
   ah as (${appUpsert("stats_app_hourly", "hour")}),
   ad as (${appUpsert("stats_app_daily", "day")}),
-  kh as (${keysInsert("stats_hourly_keys", "hour", cap)}),
-  kd as (${keysInsert("stats_daily_keys", "day", cap)}),
+  kh as (${accountsInsert("stats_hourly_accounts", "hour", cap)}),
+  kd as (${accountsInsert("stats_daily_accounts", "day", cap)}),
   ud as (insert into usage_daily as t (user_id, day, model, requests, failed_requests, cache_hits, prompt_tokens, completion_tokens, cost_micro)
     select user_id, day_d, model, count(*), count(*) filter (where status >= 400), count(*) filter (where cached),
       coalesce(sum(prompt_tokens) filter (where not cached), 0), coalesce(sum(completion_tokens) filter (where not cached), 0),
@@ -176,7 +177,7 @@ export class RollupRepo implements RollupStore, StatsReader {
     private db: Database,
     private o: RollupRepoOptions,
   ) {
-    this.fold = foldStatement(Math.max(1, Math.floor(o.keyCap)));
+    this.fold = foldStatement(Math.max(1, Math.floor(o.accountCap)));
   }
 
   private now(): number {
@@ -262,14 +263,14 @@ export class RollupRepo implements RollupStore, StatsReader {
     return rows.map((r) => ({ app: String(r.app), calls: num(r.calls), tokens: num(r.tokens) }));
   }
 
-  async eligible(dim: StatsDimension, w: Window, minKeys: number): Promise<Set<string>> {
+  async eligible(dim: StatsDimension, w: Window, minAccounts: number): Promise<Set<string>> {
     const rows = await this.db.query<{ name: string }>(
       `select name from (
-         select name, key_id from stats_hourly_keys where ((bucket >= $1 and bucket < $2) or (bucket >= $3 and bucket < $4)) and dim = $7
+         select name, account_id from stats_hourly_accounts where ((bucket >= $1 and bucket < $2) or (bucket >= $3 and bucket < $4)) and dim = $7
          union all
-         select name, key_id from stats_daily_keys where bucket >= $5 and bucket < $6 and dim = $7
-       ) x group by name having count(distinct key_id) >= $8`,
-      [...windowParams(w), dim, minKeys],
+         select name, account_id from stats_daily_accounts where bucket >= $5 and bucket < $6 and dim = $7
+       ) x group by name having count(distinct account_id) >= $8`,
+      [...windowParams(w), dim, minAccounts],
     );
     return new Set(rows.map((r) => r.name));
   }

@@ -51,22 +51,23 @@ const appColumns = () => ({
 export const statsAppHourly = pgTable("stats_app_hourly", appColumns(), (t) => [primaryKey({ columns: [t.bucket, t.app, t.modality, t.success] })]);
 export const statsAppDaily = pgTable("stats_app_daily", appColumns(), (t) => [primaryKey({ columns: [t.bucket, t.app, t.modality, t.success] })]);
 
-const keyColumns = () => ({
+const accountColumns = () => ({
   bucket: timestamp("bucket", { withTimezone: true }).notNull(),
   dim: text("dim").notNull(),
   name: text("name").notNull(),
-  keyId: uuid("key_id").notNull(),
+  /** The account (users.id) behind the calls: keys are free to mint, accounts are what count. */
+  accountId: uuid("account_id").notNull(),
 });
 
 /**
- * Distinct API keys per hour (and day) and name (`dim` = `model` or `app`), for the privacy
- * threshold. At most STATS_MIN_DISTINCT_KEYS rows per (bucket, dim, name): "at least N
- * distinct keys in a window" stays exact with capped sets (if the union of the capped sets
+ * Distinct accounts per hour (and day) and name (`dim` = `model` or `app`), for the privacy
+ * threshold. At most STATS_MIN_DISTINCT_ACCOUNTS rows per (bucket, dim, name): "at least N
+ * distinct accounts in a window" stays exact with capped sets (if the union of the capped sets
  * covering a window is smaller than N, none of them was capped), and the rows read per
  * request stay bounded.
  */
-export const statsHourlyKeys = pgTable("stats_hourly_keys", keyColumns(), (t) => [primaryKey({ columns: [t.bucket, t.dim, t.name, t.keyId] })]);
-export const statsDailyKeys = pgTable("stats_daily_keys", keyColumns(), (t) => [primaryKey({ columns: [t.bucket, t.dim, t.name, t.keyId] })]);
+export const statsHourlyAccounts = pgTable("stats_hourly_accounts", accountColumns(), (t) => [primaryKey({ columns: [t.bucket, t.dim, t.name, t.accountId] })]);
+export const statsDailyAccounts = pgTable("stats_daily_accounts", accountColumns(), (t) => [primaryKey({ columns: [t.bucket, t.dim, t.name, t.accountId] })]);
 
 /** Per account, UTC day and model: the usage report. */
 export const usageDaily = pgTable(

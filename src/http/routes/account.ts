@@ -7,6 +7,7 @@ import { signJwt } from "../../lib/jwt";
 import { bearer, rateHeaders } from "../auth";
 import type { AppDeps } from "../deps";
 import type { UserRow } from "../../db/repos/users";
+import { AUTH } from "../security";
 
 export const INDUSTRIES = ["general", "finance", "health", "government", "insurance", "education"] as const;
 /** Every industry but general and education is regulated (operator contract). */
@@ -30,7 +31,8 @@ export function accountRoutes(d: AppDeps) {
   return new Elysia({ name: "account", normalize: false })
     .post(
       "/v1/auth/signup",
-      async ({ body, set }) => {
+      async ({ body, set, request, server }) => {
+        await d.throttle.signup(d.auth.clientIp(request, server));
         const email = body.email.trim().toLowerCase();
         const industry = body.industry ?? "general";
         const hash = await Bun.password.hash(body.password, { algorithm: "argon2id" });
@@ -45,21 +47,27 @@ export function accountRoutes(d: AppDeps) {
           password: t.String({ minLength: 8, maxLength: 256 }),
           industry: t.Optional(t.Union(INDUSTRIES.map((i) => t.Literal(i)))),
         }),
-        detail: { tags: ["account"], summary: "Create an account" },
+        detail: { security: AUTH.none, tags: ["account"], summary: "Create an account" },
       },
     )
     .post(
       "/v1/auth/login",
-      async ({ body }) => {
-        const user = await d.users.byEmail(body.email.trim().toLowerCase());
+      async ({ body, request, server }) => {
+        const email = body.email.trim().toLowerCase();
+        // Before the password hash runs: guessing is refused per address and per email.
+        await d.throttle.login(d.auth.clientIp(request, server), email);
+        const user = await d.users.byEmail(email);
         const ok = await Bun.password.verify(body.password, user?.passwordHash ?? DUMMY_HASH);
-        if (!user || !ok || user.deletedAt) throw new GatewayError("unauthorized", "이메일 또는 비밀번호가 올바르지 않습니다.");
+        if (!user || !ok || user.deletedAt) {
+          await d.throttle.loginFailed(email);
+          throw new GatewayError("unauthorized", "이메일 또는 비밀번호가 올바르지 않습니다.");
+        }
         const ttl = d.config.JWT_TTL_SECONDS;
         return { access_token: signJwt({ sub: user.id, typ: "access" }, d.jwtSecret, ttl), token_type: "bearer", expires_in: ttl };
       },
       {
         body: t.Object({ email: t.String({ minLength: 1, maxLength: 254 }), password: t.String({ minLength: 1, maxLength: 256 }) }),
-        detail: { tags: ["account"], summary: "Log in: a dashboard access token (HS256 JWT)" },
+        detail: { security: AUTH.none, tags: ["account"], summary: "Log in: a dashboard access token (HS256 JWT)" },
       },
     )
     .get(
@@ -78,6 +86,6 @@ export function accountRoutes(d: AppDeps) {
         if (!u) throw new GatewayError("unauthorized");
         return toMe(u);
       },
-      { detail: { tags: ["account"], summary: "The caller's account and balance (JWT or API key)" } },
+      { detail: { security: AUTH.apiKeyOrDashboard, tags: ["account"], summary: "The caller's account and balance (JWT or API key)" } },
     );
 }

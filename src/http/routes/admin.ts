@@ -1,13 +1,15 @@
 /** Operator endpoints (`Authorization: Bearer <ADMIN_TOKEN>`), per the operator contract. */
 import { Elysia, t } from "elysia";
 import { Type } from "@sinclair/typebox";
-import { ValidationFailure } from "../../core/errors";
+import { GatewayError, ValidationFailure } from "../../core/errors";
+import { byokContext } from "../../lib/secret-box";
 import { krwToMicro, microToKrw } from "../../lib/money";
 import { SETTING_DEFAULTS } from "../../db/repos/settings";
 import type { AppDeps } from "../deps";
 import { issueApiKey } from "../key-records";
 import { notFound, requireUuid } from "../params";
 import { toMe } from "./account";
+import { AUTH } from "../security";
 
 /** A JSON integer. (Elysia's `t.Integer` also accepts numeric strings such as "1000".) */
 const StrictInt = (opts: { minimum?: number; maximum?: number }) => Type.Integer(opts);
@@ -40,7 +42,7 @@ export function adminRoutes(d: AppDeps) {
         set.status = 201;
         return { paid_krw: body.amount_krw, fee_krw: fee, credited_krw: credited, balance_krw: microToKrw(balance) };
       },
-      { body: t.Object({ amount_krw: StrictInt({ minimum: 1, maximum: 10_000_000_000 }) }), detail: { tags: ["admin"], summary: "Top up an account (3% fee)" } },
+      { body: t.Object({ amount_krw: StrictInt({ minimum: 1, maximum: 10_000_000_000 }) }), detail: { security: AUTH.admin, tags: ["admin"], summary: "Top up an account (3% fee)" } },
     )
     .patch(
       "/v1/admin/users/:user_id",
@@ -53,10 +55,10 @@ export function adminRoutes(d: AppDeps) {
       },
       {
         body: t.Object({ regulated: t.Optional(t.Boolean()), xborder_training_consent: t.Optional(t.Boolean()), deleted: t.Optional(t.Boolean()) }),
-        detail: { tags: ["admin"], summary: "Set account flags (regulated, training consent, deleted)" },
+        detail: { security: AUTH.admin, tags: ["admin"], summary: "Set account flags (regulated, training consent, deleted)" },
       },
     )
-    .get("/v1/admin/settings", () => d.settings.get(), { detail: { tags: ["admin"], summary: "Operator settings" } })
+    .get("/v1/admin/settings", () => d.settings.get(), { detail: { security: AUTH.admin, tags: ["admin"], summary: "Operator settings" } })
     .patch(
       "/v1/admin/settings",
       async ({ body }) => {
@@ -72,7 +74,7 @@ export function adminRoutes(d: AppDeps) {
         await d.bus.publish({ t: "settings" });
         return next;
       },
-      { body: t.Record(t.String(), t.Unknown()), detail: { tags: ["admin"], summary: "Change any subset of the settings" } },
+      { body: t.Record(t.String(), t.Unknown()), detail: { security: AUTH.admin, tags: ["admin"], summary: "Change any subset of the settings" } },
     )
     .post(
       "/v1/admin/orgs",
@@ -82,7 +84,7 @@ export function adminRoutes(d: AppDeps) {
         set.status = 201;
         return { org_id: org.id, name: org.name };
       },
-      { body: t.Object({ name: t.String({ minLength: 1, maxLength: 100 }), owner_user_id: t.String() }), detail: { tags: ["admin"], summary: "Create an organization" } },
+      { body: t.Object({ name: t.String({ minLength: 1, maxLength: 100 }), owner_user_id: t.String() }), detail: { security: AUTH.admin, tags: ["admin"], summary: "Create an organization" } },
     )
     .post(
       "/v1/admin/orgs/:org_id/members",
@@ -100,7 +102,7 @@ export function adminRoutes(d: AppDeps) {
           role: t.Union([t.Literal("owner"), t.Literal("admin"), t.Literal("member")]),
           monthly_budget_krw: t.Optional(t.Union([StrictInt({ minimum: 0, maximum: 1_000_000_000_000 }), t.Null()])),
         }),
-        detail: { tags: ["admin"], summary: "Add (or update) an organization member" },
+        detail: { security: AUTH.admin, tags: ["admin"], summary: "Add (or update) an organization member" },
       },
     )
     .post(
@@ -110,7 +112,7 @@ export function adminRoutes(d: AppDeps) {
         set.status = 201;
         return issueApiKey(d.keys, { userId: u.id, kind: "delegated", name: body?.name ?? "Delegated" });
       },
-      { body: t.Optional(t.Object({ name: t.Optional(t.String({ minLength: 1, maxLength: 100 })) })), detail: { tags: ["admin"], summary: "Issue a first-party delegated key" } },
+      { body: t.Optional(t.Object({ name: t.Optional(t.String({ minLength: 1, maxLength: 100 })) })), detail: { security: AUTH.admin, tags: ["admin"], summary: "Issue a first-party delegated key" } },
     )
     .post(
       "/v1/admin/users/:user_id/byok-keys",
@@ -119,12 +121,23 @@ export function adminRoutes(d: AppDeps) {
         if (!d.chatProviderIds().includes(body.provider)) {
           throw new ValidationFailure([{ loc: ["body", "provider"], msg: `unknown provider; one of ${d.chatProviderIds().join(", ")}`, type: "enum" }]);
         }
+        // Never stored in clear: without a key there is no BYOK (the operator sets one; demo mode has one).
+        if (!d.byok) throw new GatewayError("byok_encryption_unavailable", "BYOK_ENCRYPTION_KEY가 설정되지 않아 BYOK 키를 만들 수 없습니다.");
+        const id = crypto.randomUUID();
+        const byokSecret = d.byok.seal(body.provider_api_key, byokContext(id));
         set.status = 201;
-        return issueApiKey(d.keys, { userId: u.id, kind: "byok", name: body.name ?? "BYOK", byokProvider: body.provider, byokSecret: body.provider_api_key });
+        return issueApiKey(d.keys, { id, userId: u.id, kind: "byok", name: body.name ?? "BYOK", byokProvider: body.provider, byokSecret });
       },
       {
         body: t.Object({ name: t.Optional(t.String({ minLength: 1, maxLength: 100 })), provider: t.String({ minLength: 1 }), provider_api_key: t.String({ minLength: 1, maxLength: 1000 }) }),
-        detail: { tags: ["admin"], summary: "Issue a BYOK key (calls use the user's own provider credential)" },
+        detail: {
+          security: AUTH.admin,
+          tags: ["admin"],
+          summary: "Issue a BYOK key (calls use the user's own provider credential)",
+          description:
+            "`provider_api_key` is sealed with AES-256-GCM under BYOK_ENCRYPTION_KEY before it is stored and opened only to call the provider; " +
+            "it never appears in an answer. Without BYOK_ENCRYPTION_KEY (outside demo mode) this is 503 `byok_encryption_unavailable`.",
+        },
       },
     );
 }

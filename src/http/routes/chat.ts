@@ -8,8 +8,9 @@ import { toCoreChatRequest } from "../../surfaces/openai/chat-to-core";
 import { completionId, toChatCompletion } from "../../surfaces/openai/chat-from-core";
 import { cachedEventStream, chatEventStream } from "../../surfaces/openai/chat-stream";
 import { rateHeaders } from "../auth";
-import { requestId } from "../request-id";
+import { callIdentity, requestId } from "../request-id";
 import type { AppDeps } from "../deps";
+import { AUTH } from "../security";
 
 export const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache, no-store", connection: "keep-alive", "x-accel-buffering": "no" };
 
@@ -39,10 +40,11 @@ export function chatRoutes(d: AppDeps, c: ChatRouteDeps) {
       const { principal, rate } = await d.auth.apiKey(request, server, "model");
       const headers: Record<string, string> = rate ? rateHeaders(rate) : {};
       Object.assign(set.headers, headers);
+      using slot = await d.calls.take(principal, request);
       const b = body as ChatBody;
       const web = parseWebPlugin(b.plugins);
       const id = requestId(request);
-      const caller = { requestId: id, principal, app: appName(request), signal: request.signal };
+      const caller = { ...callIdentity(request, principal.user.id), principal, app: appName(request), signal: request.signal };
       const prepared = await c.chat.prepare(caller, {
         model: b.model,
         request: toCoreChatRequest(b),
@@ -55,7 +57,7 @@ export function chatRoutes(d: AppDeps, c: ChatRouteDeps) {
       const meta = { id: completionId(id), created: Math.floor(Date.now() / 1000), keepaliveMs: c.keepaliveMs };
       const sseHeaders = { ...SSE_HEADERS, ...headers, "x-request-id": id };
       if (prepared.kind === "cached") {
-        if (b.stream) return new Response(cachedEventStream(prepared.outcome, meta), { headers: sseHeaders });
+        if (b.stream) return slot.untilEnd(new Response(cachedEventStream(prepared.outcome, meta), { headers: sseHeaders }));
         set.headers["x-cost-krw"] = "0";
         set.headers["x-cost-usd"] = "0";
         return toChatCompletion(prepared.outcome, id, meta.created);
@@ -70,8 +72,8 @@ export function chatRoutes(d: AppDeps, c: ChatRouteDeps) {
       }
       const opened = await c.chat.openStream(prepared.plan, true);
       const decision = c.chat.decisionOf(prepared.plan);
-      return new Response(chatEventStream(c.chat, prepared.plan, opened, meta, c.pii), { headers: decision ? { ...sseHeaders, "x-policy-decision": decision } : sseHeaders });
+      return slot.untilEnd(new Response(chatEventStream(c.chat, prepared.plan, opened, meta, c.pii), { headers: decision ? { ...sseHeaders, "x-policy-decision": decision } : sseHeaders }));
     },
-    { body: ChatBodySchema, detail: { tags: ["chat"], summary: "Chat completion (OpenAI-compatible), optionally streamed" } },
+    { body: ChatBodySchema, detail: { security: AUTH.apiKey, tags: ["chat"], summary: "Chat completion (OpenAI-compatible), optionally streamed" } },
   );
 }

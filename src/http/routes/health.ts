@@ -1,10 +1,11 @@
 /** Liveness, readiness (database reachable) and Prometheus metrics. */
 import { Elysia } from "elysia";
 import type { AppDeps } from "../deps";
+import { AUTH } from "../security";
 
 export function healthRoutes(d: AppDeps) {
   return new Elysia({ name: "health" })
-    .get("/healthz", () => ({ status: "ok" }), { detail: { tags: ["operations"], summary: "Liveness" } })
+    .get("/healthz", () => ({ status: "ok" }), { detail: { security: AUTH.none, tags: ["operations"], summary: "Liveness" } })
     .get(
       "/readyz",
       async ({ set }) => {
@@ -16,11 +17,11 @@ export function healthRoutes(d: AppDeps) {
           return { status: "unavailable", database: d.db.kind };
         }
       },
-      { detail: { tags: ["operations"], summary: "Readiness: the database answers" } },
+      { detail: { security: AUTH.none, tags: ["operations"], summary: "Readiness: the database answers" } },
     )
     .get(
       "/metrics",
       () => new Response(d.metrics.registry.render(), { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } }),
-      { detail: { tags: ["operations"], summary: "Prometheus metrics" } },
+      { detail: { security: AUTH.none, tags: ["operations"], summary: "Prometheus metrics" } },
     );
 }

@@ -7,6 +7,7 @@ import type { AppDeps } from "../deps";
 import { issueApiKey, keyPatchFromBody, toKeyRecord } from "../key-records";
 import { notFound, requireUuid } from "../params";
 import { currentMonth } from "../../core/billing/ledger";
+import { AUTH } from "../security";
 
 const maskingRequired = () => new GatewayError("pii_masking_required");
 
@@ -23,7 +24,7 @@ export function keyRoutes(d: AppDeps) {
         set.status = 201;
         return issueApiKey(d.keys, { userId: user.id, kind: "standard", ...patch });
       },
-      { body: CreateKeyBody, detail: { tags: ["keys"], summary: "Create an API key (the secret is shown once)" } },
+      { body: CreateKeyBody, detail: { security: AUTH.dashboard, tags: ["keys"], summary: "Create an API key (the secret is shown once)" } },
     )
     .get(
       "/v1/keys",
@@ -31,7 +32,14 @@ export function keyRoutes(d: AppDeps) {
         const items = (await d.keys.listForUser(user.id)).map((r) => toKeyRecord(r));
         return { items, total: items.length };
       },
-      { detail: { tags: ["keys"], summary: "List API keys (never the secret)" } },
+      {
+        detail: {
+          security: AUTH.dashboard,
+          tags: ["keys"],
+          summary: "List API keys (never the secret)",
+          description: "`management_key_id` names the management key that provisioned a key (also after that key is deleted); null for keys made here or by an operator.",
+        },
+      },
     )
     .get(
       "/v1/keys/usage",
@@ -58,7 +66,7 @@ export function keyRoutes(d: AppDeps) {
         }));
         return { month, items, total: items.length };
       },
-      { detail: { tags: ["keys"], summary: "This month's spend and tokens per key" } },
+      { detail: { security: AUTH.dashboard, tags: ["keys"], summary: "This month's spend and tokens per key" } },
     )
     .patch(
       "/v1/keys/:id",
@@ -71,7 +79,7 @@ export function keyRoutes(d: AppDeps) {
         await d.bus.publish({ t: "key", id });
         return toKeyRecord(row);
       },
-      { body: PatchKeyBody, detail: { tags: ["keys"], summary: "Update a key: any field of the key table except key and created_at" } },
+      { body: PatchKeyBody, detail: { security: AUTH.dashboard, tags: ["keys"], summary: "Update a key: any field of the key table except key and created_at" } },
     )
     .delete(
       "/v1/keys/:id",
@@ -81,6 +89,6 @@ export function keyRoutes(d: AppDeps) {
         await d.bus.publish({ t: "key", id });
         return { ok: true, id };
       },
-      { detail: { tags: ["keys"], summary: "Delete a key (refused at once, on every instance within a second)" } },
+      { detail: { security: AUTH.dashboard, tags: ["keys"], summary: "Delete a key (refused at once, on every instance within a second)" } },
     );
 }

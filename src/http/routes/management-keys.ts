@@ -6,7 +6,8 @@ import { Elysia } from "elysia";
 import { ChildKeyBody, MgmtKeyBody } from "../../surfaces/gateway/key-schemas";
 import type { AppDeps } from "../deps";
 import { issueApiKey, issueMgmtKey, toKeyRecord, toMgmtRecord } from "../key-records";
-import { notFound, requireUuid } from "../params";
+import { notFound, queryFlag, requireUuid } from "../params";
+import { AUTH } from "../security";
 
 export function managementKeyRoutes(d: AppDeps) {
   // Each group authenticates in derive, which runs before body validation: a wrong
@@ -19,7 +20,7 @@ export function managementKeyRoutes(d: AppDeps) {
         set.status = 201;
         return issueMgmtKey(d.keys, user.id, body.name);
       },
-      { body: MgmtKeyBody, detail: { tags: ["management keys"], summary: "Create a management key (shown once)" } },
+      { body: MgmtKeyBody, detail: { security: AUTH.dashboard, tags: ["management keys"], summary: "Create a management key (shown once)" } },
     )
     .get(
       "/v1/management-keys",
@@ -27,26 +28,42 @@ export function managementKeyRoutes(d: AppDeps) {
         const items = (await d.keys.listMgmt(user.id)).map((r) => toMgmtRecord(r));
         return { items, total: items.length };
       },
-      { detail: { tags: ["management keys"], summary: "List management keys" } },
+      { detail: { security: AUTH.dashboard, tags: ["management keys"], summary: "List management keys" } },
     )
     .delete(
       "/v1/management-keys/:id",
-      async ({ user, params }) => {
+      async ({ user, params, request }) => {
         const id = requireUuid(params.id);
-        if (!(await d.keys.deleteMgmt(user.id, id))) throw notFound("관리 키");
-        return { ok: true, id };
+        const cascade = queryFlag(request, "cascade");
+        const done = await d.keys.deleteMgmt(user.id, id, cascade);
+        if (!done) throw notFound("관리 키");
+        // Cached principals of the children go at once here and within a second elsewhere.
+        for (const child of done.children) await d.bus.publish({ t: "key", id: child });
+        return cascade ? { ok: true, id, deleted_key_ids: done.children } : { ok: true, id };
       },
-      { detail: { tags: ["management keys"], summary: "Delete a management key (its child keys keep working)" } },
+      {
+        detail: {
+          security: AUTH.dashboard,
+          tags: ["management keys"],
+          summary: "Delete a management key; with cascade=true also every key it provisioned",
+          description:
+            "By default the keys it provisioned keep working (each key record names its parent in `management_key_id`, " +
+            "so they can be found and deleted later). With `?cascade=true` they are deleted in the same transaction and " +
+            "the answer lists them in `deleted_key_ids`; their secrets are refused (401) at once. `cascade` must be `true` " +
+            "or `false` (422 otherwise).",
+          parameters: [{ name: "cascade", in: "query", required: false, schema: { type: "boolean", default: false } }],
+        },
+      },
     );
   const provisioning = new Elysia({ normalize: false })
-    .derive(async ({ request }) => ({ m: await d.auth.mgmtKey(request) }))
+    .derive(async ({ request, server }) => ({ m: await d.auth.mgmtKey(request, server) }))
     .get(
       "/v1/provisioning/keys",
       async ({ m }) => {
         const items = (await d.keys.listForMgmtKey(m.mgmtKeyId)).map((r) => toKeyRecord(r));
         return { items, total: items.length };
       },
-      { detail: { tags: ["provisioning"], summary: "Child keys provisioned by this management key" } },
+      { detail: { security: AUTH.managementKey, tags: ["provisioning"], summary: "Child keys provisioned by this management key" } },
     )
     .post(
       "/v1/provisioning/keys",
@@ -60,7 +77,7 @@ export function managementKeyRoutes(d: AppDeps) {
           monthlyBudgetKrw: body?.monthly_budget_krw ?? null,
         });
       },
-      { body: ChildKeyBody, detail: { tags: ["provisioning"], summary: "Create a child key (name and monthly_budget_krw only)" } },
+      { body: ChildKeyBody, detail: { security: AUTH.managementKey, tags: ["provisioning"], summary: "Create a child key (name and monthly_budget_krw only)" } },
     )
     .delete(
       "/v1/provisioning/keys/:id",
@@ -70,7 +87,7 @@ export function managementKeyRoutes(d: AppDeps) {
         await d.bus.publish({ t: "key", id });
         return { ok: true, id };
       },
-      { detail: { tags: ["provisioning"], summary: "Delete a child key" } },
+      { detail: { security: AUTH.managementKey, tags: ["provisioning"], summary: "Delete a child key" } },
     );
   return new Elysia({ name: "management-keys", normalize: false }).use(dashboard).use(provisioning);
 }

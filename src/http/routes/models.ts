@@ -20,6 +20,8 @@ export interface ModelPricingView {
   output: number;
   cached_input: number | null;
   cache_write: number | null;
+  /** A one-hour-TTL cache write (`cache_control.ttl: "1h"`), where priced. */
+  cache_write_1h?: number;
 }
 
 export interface ModelProviderView {
@@ -28,6 +30,8 @@ export interface ModelProviderView {
   max_output: number | null;
   trains_on_data: boolean;
   pricing: ModelPricingView | null;
+  /** Prices of the `service_tier` values that cost more or less (others are refused). */
+  service_tiers?: Record<string, ModelPricingView>;
 }
 
 export interface ModelView {
@@ -67,6 +71,7 @@ function pricingView(p: TokenPricing): ModelPricingView {
     output: microsToUsd(p.output),
     cached_input: p.cachedInput === null ? null : microsToUsd(p.cachedInput),
     cache_write: p.cacheWrite === null ? null : microsToUsd(p.cacheWrite),
+    ...(p.cacheWrite1h != null && { cache_write_1h: microsToUsd(p.cacheWrite1h) }),
   };
 }
 
@@ -92,6 +97,7 @@ export function toModelView(snapshot: CatalogSnapshot, model: CatalogModel): Mod
       max_output: o.maxOutput,
       trains_on_data: getProvider(snapshot, o.providerId)?.trainsOnData ?? false,
       pricing: o.pricing ? pricingView(o.pricing) : null,
+      ...(o.serviceTiers && { service_tiers: Object.fromEntries(Object.entries(o.serviceTiers).map(([tier, p]) => [tier, pricingView(p!)])) }),
     })),
   };
   if (model.kind === "parent") view.candidates = [...model.candidates];

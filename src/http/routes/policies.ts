@@ -14,6 +14,7 @@ import type { PolicyRepo } from "../../db/repos/policies";
 import type { UserRow } from "../../db/repos/users";
 import type { AppDeps } from "../deps";
 import { notFound, requireUuid } from "../params";
+import { AUTH } from "../security";
 
 const SLUG = "^[a-z0-9][a-z0-9-]{0,62}$";
 const UUID_OR_EMPTY = "^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})?$";
@@ -126,7 +127,7 @@ export function policyRoutes(d: AppDeps, r: PolicyRouteDeps) {
         const items = (await r.policies.listVisible(user.id)).map(toPolicyRecord);
         return { items, total: items.length };
       },
-      { detail: { tags: ["routing policies"], summary: "List your policies and your organizations' (newest first)" } },
+      { detail: { security: AUTH.dashboard, tags: ["routing policies"], summary: "List your policies and your organizations' (newest first)" } },
     )
     .post(
       "/v1/routing-policies",
@@ -150,7 +151,7 @@ export function policyRoutes(d: AppDeps, r: PolicyRouteDeps) {
         set.status = 201;
         return toPolicyRecord(created);
       },
-      { body: CreatePolicyBody, detail: { tags: ["routing policies"], summary: "Create a routing policy (201; 409 on a taken slug)" } },
+      { body: CreatePolicyBody, detail: { security: AUTH.dashboard, tags: ["routing policies"], summary: "Create a routing policy (201; 409 on a taken slug)" } },
     )
     .get(
       "/v1/routing-policies/:policy_id",
@@ -158,7 +159,7 @@ export function policyRoutes(d: AppDeps, r: PolicyRouteDeps) {
         const user = await d.auth.jwtUser(request);
         return toPolicyRecord((await visible(user, params.policy_id)).policy);
       },
-      { detail: { tags: ["routing policies"], summary: "Read one policy" } },
+      { detail: { security: AUTH.dashboard, tags: ["routing policies"], summary: "Read one policy" } },
     )
     .patch(
       "/v1/routing-policies/:policy_id",
@@ -183,7 +184,7 @@ export function policyRoutes(d: AppDeps, r: PolicyRouteDeps) {
         await changed(updated.id);
         return toPolicyRecord(updated);
       },
-      { body: PatchPolicyBody, detail: { tags: ["routing policies"], summary: "Change display_name, policy_type, entries, config or is_active (slug is immutable)" } },
+      { body: PatchPolicyBody, detail: { security: AUTH.dashboard, tags: ["routing policies"], summary: "Change display_name, policy_type, entries, config or is_active (slug is immutable)" } },
     )
     .delete(
       "/v1/routing-policies/:policy_id",
@@ -194,6 +195,6 @@ export function policyRoutes(d: AppDeps, r: PolicyRouteDeps) {
         await changed(policy.id);
         return { ok: true };
       },
-      { detail: { tags: ["routing policies"], summary: "Delete a policy" } },
+      { detail: { security: AUTH.dashboard, tags: ["routing policies"], summary: "Delete a policy" } },
     );
 }

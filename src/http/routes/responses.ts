@@ -5,6 +5,7 @@
  */
 import { Elysia } from "elysia";
 import { GatewayError } from "../../core/errors";
+import { accountRequestId } from "../../core/billing/request-id";
 import { parseWebPlugin } from "../../core/chat/web-search";
 import type { FeedbackRepo } from "../../db/repos/feedback";
 import { FeedbackBodySchema, ratingValue, type FeedbackBody } from "../../surfaces/responses/feedback";
@@ -16,8 +17,9 @@ import { toCoreFromResponses } from "../../surfaces/responses/to-core";
 import { rateHeaders } from "../auth";
 import type { AppDeps } from "../deps";
 import { notFound } from "../params";
-import { requestId } from "../request-id";
+import { callIdentity, requestId } from "../request-id";
 import { appName, SSE_HEADERS, type ChatRouteDeps } from "./chat";
+import { AUTH } from "../security";
 
 export interface ResponsesRouteDeps extends ChatRouteDeps {
   feedback: FeedbackRepo;
@@ -31,10 +33,11 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         const { principal, rate } = await d.auth.apiKey(request, server, "model");
         const headers: Record<string, string> = rate ? rateHeaders(rate) : {};
         Object.assign(set.headers, headers);
+        using slot = await d.calls.take(principal, request);
         const b = body as ResponsesBody;
         const core = toCoreFromResponses(b);
         const id = requestId(request);
-        const caller = { requestId: id, principal, app: appName(request), signal: request.signal };
+        const caller = { ...callIdentity(request, principal.user.id), principal, app: appName(request), signal: request.signal };
         const stream = b.stream === true;
         const prepared = await c.chat.prepare(caller, {
           model: b.model,
@@ -48,7 +51,7 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         const meta = { id: responseId(id), createdAt: Math.floor(Date.now() / 1000), echo: echoOf(b, core.request), keepaliveMs: c.keepaliveMs };
         const sseHeaders = { ...SSE_HEADERS, ...headers, "x-request-id": id };
         if (prepared.kind === "cached") {
-          if (stream) return new Response(cachedResponsesStream(prepared.outcome, meta), { headers: sseHeaders });
+          if (stream) return slot.untilEnd(new Response(cachedResponsesStream(prepared.outcome, meta), { headers: sseHeaders }));
           set.headers["x-cost-krw"] = "0";
           set.headers["x-cost-usd"] = "0";
           const o = prepared.outcome;
@@ -66,9 +69,9 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         const opened = await c.chat.openStream(prepared.plan, false);
         if (opened.kind !== "typed") throw new GatewayError("internal_error");
         const decision = c.chat.decisionOf(prepared.plan);
-        return new Response(responsesEventStream(c.chat, prepared.plan, opened, meta, c.pii), { headers: decision ? { ...sseHeaders, "x-policy-decision": decision } : sseHeaders });
+        return slot.untilEnd(new Response(responsesEventStream(c.chat, prepared.plan, opened, meta, c.pii), { headers: decision ? { ...sseHeaders, "x-policy-decision": decision } : sseHeaders }));
       },
-      { body: ResponsesBodySchema, transform: ({ body }) => dropNulls(body), detail: { tags: ["responses"], summary: "Responses-format call (converted into a chat call), optionally streamed" } },
+      { body: ResponsesBodySchema, transform: ({ body }) => dropNulls(body), detail: { security: AUTH.apiKey, tags: ["responses"], summary: "Responses-format call (converted into a chat call), optionally streamed" } },
     )
     .post(
       "/v1/responses/:request_id/feedback",
@@ -77,12 +80,14 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         const rid = requestIdFromPath(params.request_id);
         if (!rid) throw new GatewayError("invalid_request", "request_id는 UUID 또는 resp_<32자리 16진수> 형식이어야 합니다.");
         const b = body as FeedbackBody;
-        const row = await c.feedback.upsert({ requestId: rid, userId: user.id, rating: ratingValue(b.rating), comment: b.comment ?? null, category: b.category ?? null });
+        const rating = { userId: user.id, rating: ratingValue(b.rating), comment: b.comment ?? null, category: b.category ?? null };
+        // A call its client named (X-Request-Id) is recorded under its account-scoped id (http/request-id.ts).
+        const row = (await c.feedback.upsert({ ...rating, requestId: accountRequestId(user.id, rid) })) ?? (await c.feedback.upsert({ ...rating, requestId: rid }));
         if (!row) throw notFound("요청");
         set.status = 201;
         return {
-          request_id: row.requestId,
-          response_id: responseId(row.requestId),
+          request_id: rid,
+          response_id: responseId(rid),
           rating: row.rating,
           comment: row.comment,
           category: row.category,
@@ -92,6 +97,6 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
           updated_at: row.updatedAt.toISOString(),
         };
       },
-      { body: FeedbackBodySchema, detail: { tags: ["responses"], summary: "Rate a request you made (dashboard JWT); a second rating replaces the first" } },
+      { body: FeedbackBodySchema, detail: { security: AUTH.dashboard, tags: ["responses"], summary: "Rate a request you made (dashboard JWT); a second rating replaces the first" } },
     );
 }

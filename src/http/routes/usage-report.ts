@@ -7,6 +7,7 @@ import { parseReportQuery, usageReport, type Query, type StatsReader } from "../
 import { UsageReportSchema } from "../../core/stats/shapes";
 import { rateHeaders } from "../auth";
 import type { AppDeps } from "../deps";
+import { AUTH } from "../security";
 
 export function usageReportRoutes(d: AppDeps, reader: StatsReader) {
   return new Elysia({ name: "usage-report", normalize: false }).get(
@@ -21,7 +22,7 @@ export function usageReportRoutes(d: AppDeps, reader: StatsReader) {
     },
     {
       response: { 200: UsageReportSchema },
-      detail: {
+      detail: { security: AUTH.apiKey,
         tags: ["usage"],
         summary: "The account's calls, tokens and cost (KRW) per UTC day and model; from/to are YYYY-MM-DD, default the last 30 days, at most 366 days",
         parameters: [

@@ -12,6 +12,7 @@ import type { ContentStore } from "../../core/video/ports";
 import { rateHeaders } from "../auth";
 import type { AppDeps } from "../deps";
 import { requireUuid } from "../params";
+import { AUTH } from "../security";
 
 export interface VideoRouteDeps {
   service: VideoService;
@@ -51,13 +52,15 @@ export function videoRoutes(d: AppDeps, v: VideoRouteDeps) {
         if (idem !== null && (idem.length === 0 || idem.length > IDEMPOTENCY_KEY_MAX)) {
           throw invalid(["header", "idempotency-key"], `Idempotency-Key must be 1 to ${IDEMPOTENCY_KEY_MAX} characters`, "string_too_long");
         }
+        // The submission calls the provider: it takes a slot like a chat call (the polls do not).
+        using _slot = await d.calls.take(principal, request);
         const r = await v.service.submit(principal, body, idem);
         set.status = r.status;
         set.headers.location = `/v1/jobs/${r.body.job_id}`;
         if (r.replayed) set.headers["idempotent-replayed"] = "true";
         return absolutizeView(r.body, origin(request));
       },
-      { body: VideoSubmitSchema, detail: { tags: ["video"], summary: "Submit a video generation job (202 with the job)" } },
+      { body: VideoSubmitSchema, detail: { security: AUTH.apiKey, tags: ["video"], summary: "Submit a video generation job (202 with the job)" } },
     )
     .get(
       "/v1/jobs/:job_id",
@@ -67,7 +70,7 @@ export function videoRoutes(d: AppDeps, v: VideoRouteDeps) {
         const job = await v.service.get(principal, requireUuid(params.job_id, "job_id"));
         return toJobView(job, origin(request));
       },
-      { detail: { tags: ["video"], summary: "A video job (only the submitting API key sees it)" } },
+      { detail: { security: AUTH.apiKey, tags: ["video"], summary: "A video job (only the submitting API key sees it)" } },
     )
     .post(
       "/v1/jobs/:job_id/cancel",
@@ -77,7 +80,7 @@ export function videoRoutes(d: AppDeps, v: VideoRouteDeps) {
         const job = await v.service.cancel(principal, requireUuid(params.job_id, "job_id"));
         return toJobView(job, origin(request));
       },
-      { detail: { tags: ["video"], summary: "Cancel a processing video job (hold released; 409 when already final)" } },
+      { detail: { security: AUTH.apiKey, tags: ["video"], summary: "Cancel a processing video job (hold released; 409 when already final)" } },
     )
     .get(
       "/v1/jobs/:job_id/content",
@@ -108,6 +111,6 @@ export function videoRoutes(d: AppDeps, v: VideoRouteDeps) {
         const bodyOut = object.file && !ignoredRange ? object.file : object.stream().pipeThrough(new TransformStream<Uint8Array, Uint8Array>());
         return new Response(bodyOut, { status: range ? 206 : 200, headers });
       },
-      { detail: { tags: ["video"], summary: "Family G result bytes (submitting key only; Range supported; not billed)" } },
+      { detail: { security: AUTH.apiKey, tags: ["video"], summary: "Family G result bytes (submitting key only; Range supported; not billed)" } },
     );
 }

@@ -1,5 +1,5 @@
 /** Anthropic error envelopes (HTTP and in-stream `event: error`) → UpstreamError. */
-import { UpstreamError, type UpstreamErrorKind } from "../../core/chat/provider";
+import { UpstreamError, type UpstreamErrorKind, type UpstreamReason } from "../../core/chat/provider";
 import { classifyHttpStatus, parseErrorBody, parseRetryAfterHeaders } from "../shared/errors";
 import type { AnthropicWireErrorBody } from "./wire";
 
@@ -10,7 +10,28 @@ export function classifyAnthropicError(status: number, headers: Headers, bodyTex
   const kind = classifyHttpStatus(status);
   const retryAfterMs = kind === "rate_limited" || kind === "transient" ? parseRetryAfterHeaders(headers) : undefined;
   const message = `upstream ${status}: ${err?.type ?? "error"}: ${err?.message ?? (typeof detail === "string" ? detail.slice(0, 200) : "")}`;
-  return new UpstreamError(kind, message, status, detail, retryAfterMs);
+  return new UpstreamError(kind, message, status, detail, retryAfterMs, anthropicReason(err));
+}
+
+/** What Anthropic's error type says beyond its status (the rest follows the status). */
+function anthropicReason(e: { type?: string; message?: string } | undefined): UpstreamReason | undefined {
+  switch (e?.type) {
+    case "authentication_error":
+    case "permission_error":
+      return "auth";
+    case "billing_error":
+      return "quota";
+    case "not_found_error":
+      return "not_found";
+    case "request_too_large":
+      return "too_large";
+    case "overloaded_error":
+      return "overloaded";
+    case "invalid_request_error":
+      return /prompt is too long|context (window|length)/i.test(e.message ?? "") ? "context_length" : undefined;
+    default:
+      return undefined;
+  }
 }
 
 /**
@@ -42,5 +63,7 @@ export function classifyAnthropicStreamError(payload: { error?: { type?: string;
     `upstream stream error: ${e?.type ?? "error"}: ${e?.message ?? ""}`,
     undefined,
     payload,
+    undefined,
+    anthropicReason(e),
   );
 }

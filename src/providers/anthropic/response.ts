@@ -23,20 +23,24 @@ export function mapAnthropicStopReason(reason: string | null | undefined): Finis
 /**
  * Anthropic's `input_tokens` excludes cache reads and writes; the gateway's promptTokens
  * includes them: prompt = input + cache_creation + cache_read, cached = cache_read,
- * cacheWrite = cache_creation. Thinking is part of output_tokens; reasoningTokens is
- * `output_tokens_details.thinking_tokens` when the upstream reports it, else 0.
+ * cacheWrite = cache_creation (of which `cache_creation.ephemeral_1h_input_tokens` were
+ * written with a one-hour TTL, priced apart). Thinking is part of output_tokens;
+ * reasoningTokens is `output_tokens_details.thinking_tokens` when reported, else 0.
  */
 export function mapAnthropicUsage(u: AnthropicWireUsage | undefined): Usage {
   const input = u?.input_tokens ?? 0;
   const write = u?.cache_creation_input_tokens ?? 0;
   const read = u?.cache_read_input_tokens ?? 0;
-  return {
+  const usage: Usage = {
     promptTokens: input + write + read,
     completionTokens: u?.output_tokens ?? 0,
     cachedTokens: read,
     cacheWriteTokens: write,
     reasoningTokens: u?.output_tokens_details?.thinking_tokens ?? 0,
   };
+  const long = u?.cache_creation?.ephemeral_1h_input_tokens ?? 0;
+  if (long > 0) usage.cacheWrite1hTokens = long;
+  return usage;
 }
 
 /** Maps a non-streaming response body (thinking blocks are not surfaced). Pure. */

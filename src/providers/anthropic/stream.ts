@@ -84,6 +84,7 @@ function mergeAnthropicUsage(into: AnthropicWireUsage, from: AnthropicWireUsage 
   if (from.output_tokens != null) into.output_tokens = from.output_tokens;
   if (from.cache_creation_input_tokens != null) into.cache_creation_input_tokens = from.cache_creation_input_tokens;
   if (from.cache_read_input_tokens != null) into.cache_read_input_tokens = from.cache_read_input_tokens;
+  if (from.cache_creation != null) into.cache_creation = { ...from.cache_creation };
   if (from.output_tokens_details?.thinking_tokens != null) {
     into.output_tokens_details = { thinking_tokens: from.output_tokens_details.thinking_tokens };
   }

@@ -1,5 +1,5 @@
 /** Gemini error envelopes (`{"error": {code, message, status, details}}`) → UpstreamError. */
-import { UpstreamError, type UpstreamErrorKind } from "../../core/chat/provider";
+import { UpstreamError, type UpstreamErrorKind, type UpstreamReason } from "../../core/chat/provider";
 import { classifyHttpStatus, parseDurationMs, parseErrorBody, parseRetryAfterHeaders } from "../shared/errors";
 import type { GeminiWireErrorBody } from "./wire";
 
@@ -15,7 +15,21 @@ export function classifyGeminiError(status: number, headers: Headers, bodyText: 
   let retryAfterMs: number | undefined;
   if (kind === "rate_limited" || kind === "transient") retryAfterMs = geminiRetryDelayMs(detail) ?? parseRetryAfterHeaders(headers);
   const message = `upstream ${status}: ${err?.status ?? "error"}: ${err?.message ?? (typeof detail === "string" ? detail.slice(0, 200) : "")}`;
-  return new UpstreamError(kind, message, status, detail, retryAfterMs);
+  return new UpstreamError(kind, message, status, detail, retryAfterMs, geminiReason(detail));
+}
+
+/**
+ * What Google's status and ErrorInfo say beyond the HTTP status: an invalid API key is a 400
+ * INVALID_ARGUMENT whose ErrorInfo reason is API_KEY_INVALID (the rest follows the status).
+ */
+function geminiReason(detail: unknown): UpstreamReason | undefined {
+  if (typeof detail !== "object" || detail === null) return undefined;
+  const e = (detail as GeminiWireErrorBody).error;
+  if (e?.status === "UNAUTHENTICATED" || e?.status === "PERMISSION_DENIED") return "auth";
+  if ((e?.details ?? []).some((d) => d.reason === "API_KEY_INVALID")) return "auth";
+  if (e?.status === "NOT_FOUND") return "not_found";
+  if (e?.status === "INVALID_ARGUMENT" && /token count|maximum number of tokens|too long/i.test(e.message ?? "")) return "context_length";
+  return undefined;
 }
 
 /** `RetryInfo.retryDelay` from an error body's details, in milliseconds. */
@@ -45,5 +59,6 @@ export function classifyGeminiStreamError(payload: GeminiWireErrorBody): Upstrea
     undefined,
     payload,
     kind === "rate_limited" ? geminiRetryDelayMs(payload) : undefined,
+    geminiReason(payload),
   );
 }

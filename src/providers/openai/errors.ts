@@ -1,5 +1,5 @@
 /** OpenAI-compatible error envelopes → UpstreamError. */
-import { UpstreamError, type UpstreamErrorKind } from "../../core/chat/provider";
+import { UpstreamError, type UpstreamErrorKind, type UpstreamReason } from "../../core/chat/provider";
 import { classifyHttpStatus, parseErrorBody, parseRetryAfterHeaders } from "../shared/errors";
 import type { OpenAIWireErrorBody } from "./wire";
 
@@ -14,7 +14,18 @@ export function classifyOpenAIError(status: number, headers: Headers, bodyText: 
   if (status === 429 && (err?.code === "insufficient_quota" || err?.type === "insufficient_quota")) kind = "rejected";
   const retryAfterMs = kind === "rate_limited" || kind === "transient" ? parseRetryAfterHeaders(headers) : undefined;
   const message = `upstream ${status}: ${err?.message ?? (typeof detail === "string" ? detail.slice(0, 200) : "error")}`;
-  return new UpstreamError(kind, message, status, detail, retryAfterMs);
+  return new UpstreamError(kind, message, status, detail, retryAfterMs, openAIReason(err));
+}
+
+/** What OpenAI's error code says beyond its status (the rest follows the status). */
+function openAIReason(err: ReturnType<typeof errorObject>): UpstreamReason | undefined {
+  const tag = `${err?.code ?? ""} ${err?.type ?? ""}`;
+  if (/context_length_exceeded|string_above_max_length/.test(tag)) return "context_length";
+  if (/insufficient_quota|billing/.test(tag)) return "quota";
+  if (/invalid_api_key|invalid_organization|invalid_project/.test(tag)) return "auth";
+  if (/content_policy|content_filter/.test(tag)) return "content_policy";
+  if (/model_not_found/.test(tag)) return "not_found";
+  return undefined;
 }
 
 /**
@@ -28,7 +39,7 @@ export function classifyOpenAIStreamError(payload: unknown): UpstreamError {
   if (/insufficient_quota/.test(tag)) kind = "rejected";
   else if (/rate_limit|tokens|requests/.test(tag)) kind = "rate_limited";
   else if (/invalid_request|context_length|invalid_api_key|permission|not_found/.test(tag)) kind = "rejected";
-  return new UpstreamError(kind, `upstream stream error: ${err?.message ?? "unknown"}`, undefined, payload);
+  return new UpstreamError(kind, `upstream stream error: ${err?.message ?? "unknown"}`, undefined, payload, undefined, openAIReason(err));
 }
 
 function errorObject(detail: unknown): { message?: string; type?: string | null; code?: string | number | null } | undefined {

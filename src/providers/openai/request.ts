@@ -57,7 +57,8 @@ export function toOpenAIChatRequest(req: ChatRequest, opts: OpenAIRequestOptions
   setIfDefined(body, "parallel_tool_calls", req.parallel_tool_calls);
   setIfDefined(body, "logit_bias", req.logit_bias);
   if (req.reasoning_effort !== undefined) body.reasoning_effort = mapOpenAIReasoningEffort(req.reasoning_effort);
-  if (opts.forwardServiceTier && req.service_tier !== undefined) body.service_tier = req.service_tier;
+  // `auto` lets the project's settings pick a tier the gateway did not price: it is billed, and so sent, as `default`.
+  if (opts.forwardServiceTier && req.service_tier !== undefined) body.service_tier = req.service_tier === "auto" ? "default" : req.service_tier;
   if (opts.stream) {
     const extra = req.passthrough?.stream_options;
     body.stream = true;

@@ -1,6 +1,7 @@
 /**
  * The chat completion request as the wire carries it. Only what the Limits table bounds is
- * range-checked (decisions.md #1); every other parameter passes through unvalidated.
+ * range-checked (decisions.md #1); other parameters pass through unvalidated, except for the
+ * types of what the gateway itself converts (below).
  */
 import { t } from "elysia";
 import { Type } from "@sinclair/typebox";
@@ -15,14 +16,55 @@ const Int = (o: { minimum: number; maximum: number }) => Type.Integer(o);
 
 export const REASONING_EFFORTS = ["minimal", "none", "low", "medium", "high", "xhigh", "max"] as const;
 
-const Part = t.Object(
+/**
+ * What the gateway reads itself (to convert for Anthropic and Gemini, to estimate, mask and
+ * cache) is typed: content parts, tool calls, tools, tool_choice, stop. A wrong type there is
+ * a 422 at its `loc`, on every provider alike, never a converter's crash (500) or an
+ * upstream's refusal (502). Extra fields inside pass through.
+ */
+const CacheControl = t.Optional(t.Object({ type: t.String() }));
+const TextPart = t.Object({ type: t.Literal("text"), text: t.String(), cache_control: CacheControl }, { additionalProperties: true });
+const ImagePart = t.Object(
   {
-    type: t.String({ minLength: 1 }),
-    text: t.Optional(t.String()),
-    cache_control: t.Optional(t.Object({ type: t.String() })),
+    type: t.Literal("image_url"),
+    image_url: t.Object({ url: t.String({ minLength: 1 }), detail: t.Optional(t.String()) }, { additionalProperties: true }),
+    cache_control: CacheControl,
   },
   { additionalProperties: true },
 );
+const Part = t.Union([TextPart, ImagePart]);
+
+const ToolCallSchema = t.Object(
+  {
+    id: t.String(),
+    type: t.Literal("function"),
+    function: t.Object({ name: t.String({ minLength: 1 }), arguments: t.String() }, { additionalProperties: true }),
+  },
+  { additionalProperties: true },
+);
+
+const FunctionToolSchema = t.Object(
+  {
+    type: t.Literal("function"),
+    function: t.Object(
+      {
+        name: t.String({ minLength: 1 }),
+        description: t.Optional(t.String()),
+        parameters: t.Optional(t.Record(t.String(), t.Any())),
+        strict: t.Optional(t.Union([t.Boolean(), t.Null()])),
+      },
+      { additionalProperties: true },
+    ),
+  },
+  { additionalProperties: true },
+);
+
+const ToolChoiceSchema = t.Union([
+  t.Literal("auto"),
+  t.Literal("none"),
+  t.Literal("required"),
+  t.Object({ type: t.Literal("function"), function: t.Object({ name: t.String({ minLength: 1 }) }, { additionalProperties: true }) }, { additionalProperties: true }),
+]);
 
 export const ChatMessageSchema = t.Object(
   {
@@ -30,7 +72,7 @@ export const ChatMessageSchema = t.Object(
     role: t.Union([t.Literal("system"), t.Literal("user"), t.Literal("assistant"), t.Literal("tool"), t.Literal("developer")]),
     content: t.Optional(t.Union([t.String(), t.Array(Part), t.Null()])),
     name: t.Optional(t.String()),
-    tool_calls: t.Optional(t.Array(t.Any())),
+    tool_calls: t.Optional(t.Array(ToolCallSchema)),
     tool_call_id: t.Optional(t.String()),
   },
   { additionalProperties: true },
@@ -59,6 +101,9 @@ export const ChatBodySchema = t.Object(
     frequency_penalty: t.Optional(t.Number({ minimum: -2, maximum: 2 })),
     presence_penalty: t.Optional(t.Number({ minimum: -2, maximum: 2 })),
     stream: t.Optional(t.Boolean()),
+    stop: t.Optional(t.Union([t.String(), t.Array(t.String()), t.Null()])),
+    tools: t.Optional(t.Array(FunctionToolSchema)),
+    tool_choice: t.Optional(ToolChoiceSchema),
     trace_id: t.Optional(t.String({ maxLength: 128 })),
     reasoning_effort: t.Optional(t.Union(REASONING_EFFORTS.map((e) => t.Literal(e)))),
     thinking: t.Optional(t.Boolean()),

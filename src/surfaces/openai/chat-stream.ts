@@ -11,6 +11,8 @@
 import type { PiiPort } from "../../core/chat/ports";
 import type { ChatOutcome, ChatPlan, ChatService, OpenedStream } from "../../core/chat/service";
 import type { ChatResult, FinishReason, ToolCall, Usage } from "../../core/chat/types";
+import { UpstreamError } from "../../core/chat/provider";
+import { failureWords, logUpstreamFailure } from "../../core/chat/upstream-words";
 import { classifyOpenAIEvent, eventData, SseSplitter } from "../../lib/sse-split";
 import { annotationsJson, costJson } from "./chat-from-core";
 import { ChunkEncoder, DONE, errorEvent } from "./chunk-encoder";
@@ -97,17 +99,16 @@ async function relayRaw(service: ChatService, plan: ChatPlan, opened: Extract<Op
           done = true;
           break read;
         } else {
-          const payload = parseJson(eventData(ev));
-          failure = String(payload?.error?.message ?? "upstream error");
+          failure = upstreamFailure(plan, opened, new UpstreamError("transient", "in-stream error event", undefined, parseJson(eventData(ev))));
           break read;
         }
       }
     }
   } catch (e) {
-    failure = gone() ? "client disconnected" : e instanceof Error ? e.message : String(e);
+    failure = gone() ? "client disconnected" : upstreamFailure(plan, opened, e);
   }
   reader.cancel().catch(() => {});
-  if (!done && !failure) failure = "upstream stream ended without its terminal marker";
+  if (!done && !failure) failure = upstreamFailure(plan, opened, new UpstreamError("truncated", "upstream stream ended without its terminal marker"));
   const c = opened.candidate;
   const left = gone();
   const usage = usageChunk ? toUsage(usageChunk.usage) : null;
@@ -146,6 +147,12 @@ function parseJson(data: string | null): any {
   }
 }
 
+/** The client's words for a relayed stream's failure; the provider's own goes to the log. */
+function upstreamFailure(plan: ChatPlan, opened: OpenedStream, err: unknown): string {
+  logUpstreamFailure(err, { request_id: plan.caller.requestId, provider: opened.candidate.provider.id });
+  return failureWords(err);
+}
+
 async function encodeTyped(service: ChatService, plan: ChatPlan, opened: Extract<OpenedStream, { kind: "typed" }>, meta: StreamMeta, write: Write, gone: () => boolean, pii?: PiiPort): Promise<void> {
   const c = opened.candidate;
   const e = new ChunkEncoder(meta.id, meta.created, c.model.id, c.provider.id);
@@ -160,7 +167,7 @@ async function encodeTyped(service: ChatService, plan: ChatPlan, opened: Extract
       if (ev.arguments !== undefined) fn.arguments = ev.arguments;
       write(e.delta({ tool_calls: [{ index: ev.index, ...(ev.id && { id: ev.id, type: "function" }), function: fn }] }));
     },
-  });
+  }, { request_id: plan.caller.requestId, provider: c.provider.id });
   const received = { usage: d.usage, text: d.text, toolCalls: d.calls.filter(Boolean) };
   if (gone()) {
     opened.abort.abort();

@@ -129,7 +129,7 @@ export function responsesEventStream(service: ChatService, plan: ChatPlan, opene
     start(w, head);
     const mapping = plan.mapping;
     const restorer = mapping && pii ? () => pii.streamUnmasker(mapping) : null;
-    const d = await drainTyped(opened.events, restorer, gone, { text: (t) => out.text(t), toolCall: (ev, call) => out.toolCall(ev, call) });
+    const d = await drainTyped(opened.events, restorer, gone, { text: (t) => out.text(t), toolCall: (ev, call) => out.toolCall(ev, call) }, { request_id: plan.caller.requestId, provider: c.provider.id });
     const received = { usage: d.usage, text: d.text, toolCalls: d.calls.filter(Boolean) };
     if (gone()) {
       // The client hung up: the upstream was read on for its usage (ChatService.clientLeft).

@@ -1,0 +1,174 @@
+/**
+ * Admission of model calls on this instance (chat, Responses, video submissions): limits on
+ * the calls in flight per API key and per account, and one budget of calls in flight per
+ * process (the upstream connection budget) shared fairly between accounts.
+ *
+ * Without them, one account holding a few hundred slow streams took every upstream request
+ * slot of the process (Bun's fetch runs 256 at once and silently queues the rest) and every
+ * other tenant's calls waited behind its streams.
+ *
+ * Fairness: the budget's last quarter is kept for accounts below their share. Once no more
+ * than a quarter is free, an account already holding budget / (active accounts + 1) calls is
+ * refused, so a tenant arriving then still finds room. When the budget is full, a call of an
+ * account under its share (budget / active accounts) waits for the next free slot (the
+ * account with the fewest calls first, then the longest waiting) for at most queueTimeoutMs,
+ * then 503; an account at or over its share is refused at once. Refusals are 429
+ * `concurrency_limit_exceeded` with Retry-After, before anything is held or sent upstream.
+ *
+ * The counts are this instance's, also when REDIS_URL is set: the budget they protect is a
+ * process's own, and a count shared in Redis would outlive a crashed instance's calls. With
+ * N instances an account may have N × its limit in flight in all.
+ */
+import { GatewayError } from "../errors";
+
+export interface AdmissionLimits {
+  /** Calls in flight per process (0: no budget, Bun's own queue decides). */
+  budget: number;
+  /** Calls in flight per account (0 = off). */
+  perAccount: number;
+  /** Calls in flight per API key (0 = off). */
+  perKey: number;
+  /** How long a call under its account's share waits for a slot of a full budget (0: 503 at once). */
+  queueTimeoutMs: number;
+}
+
+export interface Caller {
+  userId: string;
+  keyId: string;
+}
+
+/** An admitted call's place. release() is idempotent. */
+export interface CallSlot {
+  release(): void;
+}
+
+interface Waiter {
+  who: Caller;
+  grant(): void;
+}
+
+// A refused caller may retry as soon as one of its calls ends; the spec asks clients for at least 1 s.
+const RETRY_AFTER_S = 1;
+
+const refused = (message: string) => new GatewayError("concurrency_limit_exceeded", message, { retryAfter: RETRY_AFTER_S });
+const FAIR_SHARE = "서버가 혼잡하여 계정마다 공정한 몫의 동시 요청만 처리합니다. 진행 중인 요청이 끝난 뒤 다시 시도하세요.";
+
+export class CallAdmission {
+  private inFlight = 0;
+  /** Calls admitted or waiting, per account and per key. */
+  private accounts = new Map<string, number>();
+  private keys = new Map<string, number>();
+  /** Arrival order. */
+  private queue: Waiter[] = [];
+
+  constructor(private l: AdmissionLimits) {}
+
+  /** Calls in flight on this instance. */
+  get running(): number {
+    return this.inFlight;
+  }
+
+  /** Calls waiting for a slot of the full budget. */
+  get waiting(): number {
+    return this.queue.length;
+  }
+
+  /** A slot for one call of `who`, or a GatewayError (429, or 503 after waiting); a caller's abort ends the wait. */
+  async admit(who: Caller, signal?: AbortSignal): Promise<CallSlot> {
+    signal?.throwIfAborted();
+    const { budget, perAccount, perKey } = this.l;
+    const nk = this.keys.get(who.keyId) ?? 0;
+    const na = this.accounts.get(who.userId) ?? 0;
+    if (perKey > 0 && nk >= perKey) throw refused(`이 API 키로 동시에 처리 중인 요청이 한도(${perKey}개)에 도달했습니다. 진행 중인 요청이 끝난 뒤 다시 시도하세요.`);
+    if (perAccount > 0 && na >= perAccount) throw refused(`계정에서 동시에 처리 중인 요청이 한도(${perAccount}개)에 도달했습니다. 진행 중인 요청이 끝난 뒤 다시 시도하세요.`);
+    let wait = false;
+    if (budget > 0) {
+      const active = this.accounts.size + (na ? 0 : 1);
+      const free = budget - this.inFlight;
+      if (free <= 0 || this.queue.length) {
+        if (na >= Math.max(1, Math.floor(budget / active))) throw refused(FAIR_SHARE);
+        if (this.l.queueTimeoutMs <= 0) throw busy();
+        wait = true;
+      } else if (free <= Math.ceil(budget / 4) && na >= Math.max(1, Math.floor(budget / (active + 1)))) throw refused(FAIR_SHARE);
+    }
+    add(this.accounts, who.userId, 1);
+    add(this.keys, who.keyId, 1);
+    if (wait) {
+      try {
+        await this.enqueue(who, signal);
+      } catch (e) {
+        this.forget(who);
+        throw e;
+      }
+    } else this.inFlight++;
+    let done = false;
+    return {
+      release: () => {
+        if (done) return;
+        done = true;
+        this.inFlight--;
+        this.forget(who);
+        this.next();
+      },
+    };
+  }
+
+  private enqueue(who: Caller, signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const leave = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        const i = this.queue.indexOf(w);
+        if (i >= 0) this.queue.splice(i, 1);
+      };
+      const onAbort = () => {
+        leave();
+        reject(signal!.reason);
+      };
+      const timer = setTimeout(() => {
+        leave();
+        reject(busy());
+      }, this.l.queueTimeoutMs);
+      const w: Waiter = {
+        who,
+        grant: () => {
+          leave();
+          this.inFlight++;
+          resolve();
+        },
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.queue.push(w);
+    });
+  }
+
+  /** A freed slot goes to the waiting account with the fewest calls (the longest waiting among equals). */
+  private next(): void {
+    if (!this.queue.length || this.inFlight >= this.l.budget) return;
+    let best = this.queue[0]!;
+    let fewest = this.accounts.get(best.who.userId) ?? 0;
+    for (const w of this.queue) {
+      const n = this.accounts.get(w.who.userId) ?? 0;
+      if (n < fewest) {
+        best = w;
+        fewest = n;
+      }
+    }
+    best.grant();
+  }
+
+  private forget(who: Caller): void {
+    add(this.accounts, who.userId, -1);
+    add(this.keys, who.keyId, -1);
+  }
+}
+
+function busy(): GatewayError {
+  return new GatewayError("service_unavailable", "처리 가능한 업스트림 연결이 모두 사용 중입니다. 잠시 후 다시 시도하세요.", { retryAfter: RETRY_AFTER_S });
+}
+
+function add(m: Map<string, number>, k: string, d: number): void {
+  const n = (m.get(k) ?? 0) + d;
+  if (n > 0) m.set(k, n);
+  else m.delete(k);
+}

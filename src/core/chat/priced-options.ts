@@ -1,0 +1,53 @@
+/**
+ * Request options that change what a provider charges: OpenAI's `service_tier` and Anthropic's
+ * one-hour cache TTL. Each candidate is priced for the options it will be sent (its offering's
+ * pricing replaced), so its hold and its charge are what the provider bills; an option the
+ * catalog has no price for is refused with 400 before any hold, never forwarded.
+ */
+import { GatewayError } from "../errors";
+import { PRICED_SERVICE_TIERS, type PricedServiceTier } from "../catalog/schema";
+import type { CatalogOffering, CatalogProvider, TokenPricing } from "../catalog/types";
+import type { ChatRequest } from "./types";
+
+export interface PricedOptions {
+  /** The `service_tier` a provider that takes one is sent; `auto` is sent as `default` (see the OpenAI adapter). */
+  serviceTier: string | undefined;
+  /** The TTLs the request's `cache_control` breakpoints ask for (none: the five-minute default). */
+  cacheTtls: ReadonlySet<string>;
+}
+
+export function pricedOptionsOf(req: Pick<ChatRequest, "service_tier" | "messages">): PricedOptions {
+  const cacheTtls = new Set<string>();
+  for (const m of req.messages) {
+    if (!Array.isArray(m.content)) continue;
+    for (const part of m.content) if (part.cache_control?.ttl !== undefined) cacheTtls.add(String(part.cache_control.ttl));
+  }
+  return { serviceTier: req.service_tier === "auto" ? "default" : req.service_tier, cacheTtls };
+}
+
+const isPricedTier = (t: string): t is PricedServiceTier => (PRICED_SERVICE_TIERS as readonly string[]).includes(t);
+
+/** The offering as this request is billed on it; 400 `unsupported_parameter` for an option without a price. */
+export function priceOffering(o: CatalogOffering, provider: CatalogProvider, opts: PricedOptions): CatalogOffering {
+  let pricing: TokenPricing = o.pricing!;
+  const tier = opts.serviceTier;
+  if (provider.serviceTier && tier !== undefined && tier !== "default") {
+    const tierPricing = isPricedTier(tier) ? o.serviceTiers?.[tier] : undefined;
+    if (!tierPricing) {
+      const offered = ["auto", "default", ...Object.keys(o.serviceTiers ?? {})].join(", ");
+      throw new GatewayError("unsupported_parameter", `'${o.modelId}'(${provider.id})에는 service_tier '${tier}'를 쓸 수 없습니다. 가능한 값: ${offered}.`);
+    }
+    pricing = tierPricing;
+  }
+  if (provider.caching !== "explicit") return pricing === o.pricing ? o : { ...o, pricing };
+  for (const ttl of opts.cacheTtls) {
+    if (ttl === "5m" || (ttl === "1h" && pricing.cacheWrite1h != null)) continue;
+    throw new GatewayError("unsupported_parameter", `'${o.modelId}'(${provider.id})에는 cache_control.ttl '${ttl}'을(를) 쓸 수 없습니다. 가능한 값: 5m${pricing.cacheWrite1h != null ? ", 1h" : ""}.`);
+  }
+  // The one-hour write price sizes the hold only when the request asks for that TTL.
+  if (!opts.cacheTtls.has("1h") && pricing.cacheWrite1h != null) {
+    const { cacheWrite1h: _unused, ...rest } = pricing;
+    pricing = rest;
+  }
+  return pricing === o.pricing ? o : { ...o, pricing };
+}

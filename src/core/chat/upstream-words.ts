@@ -1,0 +1,64 @@
+/**
+ * What a provider's failure means, in our words. A vendor's error body can name its account,
+ * organization, project, key prefix or internal ids (OpenAI's rate-limit messages name the
+ * organization): it goes to the operator's log, never to a client. Clients get the provider's
+ * HTTP status, a reason code and a Korean sentence for that reason.
+ */
+import { log } from "../../lib/log";
+import { UpstreamError, type UpstreamReason } from "./provider";
+
+const WORDS: Record<UpstreamReason, string> = {
+  invalid_request: "제공자가 요청의 형식이나 파라미터를 받아들이지 않았습니다.",
+  context_length: "입력과 출력 토큰 수가 모델의 컨텍스트 길이를 넘었습니다.",
+  content_policy: "제공자의 콘텐츠 정책에 따라 요청이 거부되었습니다.",
+  auth: "게이트웨이가 제공자 인증에 실패했습니다.",
+  quota: "제공자 측 사용 한도가 소진되었습니다.",
+  not_found: "제공자가 요청한 모델이나 리소스를 찾지 못했습니다.",
+  too_large: "요청이 제공자의 크기 제한을 넘었습니다.",
+  rate_limited: "제공자가 요청 한도에 도달했습니다.",
+  overloaded: "제공자가 과부하 상태입니다.",
+  server_error: "제공자에서 일시적인 오류가 발생했습니다.",
+  timeout: "제공자가 제한 시간 안에 응답하지 않았습니다.",
+  truncated: "제공자의 응답 스트림이 중간에 끊겼습니다.",
+  connection: "제공자에 연결하지 못했습니다.",
+};
+
+/** The reason the vendor's error gave, else the one its kind and status imply. */
+export function upstreamReason(e: UpstreamError): UpstreamReason {
+  if (e.reason) return e.reason;
+  switch (e.kind) {
+    case "timeout":
+    case "truncated":
+    case "rate_limited":
+      return e.kind;
+    case "transient":
+      if (e.status === undefined) return "connection";
+      return e.status === 503 || e.status === 529 ? "overloaded" : "server_error";
+    case "rejected":
+      if (e.status === 401 || e.status === 403) return "auth";
+      if (e.status === 404) return "not_found";
+      if (e.status === 413) return "too_large";
+      if (e.status === 402 || e.status === 429) return "quota";
+      return "invalid_request";
+  }
+}
+
+/** The `upstream` object of a 502 `upstream_request_rejected`: the status, the reason, our words. */
+export function upstreamSummary(e: UpstreamError): { status: number; reason: UpstreamReason; detail: string } {
+  const reason = upstreamReason(e);
+  return { status: e.status ?? 400, reason, detail: WORDS[reason] };
+}
+
+/** The client's words for any failure of an upstream call (a stream's last event, a job's error). */
+export function failureWords(err: unknown): string {
+  return err instanceof UpstreamError ? WORDS[upstreamReason(err)] : "제공자의 응답을 처리하지 못했습니다.";
+}
+
+/** What the provider actually said, for the operator (with the ids that find the request). */
+export function logUpstreamFailure(err: unknown, fields: Record<string, unknown>): void {
+  if (err instanceof UpstreamError) {
+    log.warn("upstream call failed", { ...fields, kind: err.kind, status: err.status, reason: upstreamReason(err), message: err.message, detail: err.detail });
+  } else {
+    log.warn("upstream call failed", { ...fields, error: err });
+  }
+}

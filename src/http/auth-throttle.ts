@@ -1,0 +1,73 @@
+/**
+ * Throttles on authentication, so credentials cannot be guessed or accounts mass-created at
+ * wire speed: sign-ups and login attempts per client address, failed logins per email, and
+ * invalid API / management keys per address. Counts live in the request limiter: Redis when
+ * REDIS_URL is set (every instance shares them), in-process otherwise. Sliding windows; an
+ * over-limit attempt is refused with 429 `rate_limited` and Retry-After before any password
+ * hash or database lookup runs. A limiter failure is 503 `limiter_unavailable`, never a free pass.
+ */
+import { GatewayError } from "../core/errors";
+import type { RateDecision, RateLimiter } from "../lib/rate-limit/types";
+import { sha256Hex } from "../lib/secrets";
+
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+
+export interface ThrottleLimits {
+  /** Sign-ups per client address per hour (0 = off). */
+  signupsPerIp: number;
+  /** Login attempts per client address per minute (0 = off). */
+  loginsPerIp: number;
+  /** Failed logins per email per hour (0 = off). */
+  loginFailuresPerEmail: number;
+  /** Invalid keys per client address per minute (0 = off). */
+  invalidKeysPerIp: number;
+}
+
+export class AuthThrottle {
+  constructor(
+    private limiter: RateLimiter,
+    private l: ThrottleLimits,
+  ) {}
+
+  /** Counts a sign-up from `ip`; 429 past the limit. */
+  async signup(ip: string): Promise<void> {
+    await this.check("hit", `auth:signup:${ip}`, this.l.signupsPerIp, HOUR, "가입 요청이 너무 많습니다. 잠시 후 다시 시도하세요.");
+  }
+
+  /** Counts a login attempt from `ip` and refuses an email with too many recent failures. */
+  async login(ip: string, email: string): Promise<void> {
+    await this.check("hit", `auth:login:${ip}`, this.l.loginsPerIp, MINUTE, "로그인 시도가 너무 많습니다. 잠시 후 다시 시도하세요.");
+    await this.check("peek", emailKey(email), this.l.loginFailuresPerEmail, HOUR, "이 계정의 로그인 실패가 너무 많습니다. 잠시 후 다시 시도하세요.");
+  }
+
+  /** Counts a failed login for `email`. */
+  async loginFailed(email: string): Promise<void> {
+    await this.check("hit", emailKey(email), this.l.loginFailuresPerEmail, HOUR, null);
+  }
+
+  /** Before a key lookup the database would answer: 429 when `ip` sent too many invalid keys. */
+  async keyLookup(ip: string): Promise<void> {
+    await this.check("peek", `auth:badkey:${ip}`, this.l.invalidKeysPerIp, MINUTE, "올바르지 않은 키로 보낸 요청이 너무 많습니다. 잠시 후 다시 시도하세요.");
+  }
+
+  /** Counts an invalid key from `ip`. */
+  async keyFailed(ip: string): Promise<void> {
+    await this.check("hit", `auth:badkey:${ip}`, this.l.invalidKeysPerIp, MINUTE, null);
+  }
+
+  /** `refusal` null: only count (the attempt already failed on its own). */
+  private async check(op: "hit" | "peek", key: string, limit: number, windowMs: number, refusal: string | null): Promise<void> {
+    if (limit <= 0) return;
+    let d: RateDecision;
+    try {
+      d = await this.limiter[op](key, limit, windowMs);
+    } catch {
+      throw new GatewayError("limiter_unavailable");
+    }
+    if (!d.allowed && refusal) throw new GatewayError("rate_limited", refusal, { retryAfter: d.resetSeconds });
+  }
+}
+
+// Hashed: the shared limiter (Redis) never holds an email address.
+const emailKey = (email: string) => `auth:loginfail:${sha256Hex(email)}`;

@@ -1,0 +1,91 @@
+/**
+ * Who may call a route, declared once on the route as OpenAPI's own `detail.security` and
+ * used twice: the OpenAPI document shows it, and the body gate checks it from the headers
+ * before a byte of the body is read. A caller without the route's credential gets its
+ * 401/403/404 at once, and an unauthenticated body is never read, parsed or buffered.
+ */
+import type { Server } from "bun";
+import type { Authenticator } from "./auth";
+
+/** The credential kinds, as OpenAPI security schemes (all `Authorization: Bearer …`). */
+export const SECURITY_SCHEMES = {
+  apiKey: { type: "http", scheme: "bearer", description: "API key (`sk-gw-…`): model calls, video jobs, usage report" },
+  dashboardJwt: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "Dashboard access token from `POST /v1/auth/login`" },
+  managementKey: { type: "http", scheme: "bearer", description: "Management key (`mk-gw-…`): provisioning" },
+  adminToken: { type: "http", scheme: "bearer", description: "The operator's `ADMIN_TOKEN`" },
+} as const;
+
+type Scheme = keyof typeof SECURITY_SCHEMES;
+/** OpenAPI's security requirement: any one of the alternatives; `[]` is a public route. */
+type Requirement = Record<string, string[]>[];
+const anyOf = (...schemes: Scheme[]): Requirement => schemes.map((s) => ({ [s]: [] }));
+
+/** `detail: { security: AUTH.apiKey }` on a route. */
+export const AUTH = {
+  apiKey: anyOf("apiKey"),
+  dashboard: anyOf("dashboardJwt"),
+  managementKey: anyOf("managementKey"),
+  admin: anyOf("adminToken"),
+  apiKeyOrDashboard: anyOf("apiKey", "dashboardJwt"),
+  none: anyOf(),
+};
+
+export interface RouteInfo {
+  method: string;
+  path: string;
+  hooks?: { detail?: { security?: unknown } };
+}
+
+const takesBody = (method: string) => method !== "GET" && method !== "HEAD" && method !== "OPTIONS";
+
+/**
+ * Every route that may receive a body must say who may send one: refused at start-up
+ * otherwise, so a new route cannot silently read bodies from anyone.
+ */
+export function assertSecurityDeclared(routes: RouteInfo[]): void {
+  const missing = routes.filter((r) => takesBody(r.method) && !Array.isArray(r.hooks?.detail?.security)).map((r) => `${r.method} ${r.path}`);
+  if (missing.length) throw new Error(`routes taking a body must declare detail.security (see src/http/security.ts): ${missing.join(", ")}`);
+}
+
+export class BodyGate {
+  private byRoute: Map<string, Requirement> | null = null;
+
+  constructor(
+    private auth: Authenticator,
+    private routes: () => RouteInfo[],
+  ) {}
+
+  /** Throws the caller's 401/403 (404 for disabled admin endpoints) unless it may send this route a body. */
+  async check(request: Request, server: Server<unknown> | null, route: string): Promise<void> {
+    this.byRoute ??= new Map(this.routes().map((r) => [`${r.method} ${r.path}`, (r.hooks?.detail?.security ?? []) as Requirement]));
+    const need = this.byRoute.get(`${request.method} ${route}`);
+    if (!need?.length) return;
+    let refusal: unknown;
+    for (const alternative of need) {
+      try {
+        for (const scheme of Object.keys(alternative) as Scheme[]) await this.verify(scheme, request, server);
+        return;
+      } catch (e) {
+        refusal ??= e;
+      }
+    }
+    throw refusal;
+  }
+
+  private async verify(scheme: Scheme, request: Request, server: Server<unknown> | null): Promise<void> {
+    switch (scheme) {
+      case "apiKey":
+        await this.auth.keyPrincipal(request, server);
+        return;
+      case "dashboardJwt":
+        await this.auth.jwtUser(request);
+        return;
+      case "managementKey":
+        await this.auth.mgmtKey(request, server);
+        return;
+      case "adminToken":
+        this.auth.admin(request);
+        return;
+    }
+  }
+}

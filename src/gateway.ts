@@ -35,6 +35,7 @@ import { ChatService } from "./core/chat/service";
 import type { Protocol } from "./core/chat/provider";
 import { SqlLedger } from "./db/repos/ledger";
 import { Settlements } from "./core/billing/settlements";
+import { HoldKeeper } from "./core/billing/hold-keeper";
 import { chatProviderFor, embeddingProviderFor } from "./providers";
 import { chatCachePort, ResponseCache } from "./core/cache";
 import { piiMasking } from "./core/chat/pii-mask";
@@ -73,6 +74,8 @@ export interface Gateway {
   catalog: CatalogStore;
   chat: ChatService;
   ledger: SqlLedger;
+  /** Renews the holds of running calls (the sweeper renews through it before it sweeps). */
+  keeper: HoldKeeper;
   /** Settles running behind answers already sent. */
   settlements: Settlements;
   upstreams: UpstreamDirectory;
@@ -147,7 +150,12 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
 
   const limiter: RateLimiter = cfg.REDIS_URL ? new RedisRateLimiter(cfg.REDIS_URL) : new MemoryRateLimiter();
   const metrics = new GatewayMetrics();
-  const ledger = new SqlLedger(db, (delta) => (metrics.openHolds += delta), cfg.LEDGER_COMMIT, cfg.LEDGER_LEASES === "on");
+  const ledger = new SqlLedger(db, (delta) => (metrics.openHolds += delta), cfg.LEDGER_COMMIT, cfg.LEDGER_LEASES === "on", (id, askedMicro) => {
+    metrics.chargesCapped.inc();
+    log.warn("charge above its hold capped at the hold", { request_id: id, asked_micro: askedMicro.toString() });
+  });
+  // Running calls keep their holds from expiring (a stream may outlive HOLD_TTL_SECONDS).
+  const keeper = new HoldKeeper(ledger, cfg.HOLD_TTL_SECONDS, (e) => log.warn("hold renewal failed", { error: e }));
   // Limits that changed (a key's budget, an account's membership) apply at once: leased room goes back.
   bus.on((ev) => {
     if (ev.t === "key") void ledger.leases?.retireAll({ keyId: ev.id });
@@ -240,6 +248,8 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     upstreamFor: (provider, principal) => upstreams.endpoint(provider, principal),
     fxMilli: fxToMilli(cfg.FX_USD_KRW),
     holdTtlSeconds: cfg.HOLD_TTL_SECONDS,
+    keeper,
+    streamDrainMs: cfg.STREAM_DRAIN_MS,
     retryBaseMs: cfg.RETRY_BASE_MS,
     firstByteTimeoutMs: cfg.UPSTREAM_FIRST_BYTE_TIMEOUT_MS,
     idleTimeoutMs: cfg.UPSTREAM_IDLE_TIMEOUT_MS,
@@ -264,7 +274,12 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   });
 
   const sweeper = setInterval(() => {
-    ledger.sweepExpired().catch((e) => log.warn("hold sweep failed", { error: e }));
+    // This instance's running calls are renewed first, so its own sweep never takes them.
+    keeper
+      .renewNow()
+      .catch((e) => log.warn("hold renewal failed", { error: e }))
+      .then(() => ledger.sweepExpired())
+      .catch((e) => log.warn("hold sweep failed", { error: e }));
     responseCache.purgeExpired().catch((e) => log.warn("cache purge failed", { error: e }));
   }, 30_000);
   sweeper.unref?.();
@@ -320,6 +335,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     catalog,
     chat,
     ledger,
+    keeper,
     upstreams,
     sim,
     video,
@@ -330,6 +346,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
       await ledger.leases?.stop();
       await video.stop();
       clearInterval(sweeper);
+      keeper.stop();
       await statsJob?.stop();
       await sim?.stop();
       settings.stop();

@@ -1,8 +1,9 @@
 /**
  * The SSE body every streaming surface (chat, Responses) hands to the client: a pump writes
  * frames; this wrapper adds keepalive comments while the upstream is quiet (so proxies and
- * Bun's idle timer do not cut a thinking model) and turns a client disconnect into `gone()`
- * plus an abort of the upstream, so the pump can still settle what was received.
+ * Bun's idle timer do not cut a thinking model) and turns a client disconnect (the body
+ * cancelled, or a write that fails) into `gone()` plus one `onLeave` call, so the pump can
+ * still bill what it received (a chat stream is read on for its usage, ChatService.clientLeft).
  */
 const enc = new TextEncoder();
 
@@ -14,11 +15,17 @@ export const DONE = enc.encode("data: [DONE]\n\n");
 
 export type Write = (bytes: Uint8Array) => void;
 
-export function sseStream(keepaliveMs: number, pump: (write: Write, gone: () => boolean) => Promise<void>, onCancel: () => void): ReadableStream<Uint8Array> {
+export function sseStream(keepaliveMs: number, pump: (write: Write, gone: () => boolean) => Promise<void>, onLeave: () => void): ReadableStream<Uint8Array> {
   let closed = false;
   let clientGone = false;
   let lastWrite = Date.now();
   let timer: ReturnType<typeof setInterval> | undefined;
+  const leave = () => {
+    if (clientGone) return;
+    clientGone = true;
+    clearInterval(timer);
+    onLeave();
+  };
   return new ReadableStream<Uint8Array>({
     start(controller) {
       const write: Write = (b) => {
@@ -27,7 +34,7 @@ export function sseStream(keepaliveMs: number, pump: (write: Write, gone: () => 
           controller.enqueue(b);
           lastWrite = Date.now();
         } catch {
-          clientGone = true;
+          leave();
         }
       };
       timer = setInterval(() => {
@@ -46,9 +53,7 @@ export function sseStream(keepaliveMs: number, pump: (write: Write, gone: () => 
         });
     },
     cancel() {
-      clientGone = true;
-      clearInterval(timer);
-      onCancel();
+      leave();
     },
   });
 }

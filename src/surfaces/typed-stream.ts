@@ -2,9 +2,11 @@
  * Reading a typed upstream stream (the core's StreamEvents) on behalf of a client dialect.
  * The chat and Responses encoders differ only in the frames they write, so the rules live
  * here once: PII placeholders are restored as text and tool-call arguments arrive (a split
- * placeholder is held back until it completes), tool calls are accumulated by index, a client that went away stops
- * the read, and any upstream error or truncation ends it with `failure` set. What the caller
- * then does with `failure` is the stream-failure rule of decisions.md #6.
+ * placeholder is held back until it completes), tool calls are accumulated by index, and any
+ * upstream error or truncation ends it with `failure` set. A client that went away gets nothing
+ * more, but the read goes on (the chat service cuts it after a while): the usage comes last, and
+ * the call is billed on it. What the caller then does with `failure` is the stream-failure rule
+ * of decisions.md #6.
  */
 import type { PiiPort } from "../core/chat/ports";
 import type { ChatResult, FinishReason, StreamEvent, ToolCall, Usage } from "../core/chat/types";
@@ -21,13 +23,13 @@ export interface TypedSink {
 }
 
 export interface Drained {
-  /** Every text delivered (or, after a failure, received) so far. */
+  /** Every text received (delivered, unless the client left or the stream failed). */
   text: string;
   /** Tool calls by upstream index (sparse when the upstream skips indices). */
   calls: ToolCall[];
   finish: FinishReason;
   usage: Usage | null;
-  /** Why the stream did not end cleanly, in the client's words; null when it did. */
+  /** Why the stream did not end cleanly, in the client's words; null when it did (also after the client left). */
   failure: string | null;
 }
 
@@ -50,11 +52,10 @@ export async function drainTyped(
   const argRestorers = new Map<number, StreamUnmasker>();
   try {
     for await (const raw of events) {
-      if (gone()) break;
       if (raw.type === "text") {
         const out = content ? content.push(raw.text) : raw.text;
         d.text += out;
-        if (out) sink.text(out);
+        if (out && !gone()) sink.text(out);
       } else if (raw.type === "tool_call") {
         let ev = raw;
         if (restorer && raw.arguments) {
@@ -69,11 +70,10 @@ export async function drainTyped(
         if (ev.id) call.id = ev.id;
         if (ev.name) call.function.name += ev.name;
         if (ev.arguments) call.function.arguments += ev.arguments;
-        sink.toolCall(ev, call);
+        if (!gone()) sink.toolCall(ev, call);
       } else if (raw.type === "finish") d.finish = raw.reason;
       else if (raw.type === "usage") d.usage = raw.usage;
     }
-    if (gone()) d.failure = "client disconnected";
   } catch (err) {
     if (gone()) d.failure = "client disconnected";
     else {
@@ -85,14 +85,14 @@ export async function drainTyped(
   if (content) {
     const rest = content.flush();
     d.text += rest;
-    if (rest && !d.failure) sink.text(rest);
+    if (rest && !d.failure && !gone()) sink.text(rest);
   }
   for (const [index, r] of argRestorers) {
     const rest = r.flush();
     const call = d.calls[index];
     if (!rest || !call) continue;
     call.function.arguments += rest;
-    if (!d.failure) sink.toolCall({ type: "tool_call", index, arguments: rest }, call);
+    if (!d.failure && !gone()) sink.toolCall({ type: "tool_call", index, arguments: rest }, call);
   }
   return d;
 }

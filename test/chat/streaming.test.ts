@@ -266,11 +266,10 @@ describe("mid-stream failure", () => {
 
 describe("client disconnect", () => {
   for (const [model, provider] of MODELS) {
-    test(`${model}: aborting mid-stream aborts the upstream call and bills what was received`, async () => {
+    test(`${model}: aborting mid-stream ends the client's stream; the upstream is read on to its usage, which is charged`, async () => {
       const { key, user: u } = await tenant(gp, 100);
       proxy.clear();
       const ac = new AbortController();
-      const t0 = performance.now();
       const res = await chatFetch(gp, key.key, { model, stream: true, messages: user("slow stream [sim:tokens=300] [sim:chunk_ms=400]") }, { signal: ac.signal });
       expect(res.status).toBe(200);
       const rid = res.headers.get("x-request-id")!;
@@ -281,18 +280,19 @@ describe("client disconnect", () => {
       ac.abort();
       await reader.cancel().catch(() => {});
       const call = proxy.bodies.find((b) => b.path.startsWith(`/${provider}/`))!;
-      // The upstream request is cut, long before its ~8 frames × 400 ms would have finished.
-      expect(await eventually(() => call.aborted, 3000)).toBe(true);
+      // The rest (~8 frames × 400 ms) comes within STREAM_DRAIN_MS (5 s): the gateway reads it to the end.
+      await call.ended;
+      expect(call.response).toContain(provider === "google" ? '"finishReason"' : provider === "anthropic" ? "message_stop" : "[DONE]");
       expect(await eventually(async () => (await money(gp, u.id)).held === 0n, 3000)).toBe(true);
-      expect(performance.now() - t0).toBeLessThan(3000);
       const charged = await chargeOf(gp, rid);
       expect(charged).not.toBeNull();
-      expect(charged!).toBeGreaterThan(0n);
       expect((await money(gp, u.id)).balance).toBe(100_000_000n - charged!);
       const ev = await usageOf(gp, rid);
       expect(ev.provider).toBe(provider);
-      expect(Number(ev.completion_tokens)).toBeGreaterThan(0);
-      expect(Number(ev.completion_tokens)).toBeLessThan(300);
+      expect(Number(ev.status)).toBe(499);
+      // The upstream's own count of the whole answer, not an estimate of what the client saw.
+      expect(Number(ev.completion_tokens)).toBe(300);
+      expect(BigInt(ev.cost_micro)).toBe(charged!);
     });
   }
 });

@@ -192,7 +192,7 @@ describe("stream failure", () => {
     expect([me.body.balance_krw, me.body.held_krw]).toEqual([1000, 0]);
   });
 
-  test("a client that goes away mid-stream: the received part is billed, the hold closed", async () => {
+  test("a client that goes away mid-stream: the upstream is read on to its usage, which is billed; the hold closed", async () => {
     const { key } = await tenant(g);
     const res = await postResponses(g, key.key, { model: "gpt-4o-mini", input: "slow [sim:tokens=400] [sim:chunk_ms=150]", stream: true });
     const reader = res.body!.getReader();
@@ -202,10 +202,12 @@ describe("stream failure", () => {
     const id = /"id":"(resp_[0-9a-f]{32})"/.exec(seen)![1]!;
     await reader.cancel();
     const u = await usageOf(g, id);
-    expect(u.status).toBe(502);
+    // The rest (~1 s) came within STREAM_DRAIN_MS: the upstream's own count of the whole answer.
+    expect(u.status).toBe(499);
     expect(u.hold_status).toBe("settled");
     expect(u.cost_micro).toBeGreaterThan(0n);
-    expect(u.completion_tokens).toBeLessThan(400);
+    expect(u.charged_micro).toBe(u.cost_micro);
+    expect(u.completion_tokens).toBe(400);
   });
 });
 

@@ -88,11 +88,17 @@ describe("drainTyped", () => {
     expect(d.text).toBe("[EMAIL_1] stays more");
   });
 
-  test("a client that went away stops the read", async () => {
+  test("a client that went away gets nothing more, but the read goes on to the usage (the bill's basis)", async () => {
     const r = recorder();
     let gone = false;
-    const d = await drainTyped(upstream([{ type: "text", text: "one" }, { type: "text", text: "two" }]), null, () => gone, { ...r.sink, text: (t) => ((gone = true), r.sink.text(t)) }, {});
-    expect(d.failure).toBe("client disconnected");
-    expect(d.text).toBe("one");
+    const usage = { promptTokens: 3, completionTokens: 2, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
+    const d = await drainTyped(upstream([{ type: "text", text: "one" }, { type: "text", text: "two" }, { type: "finish", reason: "stop" }, { type: "usage", usage }]), null, () => gone, {
+      ...r.sink,
+      text: (t) => ((gone = true), r.sink.text(t)),
+    }, {});
+    expect(r.seen).toEqual(["text:one"]);
+    expect(d.failure).toBeNull();
+    expect(d.text).toBe("onetwo");
+    expect(d.usage).toEqual(usage);
   });
 });

@@ -61,7 +61,10 @@ export interface Ledger {
    * A yes counts `h` as in flight at once; the caller must then send `hold(h)`.
    */
   speculate?(h: HoldRequest): boolean;
-  /** Charges `costMicro` and closes the hold; false when it was already closed (never twice). */
+  /**
+   * Charges `costMicro`, at most the hold's amount (the ledger caps it: no balance goes below
+   * zero), and closes the hold; false when it was already closed (never twice).
+   */
   settle(id: string, costMicro: bigint, tokens: number, event: UsageEvent | null): Promise<boolean>;
   /** Gives the hold back in full; false when it was already closed. */
   release(id: string, event: UsageEvent | null): Promise<boolean>;
@@ -69,6 +72,11 @@ export interface Ledger {
   record(id: string, userId: string, keyId: string | null, event: UsageEvent): Promise<void>;
   /** Releases open holds past their expiry (requests that died); returns how many. */
   sweepExpired(limit?: number): Promise<number>;
+  /**
+   * Moves the expiry of these calls' holds (or of the leases they are held against) to
+   * `ttlSeconds` from now, never earlier: calls still running keep their holds (hold-keeper.ts).
+   */
+  renew?(ids: readonly string[], ttlSeconds: number): Promise<void>;
 }
 
 /** What a video job needs of the ledger: its hold is closed by the job store's own statements. */

@@ -7,6 +7,8 @@
 import { GatewayError } from "../errors";
 import { holdOrThrow, ROOM_REFUSALS, type HoldRequest, type Ledger } from "../billing/ledger";
 import type { Settlements } from "../billing/settlements";
+import { holdAmountMicro } from "../billing/pricing";
+import type { Candidate } from "./candidates";
 
 /** A hold that travelled alongside the upstream call and was refused: `error` goes to the client as is. */
 export class HoldRefused {
@@ -69,4 +71,17 @@ export function following(spec: AbortController | null, base: AbortSignal | unde
   if (base.aborted) spec.abort(base.reason);
   else base.addEventListener("abort", () => spec.abort(base.reason), { once: true });
   return spec.signal;
+}
+
+/**
+ * The hold of a call that may run on any of `candidates`: the dearest of them, each for its own
+ * input estimate (image parts count differently per provider, estimate.ts).
+ */
+export function worstHoldMicro(candidates: readonly Candidate[], inputFor: (c: Candidate) => number, maxTokens: number, fxMilli: bigint): bigint {
+  let max = 0n;
+  for (const c of candidates) {
+    const h = holdAmountMicro([c.offering.pricing!], inputFor(c), maxTokens, fxMilli);
+    if (h > max) max = h;
+  }
+  return max;
 }

@@ -2,7 +2,8 @@
 import type { KeyPrincipal } from "../auth/principal";
 import type { PolicyExecution } from "../routing/execution";
 import type { Candidate, ProviderPrefs } from "./candidates";
-import type { ChatRequest, ChatResult, StreamEvent } from "./types";
+import type { ChatRequest, ChatResult, StreamEvent, ToolCall, Usage } from "./types";
+import type { PromptSize } from "./estimate";
 import type { SearchResult, UrlCitation, WebPluginOptions } from "./web-search";
 
 export interface ChatCaller {
@@ -39,8 +40,11 @@ export interface ChatPlan {
   /** The request as it leaves for the provider (PII masked). */
   upstream: Omit<ChatRequest, "model">;
   mapping: Map<string, string> | null;
+  /** The whole hold (model and web search): no charge of the call exceeds it. */
   holdMicro: bigint;
   holdTokens: number;
+  /** What the request sends, as the hold counted it (the estimate of a stream the client left). */
+  prompt: PromptSize;
   byok: boolean;
   cacheMode: "off" | "exact" | "semantic";
   startedAt: number;
@@ -48,6 +52,10 @@ export interface ChatPlan {
   policy: PolicyExecution | null;
   /** When the answering stream opened, for latency measurement. */
   opened?: { at: number; ttftMs: number };
+  /** The client left an open stream: the upstream is cut when this fires (ChatService.clientLeft). */
+  drain?: ReturnType<typeof setTimeout>;
+  /** Set once the stream's end is being billed. */
+  ended?: boolean;
   /** The web plugin's sources and their price (charged with the call). */
   search: { results: SearchResult[]; priceMicro: bigint } | null;
   /**
@@ -76,6 +84,22 @@ export interface ChatOutcome {
 }
 
 export type Prepared = { kind: "cached"; outcome: ChatOutcome } | { kind: "plan"; plan: ChatPlan };
+
+/**
+ * How a stream that reached the client ended, for its bill: `complete` (the upstream finished
+ * and the client read it), `failed` (the upstream broke off: only what was received is billed)
+ * or `client_left` (the client hung up: the usage if it was still read, else the input as the
+ * hold estimated it plus the output received).
+ */
+export interface StreamEnd {
+  ending: "complete" | "failed" | "client_left";
+  usage: Usage | null;
+  /** Everything the upstream sent (delivered, or read after the client left). */
+  text: string;
+  toolCalls: readonly ToolCall[];
+  /** The finished answer of a complete stream (for the response cache). */
+  result?: ChatResult;
+}
 
 export type OpenedStream =
   | { kind: "raw"; candidate: Candidate; body: ReadableStream<Uint8Array>; abort: AbortController }

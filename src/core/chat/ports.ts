@@ -2,6 +2,7 @@
 import type { CatalogProvider, CatalogSnapshot } from "../catalog/types";
 import type { Ledger } from "../billing/ledger";
 import type { Settlements } from "../billing/settlements";
+import type { HoldKeeper } from "../billing/hold-keeper";
 import type { ChatProvider, Protocol, UpstreamError } from "./provider";
 import type { ChatMessage, ChatRequest, ChatResult } from "./types";
 import type { KeyPrincipal } from "../auth/principal";
@@ -73,4 +74,8 @@ export interface ChatDeps {
   /** The web plugin's search engine and its price per search (micro-won). */
   search?: import("./web-search").SearchProvider;
   searchPriceMicro?: bigint;
+  /** Keeps the holds of running calls from expiring (src/core/billing/hold-keeper.ts). */
+  keeper?: HoldKeeper;
+  /** How long a stream the client left is still read for its usage (ms; 0 = cut at once). */
+  streamDrainMs?: number;
 }

@@ -9,13 +9,13 @@ import type { KeyPrincipal } from "../auth/principal";
 import { resolveModel, requireModality } from "../catalog/resolve";
 import { getModel, type CatalogSnapshot } from "../catalog/types";
 import type { HoldRequest, UsageEvent } from "../billing/ledger";
-import { holdAmountMicro, usageCostMicro, withMinimumCharge } from "../billing/pricing";
+import { usageCostMicro, withMinimumCharge } from "../billing/pricing";
 import { microToKrwRounded, microToUsd } from "../../lib/money";
 import { withFallback, type AttemptOptions } from "./attempts";
 import { applyProMode, checkAllowed } from "./access";
-import type { ChatCaller, ChatOptions, ChatOutcome, ChatPlan, Cost, OpenedStream, Prepared } from "./plan";
+import type { ChatCaller, ChatOptions, ChatOutcome, ChatPlan, Cost, OpenedStream, Prepared, StreamEnd } from "./plan";
 import { buildCandidates, type Candidate, type ProviderPrefs } from "./candidates";
-import { estimateTokens, holdInputTokens } from "./estimate";
+import { holdInputTokens, measurePrompt, streamUsageEstimate } from "./estimate";
 import { citationsFor, lastUserText, searchFailure, withSearchResults, type SearchResult, type UrlCitation, type WebPluginOptions } from "./web-search";
 import type { CachedAnswer, ChatDeps } from "./ports";
 import { UpstreamError, type CallContext, type Protocol } from "./provider";
@@ -24,10 +24,11 @@ import { runCascade, runParallel, type SubCaller } from "../routing/orchestrate"
 import { mergePrefs } from "../routing/prefs";
 import { replayAnswer } from "../routing/replay";
 import type { ChatRequest, ChatResult, Usage } from "./types";
-import { afterHold, following, HoldRefused, placeHold, startHold } from "./hold";
+import { afterHold, HoldRefused, placeHold, startHold, worstHoldMicro } from "./hold";
+import { callSignal, ClientGate, deadlineAware } from "./call-signals";
 import { pricedOptionsOf } from "./priced-options";
 
-export type { ChatCaller, ChatOptions, ChatOutcome, ChatPlan, Cost, OpenedStream, Prepared } from "./plan";
+export type { ChatCaller, ChatOptions, ChatOutcome, ChatPlan, Cost, OpenedStream, Prepared, StreamEnd } from "./plan";
 
 export class ChatService {
   constructor(private d: ChatDeps) {}
@@ -49,7 +50,9 @@ export class ChatService {
     let cacheModel = o.model;
     if (o.reasoningMode === "pro" && resolution.kind !== "policy") ({ resolution, request, cacheModel = o.model } = applyProMode(snapshot, p, resolution, request));
 
-    const inputTokens = holdInputTokens(request.messages, request.tools);
+    // The hold is an upper bound of the charge: everything the request sends, per provider.
+    const prompt = measurePrompt(request, o.web);
+    const inputFor = (c: Candidate) => holdInputTokens(prompt, c.provider.protocol, c.offering.upstreamId);
     let candidates: Candidate[];
     let policy: PolicyExecution | null = null;
     if (resolution.kind === "policy") {
@@ -59,7 +62,7 @@ export class ChatService {
         route,
         snapshot,
         candidateOptions: this.candidateOptions(p, request, mergePrefs(route.prefs, o.prefs)),
-        inputTokens,
+        inputTokens: inputFor,
         maxTokens: request.max_tokens,
         fxMilli: this.d.fxMilli,
         free: p.kind === "byok",
@@ -70,9 +73,9 @@ export class ChatService {
     }
 
     const byok = p.kind === "byok";
-    const holdTokens = inputTokens + request.max_tokens;
+    const holdTokens = candidates.reduce((m, c) => Math.max(m, inputFor(c)), 0) + request.max_tokens;
     // A policy's hold covers its worst case: every tier, judge, worker and merge that may run.
-    const holdMicro = byok ? 0n : policy ? policy.holdMicro : holdAmountMicro(candidates.map((c) => c.offering.pricing!), inputTokens, request.max_tokens, this.d.fxMilli);
+    const holdMicro = byok ? 0n : policy ? policy.holdMicro : worstHoldMicro(candidates, inputFor, request.max_tokens, this.d.fxMilli);
     const searchMicro = o.web ? (this.d.searchPriceMicro ?? 0n) : 0n;
     // A single call without web search settles once with its usage event: it may be held against a credit lease.
     const single = !o.web && (!policy || policy.kind === "single");
@@ -112,7 +115,8 @@ export class ChatService {
     const { pending: pendingHold } = named ? { pending: null } : await startHold(this.d.ledger, this.d.settlements, hold, single && !similar);
     const hit = similar ? await similar.lookup(p.keyId, cacheMode, cacheModel, request, "similar") : null;
     if (hit) return this.cachedHit(caller, hit, release);
-    const plan: ChatPlan = { caller, requested: cacheModel, candidates, request, upstream, mapping, holdMicro, holdTokens, byok, cacheMode, startedAt: performance.now(), policy, search: null, pendingHold };
+    this.d.keeper?.keep(caller.requestId); // until its settle or release starts
+    const plan: ChatPlan = { caller, requested: cacheModel, candidates, request, upstream, mapping, holdMicro: hold.amountMicro, holdTokens, prompt, byok, cacheMode, startedAt: performance.now(), policy, search: null, pendingHold };
     if (o.web) await this.searchFor(plan, o.web, searchMicro);
     return { kind: "plan", plan };
   }
@@ -128,7 +132,7 @@ export class ChatService {
     if (plan.policy && plan.policy.kind !== "single") return this.completeOrchestrated(plan, await this.orchestrate(plan, plan.policy));
     let won;
     const spec = plan.pendingHold ? new AbortController() : null;
-    const signal = this.callSignal(plan, spec);
+    const signal = callSignal(plan, spec);
     try {
       won = await afterHold(
         plan.pendingHold,
@@ -140,8 +144,8 @@ export class ChatService {
         ),
       );
     } catch (e) {
-      if (e instanceof HoldRefused) throw e.error;
-      const err = this.deadlineAware(plan, signal, e);
+      if (e instanceof HoldRefused) throw this.refused(plan, e);
+      const err = deadlineAware(plan, signal, e);
       await this.fail(plan, err);
       throw err;
     }
@@ -171,7 +175,10 @@ export class ChatService {
       return { kind: "typed", candidate: answer.candidate, events: replayAnswer(answer.result), abort: new AbortController() };
     }
     const spec = plan.pendingHold ? new AbortController() : null;
-    const outer = this.callSignal(plan, spec);
+    // The client's signal cuts the call only until a stream opens; a client that leaves an open
+    // stream is clientLeft's business (the upstream is still read for its usage, for a while).
+    const client = new ClientGate(plan.caller.signal);
+    const outer = callSignal(plan, spec, client.signal);
     try {
       const won = await afterHold(plan.pendingHold, spec, withFallback(
         plan.candidates,
@@ -190,33 +197,49 @@ export class ChatService {
         },
         this.attemptOptions(plan, outer),
       ));
+      client.opened(() => this.clientLeft(plan, won.value));
       return won.value;
     } catch (e) {
-      if (e instanceof HoldRefused) throw e.error;
-      const err = this.deadlineAware(plan, outer, e);
+      client.failed();
+      if (e instanceof HoldRefused) throw this.refused(plan, e);
+      const err = deadlineAware(plan, outer, e);
       await this.fail(plan, err);
       throw err;
     }
   }
 
   /**
-   * Ends a stream that reached the client: charges the usage (or, without upstream usage,
-   * an estimate of what was received) and returns the cost. Never throws.
+   * The client hung up on an open stream. Nothing more reaches it, but the upstream is still
+   * read for its usage (it comes last) for `streamDrainMs` at most, then cut; finishStream bills
+   * what was read. A client could otherwise leave right before the usage and pay an estimate of
+   * the visible text, or leave before any content and pay nothing, for a call the provider bills.
    */
-  async finishStream(plan: ChatPlan, candidate: Candidate, usage: Usage | null, receivedChars: number, complete: boolean, result?: ChatResult): Promise<{ cost: Cost; usage: Usage }> {
+  clientLeft(plan: ChatPlan, opened: OpenedStream): void {
+    if (plan.ended || plan.drain) return;
+    const ms = this.d.streamDrainMs ?? 0;
+    if (ms <= 0) opened.abort.abort();
+    else plan.drain = setTimeout(() => opened.abort.abort(), ms);
+  }
+
+  /** Ends a stream that reached the client: charges the usage or, without it, an estimate (StreamEnd). Never throws. */
+  async finishStream(plan: ChatPlan, candidate: Candidate, end: StreamEnd): Promise<{ cost: Cost; usage: Usage }> {
+    plan.ended = true;
+    clearTimeout(plan.drain);
+    const complete = end.ending === "complete";
     const answered = plan.policy?.outcome;
-    if (answered) return this.finishOrchestrated(plan, answered, complete, result);
+    if (answered) return this.finishOrchestrated(plan, answered, complete, end.result);
     // Only a finished stream is a latency sample: a break-off may be the client's doing.
     if (plan.opened && complete) this.d.policies?.observe?.(candidate.model.id, candidate.provider.id, true, plan.opened.ttftMs, performance.now() - plan.opened.at);
-    const u = usage ?? { promptTokens: estimateTokens(this.promptChars(plan)), completionTokens: estimateTokens(receivedChars), cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
+    const u = end.usage ?? streamUsageEstimate(plan.prompt, plan.upstream.messages, candidate.provider.protocol, candidate.offering.upstreamId, end);
     try {
-      if (!complete && receivedChars === 0 && !usage) {
+      if (end.ending === "failed" && !end.usage && !end.text && !end.toolCalls.length) {
         // No partial output: nothing to bill (spec: "Only that part is billed").
+        this.d.keeper?.drop(plan.caller.requestId);
         await this.d.ledger.release(plan.caller.requestId, this.event(plan.caller, candidate.model.id, candidate.provider.id, u, 502, false, undefined, plan));
         return { cost: this.costOf(0n), usage: u };
       }
-      const cost = await this.settle(plan, candidate, u, complete ? 200 : 502, complete);
-      if (complete && result) this.remember(plan, { result, model: candidate.model.id, provider: candidate.provider.id, cost, cached: false });
+      const cost = await this.settle(plan, candidate, u, complete ? 200 : end.ending === "client_left" ? 499 : 502, complete);
+      if (complete && end.result) this.remember(plan, { result: end.result, model: candidate.model.id, provider: candidate.provider.id, cost, cached: false });
       return { cost, usage: u };
     } catch {
       return { cost: this.costOf(0n), usage: u }; // the sweeper releases a hold we could not close
@@ -262,13 +285,24 @@ export class ChatService {
     return this.charge(plan, micro, usage, this.event(plan.caller, c.model.id, c.provider.id, usage, status, false, undefined, plan));
   }
 
-  /** Settles the call; resolves when the answer may leave (see Settlements: LEDGER_SETTLE). */
+  /**
+   * Settles the call; resolves when the answer may leave (see Settlements: LEDGER_SETTLE). The
+   * ledger charges at most the hold (and counts a charge it capped): the cost shown is capped so.
+   */
   private async charge(plan: ChatPlan, micro: bigint, u: Usage, event: UsageEvent): Promise<Cost> {
+    this.d.keeper?.drop(plan.caller.requestId);
     await this.d.settlements.start({ id: plan.caller.requestId, userId: plan.caller.principal.user.id, costMicro: micro, tokens: u.promptTokens + u.completionTokens, event });
-    return this.costOf(micro);
+    return this.costOf(micro > plan.holdMicro ? plan.holdMicro : micro);
+  }
+
+  /** A hold that travelled alongside the call was refused: nothing was held, nothing to keep. */
+  private refused(plan: ChatPlan, e: HoldRefused): unknown {
+    this.d.keeper?.drop(plan.caller.requestId);
+    return e.error;
   }
 
   private async fail(plan: ChatPlan, e: unknown): Promise<void> {
+    this.d.keeper?.drop(plan.caller.requestId);
     const status = e instanceof GatewayError ? e.status : 499;
     const first = plan.candidates[0]!;
     await this.d.ledger
@@ -283,28 +317,10 @@ export class ChatService {
   }
 
   private event(caller: ChatCaller, model: string, provider: string | null, u: Usage, status: number, cached: boolean, snapshot?: CatalogSnapshot, plan?: ChatPlan): UsageEvent {
-    const m = getModel(snapshot ?? this.d.catalog(), model);
-    return {
-      model,
-      provider,
-      maker: m?.maker ?? null,
-      modality: "text",
-      app: caller.app,
-      status,
-      promptTokens: u.promptTokens,
-      completionTokens: u.completionTokens,
-      cachedTokens: u.cachedTokens,
-      cacheWriteTokens: u.cacheWriteTokens,
-      fxMilli: this.d.fxMilli,
-      latencyMs: plan ? Math.round(performance.now() - plan.startedAt) : 0,
-      cached,
-    };
-  }
-
-  private promptChars(plan: ChatPlan): number {
-    let n = 0;
-    for (const m of plan.upstream.messages) n += typeof m.content === "string" ? m.content.length : Array.isArray(m.content) ? m.content.reduce((a, p) => a + (p.type === "text" ? p.text.length : 0), 0) : 0;
-    return n;
+    const maker = getModel(snapshot ?? this.d.catalog(), model)?.maker ?? null;
+    const { promptTokens, completionTokens, cachedTokens, cacheWriteTokens } = u;
+    const latencyMs = plan ? Math.round(performance.now() - plan.startedAt) : 0;
+    return { model, provider, maker, modality: "text", app: caller.app, status, promptTokens, completionTokens, cachedTokens, cacheWriteTokens, fxMilli: this.d.fxMilli, latencyMs, cached };
   }
 
   private upstreamRequest(plan: ChatPlan, c: Candidate): ChatRequest {
@@ -343,27 +359,6 @@ export class ChatService {
   /** The `X-Policy-Decision` header value of a policy call (complete once the call ran); null otherwise. */
   decisionOf(plan: ChatPlan): string | null {
     return plan.policy ? executionHeader(plan.policy) : null;
-  }
-
-  /** The caller's signal, bounded by the policy's deadline when it has one (and by `spec`, see afterHold). */
-  private callSignal(plan: ChatPlan, spec: AbortController | null = null): AbortSignal | undefined {
-    return following(spec, this.deadlineSignal(plan));
-  }
-
-  private deadlineSignal(plan: ChatPlan): AbortSignal | undefined {
-    const ms = plan.policy?.deadlineMs;
-    if (ms == null) return plan.caller.signal;
-    const deadline = AbortSignal.timeout(Math.max(1, Math.round(ms - (performance.now() - plan.startedAt))));
-    return plan.caller.signal ? AbortSignal.any([plan.caller.signal, deadline]) : deadline;
-  }
-
-  /** A policy deadline that cut the attempts becomes a 502 rather than an abort. */
-  private deadlineAware(plan: ChatPlan, signal: AbortSignal | undefined, e: unknown): unknown {
-    if (signal?.aborted && !plan.caller.signal?.aborted && plan.policy?.deadlineMs != null) {
-      plan.policy.facts.push("deadline=yes");
-      return new GatewayError("upstream_unavailable", "정책의 제한 시간(deadline_ms) 안에 응답을 받지 못했습니다.", { retryable: true });
-    }
-    return e;
   }
 
   /** Times one upstream attempt for the latency engine (streams report their total at the end). */

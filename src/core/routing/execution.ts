@@ -51,7 +51,8 @@ export interface ExecutionInput {
   route: PolicyRoute;
   snapshot: CatalogSnapshot;
   candidateOptions: CandidateOptions;
-  inputTokens: number;
+  /** The prompt's tokens as the hold estimates them, per candidate (image parts count per provider). */
+  inputTokens: number | ((c: Candidate) => number);
   maxTokens: number;
   fxMilli: bigint;
   /** BYOK calls hold nothing. */
@@ -63,8 +64,17 @@ export function buildExecution(x: ExecutionInput): PolicyExecution {
   const facts = [...route.facts];
   const maxCostMicro = route.limits.max_cost_krw !== undefined ? krwToMicro(route.limits.max_cost_krw) : null;
   const deadlineMs = route.limits.deadline_ms ?? null;
-  const worst = (cs: readonly Candidate[], inputTokens = x.inputTokens, maxTokens = x.maxTokens) =>
-    x.free || !cs.length ? 0n : holdAmountMicro(cs.map((c) => c.offering.pricing!), inputTokens, maxTokens, x.fxMilli);
+  const inputOf = (c: Candidate) => (typeof x.inputTokens === "number" ? x.inputTokens : x.inputTokens(c));
+  // The dearest candidate for the prompt plus `extraInput` tokens in and `maxTokens` out.
+  const worst = (cs: readonly Candidate[], extraInput = 0, maxTokens = x.maxTokens) => {
+    let max = 0n;
+    if (x.free) return max;
+    for (const c of cs) {
+      const h = holdAmountMicro([c.offering.pricing!], inputOf(c) + extraInput, maxTokens, x.fxMilli);
+      if (h > max) max = h;
+    }
+    return max;
+  };
   const fits = (micro: bigint) => maxCostMicro === null || micro <= maxCostMicro;
   const overBudget = () =>
     new GatewayError("policy_cost_limit_exceeded", `정책의 호출당 최대 비용(${route.limits.max_cost_krw} KRW) 안에서 실행할 수 있는 모델이 없습니다. max_tokens를 줄여 보세요.`);
@@ -102,7 +112,7 @@ export function buildExecution(x: ExecutionInput): PolicyExecution {
 
   if (shape.kind === "cascade") {
     const judge = shape.judge ? group(shape.judge, null) : null;
-    const judgeWorst = judge ? worst(judge.candidates, x.inputTokens + x.maxTokens + 64, JUDGE_MAX_TOKENS) : 0n;
+    const judgeWorst = judge ? worst(judge.candidates, x.maxTokens + 64, JUDGE_MAX_TOKENS) : 0n;
     const tiers: CandidateGroup[] = [];
     const tierWorst: bigint[] = [];
     let sum = 0n;
@@ -123,7 +133,7 @@ export function buildExecution(x: ExecutionInput): PolicyExecution {
   let workersSum = 0n;
   const synth = group(shape.synthesis.model, null);
   const synthWorst = (n: number) =>
-    synth ? worst(synth.candidates, x.inputTokens + n * (x.maxTokens + SYNTHESIS_OVERHEAD_TOKENS.perAnswer) + SYNTHESIS_OVERHEAD_TOKENS.fixed, x.maxTokens) : 0n;
+    synth ? worst(synth.candidates, n * (x.maxTokens + SYNTHESIS_OVERHEAD_TOKENS.perAnswer) + SYNTHESIS_OVERHEAD_TOKENS.fixed, x.maxTokens) : 0n;
   for (const w of shape.workers) {
     const g = group(w.model, null);
     if (!g) continue;

@@ -15,9 +15,12 @@
  * - a lease takes at most a quarter of the room the key had left (and at most LEASE_CALLS
  *   holds of the call that opened it), and none is taken when that is under MIN_CALLS holds:
  *   near a limit every call goes to the database alone, exactly as without leases;
- * - a lease is used for at most MAX_AGE_MS and its expiry is that plus the call TTL, so the
- *   sweeper never closes a lease a live call may still be charged against (a charge that comes
- *   after all the same still charges the balance: gw_lease_charge);
+ * - a lease is used for at most MAX_AGE_MS and its expiry is that plus the call TTL, renewed
+ *   while a call held against it runs (SqlLedger.renew), so the sweeper never closes a lease a
+ *   live call may still be charged against;
+ * - a call's charge is capped at its own hold; what a lease no longer covers (or any charge to a
+ *   lease already closed) comes only from the account's free credits, never below zero
+ *   (gw_lease_charge, drizzle/0013);
  * - a lease idle for IDLE_MS, one that is spent (less than an eighth left), and every lease
  *   of a key or account whose limits changed (cache invalidation) or whose dashboard is read,
  *   is retired: what its calls in flight cannot spend is given back at once (gw_lease_trim) and
@@ -88,6 +91,8 @@ interface ChargeItem {
   lease: string;
   id: string;
   costMicro: bigint;
+  /** The call's own hold: its charge is capped at it (gw_lease_charge, drizzle/0013). */
+  holdMicro: bigint;
   tokens: number;
   event: string | null;
 }
@@ -103,6 +108,7 @@ export class Leases {
     private commitSql: string,
     private estimates: HoldEstimates,
     private onOpenChange: (delta: number) => void,
+    private onCapped: (id: string, askedMicro: bigint) => void = () => {},
   ) {
     // One statement at a time: charges of one account lock its row anyway, so a second slot
     // would only wait on the lock; meanwhile the next batch grows.
@@ -118,6 +124,11 @@ export class Leases {
   /** Whether `id` is a call held against a lease (its settle and release go through here). */
   has(id: string): boolean {
     return this.held.has(id);
+  }
+
+  /** The lease call `id` is held against; undefined when it is not. */
+  leaseOf(id: string): string | undefined {
+    return this.held.get(id)?.lease.id;
   }
 
   /**
@@ -170,17 +181,18 @@ export class Leases {
     const c = this.held.get(id)!;
     const l = c.lease;
     if (!c.charge) {
-      c.charge = { micro: costMicro, tokens };
+      // The database charges at most the call's hold; the lease's accounting follows it.
+      c.charge = { micro: costMicro > c.micro ? c.micro : costMicro, tokens };
       // The call's hold is no longer needed; its cost is, until the charge lands.
-      l.keepMicro += costMicro - c.micro;
+      l.keepMicro += c.charge.micro - c.micro;
       l.keepTokens += tokens - c.tokens;
       if (!l.retired) {
-        l.availMicro += c.micro - costMicro;
+        l.availMicro += c.micro - c.charge.micro;
         l.availTokens += c.tokens - tokens;
       }
     }
     // A failed statement throws here and the caller retries; the accounting above stays.
-    const ok = await this.charges.settle({ lease: l.id, id, costMicro, tokens, event });
+    const ok = await this.charges.settle({ lease: l.id, id, costMicro, holdMicro: c.micro, tokens, event });
     this.held.delete(id);
     l.keepMicro -= c.charge.micro;
     l.keepTokens -= c.charge.tokens;
@@ -316,11 +328,22 @@ export class Leases {
 
   private async chargeMany(items: ChargeItem[]): Promise<boolean[]> {
     const rows = await this.db.query<{ n: number; r: string }>(
-      `select x.n, x.r from (select ${this.commitSql}) s, gw_lease_charge($1::uuid[], $2::uuid[], $3::bigint[], $4::bigint[], $5::jsonb[]) x`,
-      [items.map((c) => c.lease), items.map((c) => c.id), items.map((c) => c.costMicro.toString()), items.map((c) => c.tokens), items.map((c) => c.event)],
+      `select x.n, x.r from (select ${this.commitSql}) s, gw_lease_charge($1::uuid[], $2::uuid[], $3::bigint[], $4::bigint[], $5::bigint[], $6::jsonb[]) x`,
+      [
+        items.map((c) => c.lease),
+        items.map((c) => c.id),
+        items.map((c) => c.costMicro.toString()),
+        items.map((c) => c.holdMicro.toString()),
+        items.map((c) => c.tokens),
+        items.map((c) => c.event),
+      ],
     );
     const out = new Array<boolean>(items.length).fill(false);
-    for (const row of rows) out[Number(row.n) - 1] = row.r === "ok";
+    for (const row of rows) {
+      const item = items[Number(row.n) - 1]!;
+      if (row.r === "capped") this.onCapped(item.id, item.costMicro);
+      out[Number(row.n) - 1] = row.r === "ok" || row.r === "capped";
+    }
     return out;
   }
 }

@@ -1,5 +1,7 @@
 /**
- * The Ledger port over the gw_* SQL functions (drizzle/0001_ledger_functions.sql).
+ * The Ledger port over the gw_* SQL functions (drizzle/0001_ledger_functions.sql). Every
+ * charge is capped at its hold, so no balance goes below zero (drizzle/0013); a capped charge
+ * is reported to `onCapped` (the gateway logs and counts it).
  *
  * Every hot-path call is one prepared statement and one round trip. By default it commits
  * durably; with LEDGER_COMMIT=async it commits asynchronously (`synchronous_commit = off` for
@@ -78,12 +80,14 @@ export class SqlLedger implements Ledger {
     private onOpenChange: (delta: number) => void = () => {},
     commit: LedgerCommit = "durable",
     leases = false,
+    /** A settle or lease charge the database capped at its hold (drizzle/0013): `askedMicro` is what was asked. */
+    private onCapped: (id: string, askedMicro: bigint) => void = () => {},
   ) {
     this.commit = COMMIT_SQL[commit];
     // PGlite runs one statement at a time anyway; batching pays only over a connection pool.
     if (db.kind === "postgres") {
       this.batches = new StepBatcher(LANE_SLOTS, MAX_BATCH, { step: (s, h) => this.step(s, h), hold: (h) => this.holdOne(h), settle: (x) => this.settleOne(x) });
-      if (leases) this.leases = new Leases(db, this.commit, this.estimates, onOpenChange);
+      if (leases) this.leases = new Leases(db, this.commit, this.estimates, onOpenChange, onCapped);
     }
   }
 
@@ -175,6 +179,13 @@ export class SqlLedger implements Ledger {
     await this.db.query(`select ${this.commit}, gw_insert_usage($1, $2, $3, 0, $4::jsonb)`, [id, userId, keyId, eventJson(event)]);
   }
 
+  async renew(ids: readonly string[], ttlSeconds: number): Promise<void> {
+    // A call held against a lease keeps its lease alive (the sweeper closes leases, not calls).
+    const targets = [...new Set(ids.map((id) => this.leases?.leaseOf(id) ?? id))];
+    if (!targets.length) return;
+    await this.db.query(`select ${this.commit}, gw_renew_holds($1::uuid[], $2) as n`, [targets, ttlSeconds]);
+  }
+
   async sweepExpired(limit = 500): Promise<number> {
     const rows = await this.db.query<{ id: string; lease: boolean }>("select id, lease from holds where status = 'open' and expires_at < now() order by expires_at limit $1", [limit]);
     let n = 0;
@@ -222,8 +233,9 @@ export class SqlLedger implements Ledger {
     );
     const out = { settles: new Array<boolean>(settles.length), holds: new Array<HoldAnswer>(holds.length) };
     for (const row of rows) {
-      if (row.k === "s") out.settles[Number(row.n) - 1] = row.r === "ok";
-      else out.holds[Number(row.n) - 1] = holdAnswer(row);
+      const i = Number(row.n) - 1;
+      if (row.k === "s") out.settles[i] = this.settled(settles[i]!, row.r);
+      else out.holds[i] = holdAnswer(row);
     }
     if (rows.length !== settles.length + holds.length) throw new Error(`ledger step returned ${rows.length} results for ${settles.length + holds.length} calls`);
     return out;
@@ -231,7 +243,13 @@ export class SqlLedger implements Ledger {
 
   private async settleOne(x: SettleItem): Promise<boolean> {
     const rows = await this.db.query<{ r: string }>(`select ${this.commit}, gw_settle($1, $2, $3, $4::jsonb) as r`, [x.id, x.costMicro.toString(), x.tokens, x.event]);
-    return rows[0]!.r === "ok";
+    return this.settled(x, rows[0]!.r);
+  }
+
+  /** A settle's answer: 'ok', 'capped' (charged its hold's amount, not more) or 'not_open'. */
+  private settled(x: SettleItem, r: string): boolean {
+    if (r === "capped") this.onCapped(x.id, x.costMicro);
+    return r === "ok" || r === "capped";
   }
 }
 

@@ -5,6 +5,8 @@
  * placeholders must be restored) typed events are encoded as OpenAI chunks. Either way the
  * stream ends with the usage+cost event and `[DONE]`, or, after a failure, with the
  * `upstream_error` event (partial text) and `[DONE]`; settlement happens before `[DONE]`.
+ * A client that hangs up gets nothing more, but the upstream is read on (the chat service cuts
+ * it after STREAM_DRAIN_MS) so the call is billed on its usage (ChatService.clientLeft).
  */
 import type { PiiPort } from "../../core/chat/ports";
 import type { ChatOutcome, ChatPlan, ChatService, OpenedStream } from "../../core/chat/service";
@@ -27,7 +29,7 @@ const enc = new TextEncoder();
 
 export function chatEventStream(service: ChatService, plan: ChatPlan, opened: OpenedStream, meta: StreamMeta, pii?: PiiPort): ReadableStream<Uint8Array> {
   const pump = opened.kind === "raw" ? (w: Write, gone: () => boolean) => relayRaw(service, plan, opened, w, gone) : (w: Write, gone: () => boolean) => encodeTyped(service, plan, opened, meta, w, gone, pii);
-  return sseStream(meta.keepaliveMs, pump, () => opened.abort.abort());
+  return sseStream(meta.keepaliveMs, pump, () => service.clientLeft(plan, opened));
 }
 
 function toUsage(u: any): Usage {
@@ -88,7 +90,7 @@ async function relayRaw(service: ChatService, plan: ChatPlan, opened: Extract<Op
           write(ev);
           forwarded.push(ev);
         } else if (kind === "usage") {
-          usageChunk = JSON.parse(eventData(ev) ?? "null");
+          usageChunk = parseJson(eventData(ev));
           if (usageChunk?.choices?.length) {
             write(ev); // usage riding on a content chunk: relay it, the cost event follows
             forwarded.push(ev);
@@ -97,7 +99,7 @@ async function relayRaw(service: ChatService, plan: ChatPlan, opened: Extract<Op
           done = true;
           break read;
         } else {
-          failure = upstreamFailure(plan, opened, new UpstreamError("transient", "in-stream error event", undefined, JSON.parse(eventData(ev) ?? "{}")));
+          failure = upstreamFailure(plan, opened, new UpstreamError("transient", "in-stream error event", undefined, parseJson(eventData(ev))));
           break read;
         }
       }
@@ -108,13 +110,14 @@ async function relayRaw(service: ChatService, plan: ChatPlan, opened: Extract<Op
   reader.cancel().catch(() => {});
   if (!done && !failure) failure = upstreamFailure(plan, opened, new UpstreamError("truncated", "upstream stream ended without its terminal marker"));
   const c = opened.candidate;
-  const needText = !done || !usageChunk || plan.cacheMode !== "off" || !!plan.search?.results.length;
+  const left = gone();
+  const usage = usageChunk ? toUsage(usageChunk.usage) : null;
+  const needText = !done || !usage || left || plan.cacheMode !== "off" || !!plan.search?.results.length;
   const result = needText ? accumulate(forwarded) : undefined;
-  const chars = result?.content?.length ?? 0;
-  if (done) {
-    const usage = usageChunk ? toUsage(usageChunk.usage) : null;
+  const received = { text: result?.content ?? "", toolCalls: result?.toolCalls ?? [] };
+  if (done && !left) {
     if (result && usage) result.usage = usage;
-    const { cost, usage: billed } = await service.finishStream(plan, c, usage, chars, true, result);
+    const { cost, usage: billed } = await service.finishStream(plan, c, { ending: "complete", usage, ...received, result });
     if (result && !usage) result.usage = billed;
     // The one event the gateway writes itself names the catalog model and the provider that
     // answered (the relayed chunks carry the upstream's own model id).
@@ -126,9 +129,22 @@ async function relayRaw(service: ChatService, plan: ChatPlan, opened: Extract<Op
     return;
   }
   opened.abort.abort();
-  if (!gone()) write(errorEvent(failure!, result?.content ?? ""));
-  await service.finishStream(plan, c, usageChunk ? toUsage(usageChunk.usage) : null, chars, false);
+  if (left) {
+    await service.finishStream(plan, c, { ending: "client_left", usage, ...received });
+    return;
+  }
+  write(errorEvent(failure!, received.text));
+  await service.finishStream(plan, c, { ending: "failed", usage, ...received });
   write(DONE);
+}
+
+/** An upstream event's JSON payload; null when it is not JSON (the relay never throws on it). */
+function parseJson(data: string | null): any {
+  try {
+    return JSON.parse(data ?? "null");
+  } catch {
+    return null;
+  }
 }
 
 /** The client's words for a relayed stream's failure; the provider's own goes to the log. */
@@ -152,18 +168,24 @@ async function encodeTyped(service: ChatService, plan: ChatPlan, opened: Extract
       write(e.delta({ tool_calls: [{ index: ev.index, ...(ev.id && { id: ev.id, type: "function" }), function: fn }] }));
     },
   }, { request_id: plan.caller.requestId, provider: c.provider.id });
+  const received = { usage: d.usage, text: d.text, toolCalls: d.calls.filter(Boolean) };
+  if (gone()) {
+    opened.abort.abort();
+    await service.finishStream(plan, c, { ending: "client_left", ...received });
+    return;
+  }
   if (!d.failure) {
     const cites = service.citations(plan, d.text).citations;
     if (cites) write(e.delta({ annotations: annotationsJson(cites) }));
     write(e.delta({}, d.finish));
-    const { cost, usage: billed } = await service.finishStream(plan, c, d.usage, d.text.length, true, drainedResult(d));
+    const { cost, usage: billed } = await service.finishStream(plan, c, { ending: "complete", ...received, result: drainedResult(d) });
     write(e.usage(billed, cost));
     write(DONE);
     return;
   }
   opened.abort.abort();
-  if (!gone()) write(errorEvent(d.failure, d.text));
-  await service.finishStream(plan, c, d.usage, d.text.length, false);
+  write(errorEvent(d.failure, d.text));
+  await service.finishStream(plan, c, { ending: "failed", ...received });
   write(DONE);
 }
 

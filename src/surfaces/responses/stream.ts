@@ -130,20 +130,27 @@ export function responsesEventStream(service: ChatService, plan: ChatPlan, opene
     const mapping = plan.mapping;
     const restorer = mapping && pii ? () => pii.streamUnmasker(mapping) : null;
     const d = await drainTyped(opened.events, restorer, gone, { text: (t) => out.text(t), toolCall: (ev, call) => out.toolCall(ev, call) }, { request_id: plan.caller.requestId, provider: c.provider.id });
+    const received = { usage: d.usage, text: d.text, toolCalls: d.calls.filter(Boolean) };
+    if (gone()) {
+      // The client hung up: the upstream was read on for its usage (ChatService.clientLeft).
+      opened.abort.abort();
+      await service.finishStream(plan, c, { ending: "client_left", ...received });
+      return;
+    }
     if (!d.failure) {
       out.annotations = citationAnnotations(service.citations(plan, d.text).citations);
       const output = out.finish();
-      const { cost, usage } = await service.finishStream(plan, c, d.usage, d.text.length, true, drainedResult(d));
+      const { cost, usage } = await service.finishStream(plan, c, { ending: "complete", ...received, result: drainedResult(d) });
       complete(w, head, output, usage, cost, d.finish, false);
       write(DONE);
       return;
     }
     opened.abort.abort();
-    if (!gone()) w.emit("error", { error: { code: "upstream_error", message: d.failure, partial: d.text } });
-    await service.finishStream(plan, c, d.usage, d.text.length, false);
+    w.emit("error", { error: { code: "upstream_error", message: d.failure, partial: d.text } });
+    await service.finishStream(plan, c, { ending: "failed", ...received });
     write(DONE);
   };
-  return sseStream(meta.keepaliveMs, pump, () => opened.abort.abort());
+  return sseStream(meta.keepaliveMs, pump, () => service.clientLeft(plan, opened));
 }
 
 /** A response-cache hit, replayed as the same event sequence (billed 0, `cached: true`). */

@@ -15,7 +15,7 @@ import { log } from "../lib/log";
  * accounts, 1 in demo mode; STATS_MIN_DISTINCT_KEYS is its deprecated old name, read when the
  * new one is unset), the pause between rollup runs (5 s, 1 s in demo mode, which keeps the
  * rollups within 10 s and 2 s of the events) and the public cache lifetime (the same 10 s and
- * 2 s: decisions.md #14).
+ * 2 s: docs/decisions.md #14).
  */
 export function statsSettings(cfg: Config): { minAccounts: number; intervalMs: number; maxAgeSeconds: number } {
   return {

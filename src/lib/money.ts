@@ -7,7 +7,7 @@
 
 export const MICRO_PER_KRW = 1_000_000n;
 
-/** 0.1 KRW: the minimum charge of a successful call (decisions.md #10). */
+/** 0.1 KRW: the minimum charge of a successful call (docs/decisions.md #10). */
 export const MIN_CHARGE_MICRO = 100_000n;
 
 /** KRW (integer or decimal string/number with ≤ 6 decimals) → micro-won. */

@@ -6,7 +6,7 @@
  * upstream error or truncation ends it with `failure` set. A client that went away gets nothing
  * more, but the read goes on (the chat service cuts it after a while): the usage comes last, and
  * the call is billed on it. What the caller then does with `failure` is the stream-failure rule
- * of decisions.md #6.
+ * of docs/decisions.md #6.
  */
 import type { PiiPort } from "../core/chat/ports";
 import type { ChatResult, FinishReason, StreamEvent, ToolCall, Usage } from "../core/chat/types";

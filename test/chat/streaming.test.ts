@@ -47,7 +47,7 @@ function checkSequence(text: string, model: string) {
     expect(c.choices).toHaveLength(1);
     expect(c.choices[0].index).toBe(0);
   }
-  // 1. First delta: role assistant (content may be empty, decisions.md #15).
+  // 1. First delta: role assistant (content may be empty, docs/decisions.md #15).
   expect(chunks[0].choices[0].delta.role).toBe("assistant");
   // Content deltas, then the finish chunk with an empty delta.
   const finish = chunks.at(-1);
@@ -243,7 +243,7 @@ describe("mid-stream failure", () => {
       expect(events.at(-2)!.json.error).toMatchObject({ code: "upstream_error", partial: "" });
     }
     // Gemini's first frame is content: the reset comes before any byte, so it is retried and
-    // ends as an ordinary JSON 502 (decisions.md #6).
+    // ends as an ordinary JSON 502 (docs/decisions.md #6).
     g.gw.sim!.reset();
     const res = await chatFetch(g, key.key, { model: "gemini-2.5-flash", stream: true, messages: user("drop at once [sim:drop=0]") });
     expect(res.status).toBe(502);

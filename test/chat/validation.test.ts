@@ -1,5 +1,5 @@
 /**
- * The chat request contract (decisions.md #1): what the Limits table bounds is range-checked
+ * The chat request contract (docs/decisions.md #1): what the Limits table bounds is range-checked
  * (422 with the exact `loc`), everything else passes through to the provider untouched, `n`
  * is ignored, and `max_tokens` (default 4096) sizes the credit hold.
  */

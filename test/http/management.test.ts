@@ -1,4 +1,4 @@
-/** Management keys (dashboard JWT) and the provisioning API they unlock (decisions.md #11). */
+/** Management keys (dashboard JWT) and the provisioning API they unlock (docs/decisions.md #11). */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { dbKinds, startTestGateway, type TestGateway } from "../harness";
 import { fastUser } from "./helpers";

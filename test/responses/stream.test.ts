@@ -27,7 +27,7 @@ const fixture = (name: string) => parseSse(readFileSync(join(import.meta.dir, ".
 const shape = (frames: SseFrame[]) => frames.map((f) => f.json?.type ?? f.data).filter((t, i, all) => !(t.endsWith(".delta") && all[i - 1] === t));
 const weather = { type: "function", name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } };
 
-/** Frame invariants of decisions.md #5: `event:` = type, contiguous sequence numbers, [DONE] last. */
+/** Frame invariants of docs/decisions.md #5: `event:` = type, contiguous sequence numbers, [DONE] last. */
 function checkFraming(frames: SseFrame[]): SseFrame[] {
   expect(frames[frames.length - 1]!.data).toBe("[DONE]");
   expect(frames[frames.length - 1]!.event).toBeNull();
@@ -48,7 +48,7 @@ describe("text streams", () => {
       expect(res.headers.get("content-type")).toStartWith("text/event-stream");
       expect(res.headers.get("x-cost-krw")).toBeNull();
       const events = checkFraming(frames);
-      // The recorded OpenAI stream, with [DONE] (decisions.md #5) after it.
+      // The recorded OpenAI stream, with [DONE] (docs/decisions.md #5) after it.
       expect(shape(events)).toEqual(shape(fixture("responses-stream.sse")));
       const [created, inProgress, added, partAdded] = events.map((f) => f.json);
       expect(created.response).toMatchObject({ object: "response", status: "in_progress", model, output: [], usage: null, instructions: "be nice" });

@@ -1,5 +1,5 @@
 /**
- * Idempotency-Key on POST /v1/video/generations (decisions.md #8): scoped to the API key; the
+ * Idempotency-Key on POST /v1/video/generations (docs/decisions.md #8): scoped to the API key; the
  * same key and body within 24 h replays the original 202 and creates nothing; a different
  * body is 422; a request still being accepted is 409; a request that failed leaves the key free.
  */

@@ -34,7 +34,7 @@ export function usageCostMicro(p: TokenPricing, caching: CachingMode, u: Usage, 
   return ceilDiv(micro * fxMilli, DIVISOR);
 }
 
-/** A successful call is charged at least 0.1 KRW (decisions.md #10). */
+/** A successful call is charged at least 0.1 KRW (docs/decisions.md #10). */
 export function withMinimumCharge(cost: bigint): bigint {
   return cost < MIN_CHARGE_MICRO ? MIN_CHARGE_MICRO : cost;
 }

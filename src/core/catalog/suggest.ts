@@ -1,5 +1,5 @@
 /**
- * "Did you mean" for unknown model ids (decisions.md #9): up to 5 close ids by edit distance.
+ * "Did you mean" for unknown model ids (docs/decisions.md #9): up to 5 close ids by edit distance.
  * Runs only on the error path, so a linear scan over the catalog is fine.
  */
 import type { CatalogModel, CatalogSnapshot, Modality } from "./types";

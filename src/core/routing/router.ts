@@ -1,6 +1,6 @@
 /**
  * The policy port of the chat service: finds the caller's policy by slug, applies the
- * operator gates and the policy's own state (decisions.md #12), keeps only entries that are
+ * operator gates and the policy's own state (docs/decisions.md #12), keeps only entries that are
  * still callable in the current catalog, and decides the route. Also the sink of live
  * latency measurements for the `latency` engine.
  */

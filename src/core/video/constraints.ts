@@ -1,7 +1,7 @@
 /**
  * The specification's per-family constraints table, row by row, plus its normalizations.
  * Input is a request that already passed the general ranges (schema.ts); a value the chosen
- * model forbids is a 400 `unsupported_parameter` (decisions.md #3), thrown before any hold.
+ * model forbids is a 400 `unsupported_parameter` (docs/decisions.md #3), thrown before any hold.
  *
  * Where the table is silent we decided (docs/video.md): Family K takes at most two images
  * (first and last frame, Kling's `image`/`image_tail`) and no video or audio references, and
@@ -121,7 +121,7 @@ export function applyFamilyRules(model: string, family: VideoFamily, pricing: Vi
       break;
     }
     case "G": {
-      // decisions.md #4: the general rules apply.
+      // docs/decisions.md #4: the general rules apply.
       break;
     }
     case "G-omni": {

@@ -152,7 +152,7 @@ async function retryLater(d: PollerDeps, owner: string, job: VideoJobRecord, err
 }
 
 async function fail(d: PollerDeps, owner: string | null, job: VideoJobRecord, error: JobError, upstreamStatus?: string): Promise<void> {
-  // decisions.md #17: a failed or expired job is released in full.
+  // docs/decisions.md #17: a failed or expired job is released in full.
   const event = usageEvent(job, 502, d.now?.() ?? Date.now(), null);
   await d.jobs.finish(job.id, owner, { status: "failed", error, ...(upstreamStatus !== undefined && { upstreamStatus }) }, { kind: "release", event });
 }

@@ -1,6 +1,6 @@
 /**
  * The video submit request as the wire carries it, with the specification's general ranges
- * (decisions.md #3): a value outside them is a 422 with `loc` such as
+ * (docs/decisions.md #3): a value outside them is a 422 with `loc` such as
  * `["body","duration_seconds"]`. What a particular model forbids inside these ranges is
  * checked later, by the family rules (400). Defaults are applied there too, because some
  * rules depend on whether a field was sent at all (Family K `resolution`, Family G Omni

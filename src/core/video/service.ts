@@ -186,14 +186,14 @@ export class VideoService {
     if (i >= 0) throw invalid(refs[i]!.loc, "URL host is a private, loopback or link-local address", "url_not_allowed");
   }
 
-  /** The caller's job, or 404 for a missing job and for any other key's (decisions.md #8). */
+  /** The caller's job, or 404 for a missing job and for any other key's (docs/decisions.md #8). */
   async get(principal: KeyPrincipal, jobId: string): Promise<VideoJobRecord> {
     const job = await this.d.jobs.get(jobId);
     if (!job || job.keyId !== principal.keyId) throw new GatewayError("not_found", "작업을 찾을 수 없습니다.");
     return job;
   }
 
-  /** Cancels a processing job: status `canceled`, hold released in full (decisions.md #17). 409 when final. */
+  /** Cancels a processing job: status `canceled`, hold released in full (docs/decisions.md #17). 409 when final. */
   async cancel(principal: KeyPrincipal, jobId: string): Promise<VideoJobRecord> {
     const job = await this.get(principal, jobId);
     if (job.status !== "processing") throw alreadyFinal(job);

@@ -17,7 +17,7 @@ export const videoJobs = pgTable(
   {
     id: uuid("id").primaryKey(),
     userId: uuid("user_id").notNull(),
-    /** The submitting API key: the only one that may read the job (decisions.md #8). */
+    /** The submitting API key: the only one that may read the job (docs/decisions.md #8). */
     keyId: uuid("key_id").notNull(),
     /** Short model id, catalog family row, provider, its protocol and the model's upstream id. */
     model: text("model").notNull(),

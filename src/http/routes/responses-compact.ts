@@ -1,4 +1,4 @@
-/** POST /v1/responses/compact: needs a valid API key, then always 501 (decisions.md #7). */
+/** POST /v1/responses/compact: needs a valid API key, then always 501 (docs/decisions.md #7). */
 import { Elysia } from "elysia";
 import { GatewayError } from "../../core/errors";
 import type { AppDeps } from "../deps";

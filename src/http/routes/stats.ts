@@ -9,7 +9,7 @@ import { AppsStatsSchema, ModelsStatsSchema, RankingsSchema, UsageTimeseriesSche
 
 export interface StatsRouteDeps {
   stats: StatsService;
-  /** Cache-Control max-age: the rollups' freshness bound (decisions.md #14). */
+  /** Cache-Control max-age: the rollups' freshness bound (docs/decisions.md #14). */
   maxAgeSeconds: number;
 }
 

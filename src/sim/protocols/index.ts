@@ -1,5 +1,5 @@
 /**
- * The built-in protocols and the providers that speak them (decisions.md #13). Other
+ * The built-in protocols and the providers that speak them (docs/decisions.md #13). Other
  * protocols (video task APIs, web search) call `registerSimRoutes` themselves.
  */
 import { registerSimRoutes } from "../routes.ts";

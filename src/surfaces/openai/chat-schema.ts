@@ -1,6 +1,6 @@
 /**
  * The chat completion request as the wire carries it. Only what the Limits table bounds is
- * range-checked (decisions.md #1); other parameters pass through unvalidated, except for the
+ * range-checked (docs/decisions.md #1); other parameters pass through unvalidated, except for the
  * types of what the gateway itself converts (below).
  */
 import { t } from "elysia";

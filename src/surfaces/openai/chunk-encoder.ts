@@ -29,7 +29,7 @@ export class ChunkEncoder {
   }
 }
 
-/** The mid-stream failure event (decisions.md #6). */
+/** The mid-stream failure event (docs/decisions.md #6). */
 export function errorEvent(message: string, partial: string): Uint8Array {
   return enc.encode(`data: ${JSON.stringify({ error: { code: "upstream_error", message, partial } })}\n\n`);
 }

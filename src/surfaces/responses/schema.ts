@@ -1,6 +1,6 @@
 /**
  * The Responses request (`POST /v1/responses`) as the wire carries it. What the Limits table
- * bounds is range-checked (decisions.md #1); the accepted-but-ignored fields are declared so
+ * bounds is range-checked (docs/decisions.md #1); the accepted-but-ignored fields are declared so
  * the contract is visible; anything else unknown is accepted and ignored (it has no chat
  * equivalent to pass through to). An optional field sent as `null` (several SDKs send that
  * for "not given") counts as absent: `dropNulls` runs before validation, so the schema stays

@@ -1,5 +1,5 @@
 /**
- * The Responses stream (decisions.md #5): `event: <type>` + `data: <json>` frames, each with
+ * The Responses stream (docs/decisions.md #5): `event: <type>` + `data: <json>` frames, each with
  * `type` and a contiguous `sequence_number`, in OpenAI's order:
  *
  *   response.created → response.in_progress → per output item: output_item.added,
@@ -10,7 +10,7 @@
  * Items are opened as the upstream produces them and each is finished before the next one
  * opens. `response.completed` carries the full response with `usage` and, since the headers
  * left before the cost was known, the gateway's `cost` object. After a mid-stream failure
- * (decisions.md #6) the last event is `error` with `{code: "upstream_error", message,
+ * (docs/decisions.md #6) the last event is `error` with `{code: "upstream_error", message,
  * partial}`, then `[DONE]`; only the received part is billed.
  */
 import type { PiiPort } from "../../core/chat/ports";

@@ -208,6 +208,16 @@ describe("PII masking (the key's default)", () => {
 });
 
 describe("validation and errors", () => {
+  test("POST /v1/responses/compact with a valid key is 501 not_implemented; nothing is called (docs/decisions.md #7)", async () => {
+    const { key } = await tenant(g);
+    const before = rec.calls.length;
+    const res = await g.call("POST", "/v1/responses/compact", { token: key.key, body: { model: "gpt-4o-mini", input: "x" } });
+    expect(res.status).toBe(501);
+    expect(JSON.stringify(res.body)).toContain("not_implemented");
+    expect(rec.calls.length).toBe(before);
+    expect((await g.call("POST", "/v1/responses/compact", { body: {} })).status).toBe(401);
+  });
+
   test("max_output_tokens outside 1–128,000 is 422 with its loc; nothing is called", async () => {
     const { key } = await tenant(g);
     const before = rec.calls.length;

@@ -4,11 +4,13 @@
  * fast 503 `service_unavailable` (never a 500, never a hang) and no money moves; once the
  * database is back the gateway serves again by itself, cache invalidation included.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import postgres from "postgres";
 import { freshPostgres, postgresAvailable, type TestGateway } from "../harness";
 import { openDatabase, type Database } from "../../src/db/client";
 import { runMigrations } from "../../src/db/migrate";
+import { SqlLedger } from "../../src/db/repos/ledger";
+import { isDatabaseUnavailable } from "../../src/lib/db-errors";
 import { fastUser, gatewayOn, within } from "../http/helpers";
 import { TcpProxy } from "./tcp-proxy";
 
@@ -46,6 +48,9 @@ describe.skipIf(!pg)("database outage", () => {
     proxy?.stop();
     await fresh?.drop();
   });
+
+  // A test that fails during its cut must not leave the next one without a database.
+  afterEach(() => proxy?.restore());
 
   const body = { model: "gpt-4o-mini", messages: [{ role: "user", content: "hello" }], max_tokens: 20 };
   const books = async () => {
@@ -124,6 +129,39 @@ describe.skipIf(!pg)("database outage", () => {
       expect(await within(3000, async () => (await g.call("GET", "/v1/me", { token: k.key })).status === 401)).not.toBeNull();
     }, 60_000);
   }
+
+  test("holds that pile up during the outage fail together, each within two query deadlines", async () => {
+    const u = await fastUser(other, { creditKrw: 1000 });
+    const k = await other.newKey(u);
+    // This instance's database, counting the ledger's statements.
+    const sent = { alone: 0, step: 0 };
+    const counted: Database = {
+      ...viaProxy,
+      kind: viaProxy.kind,
+      orm: viaProxy.orm,
+      query(text, params) {
+        if (text.includes("gw_ledger_step(")) sent.step++;
+        else if (text.includes("gw_hold(")) sent.alone++;
+        return viaProxy.query(text, params);
+      },
+    };
+    const ledger = new SqlLedger(counted);
+    const hold = () => ledger.hold({ id: crypto.randomUUID(), userId: u.id, keyId: k.id, amountMicro: 1_000n, tokens: 1, ttlSeconds: 900 });
+    proxy.cut("refuse");
+    // Two holds take the ledger's two slots; the other four wait and go out as one batch.
+    const t = performance.now();
+    const results = await Promise.all(Array.from({ length: 6 }, () => hold().then((r) => ({ r, e: null as unknown, ms: performance.now() - t }), (e: unknown) => ({ r: null, e, ms: performance.now() - t }))));
+    proxy.restore();
+    for (const { r, e, ms } of results) {
+      expect(r).toBeNull();
+      expect(isDatabaseUnavailable(e)).toBe(true);
+      // A slot's wait plus the batch's own deadline: the batch is not retried call by call.
+      expect(ms).toBeLessThan(2 * QUERY_TIMEOUT_MS + 500);
+    }
+    expect(sent).toEqual({ alone: 2, step: 1 });
+    const [n] = await sql`select count(*)::int as n from holds where user_id = ${u.id}`;
+    expect(n!.n).toBe(0);
+  }, 60_000);
 
   test("a settle that meets the outage lands once the database is back: the answered call is charged, once", async () => {
     const u = await fastUser(other, { creditKrw: 1000 });

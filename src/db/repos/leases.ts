@@ -30,6 +30,7 @@ import type { Database } from "../client";
 import type { HoldEstimates } from "../../core/billing/hold-estimate";
 import { currentMonth, type HoldRequest } from "../../core/billing/ledger";
 import { holdAnswer, type HoldAnswer, type HoldRow } from "./hold-answer";
+import { isDatabaseUnavailable } from "../../lib/db-errors";
 import { StepBatcher } from "./ledger-batch";
 
 /** Leasable holds of one key within BUSY_WINDOW_MS that make it busy. */
@@ -116,6 +117,7 @@ export class Leases {
       step: async (items) => ({ settles: await this.chargeMany(items), holds: [] }),
       settle: async (item) => (await this.chargeMany([item]))[0]!,
       hold: () => Promise.reject(new Error("not used")),
+      failsAll: isDatabaseUnavailable,
     });
     this.timer = setInterval(() => this.retireIdle(), IDLE_MS / 2);
     this.timer.unref?.();

@@ -17,6 +17,12 @@ export interface StepOps<H, HR, S, SR> {
   /** One call alone (a batch of one, or the retry of a batch that failed as a whole). */
   hold(item: H): Promise<HR>;
   settle(item: S): Promise<SR>;
+  /**
+   * A failure of the batch that every call of it would meet alone (the database unreachable):
+   * its calls all fail with it at once instead of each being retried alone, which would cost
+   * every one of them a second query deadline while the database is down.
+   */
+  failsAll?(e: unknown): boolean;
 }
 
 export class StepBatcher<H, HR, S, SR> {
@@ -70,7 +76,11 @@ export class StepBatcher<H, HR, S, SR> {
         settles.map((p) => p.item),
         holds.map((p) => p.item),
       );
-    } catch {
+    } catch (e) {
+      if (this.ops.failsAll?.(e)) {
+        for (const p of [...settles, ...holds]) p.reject(e);
+        return;
+      }
       // The statement rolled back as a whole: retry each call on its own, so one failing call
       // (or a serialization hiccup) only fails itself. Settles first, as in the statement.
       await Promise.all(settles.map((p) => this.alone(p, this.ops.settle)));

@@ -25,11 +25,14 @@
  * touches up front in ascending id order, as every single-call function does, so two steps
  * cannot deadlock; what the set-based path does not cover runs call by call inside. A step
  * that fails as a whole (nothing of it is committed) is retried call by call, so one bad call
- * cannot fail its neighbours.
+ * cannot fail its neighbours; unless it failed for want of the database (unreachable, or past
+ * its query deadline): then every call of it fails at once, so a hold that waited for a slot
+ * answers 503 after two query deadlines at most, not three.
  */
 import type { Database } from "../client";
 import { currentMonth, ROOM_REFUSALS, type HoldOutcome, type HoldRequest, type JobLedger, type Ledger, type UsageEvent } from "../../core/billing/ledger";
 import { HoldEstimates } from "../../core/billing/hold-estimate";
+import { isDatabaseUnavailable } from "../../lib/db-errors";
 import { StepBatcher } from "./ledger-batch";
 import { holdAnswer, type HoldAnswer, type HoldRow } from "./hold-answer";
 import { Leases, trimLease } from "./leases";
@@ -86,7 +89,12 @@ export class SqlLedger implements Ledger {
     this.commit = COMMIT_SQL[commit];
     // PGlite runs one statement at a time anyway; batching pays only over a connection pool.
     if (db.kind === "postgres") {
-      this.batches = new StepBatcher(LANE_SLOTS, MAX_BATCH, { step: (s, h) => this.step(s, h), hold: (h) => this.holdOne(h), settle: (x) => this.settleOne(x) });
+      this.batches = new StepBatcher(LANE_SLOTS, MAX_BATCH, {
+        step: (s, h) => this.step(s, h),
+        hold: (h) => this.holdOne(h),
+        settle: (x) => this.settleOne(x),
+        failsAll: isDatabaseUnavailable,
+      });
       if (leases) this.leases = new Leases(db, this.commit, this.estimates, onOpenChange, onCapped);
     }
   }

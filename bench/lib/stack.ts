@@ -94,10 +94,12 @@ export async function startStack(o: StackOptions): Promise<Stack> {
         ...baseEnv,
         ...providerEnv,
         DATABASE_URL: dbUrl,
-        // The gateway's defaults (durable commits, no credit leases) unless the run asks for
-        // LEDGER_COMMIT=async or LEDGER_LEASES=on.
+        // The gateway's defaults (durable commits, no credit leases, settles before the answer)
+        // unless the run asks for LEDGER_COMMIT=async, LEDGER_LEASES=on or
+        // LEDGER_SETTLE=behind_answer.
         ...(process.env.LEDGER_COMMIT && { LEDGER_COMMIT: process.env.LEDGER_COMMIT }),
         ...(process.env.LEDGER_LEASES && { LEDGER_LEASES: process.env.LEDGER_LEASES }),
+        ...(process.env.LEDGER_SETTLE && { LEDGER_SETTLE: process.env.LEDGER_SETTLE }),
         DATA_DIR: dataDir,
         PORT: String(gwPort),
         HOST: "127.0.0.1",

@@ -33,6 +33,8 @@ export interface UploadResult {
   answeredAfterMs: number | null;
   /** The server closed the connection (within a second after its answer). */
   closedByServer: boolean;
+  /** Milliseconds from the first byte written to the server's hang-up (null: it did not). */
+  closedAfterMs: number | null;
 }
 
 const filler = Buffer.alloc(1 << 20, 0x61); // 'a': inside a JSON string it keeps the text valid so far
@@ -49,6 +51,7 @@ export async function upload(baseUrl: string, plan: UploadPlan): Promise<UploadR
   let sentBeforeAnswer = 0;
   let sent = 0;
   let closed = false;
+  let closedAt: number | null = null;
   const started = performance.now();
   const answered = new Promise<void>((resolve) => {
     sock.on("data", (d) => {
@@ -61,6 +64,7 @@ export async function upload(baseUrl: string, plan: UploadPlan): Promise<UploadR
     });
     sock.on("close", () => {
       closed = true;
+      closedAt = performance.now();
       resolve();
     });
   });
@@ -97,7 +101,7 @@ export async function upload(baseUrl: string, plan: UploadPlan): Promise<UploadR
   sock.destroy();
 
   const parsed = parse(raw);
-  return { ...parsed, sentBeforeAnswer: answeredAt === null ? sent : sentBeforeAnswer, answeredAfterMs: answeredAt === null ? null : answeredAt - started, closedByServer: closed };
+  return { ...parsed, sentBeforeAnswer: answeredAt === null ? sent : sentBeforeAnswer, answeredAfterMs: answeredAt === null ? null : answeredAt - started, closedByServer: closed, closedAfterMs: closedAt === null ? null : closedAt - started };
 }
 
 /** True once the first response's head and its Content-Length of body are in. */

@@ -102,11 +102,16 @@ for (const kind of await dbKinds()) {
 
     test("an authenticated chunked body over MAX_BODY_BYTES is 413 as it streams", async () => {
       const r = await upload(g.url, { path: "/v1/chat/completions", headers: { authorization: `Bearer ${key}` }, framing: "chunked", prefix: CHAT_PREFIX, total: LIMIT + 40 * MB, burst: MB });
-      expect(r.status).toBe(413);
-      expect(r.body).toEqual({ error: { message: expect.any(String), type: "payload_too_large" } });
-      // Refused once the limit was crossed (socket buffers hold a few MB more), not at the end.
-      expect(r.sentBeforeAnswer).toBeLessThan(LIMIT + 20 * MB);
+      // Refused once the limit was crossed (socket buffers hold a few MB more), not at the end:
+      // the server hangs up with most of the body unsent. Its 413 can be lost to the reset a
+      // close with our bytes still unread there sends (see the slow sender below); when it
+      // arrives, it is the 413.
       expect(r.closedByServer).toBe(true);
+      expect(r.sentBeforeAnswer).toBeLessThan(LIMIT + 20 * MB);
+      if (r.status !== null) {
+        expect(r.status).toBe(413);
+        expect(r.body).toEqual({ error: { message: expect.any(String), type: "payload_too_large" } });
+      }
     }, 60_000);
 
     test("a slow sender gets 408 request_timeout after BODY_READ_TIMEOUT_MS and the connection is closed", async () => {

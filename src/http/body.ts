@@ -43,9 +43,22 @@ export async function readLimited(request: Request, limits: Pick<BodyLimits, "ma
     readToEnd.add(request);
     return new Uint8Array(0);
   }
-  const reader = request.body.getReader();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const expired = new Promise<"expired">((resolve) => (timer = setTimeout(() => resolve("expired"), limits.timeoutMs)));
+  if (!Number.isNaN(declared)) {
+    // A declared length (within the limit, checked above; the server reads no more than it):
+    // read natively in one go, under the deadline. The chunk-by-chunk reader below costs a
+    // stream read and a race per chunk, which showed as CPU per call on the hot path.
+    try {
+      const whole = await Promise.race([request.arrayBuffer(), expired]);
+      if (whole === "expired") throw new GatewayError("request_timeout");
+      readToEnd.add(request);
+      return new Uint8Array(whole);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   try {

@@ -4,8 +4,8 @@
  * the call never makes the gateway pay for an embedding (issue 16, finding 16). Exact matching
  * reads the database only and still answers before any hold.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { dbKinds, startTestGateway, type TestGateway } from "../harness";
+import { beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { dbKinds, suiteGateway, type TestGateway } from "../harness";
 import { chat, chatFetch, eventually, fastUser, money, usageOf, user } from "../chat/helpers";
 
 setDefaultTimeout(30_000);
@@ -22,12 +22,10 @@ const PARAPHRASE = "What is the capital of France and what is its population?";
 
 for (const kind of await dbKinds()) {
   describe(`semantic cache and credits (${kind})`, () => {
+    const gateway = suiteGateway({ db: kind });
     let g: TestGateway;
-    beforeAll(async () => {
-      g = await startTestGateway({ db: kind });
-    }, 60_000);
-    afterAll(async () => {
-      await g?.stop();
+    beforeEach(() => {
+      g = gateway();
     });
 
     test("an unfunded account's semantic-mode key gets 402 and no embedding is made", async () => {

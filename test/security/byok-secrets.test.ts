@@ -14,30 +14,14 @@ import { gatewayOn } from "../http/helpers";
 import { ConfigError, loadConfig } from "../../src/config";
 import { openDatabase, type Database } from "../../src/db/client";
 import { buildGateway } from "../../src/gateway";
-import { log, setLogLevel } from "../../src/lib/log";
+import { log } from "../../src/lib/log";
 import { byokContext, SecretBox } from "../../src/lib/secret-box";
+import { captureLog } from "./capture-log";
 
 setDefaultTimeout(60_000);
 
 const OTHER_KEY = Buffer.alloc(32, 7).toString("base64");
 
-/** Runs `fn` with every log level on and returns what was written to stdout meanwhile. */
-async function capture(fn: () => Promise<void>): Promise<string> {
-  const out: string[] = [];
-  const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = ((chunk: string | Uint8Array) => {
-    out.push(typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk));
-    return true;
-  }) as typeof process.stdout.write;
-  setLogLevel("debug");
-  try {
-    await fn();
-  } finally {
-    setLogLevel(process.env.LOG_LEVEL ?? "silent");
-    process.stdout.write = write;
-  }
-  return out.join("");
-}
 
 /** Tables any of whose rows contains `needle` in its text form. */
 async function tablesContaining(db: Database, needle: string): Promise<string[]> {
@@ -92,7 +76,7 @@ for (const kind of await dbKinds()) {
       const secret = `sk-own-${crypto.randomUUID()}`;
       const bodies: string[] = [];
       let id = "";
-      const logs = await capture(async () => {
+      const logs = await captureLog(async () => {
         const b = await byok(u.id, secret);
         expect(b.status).toBe(201);
         id = b.body.id;

@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from "../harness";
 import { fastUser, forgeJwt } from "../http/helpers";
-import { log, setLogLevel } from "../../src/lib/log";
+import { log } from "../../src/lib/log";
+import { captureLog } from "./capture-log";
 
 let g: TestGateway;
 beforeAll(async () => {
@@ -17,30 +18,13 @@ afterAll(async () => {
   await g?.stop();
 });
 
-/** Runs `fn` with every log level on and returns what was written to stdout meanwhile. */
-async function capture(fn: () => Promise<void>): Promise<string> {
-  const out: string[] = [];
-  const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = ((chunk: string | Uint8Array) => {
-    out.push(typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk));
-    return true;
-  }) as typeof process.stdout.write;
-  setLogLevel("debug");
-  try {
-    await fn();
-  } finally {
-    setLogLevel(process.env.LOG_LEVEL ?? "silent");
-    process.stdout.write = write;
-  }
-  return out.join("");
-}
 
 describe("secrets", () => {
   test("never in logs, errors or lists; stored only as hashes", async () => {
     const u = await fastUser(g, { creditKrw: 1000 });
     const secrets: string[] = [];
     const bodies: string[] = [];
-    const logs = await capture(async () => {
+    const logs = await captureLog(async () => {
       const k = await g.newKey(u, { name: "main" });
       const m = (await g.call("POST", "/v1/management-keys", { token: u.jwt, body: { name: "mgmt" } })).body;
       const c = (await g.call("POST", "/v1/provisioning/keys", { token: m.key, body: { name: "child" } })).body;

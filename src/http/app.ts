@@ -13,6 +13,7 @@ import { corsPolicy } from "./cors";
 import { assertSecurityDeclared, BodyGate, SECURITY_SCHEMES } from "./security";
 import { accountRoutes } from "./routes/account";
 import { adminRoutes } from "./routes/admin";
+import { adminUserRoutes } from "./routes/admin-users";
 import { healthRoutes } from "./routes/health";
 import { keyRoutes } from "./routes/keys";
 import { managementKeyRoutes } from "./routes/management-keys";
@@ -96,6 +97,7 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
     .use(healthRoutes(d))
     .use(accountRoutes(d))
     .use(adminRoutes(d))
+    .use(adminUserRoutes(d))
     .use(keyRoutes(d))
     .use(managementKeyRoutes(d));
   for (const e of extra) app.use(e);

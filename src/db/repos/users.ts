@@ -1,9 +1,23 @@
 /** Accounts, organizations and top-ups. */
-import { and, eq, isNull } from "drizzle-orm";
+import { and, desc, eq, ilike, isNotNull, isNull, or, sql, type SQL } from "drizzle-orm";
 import type { Database } from "../client";
 import { orgMembers, orgs, users } from "../schema";
 
 export type UserRow = typeof users.$inferSelect;
+
+/** One page of the operator's account list: newest first, keyset-paginated. */
+export interface UserListQuery {
+  /** Part of an email (case-insensitive) or an exact account id. */
+  search?: string;
+  deleted?: boolean;
+  /** Resume after this account (the last id of the previous page). */
+  afterId?: string;
+  limit: number;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A LIKE pattern that matches `text` literally (its % and _ are not wildcards). */
+const likeAnywhere = (text: string) => `%${text.replace(/[\\%_]/g, (c) => "\\" + c)}%`;
 
 export class UserRepo {
   constructor(private db: Database) {}
@@ -23,6 +37,22 @@ export class UserRepo {
   async live(id: string): Promise<UserRow | undefined> {
     const [row] = await this.db.orm.select().from(users).where(and(eq(users.id, id), isNull(users.deletedAt)));
     return row;
+  }
+
+  /** A page of accounts (one row more than `limit` tells the caller there is a next page) and the filter's total. */
+  async list(q: UserListQuery): Promise<{ rows: UserRow[]; total: number }> {
+    const filters: SQL[] = [];
+    const term = q.search?.trim();
+    if (term) filters.push(UUID.test(term) ? or(eq(users.id, term.toLowerCase()), ilike(users.email, likeAnywhere(term)))! : ilike(users.email, likeAnywhere(term)));
+    if (q.deleted !== undefined) filters.push(q.deleted ? isNotNull(users.deletedAt) : isNull(users.deletedAt));
+    const where = filters.length ? and(...filters) : undefined;
+    // Compared in SQL, not through a JS Date: created_at has microseconds a Date would drop.
+    const page = q.afterId ? and(where, sql`(${users.createdAt}, ${users.id}) < (select u.created_at, u.id from users u where u.id = ${q.afterId})`) : where;
+    const [rows, [count]] = await Promise.all([
+      this.db.orm.select().from(users).where(page).orderBy(desc(users.createdAt), desc(users.id)).limit(q.limit + 1),
+      this.db.orm.select({ n: sql<number>`count(*)::int` }).from(users).where(where),
+    ]);
+    return { rows, total: Number(count?.n ?? 0) };
   }
 
   async byId(id: string): Promise<UserRow | undefined> {

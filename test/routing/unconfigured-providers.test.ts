@@ -68,6 +68,27 @@ describe("SIMULATOR in the configuration", () => {
   });
 });
 
+describe("demo mode without SIMULATOR", () => {
+  let g: TestGateway;
+  beforeAll(async () => {
+    // An empty value is unset: the harness's SIMULATOR=on does not apply.
+    g = await startTestGateway({ env: { DEMO_MODE: "true", SIMULATOR: "", VIDEO_POLL_WORKERS: "0", STATS_ROLLUP_INTERVAL_MS: "0" } });
+  });
+  afterAll(async () => {
+    await g?.stop();
+  });
+
+  test("the simulator stands in for every provider without a credential, as before", async () => {
+    expect(g.gw.deps.config.simulator).toBe(true);
+    expect(g.gw.upstreams.simulated()).toEqual(expect.arrayContaining(["openai", "anthropic", "veo", "brave"]));
+    const c = await fastUser(g, { creditKrw: 1000 });
+    const k = (await g.newKey(c)).key;
+    const r = await g.call("POST", "/v1/chat/completions", { token: k, body: { model: "gpt-4o-mini", messages: user("demo") } });
+    expect(r.status).toBe(200);
+    expect(r.body.choices[0].message.content).toStartWith("Simulated reply from openai/");
+  });
+});
+
 for (const kind of await dbKinds()) {
   describe(`outside demo mode without SIMULATOR on ${kind}`, () => {
     let g: TestGateway;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The compiled binary on PostgreSQL: migrations, an account, a key, a chat call and a video job
-# finished by the poller Worker (a Worker entry missing from the binary fails here).
+# finished by the poller Worker (a Worker entry missing from the binary fails here). Outside demo
+# mode the simulator answers only with SIMULATOR=on, which the start must warn about.
 set -uo pipefail
 BIN="$1"
 DB="gw_smoke_$$"
@@ -9,12 +10,13 @@ PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 psql -h 127.0.0.1 -U postgres -qc "create database $DB" >/dev/null || exit 1
 ADMIN=smoke-admin-token-0123456789
 env -i PATH="$PATH" HOME="$DIR" DATABASE_URL="postgres://postgres@127.0.0.1:5432/$DB" ADMIN_TOKEN=$ADMIN DATA_DIR="$DIR/data" \
-  PORT="$PORT" HOST=127.0.0.1 VIDEO_POLL_INITIAL_MS=200 "$BIN" >"$DIR/out.log" 2>&1 &
+  PORT="$PORT" HOST=127.0.0.1 VIDEO_POLL_INITIAL_MS=200 SIMULATOR=on "$BIN" >"$DIR/out.log" 2>&1 &
 PID=$!
 trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null; psql -h 127.0.0.1 -U postgres -qc "drop database if exists $DB with (force)" >/dev/null; rm -rf "$DIR"' EXIT
 B="http://127.0.0.1:$PORT"
 for _ in $(seq 1 60); do curl -sf "$B/readyz" >/dev/null && break; sleep 0.5; done
 curl -sf "$B/readyz" >/dev/null || { echo "binary on PostgreSQL did not become ready"; cat "$DIR/out.log"; exit 1; }
+grep -q '"level":"warn","msg":"SIMULATOR=on' "$DIR/out.log" || { echo "no SIMULATOR=on warning at start"; cat "$DIR/out.log"; exit 1; }
 json() { python3 -c "import json,sys; print(json.load(sys.stdin)$1)"; }
 USER_ID=$(curl -sf "$B/v1/auth/signup" -H 'content-type: application/json' -d '{"email":"smoke@example.com","password":"password123"}' | json '["user_id"]') || exit 1
 curl -sf -XPOST "$B/v1/admin/users/$USER_ID/topups" -H "authorization: Bearer $ADMIN" -H 'content-type: application/json' -d '{"amount_krw":100000}' >/dev/null || exit 1

@@ -40,9 +40,9 @@ import { chatProviderFor, embeddingProviderFor } from "./providers";
 import { chatCachePort, ResponseCache } from "./core/cache";
 import { piiMasking } from "./core/chat/pii-mask";
 import { ResponseCacheRepo } from "./db/repos/response-cache";
-import { getOfferings, getProvider } from "./core/catalog/types";
+import { getOfferings, getProvider, type CatalogSnapshot } from "./core/catalog/types";
 import { startSimulator, type Simulator } from "./sim";
-import { needsSimulator, upstreamDirectory, type UpstreamDirectory } from "./upstreams";
+import { needsSimulator, SEARCH_PROVIDER, upstreamDirectory, type UpstreamDirectory } from "./upstreams";
 import { chatRoutes } from "./http/routes/chat";
 import { videoRoutes } from "./http/routes/video";
 import { startVideo, type VideoModule } from "./jobs/video";
@@ -79,7 +79,7 @@ export interface Gateway {
   /** Settles running behind answers already sent. */
   settlements: Settlements;
   upstreams: UpstreamDirectory;
-  /** The in-process upstream simulator, when some provider has no credential. */
+  /** The in-process upstream simulator, when it is on (demo mode, SIMULATOR=on) and some provider has no credential. */
   sim: Simulator | null;
   /** Video jobs: service, storage and the poller pool. */
   video: VideoModule;
@@ -194,10 +194,14 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   const catalog = new CatalogStore({ env: { CATALOG_PATH: cfg.CATALOG_PATH } });
   if (!catalog.peek()) log.error("catalog failed verification; model endpoints answer 503", { problems: catalog.describeErrors() });
   const snapshot = catalog.peek();
-  // The web plugin's search engine (Brave) counts too: without its credential the simulator serves it.
-  const braveConfigured = !!(cfg.providerKeys.BRAVE || cfg.providerBaseUrls.BRAVE);
-  const sim = snapshot && (needsSimulator(cfg, snapshot) || !braveConfigured) ? await startSimulator({ port: cfg.SIM_PORT }) : null;
-  const upstreams = upstreamDirectory(cfg, sim ? (p) => sim.baseUrl(p) : null, snapshot?.providers, byok);
+  // The simulator runs only when it is on (demo mode, SIMULATOR=on) and some provider (the web
+  // plugin's search engine included) has neither credential nor base URL of its own.
+  const sim = needsSimulator(cfg, snapshot) ? await startSimulator({ port: cfg.SIM_PORT }) : null;
+  const upstreams = upstreamDirectory(cfg, sim ? (p) => sim.baseUrl(p) : null, [...(snapshot?.providers ?? []), SEARCH_PROVIDER], byok);
+  // Outside demo mode the simulator is an explicit opt-in: say so at every start, naming what it answers for.
+  if (cfg.simulator && !cfg.demoMode) {
+    log.warn("SIMULATOR=on: the built-in simulator answers (and calls are charged) for providers without a credential; never use it in production", { simulated: upstreams.simulated() });
+  }
 
   // Workers need a URL of their own; a database handed in (tests) is polled inline.
   const video = startVideo(cfg, {
@@ -207,15 +211,24 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     catalog: () => catalog.current(),
     snapshot,
     endpoint: (p) => upstreams.endpoint(p),
+    available: (p) => upstreams.available(p),
   });
+  // Semantic matching embeds with the catalog's embedding model; where its provider cannot be
+  // called the cache matches exactly only (ResponseCache without `embed`).
+  const embeddingOffering = (snap: CatalogSnapshot) => {
+    const model = snap.models.find((m) => m.modality === "embedding" && m.active);
+    return model && getOfferings(snap, model.id).find((o) => {
+      const p = getProvider(snap, o.providerId);
+      return p && upstreams.available(p);
+    });
+  };
   const responseCache = new ResponseCache(new ResponseCacheRepo(db), {
     ttlSeconds: cfg.RESPONSE_CACHE_TTL_SECONDS,
     threshold: cfg.SEMANTIC_CACHE_THRESHOLD,
-    embed: async (text) => {
-      // The catalog's embedding model, through its provider's adapter (simulated without a key).
+    embed: snapshot && !embeddingOffering(snapshot) ? undefined : async (text) => {
+      // The catalog's embedding model, through its provider's adapter (simulated only while the simulator is on).
       const snap = catalog.current();
-      const model = snap.models.find((m) => m.modality === "embedding" && m.active);
-      const offering = model && getOfferings(snap, model.id)[0];
+      const offering = embeddingOffering(snap);
       const provider = offering && getProvider(snap, offering.providerId);
       const adapter = provider && embeddingProviderFor(provider.protocol as Protocol);
       if (!offering || !provider || !adapter) throw new Error("no embedding model in the catalog");
@@ -246,6 +259,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     settlements,
     providerFor: (p: Protocol) => chatProviderFor(p),
     upstreamFor: (provider, principal) => upstreams.endpoint(provider, principal),
+    available: (provider) => upstreams.available(provider),
     fxMilli: fxToMilli(cfg.FX_USD_KRW),
     holdTtlSeconds: cfg.HOLD_TTL_SECONDS,
     keeper,
@@ -265,11 +279,8 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     cache: chatCachePort(responseCache),
     policies: policyRouter,
     pii: piiMasking,
-    search: braveSearchProvider({
-      baseUrl: cfg.providerBaseUrls.BRAVE ?? (cfg.providerKeys.BRAVE || !sim ? "https://api.search.brave.com" : sim.baseUrl("brave")),
-      apiKey: cfg.providerKeys.BRAVE ?? "simulated",
-      timeoutMs: cfg.WEB_SEARCH_TIMEOUT_MS,
-    }),
+    // No search engine where Brave cannot be called: the web plugin is refused (503) unless optional.
+    search: upstreams.available(SEARCH_PROVIDER) ? braveSearchProvider({ ...upstreams.endpoint(SEARCH_PROVIDER), timeoutMs: cfg.WEB_SEARCH_TIMEOUT_MS }) : undefined,
     searchPriceMicro: krwToMicro(cfg.WEB_SEARCH_PRICE_KRW),
   });
 
@@ -319,7 +330,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     statsCfg.intervalMs > 0 ? startStatsRollup({ db, url: opts.db ? undefined : (opts.dbOptions?.url ?? cfg.DATABASE_URL), intervalMs: statsCfg.intervalMs, accountCap: statsCfg.minAccounts }) : null;
 
   const app = createApp(deps, [
-    new Elysia({ name: "models-guard" }).use(modelsRoutes(() => catalog.current())),
+    new Elysia({ name: "models-guard" }).use(modelsRoutes(() => catalog.current(), (p) => upstreams.available(p))),
     chatRoutes(deps, { chat, pii: piiMasking, keepaliveMs: cfg.SSE_KEEPALIVE_MS }),
     compactRoutes(deps),
     videoRoutes(deps, video),

@@ -1,6 +1,9 @@
 /**
- * Where each provider is reached: its configured credential and base URL, or, for a provider
- * without a credential, the built-in upstream simulator (tests, demo mode, benchmarks).
+ * Where each provider is reached, and whether it may be called at all. A provider is
+ * *configured* when its credential (`<PROVIDER>_API_KEY`) is set. One without a credential is
+ * served by the built-in upstream simulator only while the simulator is on (demo mode, or
+ * `SIMULATOR=on` for staging and load tests); otherwise it is unavailable: no ordinary call is
+ * routed to it, so nothing simulated is ever charged (docs/simulator.md, "Demo mode only").
  */
 import type { Config } from "./config";
 import type { CatalogProvider, CatalogSnapshot } from "./core/catalog/types";
@@ -9,17 +12,31 @@ import type { UpstreamEndpoint } from "./core/chat/ports";
 import { GatewayError } from "./core/errors";
 import { byokContext, type SecretBox } from "./lib/secret-box";
 
+/** What the directory needs of a provider (the web plugin's search engine is one, outside the catalog). */
+export type ProviderRef = Pick<CatalogProvider, "id" | "credentialEnv" | "baseUrlEnv" | "baseUrl">;
+
+/** The web plugin's search engine (Brave Search): not a catalog provider, configured the same way. */
+export const SEARCH_PROVIDER: ProviderRef = { id: "brave", credentialEnv: "BRAVE_API_KEY", baseUrlEnv: "BRAVE_BASE_URL", baseUrl: "https://api.search.brave.com" };
+
 export interface UpstreamDirectory {
-  endpoint(provider: CatalogProvider, principal?: KeyPrincipal): UpstreamEndpoint;
+  endpoint(provider: ProviderRef, principal?: KeyPrincipal): UpstreamEndpoint;
+  /**
+   * Whether an ordinary call may go to this provider: it is configured, or the simulator is on.
+   * A BYOK key's own provider is available to that key's calls regardless (its credential is the key's).
+   */
+  available(provider: ProviderRef): boolean;
   /** Providers served by the simulator. */
   simulated(): string[];
 }
 
 const prefixOf = (envName: string) => envName.replace(/_(API_KEY|BASE_URL)$/, "");
 
-/** True when some provider of the catalog has neither a credential nor a base URL configured. */
-export function needsSimulator(cfg: Config, snapshot: CatalogSnapshot): boolean {
-  return snapshot.providers.some((p) => !cfg.providerKeys[prefixOf(p.credentialEnv)] && !cfg.providerBaseUrls[prefixOf(p.baseUrlEnv)]);
+/** The simulator would serve this provider: no credential and no base URL of its own. */
+const simulatable = (cfg: Config, p: ProviderRef) => !cfg.providerKeys[prefixOf(p.credentialEnv)] && !cfg.providerBaseUrls[prefixOf(p.baseUrlEnv)];
+
+/** True when the simulator is on and some provider (the catalog's, or the search engine) would be served by it. */
+export function needsSimulator(cfg: Config, snapshot: CatalogSnapshot | null): boolean {
+  return cfg.simulator && [...(snapshot?.providers ?? []), SEARCH_PROVIDER].some((p) => simulatable(cfg, p));
 }
 
 /**
@@ -34,21 +51,31 @@ function openByok(byok: SecretBox | null, principal: KeyPrincipal): string {
   throw new GatewayError("byok_encryption_unavailable", "이 BYOK 키의 자격 증명을 열 수 없습니다. 운영자에게 BYOK_ENCRYPTION_KEY 설정을 확인해 달라고 요청하세요.");
 }
 
+interface Resolved {
+  baseUrl: string;
+  apiKey: string;
+  simulated: boolean;
+  available: boolean;
+}
+
 export function upstreamDirectory(
   cfg: Config,
   simBaseUrl: ((provider: string) => string) | null,
-  providers: readonly CatalogProvider[] = [],
+  providers: readonly ProviderRef[] = [],
   byok: SecretBox | null = null,
 ): UpstreamDirectory {
-  const resolve = (p: CatalogProvider) => {
+  const resolve = (p: ProviderRef): Resolved => {
     const key = cfg.providerKeys[prefixOf(p.credentialEnv)];
     const base = cfg.providerBaseUrls[prefixOf(p.baseUrlEnv)];
-    if (key || base) return { baseUrl: base ?? p.baseUrl, apiKey: key ?? "not-configured", simulated: false };
-    if (simBaseUrl) return { baseUrl: simBaseUrl(p.id), apiKey: "simulated", simulated: true };
-    return { baseUrl: p.baseUrl, apiKey: "not-configured", simulated: false };
+    if (key) return { baseUrl: base ?? p.baseUrl, apiKey: key, simulated: false, available: true };
+    // Without a credential only the simulator's switch makes a provider callable; a base URL of
+    // its own (a test double, a staging server) is then where it is reached. Off, the endpoint
+    // stays the provider's own, for BYOK keys that bring the credential.
+    if (cfg.simulator && !base && simBaseUrl) return { baseUrl: simBaseUrl(p.id), apiKey: "simulated", simulated: true, available: true };
+    return { baseUrl: base ?? p.baseUrl, apiKey: "not-configured", simulated: false, available: cfg.simulator };
   };
-  const seen = new Map<string, ReturnType<typeof resolve>>();
-  const get = (p: CatalogProvider) => {
+  const seen = new Map<string, Resolved>();
+  const get = (p: ProviderRef) => {
     let e = seen.get(p.id);
     if (!e) seen.set(p.id, (e = resolve(p)));
     return e;
@@ -61,6 +88,7 @@ export function upstreamDirectory(
       if (principal?.kind === "byok" && principal.byokProvider === p.id && principal.byokSecretSealed) return { baseUrl: e.baseUrl, apiKey: openByok(byok, principal) };
       return { baseUrl: e.baseUrl, apiKey: e.apiKey };
     },
+    available: (p) => get(p).available,
     simulated: () => [...seen.entries()].filter(([, e]) => e.simulated).map(([id]) => id),
   };
 }

@@ -181,6 +181,8 @@ export async function startTestGateway(opts: { db?: DbKind; env?: Record<string,
     BYOK_ENCRYPTION_KEY: TEST_BYOK_KEY,
     RATE_LIMIT_RPM: "0",
     DEMO_MODE: "false",
+    // The suites talk to the built-in simulator outside demo mode: the explicit opt-in.
+    SIMULATOR: "on",
     LOG_LEVEL: "silent",
     RETRY_BASE_MS: "5",
     ...UNLIMITED_ENV,

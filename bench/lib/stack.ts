@@ -79,12 +79,17 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     const simUrl = `http://127.0.0.1:${simPort}`;
     await waitReady(sim, `${simUrl}/sim/stats`);
 
-    // Every provider of the catalog at the simulator, so the gateway starts no simulator of its own.
-    const catalog = JSON.parse(readFileSync(join(ROOT, "src/catalog/catalog.json"), "utf8")) as { providers: { id: string; base_url_env: string }[] };
+    // Every provider of the catalog configured (a credential and a base URL) at the simulator, as
+    // a production deployment configures real ones: the gateway starts no simulator of its own.
+    const catalog = JSON.parse(readFileSync(join(ROOT, "src/catalog/catalog.json"), "utf8")) as { providers: { id: string; base_url_env: string; credential_env: string }[] };
     const providerEnv: Record<string, string> = {};
-    for (const p of catalog.providers) providerEnv[p.base_url_env] = `${simUrl}/sim/${p.id}`;
+    for (const p of catalog.providers) {
+      providerEnv[p.base_url_env] = `${simUrl}/sim/${p.id}`;
+      providerEnv[p.credential_env] = "simulated";
+    }
     // The web plugin's search engine is not in the catalog but is simulated too.
     providerEnv.BRAVE_BASE_URL = `${simUrl}/sim/brave`;
+    providerEnv.BRAVE_API_KEY = "simulated";
 
     const gwPort = await freePort();
     const gateway = spawnChild(

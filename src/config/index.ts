@@ -10,6 +10,11 @@ type Derived = "UPSTREAM_MAX_CONCURRENT" | "CONCURRENCY_PER_ACCOUNT" | "CONCURRE
 
 export interface Config extends Omit<Env, Derived>, Record<Derived, number> {
   demoMode: boolean;
+  /**
+   * Whether the simulator stands in for providers without a credential: `SIMULATOR` when set,
+   * else demo mode. Off, such a provider is unavailable (never simulated, never charged).
+   */
+  simulator: boolean;
   /** Upper-case provider id → credential / base URL from the environment. */
   providerKeys: Readonly<Record<string, string>>;
   providerBaseUrls: Readonly<Record<string, string>>;
@@ -74,5 +79,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     (m[2] === "API_KEY" ? providerKeys : providerBaseUrls)[m[1]!] = v;
   }
   const demoMode = cfg.DEMO_MODE ? cfg.DEMO_MODE === "true" : !cfg.DATABASE_URL;
-  return Object.freeze({ ...cfg, demoMode, providerKeys: Object.freeze(providerKeys), providerBaseUrls: Object.freeze(providerBaseUrls) });
+  const simulator = cfg.SIMULATOR ? ["on", "true", "1"].includes(cfg.SIMULATOR) : demoMode;
+  return Object.freeze({ ...cfg, demoMode, simulator, providerKeys: Object.freeze(providerKeys), providerBaseUrls: Object.freeze(providerBaseUrls) });
 }

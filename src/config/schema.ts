@@ -53,6 +53,11 @@ export const EnvSchema = T.Object({
   STATS_MIN_DISTINCT_KEYS: T.Optional(T.Integer({ minimum: 1, maximum: 1000, description: "Deprecated old name of STATS_MIN_DISTINCT_ACCOUNTS (read only when that one is unset; it now counts accounts too)" })),
   STATS_ROLLUP_INTERVAL_MS: T.Optional(T.Integer({ minimum: 0, maximum: 60_000, description: "Pause between stats rollup runs (default 5000, 1000 in demo mode; 0 = no rollup job on this instance)" })),
   CATALOG_PATH: T.Optional(T.String({ minLength: 1, description: "Alternative catalog file" })),
+  SIMULATOR: T.Optional(
+    T.Union([T.Literal("on"), T.Literal("off"), T.Literal("true"), T.Literal("false"), T.Literal("1"), T.Literal("0")], {
+      description: "on: the built-in simulator stands in for every provider without a credential (staging, load tests; a warning at every start). Default: on in demo mode, off otherwise (an unconfigured provider is then unavailable)",
+    }),
+  ),
   SIM_PORT: Int(0, 65535, 0, "Port of the in-process upstream simulator (0 = any free port)"),
   WEB_SEARCH_PRICE_KRW: T.Number({ minimum: 0, maximum: 100000, default: 7, description: "Price of one web-plugin search (Brave Search), charged with the call" }),
   WEB_SEARCH_TIMEOUT_MS: Int(100, 60_000, 5000, "Deadline of one web-plugin search"),

@@ -76,6 +76,8 @@ export const ERROR_CODES = {
   catalog_snapshot_stale: { status: 503, shape: "detail", message: "모델 카탈로그를 확인할 수 없습니다. 잠시 후 다시 시도하세요.", retryable: true },
   limiter_unavailable: { status: 503, shape: "envelope", message: "요청 한도 확인이 일시적으로 불가능합니다.", retryable: true },
   service_unavailable: { status: 503, shape: "detail", message: "서비스를 일시적으로 사용할 수 없습니다.", retryable: true },
+  // A provider without a credential outside demo mode (and without SIMULATOR=on): never simulated, never charged.
+  provider_not_configured: { status: 503, shape: "detail", message: "이 배포에 설정되지 않은 제공자입니다. 운영자가 자격 증명을 설정해야 호출할 수 있습니다.", retryable: false },
   // BYOK credentials are sealed at rest; without the right BYOK_ENCRYPTION_KEY none is stored or opened.
   byok_encryption_unavailable: { status: 503, shape: "detail", message: "BYOK 자격 증명 암호화 키(BYOK_ENCRYPTION_KEY)가 없거나 맞지 않습니다.", retryable: false },
   // 500: never caused by a client; rendered without internals.

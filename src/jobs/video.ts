@@ -32,6 +32,8 @@ export interface VideoModuleDeps {
   /** The catalog as loaded at start (the video providers' endpoints are fixed then). */
   snapshot: CatalogSnapshot | null;
   endpoint: (provider: CatalogProvider) => VideoEndpoint;
+  /** Whether this deployment may call a provider (src/upstreams.ts). */
+  available?: (provider: CatalogProvider) => boolean;
 }
 
 export function startVideo(cfg: Config, d: VideoModuleDeps): VideoModule {
@@ -58,6 +60,7 @@ export function startVideo(cfg: Config, d: VideoModuleDeps): VideoModule {
     idempotency: repo,
     providerFor: videoProviderFor,
     endpointFor: (p) => endpoints[p.id] ?? d.endpoint(p),
+    available: d.available,
     submitTimeoutMs: cfg.UPSTREAM_FIRST_BYTE_TIMEOUT_MS,
     firstPollDelayMs: cfg.VIDEO_POLL_INITIAL_MS,
     // Private, loopback and link-local hosts are refused unless the operator allows them;

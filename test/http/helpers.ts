@@ -59,6 +59,7 @@ export async function gatewayOn(db: Database, kind: "pg" | "pglite", env: Record
     BYOK_ENCRYPTION_KEY: TEST_BYOK_KEY,
     RATE_LIMIT_RPM: "0",
     DEMO_MODE: "false",
+    SIMULATOR: "on",
     LOG_LEVEL: "silent",
     RETRY_BASE_MS: "5",
     ...UNLIMITED_ENV,

@@ -21,6 +21,7 @@ async function instanceOn(db: Database): Promise<TestGateway> {
     JWT_SECRET: "test-jwt-secret-0123456789abcdef0123456789",
     RATE_LIMIT_RPM: "0",
     DEMO_MODE: "false",
+    SIMULATOR: "on",
     LOG_LEVEL: "silent",
     RETRY_BASE_MS: "5",
     ...UNLIMITED_ENV,

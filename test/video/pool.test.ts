@@ -34,6 +34,7 @@ async function instance(env: Record<string, string> = {}): Promise<TestGateway> 
     JWT_SECRET: "test-jwt-secret-0123456789abcdef0123456789",
     RATE_LIMIT_RPM: "0",
     DEMO_MODE: "false",
+    SIMULATOR: "on",
     LOG_LEVEL: "silent",
     ...UNLIMITED_ENV,
     VIDEO_POLL_INITIAL_MS: "30",

@@ -43,6 +43,16 @@ export interface CandidateOptions {
   latencyOf?: (providerId: string) => number | undefined;
   /** Options that change the price (service tier, cache TTL): candidates are priced for them. */
   priced?: PricedOptions;
+  /**
+   * Whether this deployment may call a provider (configured, or simulated in demo mode /
+   * `SIMULATOR=on`); unset: every provider. A BYOK key's own provider always is.
+   */
+  available?: (provider: CatalogProvider) => boolean;
+}
+
+/** Every provider the call could have used is unconfigured on this deployment: 503, before any hold. */
+function notConfigured(providers: string[]): GatewayError {
+  return new GatewayError("provider_not_configured", `이 배포에 설정되지 않은 제공자입니다: ${providers.join(", ")}. 운영자가 자격 증명을 설정해야 호출할 수 있습니다.`, { providers });
 }
 
 export function buildCandidates(snapshot: CatalogSnapshot, resolution: Exclude<ModelResolution, { kind: "policy" }>, opts: CandidateOptions): Candidate[] {
@@ -73,6 +83,17 @@ export function buildCandidates(snapshot: CatalogSnapshot, resolution: Exclude<M
       providers: [...new Set(all.map((c) => c.provider.id))],
     });
   }
+  // Unconfigured providers are no candidates (never simulated outside demo mode, never charged).
+  const available = opts.available;
+  const unconfigured = new Set<string>();
+  if (available) {
+    list = list.filter((c) => {
+      const ok = c.provider.id === opts.byokProvider || available(c.provider);
+      if (!ok) unconfigured.add(c.provider.id);
+      return ok;
+    });
+    if (!list.length) throw notConfigured([...unconfigured]);
+  }
   const consented = opts.consent ? list : list.filter((c) => !c.provider.trainsOnData);
   if (!consented.length) {
     throw new GatewayError("xborder_training_consent_required", undefined, {
@@ -92,6 +113,8 @@ export function buildCandidates(snapshot: CatalogSnapshot, resolution: Exclude<M
     };
     list = stableSort(list, rank);
     if (p.allow_fallbacks === false) list = list.filter((c) => p.order!.includes(c.provider.id));
+    // The order named only providers this deployment cannot call.
+    if (!list.length && p.order.some((id) => unconfigured.has(id))) throw notConfigured(p.order.filter((id) => unconfigured.has(id)));
   }
   if (p.allow_fallbacks === false) list = list.slice(0, 1);
   if (!list.length) throw new GatewayError("unsupported_parameter", "provider.order에 이 모델을 제공하는 제공자가 없습니다.");

@@ -59,6 +59,8 @@ export interface ChatDeps {
   settlements: Settlements;
   providerFor(protocol: Protocol): ChatProvider;
   upstreamFor(provider: CatalogProvider, principal: KeyPrincipal): UpstreamEndpoint;
+  /** Whether this deployment may call a provider (src/upstreams.ts); unset: every provider. */
+  available?(provider: CatalogProvider): boolean;
   fxMilli: bigint;
   holdTtlSeconds: number;
   retryBaseMs: number;
@@ -71,7 +73,7 @@ export interface ChatDeps {
   observe?(providerId: string, outcome: "ok" | UpstreamError["kind"] | "error", ms: number): void;
   latencyOf?(providerId: string): number | undefined;
   sleep?(ms: number): Promise<void>;
-  /** The web plugin's search engine and its price per search (micro-won). */
+  /** The web plugin's search engine (unset: none is configured) and its price per search (micro-won). */
   search?: import("./web-search").SearchProvider;
   searchPriceMicro?: bigint;
   /** Keeps the holds of running calls from expiring (src/core/billing/hold-keeper.ts). */

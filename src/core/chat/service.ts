@@ -72,11 +72,15 @@ export class ChatService {
       candidates = buildCandidates(snapshot, resolution, this.candidateOptions(p, request, o.prefs));
     }
 
+    // Without a search engine the plugin cannot run: refused before any hold, unless optional.
+    if (o.web && !this.d.search && !o.web.optional) {
+      throw new GatewayError("provider_not_configured", "웹 검색 제공자(Brave Search)가 이 배포에 설정되지 않았습니다. 웹 플러그인을 빼거나 optional: true로 보내세요.", { providers: ["brave"] });
+    }
     const byok = p.kind === "byok";
     const holdTokens = candidates.reduce((m, c) => Math.max(m, inputFor(c)), 0) + request.max_tokens;
     // A policy's hold covers its worst case: every tier, judge, worker and merge that may run.
     const holdMicro = byok ? 0n : policy ? policy.holdMicro : worstHoldMicro(candidates, inputFor, request.max_tokens, this.d.fxMilli);
-    const searchMicro = o.web ? (this.d.searchPriceMicro ?? 0n) : 0n;
+    const searchMicro = o.web && this.d.search ? (this.d.searchPriceMicro ?? 0n) : 0n;
     // A single call without web search settles once with its usage event: it may be held against a credit lease.
     const single = !o.web && (!policy || policy.kind === "single");
     const named = caller.clientChosen === true;
@@ -435,6 +439,7 @@ export class ChatService {
   }
 
   private candidateOptions(p: KeyPrincipal, request: Omit<ChatRequest, "model">, prefs?: ProviderPrefs) {
-    return { prefs, consent: p.user.xborderTrainingConsent, byokProvider: p.kind === "byok" ? p.byokProvider : null, latencyOf: this.d.latencyOf, priced: pricedOptionsOf(request) };
+    const available = this.d.available?.bind(this.d);
+    return { prefs, consent: p.user.xborderTrainingConsent, byokProvider: p.kind === "byok" ? p.byokProvider : null, latencyOf: this.d.latencyOf, priced: pricedOptionsOf(request), available };
   }
 }

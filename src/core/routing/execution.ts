@@ -116,16 +116,19 @@ export function buildExecution(x: ExecutionInput): PolicyExecution {
     const tiers: CandidateGroup[] = [];
     const tierWorst: bigint[] = [];
     let sum = 0n;
+    let callable = 0;
     for (const t of shape.tiers.slice(shape.start)) {
       const g = group(t.model, t.retries);
       if (!g) continue;
+      callable++;
       const w = worst(g.candidates) + judgeWorst;
       if (!fits(sum + w)) break; // a dearer tier would break the limit even if every cheaper one failed
       tiers.push(g);
       tierWorst.push(w);
       sum += w;
     }
-    if (!tiers.length) throw firstError && maxCostMicro === null ? firstError : overBudget();
+    // No tier callable at all (preferences, the key, unconfigured providers) says why; else the limit cut them.
+    if (!tiers.length) throw firstError && (maxCostMicro === null || callable === 0) ? firstError : overBudget();
     return { kind: "cascade", route, facts, holdMicro: sum, deadlineMs, tiers, judge: judge?.candidates ?? null, check: shape.check, tierWorst, judgeWorst, maxCostMicro };
   }
 

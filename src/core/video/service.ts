@@ -35,6 +35,8 @@ export interface VideoServiceDeps {
   idempotency: IdempotencyStore;
   providerFor(protocol: string): VideoProvider | undefined;
   endpointFor(provider: CatalogProvider): VideoEndpoint;
+  /** Whether this deployment may call a provider (src/upstreams.ts); unset: every provider. */
+  available?(provider: CatalogProvider): boolean;
   /** Deadline of the upstream create-task call. */
   submitTimeoutMs: number;
   /** Delay before a new job's first poll. */
@@ -61,6 +63,11 @@ export interface SubmitResult {
 export class VideoService {
   constructor(private d: VideoServiceDeps) {}
 
+  private usable(snapshot: CatalogSnapshot, providerId: string): boolean {
+    const p = getProvider(snapshot, providerId);
+    return !!p && (this.d.available?.(p) ?? true);
+  }
+
   private now(): number {
     return this.d.now?.() ?? Date.now();
   }
@@ -78,7 +85,13 @@ export class VideoService {
     if (resolution.kind !== "leaf") throw new GatewayError("model_not_found", "동영상 요청에는 동영상 모델 id를 지정하세요.");
     const model = resolution.model;
     checkAllowed(snapshot, principal, model.id, resolution.requested);
-    const offering = resolution.offerings.find((o) => o.videoPricing !== null);
+    const priced = resolution.offerings.filter((o) => o.videoPricing !== null);
+    // Unconfigured providers are no candidates: never simulated outside demo mode, never charged.
+    const offering = priced.find((o) => this.usable(snapshot, o.providerId));
+    if (priced.length && !offering) {
+      const providers = priced.map((o) => o.providerId);
+      throw new GatewayError("provider_not_configured", `'${model.id}' 모델의 제공자(${providers.join(", ")})가 이 배포에 설정되지 않았습니다.`, { providers });
+    }
     const provider = offering && getProvider(snapshot, offering.providerId);
     const adapter = provider && this.d.providerFor(provider.protocol);
     if (!offering || !provider || !adapter || !model.family) throw new GatewayError("service_unavailable", `'${model.id}' 모델을 제공할 수 있는 제공자가 없습니다.`);

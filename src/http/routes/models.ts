@@ -6,9 +6,11 @@ import { Elysia } from "elysia";
 import { GatewayError } from "../../core/errors";
 import { findModel } from "../../core/catalog/resolve";
 import {
+  getModel,
   getOfferings,
   getProvider,
   type CatalogModel,
+  type CatalogProvider,
   type CatalogSnapshot,
   type Resolution,
   type TokenPricing,
@@ -24,8 +26,13 @@ export interface ModelPricingView {
   cache_write_1h?: number;
 }
 
+/** Whether this deployment may call a provider (src/upstreams.ts). */
+export type ProviderAvailability = (provider: CatalogProvider) => boolean;
+
 export interface ModelProviderView {
   id: string;
+  /** This deployment can call the provider: its credential is configured, or the simulator stands in (demo mode, `SIMULATOR=on`). */
+  available: boolean;
   context_length: number | null;
   max_output: number | null;
   trains_on_data: boolean;
@@ -48,6 +55,8 @@ export interface ModelView {
   capabilities: CatalogModel["capabilities"];
   /** Whether `reasoning_mode: "pro"` is available. */
   reasoning_pro: boolean;
+  /** Callable on this deployment: some provider of it (or, for a routing parent, of some candidate) is available. */
+  available: boolean;
   providers: ModelProviderView[];
   /** Routing parents: candidate leaves in order. */
   candidates?: string[];
@@ -75,8 +84,26 @@ function pricingView(p: TokenPricing): ModelPricingView {
   };
 }
 
+const everyProvider: ProviderAvailability = () => true;
+
+function providerAvailable(snapshot: CatalogSnapshot, providerId: string, available: ProviderAvailability): boolean {
+  const p = getProvider(snapshot, providerId);
+  return !!p && available(p);
+}
+
+/** A leaf with an available provider, or a routing parent with such a candidate. */
+function modelAvailable(snapshot: CatalogSnapshot, model: CatalogModel, available: ProviderAvailability, depth = 0): boolean {
+  if (model.kind === "parent") {
+    return depth < 4 && model.candidates.some((id) => {
+      const leaf = getModel(snapshot, id);
+      return !!leaf && modelAvailable(snapshot, leaf, available, depth + 1);
+    });
+  }
+  return getOfferings(snapshot, model.id).some((o) => providerAvailable(snapshot, o.providerId, available));
+}
+
 /** One model as `GET /v1/models` shows it. */
-export function toModelView(snapshot: CatalogSnapshot, model: CatalogModel): ModelView {
+export function toModelView(snapshot: CatalogSnapshot, model: CatalogModel, available: ProviderAvailability = everyProvider): ModelView {
   const offerings = getOfferings(snapshot, model.id);
   const view: ModelView = {
     id: model.id,
@@ -91,8 +118,10 @@ export function toModelView(snapshot: CatalogSnapshot, model: CatalogModel): Mod
     family: model.family,
     capabilities: model.capabilities,
     reasoning_pro: model.reasoningPro !== null,
+    available: modelAvailable(snapshot, model, available),
     providers: offerings.map((o) => ({
       id: o.providerId,
+      available: providerAvailable(snapshot, o.providerId, available),
       context_length: o.contextLength,
       max_output: o.maxOutput,
       trains_on_data: getProvider(snapshot, o.providerId)?.trainsOnData ?? false,
@@ -111,10 +140,10 @@ export function toModelView(snapshot: CatalogSnapshot, model: CatalogModel): Mod
 }
 
 /** Every callable model (active leaves and routing parents; retired and inactive ids are left out). */
-export function toModelList(snapshot: CatalogSnapshot): ModelList {
+export function toModelList(snapshot: CatalogSnapshot, available: ProviderAvailability = everyProvider): ModelList {
   return {
     object: "list",
-    data: snapshot.models.filter((m) => m.active && m.kind !== "retired").map((m) => toModelView(snapshot, m)),
+    data: snapshot.models.filter((m) => m.active && m.kind !== "retired").map((m) => toModelView(snapshot, m, available)),
   };
 }
 
@@ -126,22 +155,22 @@ function safeDecode(s: string): string {
   }
 }
 
-const cache = new WeakMap<CatalogSnapshot, string>();
-
-function listJson(snapshot: CatalogSnapshot): string {
-  let body = cache.get(snapshot);
-  if (body === undefined) {
-    body = JSON.stringify(toModelList(snapshot));
-    cache.set(snapshot, body);
-  }
-  return body;
-}
-
 /**
  * The models routes. `getSnapshot` is called per request (it throws `catalog_snapshot_stale`
- * when there is no verified catalog; the app's error handler renders it).
+ * when there is no verified catalog; the app's error handler renders it). `available` says
+ * which providers this deployment can call (fixed at start, so the body is cached per snapshot).
  */
-export function modelsRoutes(getSnapshot: () => CatalogSnapshot) {
+export function modelsRoutes(getSnapshot: () => CatalogSnapshot, available: ProviderAvailability = everyProvider) {
+  // Per route instance: two gateways in one process may share a snapshot but not availability.
+  const cache = new WeakMap<CatalogSnapshot, string>();
+  const listJson = (snapshot: CatalogSnapshot): string => {
+    let body = cache.get(snapshot);
+    if (body === undefined) {
+      body = JSON.stringify(toModelList(snapshot, available));
+      cache.set(snapshot, body);
+    }
+    return body;
+  };
   return new Elysia()
     .get(
       "/v1/models",
@@ -154,6 +183,6 @@ export function modelsRoutes(getSnapshot: () => CatalogSnapshot) {
       if (!model || !model.active || model.kind === "retired") {
         throw new GatewayError("not_found", `모델을 찾을 수 없습니다: '${id}'.`);
       }
-      return toModelView(snapshot, model);
+      return toModelView(snapshot, model, available);
     });
 }

@@ -17,8 +17,10 @@ export function versionLine(): string {
   let commit = typeof GATEWAY_COMMIT === "string" ? GATEWAY_COMMIT : "";
   if (!commit) {
     // From source: the checkout's commit, when git is at hand.
-    const r = Bun.spawnSync(["git", "rev-parse", "--short", "HEAD"], { cwd: import.meta.dir, stdout: "pipe", stderr: "ignore" });
-    if (r.success) commit = r.stdout.toString().trim();
+    try {
+      const r = Bun.spawnSync(["git", "rev-parse", "--short", "HEAD"], { cwd: import.meta.dir, stdout: "pipe", stderr: "ignore" });
+      if (r.success) commit = r.stdout.toString().trim();
+    } catch {} // no git, or no such directory (a binary built without the commit)
   }
   return `${pkg.name} ${pkg.version}${commit ? ` (commit ${commit})` : ""}`;
 }

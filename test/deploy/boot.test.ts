@@ -3,12 +3,12 @@
  * processes, stderr read line by line.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { createServer, connect, type Server, type Socket } from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { freshPostgres, postgresAvailable } from "../harness";
 import { freePort } from "../reliability/procs";
+import { TcpProxy } from "../reliability/tcp-proxy";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const dirs: string[] = [];
@@ -66,23 +66,10 @@ describe("boot against PostgreSQL", () => {
     if (!(await postgresAvailable())) return;
     const db = await freshPostgres();
     // A TCP proxy that hangs up on every connection for 1.5 s, then forwards to the real server.
-    let forwarding = false;
-    const sockets = new Set<Socket>();
-    const proxy: Server = createServer((client) => {
-      sockets.add(client);
-      if (!forwarding) return void client.destroy();
-      const up = connect(5432, "127.0.0.1");
-      sockets.add(up);
-      client.pipe(up).on("error", () => {});
-      up.pipe(client).on("error", () => {});
-      client.on("error", () => up.destroy());
-      up.on("error", () => client.destroy());
-      client.on("close", () => up.destroy());
-      up.on("close", () => client.destroy());
-    });
-    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
-    const proxyPort = (proxy.address() as { port: number }).port;
-    setTimeout(() => (forwarding = true), 1500);
+    const proxy = new TcpProxy("127.0.0.1", 5432).start();
+    proxy.cut("refuse");
+    const proxyPort = proxy.port;
+    setTimeout(() => proxy.restore(), 1500);
     const e = env({ DATABASE_URL: db.url.replace(/127\.0\.0\.1:5432|localhost:5432/, `127.0.0.1:${proxyPort}`), DB_CONNECT_TIMEOUT_SECONDS: "30" });
     expect(e.DATABASE_URL).toContain(`:${proxyPort}/`);
     const t0 = performance.now();
@@ -105,8 +92,7 @@ describe("boot against PostgreSQL", () => {
       expect(lines.at(-1)).toMatch(/^PostgreSQL at .* answered after \d+ attempts\.$/);
     } finally {
       p.kill("SIGKILL");
-      for (const s of sockets) s.destroy();
-      proxy.close();
+      proxy.stop();
       await db.drop();
     }
   }, 60_000);

@@ -40,7 +40,7 @@ const gw = await buildGateway(cfg).catch((e) => {
     console.error(e.message);
     process.exit(2);
   }
-  console.error(`The gateway could not start: ${String((e as Error)?.message ?? e).split("\n")[0]}.`);
+  console.error(`The gateway could not start: ${String((e as Error)?.message ?? e).split("\n")[0]!.replace(/\.$/, "")}.`);
   if (cfg.LOG_LEVEL === "debug") console.error((e as Error)?.stack);
   process.exit(1);
 });

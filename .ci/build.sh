@@ -6,6 +6,11 @@ cd "$(dirname "$0")/.."
 BUN="${BUN:-./node_modules/.bin/bun}"
 [ -x "$BUN" ] || BUN=bun
 workers=$(find src -name '*.worker.ts' | sort)
+# `gateway --version` names the commit: GATEWAY_COMMIT (the Docker build passes it, having no
+# .git), else the checkout's.
+commit="${GATEWAY_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || true)}"
+define=()
+if [[ "$commit" =~ ^[0-9a-zA-Z._-]+$ ]]; then define=(--define "GATEWAY_COMMIT=\"$commit\""); fi
 mkdir -p dist
-"$BUN" build --compile --minify --sourcemap --bytecode --format=esm \
+"$BUN" build --compile --minify --sourcemap --bytecode --format=esm "${define[@]}" \
   src/main.ts $workers --asset ./drizzle --outfile "${1:-dist/gateway}"

@@ -150,7 +150,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
 
   const limiter: RateLimiter = cfg.REDIS_URL ? new RedisRateLimiter(cfg.REDIS_URL) : new MemoryRateLimiter();
   const metrics = new GatewayMetrics();
-  const ledger = new SqlLedger(db, (delta) => (metrics.openHolds += delta), cfg.LEDGER_COMMIT, cfg.LEDGER_LEASES === "on", (id, askedMicro) => {
+  const ledger = new SqlLedger(db, (delta) => (metrics.openHolds += delta), cfg.LEDGER_COMMIT, cfg.LEDGER_LEASES, (id, askedMicro) => {
     metrics.chargesCapped.inc();
     log.warn("charge above its hold capped at the hold", { request_id: id, asked_micro: askedMicro.toString() });
   });
@@ -191,7 +191,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     throttle,
   });
 
-  const catalog = new CatalogStore({ env: { CATALOG_PATH: cfg.CATALOG_PATH } });
+  const catalog = new CatalogStore({ env: { CATALOG_PATH: cfg.CATALOG_PATH, CATALOG_HASH_PATH: cfg.CATALOG_HASH_PATH } });
   if (!catalog.peek()) log.error("catalog failed verification; model endpoints answer 503", { problems: catalog.describeErrors() });
   const snapshot = catalog.peek();
   // The simulator runs only when it is on (demo mode, SIMULATOR=on) and some provider (the web

@@ -3,12 +3,19 @@
  * SIGINT (stop accepting, let in-flight requests and streams finish within a deadline, then
  * close background work and the database).
  */
+// First of all: Bun reads its fetch limit only at process start (see src/lib/fetch-limit.ts).
+import "./lib/fetch-limit-apply";
 import { ConfigError, loadConfig } from "./config";
 import { buildGateway } from "./gateway";
 import { demoBanner, seedDemo } from "./demo";
 import { log, setLogLevel } from "./lib/log";
+import { runCli } from "./cli";
+import { waitForPostgres } from "./db/wait";
 
 process.on("unhandledRejection", (e) => log.error("unhandled rejection", { error: e }));
+
+const cliExit = runCli(process.argv.slice(2));
+if (cliExit !== undefined) process.exit(cliExit);
 
 let cfg;
 try {
@@ -22,12 +29,20 @@ try {
 }
 setLogLevel(cfg.LOG_LEVEL);
 
+// A database that comes up after the gateway (compose, orchestrators) is waited for.
+if (cfg.DATABASE_URL && !(await waitForPostgres(cfg.DATABASE_URL, { timeoutSeconds: cfg.DB_CONNECT_TIMEOUT_SECONDS }))) process.exit(1);
+
 // A configuration problem found at start (a BYOK_ENCRYPTION_KEY that cannot open the stored
-// credentials) stops the process like a bad variable, with the reason and no stack.
+// credentials) stops the process like a bad variable, with the reason and no stack; any other
+// start failure is one sentence too (the stack with LOG_LEVEL=debug).
 const gw = await buildGateway(cfg).catch((e) => {
-  if (!(e instanceof ConfigError)) throw e;
-  console.error(e.message);
-  process.exit(2);
+  if (e instanceof ConfigError) {
+    console.error(e.message);
+    process.exit(2);
+  }
+  console.error(`The gateway could not start: ${String((e as Error)?.message ?? e).split("\n")[0]!.replace(/\.$/, "")}.`);
+  if (cfg.LOG_LEVEL === "debug") console.error((e as Error)?.stack);
+  process.exit(1);
 });
 gw.app.listen({ port: cfg.PORT, hostname: cfg.HOST, reusePort: false });
 const server = gw.app.server!;

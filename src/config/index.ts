@@ -4,7 +4,7 @@
  * `<PROVIDER>_BASE_URL`) since the provider list lives in the catalog.
  */
 import { Value } from "@sinclair/typebox/value";
-import { EnvSchema, type Env } from "./schema";
+import { BOOL_SPELLINGS, EnvSchema, parseBool, type Env } from "./schema";
 
 type Derived = "UPSTREAM_MAX_CONCURRENT" | "CONCURRENCY_PER_ACCOUNT" | "CONCURRENCY_PER_KEY";
 
@@ -28,6 +28,21 @@ export class ConfigError extends Error {
 
 const SECRET = /(SECRET|TOKEN|_KEY)$/;
 const NUMERIC = new Set(Object.entries(EnvSchema.properties).filter(([, s]) => s.type === "integer" || s.type === "number").map(([k]) => k));
+const BOOLEAN = new Set(Object.entries(EnvSchema.properties).filter(([, s]) => s.type === "boolean").map(([k]) => k));
+const BOOL_LIST = BOOL_SPELLINGS.join(", ");
+
+/** Why a DATABASE_URL cannot be used, or null; the URL itself is not repeated (it holds a password). */
+export function databaseUrlProblem(url: string): string | null {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return "DATABASE_URL: not a valid URL (expected postgres://user:password@host:5432/database)";
+  }
+  // A Unix socket is named by ?host=/path with an empty host part.
+  if (!u.hostname && !u.searchParams.get("host")) return "DATABASE_URL: the URL names no host (expected postgres://user:password@host:5432/database)";
+  return null;
+}
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const raw: Record<string, unknown> = {};
@@ -35,7 +50,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   for (const name of Object.keys(EnvSchema.properties)) {
     const v = env[name];
     if (v === undefined || v === "") continue;
-    if (NUMERIC.has(name)) {
+    if (BOOLEAN.has(name)) {
+      const b = parseBool(v);
+      if (b === undefined) problems.push(`${name}: expected one of ${BOOL_LIST} (any case), got "${v}"`);
+      else raw[name] = b;
+    } else if (NUMERIC.has(name)) {
       const n = Number(v);
       if (!Number.isFinite(n)) problems.push(`${name}: expected a number, got "${v}"`);
       else raw[name] = n;
@@ -51,10 +70,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   for (const p of String(env.TRUSTED_PROXIES ?? "").split(",").map((s) => s.trim()).filter(Boolean)) {
     if (!/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(p)) problems.push(`TRUSTED_PROXIES: "${p}" is not an IP or CIDR`);
   }
-  // Bun runs at most BUN_CONFIG_MAX_HTTP_REQUESTS fetches at once (read once at start) and
+  if (typeof withDefaults.DATABASE_URL === "string" && !problems.some((p) => p.startsWith("DATABASE_URL:"))) {
+    const bad = databaseUrlProblem(withDefaults.DATABASE_URL);
+    if (bad) problems.push(bad);
+  }
+  // Bun runs at most BUN_CONFIG_MAX_HTTP_REQUESTS fetches at once (read once at process start;
+  // main.ts applies the schema's default to the process, see src/lib/fetch-limit.ts) and
   // silently queues the rest: the budget stays under it, with a quarter left for what is not
   // a model call (embeddings, web searches, video polls, parallel policies' extra sub-calls).
-  const bunMax = Number(env.BUN_CONFIG_MAX_HTTP_REQUESTS) > 0 ? Math.floor(Number(env.BUN_CONFIG_MAX_HTTP_REQUESTS)) : 256;
+  const bunMax = typeof withDefaults.BUN_CONFIG_MAX_HTTP_REQUESTS === "number" ? withDefaults.BUN_CONFIG_MAX_HTTP_REQUESTS : 4096;
   const budgetCap = Math.floor((bunMax * 3) / 4);
   const budget = withDefaults.UPSTREAM_MAX_CONCURRENT;
   if (typeof budget === "number" && budget > budgetCap) {
@@ -78,7 +102,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (!m || k === "ADMIN_TOKEN") continue;
     (m[2] === "API_KEY" ? providerKeys : providerBaseUrls)[m[1]!] = v;
   }
-  const demoMode = cfg.DEMO_MODE ? cfg.DEMO_MODE === "true" : !cfg.DATABASE_URL;
-  const simulator = cfg.SIMULATOR ? ["on", "true", "1"].includes(cfg.SIMULATOR) : demoMode;
+  const demoMode = cfg.DEMO_MODE ?? !cfg.DATABASE_URL;
+  const simulator = cfg.SIMULATOR ?? demoMode;
   return Object.freeze({ ...cfg, demoMode, simulator, providerKeys: Object.freeze(providerKeys), providerBaseUrls: Object.freeze(providerBaseUrls) });
 }

@@ -8,10 +8,23 @@ import { KEY_TEXT_PATTERN } from "../lib/secret-box";
 const Int = (min: number, max: number, def: number, description: string) =>
   T.Integer({ minimum: min, maximum: max, default: def, description });
 
+/** The spellings every boolean variable accepts, in any case (`parseBool` reads them). */
+export const BOOL_SPELLINGS = ["true", "false", "on", "off", "1", "0"] as const;
+const BOOL_WORDS: Record<string, boolean> = { true: true, on: true, "1": true, false: false, off: false, "0": false };
+
+/** A boolean variable: `true/false`, `on/off` or `1/0`, case-insensitive (see `parseBool`). */
+const Bool = (description: string, def?: boolean) => T.Boolean(def === undefined ? { description } : { default: def, description });
+
+/** The boolean a variable's text means, or undefined when it is none of `BOOL_WORDS`. */
+export function parseBool(text: string): boolean | undefined {
+  return BOOL_WORDS[text.trim().toLowerCase()];
+}
+
 export const EnvSchema = T.Object({
   PORT: Int(0, 65535, 8080, "TCP port the gateway listens on"),
   HOST: T.String({ default: "0.0.0.0", minLength: 1, description: "Address the gateway listens on" }),
   DATABASE_URL: T.Optional(T.String({ pattern: "^postgres(ql)?://", description: "PostgreSQL URL; unset means embedded PGlite" })),
+  DB_CONNECT_TIMEOUT_SECONDS: Int(0, 3600, 60, "At start, how long an unreachable PostgreSQL is retried (with backoff) before the gateway gives up with a non-zero exit code"),
   DATA_DIR: T.String({ default: "./data", minLength: 1, description: "PGlite data directory and local file storage" }),
   ADMIN_TOKEN: T.Optional(T.String({ minLength: 16, description: "Operator token for /v1/admin/*" })),
   JWT_SECRET: T.Optional(T.String({ minLength: 32, description: "HS256 secret for dashboard tokens" })),
@@ -28,8 +41,9 @@ export const EnvSchema = T.Object({
   LOGIN_RATE_PER_IP: Int(0, 1_000_000, 30, "Login attempts from one client address in any minute (0 = off)"),
   LOGIN_FAILURES_PER_EMAIL: Int(0, 1_000_000, 10, "Failed logins for one email in any hour; past it the email's logins get 429 (0 = off)"),
   INVALID_KEY_RATE_PER_IP: Int(0, 1_000_000, 20, "Invalid API or management keys from one client address in any minute; past it that address's key lookups get 429 (0 = off)"),
+  BUN_CONFIG_MAX_HTTP_REQUESTS: Int(1, 65535, 4096, "Bun's limit on simultaneous outgoing fetches (past it Bun queues silently); the gateway applies it to itself at start"),
   UPSTREAM_MAX_CONCURRENT: T.Optional(
-    T.Integer({ minimum: 0, maximum: 1_000_000, description: "Model calls in flight per process, the upstream connection budget shared fairly between accounts (default 3/4 of BUN_CONFIG_MAX_HTTP_REQUESTS: 192 with Bun's default 256; at most that; 0 = no budget)" }),
+    T.Integer({ minimum: 0, maximum: 1_000_000, description: "Model calls in flight per process, the upstream connection budget shared fairly between accounts (default 3/4 of BUN_CONFIG_MAX_HTTP_REQUESTS: 3072 with the default 4096; at most that; 0 = no budget)" }),
   ),
   CONCURRENCY_PER_ACCOUNT: T.Optional(T.Integer({ minimum: 0, maximum: 1_000_000, description: "Model calls in flight per account on one instance (default a quarter of the budget; 0 = off)" })),
   CONCURRENCY_PER_KEY: T.Optional(T.Integer({ minimum: 0, maximum: 1_000_000, description: "Model calls in flight per API key on one instance (default an eighth of the budget; 0 = off)" })),
@@ -40,7 +54,7 @@ export const EnvSchema = T.Object({
   MAX_JSON_DEPTH: Int(8, 1000, 64, "Objects and arrays nested deeper than this in a JSON body are refused with 400 invalid_request"),
   TRUSTED_PROXIES: T.String({ default: "", description: "Comma-separated IPs/CIDRs whose X-Forwarded-For is believed" }),
   LOG_LEVEL: T.Union([T.Literal("debug"), T.Literal("info"), T.Literal("warn"), T.Literal("error"), T.Literal("silent")], { default: "info" }),
-  DEMO_MODE: T.Optional(T.Union([T.Literal("true"), T.Literal("false")], { description: "Force demo mode on/off (default: on when DATABASE_URL is unset)" })),
+  DEMO_MODE: T.Optional(Bool("Force demo mode on/off (default: on when DATABASE_URL is unset)")),
   UPSTREAM_FIRST_BYTE_TIMEOUT_MS: Int(100, 600_000, 60_000, "Deadline for an upstream's first byte"),
   UPSTREAM_IDLE_TIMEOUT_MS: Int(100, 600_000, 60_000, "Deadline between two upstream stream chunks"),
   RETRY_BASE_MS: Int(0, 10_000, 200, "Base of the jittered exponential backoff between upstream retries"),
@@ -54,11 +68,11 @@ export const EnvSchema = T.Object({
   STATS_ROLLUP_INTERVAL_MS: T.Optional(T.Integer({ minimum: 0, maximum: 60_000, description: "Pause between stats rollup runs (default 5000, 1000 in demo mode; 0 = no rollup job on this instance)" })),
   CATALOG_PATH: T.Optional(T.String({ minLength: 1, description: "Alternative catalog file" })),
   SIMULATOR: T.Optional(
-    T.Union([T.Literal("on"), T.Literal("off"), T.Literal("true"), T.Literal("false"), T.Literal("1"), T.Literal("0")], {
-      description: "on: the built-in simulator stands in for every provider without a credential (staging, load tests; a warning at every start). Default: on in demo mode, off otherwise (an unconfigured provider is then unavailable)",
-    }),
+    Bool("on: the built-in simulator stands in for every provider without a credential (staging, load tests; a warning at every start). Default: on in demo mode, off otherwise (an unconfigured provider is then unavailable)"),
   ),
-  SIM_PORT: Int(0, 65535, 0, "Port of the in-process upstream simulator (0 = any free port)"),
+  CATALOG_HASH_PATH: T.Optional(T.String({ minLength: 1, description: "Hash file of the catalog (sha256sum format; default: CATALOG_PATH with .json replaced by .sha256)" })),
+  SIM_PORT: Int(0, 65535, 0, "Port of the in-process upstream simulator (0 = any free port; the standalone `npm run sim` then uses 8090)"),
+  SIM_HOST: T.String({ default: "127.0.0.1", minLength: 1, description: "Address the standalone simulator (`npm run sim`) listens on" }),
   WEB_SEARCH_PRICE_KRW: T.Number({ minimum: 0, maximum: 100000, default: 7, description: "Price of one web-plugin search (Brave Search), charged with the call" }),
   WEB_SEARCH_TIMEOUT_MS: Int(100, 60_000, 5000, "Deadline of one web-plugin search"),
   VIDEO_STORAGE: T.Union([T.Literal("local"), T.Literal("s3")], { default: "local", description: "Where Family G video results are kept: a local directory or S3-compatible storage" }),
@@ -75,15 +89,14 @@ export const EnvSchema = T.Object({
   VIDEO_LEASE_MS: Int(100, 3_600_000, 60_000, "How long a poller's claim on a job lasts (a crashed poller's jobs return after it)"),
   VIDEO_JOB_TIMEOUT_SECONDS: Int(10, 7 * 86400, 7200, "A video job not finished after this fails and its hold is released"),
   VIDEO_SWEEP_INTERVAL_MS: Int(100, 3_600_000, 60_000, "How often expired video files and old Idempotency-Key records are cleaned up"),
-  VIDEO_URL_PRIVATE_HOSTS_ALLOWED: T.Union([T.Literal("true"), T.Literal("false")], { default: "false", description: "Accept video reference URLs whose host is or resolves to a private, loopback or link-local address (default: refused with 422)" }),
+  VIDEO_URL_PRIVATE_HOSTS_ALLOWED: Bool("Accept video reference URLs whose host is or resolves to a private, loopback or link-local address (default: refused with 422)", false),
   DB_QUERY_TIMEOUT_MS: Int(0, 600_000, 5000, "A database query of the request path not answered after this fails the request with 503 (0 = wait forever)"),
   LEDGER_COMMIT: T.Union([T.Literal("durable"), T.Literal("async")], { default: "durable", description: "Ledger commits: durable (a PostgreSQL crash loses nothing) or async (faster; a PostgreSQL crash may lose the last ~600 ms of charges)" }),
   LEDGER_SETTLE: T.Union([T.Literal("before_answer"), T.Literal("behind_answer")], { default: "before_answer", description: "When an answered call's settle lands: before_answer (the answer's last bytes wait for it, so a killed process has charged every call it answered) or behind_answer (lower latency; a crash may leave the last answered calls uncharged)" }),
-  LEDGER_LEASES: T.Union([T.Literal("on"), T.Literal("off")], {
-    default: "off",
-    description:
-      "Credit leases for busy keys on PostgreSQL: on (a busy key's calls are held in memory against one database hold; their charges follow the answers in batches, so a killed process can lose answered calls' charges) or off (every call holds in the database)",
-  }),
+  LEDGER_LEASES: Bool(
+    "Credit leases for busy keys on PostgreSQL: on (a busy key's calls are held in memory against one database hold; their charges follow the answers in batches, so a killed process can lose answered calls' charges) or off (every call holds in the database)",
+    false,
+  ),
   CORS_ORIGINS: T.String({ default: "", description: "Comma-separated origins allowed to call the API from a browser (`*` for any); empty = CORS off" }),
 });
 

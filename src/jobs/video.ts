@@ -65,7 +65,7 @@ export function startVideo(cfg: Config, d: VideoModuleDeps): VideoModule {
     firstPollDelayMs: cfg.VIDEO_POLL_INITIAL_MS,
     // Private, loopback and link-local hosts are refused unless the operator allows them;
     // a slow DNS answer costs a submit at most a second.
-    hostRefused: cfg.VIDEO_URL_PRIVATE_HOSTS_ALLOWED === "true" ? undefined : (url) => hostIsNonPublic(url, 1000),
+    hostRefused: cfg.VIDEO_URL_PRIVATE_HOSTS_ALLOWED ? undefined : (url) => hostIsNonPublic(url, 1000),
     jobTimeoutMs: cfg.VIDEO_JOB_TIMEOUT_SECONDS * 1000,
     // No wake-up on accept: a new job is first due VIDEO_POLL_INITIAL_MS later anyway, and a
     // claim query per submit would only load the database.

@@ -34,13 +34,35 @@ describe("loadConfig", () => {
   });
 
   test("the upstream budget follows Bun's fetch limit; the per-account and per-key limits follow the budget", () => {
-    expect(loadConfig({})).toMatchObject({ UPSTREAM_MAX_CONCURRENT: 192, CONCURRENCY_PER_ACCOUNT: 48, CONCURRENCY_PER_KEY: 24, UPSTREAM_QUEUE_TIMEOUT_MS: 10_000 });
-    expect(loadConfig({ BUN_CONFIG_MAX_HTTP_REQUESTS: "4096" })).toMatchObject({ UPSTREAM_MAX_CONCURRENT: 3072, CONCURRENCY_PER_ACCOUNT: 768, CONCURRENCY_PER_KEY: 384 });
+    // The gateway applies BUN_CONFIG_MAX_HTTP_REQUESTS=4096 to itself when unset (src/lib/fetch-limit.ts).
+    expect(loadConfig({})).toMatchObject({ BUN_CONFIG_MAX_HTTP_REQUESTS: 4096, UPSTREAM_MAX_CONCURRENT: 3072, CONCURRENCY_PER_ACCOUNT: 768, CONCURRENCY_PER_KEY: 384, UPSTREAM_QUEUE_TIMEOUT_MS: 10_000 });
+    expect(loadConfig({ BUN_CONFIG_MAX_HTTP_REQUESTS: "256" })).toMatchObject({ UPSTREAM_MAX_CONCURRENT: 192, CONCURRENCY_PER_ACCOUNT: 48, CONCURRENCY_PER_KEY: 24 });
     expect(loadConfig({ UPSTREAM_MAX_CONCURRENT: "40" })).toMatchObject({ UPSTREAM_MAX_CONCURRENT: 40, CONCURRENCY_PER_ACCOUNT: 10, CONCURRENCY_PER_KEY: 5 });
     expect(loadConfig({ UPSTREAM_MAX_CONCURRENT: "0", CONCURRENCY_PER_ACCOUNT: "0", CONCURRENCY_PER_KEY: "7" })).toMatchObject({ UPSTREAM_MAX_CONCURRENT: 0, CONCURRENCY_PER_ACCOUNT: 0, CONCURRENCY_PER_KEY: 7 });
     // A budget Bun would cut silently (it queues past its own limit) does not start.
-    expect(problems({ UPSTREAM_MAX_CONCURRENT: "500" })).toEqual([expect.stringMatching(/^UPSTREAM_MAX_CONCURRENT: 500 is more than 3\/4 of Bun's fetch limit \(BUN_CONFIG_MAX_HTTP_REQUESTS=256\); raise BUN_CONFIG_MAX_HTTP_REQUESTS to at least 667/)]);
+    expect(problems({ UPSTREAM_MAX_CONCURRENT: "500", BUN_CONFIG_MAX_HTTP_REQUESTS: "256" })).toEqual([expect.stringMatching(/^UPSTREAM_MAX_CONCURRENT: 500 is more than 3\/4 of Bun's fetch limit \(BUN_CONFIG_MAX_HTTP_REQUESTS=256\); raise BUN_CONFIG_MAX_HTTP_REQUESTS to at least 667/)]);
     expect(problems({ UPSTREAM_MAX_CONCURRENT: "500", BUN_CONFIG_MAX_HTTP_REQUESTS: "1024" })).toEqual([]);
+    expect(problems({ BUN_CONFIG_MAX_HTTP_REQUESTS: "70000" })[0]).toStartWith("BUN_CONFIG_MAX_HTTP_REQUESTS:");
+  });
+
+  test("every boolean accepts true/false, on/off, 1/0 in any case; anything else names the valid spellings", () => {
+    for (const [text, value] of [["true", true], ["ON", true], ["1", true], ["On", true], ["false", false], ["off", false], ["OFF", false], ["0", false], [" False ", false]] as const) {
+      const c = loadConfig({ DEMO_MODE: text, LEDGER_LEASES: text, VIDEO_URL_PRIVATE_HOSTS_ALLOWED: text });
+      expect([text, c.demoMode, c.LEDGER_LEASES, c.VIDEO_URL_PRIVATE_HOSTS_ALLOWED]).toEqual([text, value, value, value]);
+    }
+    expect(loadConfig({})).toMatchObject({ LEDGER_LEASES: false, VIDEO_URL_PRIVATE_HOSTS_ALLOWED: false, demoMode: true });
+    const p = problems({ DEMO_MODE: "yes", LEDGER_LEASES: "enabled" });
+    expect(p).toEqual([
+      'DEMO_MODE: expected one of true, false, on, off, 1, 0 (any case), got "yes"',
+      'LEDGER_LEASES: expected one of true, false, on, off, 1, 0 (any case), got "enabled"',
+    ]);
+  });
+
+  test("a malformed DATABASE_URL is one sentence that does not repeat the URL (it holds a password)", () => {
+    expect(problems({ DATABASE_URL: "postgres://u:secret@host:port/db" })).toEqual(["DATABASE_URL: not a valid URL (expected postgres://user:password@host:5432/database)"]);
+    expect(problems({ DATABASE_URL: "postgres:///db" })).toEqual(["DATABASE_URL: the URL names no host (expected postgres://user:password@host:5432/database)"]);
+    expect(problems({ DATABASE_URL: "postgres:///db?host=/var/run/postgresql" })).toEqual([]);
+    expect(loadConfig({ DATABASE_URL: "postgres://u@h/db" }).DB_CONNECT_TIMEOUT_SECONDS).toBe(60);
   });
 
   test("authentication throttles: production defaults, 0 turns one off", () => {

@@ -112,6 +112,8 @@ describe("the OpenAPI document", () => {
     expect(chat.responses["402"]).toEqual({ $ref: "#/components/responses/PaymentRequired" });
     expect(chat.security).toEqual([{ apiKey: [] }]);
     expect(Object.keys(chat.responses["200"].content)).toEqual(["application/json", "text/event-stream"]);
+    expect(Object.keys(chat.responses["200"].headers)).toEqual(expect.arrayContaining(["X-Request-Id", "X-RateLimit-Remaining", "X-Cost-KRW", "X-Policy-Decision"]));
+    expect(doc.components.headers["X-Cost-KRW"].schema).toEqual({ type: "string" });
     expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(["adminToken", "apiKey", "dashboardJwt", "managementKey"]);
   });
 
@@ -123,6 +125,8 @@ describe("the OpenAPI document", () => {
     expect(codes("/v1/jobs/{job_id}/content", "get")).toEqual(["200", "206"]);
     expect(codes("/v1/responses/compact", "post")).toEqual(["501"]);
     expect(doc.paths["/v1/keys"].post.responses["201"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/ApiKey" });
+    expect(doc.paths["/v1/stats/models"].get.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/ModelsStats" });
+    expect(Object.keys(doc.paths["/v1/video/generations"].post.responses["202"].headers)).toEqual(expect.arrayContaining(["Location", "Idempotent-Replayed"]));
   });
 
   test("GET /v1/models/{id} is documented, and ids with a slash work raw and encoded", async () => {

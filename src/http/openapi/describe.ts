@@ -38,6 +38,28 @@ export function okOrStream(schema: TSchema, streamDescription: string): Response
   };
 }
 
+/** Response headers, defined once as components (`#/components/headers/<name>`). */
+export const HEADERS = {
+  "X-Request-Id": { description: "The request's id (the client's own X-Request-Id when it sent a valid one)", schema: { type: "string" } },
+  "X-RateLimit-Limit": { description: "Requests per minute allowed for this key", schema: { type: "integer" } },
+  "X-RateLimit-Remaining": { description: "Requests left in the current minute", schema: { type: "integer" } },
+  "X-RateLimit-Reset": { description: "Seconds until the window resets", schema: { type: "integer" } },
+  "X-Cost-KRW": { description: "What the call cost, in KRW (0 for a cache hit)", schema: { type: "string" } },
+  "X-Cost-USD": { description: "What the call cost, in USD", schema: { type: "string" } },
+  "X-Policy-Decision": { description: "What the routing policy chose, when one applied", schema: { type: "string" } },
+  Location: { description: "The job's URL", schema: { type: "string" } },
+  "Idempotent-Replayed": { description: "`true` when this is the stored answer to an earlier request with the same Idempotency-Key", schema: { type: "string" } },
+  "Content-Range": { description: "The bytes sent, `bytes start-end/size`", schema: { type: "string" } },
+  "Retry-After": { description: "Seconds to wait before retrying", schema: { type: "integer" } },
+} as const;
+export type HeaderName = keyof typeof HEADERS;
+
+/** Adds header references to every success answer in `responses`. */
+export function withHeaders(responses: Responses, ...names: HeaderName[]): Responses {
+  const refs = Object.fromEntries(names.map((n) => [n, { $ref: `#/components/headers/${n}` }]));
+  return Object.fromEntries(Object.entries(responses).map(([status, r]) => [status, status.startsWith("2") && !("$ref" in r) ? { ...r, headers: { ...r.headers, ...refs } } : r]));
+}
+
 /**
  * The error answers in the specification's three body shapes, defined once as components.
  * `shape` names the body: `detail` is `{detail: {error, message, ...}}`, `envelope` the

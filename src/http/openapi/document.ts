@@ -7,7 +7,7 @@
  */
 import { OptionalKind } from "@sinclair/typebox";
 import { SECURITY_SCHEMES } from "../security";
-import { ERROR_RESPONSES, errors, schemaName, type ErrorStatus } from "./describe";
+import { ERROR_RESPONSES, errors, HEADERS, schemaName, withHeaders, type ErrorStatus, type HeaderName } from "./describe";
 
 export interface DocRoute {
   method: string;
@@ -123,7 +123,7 @@ function errorComponents() {
   const responses: Record<string, unknown> = {};
   for (const spec of Object.values(ERROR_RESPONSES)) {
     const refs = spec.shapes.map((sh) => ({ $ref: `#/components/schemas/${SHAPE_NAMES[sh]}` }));
-    const headers = spec.name === "TooManyRequests" || spec.name === "ServiceUnavailable" ? { "Retry-After": { description: "Seconds to wait", schema: { type: "integer" } } } : undefined;
+    const headers = spec.name === "TooManyRequests" || spec.name === "ServiceUnavailable" ? { "Retry-After": { $ref: "#/components/headers/Retry-After" } } : undefined;
     responses[spec.name] = { description: spec.description, ...(headers && { headers }), content: { "application/json": { schema: refs.length === 1 ? refs[0] : { anyOf: refs } } } };
   }
   const schemas = Object.fromEntries(Object.entries(SHAPES).map(([k, v]) => [SHAPE_NAMES[k as keyof typeof SHAPES], v]));
@@ -181,7 +181,9 @@ export function buildOpenApiDocument(routes: readonly DocRoute[], info: Document
       const body = r.hooks.body as any;
       op.requestBody = { required: !(OptionalKind in body), content: { "application/json": { schema: toJson(body, schemas) } } };
     }
-    const all = { ...implicitErrors(r, path, security), ...documented };
+    // Every answer carries X-Request-Id; an API key's answers carry its rate-limit counters.
+    const common: HeaderName[] = ["X-Request-Id", ...(security.some((alt) => "apiKey" in alt) ? (["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"] as const) : [])];
+    const all = { ...implicitErrors(r, path, security), ...withHeaders(documented, ...common) };
     if (declared === undefined && !Object.keys(documented).some((s) => s.startsWith("2"))) all["200"] = { description: "Undocumented" };
     op.responses = toJson(Object.fromEntries(Object.entries(all).sort(([a], [b]) => a.localeCompare(b))), schemas);
     for (const t of (detail.tags as string[] | undefined) ?? []) tags.add(t);
@@ -198,6 +200,7 @@ export function buildOpenApiDocument(routes: readonly DocRoute[], info: Document
       securitySchemes: SECURITY_SCHEMES,
       schemas: { ...errs.schemas, ...Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b))) },
       responses: errs.responses,
+      headers: HEADERS,
     },
   };
 }

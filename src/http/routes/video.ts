@@ -13,7 +13,7 @@ import { rateHeaders } from "../auth";
 import type { AppDeps } from "../deps";
 import { requireUuid } from "../params";
 import { AUTH } from "../security";
-import { accepted, answerAs, errors, ok } from "../openapi/describe";
+import { accepted, answerAs, errors, ok, withHeaders } from "../openapi/describe";
 import { VideoJob } from "../openapi/shapes";
 
 export interface VideoRouteDeps {
@@ -22,7 +22,7 @@ export interface VideoRouteDeps {
 }
 
 const mp4 = { type: "string", contentMediaType: "video/mp4" };
-const videoBytes = { ...answerAs(200, "video/mp4", mp4, "The whole file"), ...answerAs(206, "video/mp4", mp4, "The requested byte range (Content-Range names it)") };
+const videoBytes = { ...answerAs(200, "video/mp4", mp4, "The whole file"), ...withHeaders(answerAs(206, "video/mp4", mp4, "The requested byte range"), "Content-Range") };
 
 const origin = (request: Request) => new URL(request.url).origin;
 
@@ -65,7 +65,7 @@ export function videoRoutes(d: AppDeps, v: VideoRouteDeps) {
         if (r.replayed) set.headers["idempotent-replayed"] = "true";
         return absolutizeView(r.body, origin(request));
       },
-      { body: VideoSubmitSchema, detail: { security: AUTH.apiKey, tags: ["video"], summary: "Submit a video generation job (202 with the job)", responses: { ...accepted(VideoJob, "The job, processing (an Idempotency-Key replay repeats the first answer)"), ...errors(402, 409, 502) } } },
+      { body: VideoSubmitSchema, detail: { security: AUTH.apiKey, tags: ["video"], summary: "Submit a video generation job (202 with the job)", responses: { ...withHeaders(accepted(VideoJob, "The job, processing (an Idempotency-Key replay repeats the first answer)"), "Location", "Idempotent-Replayed"), ...errors(402, 409, 502) } } },
     )
     .get(
       "/v1/jobs/:job_id",

@@ -216,8 +216,8 @@ describe("the statuses the gateway sends are the documented ones", () => {
     const forgot = structuredClone(doc);
     delete forgot.paths["/v1/keys"].post.responses["201"];
     expect(undocumentedSuccesses(observed, forgot)).toEqual(["POST /v1/keys answered 201"]);
-    // The tour reached most operations (not the video bytes, which need a finished Family G job).
-    expect(observed.size).toBeGreaterThan(operations().length - 5);
+    // The tour reached nearly every operation (not the video bytes, which need a finished Family G job).
+    expect(observed.size).toBeGreaterThanOrEqual(40);
   });
 });
 

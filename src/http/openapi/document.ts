@@ -69,7 +69,8 @@ function implicitErrors(r: DocRoute, path: string, security: Record<string, stri
   const hasParams = path.includes("{") || (r.hooks?.detail?.parameters ?? []).some((p: any) => p?.in === "query");
   if (hasBody || hasParams) (s.add(400), s.add(422));
   if (hasBody) s.add(413);
-  if (path.includes("{")) s.add(404);
+  // A path parameter names something that may not exist; the admin endpoints are 404 while ADMIN_TOKEN is unset.
+  if (path.includes("{") || schemes.includes("adminToken")) s.add(404);
   return errors(...[...s].sort());
 }
 

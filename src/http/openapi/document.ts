@@ -193,7 +193,7 @@ export function buildOpenApiDocument(routes: readonly DocRoute[], info: Document
   const errs = errorComponents();
   return {
     openapi: "3.1.0",
-    info: { ...info, license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" } },
+    info,
     servers: [{ url: "/", description: "This gateway" }],
     tags: [...tags].sort().map((name) => ({ name, ...(TAGS[name] && { description: TAGS[name] }) })),
     paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b))),

@@ -155,14 +155,14 @@ export function modelsRoutes(getSnapshot: () => CatalogSnapshot) {
     .get(
       "/v1/models/*",
       ({ params }) => {
-      const snapshot = getSnapshot();
-      const id = safeDecode(params["*"]);
-      const model = findModel(snapshot, id);
-      if (!model || !model.active || model.kind === "retired") {
-        throw new GatewayError("not_found", `모델을 찾을 수 없습니다: '${id}'.`);
-      }
-      return toModelView(snapshot, model);
-    },
+        const snapshot = getSnapshot();
+        const id = safeDecode(params["*"]);
+        const model = findModel(snapshot, id);
+        if (!model || !model.active || model.kind === "retired") {
+          throw new GatewayError("not_found", `모델을 찾을 수 없습니다: '${id}'.`);
+        }
+        return toModelView(snapshot, model);
+      },
       {
         detail: {
           security: AUTH.none,

@@ -65,7 +65,16 @@ export function videoRoutes(d: AppDeps, v: VideoRouteDeps) {
         if (r.replayed) set.headers["idempotent-replayed"] = "true";
         return absolutizeView(r.body, origin(request));
       },
-      { body: VideoSubmitSchema, detail: { security: AUTH.apiKey, tags: ["video"], summary: "Submit a video generation job (202 with the job)", responses: { ...withHeaders(accepted(VideoJob, "The job, processing (an Idempotency-Key replay repeats the first answer)"), "Location", "Idempotent-Replayed"), ...errors(402, 409, 502) } } },
+      {
+        body: VideoSubmitSchema,
+        detail: {
+          security: AUTH.apiKey,
+          tags: ["video"],
+          summary: "Submit a video generation job (202 with the job)",
+          parameters: [{ name: "Idempotency-Key", in: "header", required: false, description: "A retry with the same key and body gets the first answer again", schema: { type: "string", minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX } }],
+          responses: { ...withHeaders(accepted(VideoJob, "The job, processing (an Idempotency-Key replay repeats the first answer)"), "Location", "Idempotent-Replayed"), ...errors(402, 409, 502) },
+        },
+      },
     )
     .get(
       "/v1/jobs/:job_id",
@@ -116,6 +125,14 @@ export function videoRoutes(d: AppDeps, v: VideoRouteDeps) {
         const bodyOut = object.file && !ignoredRange ? object.file : object.stream().pipeThrough(new TransformStream<Uint8Array, Uint8Array>());
         return new Response(bodyOut, { status: range ? 206 : 200, headers });
       },
-      { detail: { security: AUTH.apiKey, tags: ["video"], summary: "Family G result bytes (submitting key only; Range supported; not billed)", responses: { ...videoBytes, ...errors(409, 410, 416) } } },
+      {
+        detail: {
+          security: AUTH.apiKey,
+          tags: ["video"],
+          summary: "Family G result bytes (submitting key only; Range supported; not billed)",
+          parameters: [{ name: "Range", in: "header", required: false, description: "One byte range, `bytes=start-end` (several ranges are ignored: the whole file)", schema: { type: "string" } }],
+          responses: { ...videoBytes, ...errors(409, 410, 416) },
+        },
+      },
     );
 }

@@ -14,6 +14,7 @@ import { createConfig, lintFromString } from "@redocly/openapi-core";
 import openapiTS from "openapi-typescript";
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from "../harness";
 import { Type } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
 import { buildOpenApiDocument, documentedPath, type DocRoute } from "../../src/http/openapi/document";
 import { created } from "../../src/http/openapi/describe";
 import { AUTH } from "../../src/http/security";
@@ -158,14 +159,29 @@ async function observedSuccesses(): Promise<Map<string, Set<string>>> {
   return out;
 }
 
+/** Where a JSON answer departs from the schema its route declares, or null. */
+function answerMismatch(method: string, path: string, status: number, body: unknown): string | null {
+  const pattern = (p: string) => new RegExp(`^${p.replace(/:[^/]+/g, "[^/]+").replace(/\*/g, ".+")}$`);
+  const route = g.gw.app.routes.find((r: any) => r.method === method && pattern(r.path).test(path)) as any;
+  const declared = route?.hooks?.detail?.responses?.[status] ?? (status === 200 ? { content: { "application/json": { schema: route?.hooks?.response?.[200] } } } : undefined);
+  const schema = declared?.content?.["application/json"]?.schema;
+  if (!schema) return typeof body === "object" && body !== null ? `${method} ${path}: ${status} has no documented JSON schema` : null;
+  if (Value.Check(schema, body)) return null;
+  const first = Value.Errors(schema, body).First();
+  return `${method} ${path} ${status}: ${first?.path || "/"} ${first?.message}`;
+}
+
 describe("the statuses the gateway sends are the documented ones", () => {
   test("a tour of the API: every 2xx answered is documented for its operation", async () => {
     const user = await fastUser(g, { creditKrw: 100_000 });
     const jwt = { token: user.jwt };
     const admin = { token: ADMIN_TOKEN };
+    const mismatches: string[] = [];
     const expectOk = async (method: string, path: string, opts: { token?: string; body?: unknown } = {}) => {
       const r = await g.call(method, path, opts);
       expect([method, path, r.status < 300]).toEqual([method, path, true]);
+      const problem = answerMismatch(method, path, r.status, r.body);
+      if (problem) mismatches.push(problem);
       return r.body;
     };
     const email = `tour${crypto.randomUUID().slice(0, 8)}@test.example`;
@@ -211,6 +227,8 @@ describe("the statuses the gateway sends are the documented ones", () => {
     for (const s of ["models", "rankings", "usage-timeseries", "apps"]) await expectOk("GET", `/v1/stats/${s}`);
     for (const p of ["/healthz", "/readyz", "/metrics"]) await expectOk("GET", p);
 
+    // Every JSON answer matches the schema its route documents (checked here, never in production).
+    expect(mismatches).toEqual([]);
     const observed = await observedSuccesses();
     expect(undocumentedSuccesses(observed, doc)).toEqual([]);
     // The same check on a document that forgot the 201 of key creation names it.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Starts the compiled binary in demo mode on a free port and checks /healthz, /readyz and one
-# chat call with the printed demo key.
+# Starts the compiled binary in demo mode on a free port and checks /healthz, /readyz, one
+# chat call with the printed demo key, and that the reference page's embedded assets load.
 set -uo pipefail
 BIN="$1"
 DIR=$(mktemp -d)
@@ -20,4 +20,9 @@ KEY=$(grep -o 'sk-gw-[A-Za-z0-9]*' "$DIR/out.log" | head -1)
 out=$(curl -sf "http://127.0.0.1:$PORT/v1/chat/completions" -H "Authorization: Bearer $KEY" -H "Content-Type: application/json" \
   -d '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"smoke"}]}') || { echo "chat call failed"; cat "$DIR/out.log"; exit 1; }
 echo "$out" | grep -q '"object":"chat.completion"' || { echo "unexpected chat answer: $out"; exit 1; }
+page=$(curl -sf "http://127.0.0.1:$PORT/docs") || { echo "/docs failed"; exit 1; }
+for ref in $(echo "$page" | grep -o '\(src\|href\)="[^"]*"' | cut -d'"' -f2); do
+  curl -sf -o /dev/null "http://127.0.0.1:$PORT/$ref" || { echo "/docs asset $ref failed"; exit 1; }
+done
+curl -sf "http://127.0.0.1:$PORT/docs/json" | grep -q '"openapi":"3.1.0"' || { echo "/docs/json is not the OpenAPI 3.1 document"; exit 1; }
 echo "binary smoke test passed"

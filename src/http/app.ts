@@ -4,13 +4,14 @@
  * every route group.
  */
 import { Elysia } from "elysia";
-import { swagger } from "@elysiajs/swagger";
 import { bodyLeftUnread, readBody, tooLarge } from "./body";
 import type { AppDeps } from "./deps";
 import { renderError } from "./errors";
 import { assignRequestId, requestId, requestStart } from "./request-id";
 import { corsPolicy } from "./cors";
-import { assertSecurityDeclared, BodyGate, SECURITY_SCHEMES } from "./security";
+import { assertSecurityDeclared, BodyGate } from "./security";
+import { docsRoutes } from "./openapi/routes";
+import type { DocRoute } from "./openapi/document";
 import { accountRoutes } from "./routes/account";
 import { adminRoutes } from "./routes/admin";
 import { adminUserRoutes } from "./routes/admin-users";
@@ -35,13 +36,10 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
     serve: { idleTimeout: 255, maxRequestBodySize: Number.MAX_SAFE_INTEGER },
   })
     .use(
-      swagger({
-        path: "/docs",
-        documentation: {
-          info: { title: "Model Gateway API", version: "0.1.0", description: "OpenAI-compatible chat and Responses, keys, routing policies, video jobs, statistics. Amounts in KRW." },
-          components: { securitySchemes: SECURITY_SCHEMES },
-        },
-      }),
+      docsRoutes(
+        { title: "Model Gateway API", version: "0.1.0", description: "OpenAI-compatible chat and Responses, keys, routing policies, video jobs, statistics. Amounts in KRW." },
+        (): DocRoute[] => app.routes,
+      ),
     )
     .onRequest(({ request, set }) => {
       const { id } = assignRequestId(request);

@@ -8,6 +8,8 @@ import { bearer, rateHeaders } from "../auth";
 import type { AppDeps } from "../deps";
 import type { UserRow } from "../../db/repos/users";
 import { AUTH } from "../security";
+import { created, errors, ok } from "../openapi/describe";
+import { Me, SignupResult, Token } from "../openapi/shapes";
 
 export const INDUSTRIES = ["general", "finance", "health", "government", "insurance", "education"] as const;
 /** Every industry but general and education is regulated (operator contract). */
@@ -47,7 +49,7 @@ export function accountRoutes(d: AppDeps) {
           password: t.String({ minLength: 8, maxLength: 256 }),
           industry: t.Optional(t.Union(INDUSTRIES.map((i) => t.Literal(i)))),
         }),
-        detail: { security: AUTH.none, tags: ["account"], summary: "Create an account" },
+        detail: { security: AUTH.none, tags: ["account"], summary: "Create an account", responses: { ...created(SignupResult), ...errors(409, 429) } },
       },
     )
     .post(
@@ -67,7 +69,7 @@ export function accountRoutes(d: AppDeps) {
       },
       {
         body: t.Object({ email: t.String({ minLength: 1, maxLength: 254 }), password: t.String({ minLength: 1, maxLength: 256 }) }),
-        detail: { security: AUTH.none, tags: ["account"], summary: "Log in: a dashboard access token (HS256 JWT)" },
+        detail: { security: AUTH.none, tags: ["account"], summary: "Log in: a dashboard access token (HS256 JWT)", responses: { ...ok(Token), ...errors(401, 429) } },
       },
     )
     .get(
@@ -86,6 +88,6 @@ export function accountRoutes(d: AppDeps) {
         if (!u) throw new GatewayError("unauthorized");
         return toMe(u);
       },
-      { detail: { security: AUTH.apiKeyOrDashboard, tags: ["account"], summary: "The caller's account and balance (JWT or API key)" } },
+      { detail: { security: AUTH.apiKeyOrDashboard, tags: ["account"], summary: "The caller's account and balance (JWT or API key)", responses: ok(Me) } },
     );
 }

@@ -9,6 +9,8 @@ import { microToKrw } from "../../lib/money";
 import type { UserRow } from "../../db/repos/users";
 import type { AppDeps } from "../deps";
 import { AUTH } from "../security";
+import { ok } from "../openapi/describe";
+import { AdminUserList } from "../openapi/shapes";
 
 export const USERS_PAGE_DEFAULT = 50;
 export const USERS_PAGE_MAX = 200;
@@ -95,6 +97,7 @@ export function adminUserRoutes(d: AppDeps) {
             { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: USERS_PAGE_MAX, default: USERS_PAGE_DEFAULT } },
             { name: "cursor", in: "query", schema: { type: "string", format: "uuid" }, description: "next_cursor of the previous page" },
           ],
+          responses: ok(AdminUserList),
         },
       },
     );

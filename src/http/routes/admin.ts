@@ -10,6 +10,8 @@ import { issueApiKey } from "../key-records";
 import { notFound, requireUuid } from "../params";
 import { toMe } from "./account";
 import { AUTH } from "../security";
+import { created, errors, ok } from "../openapi/describe";
+import { KeyRecord, Me, Org, OrgMember, Settings, Topup } from "../openapi/shapes";
 
 /** A JSON integer. (Elysia's `t.Integer` also accepts numeric strings such as "1000".) */
 const StrictInt = (opts: { minimum?: number; maximum?: number }) => Type.Integer(opts);
@@ -42,7 +44,7 @@ export function adminRoutes(d: AppDeps) {
         set.status = 201;
         return { paid_krw: body.amount_krw, fee_krw: fee, credited_krw: credited, balance_krw: microToKrw(balance) };
       },
-      { body: t.Object({ amount_krw: StrictInt({ minimum: 1, maximum: 10_000_000_000 }) }), detail: { security: AUTH.admin, tags: ["admin"], summary: "Top up an account (3% fee)" } },
+      { body: t.Object({ amount_krw: StrictInt({ minimum: 1, maximum: 10_000_000_000 }) }), detail: { security: AUTH.admin, tags: ["admin"], summary: "Top up an account (3% fee)", responses: created(Topup) } },
     )
     .patch(
       "/v1/admin/users/:user_id",
@@ -55,10 +57,10 @@ export function adminRoutes(d: AppDeps) {
       },
       {
         body: t.Object({ regulated: t.Optional(t.Boolean()), xborder_training_consent: t.Optional(t.Boolean()), deleted: t.Optional(t.Boolean()) }),
-        detail: { security: AUTH.admin, tags: ["admin"], summary: "Set account flags (regulated, training consent, deleted)" },
+        detail: { security: AUTH.admin, tags: ["admin"], summary: "Set account flags (regulated, training consent, deleted)", responses: ok(Me) },
       },
     )
-    .get("/v1/admin/settings", () => d.settings.get(), { detail: { security: AUTH.admin, tags: ["admin"], summary: "Operator settings" } })
+    .get("/v1/admin/settings", () => d.settings.get(), { detail: { security: AUTH.admin, tags: ["admin"], summary: "Operator settings", responses: ok(Settings) } })
     .patch(
       "/v1/admin/settings",
       async ({ body }) => {
@@ -74,7 +76,7 @@ export function adminRoutes(d: AppDeps) {
         await d.bus.publish({ t: "settings" });
         return next;
       },
-      { body: t.Record(t.String(), t.Unknown()), detail: { security: AUTH.admin, tags: ["admin"], summary: "Change any subset of the settings" } },
+      { body: t.Record(t.String(), t.Unknown()), detail: { security: AUTH.admin, tags: ["admin"], summary: "Change any subset of the settings", responses: ok(Settings) } },
     )
     .post(
       "/v1/admin/orgs",
@@ -84,7 +86,7 @@ export function adminRoutes(d: AppDeps) {
         set.status = 201;
         return { org_id: org.id, name: org.name };
       },
-      { body: t.Object({ name: t.String({ minLength: 1, maxLength: 100 }), owner_user_id: t.String() }), detail: { security: AUTH.admin, tags: ["admin"], summary: "Create an organization" } },
+      { body: t.Object({ name: t.String({ minLength: 1, maxLength: 100 }), owner_user_id: t.String() }), detail: { security: AUTH.admin, tags: ["admin"], summary: "Create an organization", responses: { ...created(Org), ...errors(404) } } },
     )
     .post(
       "/v1/admin/orgs/:org_id/members",
@@ -102,7 +104,7 @@ export function adminRoutes(d: AppDeps) {
           role: t.Union([t.Literal("owner"), t.Literal("admin"), t.Literal("member")]),
           monthly_budget_krw: t.Optional(t.Union([StrictInt({ minimum: 0, maximum: 1_000_000_000_000 }), t.Null()])),
         }),
-        detail: { security: AUTH.admin, tags: ["admin"], summary: "Add (or update) an organization member" },
+        detail: { security: AUTH.admin, tags: ["admin"], summary: "Add (or update) an organization member", responses: created(OrgMember) },
       },
     )
     .post(
@@ -112,7 +114,7 @@ export function adminRoutes(d: AppDeps) {
         set.status = 201;
         return issueApiKey(d.keys, { userId: u.id, kind: "delegated", name: body?.name ?? "Delegated" });
       },
-      { body: t.Optional(t.Object({ name: t.Optional(t.String({ minLength: 1, maxLength: 100 })) })), detail: { security: AUTH.admin, tags: ["admin"], summary: "Issue a first-party delegated key" } },
+      { body: t.Optional(t.Object({ name: t.Optional(t.String({ minLength: 1, maxLength: 100 })) })), detail: { security: AUTH.admin, tags: ["admin"], summary: "Issue a first-party delegated key", responses: created(KeyRecord) } },
     )
     .post(
       "/v1/admin/users/:user_id/byok-keys",
@@ -137,6 +139,7 @@ export function adminRoutes(d: AppDeps) {
           description:
             "`provider_api_key` is sealed with AES-256-GCM under BYOK_ENCRYPTION_KEY before it is stored and opened only to call the provider; " +
             "it never appears in an answer. Without BYOK_ENCRYPTION_KEY (outside demo mode) this is 503 `byok_encryption_unavailable`.",
+          responses: created(KeyRecord),
         },
       },
     );

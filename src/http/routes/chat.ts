@@ -11,6 +11,8 @@ import { rateHeaders } from "../auth";
 import { callIdentity, requestId } from "../request-id";
 import type { AppDeps } from "../deps";
 import { AUTH } from "../security";
+import { errors, okOrStream, withHeaders } from "../openapi/describe";
+import { ChatCompletion } from "../openapi/shapes";
 
 export const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache, no-store", connection: "keep-alive", "x-accel-buffering": "no" };
 
@@ -74,6 +76,6 @@ export function chatRoutes(d: AppDeps, c: ChatRouteDeps) {
       const decision = c.chat.decisionOf(prepared.plan);
       return slot.untilEnd(new Response(chatEventStream(c.chat, prepared.plan, opened, meta, c.pii), { headers: decision ? { ...sseHeaders, "x-policy-decision": decision } : sseHeaders }));
     },
-    { body: ChatBodySchema, detail: { security: AUTH.apiKey, tags: ["chat"], summary: "Chat completion (OpenAI-compatible), optionally streamed" } },
+    { body: ChatBodySchema, detail: { security: AUTH.apiKey, tags: ["chat"], summary: "Chat completion (OpenAI-compatible), optionally streamed", responses: { ...withHeaders(okOrStream(ChatCompletion, "`chat.completion.chunk` events, then `data: [DONE]`"), "X-Cost-KRW", "X-Cost-USD", "X-Policy-Decision"), ...errors(402, 409, 502) } } },
   );
 }

@@ -2,10 +2,12 @@
 import { Elysia } from "elysia";
 import type { AppDeps } from "../deps";
 import { AUTH } from "../security";
+import { answer, answerAs, ok } from "../openapi/describe";
+import { Health, Readiness } from "../openapi/shapes";
 
 export function healthRoutes(d: AppDeps) {
   return new Elysia({ name: "health" })
-    .get("/healthz", () => ({ status: "ok" }), { detail: { security: AUTH.none, tags: ["operations"], summary: "Liveness" } })
+    .get("/healthz", () => ({ status: "ok" }), { detail: { security: AUTH.none, tags: ["operations"], summary: "Liveness", responses: ok(Health) } })
     .get(
       "/readyz",
       async ({ set }) => {
@@ -17,11 +19,11 @@ export function healthRoutes(d: AppDeps) {
           return { status: "unavailable", database: d.db.kind };
         }
       },
-      { detail: { security: AUTH.none, tags: ["operations"], summary: "Readiness: the database answers" } },
+      { detail: { security: AUTH.none, tags: ["operations"], summary: "Readiness: the database answers", responses: { ...ok(Readiness, "Ready"), ...answer(503, Readiness, "The database does not answer") } } },
     )
     .get(
       "/metrics",
       () => new Response(d.metrics.registry.render(), { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } }),
-      { detail: { security: AUTH.none, tags: ["operations"], summary: "Prometheus metrics" } },
+      { detail: { security: AUTH.none, tags: ["operations"], summary: "Prometheus metrics", responses: answerAs(200, "text/plain", { type: "string" }, "Prometheus text format") } },
     );
 }

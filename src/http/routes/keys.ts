@@ -8,6 +8,8 @@ import { issueApiKey, keyPatchFromBody, toKeyRecord } from "../key-records";
 import { notFound, requireUuid } from "../params";
 import { currentMonth } from "../../core/billing/ledger";
 import { AUTH } from "../security";
+import { created, errors, ok } from "../openapi/describe";
+import { Deleted, KeyList, KeyRecord, KeyUsage } from "../openapi/shapes";
 
 const maskingRequired = () => new GatewayError("pii_masking_required");
 
@@ -24,7 +26,7 @@ export function keyRoutes(d: AppDeps) {
         set.status = 201;
         return issueApiKey(d.keys, { userId: user.id, kind: "standard", ...patch });
       },
-      { body: CreateKeyBody, detail: { security: AUTH.dashboard, tags: ["keys"], summary: "Create an API key (the secret is shown once)" } },
+      { body: CreateKeyBody, detail: { security: AUTH.dashboard, tags: ["keys"], summary: "Create an API key (the secret is shown once)", responses: { ...created(KeyRecord), ...errors(403) } } },
     )
     .get(
       "/v1/keys",
@@ -38,6 +40,7 @@ export function keyRoutes(d: AppDeps) {
           tags: ["keys"],
           summary: "List API keys (never the secret)",
           description: "`management_key_id` names the management key that provisioned a key (also after that key is deleted); null for keys made here or by an operator.",
+          responses: ok(KeyList),
         },
       },
     )
@@ -66,7 +69,7 @@ export function keyRoutes(d: AppDeps) {
         }));
         return { month, items, total: items.length };
       },
-      { detail: { security: AUTH.dashboard, tags: ["keys"], summary: "This month's spend and tokens per key" } },
+      { detail: { security: AUTH.dashboard, tags: ["keys"], summary: "This month's spend and tokens per key", responses: ok(KeyUsage) } },
     )
     .patch(
       "/v1/keys/:id",
@@ -79,7 +82,7 @@ export function keyRoutes(d: AppDeps) {
         await d.bus.publish({ t: "key", id });
         return toKeyRecord(row);
       },
-      { body: PatchKeyBody, detail: { security: AUTH.dashboard, tags: ["keys"], summary: "Update a key: any field of the key table except key and created_at" } },
+      { body: PatchKeyBody, detail: { security: AUTH.dashboard, tags: ["keys"], summary: "Update a key: any field of the key table except key and created_at", responses: { ...ok(KeyRecord), ...errors(403) } } },
     )
     .delete(
       "/v1/keys/:id",
@@ -89,6 +92,6 @@ export function keyRoutes(d: AppDeps) {
         await d.bus.publish({ t: "key", id });
         return { ok: true, id };
       },
-      { detail: { security: AUTH.dashboard, tags: ["keys"], summary: "Delete a key (refused at once, on every instance within a second)" } },
+      { detail: { security: AUTH.dashboard, tags: ["keys"], summary: "Delete a key (refused at once, on every instance within a second)", responses: ok(Deleted) } },
     );
 }

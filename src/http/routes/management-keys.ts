@@ -8,6 +8,8 @@ import type { AppDeps } from "../deps";
 import { issueApiKey, issueMgmtKey, toKeyRecord, toMgmtRecord } from "../key-records";
 import { notFound, queryFlag, requireUuid } from "../params";
 import { AUTH } from "../security";
+import { created, ok } from "../openapi/describe";
+import { Deleted, KeyList, KeyRecord, MgmtKeyList, MgmtKeyRecord } from "../openapi/shapes";
 
 export function managementKeyRoutes(d: AppDeps) {
   // Each group authenticates in derive, which runs before body validation: a wrong
@@ -20,7 +22,7 @@ export function managementKeyRoutes(d: AppDeps) {
         set.status = 201;
         return issueMgmtKey(d.keys, user.id, body.name);
       },
-      { body: MgmtKeyBody, detail: { security: AUTH.dashboard, tags: ["management keys"], summary: "Create a management key (shown once)" } },
+      { body: MgmtKeyBody, detail: { security: AUTH.dashboard, tags: ["management keys"], summary: "Create a management key (shown once)", responses: created(MgmtKeyRecord) } },
     )
     .get(
       "/v1/management-keys",
@@ -28,7 +30,7 @@ export function managementKeyRoutes(d: AppDeps) {
         const items = (await d.keys.listMgmt(user.id)).map((r) => toMgmtRecord(r));
         return { items, total: items.length };
       },
-      { detail: { security: AUTH.dashboard, tags: ["management keys"], summary: "List management keys" } },
+      { detail: { security: AUTH.dashboard, tags: ["management keys"], summary: "List management keys", responses: ok(MgmtKeyList) } },
     )
     .delete(
       "/v1/management-keys/:id",
@@ -52,6 +54,7 @@ export function managementKeyRoutes(d: AppDeps) {
             "the answer lists them in `deleted_key_ids`; their secrets are refused (401) at once. `cascade` must be `true` " +
             "or `false` (422 otherwise).",
           parameters: [{ name: "cascade", in: "query", required: false, schema: { type: "boolean", default: false } }],
+          responses: ok(Deleted),
         },
       },
     );
@@ -63,7 +66,7 @@ export function managementKeyRoutes(d: AppDeps) {
         const items = (await d.keys.listForMgmtKey(m.mgmtKeyId)).map((r) => toKeyRecord(r));
         return { items, total: items.length };
       },
-      { detail: { security: AUTH.managementKey, tags: ["provisioning"], summary: "Child keys provisioned by this management key" } },
+      { detail: { security: AUTH.managementKey, tags: ["provisioning"], summary: "Child keys provisioned by this management key", responses: ok(KeyList) } },
     )
     .post(
       "/v1/provisioning/keys",
@@ -77,7 +80,7 @@ export function managementKeyRoutes(d: AppDeps) {
           monthlyBudgetKrw: body?.monthly_budget_krw ?? null,
         });
       },
-      { body: ChildKeyBody, detail: { security: AUTH.managementKey, tags: ["provisioning"], summary: "Create a child key (name and monthly_budget_krw only)" } },
+      { body: ChildKeyBody, detail: { security: AUTH.managementKey, tags: ["provisioning"], summary: "Create a child key (name and monthly_budget_krw only)", responses: created(KeyRecord) } },
     )
     .delete(
       "/v1/provisioning/keys/:id",
@@ -87,7 +90,7 @@ export function managementKeyRoutes(d: AppDeps) {
         await d.bus.publish({ t: "key", id });
         return { ok: true, id };
       },
-      { detail: { security: AUTH.managementKey, tags: ["provisioning"], summary: "Delete a child key" } },
+      { detail: { security: AUTH.managementKey, tags: ["provisioning"], summary: "Delete a child key", responses: ok(Deleted) } },
     );
   return new Elysia({ name: "management-keys", normalize: false }).use(dashboard).use(provisioning);
 }

@@ -4,6 +4,9 @@
  */
 import { Elysia } from "elysia";
 import { GatewayError } from "../../core/errors";
+import { AUTH } from "../security";
+import { errors, ok } from "../openapi/describe";
+import { Model, ModelList } from "../openapi/shapes";
 import { findModel } from "../../core/catalog/resolve";
 import {
   getModel,
@@ -175,14 +178,28 @@ export function modelsRoutes(getSnapshot: () => CatalogSnapshot, available: Prov
     .get(
       "/v1/models",
       () => new Response(listJson(getSnapshot()), { headers: { "content-type": "application/json" } }),
+      { detail: { security: AUTH.none, tags: ["models"], summary: "Every callable model, with providers and prices", responses: ok(ModelList) } },
     )
-    .get("/v1/models/*", ({ params }) => {
-      const snapshot = getSnapshot();
-      const id = safeDecode(params["*"]);
-      const model = findModel(snapshot, id);
-      if (!model || !model.active || model.kind === "retired") {
-        throw new GatewayError("not_found", `모델을 찾을 수 없습니다: '${id}'.`);
-      }
-      return toModelView(snapshot, model, available);
-    });
+    // A wildcard, not `:id`: model ids contain slashes (`openai/gpt-4o`), sent as is or encoded.
+    .get(
+      "/v1/models/*",
+      ({ params }) => {
+        const snapshot = getSnapshot();
+        const id = safeDecode(params["*"]);
+        const model = findModel(snapshot, id);
+        if (!model || !model.active || model.kind === "retired") {
+          throw new GatewayError("not_found", `모델을 찾을 수 없습니다: '${id}'.`);
+        }
+        return toModelView(snapshot, model, available);
+      },
+      {
+        detail: {
+          security: AUTH.none,
+          tags: ["models"],
+          summary: "One model by id, vendor id or alias",
+          parameters: [{ name: "id", in: "path", required: true, description: "The model id; may contain slashes (`openai/gpt-4o`), encoded as %2F or not", schema: { type: "string" } }],
+          responses: { ...ok(Model), ...errors(404) },
+        },
+      },
+    );
 }

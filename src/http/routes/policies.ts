@@ -15,6 +15,8 @@ import type { UserRow } from "../../db/repos/users";
 import type { AppDeps } from "../deps";
 import { notFound, requireUuid } from "../params";
 import { AUTH } from "../security";
+import { created, errors, ok } from "../openapi/describe";
+import { Deleted, Policy as PolicyShape, PolicyList } from "../openapi/shapes";
 
 const SLUG = "^[a-z0-9][a-z0-9-]{0,62}$";
 const UUID_OR_EMPTY = "^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})?$";
@@ -127,7 +129,7 @@ export function policyRoutes(d: AppDeps, r: PolicyRouteDeps) {
         const items = (await r.policies.listVisible(user.id)).map(toPolicyRecord);
         return { items, total: items.length };
       },
-      { detail: { security: AUTH.dashboard, tags: ["routing policies"], summary: "List your policies and your organizations' (newest first)" } },
+      { detail: { security: AUTH.dashboard, tags: ["routing policies"], summary: "List your policies and your organizations' (newest first)", responses: ok(PolicyList) } },
     )
     .post(
       "/v1/routing-policies",
@@ -151,7 +153,7 @@ export function policyRoutes(d: AppDeps, r: PolicyRouteDeps) {
         set.status = 201;
         return toPolicyRecord(created);
       },
-      { body: CreatePolicyBody, detail: { security: AUTH.dashboard, tags: ["routing policies"], summary: "Create a routing policy (201; 409 on a taken slug)" } },
+      { body: CreatePolicyBody, detail: { security: AUTH.dashboard, tags: ["routing policies"], summary: "Create a routing policy (201; 409 on a taken slug)", responses: { ...created(PolicyShape), ...errors(403, 409) } } },
     )
     .get(
       "/v1/routing-policies/:policy_id",
@@ -159,7 +161,7 @@ export function policyRoutes(d: AppDeps, r: PolicyRouteDeps) {
         const user = await d.auth.jwtUser(request);
         return toPolicyRecord((await visible(user, params.policy_id)).policy);
       },
-      { detail: { security: AUTH.dashboard, tags: ["routing policies"], summary: "Read one policy" } },
+      { detail: { security: AUTH.dashboard, tags: ["routing policies"], summary: "Read one policy", responses: ok(PolicyShape) } },
     )
     .patch(
       "/v1/routing-policies/:policy_id",
@@ -184,7 +186,7 @@ export function policyRoutes(d: AppDeps, r: PolicyRouteDeps) {
         await changed(updated.id);
         return toPolicyRecord(updated);
       },
-      { body: PatchPolicyBody, detail: { security: AUTH.dashboard, tags: ["routing policies"], summary: "Change display_name, policy_type, entries, config or is_active (slug is immutable)" } },
+      { body: PatchPolicyBody, detail: { security: AUTH.dashboard, tags: ["routing policies"], summary: "Change display_name, policy_type, entries, config or is_active (slug is immutable)", responses: { ...ok(PolicyShape), ...errors(403) } } },
     )
     .delete(
       "/v1/routing-policies/:policy_id",
@@ -195,6 +197,6 @@ export function policyRoutes(d: AppDeps, r: PolicyRouteDeps) {
         await changed(policy.id);
         return { ok: true };
       },
-      { detail: { security: AUTH.dashboard, tags: ["routing policies"], summary: "Delete a policy" } },
+      { detail: { security: AUTH.dashboard, tags: ["routing policies"], summary: "Delete a policy", responses: { ...ok(Deleted), ...errors(403) } } },
     );
 }

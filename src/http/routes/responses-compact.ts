@@ -3,6 +3,7 @@ import { Elysia } from "elysia";
 import { GatewayError } from "../../core/errors";
 import type { AppDeps } from "../deps";
 import { AUTH } from "../security";
+import { errors } from "../openapi/describe";
 
 export function compactRoutes(d: AppDeps) {
   return new Elysia({ name: "responses-compact" }).post(
@@ -11,6 +12,6 @@ export function compactRoutes(d: AppDeps) {
       await d.auth.apiKey(request, server, "model");
       throw new GatewayError("not_implemented", "/v1/responses/compact는 지원하지 않습니다. 암호화된 항목을 만들지 않습니다.");
     },
-    { parse: "none", detail: { security: AUTH.apiKey, tags: ["responses"], summary: "Always 501 (compaction is not offered)" } },
+    { parse: "none", detail: { security: AUTH.apiKey, tags: ["responses"], summary: "Always 501 (compaction is not offered)", responses: errors(501) } },
   );
 }

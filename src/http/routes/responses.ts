@@ -20,6 +20,8 @@ import { notFound } from "../params";
 import { callIdentity, requestId } from "../request-id";
 import { appName, SSE_HEADERS, type ChatRouteDeps } from "./chat";
 import { AUTH } from "../security";
+import { created, errors, okOrStream, withHeaders } from "../openapi/describe";
+import { Feedback, ResponseObject } from "../openapi/shapes";
 
 export interface ResponsesRouteDeps extends ChatRouteDeps {
   feedback: FeedbackRepo;
@@ -71,7 +73,7 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         const decision = c.chat.decisionOf(prepared.plan);
         return slot.untilEnd(new Response(responsesEventStream(c.chat, prepared.plan, opened, meta, c.pii), { headers: decision ? { ...sseHeaders, "x-policy-decision": decision } : sseHeaders }));
       },
-      { body: ResponsesBodySchema, transform: ({ body }) => dropNulls(body), detail: { security: AUTH.apiKey, tags: ["responses"], summary: "Responses-format call (converted into a chat call), optionally streamed" } },
+      { body: ResponsesBodySchema, transform: ({ body }) => dropNulls(body), detail: { security: AUTH.apiKey, tags: ["responses"], summary: "Responses-format call (converted into a chat call), optionally streamed", responses: { ...withHeaders(okOrStream(ResponseObject, "`response.*` events, then `data: [DONE]`"), "X-Cost-KRW", "X-Cost-USD", "X-Policy-Decision"), ...errors(402, 409, 502) } } },
     )
     .post(
       "/v1/responses/:request_id/feedback",
@@ -97,6 +99,6 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
           updated_at: row.updatedAt.toISOString(),
         };
       },
-      { body: FeedbackBodySchema, detail: { security: AUTH.dashboard, tags: ["responses"], summary: "Rate a request you made (dashboard JWT); a second rating replaces the first" } },
+      { body: FeedbackBodySchema, detail: { security: AUTH.dashboard, tags: ["responses"], summary: "Rate a request you made (dashboard JWT); a second rating replaces the first", responses: created(Feedback) } },
     );
 }

@@ -5,6 +5,7 @@
  */
 import { Elysia } from "elysia";
 import { parsePeriodQuery, parseTimeseriesQuery, type Query, type StatsService } from "../../core/stats";
+import { named, ok } from "../openapi/describe";
 import { AppsStatsSchema, ModelsStatsSchema, RankingsSchema, UsageTimeseriesSchema } from "../../core/stats/shapes";
 
 export interface StatsRouteDeps {
@@ -29,7 +30,7 @@ export function statsRoutes(d: StatsRouteDeps) {
       },
       {
         response: { 200: ModelsStatsSchema },
-        detail: { tags: ["stats"], summary: "Top 20 models by calls in the period (default daily), and total calls", security: [], parameters: [periodDoc] },
+        detail: { tags: ["stats"], summary: "Top 20 models by calls in the period (default daily), and total calls", security: [], parameters: [periodDoc], responses: ok(named("ModelsStats", ModelsStatsSchema)) },
       },
     )
     .get(
@@ -42,6 +43,7 @@ export function statsRoutes(d: StatsRouteDeps) {
       {
         response: { 200: RankingsSchema },
         detail: {
+          responses: ok(named("Rankings", RankingsSchema)),
           tags: ["stats"],
           summary: "Top 20 models by tokens with trend, and the top 12 providers' market share (default weekly); failed calls excluded",
           security: [],
@@ -59,6 +61,7 @@ export function statsRoutes(d: StatsRouteDeps) {
       {
         response: { 200: UsageTimeseriesSchema },
         detail: {
+          responses: ok(named("UsageTimeseries", UsageTimeseriesSchema)),
           tags: ["stats"],
           summary: "Text tokens per day or ISO week of the top models, the rest as Others",
           security: [],
@@ -79,7 +82,7 @@ export function statsRoutes(d: StatsRouteDeps) {
       },
       {
         response: { 200: AppsStatsSchema },
-        detail: { tags: ["stats"], summary: "Top 20 apps (X-Title / HTTP-Referer) by tokens in the period (default weekly)", security: [], parameters: [periodDoc] },
+        detail: { tags: ["stats"], summary: "Top 20 apps (X-Title / HTTP-Referer) by tokens in the period (default weekly)", security: [], parameters: [periodDoc], responses: ok(named("AppsStats", AppsStatsSchema)) },
       },
     );
 }

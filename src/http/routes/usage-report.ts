@@ -8,6 +8,7 @@ import { UsageReportSchema } from "../../core/stats/shapes";
 import { rateHeaders } from "../auth";
 import type { AppDeps } from "../deps";
 import { AUTH } from "../security";
+import { named, ok } from "../openapi/describe";
 
 export function usageReportRoutes(d: AppDeps, reader: StatsReader) {
   return new Elysia({ name: "usage-report", normalize: false }).get(
@@ -22,7 +23,9 @@ export function usageReportRoutes(d: AppDeps, reader: StatsReader) {
     },
     {
       response: { 200: UsageReportSchema },
-      detail: { security: AUTH.apiKey,
+      detail: {
+        security: AUTH.apiKey,
+        responses: ok(named("UsageReport", UsageReportSchema)),
         tags: ["usage"],
         summary: "The account's calls, tokens and cost (KRW) per UTC day and model; from/to are YYYY-MM-DD, default the last 30 days, at most 366 days",
         parameters: [

@@ -13,11 +13,16 @@ import { rateHeaders } from "../auth";
 import type { AppDeps } from "../deps";
 import { requireUuid } from "../params";
 import { AUTH } from "../security";
+import { accepted, answerAs, errors, ok, withHeaders } from "../openapi/describe";
+import { VideoJob } from "../openapi/shapes";
 
 export interface VideoRouteDeps {
   service: VideoService;
   storage: Pick<ContentStore, "read">;
 }
+
+const mp4 = { type: "string", contentMediaType: "video/mp4" };
+const videoBytes = { ...answerAs(200, "video/mp4", mp4, "The whole file"), ...withHeaders(answerAs(206, "video/mp4", mp4, "The requested byte range"), "Content-Range") };
 
 const origin = (request: Request) => new URL(request.url).origin;
 
@@ -60,7 +65,16 @@ export function videoRoutes(d: AppDeps, v: VideoRouteDeps) {
         if (r.replayed) set.headers["idempotent-replayed"] = "true";
         return absolutizeView(r.body, origin(request));
       },
-      { body: VideoSubmitSchema, detail: { security: AUTH.apiKey, tags: ["video"], summary: "Submit a video generation job (202 with the job)" } },
+      {
+        body: VideoSubmitSchema,
+        detail: {
+          security: AUTH.apiKey,
+          tags: ["video"],
+          summary: "Submit a video generation job (202 with the job)",
+          parameters: [{ name: "Idempotency-Key", in: "header", required: false, description: "A retry with the same key and body gets the first answer again", schema: { type: "string", minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX } }],
+          responses: { ...withHeaders(accepted(VideoJob, "The job, processing (an Idempotency-Key replay repeats the first answer)"), "Location", "Idempotent-Replayed"), ...errors(402, 409, 502) },
+        },
+      },
     )
     .get(
       "/v1/jobs/:job_id",
@@ -70,7 +84,7 @@ export function videoRoutes(d: AppDeps, v: VideoRouteDeps) {
         const job = await v.service.get(principal, requireUuid(params.job_id, "job_id"));
         return toJobView(job, origin(request));
       },
-      { detail: { security: AUTH.apiKey, tags: ["video"], summary: "A video job (only the submitting API key sees it)" } },
+      { detail: { security: AUTH.apiKey, tags: ["video"], summary: "A video job (only the submitting API key sees it)", responses: ok(VideoJob) } },
     )
     .post(
       "/v1/jobs/:job_id/cancel",
@@ -80,7 +94,7 @@ export function videoRoutes(d: AppDeps, v: VideoRouteDeps) {
         const job = await v.service.cancel(principal, requireUuid(params.job_id, "job_id"));
         return toJobView(job, origin(request));
       },
-      { detail: { security: AUTH.apiKey, tags: ["video"], summary: "Cancel a processing video job (hold released; 409 when already final)" } },
+      { detail: { security: AUTH.apiKey, tags: ["video"], summary: "Cancel a processing video job (hold released; 409 when already final)", responses: { ...ok(VideoJob), ...errors(409) } } },
     )
     .get(
       "/v1/jobs/:job_id/content",
@@ -111,6 +125,14 @@ export function videoRoutes(d: AppDeps, v: VideoRouteDeps) {
         const bodyOut = object.file && !ignoredRange ? object.file : object.stream().pipeThrough(new TransformStream<Uint8Array, Uint8Array>());
         return new Response(bodyOut, { status: range ? 206 : 200, headers });
       },
-      { detail: { security: AUTH.apiKey, tags: ["video"], summary: "Family G result bytes (submitting key only; Range supported; not billed)" } },
+      {
+        detail: {
+          security: AUTH.apiKey,
+          tags: ["video"],
+          summary: "Family G result bytes (submitting key only; Range supported; not billed)",
+          parameters: [{ name: "Range", in: "header", required: false, description: "One byte range, `bytes=start-end` (several ranges are ignored: the whole file)", schema: { type: "string" } }],
+          responses: { ...videoBytes, ...errors(409, 410, 416) },
+        },
+      },
     );
 }

@@ -8,8 +8,10 @@ import { EnvSchema, type Env } from "./schema";
 
 type Derived = "UPSTREAM_MAX_CONCURRENT" | "CONCURRENCY_PER_ACCOUNT" | "CONCURRENCY_PER_KEY";
 
-export interface Config extends Omit<Env, Derived>, Record<Derived, number> {
+export interface Config extends Omit<Env, Derived | "LOG_REQUESTS">, Record<Derived, number> {
   demoMode: boolean;
+  /** LOG_REQUESTS, read as a switch. */
+  LOG_REQUESTS: boolean;
   /** Upper-case provider id → credential / base URL from the environment. */
   providerKeys: Readonly<Record<string, string>>;
   providerBaseUrls: Readonly<Record<string, string>>;
@@ -64,6 +66,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     UPSTREAM_MAX_CONCURRENT: parsed.UPSTREAM_MAX_CONCURRENT ?? budgetCap,
     CONCURRENCY_PER_ACCOUNT: parsed.CONCURRENCY_PER_ACCOUNT ?? Math.max(1, Math.ceil(base / 4)),
     CONCURRENCY_PER_KEY: parsed.CONCURRENCY_PER_KEY ?? Math.max(1, Math.ceil(base / 8)),
+    LOG_REQUESTS: parsed.LOG_REQUESTS === "on" || parsed.LOG_REQUESTS === "true" || parsed.LOG_REQUESTS === "1",
   };
   const providerKeys: Record<string, string> = {};
   const providerBaseUrls: Record<string, string> = {};

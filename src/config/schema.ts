@@ -39,6 +39,13 @@ export const EnvSchema = T.Object({
   BODY_READ_TIMEOUT_MS: Int(100, 3_600_000, 60_000, "A request body still arriving this long after the caller was authenticated is refused with 408 and the connection closed (slow senders)"),
   MAX_JSON_DEPTH: Int(8, 1000, 64, "Objects and arrays nested deeper than this in a JSON body are refused with 400 invalid_request"),
   TRUSTED_PROXIES: T.String({ default: "", description: "Comma-separated IPs/CIDRs whose X-Forwarded-For is believed" }),
+  LOG_REQUESTS: T.Union([T.Literal("on"), T.Literal("off"), T.Literal("true"), T.Literal("false"), T.Literal("1"), T.Literal("0")], {
+    default: "on",
+    description: "One JSON line per request on stdout (on/off; true/false and 1/0 accepted): route, status, duration, key and account ids, model, attempts, tokens, cost (docs/observability.md)",
+  }),
+  OTEL_EXPORTER_OTLP_ENDPOINT: T.Optional(T.String({ pattern: "^https?://", description: "OTLP/HTTP collector base URL: set, each request's trace is exported to <url>/v1/traces; unset, tracing is off and costs nothing" })),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: T.Optional(T.String({ pattern: "^https?://", description: "Full OTLP/HTTP traces URL (wins over OTEL_EXPORTER_OTLP_ENDPOINT; also turns tracing on)" })),
+  OTEL_SERVICE_NAME: T.String({ default: "model-gateway", minLength: 1, description: "service.name of the exported traces" }),
   LOG_LEVEL: T.Union([T.Literal("debug"), T.Literal("info"), T.Literal("warn"), T.Literal("error"), T.Literal("silent")], { default: "info" }),
   DEMO_MODE: T.Optional(T.Union([T.Literal("true"), T.Literal("false")], { description: "Force demo mode on/off (default: on when DATABASE_URL is unset)" })),
   UPSTREAM_FIRST_BYTE_TIMEOUT_MS: Int(100, 600_000, 60_000, "Deadline for an upstream's first byte"),

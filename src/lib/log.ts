@@ -8,6 +8,11 @@ export function setLogLevel(level: string): void {
   threshold = ORDER[level] ?? 20;
 }
 
+/** Whether a line of `level` would be written (lets a caller skip building its fields). */
+export function logEnabled(level: Level): boolean {
+  return ORDER[level]! >= threshold;
+}
+
 function write(level: Level, msg: string, fields?: Record<string, unknown>): void {
   if (ORDER[level]! < threshold) return;
   const line = JSON.stringify({ ts: new Date().toISOString(), level, msg, ...fields }, (_k, v) =>

@@ -27,6 +27,8 @@ export interface RequestTracer {
   /** The request's root span, continuing the client's `traceparent` when it sent one. */
   begin(request: Request, name: string): TraceSpan;
   child(parent: TraceSpan, name: string, attrs?: Attrs): TraceSpan;
+  /** Exports every ended span now. */
+  flush(): Promise<void>;
   shutdown(): Promise<void>;
 }
 

@@ -55,13 +55,17 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
       if (request.headers.has("authorization")) set.headers["cache-control"] = "no-store";
       if (cors) {
         const preflight = cors.apply(request, set.headers);
-        if (preflight) return preflight;
+        if (preflight) {
+          rec?.answeredEarly(preflight.status);
+          return preflight;
+        }
       }
       if (Number(request.headers.get("content-length") ?? 0) > limit) {
         d.metrics.requests.inc({ route: "unmatched", method: request.method, status: 413 });
         const err = tooLarge();
         if (rec) rec.error = err.errorCode;
         const res = renderError(undefined, err, id);
+        rec?.answeredEarly(res.status);
         res.headers.set("connection", "close"); // the body is not read: stop receiving it
         return res;
       }

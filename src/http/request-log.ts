@@ -137,6 +137,15 @@ export class RequestRecord implements CallTrace {
     this.release();
   }
 
+  /**
+   * Answered before routing (a CORS preflight, a declared body over the limit): Elysia runs
+   * no after-response hook for those, so the line is written now. A later release is a no-op.
+   */
+  answeredEarly(status: number): void {
+    this.status = status;
+    this.release();
+  }
+
   /** A body stream now carries the answer: the line waits for its end too. */
   hold(): void {
     this.waits++;

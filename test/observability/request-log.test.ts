@@ -112,6 +112,23 @@ describe("request log line", () => {
     expect(line.ttfb_ms).toBeGreaterThanOrEqual(0);
   });
 
+  test("a client that leaves before the answer: 499, client_closed", async () => {
+    const g = gw();
+    const { key } = await tenant(g);
+    const [line] = await linesOf(async () => {
+      const ac = new AbortController();
+      const id = crypto.randomUUID();
+      const pending = chatFetch(g, key.key, { model: "gpt-4o-mini", messages: user("wait [sim:hang]") }, { signal: ac.signal, headers: { "x-request-id": id } }).catch(() => null);
+      await Bun.sleep(300);
+      ac.abort();
+      await pending;
+      await Bun.sleep(300);
+      return [id];
+    });
+    expect(line).toMatchObject({ status: 499, error: "client_closed", model: "gpt-4o-mini" });
+    expect(line.attempts.map((a: any) => [a.provider, a.outcome, a.reason])).toEqual([["openai", "failed", "aborted"]]);
+  });
+
   test("route templates, never raw ids; 401 and 422 get their line and code", async () => {
     const g = gw();
     const { user: u, key } = await tenant(g);
@@ -138,5 +155,20 @@ describe("LOG_REQUESTS=off", () => {
       await Bun.sleep(200);
     });
     expect(requestLines(out).size).toBe(0);
+  });
+});
+
+describe("requests answered before routing", () => {
+  const gw = suiteGateway({ env: { MAX_BODY_BYTES: "2048", CORS_ORIGINS: "*" } });
+  test("a body over the limit (413) and a CORS preflight have their line too", async () => {
+    const g = gw();
+    const lines = await linesOf(async () => {
+      const big = await fetch(g.url + "/v1/chat/completions", { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer sk-gw-x" }, body: "x".repeat(5000) });
+      const pre = await fetch(g.url + "/v1/models", { method: "OPTIONS", headers: { origin: "http://app.example", "access-control-request-method": "GET" } });
+      expect([big.status, pre.status]).toEqual([413, 204]);
+      return [big, pre].map((r) => r.headers.get("x-request-id")!);
+    });
+    expect(lines[0]).toMatchObject({ method: "POST", route: "unmatched", status: 413, error: "payload_too_large" });
+    expect(lines[1]).toMatchObject({ method: "OPTIONS", route: "unmatched", status: 204 });
   });
 });

@@ -8,7 +8,7 @@
  */
 import type { AttemptRecord, CallTrace, PhaseEnd } from "../core/chat/trace";
 import type { Usage } from "../core/chat/types";
-import { log, logEnabled } from "../lib/log";
+import { logEnabled, writeLine } from "../lib/log";
 
 export type AttrValue = string | number | boolean;
 export type Attrs = Record<string, AttrValue | undefined>;
@@ -166,7 +166,7 @@ export class RequestRecord implements CallTrace {
     const level = this.status >= 500 ? "warn" : "info";
     if (!logEnabled(level)) return;
     const u = this.usage;
-    log[level]("request", {
+    writeLine(level, "request", {
       request_id: this.id,
       method: this.request.method,
       route: this.route,

@@ -21,6 +21,14 @@ function write(level: Level, msg: string, fields?: Record<string, unknown>): voi
   process.stdout.write(line + "\n");
 }
 
+/**
+ * A line whose fields are plain JSON values (no bigint, no Error): serialized without the
+ * replacer, for the one line every request writes. The caller checked logEnabled.
+ */
+export function writeLine(level: Level, msg: string, fields: Record<string, unknown>): void {
+  process.stdout.write(JSON.stringify({ ts: new Date().toISOString(), level, msg, ...fields }) + "\n");
+}
+
 export const log = {
   debug: (msg: string, f?: Record<string, unknown>) => write("debug", msg, f),
   info: (msg: string, f?: Record<string, unknown>) => write("info", msg, f),

@@ -304,7 +304,11 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   metrics.registry.add(new Gauge("gateway_calls_in_flight", "Model calls holding a slot of this process's upstream budget", () => admission.running));
   metrics.registry.add(new Gauge("gateway_calls_waiting", "Model calls waiting for a slot of the full budget", () => admission.waiting));
 
+  // Tracing off costs nothing: its packages are loaded only when an OTLP endpoint is set.
+  const otlpUrl = cfg.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (cfg.OTEL_EXPORTER_OTLP_ENDPOINT ? cfg.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, "") + "/v1/traces" : null);
+  const tracer = otlpUrl ? (await import("./http/tracing")).otlpTracer({ url: otlpUrl, serviceName: cfg.OTEL_SERVICE_NAME }) : null;
   const deps: AppDeps = {
+    tracer,
     config: cfg,
     db,
     auth,
@@ -363,6 +367,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
       settings.stop();
       await bus.stop();
       await limiter.close();
+      await tracer?.shutdown().catch(() => {});
       if (!opts.db) await db.close();
     },
   };

@@ -58,7 +58,8 @@ log.info("gateway listening", {
 });
 if (cfg.demoMode) {
   const seed = await seedDemo(gw);
-  process.stdout.write(demoBanner(base, seed, gw.deps.adminToken, gw.upstreams.simulated()));
+  // Plain text for the person at the terminal, on stderr: stdout carries JSON lines only.
+  process.stderr.write(demoBanner(base, seed, gw.deps.adminToken, gw.upstreams.simulated()));
 }
 
 const SHUTDOWN_DEADLINE_MS = 25_000;

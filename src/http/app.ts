@@ -8,6 +8,8 @@ import { bodyLeftUnread, readBody, tooLarge } from "./body";
 import type { AppDeps } from "./deps";
 import { renderError } from "./errors";
 import { assignRequestId, requestId, requestStart } from "./request-id";
+import { beginRecord, requestRecord } from "./request-log";
+import { errorCodeOf } from "./error-code";
 import { corsPolicy } from "./cors";
 import { assertSecurityDeclared, BodyGate } from "./security";
 import { docsRoutes } from "./openapi/routes";
@@ -27,6 +29,7 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
   const cors = corsPolicy(d.config.CORS_ORIGINS);
   // Routes are known once all are added; the gate indexes them at the first body.
   const gate = new BodyGate(d.auth, () => app.routes);
+  const observe = { lines: d.config.LOG_REQUESTS, tracer: d.tracer ?? null };
   const app = new Elysia({
     normalize: false,
     // Streams stay open while an upstream thinks; SSE keepalives keep proxies from cutting them.
@@ -42,7 +45,8 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
       ),
     )
     .onRequest(({ request, set }) => {
-      const { id } = assignRequestId(request);
+      const { id, start } = assignRequestId(request);
+      const rec = beginRecord(request, id, start, observe);
       set.headers["x-request-id"] = id;
       // Security headers on every answer (a handler's own Cache-Control wins: stats stay
       // publicly cacheable, streams keep theirs); an authenticated answer is never stored.
@@ -50,11 +54,17 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
       if (request.headers.has("authorization")) set.headers["cache-control"] = "no-store";
       if (cors) {
         const preflight = cors.apply(request, set.headers);
-        if (preflight) return preflight;
+        if (preflight) {
+          rec?.answeredEarly(preflight.status);
+          return preflight;
+        }
       }
       if (Number(request.headers.get("content-length") ?? 0) > limit) {
         d.metrics.requests.inc({ route: "unmatched", method: request.method, status: 413 });
-        const res = renderError(undefined, tooLarge(), id);
+        const err = tooLarge();
+        if (rec) rec.error = err.errorCode;
+        const res = renderError(undefined, err, id);
+        rec?.answeredEarly(res.status);
         res.headers.set("connection", "close"); // the body is not read: stop receiving it
         return res;
       }
@@ -72,12 +82,15 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
       const id = requestId(request);
       // The client went away (its abort ended the upstream call): nobody reads this answer,
       // and it is not a server error. 499 as in nginx, for the metrics only.
+      const rec = requestRecord(request);
       if (request.signal.aborted) {
+        if (rec) rec.error = "client_closed";
         set.status = 499;
         return new Response(null, { status: 499 });
       }
       const res = renderError(code, error, id);
       set.status = res.status; // so /metrics counts the status actually sent
+      if (rec) rec.error = errorCodeOf(code, error, res.status);
       res.headers.set("x-request-id", id);
       for (const [k, v] of Object.entries(set.headers)) if (k.startsWith("x-ratelimit") || k.startsWith("access-control-") || k === "vary") res.headers.set(k, String(v));
       res.headers.set("x-content-type-options", "nosniff");
@@ -86,9 +99,16 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
       if (bodyLeftUnread(request)) res.headers.set("connection", "close");
       return res;
     })
-    .onAfterResponse(({ request, route, set }) => {
+    .onAfterResponse(({ request, route, set, responseValue }) => {
       const start = requestStart(request);
-      const status = typeof set.status === "number" ? set.status : 200;
+      const status = responseValue instanceof Response ? responseValue.status : typeof set.status === "number" ? set.status : 200;
+      const rec = requestRecord(request);
+      if (rec) {
+        rec.route = route || "unmatched";
+        // A stream that ended as the client left already says 499.
+        if (rec.status !== 499) rec.status = status;
+        rec.release();
+      }
       d.metrics.requests.inc({ route: route || "unmatched", method: request.method, status });
       if (start !== undefined) d.metrics.latency.observe((performance.now() - start) / 1000, { route: route || "unmatched" });
     })

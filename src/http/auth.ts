@@ -3,6 +3,7 @@
  * dashboard JWTs (keys, policies, feedback), management keys (provisioning) and the admin
  * token (operator endpoints). Each check throws a GatewayError; handlers just call them.
  */
+import { requestRecord } from "./request-log";
 import type { Server } from "bun";
 import { createHash, timingSafeEqual } from "node:crypto";
 import { GatewayError } from "../core/errors";
@@ -75,7 +76,7 @@ export class Authenticator {
     let byKind = this.outcomes.get(request);
     if (!byKind) this.outcomes.set(request, (byKind = new Map()));
     let outcome = byKind.get(kind) as Promise<T> | undefined;
-    if (!outcome) byKind.set(kind, (outcome = check()));
+    if (!outcome) byKind.set(kind, (outcome = observed(request, check)));
     return outcome;
   }
 
@@ -184,6 +185,28 @@ export class Authenticator {
     const given = createHash("sha256").update(bearer(request) ?? "").digest();
     const want = createHash("sha256").update(this.d.adminToken).digest();
     if (!timingSafeEqual(given, want)) throw unauthorized("관리자 토큰이 올바르지 않습니다.");
+  }
+}
+
+/**
+ * Runs one authentication as the request's `authorize` phase and names the caller it found
+ * (account and key ids, never a secret) in the request's log line.
+ */
+async function observed<T>(request: Request, check: () => Promise<T>): Promise<T> {
+  const rec = requestRecord(request);
+  if (!rec) return check();
+  const end = rec.phase("authorize");
+  try {
+    const who = await check();
+    const w = who as { keyId?: string; mgmtKeyId?: string; userId?: string; user?: { id: string }; id?: string } | undefined;
+    if (w?.keyId && w.user) rec.caller(w.user.id, w.keyId);
+    else if (w?.mgmtKeyId && w.userId) rec.caller(w.userId, w.mgmtKeyId);
+    else if (w?.id) rec.caller(w.id);
+    end();
+    return who;
+  } catch (e) {
+    end(e instanceof GatewayError ? e.errorCode : "error");
+    throw e;
   }
 }
 

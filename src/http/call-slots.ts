@@ -6,13 +6,14 @@
  */
 import type { KeyPrincipal } from "../core/auth/principal";
 import type { CallAdmission, CallSlot } from "../core/calls/admission";
+import { requestRecord, type RequestRecord } from "./request-log";
 
 export class CallSlots {
   constructor(readonly admission: CallAdmission) {}
 
   /** A slot for this key's call, or the 429 / 503 GatewayError. */
   async take(p: KeyPrincipal, request: Request): Promise<HeldSlot> {
-    return new HeldSlot(await this.admission.admit({ userId: p.user.id, keyId: p.keyId }, request.signal), request.signal);
+    return new HeldSlot(await this.admission.admit({ userId: p.user.id, keyId: p.keyId }, request.signal), request.signal, requestRecord(request));
   }
 }
 
@@ -21,14 +22,28 @@ export class HeldSlot implements Disposable {
   constructor(
     private slot: CallSlot,
     private signal: AbortSignal,
+    private record?: RequestRecord,
   ) {}
 
-  /** The answer's body keeps the slot until it is done; the handler's scope no longer releases it. */
+  /**
+   * The answer's body keeps the slot until it is done; the handler's scope no longer releases it.
+   * The request's log line waits for the body's end too, and learns its first byte's time.
+   */
   untilEnd(res: Response): Response {
     if (!res.body) return res;
     this.mine = false;
     const slot = this.slot;
-    const release = () => slot.release();
+    const rec = this.record;
+    rec?.hold();
+    let first = true;
+    let open = true;
+    const release = () => {
+      slot.release();
+      if (open) {
+        open = false;
+        rec?.release();
+      }
+    };
     // A client that leaves mid-stream frees the slot at once, whatever the stream still does.
     this.signal.addEventListener("abort", release, { once: true });
     const reader = res.body.getReader();
@@ -39,7 +54,13 @@ export class HeldSlot implements Disposable {
           if (done) {
             release();
             c.close();
-          } else c.enqueue(value);
+          } else {
+            if (first) {
+              first = false;
+              rec?.firstByte();
+            }
+            c.enqueue(value);
+          }
         } catch (e) {
           release();
           c.error(e);

@@ -10,6 +10,7 @@ import type { Authenticator } from "./auth";
 import type { AuthThrottle } from "./auth-throttle";
 import type { CallSlots } from "./call-slots";
 import type { GatewayMetrics } from "./metrics";
+import type { RequestTracer } from "./request-log";
 
 export interface AppDeps {
   config: Config;
@@ -30,4 +31,6 @@ export interface AppDeps {
   byok: SecretBox | null;
   /** Ids of the chat providers a BYOK key may name (from the catalog). */
   chatProviderIds: () => string[];
+  /** Exports each request's trace (OTEL_EXPORTER_OTLP_ENDPOINT); absent or null when off. */
+  tracer?: RequestTracer | null;
 }

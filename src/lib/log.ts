@@ -8,12 +8,25 @@ export function setLogLevel(level: string): void {
   threshold = ORDER[level] ?? 20;
 }
 
+/** Whether a line of `level` would be written (lets a caller skip building its fields). */
+export function logEnabled(level: Level): boolean {
+  return ORDER[level]! >= threshold;
+}
+
 function write(level: Level, msg: string, fields?: Record<string, unknown>): void {
   if (ORDER[level]! < threshold) return;
   const line = JSON.stringify({ ts: new Date().toISOString(), level, msg, ...fields }, (_k, v) =>
     typeof v === "bigint" ? v.toString() : v instanceof Error ? { name: v.name, message: v.message, stack: v.stack } : v,
   );
   process.stdout.write(line + "\n");
+}
+
+/**
+ * A line whose fields are plain JSON values (no bigint, no Error): serialized without the
+ * replacer, for the one line every request writes. The caller checked logEnabled.
+ */
+export function writeLine(level: Level, msg: string, fields: Record<string, unknown>): void {
+  process.stdout.write(JSON.stringify({ ts: new Date().toISOString(), level, msg, ...fields }) + "\n");
 }
 
 export const log = {

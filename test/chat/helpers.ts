@@ -145,6 +145,8 @@ export interface ProxiedCall {
   path: string;
   body: any;
   authorization: string | null;
+  /** The W3C trace context the gateway sent (tracing on). */
+  traceparent: string | null;
   /** The upstream's response bytes as text, filled in as they pass. */
   response: string;
   /** Set when the gateway hung up on this request before its response ended. */
@@ -168,7 +170,7 @@ export class RecordingProxy {
         body = JSON.parse(text);
       } catch {}
       let end!: () => void;
-      const call: ProxiedCall = { path: url.pathname, body, authorization: req.headers.get("authorization"), response: "", aborted: false, ended: new Promise((r) => (end = r)) };
+      const call: ProxiedCall = { path: url.pathname, body, authorization: req.headers.get("authorization"), traceparent: req.headers.get("traceparent"), response: "", aborted: false, ended: new Promise((r) => (end = r)) };
       this.bodies.push(call);
       req.signal.addEventListener("abort", () => (call.aborted = true));
       const headers = new Headers(req.headers);

@@ -7,7 +7,8 @@
 import { GatewayError } from "../errors";
 import { UpstreamError } from "./provider";
 import type { Candidate } from "./candidates";
-import { logUpstreamFailure, upstreamSummary } from "./upstream-words";
+import { logUpstreamFailure, upstreamReason, upstreamSummary } from "./upstream-words";
+import type { AttemptRecord, CallTrace } from "./trace";
 
 export const RETRIES_PER_PROVIDER = 2;
 
@@ -25,6 +26,8 @@ export interface AttemptOptions {
   retriesOf?: (c: Candidate, index: number) => number | null;
   /** The request's id, in the log line of every failed attempt. */
   requestId?: string;
+  /** Sees every attempt with its outcome (the request's log line, its trace). */
+  trace?: CallTrace;
 }
 
 export interface AttemptSuccess<T> {
@@ -34,12 +37,19 @@ export interface AttemptSuccess<T> {
   attempts: number;
 }
 
+function ended(trace: CallTrace, rec: AttemptRecord, outcome: NonNullable<AttemptRecord["outcome"]>, t0: number, reason?: string): void {
+  rec.outcome = outcome;
+  rec.ms = Math.round(performance.now() - t0);
+  if (reason !== undefined) rec.reason = reason;
+  trace.attemptEnded(rec);
+}
+
 /** Delay before retry `n` (0-based): base × 2^n, jittered to 50–150 %, capped at 5 s. */
 export function backoffMs(base: number, n: number, random = Math.random): number {
   return Math.min(5000, Math.round(base * 2 ** n * (0.5 + random())));
 }
 
-export async function withFallback<T>(candidates: readonly Candidate[], call: (c: Candidate) => Promise<T>, o: AttemptOptions): Promise<AttemptSuccess<T>> {
+export async function withFallback<T>(candidates: readonly Candidate[], call: (c: Candidate, attempt?: AttemptRecord) => Promise<T>, o: AttemptOptions): Promise<AttemptSuccess<T>> {
   const sleep = o.sleep ?? ((ms: number) => Bun.sleep(ms));
   const tried: { provider: string; model: string; error: string; status?: number }[] = [];
   let onlyRateLimits = true;
@@ -51,16 +61,29 @@ export async function withFallback<T>(candidates: readonly Candidate[], call: (c
       if (o.signal?.aborted) throw o.signal.reason ?? new Error("aborted");
       const t0 = performance.now();
       attempts++;
+      const rec = o.trace?.attempt(c.provider.id, c.model.id);
       try {
-        const value = await call(c);
+        const value = await call(c, rec);
         o.observe?.(c.provider.id, "ok", performance.now() - t0);
+        if (rec) ended(o.trace!, rec, "ok", t0);
         return { value, candidate: c, attempts };
       } catch (e) {
-        if (o.signal?.aborted) throw o.signal.reason ?? e;
+        if (o.signal?.aborted) {
+          if (rec) ended(o.trace!, rec, "failed", t0, "aborted");
+          throw o.signal.reason ?? e;
+        }
         // Our own refusal before the call (a BYOK credential that cannot be opened) is no upstream failure.
-        if (e instanceof GatewayError) throw e;
+        if (e instanceof GatewayError) {
+          if (rec) ended(o.trace!, rec, "failed", t0, e.errorCode);
+          throw e;
+        }
         const err = e instanceof UpstreamError ? e : new UpstreamError("transient", e instanceof Error ? e.message : String(e));
         o.observe?.(c.provider.id, e instanceof UpstreamError ? err.kind : "error", performance.now() - t0);
+        if (rec) {
+          const next = err.kind === "rejected" ? "failed" : err.kind !== "rate_limited" && n < retries ? "retry" : index < candidates.length - 1 ? "fallback" : "failed";
+          rec.status = err.status;
+          ended(o.trace!, rec, next, t0, `${err.kind}/${upstreamReason(err)}`);
+        }
         tried.push({ provider: c.provider.id, model: c.model.id, error: err.kind, ...(err.status !== undefined && { status: err.status }) });
         // What the provider said is for the operator; the client gets its meaning in our words.
         logUpstreamFailure(err, { request_id: o.requestId, provider: c.provider.id, model: c.model.id, attempt: attempts });

@@ -4,6 +4,7 @@ import type { PolicyExecution } from "../routing/execution";
 import type { Candidate, ProviderPrefs } from "./candidates";
 import type { ChatRequest, ChatResult, StreamEvent, ToolCall, Usage } from "./types";
 import type { PromptSize } from "./estimate";
+import type { CallTrace } from "./trace";
 import type { SearchResult, UrlCitation, WebPluginOptions } from "./web-search";
 
 export interface ChatCaller {
@@ -18,6 +19,8 @@ export interface ChatCaller {
   /** The calling app (X-Title / HTTP-Referer), for statistics. */
   app: string | null;
   signal?: AbortSignal;
+  /** Observes the call (the request's log line and trace); absent, nothing is observed. */
+  trace?: CallTrace;
 }
 
 export interface ChatOptions {

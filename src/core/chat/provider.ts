@@ -19,6 +19,8 @@ export interface CallContext {
   idleTimeoutMs: number;
   /** Whether `service_tier` may be forwarded (only one provider family takes it). */
   forwardServiceTier?: boolean;
+  /** W3C trace context of this attempt's span, sent as the `traceparent` header (tracing on). */
+  traceparent?: string;
 }
 
 export interface ChatProvider {

@@ -27,6 +27,42 @@ import type { ChatRequest, ChatResult, Usage } from "./types";
 import { afterHold, HoldRefused, placeHold, startHold, worstHoldMicro } from "./hold";
 import { callSignal, ClientGate, deadlineAware } from "./call-signals";
 import { pricedOptionsOf } from "./priced-options";
+import type { AttemptRecord, CallTrace } from "./trace";
+
+/** The error's code for a trace (a GatewayError's own code, else its class name). */
+function errorName(e: unknown): string {
+  return e instanceof GatewayError ? e.errorCode : e instanceof Error ? e.name : "error";
+}
+
+/** Runs `work` as the trace's `name` phase. */
+async function traced<T>(trace: CallTrace | undefined, name: "hold" | "settle", work: Promise<T>): Promise<T> {
+  if (!trace) return work;
+  const end = trace.phase(name);
+  try {
+    const v = await work;
+    end();
+    return v;
+  } catch (e) {
+    end(errorName(e));
+    throw e;
+  }
+}
+
+/** The hold phase of startHold: a hold on its way alongside the call ends when it lands. */
+async function tracedHold(trace: CallTrace | undefined, started: Promise<{ pending: Promise<unknown> | null }>): Promise<{ pending: Promise<unknown> | null }> {
+  if (!trace) return started;
+  const end = trace.phase("hold");
+  let r;
+  try {
+    r = await started;
+  } catch (e) {
+    end(errorName(e));
+    throw e;
+  }
+  if (!r.pending) end();
+  else void r.pending.then((refused) => end(refused === null ? undefined : errorName(refused)));
+  return r;
+}
 
 export type { ChatCaller, ChatOptions, ChatOutcome, ChatPlan, Cost, OpenedStream, Prepared, StreamEnd } from "./plan";
 
@@ -41,6 +77,7 @@ export class ChatService {
   async prepare(caller: ChatCaller, o: ChatOptions): Promise<Prepared> {
     const snapshot = this.d.catalog();
     const p = caller.principal;
+    caller.trace?.requested(o.model);
     let request = o.request;
     let resolution = resolveModel(snapshot, o.model);
     requireModality(snapshot, resolution, "text");
@@ -89,7 +126,7 @@ export class ChatService {
     // the hold is the claim (one per id and account), so a reused id is refused (409) before
     // the cache, its embedding or a provider is asked. Such a call is never held against a
     // lease (a lease's calls are checked in memory only) nor alongside the upstream call.
-    if (named) await placeHold(this.d.ledger, this.d.settlements, hold);
+    if (named) await traced(caller.trace, "hold", placeHold(this.d.ledger, this.d.settlements, hold));
 
     // An answer grounded in a fresh web search is neither served from nor stored in the cache.
     // A BYOK key pays nothing here, so it gets no embeddings at our cost: it matches exactly.
@@ -116,7 +153,7 @@ export class ChatService {
     // every call that pays someone else first (web search) or runs several calls (cascade, parallel).
     // Matching by similarity embeds the prompt, an upstream call we pay for: only after the hold.
     const similar = cacheMode === "semantic" && this.d.cache;
-    const { pending: pendingHold } = named ? { pending: null } : await startHold(this.d.ledger, this.d.settlements, hold, single && !similar);
+    const { pending: pendingHold } = named ? { pending: null } : await tracedHold(caller.trace, startHold(this.d.ledger, this.d.settlements, hold, single && !similar));
     const hit = similar ? await similar.lookup(p.keyId, cacheMode, cacheModel, request, "similar") : null;
     if (hit) return this.cachedHit(caller, hit, release);
     this.d.keeper?.keep(caller.requestId); // until its settle or release starts
@@ -128,6 +165,7 @@ export class ChatService {
   /** A response-cache hit: free; `close` records it (and gives back the hold, if one was placed). */
   private async cachedHit(caller: ChatCaller, hit: CachedAnswer, close: (e: UsageEvent) => Promise<unknown>): Promise<Prepared> {
     await close(this.event(caller, hit.model, hit.provider, hit.result.usage, 200, true)).catch(() => {});
+    caller.trace?.answered(hit.model, hit.provider, hit.result.usage, 0, true);
     return { kind: "cached", outcome: { result: hit.result, model: hit.model, provider: hit.provider, cost: this.costOf(0n), cached: true } };
   }
 
@@ -143,7 +181,7 @@ export class ChatService {
         spec,
         withFallback(
           plan.candidates,
-          (c) => this.timed(c, () => this.d.providerFor(c.provider.protocol as Protocol).chat(this.upstreamRequest(plan, c), this.ctx(plan, c, signal))),
+          (c, a) => this.timed(c, () => this.d.providerFor(c.provider.protocol as Protocol).chat(this.upstreamRequest(plan, c), this.ctx(plan, c, signal, a))),
           this.attemptOptions(plan, signal),
         ),
       );
@@ -161,6 +199,7 @@ export class ChatService {
       for (const tc of result.toolCalls ?? []) tc.function.arguments = this.d.pii!.unmask(tc.function.arguments, m);
     }
     const cost = await this.settle(plan, candidate, result.usage, 200);
+    plan.caller.trace?.answered(candidate.model.id, candidate.provider.id, result.usage, Number(cost.micro) / 1e6, false);
     const outcome: ChatOutcome = { result, model: candidate.model.id, provider: candidate.provider.id, cost, cached: false, ...this.citations(plan, result.content) };
     this.remember(plan, outcome);
     return outcome;
@@ -176,6 +215,7 @@ export class ChatService {
     if (plan.policy && plan.policy.kind !== "single") {
       // cascade / parallel: only an accepted answer may reach the client, so run to the end first.
       const answer = await this.orchestrate(plan, plan.policy);
+      plan.caller.trace?.streamOpened();
       return { kind: "typed", candidate: answer.candidate, events: replayAnswer(answer.result), abort: new AbortController() };
     }
     const spec = plan.pendingHold ? new AbortController() : null;
@@ -186,7 +226,7 @@ export class ChatService {
     try {
       const won = await afterHold(plan.pendingHold, spec, withFallback(
         plan.candidates,
-        async (c): Promise<OpenedStream> => {
+        async (c, a): Promise<OpenedStream> => {
           const abort = new AbortController();
           const signal = outer ? AbortSignal.any([outer, abort.signal]) : abort.signal;
           const provider = this.d.providerFor(c.provider.protocol as Protocol);
@@ -194,14 +234,15 @@ export class ChatService {
           const at = performance.now();
           const opened: OpenedStream =
             preferRaw && !plan.mapping && provider.openRawStream
-              ? { kind: "raw", candidate: c, body: await this.timed(c, () => provider.openRawStream!(req, this.ctx(plan, c, signal)), true), abort }
-              : { kind: "typed", candidate: c, events: await this.timed(c, () => provider.chatStream(req, this.ctx(plan, c, signal)), true), abort };
+              ? { kind: "raw", candidate: c, body: await this.timed(c, () => provider.openRawStream!(req, this.ctx(plan, c, signal, a)), true), abort }
+              : { kind: "typed", candidate: c, events: await this.timed(c, () => provider.chatStream(req, this.ctx(plan, c, signal, a)), true), abort };
           plan.opened = { at, ttftMs: performance.now() - at };
           return opened;
         },
         this.attemptOptions(plan, outer),
       ));
       client.opened(() => this.clientLeft(plan, won.value));
+      plan.caller.trace?.streamOpened();
       return won.value;
     } catch (e) {
       client.failed();
@@ -227,6 +268,16 @@ export class ChatService {
 
   /** Ends a stream that reached the client: charges the usage or, without it, an estimate (StreamEnd). Never throws. */
   async finishStream(plan: ChatPlan, candidate: Candidate, end: StreamEnd): Promise<{ cost: Cost; usage: Usage }> {
+    const trace = plan.caller.trace;
+    if (!trace) return this.closeStream(plan, candidate, end);
+    const r = await this.closeStream(plan, candidate, end);
+    const answered = plan.policy?.outcome?.candidate ?? candidate;
+    trace.answered(answered.model.id, answered.provider.id, r.usage, Number(r.cost.micro) / 1e6, false);
+    trace.streamEnded(end.ending);
+    return r;
+  }
+
+  private async closeStream(plan: ChatPlan, candidate: Candidate, end: StreamEnd): Promise<{ cost: Cost; usage: Usage }> {
     plan.ended = true;
     clearTimeout(plan.drain);
     const complete = end.ending === "complete";
@@ -295,7 +346,12 @@ export class ChatService {
    */
   private async charge(plan: ChatPlan, micro: bigint, u: Usage, event: UsageEvent): Promise<Cost> {
     this.d.keeper?.drop(plan.caller.requestId);
-    await this.d.settlements.start({ id: plan.caller.requestId, userId: plan.caller.principal.user.id, costMicro: micro, tokens: u.promptTokens + u.completionTokens, event });
+    const end = plan.caller.trace?.phase("settle");
+    await this.d.settlements.start({ id: plan.caller.requestId, userId: plan.caller.principal.user.id, costMicro: micro, tokens: u.promptTokens + u.completionTokens, event }).catch((e: unknown) => {
+      end?.(errorName(e));
+      throw e;
+    });
+    end?.();
     return this.costOf(micro > plan.holdMicro ? plan.holdMicro : micro);
   }
 
@@ -334,7 +390,7 @@ export class ChatService {
     return { ...plan.upstream, model: c.offering.upstreamId, max_tokens: maxTokens };
   }
 
-  private ctx(plan: ChatPlan, c: Candidate, signal: AbortSignal | undefined): CallContext {
+  private ctx(plan: ChatPlan, c: Candidate, signal: AbortSignal | undefined, attempt?: AttemptRecord): CallContext {
     const ep = this.d.upstreamFor(c.provider, plan.caller.principal);
     return {
       providerId: c.provider.id,
@@ -344,6 +400,7 @@ export class ChatService {
       firstByteTimeoutMs: this.d.firstByteTimeoutMs,
       idleTimeoutMs: this.d.idleTimeoutMs,
       forwardServiceTier: c.provider.serviceTier,
+      traceparent: attempt?.traceparent,
     };
   }
 
@@ -352,6 +409,7 @@ export class ChatService {
     return {
       retryBaseMs: this.d.retryBaseMs,
       requestId: plan.caller.requestId,
+      trace: plan.caller.trace,
       signal,
       sleep: this.d.sleep,
       observe: this.d.observe,
@@ -386,7 +444,7 @@ export class ChatService {
     const call: SubCaller = async (candidates, request, retries, signal) => {
       const won = await withFallback(
         candidates,
-        (c) => this.timed(c, () => this.d.providerFor(c.provider.protocol as Protocol).chat({ ...request, model: c.offering.upstreamId }, this.ctx(plan, c, signal))),
+        (c, a) => this.timed(c, () => this.d.providerFor(c.provider.protocol as Protocol).chat({ ...request, model: c.offering.upstreamId }, this.ctx(plan, c, signal, a))),
         { ...this.attemptOptions(plan, signal), retriesOf: () => retries },
       );
       const c = won.candidate;
@@ -412,6 +470,7 @@ export class ChatService {
       for (const tc of result.toolCalls ?? []) tc.function.arguments = this.d.pii!.unmask(tc.function.arguments, m);
     }
     const cost = await this.settleSum(plan, answer);
+    plan.caller.trace?.answered(answer.candidate.model.id, answer.candidate.provider.id, result.usage, Number(cost.micro) / 1e6, false);
     const outcome: ChatOutcome = { result, model: answer.candidate.model.id, provider: answer.candidate.provider.id, cost, cached: false, ...this.citations(plan, result.content) };
     this.remember(plan, outcome);
     return outcome;

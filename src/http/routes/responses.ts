@@ -18,6 +18,7 @@ import { rateHeaders } from "../auth";
 import type { AppDeps } from "../deps";
 import { notFound } from "../params";
 import { callIdentity, requestId } from "../request-id";
+import { requestRecord } from "../request-log";
 import { appName, SSE_HEADERS, type ChatRouteDeps } from "./chat";
 import { AUTH } from "../security";
 import { created, errors, okOrStream, withHeaders } from "../openapi/describe";
@@ -39,7 +40,7 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         const b = body as ResponsesBody;
         const core = toCoreFromResponses(b);
         const id = requestId(request);
-        const caller = { ...callIdentity(request, principal.user.id), principal, app: appName(request), signal: request.signal };
+        const caller = { ...callIdentity(request, principal.user.id), principal, app: appName(request), signal: request.signal, trace: requestRecord(request) };
         const stream = b.stream === true;
         const prepared = await c.chat.prepare(caller, {
           model: b.model,

@@ -12,6 +12,7 @@ import type { ContentStore } from "../../core/video/ports";
 import { rateHeaders } from "../auth";
 import type { AppDeps } from "../deps";
 import { requireUuid } from "../params";
+import { requestRecord } from "../request-log";
 import { AUTH } from "../security";
 import { accepted, answerAs, errors, ok, withHeaders } from "../openapi/describe";
 import { VideoJob } from "../openapi/shapes";
@@ -60,6 +61,7 @@ export function videoRoutes(d: AppDeps, v: VideoRouteDeps) {
         // The submission calls the provider: it takes a slot like a chat call (the polls do not).
         using _slot = await d.calls.take(principal, request);
         const r = await v.service.submit(principal, body, idem);
+        requestRecord(request)?.requested(r.body.model); // the request's log line names the video model
         set.status = r.status;
         set.headers.location = `/v1/jobs/${r.body.job_id}`;
         if (r.replayed) set.headers["idempotent-replayed"] = "true";

@@ -18,6 +18,11 @@ export interface OpenedUpstream {
 
 const utf8 = new TextDecoder();
 
+/** The request headers: JSON, the adapter's own, and the attempt's trace context when traced. */
+function withTrace(headers: Record<string, string>, ctx: CallContext): Record<string, string> {
+  return ctx.traceparent ? { "content-type": "application/json", ...headers, traceparent: ctx.traceparent } : { "content-type": "application/json", ...headers };
+}
+
 /**
  * POSTs JSON to the upstream and resolves once it answered 2xx (headers in). A non-2xx answer
  * is read in full and thrown as the classifier's UpstreamError.
@@ -33,7 +38,7 @@ export async function postUpstream(
   try {
     opened = await fetchWithDeadlines(
       url,
-      { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(payload) },
+      { method: "POST", headers: withTrace(headers, ctx), body: JSON.stringify(payload) },
       {
         signal: ctx.signal,
         firstByteTimeoutMs: ctx.firstByteTimeoutMs,
@@ -67,7 +72,7 @@ export async function postUpstreamJson(url: string, headers: Record<string, stri
   try {
     got = await fetchAllWithDeadlines(
       url,
-      { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(payload) },
+      { method: "POST", headers: withTrace(headers, ctx), body: JSON.stringify(payload) },
       { signal: ctx.signal, firstByteTimeoutMs: ctx.firstByteTimeoutMs, idleTimeoutMs: ctx.idleTimeoutMs, mapBodyError: (err, res) => new BodyError(err, res) },
     );
   } catch (err) {

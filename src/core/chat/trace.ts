@@ -1,0 +1,39 @@
+/**
+ * How a call is observed: the one port the core reports through, for the per-request log line
+ * and for traces. The HTTP side implements it (src/http/request-log.ts), so the core imports
+ * nothing of HTTP; a caller without one (jobs, tests) is simply not observed.
+ */
+import type { Usage } from "./types";
+
+/** One upstream attempt: filled in by the loop, read by the log line. */
+export interface AttemptRecord {
+  provider: string;
+  model: string;
+  /** `ok`, or what came next after a failure: `retry` (same provider), `fallback` (next candidate), `failed` (no further attempt). */
+  outcome?: "ok" | "retry" | "fallback" | "failed";
+  /** The failure's kind and reason (`transient/server_error`, `rate_limited/rate_limited`, ...). */
+  reason?: string;
+  /** The upstream's HTTP status, when it answered one. */
+  status?: number;
+  ms?: number;
+  /** The W3C traceparent to send upstream (tracing on only; not logged). */
+  traceparent?: string;
+}
+
+/** A span-like phase of the call; the function ends it (`error` marks it failed). */
+export type PhaseEnd = (error?: string) => void;
+
+export interface CallTrace {
+  /** The model the client named (catalog id or `orch/<slug>`). */
+  requested(model: string): void;
+  /** A phase starts (credit hold, settlement). */
+  phase(name: "hold" | "settle"): PhaseEnd;
+  /** An upstream attempt starts; the loop completes its record and hands it back through `attemptEnded`. */
+  attempt(provider: string, model: string): AttemptRecord;
+  attemptEnded(record: AttemptRecord): void;
+  /** The answer: the model and provider that gave it, its usage, its cost in KRW, whether it came from the response cache. */
+  answered(model: string, provider: string | null, usage: Usage, costKrw: number, cached: boolean): void;
+  /** A stream opened to the client; `streamEnded` comes once its bill is settled, however it ended. */
+  streamOpened(): void;
+  streamEnded(ending: "complete" | "failed" | "client_left"): void;
+}

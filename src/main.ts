@@ -3,8 +3,8 @@
  * SIGINT (stop accepting, let in-flight requests and streams finish within a deadline, then
  * close background work and the database).
  */
-// First of all: Bun reads its fetch limit only at process start (see src/lib/fetch-limit.ts).
-import "./lib/fetch-limit-apply";
+// First of all: Bun reads its fetch limit only at process start (see src/boot/fetch-limit.ts).
+import "./boot/fetch-limit-apply";
 import { ConfigError, loadConfig } from "./config";
 import { buildGateway } from "./gateway";
 import { demoBanner, seedDemo } from "./demo";

@@ -75,7 +75,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (bad) problems.push(bad);
   }
   // Bun runs at most BUN_CONFIG_MAX_HTTP_REQUESTS fetches at once (read once at process start;
-  // main.ts applies the schema's default to the process, see src/lib/fetch-limit.ts) and
+  // main.ts applies the schema's default to the process, see src/boot/fetch-limit.ts) and
   // silently queues the rest: the budget stays under it, with a quarter left for what is not
   // a model call (embeddings, web searches, video polls, parallel policies' extra sub-calls).
   const bunMax = typeof withDefaults.BUN_CONFIG_MAX_HTTP_REQUESTS === "number" ? withDefaults.BUN_CONFIG_MAX_HTTP_REQUESTS : 4096;

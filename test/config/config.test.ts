@@ -34,7 +34,7 @@ describe("loadConfig", () => {
   });
 
   test("the upstream budget follows Bun's fetch limit; the per-account and per-key limits follow the budget", () => {
-    // The gateway applies BUN_CONFIG_MAX_HTTP_REQUESTS=4096 to itself when unset (src/lib/fetch-limit.ts).
+    // The gateway applies BUN_CONFIG_MAX_HTTP_REQUESTS=4096 to itself when unset (src/boot/fetch-limit.ts).
     expect(loadConfig({})).toMatchObject({ BUN_CONFIG_MAX_HTTP_REQUESTS: 4096, UPSTREAM_MAX_CONCURRENT: 3072, CONCURRENCY_PER_ACCOUNT: 768, CONCURRENCY_PER_KEY: 384, UPSTREAM_QUEUE_TIMEOUT_MS: 10_000 });
     expect(loadConfig({ BUN_CONFIG_MAX_HTTP_REQUESTS: "256" })).toMatchObject({ UPSTREAM_MAX_CONCURRENT: 192, CONCURRENCY_PER_ACCOUNT: 48, CONCURRENCY_PER_KEY: 24 });
     expect(loadConfig({ UPSTREAM_MAX_CONCURRENT: "40" })).toMatchObject({ UPSTREAM_MAX_CONCURRENT: 40, CONCURRENCY_PER_ACCOUNT: 10, CONCURRENCY_PER_KEY: 5 });

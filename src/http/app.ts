@@ -8,6 +8,7 @@ import { swagger } from "@elysiajs/swagger";
 import { bodyLeftUnread, readBody, tooLarge } from "./body";
 import type { AppDeps } from "./deps";
 import { renderError } from "./errors";
+import { requestLang } from "./lang";
 import { assignRequestId, requestId, requestStart } from "./request-id";
 import { corsPolicy } from "./cors";
 import { assertSecurityDeclared, BodyGate, SECURITY_SCHEMES } from "./security";
@@ -55,7 +56,7 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
       }
       if (Number(request.headers.get("content-length") ?? 0) > limit) {
         d.metrics.requests.inc({ route: "unmatched", method: request.method, status: 413 });
-        const res = renderError(undefined, tooLarge(), id);
+        const res = renderError(undefined, tooLarge(), id, requestLang(request));
         res.headers.set("connection", "close"); // the body is not read: stop receiving it
         return res;
       }
@@ -77,7 +78,7 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
         set.status = 499;
         return new Response(null, { status: 499 });
       }
-      const res = renderError(code, error, id);
+      const res = renderError(code, error, id, requestLang(request));
       set.status = res.status; // so /metrics counts the status actually sent
       res.headers.set("x-request-id", id);
       for (const [k, v] of Object.entries(set.headers)) if (k.startsWith("x-ratelimit") || k.startsWith("access-control-") || k === "vary") res.headers.set(k, String(v));

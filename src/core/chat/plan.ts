@@ -1,5 +1,6 @@
 /** The shapes a chat call passes through: caller, options, the prepared plan, outcome, cost. */
 import type { KeyPrincipal } from "../auth/principal";
+import type { Lang } from "../errors";
 import type { PolicyExecution } from "../routing/execution";
 import type { Candidate, ProviderPrefs } from "./candidates";
 import type { ChatRequest, ChatResult, StreamEvent, ToolCall, Usage } from "./types";
@@ -18,6 +19,8 @@ export interface ChatCaller {
   /** The calling app (X-Title / HTTP-Referer), for statistics. */
   app: string | null;
   signal?: AbortSignal;
+  /** The language of a stream's failure event (Accept-Language); Korean when absent. */
+  lang?: Lang;
 }
 
 export interface ChatOptions {

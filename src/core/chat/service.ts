@@ -4,7 +4,7 @@
  * retries and fallback, and settle (or release) exactly once. Client dialects (OpenAI chat,
  * Responses) convert in and out around it.
  */
-import { GatewayError } from "../errors";
+import { GatewayError, text } from "../errors";
 import type { KeyPrincipal } from "../auth/principal";
 import { resolveModel, requireModality } from "../catalog/resolve";
 import { getModel, type CatalogSnapshot } from "../catalog/types";
@@ -56,7 +56,7 @@ export class ChatService {
     let candidates: Candidate[];
     let policy: PolicyExecution | null = null;
     if (resolution.kind === "policy") {
-      if (!this.d.policies) throw new GatewayError("policy_not_found", `라우팅 정책 '${resolution.slug}'을(를) 찾을 수 없습니다.`);
+      if (!this.d.policies) throw new GatewayError("policy_not_found", text(`라우팅 정책 '${resolution.slug}'을(를) 찾을 수 없습니다.`, `Routing policy '${resolution.slug}' not found.`));
       const route = await this.d.policies.route({ userId: p.user.id, slug: resolution.slug, traceId: o.traceId, request, snapshot });
       policy = buildExecution({
         route,

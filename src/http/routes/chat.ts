@@ -9,6 +9,7 @@ import { completionId, toChatCompletion } from "../../surfaces/openai/chat-from-
 import { cachedEventStream, chatEventStream } from "../../surfaces/openai/chat-stream";
 import { rateHeaders } from "../auth";
 import { callIdentity, requestId } from "../request-id";
+import { requestLang } from "../lang";
 import type { AppDeps } from "../deps";
 import { AUTH } from "../security";
 
@@ -44,7 +45,7 @@ export function chatRoutes(d: AppDeps, c: ChatRouteDeps) {
       const b = body as ChatBody;
       const web = parseWebPlugin(b.plugins);
       const id = requestId(request);
-      const caller = { ...callIdentity(request, principal.user.id), principal, app: appName(request), signal: request.signal };
+      const caller = { ...callIdentity(request, principal.user.id), principal, app: appName(request), signal: request.signal, lang: requestLang(request) };
       const prepared = await c.chat.prepare(caller, {
         model: b.model,
         request: toCoreChatRequest(b),

@@ -119,6 +119,9 @@ export function issuesFromElysia(e: ValidationError): ValidationIssue[] {
   });
 }
 
+const NOT_JSON = text("요청 본문이 올바른 JSON이 아닙니다.", "The request body is not valid JSON.");
+const NO_ROUTE = text("요청한 경로를 찾을 수 없습니다.", "The requested path was not found.");
+
 /** Renders whatever a handler threw. `code` is Elysia's error code string when it has one. */
 export function renderError(code: unknown, error: unknown, requestId: string, lang: Lang = "ko"): Response {
   const as = (e: GatewayError) => gatewayErrorResponse(e, {}, lang);
@@ -148,6 +151,3 @@ export function renderError(code: unknown, error: unknown, requestId: string, la
   log.error("unhandled error", { request_id: requestId, error });
   return as(new GatewayError("internal_error"));
 }
-
-export const NOT_JSON = text("요청 본문이 올바른 JSON이 아닙니다.", "The request body is not valid JSON.");
-export const NO_ROUTE = text("요청한 경로를 찾을 수 없습니다.", "The requested path was not found.");

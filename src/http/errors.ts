@@ -68,9 +68,9 @@ const VALIDATION_SUMMARY = text("요청 값이 올바르지 않습니다.", "The
 
 export function validationResponse(issues: ValidationIssue[], lang: Lang = "ko"): Response {
   const detail = issues.map((i) => ({ loc: i.loc, msg: lang === "en" ? (i.en ?? i.msg) : i.msg, type: i.type }));
-  const shown = detail.slice(0, 3).map((i) => `${i.loc.join(".")}: ${i.msg}`);
-  if (detail.length > 3) shown.push(lang === "en" ? `and ${detail.length - 3} more` : `외 ${detail.length - 3}건`);
-  const message = `${VALIDATION_SUMMARY[lang]} ${shown.join("; ")}`;
+  const shown = detail.slice(0, 3).map((i) => `${i.loc.join(".")}: ${i.msg}${/[.!?]$/.test(i.msg) ? "" : "."}`);
+  if (detail.length > 3) shown.push(lang === "en" ? `(${detail.length - 3} more)` : `(외 ${detail.length - 3}건)`);
+  const message = `${VALIDATION_SUMMARY[lang]} ${shown.join(" ")}`;
   const error = { message, type: "invalid_request_error", code: VALIDATION_CODE, param: detail[0] ? paramOf(detail[0].loc) : null };
   return new Response(JSON.stringify({ detail, error }), { status: 422, headers: JSON_HEADERS });
 }

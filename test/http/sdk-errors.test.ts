@@ -155,6 +155,23 @@ describe("the openai SDK shows our errors", () => {
     expect(r.body.error.param).toMatch(/^messages\[1\]/);
   });
 
+  test("422 msgs are Korean for the usual schema failures, TypeBox's English with en", async () => {
+    const { key } = await tenant(gw(), 100);
+    const body = { model: "gpt-4o-mini", messages: [{ role: "robot", content: "x" }], max_tokens: "many", trace_id: "t".repeat(200), top_p: -1, stream: "yes" };
+    const ko = await chat(gw(), key.key, body);
+    expect(ko.status).toBe(422);
+    expect(ko.body.detail.length).toBeGreaterThanOrEqual(4);
+    for (const d of ko.body.detail) {
+      expect([d.loc, HANGUL.test(d.msg)]).toEqual([d.loc, true]);
+      // Not the generic fallback around TypeBox's English.
+      expect([d.loc, d.msg.includes("(Expected")]).toEqual([d.loc, false]);
+    }
+    const en = await chat(gw(), key.key, body, { "accept-language": "en" });
+    expect(en.body.detail.map((d: any) => d.loc)).toEqual(ko.body.detail.map((d: any) => d.loc));
+    for (const d of en.body.detail) expect([d.loc, HANGUL.test(d.msg)]).toEqual([d.loc, false]);
+    expect(HANGUL.test(en.body.error.message)).toBe(false);
+  });
+
   test("413 payload too large: the compatible envelope gains code and param", async () => {
     const { sdk: c } = await tenant(gw(), 100);
     const e = await thrown(() => c.chat.completions.create({ model: "gpt-4o-mini", messages: user("x".repeat(8000)) }));

@@ -9,7 +9,7 @@ import type { Config } from "./config";
 import type { CatalogProvider, CatalogSnapshot } from "./core/catalog/types";
 import type { KeyPrincipal } from "./core/auth/principal";
 import type { UpstreamEndpoint } from "./core/chat/ports";
-import { GatewayError } from "./core/errors";
+import { GatewayError, text } from "./core/errors";
 import { byokContext, type SecretBox } from "./lib/secret-box";
 
 /** What the directory needs of a provider (the web plugin's search engine is one, outside the catalog). */
@@ -48,7 +48,7 @@ function openByok(byok: SecretBox | null, principal: KeyPrincipal): string {
   try {
     if (byok) return byok.open(principal.byokSecretSealed!, byokContext(principal.keyId));
   } catch {}
-  throw new GatewayError("byok_encryption_unavailable", "이 BYOK 키의 자격 증명을 열 수 없습니다. 운영자에게 BYOK_ENCRYPTION_KEY 설정을 확인해 달라고 요청하세요.");
+  throw new GatewayError("byok_encryption_unavailable", text("이 BYOK 키의 자격 증명을 열 수 없습니다. 운영자에게 BYOK_ENCRYPTION_KEY 설정을 확인해 달라고 요청하세요.", "This BYOK key's credential cannot be opened. Ask the operator to check the BYOK_ENCRYPTION_KEY setting."));
 }
 
 interface Resolved {

@@ -1,8 +1,10 @@
 /**
  * The one error type of the gateway. Handlers and use-cases throw it; one renderer at the
  * HTTP edge turns it into one of the specification's three body shapes. Codes are the API;
- * the Korean message is for humans.
+ * the message is for humans: Korean by default, English when the request prefers it
+ * (English messages: ./error-messages-en.ts).
  */
+import { ERROR_MESSAGES_EN } from "./error-messages-en";
 
 /** Which of the specification's body shapes a code is rendered in. */
 export type ErrorShape = "detail" | "envelope";
@@ -86,6 +88,22 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
+/** The languages messages are written in; Korean is the default. */
+export type Lang = "ko" | "en";
+
+/** One message in both languages (a thrown error's specifics, said twice). */
+export interface Text {
+  ko: string;
+  en: string;
+}
+
+export const text = (ko: string, en: string): Text => ({ ko, en });
+
+/** The table's English message for a code; the Korean one if a code was added without it. */
+export function englishMessage(code: ErrorCode): string {
+  return ERROR_MESSAGES_EN[code] ?? ERROR_CODES[code].message;
+}
+
 export interface ErrorExtras {
   action?: { type: string; path: string };
   retryable?: boolean;
@@ -97,31 +115,47 @@ export interface ErrorExtras {
   retryAfter?: number;
   /** Extra response headers (rate-limit counters and the like). */
   headers?: Record<string, string>;
+  /** The request field at fault, as OpenAI's `error.param` (e.g. `max_tokens`). */
+  param?: string;
 }
 
 export class GatewayError extends Error {
   readonly status: number;
   readonly shape: ErrorShape;
+  /** `message` (always Korean, as logged) in English. */
+  readonly messageEn: string;
+  /**
+   * `message`: a Korean string alone (English falls back to the code's table message) or a
+   * {@link Text} with both, which a message naming specifics should be.
+   */
   constructor(
     readonly errorCode: ErrorCode,
-    message?: string,
+    message?: string | Text,
     readonly extras: ErrorExtras = {},
   ) {
     const spec: CodeSpec = ERROR_CODES[errorCode];
-    super(message ?? spec.message);
+    super(typeof message === "object" ? message.ko : (message ?? spec.message));
+    this.messageEn = typeof message === "object" ? message.en : englishMessage(errorCode);
     this.status = spec.status;
     this.shape = spec.shape;
     if (extras.retryable === undefined && spec.retryable !== undefined) {
       this.extras = { ...extras, retryable: spec.retryable };
     }
   }
+
+  messageIn(lang: Lang): string {
+    return lang === "en" ? this.messageEn : this.message;
+  }
 }
 
 /** One field failure in the 422 list. */
 export interface ValidationIssue {
   loc: (string | number)[];
+  /** Korean (the default language). */
   msg: string;
   type: string;
+  /** `msg` in English; not sent as a field of its own. */
+  en?: string;
 }
 
 /** A schema failure found by our own code (not by Elysia's validator): rendered as the 422 list. */
@@ -131,6 +165,15 @@ export class ValidationFailure extends Error {
   }
 }
 
-export function invalid(loc: (string | number)[], msg: string, type = "value_error"): ValidationFailure {
-  return new ValidationFailure([{ loc, msg, type }]);
+/**
+ * One 422 issue; `msg` in both languages. A bare string is taken as English (as these were
+ * before they had Korean) and gets a generic Korean sentence around it.
+ */
+export function issue(loc: (string | number)[], msg: Text | string, type = "value_error"): ValidationIssue {
+  const t = typeof msg === "string" ? { ko: `값이 올바르지 않습니다 (${msg}).`, en: msg } : msg;
+  return { loc, msg: t.ko, type, en: t.en };
+}
+
+export function invalid(loc: (string | number)[], msg: Text | string, type = "value_error"): ValidationFailure {
+  return new ValidationFailure([issue(loc, msg, type)]);
 }

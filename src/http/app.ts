@@ -7,6 +7,7 @@ import { Elysia } from "elysia";
 import { bodyLeftUnread, readBody, tooLarge } from "./body";
 import type { AppDeps } from "./deps";
 import { renderError } from "./errors";
+import { requestLang } from "./lang";
 import { assignRequestId, requestId, requestStart } from "./request-id";
 import { beginRecord, requestRecord } from "./request-log";
 import { errorCodeOf } from "./error-code";
@@ -63,7 +64,7 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
         d.metrics.requests.inc({ route: "unmatched", method: request.method, status: 413 });
         const err = tooLarge();
         if (rec) rec.error = err.errorCode;
-        const res = renderError(undefined, err, id);
+        const res = renderError(undefined, err, id, requestLang(request));
         rec?.answeredEarly(res.status);
         res.headers.set("connection", "close"); // the body is not read: stop receiving it
         return res;
@@ -88,7 +89,7 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
         set.status = 499;
         return new Response(null, { status: 499 });
       }
-      const res = renderError(code, error, id);
+      const res = renderError(code, error, id, requestLang(request));
       set.status = res.status; // so /metrics counts the status actually sent
       if (rec) rec.error = errorCodeOf(code, error, res.status);
       res.headers.set("x-request-id", id);

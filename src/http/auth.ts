@@ -6,7 +6,7 @@
 import { requestRecord } from "./request-log";
 import type { Server } from "bun";
 import { createHash, timingSafeEqual } from "node:crypto";
-import { GatewayError } from "../core/errors";
+import { GatewayError, text, type Text } from "../core/errors";
 import { API_KEY_PREFIX, MGMT_KEY_PREFIX, type KeyPrincipal, type MgmtPrincipal, type Scope } from "../core/auth/principal";
 import type { KeyCache } from "../core/auth/key-cache";
 import type { KeyRepo } from "../db/repos/keys";
@@ -37,7 +37,7 @@ export interface ApiKeyAuth {
   rate: RateDecision | null;
 }
 
-const unauthorized = (msg?: string) => new GatewayError("unauthorized", msg);
+const unauthorized = (msg?: Text) => new GatewayError("unauthorized", msg);
 
 export function bearer(request: Request): string | null {
   const h = request.headers.get("authorization");
@@ -122,7 +122,7 @@ export class Authenticator {
   keyPrincipal(request: Request, server: Server<unknown> | null): Promise<KeyPrincipal> {
     return this.once(request, "apiKey", async () => {
       const secret = bearer(request);
-      if (!secret || !secret.startsWith(API_KEY_PREFIX)) throw unauthorized("유효한 API 키가 필요합니다.");
+      if (!secret || !secret.startsWith(API_KEY_PREFIX)) throw unauthorized(text("유효한 API 키가 필요합니다.", "A valid API key is required."));
       const ip = this.clientIp(request, server);
       const p = await this.lookupKey(secret, ip);
       const invalid = whyInvalid(p);
@@ -148,13 +148,13 @@ export class Authenticator {
 
   private async checkJwt(request: Request): Promise<UserRow> {
     const token = bearer(request);
-    if (!token || token.startsWith(API_KEY_PREFIX) || token.startsWith(MGMT_KEY_PREFIX)) throw unauthorized("대시보드 로그인 토큰(JWT)이 필요합니다.");
+    if (!token || token.startsWith(API_KEY_PREFIX) || token.startsWith(MGMT_KEY_PREFIX)) throw unauthorized(text("대시보드 로그인 토큰(JWT)이 필요합니다.", "A dashboard login token (JWT) is required."));
     const claims = verifyJwt(token, this.d.jwtSecret);
-    if (!claims || claims.typ !== "access") throw unauthorized("로그인 토큰이 올바르지 않거나 만료되었습니다.");
+    if (!claims || claims.typ !== "access") throw unauthorized(text("로그인 토큰이 올바르지 않거나 만료되었습니다.", "The login token is invalid or expired."));
     // The dashboard shows balances and usage: the account's own recent calls are in them.
     await this.d.settled?.(claims.sub);
     const user = await this.d.users.live(claims.sub);
-    if (!user) throw unauthorized("삭제되었거나 존재하지 않는 계정입니다.");
+    if (!user) throw unauthorized(text("삭제되었거나 존재하지 않는 계정입니다.", "The account was deleted or does not exist."));
     return user;
   }
 
@@ -165,13 +165,13 @@ export class Authenticator {
 
   private async checkMgmtKey(request: Request, server: Server<unknown> | null): Promise<MgmtPrincipal> {
     const secret = bearer(request);
-    if (!secret || !secret.startsWith(MGMT_KEY_PREFIX)) throw unauthorized("관리 키가 필요합니다.");
+    if (!secret || !secret.startsWith(MGMT_KEY_PREFIX)) throw unauthorized(text("관리 키가 필요합니다.", "A management key is required."));
     const ip = this.clientIp(request, server);
     await this.d.throttle?.keyLookup(ip);
     const m = await this.d.keys.mgmtByHash(sha256Hex(secret));
     if (!m) {
       await this.d.throttle?.keyFailed(ip);
-      throw unauthorized("관리 키가 올바르지 않거나 삭제되었습니다.");
+      throw unauthorized(text("관리 키가 올바르지 않거나 삭제되었습니다.", "The management key is invalid or deleted."));
     }
     await this.d.settled?.(m.userId);
     return { mgmtKeyId: m.id, userId: m.userId };
@@ -179,12 +179,12 @@ export class Authenticator {
 
   /** Operator token. Admin endpoints do not exist (404) when no token is configured. */
   admin(request: Request): void {
-    if (!this.d.adminToken) throw new GatewayError("not_found", "요청한 경로를 찾을 수 없습니다.");
+    if (!this.d.adminToken) throw new GatewayError("not_found", text("요청한 경로를 찾을 수 없습니다.", "The requested path was not found."));
     // Digests of equal length, compared in constant time: neither the token's content nor its
     // length shows in the timing.
     const given = createHash("sha256").update(bearer(request) ?? "").digest();
     const want = createHash("sha256").update(this.d.adminToken).digest();
-    if (!timingSafeEqual(given, want)) throw unauthorized("관리자 토큰이 올바르지 않습니다.");
+    if (!timingSafeEqual(given, want)) throw unauthorized(text("관리자 토큰이 올바르지 않습니다.", "The admin token is invalid."));
   }
 }
 
@@ -211,10 +211,10 @@ async function observed<T>(request: Request, check: () => Promise<T>): Promise<T
 }
 
 /** Why a looked-up key may not authenticate (the 401 message), or null when it may. */
-function whyInvalid(p: KeyPrincipal | null): string | null {
-  if (!p || p.deleted || p.user.deleted) return "API 키가 올바르지 않거나 삭제되었습니다.";
-  if (!p.isActive) return "비활성화된 API 키입니다.";
-  if (p.expiresAt && p.expiresAt.getTime() <= Date.now()) return "만료된 API 키입니다.";
+function whyInvalid(p: KeyPrincipal | null): Text | null {
+  if (!p || p.deleted || p.user.deleted) return text("API 키가 올바르지 않거나 삭제되었습니다.", "The API key is invalid or deleted.");
+  if (!p.isActive) return text("비활성화된 API 키입니다.", "The API key is disabled.");
+  if (p.expiresAt && p.expiresAt.getTime() <= Date.now()) return text("만료된 API 키입니다.", "The API key has expired.");
   return null;
 }
 
@@ -223,7 +223,7 @@ function checkScope(p: KeyPrincipal, need: Scope | "model" | "any"): void {
   // null scopes: the legacy behaviour, model calls (and, by our decision, the usage report).
   if (p.scopes === null) return;
   const want: Scope = need === "model" ? "chat" : need;
-  if (!p.scopes.includes(want)) throw new GatewayError("scope_required", `이 키에는 '${want}' 권한이 없습니다.`);
+  if (!p.scopes.includes(want)) throw new GatewayError("scope_required", text(`이 키에는 '${want}' 권한이 없습니다.`, `This key lacks the '${want}' scope.`));
 }
 
 export function rateHeaders(r: RateDecision): Record<string, string> {

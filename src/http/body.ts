@@ -5,7 +5,7 @@
  * deadline for the whole body (a slow sender is answered 408), and a nesting depth for JSON
  * (checked on the bytes before parsing). Malformed JSON is a 400 invalid_request, not a 500.
  */
-import { GatewayError } from "../core/errors";
+import { GatewayError, text } from "../core/errors";
 import { concatBytes } from "../lib/bytes";
 import { jsonDepthExceeds } from "../lib/json-depth";
 
@@ -18,10 +18,10 @@ export interface BodyLimits {
 }
 
 export function tooLarge(): GatewayError {
-  return new GatewayError("payload_too_large", "요청 본문이 허용된 크기를 초과했습니다.");
+  return new GatewayError("payload_too_large", text("요청 본문이 허용된 크기를 초과했습니다.", "The request body exceeds the allowed size."));
 }
 
-const notJson = () => new GatewayError("invalid_request", "요청 본문이 올바른 JSON이 아닙니다.");
+const notJson = () => new GatewayError("invalid_request", text("요청 본문이 올바른 JSON이 아닙니다.", "The request body is not valid JSON."));
 
 /** Requests whose body was read to its end; any other request with a body still has bytes in flight. */
 const readToEnd = new WeakSet<Request>();
@@ -89,7 +89,7 @@ const decoder = new TextDecoder();
 export function parseJsonBytes(bytes: Uint8Array, maxDepth: number): unknown {
   if (bytes.byteLength === 0) return undefined;
   if (jsonDepthExceeds(bytes, maxDepth)) {
-    throw new GatewayError("invalid_request", `요청 본문의 JSON 중첩이 너무 깊습니다 (최대 ${maxDepth}단계).`);
+    throw new GatewayError("invalid_request", text(`요청 본문의 JSON 중첩이 너무 깊습니다 (최대 ${maxDepth}단계).`, `The request body's JSON is nested too deeply (at most ${maxDepth} levels).`));
   }
   try {
     return JSON.parse(decoder.decode(bytes));

@@ -2,39 +2,77 @@
  * The single error renderer: GatewayError, our own validation failures and Elysia's
  * (validation, parse, not-found) all become one of the specification's three body shapes.
  * Anything else is a bug: logged with the request id and rendered as a bare 500.
+ *
+ * Every body also carries OpenAI's error object at the top level, `error: {message, type,
+ * code, param}`, which the OpenAI SDK (and LangChain, the Vercel AI SDK) read for their error's
+ * message and code; the compatible envelope already is that object. Messages are Korean, or
+ * English when the request prefers it (./lang.ts).
  */
 import { ValidationError } from "elysia";
 import { ValueErrorType } from "@sinclair/typebox/errors";
-import { GatewayError, ValidationFailure, type ValidationIssue } from "../core/errors";
+import { GatewayError, ValidationFailure, text, type Lang, type ValidationIssue } from "../core/errors";
 import { isDatabaseUnavailable, isUnstorableValue } from "../lib/db-errors";
 import { log } from "../lib/log";
+import { upstreamWords } from "../core/chat/upstream-words";
+import { koreanIssueMessage } from "./validation-ko";
 
 const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
 
-export function errorBody(err: GatewayError): unknown {
-  if (err.shape === "envelope") return { error: { message: err.message, type: err.errorCode } };
+/** OpenAI's `error.type` for a structured code, by status (OpenAI's own names for each class). */
+export function openaiType(status: number): string {
+  if (status === 401) return "authentication_error";
+  if (status === 402) return "insufficient_quota";
+  if (status === 403) return "permission_error";
+  if (status === 429) return "rate_limit_error";
+  if (status >= 500) return "server_error";
+  return "invalid_request_error";
+}
+
+/** OpenAI's `param` for a `loc`: the field path without its location, `messages[0].content`. */
+export function paramOf(loc: (string | number)[]): string | null {
+  const path = ["body", "query", "params", "header", "headers", "cookie"].includes(String(loc[0])) ? loc.slice(1) : loc;
+  if (!path.length) return null;
+  let s = "";
+  for (const p of path) s += typeof p === "number" ? `[${p}]` : s ? `.${p}` : p;
+  return s;
+}
+
+export function errorBody(err: GatewayError, lang: Lang = "ko"): unknown {
+  const message = err.messageIn(lang);
+  const param = err.extras.param ?? null;
+  if (err.shape === "envelope") return { error: { message, type: err.errorCode, code: err.errorCode, param } };
   const { action, retryable, providers, upstream, suggestions } = err.extras;
   return {
     detail: {
       error: err.errorCode,
-      message: err.message,
+      message,
       ...(action && { action }),
       ...(retryable !== undefined && { retryable }),
       ...(providers && { providers }),
-      ...(upstream && { upstream }),
+      ...(upstream && { upstream: lang === "en" ? { ...upstream, detail: upstreamWords(upstream.reason, "en") } : upstream }),
       ...(suggestions && { suggestions }),
     },
+    error: { message, type: openaiType(err.status), code: err.errorCode, param },
   };
 }
 
-export function gatewayErrorResponse(err: GatewayError, headers: Record<string, string> = {}): Response {
+export function gatewayErrorResponse(err: GatewayError, headers: Record<string, string> = {}, lang: Lang = "ko"): Response {
   const h: Record<string, string> = { ...JSON_HEADERS, ...headers, ...err.extras.headers };
   if (err.extras.retryAfter !== undefined) h["retry-after"] = String(Math.max(1, Math.ceil(err.extras.retryAfter)));
-  return new Response(JSON.stringify(errorBody(err)), { status: err.status, headers: h });
+  return new Response(JSON.stringify(errorBody(err, lang)), { status: err.status, headers: h });
 }
 
-export function validationResponse(issues: ValidationIssue[]): Response {
-  return new Response(JSON.stringify({ detail: issues }), { status: 422, headers: JSON_HEADERS });
+/** The code in OpenAI's error object of a 422 (the list itself has no code). */
+export const VALIDATION_CODE = "validation_error";
+const VALIDATION_SUMMARY = text("요청 값이 올바르지 않습니다.", "The request has invalid values.");
+
+export function validationResponse(issues: ValidationIssue[], lang: Lang = "ko"): Response {
+  const detail = issues.map((i) => ({ loc: i.loc, msg: lang === "en" ? (i.en ?? i.msg) : i.msg, type: i.type }));
+  const shown = detail.slice(0, 3).map((i) => `${i.loc.join(".")}: ${i.msg}${/[.!?]$/.test(i.msg) ? "" : "."}`);
+  if (detail.length > 3) shown.push(lang === "en" ? `(${detail.length - 3} more)` : `(외 ${detail.length - 3}건)`);
+  const message = `${VALIDATION_SUMMARY[lang]} ${shown.join(" ")}`;
+  const error = { message, type: "invalid_request_error", code: VALIDATION_CODE, param: detail[0] ? paramOf(detail[0].loc) : null };
+  return new Response(JSON.stringify({ detail, error }), { status: 422, headers: JSON_HEADERS });
 }
 
 const depth = (path: unknown) => String(path ?? "").split("/").filter(Boolean).length;
@@ -76,35 +114,40 @@ export function issuesFromElysia(e: ValidationError): ValidationIssue[] {
     if (seen.has(key)) return [];
     seen.add(key);
     const missing = v.value === undefined;
-    return [{ loc, msg: missing ? "Field required" : String(v.message ?? v.summary ?? "invalid"), type: missing ? "missing" : (ValueErrorType[v.type] ?? String(v.type)) }];
+    const en = missing ? "Field required" : String(v.message ?? v.summary ?? "invalid");
+    return [{ loc, msg: missing ? "필수 항목입니다." : koreanIssueMessage(v, en), en, type: missing ? "missing" : (ValueErrorType[v.type] ?? String(v.type)) }];
   });
 }
 
+const NOT_JSON = text("요청 본문이 올바른 JSON이 아닙니다.", "The request body is not valid JSON.");
+const NO_ROUTE = text("요청한 경로를 찾을 수 없습니다.", "The requested path was not found.");
+
 /** Renders whatever a handler threw. `code` is Elysia's error code string when it has one. */
-export function renderError(code: unknown, error: unknown, requestId: string): Response {
-  if (error instanceof GatewayError) return gatewayErrorResponse(error);
-  if (error instanceof ValidationFailure) return validationResponse(error.issues);
-  if (error instanceof ValidationError || code === "VALIDATION") return validationResponse(issuesFromElysia(error as ValidationError));
+export function renderError(code: unknown, error: unknown, requestId: string, lang: Lang = "ko"): Response {
+  const as = (e: GatewayError) => gatewayErrorResponse(e, {}, lang);
+  if (error instanceof GatewayError) return as(error);
+  if (error instanceof ValidationFailure) return validationResponse(error.issues, lang);
+  if (error instanceof ValidationError || code === "VALIDATION") return validationResponse(issuesFromElysia(error as ValidationError), lang);
   // Elysia wraps whatever the parse stage throws in a ParseError: the body gate's 401/403, a
   // database outage while it looks the caller up, the body reader's 400/408/413. Rendered
   // as themselves.
   if (code === "PARSE") {
     const cause = (error as { cause?: unknown })?.cause;
-    if (cause != null && !(cause instanceof SyntaxError)) return renderError(undefined, cause, requestId);
-    return gatewayErrorResponse(new GatewayError("invalid_request", "요청 본문이 올바른 JSON이 아닙니다."));
+    if (cause != null && !(cause instanceof SyntaxError)) return renderError(undefined, cause, requestId, lang);
+    return as(new GatewayError("invalid_request", NOT_JSON));
   }
-  if (code === "NOT_FOUND") return gatewayErrorResponse(new GatewayError("not_found", "요청한 경로를 찾을 수 없습니다."));
-  if (code === "INVALID_COOKIE_SIGNATURE" || code === "INVALID_FILE_TYPE") return gatewayErrorResponse(new GatewayError("invalid_request"));
-  if (isUnstorableValue(error)) return gatewayErrorResponse(new GatewayError("invalid_request", "저장할 수 없는 값(NUL 문자, 범위를 벗어난 날짜나 숫자 등)이 포함되어 있습니다."));
+  if (code === "NOT_FOUND") return as(new GatewayError("not_found", NO_ROUTE));
+  if (code === "INVALID_COOKIE_SIGNATURE" || code === "INVALID_FILE_TYPE") return as(new GatewayError("invalid_request"));
+  if (isUnstorableValue(error)) return as(new GatewayError("invalid_request", text("저장할 수 없는 값(NUL 문자, 범위를 벗어난 날짜나 숫자 등)이 포함되어 있습니다.", "The request contains a value that cannot be stored (a NUL character, an out-of-range date or number, …).")));
   // The database is down or too slow: a transient 503 the client may retry, never a 500.
   if (isDatabaseUnavailable(error)) {
     log.warn("database unavailable", { request_id: requestId, code: (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code });
-    return gatewayErrorResponse(new GatewayError("service_unavailable", "데이터베이스에 일시적으로 연결할 수 없습니다. 잠시 후 다시 시도하세요."));
+    return as(new GatewayError("service_unavailable", text("데이터베이스에 일시적으로 연결할 수 없습니다. 잠시 후 다시 시도하세요.", "The database is temporarily unreachable. Try again shortly.")));
   }
   // Elysia writes a value that failed validation into its message with `${value}`, which throws
   // (JSC: "No default value") when a JSON body puts an object with its own non-function
   // toString / valueOf where a scalar belongs: the body failed validation all the same.
-  if (error instanceof TypeError && error.message === "No default value") return validationResponse([{ loc: ["body"], msg: "Invalid value", type: "invalid" }]);
+  if (error instanceof TypeError && error.message === "No default value") return validationResponse([{ loc: ["body"], msg: "값이 올바르지 않습니다.", en: "Invalid value", type: "invalid" }], lang);
   log.error("unhandled error", { request_id: requestId, error });
-  return gatewayErrorResponse(new GatewayError("internal_error"));
+  return as(new GatewayError("internal_error"));
 }

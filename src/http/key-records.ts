@@ -2,7 +2,7 @@
  * Issuing and presenting keys. The full secret exists only in the creation response; the
  * database keeps its SHA-256 and a display prefix.
  */
-import { ValidationFailure, type ValidationIssue } from "../core/errors";
+import { issue, text, ValidationFailure, type ValidationIssue } from "../core/errors";
 import { API_KEY_PREFIX, DISPLAY_PREFIX_LEN, MGMT_KEY_PREFIX } from "../core/auth/principal";
 import type { ApiKeyRow, KeyPatch, KeyRepo, MgmtKeyRow, NewApiKey } from "../db/repos/keys";
 import { parseCidr } from "../lib/cidr";
@@ -54,12 +54,12 @@ export function toMgmtRecord(row: MgmtKeyRow, secret?: string) {
 export function keyPatchFromBody(body: KeyBody): KeyPatch {
   const issues: ValidationIssue[] = [];
   (body.ip_allowlist ?? []).forEach((e, i) => {
-    if (!parseCidr(e)) issues.push({ loc: ["body", "ip_allowlist", i], msg: `'${e}' is not an IP address or CIDR range`, type: "value_error" });
+    if (!parseCidr(e)) issues.push(issue(["body", "ip_allowlist", i], text(`'${e}'은(는) IP 주소나 CIDR 범위가 아닙니다.`, `'${e}' is not an IP address or CIDR range`)));
   });
   let expiresAt: Date | null | undefined;
   if (body.expires_at !== undefined) {
     expiresAt = body.expires_at === null ? null : new Date(body.expires_at);
-    if (expiresAt && Number.isNaN(expiresAt.getTime())) issues.push({ loc: ["body", "expires_at"], msg: "invalid datetime", type: "value_error" });
+    if (expiresAt && Number.isNaN(expiresAt.getTime())) issues.push(issue(["body", "expires_at"], text("올바른 날짜·시간이 아닙니다.", "invalid datetime")));
   }
   if (issues.length) throw new ValidationFailure(issues);
   const p: KeyPatch = {};

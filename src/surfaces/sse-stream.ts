@@ -15,6 +15,15 @@ export const DONE = enc.encode("data: [DONE]\n\n");
 
 export type Write = (bytes: Uint8Array) => void;
 
+/**
+ * The error object of a failed stream's last event (chat and Responses alike): the
+ * specification's `{code: "upstream_error", message, partial}`, plus OpenAI's `type` and
+ * `param`, so the OpenAI SDK's stream iterator throws an error with our message, code and type.
+ */
+export function streamError(message: string, partial: string) {
+  return { code: "upstream_error", message, partial, type: "server_error", param: null };
+}
+
 export function sseStream(keepaliveMs: number, pump: (write: Write, gone: () => boolean) => Promise<void>, onLeave: () => void): ReadableStream<Uint8Array> {
   let closed = false;
   let clientGone = false;

@@ -12,6 +12,7 @@ import type { PiiPort } from "../core/chat/ports";
 import type { ChatResult, FinishReason, StreamEvent, ToolCall, Usage } from "../core/chat/types";
 import { emptyUsage } from "../core/chat/types";
 import { failureWords, logUpstreamFailure } from "../core/chat/upstream-words";
+import type { Lang } from "../core/errors";
 
 export type ToolCallEvent = Extract<StreamEvent, { type: "tool_call" }>;
 
@@ -46,6 +47,8 @@ export async function drainTyped(
   sink: TypedSink,
   /** Who the stream is for (`request_id`, `provider`), in the log line of a failure. */
   logFields: Record<string, unknown>,
+  /** The language of `failure`. */
+  lang: Lang = "ko",
 ): Promise<Drained> {
   const d: Drained = { text: "", calls: [], finish: "stop", usage: null, failure: null };
   const content = restorer?.() ?? null;
@@ -79,7 +82,7 @@ export async function drainTyped(
     else {
       // The client reads our words; the provider's own message goes to the operator's log.
       logUpstreamFailure(err, logFields);
-      d.failure = failureWords(err);
+      d.failure = failureWords(err, lang);
     }
   }
   if (content) {

@@ -95,7 +95,7 @@ for (const kind of await dbKinds()) {
         expect(typeof r.body.detail.message).toBe("string");
         const s = await c.chat.completions.create({ model: "gpt-4o", messages: user("too expensive"), stream: true }).catch((e) => e);
         expect(s.status).toBe(402);
-        expect(s.error.detail.error).toBe("insufficient_credits");
+        expect(s.code).toBe("insufficient_credits");
         expect(g.gw.sim!.stats().total).toBe(0);
         expect(await money(g, u.id)).toEqual({ balance: 1_000_000n, held: 0n });
         // A user with nothing at all.

@@ -38,12 +38,13 @@ describe("model resolution", () => {
   });
 
   test("model@provider pins the provider (together needs training consent)", async () => {
-    const { user: u, sdk: c } = await tenant(g);
+    const { user: u, sdk: c, key } = await tenant(g);
     g.gw.sim!.reset();
     const denied: any = await c.chat.completions.create({ model: "deepseek-v3@together", messages: user("pin") }).catch((e) => e);
     expect(denied.status).toBe(403);
-    expect(denied.error.detail.error).toBe("xborder_training_consent_required");
-    expect(denied.error.detail.providers).toEqual(["together"]);
+    expect(denied.code).toBe("xborder_training_consent_required");
+    const raw = await chat(g, key.key, { model: "deepseek-v3@together", messages: user("pin") });
+    expect(raw.body.detail.providers).toEqual(["together"]);
     expect(g.gw.sim!.stats().total).toBe(0);
     await consent(u.id);
     const r: any = await c.chat.completions.create({ model: "deepseek-v3@together", messages: user("pin") });

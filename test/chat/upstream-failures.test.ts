@@ -69,7 +69,7 @@ describe("retries", () => {
     // The SDK sees the same.
     const err: any = await c.chat.completions.create({ model: "gpt-4o-mini", messages: user("down [sim:fail=503]") }).catch((e) => e);
     expect(err.status).toBe(502);
-    expect(err.error.detail.error).toBe("upstream_unavailable");
+    expect(err.code).toBe("upstream_unavailable");
   });
 
   test("an upstream that never answers times out, is retried, then 502", async () => {

@@ -85,7 +85,7 @@ for (const kind of await dbKinds()) {
       ] as const) {
         const bad = await g.admin(method, `/v1/admin/users/not-a-uuid${suffix}`, body);
         expect(bad.status).toBe(400);
-        expect(bad.body).toEqual({ error: { message: expect.any(String), type: "invalid_request" } });
+        expect(bad.body).toEqual({ error: { message: expect.any(String), type: "invalid_request", code: "invalid_request", param: "user_id" } });
         const unknown = await g.admin(method, `/v1/admin/users/${UNKNOWN_UUID}${suffix}`, body);
         expect(unknown.status).toBe(404);
       }

@@ -30,7 +30,7 @@ const net = () => {
 
 function expectThrottled(r: { status: number; body: any; headers: Headers }) {
   expect(r.status).toBe(429);
-  expect(r.body).toEqual({ detail: { error: "rate_limited", message: expect.any(String), retryable: true } });
+  expect(r.body).toEqual({ detail: { error: "rate_limited", message: expect.any(String), retryable: true }, error: { message: expect.any(String), type: "rate_limit_error", code: "rate_limited", param: null } });
   const after = Number(r.headers.get("retry-after"));
   expect(after).toBeGreaterThanOrEqual(1);
   // An hour's window and at most one of its 60-second slots.

@@ -17,7 +17,7 @@ const BIG = 45 * MB;
 const PROBE = { bytes: MB, waitMs: 3000 };
 const CHAT_PREFIX = '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"';
 
-const unauthorized = { detail: { error: "unauthorized", message: expect.any(String) } };
+const unauthorized = { detail: { error: "unauthorized", message: expect.any(String) }, error: { message: expect.any(String), type: "authentication_error", code: "unauthorized", param: null } };
 
 for (const kind of await dbKinds()) {
   describe(`bodies before authentication on ${kind}`, () => {
@@ -110,7 +110,7 @@ for (const kind of await dbKinds()) {
       expect(r.sentBeforeAnswer).toBeLessThan(LIMIT + 20 * MB);
       if (r.status !== null) {
         expect(r.status).toBe(413);
-        expect(r.body).toEqual({ error: { message: expect.any(String), type: "payload_too_large" } });
+        expect(r.body).toEqual({ error: { message: expect.any(String), type: "payload_too_large", code: "payload_too_large", param: null } });
       }
     }, 60_000);
 
@@ -125,7 +125,7 @@ for (const kind of await dbKinds()) {
         expect(r.closedAfterMs!).toBeGreaterThan(900);
         expect(r.closedAfterMs!).toBeLessThan(5000);
         if (r.status !== null) {
-          expect({ framing, status: r.status, body: r.body }).toEqual({ framing, status: 408, body: { error: { message: expect.any(String), type: "request_timeout" } } });
+          expect({ framing, status: r.status, body: r.body }).toEqual({ framing, status: 408, body: { error: { message: expect.any(String), type: "request_timeout", code: "request_timeout", param: null } } });
           expect(r.answeredAfterMs!).toBeGreaterThan(900);
         }
       }

@@ -16,7 +16,7 @@ const body = (content: string, extra: Record<string, unknown> = {}) => ({ model:
 
 function expectConcurrencyRefusal(r: { status: number; body: any; headers: Headers }) {
   expect(r.status).toBe(429);
-  expect(r.body).toEqual({ detail: { error: "concurrency_limit_exceeded", message: expect.any(String), retryable: true } });
+  expect(r.body).toEqual({ detail: { error: "concurrency_limit_exceeded", message: expect.any(String), retryable: true }, error: { message: expect.any(String), type: "rate_limit_error", code: "concurrency_limit_exceeded", param: null } });
   expect(Number(r.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
 }
 

@@ -37,7 +37,7 @@ for (const kind of await dbKinds()) {
       for (const [method, path] of [["GET", "/v1/nope"], ["POST", "/nothing/here"], ["GET", "/v2/keys"], ["PUT", "/v1/keys"]]) {
         const r = await g.call(method!, path!);
         expect([path, r.status]).toEqual([path, 404]);
-        expect(r.body).toEqual({ error: { message: expect.any(String), type: "not_found" } });
+        expect(r.body).toEqual({ error: { message: expect.any(String), type: "not_found", code: "not_found", param: null } });
         expect(r.headers.get("content-type")).toContain("application/json");
       }
     });
@@ -48,7 +48,7 @@ for (const kind of await dbKinds()) {
         for (const [path, token] of [["/v1/keys", u.jwt], ["/v1/auth/signup", undefined]] as const) {
           const r = await g.call("POST", path, { token, raw, headers: { "content-type": "application/json" } });
           expect([path, raw, r.status]).toEqual([path, raw, 400]);
-          expect(r.body).toEqual({ error: { message: expect.any(String), type: "invalid_request" } });
+          expect(r.body).toEqual({ error: { message: expect.any(String), type: "invalid_request", code: "invalid_request", param: null } });
         }
       }
     });
@@ -57,7 +57,7 @@ for (const kind of await dbKinds()) {
       const big = JSON.stringify({ email: "a".repeat(3000) + "@x.example", password: "correct horse battery" });
       const withLength = await fetch(g.url + "/v1/auth/signup", { method: "POST", headers: { "content-type": "application/json" }, body: big });
       expect(withLength.status).toBe(413);
-      expect(await withLength.json()).toEqual({ error: { message: expect.any(String), type: "payload_too_large" } });
+      expect(await withLength.json()).toEqual({ error: { message: expect.any(String), type: "payload_too_large", code: "payload_too_large", param: null } });
 
       const streamed = await fetch(g.url + "/v1/auth/signup", {
         method: "POST",
@@ -66,7 +66,7 @@ for (const kind of await dbKinds()) {
         duplex: "half",
       } as RequestInit);
       expect(streamed.status).toBe(413);
-      expect(await streamed.json()).toEqual({ error: { message: expect.any(String), type: "payload_too_large" } });
+      expect(await streamed.json()).toEqual({ error: { message: expect.any(String), type: "payload_too_large", code: "payload_too_large", param: null } });
 
       // On an authenticated route too, and just under the limit is fine.
       const u = await fastUser(g);
@@ -152,7 +152,7 @@ describe.skipIf(!(await redisAvailable()))("Redis rate limiter", () => {
         const t = performance.now();
         const r = await g.call("GET", "/v1/me", { token: k.key });
         expect(r.status).toBe(503);
-        expect(r.body).toEqual({ error: { message: expect.any(String), type: "limiter_unavailable" } });
+        expect(r.body).toEqual({ error: { message: expect.any(String), type: "limiter_unavailable", code: "limiter_unavailable", param: null } });
         expect(performance.now() - t).toBeLessThan(3000);
       }
       // Endpoints that are not key-limited keep working.

@@ -174,7 +174,7 @@ for (const kind of await dbKinds()) {
       for (const method of ["PATCH", "DELETE"]) {
         const r = await g.call(method, "/v1/keys/123", { token: owner.jwt, body: method === "PATCH" ? {} : undefined });
         expect(r.status).toBe(400);
-        expect(r.body).toEqual({ error: { message: expect.any(String), type: "invalid_request" } });
+        expect(r.body).toEqual({ error: { message: expect.any(String), type: "invalid_request", code: "invalid_request", param: "id" } });
       }
       // The key is untouched and still works.
       const listed = (await g.call("GET", "/v1/keys", { token: owner.jwt })).body.items;

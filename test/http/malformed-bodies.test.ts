@@ -97,7 +97,7 @@ describe("malformed bodies", () => {
     for (const path of ["/v1/chat/completions", "/v1/responses", "/v1/video/generations"]) bodies.push([path, deepArray(100_000)], [path, deepObject(100_000)]);
     for (const [path, raw] of bodies) {
       const r = await g.call("POST", path, { token: key, raw, headers: { "content-type": "application/json" } });
-      expect({ path, head: raw.slice(0, 40), status: r.status, body: r.body }).toEqual({ path, head: raw.slice(0, 40), status: 400, body: { error: { message: expect.any(String), type: "invalid_request" } } });
+      expect({ path, head: raw.slice(0, 40), status: r.status, body: r.body }).toEqual({ path, head: raw.slice(0, 40), status: 400, body: { error: { message: expect.any(String), type: "invalid_request", code: "invalid_request", param: null } } });
     }
     expect(await money(g, user)).toEqual(before);
     const jobs = await g.gw.deps.db.query<{ n: number }>("select count(*)::int as n from video_jobs where user_id = $1", [user.id]);

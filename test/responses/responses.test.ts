@@ -255,13 +255,13 @@ describe("validation and errors", () => {
     const { sdk } = await tenant(g);
     const e2: any = await sdk.responses.create({ model: "gpt-4o-minii", input: "x" }).catch((e) => e);
     expect(e2.status).toBe(400);
-    expect(e2.error.detail.error).toBe("model_not_found");
+    expect(e2.code).toBe("model_not_found");
     const poor = await tenant(g, 0);
     const e3: any = await poor.sdk.responses.create({ model: "gpt-4o-mini", input: "x" }).catch((e) => e);
     expect(e3.status).toBe(402);
     const e4: any = await sdk.responses.create({ model: "gpt-4o-mini", input: "always failing [sim:fail=503]" }).catch((e) => e);
     expect(e4.status).toBe(502);
-    expect(e4.error.detail.error).toBe("upstream_unavailable");
+    expect(e4.code).toBe("upstream_unavailable");
   });
 });
 

@@ -2,7 +2,7 @@
  * The ledger port: the three atomic money steps and the usage record. Implemented over the
  * database's SQL functions (src/db/repos/ledger.ts); every call is one round trip.
  */
-import { GatewayError } from "../errors";
+import { GatewayError, text } from "../errors";
 
 export interface UsageEvent {
   model: string;
@@ -95,7 +95,7 @@ export async function holdOrThrow(ledger: Pick<Ledger, "hold">, h: HoldRequest):
     case "org_member_monthly_budget_exceeded":
       throw new GatewayError(r);
     case "unauthorized":
-      throw new GatewayError("unauthorized", "삭제되었거나 존재하지 않는 계정입니다.");
+      throw new GatewayError("unauthorized", text("삭제되었거나 존재하지 않는 계정입니다.", "The account was deleted or does not exist."));
     case "duplicate":
       throw new GatewayError("request_id_reused");
   }

@@ -7,7 +7,7 @@
  * (`benchmark_smart`: their candidate leaves in order), `orch/<slug>` and `policy/<slug>`
  * (handed to the policy engine), retired parents (400 naming the current parents).
  */
-import { GatewayError } from "../errors";
+import { GatewayError, text, type Text } from "../errors";
 import { suggestModels } from "./suggest";
 import {
   getModel,
@@ -77,7 +77,7 @@ export function resolveModel(snapshot: CatalogSnapshot, id: string): ModelResolu
   const policy = parsePolicyRef(id);
   if (policy) {
     if (!POLICY_SLUG.test(policy.slug)) {
-      throw new GatewayError("policy_not_found", `라우팅 정책 이름 '${policy.slug}'의 형식이 올바르지 않습니다.`);
+      throw new GatewayError("policy_not_found", text(`라우팅 정책 이름 '${policy.slug}'의 형식이 올바르지 않습니다.`, `The routing policy name '${policy.slug}' is malformed.`));
     }
     return { kind: "policy", requested, ...policy };
   }
@@ -92,7 +92,7 @@ export function resolveModel(snapshot: CatalogSnapshot, id: string): ModelResolu
     const suggestions = suggestModels(snapshot, model.id);
     throw new GatewayError(
       "model_not_found",
-      withSuggestions(`'${model.id}' 모델은 현재 사용할 수 없습니다.`, suggestions),
+      withSuggestions(text(`'${model.id}' 모델은 현재 사용할 수 없습니다.`, `The model '${model.id}' is currently unavailable.`), suggestions),
       { suggestions },
     );
   }
@@ -101,7 +101,10 @@ export function resolveModel(snapshot: CatalogSnapshot, id: string): ModelResolu
     if (pin !== null) {
       throw new GatewayError(
         "model_not_found",
-        `'${model.id}'은(는) 라우팅 부모 모델이라 제공자를 지정할 수 없습니다. 제공자를 지정하려면 리프 모델을 호출하세요: ${model.candidates.join(", ")}.`,
+        text(
+          `'${model.id}'은(는) 라우팅 부모 모델이라 제공자를 지정할 수 없습니다. 제공자를 지정하려면 리프 모델을 호출하세요: ${model.candidates.join(", ")}.`,
+          `'${model.id}' is a routing parent model and takes no provider. To pick a provider, call a leaf model: ${model.candidates.join(", ")}.`,
+        ),
         { suggestions: model.candidates.slice(0, 5) },
       );
     }
@@ -140,7 +143,10 @@ export function requireModality(snapshot: CatalogSnapshot, resolution: ModelReso
   throw new GatewayError(
     "model_not_found",
     withSuggestions(
-      `'${resolution.model.id}'은(는) ${MODALITY_KO[actual]} 모델이라 ${MODALITY_KO[modality]} 요청에 사용할 수 없습니다.`,
+      text(
+        `'${resolution.model.id}'은(는) ${MODALITY_KO[actual]} 모델이라 ${MODALITY_KO[modality]} 요청에 사용할 수 없습니다.`,
+        `'${resolution.model.id}' is a ${MODALITY_EN[actual]} model and cannot serve a ${MODALITY_EN[modality]} request.`,
+      ),
       suggestions,
     ),
     { suggestions },
@@ -174,8 +180,8 @@ export type PolicyEntryCheck =
   | {
       readonly ok: false;
       readonly reason: "policy" | "parent" | "retired" | "not_found" | "inactive" | "not_text" | "unpriced" | "bad_provider";
-      /** Korean, for the 400 `invalid_policy_entry` body. */
-      readonly message: string;
+      /** For the 400 `invalid_policy_entry` body. */
+      readonly message: Text;
     };
 
 /**
@@ -184,55 +190,63 @@ export type PolicyEntryCheck =
  * parents are refused, as the specification says.
  */
 export function checkPolicyEntryModel(snapshot: CatalogSnapshot, id: string): PolicyEntryCheck {
-  if (parsePolicyRef(id)) return { ok: false, reason: "policy", message: `다른 정책('${id}')은 정책 항목이 될 수 없습니다.` };
+  if (parsePolicyRef(id)) return { ok: false, reason: "policy", message: text(`다른 정책('${id}')은 정책 항목이 될 수 없습니다.`, `Another policy ('${id}') cannot be a policy entry.`) };
   const at = id.lastIndexOf("@");
   const base = at >= 0 ? id.slice(0, at) : id;
   const pin = at >= 0 ? id.slice(at + 1) : null;
   const model = findModel(snapshot, base);
-  if (!model) return { ok: false, reason: "not_found", message: `'${base}' 모델을 찾을 수 없습니다.` };
+  if (!model) return { ok: false, reason: "not_found", message: text(`'${base}' 모델을 찾을 수 없습니다.`, `Model '${base}' not found.`) };
   if (model.kind === "retired") {
     return {
       ok: false,
       reason: "retired",
-      message: `'${model.id}'은(는) 은퇴한 라우팅 모델이라 정책 항목이 될 수 없습니다. 현재 모델: ${model.replacedBy.join(", ")}.`,
+      message: text(
+        `'${model.id}'은(는) 은퇴한 라우팅 모델이라 정책 항목이 될 수 없습니다. 현재 모델: ${model.replacedBy.join(", ")}.`,
+        `'${model.id}' is a retired routing model and cannot be a policy entry. Current models: ${model.replacedBy.join(", ")}.`,
+      ),
     };
   }
   if (model.kind === "parent") {
-    return { ok: false, reason: "parent", message: `'${model.id}'은(는) 라우팅 부모 모델이라 정책 항목이 될 수 없습니다.` };
+    return { ok: false, reason: "parent", message: text(`'${model.id}'은(는) 라우팅 부모 모델이라 정책 항목이 될 수 없습니다.`, `'${model.id}' is a routing parent model and cannot be a policy entry.`) };
   }
-  if (!model.active) return { ok: false, reason: "inactive", message: `'${model.id}' 모델은 현재 사용할 수 없습니다.` };
+  if (!model.active) return { ok: false, reason: "inactive", message: text(`'${model.id}' 모델은 현재 사용할 수 없습니다.`, `The model '${model.id}' is currently unavailable.`) };
   if (model.modality !== "text") {
-    return { ok: false, reason: "not_text", message: `'${model.id}'은(는) 채팅 모델이 아니라 정책 항목이 될 수 없습니다.` };
+    return { ok: false, reason: "not_text", message: text(`'${model.id}'은(는) 채팅 모델이 아니라 정책 항목이 될 수 없습니다.`, `'${model.id}' is not a chat model and cannot be a policy entry.`) };
   }
   const offerings = getOfferings(snapshot, model.id).filter((o) => pin === null || o.providerId === pin);
   if (pin !== null && offerings.length === 0) {
-    return { ok: false, reason: "bad_provider", message: `'${pin}' 제공자는 '${model.id}' 모델을 제공하지 않습니다.` };
+    return { ok: false, reason: "bad_provider", message: text(`'${pin}' 제공자는 '${model.id}' 모델을 제공하지 않습니다.`, `The provider '${pin}' does not offer the model '${model.id}'.`) };
   }
   if (!offerings.some((o) => o.pricing !== null)) {
-    return { ok: false, reason: "unpriced", message: `'${model.id}' 모델에는 단가가 없습니다.` };
+    return { ok: false, reason: "unpriced", message: text(`'${model.id}' 모델에는 단가가 없습니다.`, `The model '${model.id}' has no unit price.`) };
   }
   return { ok: true, model, pinnedProvider: pin };
 }
 
 const MODALITY_KO: Record<Modality, string> = { text: "채팅", embedding: "임베딩", video: "동영상" };
+const MODALITY_EN: Record<Modality, string> = { text: "chat", embedding: "embedding", video: "video" };
 
-function withSuggestions(message: string, suggestions: readonly string[]): string {
-  return suggestions.length > 0 ? `${message} 비슷한 모델: ${suggestions.join(", ")}` : message;
+function withSuggestions(message: Text, suggestions: readonly string[]): Text {
+  const list = suggestions.join(", ");
+  return suggestions.length > 0 ? text(`${message.ko} 비슷한 모델: ${list}`, `${message.en} Similar models: ${list}`) : message;
 }
 
 function modelNotFound(snapshot: CatalogSnapshot, id: string): GatewayError {
   const suggestions = suggestModels(snapshot, id);
   const message =
     suggestions.length > 0
-      ? withSuggestions(`지원하지 않는 모델입니다: '${id}'.`, suggestions)
-      : `지원하지 않는 모델입니다: '${id}'. 사용 가능한 모델은 GET /v1/models에서 확인하세요.`;
+      ? withSuggestions(text(`지원하지 않는 모델입니다: '${id}'.`, `The model is not supported: '${id}'.`), suggestions)
+      : text(`지원하지 않는 모델입니다: '${id}'. 사용 가능한 모델은 GET /v1/models에서 확인하세요.`, `The model is not supported: '${id}'. See GET /v1/models for the available models.`);
   return new GatewayError("model_not_found", message, { suggestions });
 }
 
 function retiredModel(model: CatalogModel): GatewayError {
   return new GatewayError(
     "model_not_found",
-    `'${model.id}' 모델은 더 이상 제공되지 않습니다. 대신 ${model.replacedBy.join(", ")} 모델을 사용하세요.`,
+    text(
+      `'${model.id}' 모델은 더 이상 제공되지 않습니다. 대신 ${model.replacedBy.join(", ")} 모델을 사용하세요.`,
+      `The model '${model.id}' is no longer offered. Use ${model.replacedBy.join(", ")} instead.`,
+    ),
     { suggestions: [...model.replacedBy] },
   );
 }
@@ -246,11 +260,11 @@ function badPin(
   const providers = offerings.map((o) => o.providerId);
   const suggestions = providers.map((p) => `${model.id}@${p}`).slice(0, 5);
   const head = getProvider(snapshot, pin)
-    ? `'${pin}' 제공자는 '${model.id}' 모델을 제공하지 않습니다.`
-    : `알 수 없는 제공자입니다: '${pin}'.`;
+    ? text(`'${pin}' 제공자는 '${model.id}' 모델을 제공하지 않습니다.`, `The provider '${pin}' does not offer the model '${model.id}'.`)
+    : text(`알 수 없는 제공자입니다: '${pin}'.`, `Unknown provider: '${pin}'.`);
   return new GatewayError(
     "model_not_found",
-    `${head} '${model.id}' 모델을 제공하는 제공자: ${providers.join(", ")}.`,
+    text(`${head.ko} '${model.id}' 모델을 제공하는 제공자: ${providers.join(", ")}.`, `${head.en} Providers of '${model.id}': ${providers.join(", ")}.`),
     { suggestions },
   );
 }

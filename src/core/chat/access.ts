@@ -2,7 +2,7 @@
  * Who may call what: a key's `allowed_models`, and what `reasoning_mode: "pro"` turns a model
  * into. Pure functions of the catalog snapshot.
  */
-import { GatewayError } from "../errors";
+import { GatewayError, text } from "../errors";
 import type { KeyPrincipal } from "../auth/principal";
 import { findModel, resolveModel, type ModelResolution } from "../catalog/resolve";
 import type { CatalogSnapshot } from "../catalog/types";
@@ -10,7 +10,7 @@ import type { ChatRequest, ReasoningEffort } from "./types";
 
 /** `allowed_models`: the requested id (short form; parents and policies by their own id). */
 export function checkAllowed(snapshot: CatalogSnapshot, p: KeyPrincipal, r: ModelResolution): void {
-  if (!allows(snapshot, p, r)) throw new GatewayError("model_not_allowed", `이 키로는 '${r.requested}' 모델을 호출할 수 없습니다.`);
+  if (!allows(snapshot, p, r)) throw new GatewayError("model_not_allowed", text(`이 키로는 '${r.requested}' 모델을 호출할 수 없습니다.`, `This key cannot call the model '${r.requested}'.`));
 }
 
 function allows(snapshot: CatalogSnapshot, p: KeyPrincipal, r: ModelResolution): boolean {
@@ -38,13 +38,13 @@ export function applyProMode(snapshot: CatalogSnapshot, p: KeyPrincipal, r: Excl
   const pro = r.model.reasoningPro;
   if (!pro) {
     const supported = snapshot.models.filter((m) => m.reasoningPro && m.active && m.kind === "leaf").map((m) => m.id);
-    throw new GatewayError("reasoning_mode_unsupported", `'${r.model.id}' 모델은 pro 추론 모드를 지원하지 않습니다. 지원 모델: ${supported.join(", ")}.`, { suggestions: supported });
+    throw new GatewayError("reasoning_mode_unsupported", text(`'${r.model.id}' 모델은 pro 추론 모드를 지원하지 않습니다. 지원 모델: ${supported.join(", ")}.`, `The model '${r.model.id}' does not support the pro reasoning mode. Supported models: ${supported.join(", ")}.`), { suggestions: supported });
   }
   if ("variant" in pro && pro.variant) {
     const v = resolveModel(snapshot, pro.variant);
     if (v.kind === "policy") throw new GatewayError("reasoning_mode_unsupported");
     if (!allows(snapshot, p, v)) {
-      throw new GatewayError("model_not_allowed", `'${r.model.id}'의 pro 추론 모드는 '${v.model.id}' 모델로 실행되는데, 이 키로는 '${v.model.id}' 모델을 호출할 수 없습니다.`);
+      throw new GatewayError("model_not_allowed", text(`'${r.model.id}'의 pro 추론 모드는 '${v.model.id}' 모델로 실행되는데, 이 키로는 '${v.model.id}' 모델을 호출할 수 없습니다.`, `The pro reasoning mode of '${r.model.id}' runs on '${v.model.id}', which this key cannot call.`));
     }
     return { resolution: v, request, cacheModel: v.model.id };
   }

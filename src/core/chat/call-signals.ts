@@ -4,7 +4,10 @@
  * client's signal only until it opens: a client that leaves an open stream is handled by the
  * chat service (the upstream is still read for its usage, for a bounded time).
  */
-import { GatewayError } from "../errors";
+import { GatewayError, text } from "../errors";
+
+/** A policy's deadline cut the attempts (a 502 `upstream_unavailable`). */
+export const DEADLINE_MISSED = text("정책의 제한 시간(deadline_ms) 안에 응답을 받지 못했습니다.", "No answer arrived within the policy's deadline (deadline_ms).");
 import { following } from "./hold";
 import type { ChatPlan } from "./plan";
 
@@ -25,7 +28,7 @@ export function callSignal(plan: ChatPlan, spec: AbortController | null = null, 
 export function deadlineAware(plan: ChatPlan, signal: AbortSignal | undefined, e: unknown): unknown {
   if (signal?.aborted && !plan.caller.signal?.aborted && plan.policy?.deadlineMs != null) {
     plan.policy.facts.push("deadline=yes");
-    return new GatewayError("upstream_unavailable", "정책의 제한 시간(deadline_ms) 안에 응답을 받지 못했습니다.", { retryable: true });
+    return new GatewayError("upstream_unavailable", DEADLINE_MISSED, { retryable: true });
   }
   return e;
 }

@@ -3,7 +3,7 @@
  * model's offerings (or a routing parent's leaves, each with its offerings), narrowed by the
  * key (BYOK), the account (training consent) and the client's provider preferences.
  */
-import { GatewayError } from "../errors";
+import { GatewayError, text } from "../errors";
 import { getProvider, type CatalogModel, type CatalogOffering, type CatalogProvider, type CatalogSnapshot } from "../catalog/types";
 import type { ModelResolution } from "../catalog/resolve";
 import { priceOffering, type PricedOptions } from "./priced-options";
@@ -52,7 +52,11 @@ export interface CandidateOptions {
 
 /** Every provider the call could have used is unconfigured on this deployment: 503, before any hold. */
 function notConfigured(providers: string[]): GatewayError {
-  return new GatewayError("provider_not_configured", `이 배포에 설정되지 않은 제공자입니다: ${providers.join(", ")}. 운영자가 자격 증명을 설정해야 호출할 수 있습니다.`, { providers });
+  return new GatewayError(
+    "provider_not_configured",
+    text(`이 배포에 설정되지 않은 제공자입니다: ${providers.join(", ")}. 운영자가 자격 증명을 설정해야 호출할 수 있습니다.`, `Providers not configured on this deployment: ${providers.join(", ")}. The operator must set their credentials before they can be called.`),
+    { providers },
+  );
 }
 
 export function buildCandidates(snapshot: CatalogSnapshot, resolution: Exclude<ModelResolution, { kind: "policy" }>, opts: CandidateOptions): Candidate[] {
@@ -66,7 +70,7 @@ export function buildCandidates(snapshot: CatalogSnapshot, resolution: Exclude<M
   }
   if (opts.byokProvider) {
     all = all.filter((c) => c.provider.id === opts.byokProvider);
-    if (!all.length) throw new GatewayError("byok_not_supported", `BYOK 키의 제공자(${opts.byokProvider})는 이 모델을 제공하지 않습니다.`);
+    if (!all.length) throw new GatewayError("byok_not_supported", text(`BYOK 키의 제공자(${opts.byokProvider})는 이 모델을 제공하지 않습니다.`, `The BYOK key's provider (${opts.byokProvider}) does not offer this model.`));
   }
   const p = opts.prefs ?? {};
   let list = all;
@@ -79,7 +83,7 @@ export function buildCandidates(snapshot: CatalogSnapshot, resolution: Exclude<M
     list = list.filter((c) => (prompt === undefined || c.offering.pricing!.input <= prompt * 1e6) && (completion === undefined || c.offering.pricing!.output <= completion * 1e6));
   }
   if (!list.length) {
-    throw new GatewayError("unsupported_parameter", "provider 설정(only/ignore/max_price)을 만족하는 제공자가 없습니다.", {
+    throw new GatewayError("unsupported_parameter", text("provider 설정(only/ignore/max_price)을 만족하는 제공자가 없습니다.", "No provider satisfies the provider settings (only/ignore/max_price)."), {
       providers: [...new Set(all.map((c) => c.provider.id))],
     });
   }
@@ -117,7 +121,7 @@ export function buildCandidates(snapshot: CatalogSnapshot, resolution: Exclude<M
     if (!list.length && p.order.some((id) => unconfigured.has(id))) throw notConfigured(p.order.filter((id) => unconfigured.has(id)));
   }
   if (p.allow_fallbacks === false) list = list.slice(0, 1);
-  if (!list.length) throw new GatewayError("unsupported_parameter", "provider.order에 이 모델을 제공하는 제공자가 없습니다.");
+  if (!list.length) throw new GatewayError("unsupported_parameter", text("provider.order에 이 모델을 제공하는 제공자가 없습니다.", "No provider in provider.order offers this model."));
   return list;
 }
 

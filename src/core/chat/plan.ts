@@ -1,5 +1,6 @@
 /** The shapes a chat call passes through: caller, options, the prepared plan, outcome, cost. */
 import type { KeyPrincipal } from "../auth/principal";
+import type { Lang } from "../errors";
 import type { PolicyExecution } from "../routing/execution";
 import type { Candidate, ProviderPrefs } from "./candidates";
 import type { ChatRequest, ChatResult, StreamEvent, ToolCall, Usage } from "./types";
@@ -21,6 +22,8 @@ export interface ChatCaller {
   signal?: AbortSignal;
   /** Observes the call (the request's log line and trace); absent, nothing is observed. */
   trace?: CallTrace;
+  /** The language of a stream's failure event (Accept-Language); Korean when absent. */
+  lang?: Lang;
 }
 
 export interface ChatOptions {

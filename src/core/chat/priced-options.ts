@@ -4,7 +4,7 @@
  * pricing replaced), so its hold and its charge are what the provider bills; an option the
  * catalog has no price for is refused with 400 before any hold, never forwarded.
  */
-import { GatewayError } from "../errors";
+import { GatewayError, text } from "../errors";
 import { PRICED_SERVICE_TIERS, type PricedServiceTier } from "../catalog/schema";
 import type { CatalogOffering, CatalogProvider, TokenPricing } from "../catalog/types";
 import type { ChatRequest } from "./types";
@@ -35,14 +35,14 @@ export function priceOffering(o: CatalogOffering, provider: CatalogProvider, opt
     const tierPricing = isPricedTier(tier) ? o.serviceTiers?.[tier] : undefined;
     if (!tierPricing) {
       const offered = ["auto", "default", ...Object.keys(o.serviceTiers ?? {})].join(", ");
-      throw new GatewayError("unsupported_parameter", `'${o.modelId}'(${provider.id})에는 service_tier '${tier}'를 쓸 수 없습니다. 가능한 값: ${offered}.`);
+      throw new GatewayError("unsupported_parameter", text(`'${o.modelId}'(${provider.id})에는 service_tier '${tier}'를 쓸 수 없습니다. 가능한 값: ${offered}.`, `service_tier '${tier}' is not available for '${o.modelId}' (${provider.id}). Possible values: ${offered}.`), { param: "service_tier" });
     }
     pricing = tierPricing;
   }
   if (provider.caching !== "explicit") return pricing === o.pricing ? o : { ...o, pricing };
   for (const ttl of opts.cacheTtls) {
     if (ttl === "5m" || (ttl === "1h" && pricing.cacheWrite1h != null)) continue;
-    throw new GatewayError("unsupported_parameter", `'${o.modelId}'(${provider.id})에는 cache_control.ttl '${ttl}'을(를) 쓸 수 없습니다. 가능한 값: 5m${pricing.cacheWrite1h != null ? ", 1h" : ""}.`);
+    throw new GatewayError("unsupported_parameter", text(`'${o.modelId}'(${provider.id})에는 cache_control.ttl '${ttl}'을(를) 쓸 수 없습니다. 가능한 값: 5m${pricing.cacheWrite1h != null ? ", 1h" : ""}.`, `cache_control.ttl '${ttl}' is not available for '${o.modelId}' (${provider.id}). Possible values: 5m${pricing.cacheWrite1h != null ? ", 1h" : ""}.`));
   }
   // The one-hour write price sizes the hold only when the request asks for that TTL.
   if (!opts.cacheTtls.has("1h") && pricing.cacheWrite1h != null) {

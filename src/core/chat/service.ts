@@ -4,7 +4,7 @@
  * retries and fallback, and settle (or release) exactly once. Client dialects (OpenAI chat,
  * Responses) convert in and out around it.
  */
-import { GatewayError } from "../errors";
+import { GatewayError, text } from "../errors";
 import type { KeyPrincipal } from "../auth/principal";
 import { resolveModel, requireModality } from "../catalog/resolve";
 import { getModel, type CatalogSnapshot } from "../catalog/types";
@@ -93,7 +93,7 @@ export class ChatService {
     let candidates: Candidate[];
     let policy: PolicyExecution | null = null;
     if (resolution.kind === "policy") {
-      if (!this.d.policies) throw new GatewayError("policy_not_found", `라우팅 정책 '${resolution.slug}'을(를) 찾을 수 없습니다.`);
+      if (!this.d.policies) throw new GatewayError("policy_not_found", text(`라우팅 정책 '${resolution.slug}'을(를) 찾을 수 없습니다.`, `Routing policy '${resolution.slug}' not found.`));
       const route = await this.d.policies.route({ userId: p.user.id, slug: resolution.slug, traceId: o.traceId, request, snapshot });
       policy = buildExecution({
         route,
@@ -111,7 +111,11 @@ export class ChatService {
 
     // Without a search engine the plugin cannot run: refused before any hold, unless optional.
     if (o.web && !this.d.search && !o.web.optional) {
-      throw new GatewayError("provider_not_configured", "웹 검색 제공자(Brave Search)가 이 배포에 설정되지 않았습니다. 웹 플러그인을 빼거나 optional: true로 보내세요.", { providers: ["brave"] });
+      throw new GatewayError(
+        "provider_not_configured",
+        text("웹 검색 제공자(Brave Search)가 이 배포에 설정되지 않았습니다. 웹 플러그인을 빼거나 optional: true로 보내세요.", "The web search provider (Brave Search) is not configured on this deployment. Leave out the web plugin or send it with optional: true."),
+        { providers: ["brave"] },
+      );
     }
     const byok = p.kind === "byok";
     const holdTokens = candidates.reduce((m, c) => Math.max(m, inputFor(c)), 0) + request.max_tokens;

@@ -5,6 +5,7 @@
  * HTTP status, a reason code and a Korean sentence for that reason.
  */
 import { log } from "../../lib/log";
+import type { Lang } from "../errors";
 import { UpstreamError, type UpstreamReason } from "./provider";
 
 const WORDS: Record<UpstreamReason, string> = {
@@ -22,6 +23,30 @@ const WORDS: Record<UpstreamReason, string> = {
   truncated: "제공자의 응답 스트림이 중간에 끊겼습니다.",
   connection: "제공자에 연결하지 못했습니다.",
 };
+
+const WORDS_EN: Record<UpstreamReason, string> = {
+  invalid_request: "The provider did not accept the request's format or parameters.",
+  context_length: "Input and output tokens exceed the model's context length.",
+  content_policy: "The provider refused the request under its content policy.",
+  auth: "The gateway failed to authenticate with the provider.",
+  quota: "The provider's usage quota is exhausted.",
+  not_found: "The provider did not find the requested model or resource.",
+  too_large: "The request exceeds the provider's size limit.",
+  rate_limited: "The provider reached its rate limit.",
+  overloaded: "The provider is overloaded.",
+  server_error: "A temporary error occurred at the provider.",
+  timeout: "The provider did not respond in time.",
+  truncated: "The provider's response stream broke off.",
+  connection: "Could not connect to the provider.",
+};
+
+/** Our words for a reason, in a language (an unknown reason: the generic failure). */
+export function upstreamWords(reason: string, lang: Lang): string {
+  const table = lang === "en" ? WORDS_EN : WORDS;
+  return table[reason as UpstreamReason] ?? (lang === "en" ? UNPROCESSED.en : UNPROCESSED.ko);
+}
+
+const UNPROCESSED = { ko: "제공자의 응답을 처리하지 못했습니다.", en: "The provider's response could not be processed." };
 
 /** The reason the vendor's error gave, else the one its kind and status imply. */
 export function upstreamReason(e: UpstreamError): UpstreamReason {
@@ -50,8 +75,8 @@ export function upstreamSummary(e: UpstreamError): { status: number; reason: Ups
 }
 
 /** The client's words for any failure of an upstream call (a stream's last event, a job's error). */
-export function failureWords(err: unknown): string {
-  return err instanceof UpstreamError ? WORDS[upstreamReason(err)] : "제공자의 응답을 처리하지 못했습니다.";
+export function failureWords(err: unknown, lang: Lang = "ko"): string {
+  return err instanceof UpstreamError ? upstreamWords(upstreamReason(err), lang) : UNPROCESSED[lang];
 }
 
 /** What the provider actually said, for the operator (with the ids that find the request). */

@@ -3,7 +3,7 @@
  * user's last message; the top results go into the prompt as a system message with numbered
  * sources, and the answer carries them as `url_citation` annotations.
  */
-import { GatewayError, ValidationFailure, type ValidationIssue } from "../errors";
+import { GatewayError, issue, text, ValidationFailure, type ValidationIssue } from "../errors";
 import type { ChatMessage } from "./types";
 import { UpstreamError } from "./provider";
 import { logUpstreamFailure, upstreamSummary } from "./upstream-words";
@@ -47,13 +47,13 @@ export function parseWebPlugin(plugins: readonly { id: string; [k: string]: unkn
   let found: WebPluginOptions | null = null;
   const issues: ValidationIssue[] = [];
   plugins.forEach((p, i) => {
-    if (p.id !== "web") throw new GatewayError("unknown_plugin", `알 수 없는 플러그인입니다: '${p.id}'. 사용 가능한 플러그인: web.`);
+    if (p.id !== "web") throw new GatewayError("unknown_plugin", text(`알 수 없는 플러그인입니다: '${p.id}'. 사용 가능한 플러그인: web.`, `Unknown plugin: '${p.id}'. Available plugins: web.`));
     const max = p.max_results ?? 5;
-    if (typeof max !== "number" || !Number.isInteger(max) || max < 1 || max > 10) issues.push({ loc: ["body", "plugins", i, "max_results"], msg: "max_results must be an integer from 1 to 10", type: "range" });
+    if (typeof max !== "number" || !Number.isInteger(max) || max < 1 || max > 10) issues.push(issue(["body", "plugins", i, "max_results"], text("max_results는 1부터 10까지의 정수여야 합니다.", "max_results must be an integer from 1 to 10"), "range"));
     const prompt = p.search_prompt ?? DEFAULT_SEARCH_PROMPT;
-    if (typeof prompt !== "string" || prompt.length > 4000) issues.push({ loc: ["body", "plugins", i, "search_prompt"], msg: "search_prompt must be a string of at most 4000 characters", type: "string" });
+    if (typeof prompt !== "string" || prompt.length > 4000) issues.push(issue(["body", "plugins", i, "search_prompt"], text("search_prompt는 최대 4000자의 문자열이어야 합니다.", "search_prompt must be a string of at most 4000 characters"), "string"));
     const optional = p.optional ?? false;
-    if (typeof optional !== "boolean") issues.push({ loc: ["body", "plugins", i, "optional"], msg: "optional must be a boolean", type: "boolean" });
+    if (typeof optional !== "boolean") issues.push(issue(["body", "plugins", i, "optional"], text("optional은 true 또는 false여야 합니다.", "optional must be a boolean"), "boolean"));
     found = { maxResults: max as number, searchPrompt: prompt as string, optional: optional as boolean };
   });
   if (issues.length) throw new ValidationFailure(issues);
@@ -108,7 +108,7 @@ export function searchFailure(e: unknown, providerId: string, requestId: string)
   const u = e instanceof UpstreamError ? e : new UpstreamError("transient", String(e));
   logUpstreamFailure(u, { request_id: requestId, provider: providerId });
   const providers = [providerId];
-  if (u.kind === "rate_limited") return new GatewayError("upstream_rate_limited", "웹 검색 제공자가 요청 한도에 도달했습니다.", { retryAfter: Math.ceil((u.retryAfterMs ?? 1000) / 1000), providers });
-  if (u.kind === "rejected") return new GatewayError("upstream_request_rejected", "웹 검색 제공자가 요청을 거부했습니다.", { retryable: false, upstream: upstreamSummary(u), providers });
-  return new GatewayError("upstream_unavailable", "웹 검색에 실패했습니다.", { retryable: true, providers });
+  if (u.kind === "rate_limited") return new GatewayError("upstream_rate_limited", text("웹 검색 제공자가 요청 한도에 도달했습니다.", "The web search provider reached its rate limit."), { retryAfter: Math.ceil((u.retryAfterMs ?? 1000) / 1000), providers });
+  if (u.kind === "rejected") return new GatewayError("upstream_request_rejected", text("웹 검색 제공자가 요청을 거부했습니다.", "The web search provider rejected the request."), { retryable: false, upstream: upstreamSummary(u), providers });
+  return new GatewayError("upstream_unavailable", text("웹 검색에 실패했습니다.", "The web search failed."), { retryable: true, providers });
 }

@@ -5,7 +5,7 @@
  * sized for the worst case of everything that may run: one answer for single-answer routes,
  * every tier plus its judge call for cascade, every worker plus the merge for parallel.
  */
-import { GatewayError } from "../errors";
+import { GatewayError, text } from "../errors";
 import { resolveModel } from "../catalog/resolve";
 import type { CatalogSnapshot } from "../catalog/types";
 import { holdAmountMicro } from "../billing/pricing";
@@ -77,7 +77,7 @@ export function buildExecution(x: ExecutionInput): PolicyExecution {
   };
   const fits = (micro: bigint) => maxCostMicro === null || micro <= maxCostMicro;
   const overBudget = () =>
-    new GatewayError("policy_cost_limit_exceeded", `정책의 호출당 최대 비용(${route.limits.max_cost_krw} KRW) 안에서 실행할 수 있는 모델이 없습니다. max_tokens를 줄여 보세요.`);
+    new GatewayError("policy_cost_limit_exceeded", text(`정책의 호출당 최대 비용(${route.limits.max_cost_krw} KRW) 안에서 실행할 수 있는 모델이 없습니다. max_tokens를 줄여 보세요.`, `No model can run within the policy's maximum cost per call (${route.limits.max_cost_krw} KRW). Try a lower max_tokens.`));
 
   const shape = route.shape;
   let firstError: unknown = null;
@@ -91,7 +91,7 @@ export function buildExecution(x: ExecutionInput): PolicyExecution {
       return null;
     }
   };
-  const noneCallable = () => firstError ?? new GatewayError("invalid_policy_entry", "정책에 호출 가능한 모델이 없습니다.");
+  const noneCallable = () => firstError ?? new GatewayError("invalid_policy_entry", text("정책에 호출 가능한 모델이 없습니다.", "The policy has no model that can be called."));
 
   if (shape.kind === "single") {
     const groups = shape.entries.map((e) => group(e.model, e.retries)).filter((g): g is CandidateGroup => g !== null);

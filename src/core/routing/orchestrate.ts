@@ -6,6 +6,7 @@
  * charged for them; the returned usage is the sum of all of them.
  */
 import { GatewayError } from "../errors";
+import { DEADLINE_MISSED } from "../chat/call-signals";
 import type { Candidate } from "../chat/candidates";
 import { emptyUsage, type ChatRequest, type ChatResult, type Usage } from "../chat/types";
 import { checkResponse, judgeRequest, parseVerdict } from "./cascade";
@@ -58,7 +59,7 @@ function combine(...signals: (AbortSignal | null | undefined)[]): AbortSignal {
   return s.length === 1 ? s[0]! : AbortSignal.any(s.length ? s : [new AbortController().signal]);
 }
 
-const deadlineError = () => new GatewayError("upstream_unavailable", "정책의 제한 시간(deadline_ms) 안에 응답을 받지 못했습니다.", { retryable: true });
+const deadlineError = () => new GatewayError("upstream_unavailable", DEADLINE_MISSED, { retryable: true });
 
 /**
  * Tiers from cheap to dear: the first answer that passes the response check (and the judge,

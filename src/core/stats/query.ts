@@ -3,7 +3,7 @@
  * rather than by the router's schema so that every failure names its field: a numeric query
  * value failing a range check in Elysia loses its `loc` (stack-notes §3).
  */
-import { invalid, ValidationFailure, type ValidationIssue } from "../errors";
+import { invalid, issue, text, ValidationFailure, type Text, type ValidationIssue } from "../errors";
 import { DAY_MS, GRANULARITIES, PERIODS, RANGES, floorDay, isoDate, type Granularity, type Period, type Range } from "./periods";
 
 export type Query = Record<string, string | string[] | undefined>;
@@ -19,8 +19,8 @@ export const TOP_DEFAULT = 8;
 
 class Issues {
   list: ValidationIssue[] = [];
-  add(field: string, msg: string, type = "value_error") {
-    this.list.push({ loc: ["query", field], msg, type });
+  add(field: string, msg: Text, type = "value_error") {
+    this.list.push(issue(["query", field], msg, type));
   }
   throwIfAny() {
     if (this.list.length) throw new ValidationFailure(this.list);
@@ -31,7 +31,7 @@ class Issues {
 function single(q: Query, field: string, issues: Issues): string | undefined {
   const v = q[field];
   if (Array.isArray(v)) {
-    issues.add(field, "Expected a single value");
+    issues.add(field, text("값은 하나만 보낼 수 있습니다.", "Expected a single value"));
     return undefined;
   }
   return v;
@@ -41,7 +41,7 @@ function oneOf<T extends string>(q: Query, field: string, allowed: readonly T[],
   const v = single(q, field, issues);
   if (v === undefined) return def;
   if ((allowed as readonly string[]).includes(v)) return v as T;
-  issues.add(field, `Expected one of: ${allowed.join(", ")}`, "enum");
+  issues.add(field, text(`다음 중 하나여야 합니다: ${allowed.join(", ")}`, `Expected one of: ${allowed.join(", ")}`), "enum");
   return def;
 }
 
@@ -59,10 +59,10 @@ export function parseTimeseriesQuery(q: Query): { range: Range; granularity: Gra
   let top = TOP_DEFAULT;
   const raw = single(q, "top", issues);
   if (raw !== undefined) {
-    if (!/^\d{1,9}$/.test(raw.trim())) issues.add("top", "Expected an integer", "int_parsing");
+    if (!/^\d{1,9}$/.test(raw.trim())) issues.add("top", text("정수여야 합니다.", "Expected an integer"), "int_parsing");
     else {
       top = Number(raw.trim());
-      if (top < TOP_MIN || top > TOP_MAX) issues.add("top", `Expected an integer from ${TOP_MIN} to ${TOP_MAX}`, "range");
+      if (top < TOP_MIN || top > TOP_MAX) issues.add("top", text(`${TOP_MIN}부터 ${TOP_MAX}까지의 정수여야 합니다.`, `Expected an integer from ${TOP_MIN} to ${TOP_MAX}`), "range");
     }
   }
   issues.throwIfAny();
@@ -87,7 +87,7 @@ export function parseReportQuery(q: Query, now: Date): { from: string; to: strin
     const v = single(q, field, issues);
     if (v === undefined) return undefined;
     const d = parseIsoDate(v);
-    if (!d) issues.add(field, "Expected a date YYYY-MM-DD", "date_parsing");
+    if (!d) issues.add(field, text("YYYY-MM-DD 형식의 날짜여야 합니다.", "Expected a date YYYY-MM-DD"), "date_parsing");
     return d;
   };
   const fromQ = day("from");
@@ -100,7 +100,7 @@ export function parseReportQuery(q: Query, now: Date): { from: string; to: strin
   else if (fromQ) to = new Date(Math.max(fromQ.getTime(), Math.min(today.getTime(), fromQ.getTime() + maxSpan))); // a lone future `from` is one day
   else to = today;
   const from = fromQ ?? new Date(to.getTime() - (REPORT_DEFAULT_DAYS - 1) * DAY_MS);
-  if (from.getTime() > to.getTime()) throw invalid(["query", "from"], "`from` must not be after `to`");
-  if (to.getTime() - from.getTime() > maxSpan) throw invalid(["query", "from"], `The range may span at most ${REPORT_MAX_DAYS} days`);
+  if (from.getTime() > to.getTime()) throw invalid(["query", "from"], text("`from`은 `to`보다 늦을 수 없습니다.", "`from` must not be after `to`"));
+  if (to.getTime() - from.getTime() > maxSpan) throw invalid(["query", "from"], text(`기간은 최대 ${REPORT_MAX_DAYS}일입니다.`, `The range may span at most ${REPORT_MAX_DAYS} days`));
   return { from: isoDate(from), to: isoDate(to) };
 }

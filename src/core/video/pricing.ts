@@ -10,7 +10,7 @@
  * - `charge_amount_krw` (delegated keys): hold and charge are exactly that amount.
  */
 import type { VideoPricing } from "../catalog/types";
-import { GatewayError } from "../errors";
+import { GatewayError, text } from "../errors";
 import { ceilDiv, krwToMicro, MICRO_PER_KRW } from "../../lib/money";
 import type { BillingMode, NormalizedVideoRequest } from "./types";
 
@@ -54,5 +54,5 @@ export function jobCostMicro(job: { billing: BillingMode; holdMicro: bigint; pri
 }
 
 function unpriced(req: NormalizedVideoRequest): GatewayError {
-  return new GatewayError("unsupported_parameter", `이 모델은 ${req.outputResolution} 해상도의 가격이 없어 요청할 수 없습니다.`);
+  return new GatewayError("unsupported_parameter", text(`이 모델은 ${req.outputResolution} 해상도의 가격이 없어 요청할 수 없습니다.`, `This model has no price for the ${req.outputResolution} resolution and cannot be requested.`));
 }

@@ -14,7 +14,7 @@ import { findModel, resolveModelFor } from "../catalog/resolve";
 import { getProvider, type CatalogProvider, type CatalogSnapshot } from "../catalog/types";
 import { UpstreamError } from "../chat/provider";
 import { logUpstreamFailure, upstreamSummary } from "../chat/upstream-words";
-import { GatewayError, invalid } from "../errors";
+import { GatewayError, invalid, text } from "../errors";
 import { microToKrwRounded } from "../../lib/money";
 import { sha256Hex } from "../../lib/secrets";
 import { applyFamilyRules } from "./constraints";
@@ -74,7 +74,7 @@ export class VideoService {
 
   async submit(principal: KeyPrincipal, body: VideoSubmitBody, idempotencyKey: string | null): Promise<SubmitResult> {
     if (principal.kind === "byok") {
-      throw new GatewayError("byok_not_supported", "동영상 생성은 BYOK 키를 지원하지 않습니다. 일반 API 키를 사용하세요.");
+      throw new GatewayError("byok_not_supported", text("동영상 생성은 BYOK 키를 지원하지 않습니다. 일반 API 키를 사용하세요.", "Video generation does not take BYOK keys. Use an ordinary API key."));
     }
     const charge = body.charge_amount_krw ?? null;
     if (charge !== null && principal.kind !== "delegated") throw new GatewayError("charge_amount_not_allowed");
@@ -82,7 +82,7 @@ export class VideoService {
 
     const snapshot = this.d.catalog();
     const resolution = resolveModelFor(snapshot, body.model ?? DEFAULT_VIDEO_MODEL, "video");
-    if (resolution.kind !== "leaf") throw new GatewayError("model_not_found", "동영상 요청에는 동영상 모델 id를 지정하세요.");
+    if (resolution.kind !== "leaf") throw new GatewayError("model_not_found", text("동영상 요청에는 동영상 모델 id를 지정하세요.", "A video request needs a video model id."));
     const model = resolution.model;
     checkAllowed(snapshot, principal, model.id, resolution.requested);
     const priced = resolution.offerings.filter((o) => o.videoPricing !== null);
@@ -90,11 +90,15 @@ export class VideoService {
     const offering = priced.find((o) => this.usable(snapshot, o.providerId));
     if (priced.length && !offering) {
       const providers = priced.map((o) => o.providerId);
-      throw new GatewayError("provider_not_configured", `'${model.id}' 모델의 제공자(${providers.join(", ")})가 이 배포에 설정되지 않았습니다.`, { providers });
+      throw new GatewayError(
+        "provider_not_configured",
+        text(`'${model.id}' 모델의 제공자(${providers.join(", ")})가 이 배포에 설정되지 않았습니다.`, `The provider of '${model.id}' (${providers.join(", ")}) is not configured on this deployment.`),
+        { providers },
+      );
     }
     const provider = offering && getProvider(snapshot, offering.providerId);
     const adapter = provider && this.d.providerFor(provider.protocol);
-    if (!offering || !provider || !adapter || !model.family) throw new GatewayError("service_unavailable", `'${model.id}' 모델을 제공할 수 있는 제공자가 없습니다.`);
+    if (!offering || !provider || !adapter || !model.family) throw new GatewayError("service_unavailable", text(`'${model.id}' 모델을 제공할 수 있는 제공자가 없습니다.`, `No provider can serve the model '${model.id}'.`));
 
     const request = applyFamilyRules(model.id, model.family, offering.videoPricing!, {
       prompt: body.prompt,
@@ -196,13 +200,13 @@ export class VideoService {
     if (!refused) return;
     const verdicts = await Promise.all(refs.map((r) => refused(r.url)));
     const i = verdicts.indexOf(true);
-    if (i >= 0) throw invalid(refs[i]!.loc, "URL host is a private, loopback or link-local address", "url_not_allowed");
+    if (i >= 0) throw invalid(refs[i]!.loc, text("URL 호스트가 사설, 루프백 또는 링크 로컬 주소입니다.", "URL host is a private, loopback or link-local address"), "url_not_allowed");
   }
 
   /** The caller's job, or 404 for a missing job and for any other key's (docs/decisions.md #8). */
   async get(principal: KeyPrincipal, jobId: string): Promise<VideoJobRecord> {
     const job = await this.d.jobs.get(jobId);
-    if (!job || job.keyId !== principal.keyId) throw new GatewayError("not_found", "작업을 찾을 수 없습니다.");
+    if (!job || job.keyId !== principal.keyId) throw new GatewayError("not_found", text("작업을 찾을 수 없습니다.", "Job not found."));
     return job;
   }
 
@@ -222,9 +226,9 @@ export class VideoService {
    */
   async content(principal: KeyPrincipal, jobId: string): Promise<{ job: VideoJobRecord; storageKey: string; size: number; contentType: string }> {
     const job = await this.get(principal, jobId);
-    if (!isFamilyG(job.family)) throw new GatewayError("not_found", "이 작업의 결과는 result_url에서 직접 받으세요.");
+    if (!isFamilyG(job.family)) throw new GatewayError("not_found", text("이 작업의 결과는 result_url에서 직접 받으세요.", "Fetch this job's result from its result_url."));
     if (job.status === "processing") throw new GatewayError("job_not_ready");
-    if (job.status !== "succeeded" || !job.storageKey || job.contentSize === null) throw new GatewayError("not_found", "이 작업에는 결과 파일이 없습니다.");
+    if (job.status !== "succeeded" || !job.storageKey || job.contentSize === null) throw new GatewayError("not_found", text("이 작업에는 결과 파일이 없습니다.", "This job has no result file."));
     if (job.contentDeletedAt || (job.contentExpiresAt && job.contentExpiresAt.getTime() <= this.now())) throw new GatewayError("content_expired");
     return { job, storageKey: job.storageKey, size: job.contentSize, contentType: job.contentType ?? "video/mp4" };
   }
@@ -270,11 +274,11 @@ function canonicalJson(v: unknown): string {
 function checkAllowed(snapshot: CatalogSnapshot, p: KeyPrincipal, modelId: string, requested: string): void {
   if (!p.allowedModels?.length) return;
   const allowed = new Set(p.allowedModels.map((e) => findModel(snapshot, e.includes("@") ? e.slice(0, e.lastIndexOf("@")) : e)?.id ?? e));
-  if (!allowed.has(modelId)) throw new GatewayError("model_not_allowed", `이 키로는 '${requested}' 모델을 호출할 수 없습니다.`);
+  if (!allowed.has(modelId)) throw new GatewayError("model_not_allowed", text(`이 키로는 '${requested}' 모델을 호출할 수 없습니다.`, `This key cannot call the model '${requested}'.`));
 }
 
 function alreadyFinal(job: VideoJobRecord): GatewayError {
-  return new GatewayError("conflict", `이미 끝난 작업입니다 (상태: ${job.status}).`);
+  return new GatewayError("conflict", text(`이미 끝난 작업입니다 (상태: ${job.status}).`, `The job has already ended (status: ${job.status}).`));
 }
 
 function submitError(err: UpstreamError, providerId: string): GatewayError {

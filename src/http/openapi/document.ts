@@ -74,12 +74,26 @@ function implicitErrors(r: DocRoute, path: string, security: Record<string, stri
   return errors(...[...s].sort());
 }
 
+/** OpenAI's error object, added to every error body so the SDKs can show it (docs/decisions.md). */
+const OPENAI_ERROR = {
+  type: "object",
+  description: "OpenAI's error object: what the openai SDK, LangChain and the Vercel AI SDK read",
+  required: ["message", "type", "code", "param"],
+  properties: {
+    message: { type: "string", description: "Korean by default, English when Accept-Language prefers it" },
+    type: { type: "string", description: "OpenAI's error type (invalid_request_error, authentication_error, insufficient_quota, permission_error, rate_limit_error, server_error)" },
+    code: { type: "string", description: "Our error code" },
+    param: { type: ["string", "null"], description: "The field at fault, when known" },
+  },
+};
+
 const SHAPES = {
   detail: {
     type: "object",
     description: "Structured error",
-    required: ["detail"],
+    required: ["detail", "error"],
     properties: {
+      error: OPENAI_ERROR,
       detail: {
         type: "object",
         required: ["error", "message"],
@@ -99,13 +113,20 @@ const SHAPES = {
     type: "object",
     description: "OpenAI-compatible error envelope",
     required: ["error"],
-    properties: { error: { type: "object", required: ["message", "type"], properties: { message: { type: "string" }, type: { type: "string", description: "The error code" } } } },
+    properties: {
+      error: {
+        type: "object",
+        required: ["message", "type", "code", "param"],
+        properties: { message: { type: "string" }, type: { type: "string", description: "The error code" }, code: { type: "string", description: "The error code (as type)" }, param: { type: ["string", "null"] } },
+      },
+    },
   },
   validation: {
     type: "object",
     description: "Validation failures, one per field",
-    required: ["detail"],
+    required: ["detail", "error"],
     properties: {
+      error: OPENAI_ERROR,
       detail: {
         type: "array",
         minItems: 1,

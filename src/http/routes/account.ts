@@ -1,6 +1,6 @@
 /** Signup, login (dashboard JWT) and /v1/me — the operator contract's account endpoints. */
 import { Elysia, t } from "elysia";
-import { GatewayError } from "../../core/errors";
+import { GatewayError, text } from "../../core/errors";
 import { API_KEY_PREFIX } from "../../core/auth/principal";
 import { microToKrw } from "../../lib/money";
 import { signJwt } from "../../lib/jwt";
@@ -39,7 +39,7 @@ export function accountRoutes(d: AppDeps) {
         const industry = body.industry ?? "general";
         const hash = await Bun.password.hash(body.password, { algorithm: "argon2id" });
         const user = await d.users.create(email, hash, industry, isRegulatedIndustry(industry));
-        if (!user) throw new GatewayError("conflict", "이미 가입된 이메일입니다.");
+        if (!user) throw new GatewayError("conflict", text("이미 가입된 이메일입니다.", "This email is already registered."));
         set.status = 201;
         return { user_id: user.id, email: user.email };
       },
@@ -62,7 +62,7 @@ export function accountRoutes(d: AppDeps) {
         const ok = await Bun.password.verify(body.password, user?.passwordHash ?? DUMMY_HASH);
         if (!user || !ok || user.deletedAt) {
           await d.throttle.loginFailed(email);
-          throw new GatewayError("unauthorized", "이메일 또는 비밀번호가 올바르지 않습니다.");
+          throw new GatewayError("unauthorized", text("이메일 또는 비밀번호가 올바르지 않습니다.", "Wrong email or password."));
         }
         const ttl = d.config.JWT_TTL_SECONDS;
         return { access_token: signJwt({ sub: user.id, typ: "access" }, d.jwtSecret, ttl), token_type: "bearer", expires_in: ttl };

@@ -1,7 +1,7 @@
 /** Operator endpoints (`Authorization: Bearer <ADMIN_TOKEN>`), per the operator contract. */
 import { Elysia, t } from "elysia";
 import { Type } from "@sinclair/typebox";
-import { GatewayError, ValidationFailure } from "../../core/errors";
+import { GatewayError, issue, text, ValidationFailure } from "../../core/errors";
 import { byokContext } from "../../lib/secret-box";
 import { krwToMicro, microToKrw } from "../../lib/money";
 import { SETTING_DEFAULTS } from "../../db/repos/settings";
@@ -66,9 +66,9 @@ export function adminRoutes(d: AppDeps) {
       async ({ body }) => {
         const issues = Object.entries(body as Record<string, unknown>).flatMap(([k, v]) =>
           !(k in SETTING_DEFAULTS)
-            ? [{ loc: ["body", k], msg: "unknown setting", type: "extra_forbidden" }]
+            ? [issue(["body", k], text("알 수 없는 설정입니다.", "unknown setting"), "extra_forbidden")]
             : typeof v !== "boolean"
-              ? [{ loc: ["body", k], msg: "Expected boolean", type: "Boolean" }]
+              ? [issue(["body", k], text("true 또는 false여야 합니다.", "Expected boolean"), "Boolean")]
               : [],
         );
         if (issues.length) throw new ValidationFailure(issues);
@@ -121,10 +121,10 @@ export function adminRoutes(d: AppDeps) {
       async ({ params, body, set }) => {
         const u = await liveUser(params.user_id);
         if (!d.chatProviderIds().includes(body.provider)) {
-          throw new ValidationFailure([{ loc: ["body", "provider"], msg: `unknown provider; one of ${d.chatProviderIds().join(", ")}`, type: "enum" }]);
+          throw new ValidationFailure([issue(["body", "provider"], text(`알 수 없는 제공자입니다. 가능한 값: ${d.chatProviderIds().join(", ")}`, `unknown provider; one of ${d.chatProviderIds().join(", ")}`), "enum")]);
         }
         // Never stored in clear: without a key there is no BYOK (the operator sets one; demo mode has one).
-        if (!d.byok) throw new GatewayError("byok_encryption_unavailable", "BYOK_ENCRYPTION_KEY가 설정되지 않아 BYOK 키를 만들 수 없습니다.");
+        if (!d.byok) throw new GatewayError("byok_encryption_unavailable", text("BYOK_ENCRYPTION_KEY가 설정되지 않아 BYOK 키를 만들 수 없습니다.", "BYOK keys cannot be created: BYOK_ENCRYPTION_KEY is not set."));
         const id = crypto.randomUUID();
         const byokSecret = d.byok.seal(body.provider_api_key, byokContext(id));
         set.status = 201;

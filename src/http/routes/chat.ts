@@ -10,6 +10,7 @@ import { cachedEventStream, chatEventStream } from "../../surfaces/openai/chat-s
 import { rateHeaders } from "../auth";
 import { callIdentity, requestId } from "../request-id";
 import { requestRecord } from "../request-log";
+import { requestLang } from "../lang";
 import type { AppDeps } from "../deps";
 import { AUTH } from "../security";
 import { errors, okOrStream, withHeaders } from "../openapi/describe";
@@ -47,7 +48,7 @@ export function chatRoutes(d: AppDeps, c: ChatRouteDeps) {
       const b = body as ChatBody;
       const web = parseWebPlugin(b.plugins);
       const id = requestId(request);
-      const caller = { ...callIdentity(request, principal.user.id), principal, app: appName(request), signal: request.signal, trace: requestRecord(request) };
+      const caller = { ...callIdentity(request, principal.user.id), principal, app: appName(request), signal: request.signal, trace: requestRecord(request), lang: requestLang(request) };
       const prepared = await c.chat.prepare(caller, {
         model: b.model,
         request: toCoreChatRequest(b),

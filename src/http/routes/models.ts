@@ -3,7 +3,7 @@
  * The body is built once per snapshot and reused until a reload swaps the snapshot.
  */
 import { Elysia } from "elysia";
-import { GatewayError } from "../../core/errors";
+import { GatewayError, text } from "../../core/errors";
 import { AUTH } from "../security";
 import { errors, ok } from "../openapi/describe";
 import { Model, ModelList } from "../openapi/shapes";
@@ -188,7 +188,7 @@ export function modelsRoutes(getSnapshot: () => CatalogSnapshot, available: Prov
         const id = safeDecode(params["*"]);
         const model = findModel(snapshot, id);
         if (!model || !model.active || model.kind === "retired") {
-          throw new GatewayError("not_found", `모델을 찾을 수 없습니다: '${id}'.`);
+          throw new GatewayError("not_found", text(`모델을 찾을 수 없습니다: '${id}'.`, `Model not found: '${id}'.`));
         }
         return toModelView(snapshot, model, available);
       },

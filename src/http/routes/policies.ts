@@ -5,7 +5,7 @@
  * change is broadcast so each instance's policy cache drops what it knew.
  */
 import { Elysia, t } from "elysia";
-import { GatewayError, ValidationFailure } from "../../core/errors";
+import { GatewayError, issue, text, ValidationFailure } from "../../core/errors";
 import { checkPolicyEntryModel } from "../../core/catalog/resolve";
 import type { CatalogSnapshot } from "../../core/catalog/types";
 import { configModels, PolicyConfigSchema, type PolicyConfig } from "../../core/routing/config-schema";
@@ -77,7 +77,7 @@ export function toPolicyRecord(p: Policy) {
 export function normalizeEntries(snapshot: CatalogSnapshot, entries: readonly EntryBody[]): PolicyEntry[] {
   return entries.map((e, i) => {
     const check = checkPolicyEntryModel(snapshot, e.model.trim());
-    if (!check.ok) throw new GatewayError("invalid_policy_entry", `entries[${i}]: ${check.message}`);
+    if (!check.ok) throw new GatewayError("invalid_policy_entry", text(`entries[${i}]: ${check.message.ko}`, `entries[${i}]: ${check.message.en}`));
     const model = check.pinnedProvider ? `${check.model.id}@${check.pinnedProvider}` : check.model.id;
     return { model, retries: e.retries ?? 0, ...(e.weight != null && { weight: e.weight }) };
   });
@@ -88,7 +88,7 @@ export function normalizeConfig(snapshot: CatalogSnapshot, config: PolicyConfig 
   const c: PolicyConfig = structuredClone(config ?? {});
   for (const { path, model } of configModels(c)) {
     const check = checkPolicyEntryModel(snapshot, model.trim());
-    if (!check.ok) throw new GatewayError("invalid_policy_entry", `${path}: ${check.message}`);
+    if (!check.ok) throw new GatewayError("invalid_policy_entry", text(`${path}: ${check.message.ko}`, `${path}: ${check.message.en}`));
     const canonical = check.pinnedProvider ? `${check.model.id}@${check.pinnedProvider}` : check.model.id;
     if (path === "config.judge_model") c.judge_model = canonical;
     else if (typeof c.synthesis === "string") c.synthesis = canonical;
@@ -115,7 +115,7 @@ export function policyRoutes(d: AppDeps, r: PolicyRouteDeps) {
   const editable = async (user: UserRow, rawId: string): Promise<Policy> => {
     const { policy, role } = await visible(user, rawId);
     if (policy.userId !== user.id && role !== "owner" && role !== "admin") {
-      throw new GatewayError("forbidden", "조직 정책은 만든 사람과 조직의 owner·admin만 수정하거나 삭제할 수 있습니다.");
+      throw new GatewayError("forbidden", text("조직 정책은 만든 사람과 조직의 owner·admin만 수정하거나 삭제할 수 있습니다.", "Only its creator and the organization's owners and admins may change or delete an organization policy."));
     }
     return policy;
   };
@@ -136,7 +136,7 @@ export function policyRoutes(d: AppDeps, r: PolicyRouteDeps) {
       async ({ request, body, set }) => {
         const user = await d.auth.jwtUser(request);
         const orgId = body.org_id ? body.org_id.toLowerCase() : null;
-        if (orgId && !(await r.policies.roleIn(orgId, user.id))) throw new GatewayError("org_membership_required", "이 조직의 멤버만 조직 정책을 만들 수 있습니다.");
+        if (orgId && !(await r.policies.roleIn(orgId, user.id))) throw new GatewayError("org_membership_required", text("이 조직의 멤버만 조직 정책을 만들 수 있습니다.", "Only members of this organization may create its policies."));
         const snapshot = r.catalog();
         const created = await r.policies.create({
           userId: user.id,
@@ -148,7 +148,7 @@ export function policyRoutes(d: AppDeps, r: PolicyRouteDeps) {
           config: normalizeConfig(snapshot, body.config),
           isActive: body.is_active ?? true,
         });
-        if (!created) throw new GatewayError("conflict", `이미 같은 slug('${body.slug}')의 정책이 있습니다.`);
+        if (!created) throw new GatewayError("conflict", text(`이미 같은 slug('${body.slug}')의 정책이 있습니다.`, `A policy with the slug '${body.slug}' already exists.`));
         await changed(created.id);
         set.status = 201;
         return toPolicyRecord(created);
@@ -169,8 +169,8 @@ export function policyRoutes(d: AppDeps, r: PolicyRouteDeps) {
         const user = await d.auth.jwtUser(request);
         const policy = await editable(user, params.policy_id);
         const issues = [];
-        if (body.slug !== undefined && body.slug !== policy.slug) issues.push({ loc: ["body", "slug"], msg: "slug cannot change", type: "immutable" });
-        if (body.org_id !== undefined && (body.org_id || null)?.toLowerCase() !== policy.orgId) issues.push({ loc: ["body", "org_id"], msg: "org_id cannot change", type: "immutable" });
+        if (body.slug !== undefined && body.slug !== policy.slug) issues.push(issue(["body", "slug"], text("slug는 바꿀 수 없습니다.", "slug cannot change"), "immutable"));
+        if (body.org_id !== undefined && (body.org_id || null)?.toLowerCase() !== policy.orgId) issues.push(issue(["body", "org_id"], text("org_id는 바꿀 수 없습니다.", "org_id cannot change"), "immutable"));
         if (issues.length) throw new ValidationFailure(issues);
         const snapshot = r.catalog();
         const patch = {

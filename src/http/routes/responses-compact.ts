@@ -1,6 +1,6 @@
 /** POST /v1/responses/compact: needs a valid API key, then always 501 (docs/decisions.md #7). */
 import { Elysia } from "elysia";
-import { GatewayError } from "../../core/errors";
+import { GatewayError, text } from "../../core/errors";
 import type { AppDeps } from "../deps";
 import { AUTH } from "../security";
 import { errors } from "../openapi/describe";
@@ -10,7 +10,7 @@ export function compactRoutes(d: AppDeps) {
     "/v1/responses/compact",
     async ({ request, server }) => {
       await d.auth.apiKey(request, server, "model");
-      throw new GatewayError("not_implemented", "/v1/responses/compact는 지원하지 않습니다. 암호화된 항목을 만들지 않습니다.");
+      throw new GatewayError("not_implemented", text("/v1/responses/compact는 지원하지 않습니다. 암호화된 항목을 만들지 않습니다.", "/v1/responses/compact is not supported: no encrypted items are made."));
     },
     { parse: "none", detail: { security: AUTH.apiKey, tags: ["responses"], summary: "Always 501 (compaction is not offered)", responses: errors(501) } },
   );

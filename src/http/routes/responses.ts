@@ -4,7 +4,7 @@
  * masking and errors are the chat service's; only the wire format differs.
  */
 import { Elysia } from "elysia";
-import { GatewayError } from "../../core/errors";
+import { GatewayError, text } from "../../core/errors";
 import { accountRequestId } from "../../core/billing/request-id";
 import { parseWebPlugin } from "../../core/chat/web-search";
 import type { FeedbackRepo } from "../../db/repos/feedback";
@@ -19,6 +19,7 @@ import type { AppDeps } from "../deps";
 import { notFound } from "../params";
 import { callIdentity, requestId } from "../request-id";
 import { requestRecord } from "../request-log";
+import { requestLang } from "../lang";
 import { appName, SSE_HEADERS, type ChatRouteDeps } from "./chat";
 import { AUTH } from "../security";
 import { created, errors, okOrStream, withHeaders } from "../openapi/describe";
@@ -40,7 +41,7 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         const b = body as ResponsesBody;
         const core = toCoreFromResponses(b);
         const id = requestId(request);
-        const caller = { ...callIdentity(request, principal.user.id), principal, app: appName(request), signal: request.signal, trace: requestRecord(request) };
+        const caller = { ...callIdentity(request, principal.user.id), principal, app: appName(request), signal: request.signal, trace: requestRecord(request), lang: requestLang(request) };
         const stream = b.stream === true;
         const prepared = await c.chat.prepare(caller, {
           model: b.model,
@@ -81,7 +82,7 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
       async ({ request, params, body, set }) => {
         const user = await d.auth.jwtUser(request);
         const rid = requestIdFromPath(params.request_id);
-        if (!rid) throw new GatewayError("invalid_request", "request_id는 UUID 또는 resp_<32자리 16진수> 형식이어야 합니다.");
+        if (!rid) throw new GatewayError("invalid_request", text("request_id는 UUID 또는 resp_<32자리 16진수> 형식이어야 합니다.", "request_id must be a UUID or resp_<32 hex digits>."));
         const b = body as FeedbackBody;
         const rating = { userId: user.id, rating: ratingValue(b.rating), comment: b.comment ?? null, category: b.category ?? null };
         // A call its client named (X-Request-Id) is recorded under its account-scoped id (http/request-id.ts).

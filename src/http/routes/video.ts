@@ -5,7 +5,7 @@
  * delegate to the video service; the rules live in src/core/video/.
  */
 import { Elysia } from "elysia";
-import { GatewayError, invalid } from "../../core/errors";
+import { GatewayError, invalid, text } from "../../core/errors";
 import { VideoSubmitSchema } from "../../core/video/schema";
 import { absolutizeView, IDEMPOTENCY_KEY_MAX, toJobView, type VideoService } from "../../core/video/service";
 import type { ContentStore } from "../../core/video/ports";
@@ -56,7 +56,7 @@ export function videoRoutes(d: AppDeps, v: VideoRouteDeps) {
         if (rate) Object.assign(set.headers, rateHeaders(rate));
         const idem = request.headers.get("idempotency-key");
         if (idem !== null && (idem.length === 0 || idem.length > IDEMPOTENCY_KEY_MAX)) {
-          throw invalid(["header", "idempotency-key"], `Idempotency-Key must be 1 to ${IDEMPOTENCY_KEY_MAX} characters`, "string_too_long");
+          throw invalid(["header", "idempotency-key"], text(`Idempotency-Key는 1자에서 ${IDEMPOTENCY_KEY_MAX}자 사이여야 합니다.`, `Idempotency-Key must be 1 to ${IDEMPOTENCY_KEY_MAX} characters`), "string_too_long");
         }
         // The submission calls the provider: it takes a slot like a chat call (the polls do not).
         using _slot = await d.calls.take(principal, request);

@@ -150,7 +150,7 @@ function parseJson(data: string | null): any {
 /** The client's words for a relayed stream's failure; the provider's own goes to the log. */
 function upstreamFailure(plan: ChatPlan, opened: OpenedStream, err: unknown): string {
   logUpstreamFailure(err, { request_id: plan.caller.requestId, provider: opened.candidate.provider.id });
-  return failureWords(err);
+  return failureWords(err, plan.caller.lang);
 }
 
 async function encodeTyped(service: ChatService, plan: ChatPlan, opened: Extract<OpenedStream, { kind: "typed" }>, meta: StreamMeta, write: Write, gone: () => boolean, pii?: PiiPort): Promise<void> {
@@ -167,7 +167,7 @@ async function encodeTyped(service: ChatService, plan: ChatPlan, opened: Extract
       if (ev.arguments !== undefined) fn.arguments = ev.arguments;
       write(e.delta({ tool_calls: [{ index: ev.index, ...(ev.id && { id: ev.id, type: "function" }), function: fn }] }));
     },
-  }, { request_id: plan.caller.requestId, provider: c.provider.id });
+  }, { request_id: plan.caller.requestId, provider: c.provider.id }, plan.caller.lang);
   const received = { usage: d.usage, text: d.text, toolCalls: d.calls.filter(Boolean) };
   if (gone()) {
     opened.abort.abort();

@@ -2,6 +2,7 @@
 import type { Cost } from "../../core/chat/service";
 import type { FinishReason, Usage } from "../../core/chat/types";
 import { costJson, usageJson } from "./chat-from-core";
+import { streamError } from "../sse-stream";
 
 const enc = new TextEncoder();
 export { DONE, KEEPALIVE } from "../sse-stream";
@@ -31,5 +32,5 @@ export class ChunkEncoder {
 
 /** The mid-stream failure event (docs/decisions.md #6). */
 export function errorEvent(message: string, partial: string): Uint8Array {
-  return enc.encode(`data: ${JSON.stringify({ error: { code: "upstream_error", message, partial } })}\n\n`);
+  return enc.encode(`data: ${JSON.stringify({ error: streamError(message, partial) })}\n\n`);
 }

@@ -16,7 +16,7 @@
 import type { PiiPort } from "../../core/chat/ports";
 import type { ChatOutcome, ChatPlan, ChatService, Cost, OpenedStream } from "../../core/chat/service";
 import type { ToolCall, Usage } from "../../core/chat/types";
-import { DONE, sseStream, type Write } from "../sse-stream";
+import { DONE, sseStream, streamError, type Write } from "../sse-stream";
 import { drainTyped, drainedResult, type ToolCallEvent } from "../typed-stream";
 import { citationAnnotations, functionCallItem, messageItem, outputText, responseObject, type UrlCitationAnnotation, type Echo, type FunctionCallItem, type MessageItem, type OutputItem, type ResponseHead } from "./from-core";
 import { itemId } from "./ids";
@@ -129,7 +129,7 @@ export function responsesEventStream(service: ChatService, plan: ChatPlan, opene
     start(w, head);
     const mapping = plan.mapping;
     const restorer = mapping && pii ? () => pii.streamUnmasker(mapping) : null;
-    const d = await drainTyped(opened.events, restorer, gone, { text: (t) => out.text(t), toolCall: (ev, call) => out.toolCall(ev, call) }, { request_id: plan.caller.requestId, provider: c.provider.id });
+    const d = await drainTyped(opened.events, restorer, gone, { text: (t) => out.text(t), toolCall: (ev, call) => out.toolCall(ev, call) }, { request_id: plan.caller.requestId, provider: c.provider.id }, plan.caller.lang);
     const received = { usage: d.usage, text: d.text, toolCalls: d.calls.filter(Boolean) };
     if (gone()) {
       // The client hung up: the upstream was read on for its usage (ChatService.clientLeft).
@@ -146,7 +146,7 @@ export function responsesEventStream(service: ChatService, plan: ChatPlan, opene
       return;
     }
     opened.abort.abort();
-    w.emit("error", { error: { code: "upstream_error", message: d.failure, partial: d.text } });
+    w.emit("error", { error: streamError(d.failure, d.text) });
     await service.finishStream(plan, c, { ending: "failed", ...received });
     write(DONE);
   };

@@ -35,6 +35,7 @@ import { ChatService } from "./core/chat/service";
 import type { Protocol } from "./core/chat/provider";
 import { SqlLedger } from "./db/repos/ledger";
 import { Settlements } from "./core/billing/settlements";
+import { meteredSettle } from "./core/billing/metered";
 import { HoldKeeper } from "./core/billing/hold-keeper";
 import { chatProviderFor, embeddingProviderFor } from "./providers";
 import { chatCachePort, ResponseCache } from "./core/cache";
@@ -169,7 +170,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     invalidKeysPerIp: cfg.INVALID_KEY_RATE_PER_IP,
   });
   const settlements = new Settlements(
-    ledger,
+    meteredSettle(ledger, (event, cost) => metrics.settled(event, cost)),
     (call, error) => log.error("settle failed after every retry; the sweeper releases the hold uncharged", { request_id: call.id, error }),
     cfg.LEDGER_SETTLE,
     cfg.DB_QUERY_TIMEOUT_MS || 5000,
@@ -212,7 +213,15 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     snapshot,
     endpoint: (p) => upstreams.endpoint(p),
     available: (p) => upstreams.available(p),
+    observe: metrics.video,
   });
+  metrics.registry.collect(async () => {
+    const rows = await video.pool.repo.queueStats();
+    metrics.videoProcessing.replace(rows.map((r) => ({ labels: { family: r.family }, value: r.processing })));
+    metrics.videoQueueDepth.replace(rows.map((r) => ({ labels: { family: r.family }, value: r.due })));
+  });
+  metrics.registry.add(new Gauge("gateway_leases_open", "Credit leases this process holds (LEDGER_LEASES=on)", () => ledger.leases?.totals().open ?? 0));
+  metrics.registry.add(new Gauge("gateway_leased_krw", "Credit room still available in this process's leases, KRW", () => Number(ledger.leases?.totals().availableMicro ?? 0n) / 1e6));
   // Semantic matching embeds with the catalog's embedding model; where its provider cannot be
   // called the cache matches exactly only (ResponseCache without `embed`).
   const embeddingOffering = (snap: CatalogSnapshot) => {
@@ -268,9 +277,8 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     firstByteTimeoutMs: cfg.UPSTREAM_FIRST_BYTE_TIMEOUT_MS,
     idleTimeoutMs: cfg.UPSTREAM_IDLE_TIMEOUT_MS,
     observe(provider, outcome, ms) {
-      metrics.upstreamCalls.inc({ provider, outcome });
+      metrics.upstream(provider, outcome, ms);
       if (outcome === "ok") {
-        metrics.upstreamLatency.observe(ms / 1000, { provider });
         // Exponentially weighted first-byte latency, for `provider.sort: latency`.
         latency.set(provider, latency.has(provider) ? latency.get(provider)! * 0.8 + ms * 0.2 : ms);
       }
@@ -368,6 +376,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
       await bus.stop();
       await limiter.close();
       await tracer?.shutdown().catch(() => {});
+      metrics.stop();
       if (!opts.db) await db.close();
     },
   };

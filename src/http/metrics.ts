@@ -1,5 +1,10 @@
-/** The gateway's Prometheus metrics (served at GET /metrics). */
-import { Counter, Gauge, Histogram, Registry } from "../lib/metrics";
+/** The gateway's Prometheus metrics (served at GET /metrics); docs/observability.md lists them. */
+import type { UsageEvent } from "../core/billing/ledger";
+import type { VideoObserver } from "../core/video/ports";
+import { Counter, Gauge, GaugeSet, Histogram, Registry } from "../lib/metrics";
+import { processMetrics } from "../lib/process-metrics";
+
+const UPSTREAM_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 export class GatewayMetrics {
   readonly registry = new Registry();
@@ -9,15 +14,53 @@ export class GatewayMetrics {
   readonly latency = this.registry.add(
     new Histogram("gateway_http_request_duration_seconds", "Time to the response head, by route", [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]),
   );
-  readonly upstreamCalls = this.registry.add(new Counter("gateway_upstream_calls_total", "Upstream calls by provider and outcome"));
-  readonly upstreamLatency = this.registry.add(
-    new Histogram("gateway_upstream_first_byte_seconds", "Upstream time to first byte, by provider", [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]),
-  );
+  readonly upstreamCalls = this.registry.add(new Counter("gateway_upstream_calls_total", "Upstream calls (text and video) by provider and outcome"));
+  readonly upstreamLatency = this.registry.add(new Histogram("gateway_upstream_first_byte_seconds", "Upstream time to first byte of successful calls, by provider", UPSTREAM_BUCKETS));
   readonly chargesCapped = this.registry.add(
     new Counter("gateway_charges_capped_total", "Charges the ledger capped at their hold: the usage cost more than the hold's estimate (the difference is not billed)"),
   );
+  readonly tokens = this.registry.add(new Counter("gateway_tokens_total", "Tokens of settled calls by model, provider and kind (input, output, cached_input, cache_write)"));
+  readonly costKrw = this.registry.add(new Counter("gateway_cost_krw_total", "KRW charged for settled calls by model and provider (at the call's price; a capped charge counts its price)"));
+  readonly videoPolls = this.registry.add(new Histogram("gateway_video_poll_seconds", "Duration of video task status polls, by provider and outcome", UPSTREAM_BUCKETS));
+  readonly videoJobs = this.registry.add(new Counter("gateway_video_jobs_total", "Video jobs that entered a state on this instance, by family and state (accepted, succeeded, failed, canceled)"));
+  /** Read from the database before a scrape: the same on every instance. */
+  readonly videoProcessing = this.registry.add(new GaugeSet("gateway_video_jobs_processing", "Video jobs in progress, by family (all instances)"));
+  readonly videoQueueDepth = this.registry.add(new GaugeSet("gateway_video_queue_depth", "Video jobs due for a poll that no poller has claimed yet, by family (all instances)"));
+  private process = processMetrics(this.registry);
+
+  /** What the video pollers and submits report, counted here. */
+  readonly video: VideoObserver = {
+    upstream: (provider, step, outcome, ms) => {
+      this.upstream(provider, outcome, ms);
+      if (step === "poll") this.videoPolls.observe(ms / 1000, { provider, outcome });
+    },
+    settled: (event, costMicro) => this.settled(event, costMicro),
+    job: (family, state) => this.videoJobs.inc({ family, state }),
+  };
+
   constructor() {
     this.chargesCapped.inc(undefined, 0); // shown as 0 before the first one
     this.registry.add(new Gauge("gateway_holds_open", "Credit holds opened by this process and not yet settled or released", () => this.openHolds));
+  }
+
+  /** An upstream call ended (chat attempt, video submit, poll or download). */
+  upstream(provider: string, outcome: string, ms: number): void {
+    this.upstreamCalls.inc({ provider, outcome });
+    if (outcome === "ok") this.upstreamLatency.observe(ms / 1000, { provider });
+  }
+
+  /** A call was charged: its tokens and cost, by the model and provider that answered. */
+  settled(event: UsageEvent, costMicro: bigint): void {
+    const base = { model: event.model, provider: event.provider ?? "none" };
+    const add = (kind: string, n: number) => n > 0 && this.tokens.inc({ ...base, kind }, n);
+    add("input", event.promptTokens);
+    add("output", event.completionTokens);
+    add("cached_input", event.cachedTokens);
+    add("cache_write", event.cacheWriteTokens);
+    if (costMicro > 0n) this.costKrw.inc(base, Number(costMicro) / 1e6);
+  }
+
+  stop(): void {
+    this.process.stop();
   }
 }

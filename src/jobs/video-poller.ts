@@ -15,6 +15,8 @@
  */
 import { pollOnce, sweepVideo, type PollerDeps, type SweepResult } from "../core/video/poller";
 import { IDEMPOTENCY_WINDOW_MS } from "../core/video/service";
+import type { UsageEvent } from "../core/billing/ledger";
+import type { VideoObserver } from "../core/video/ports";
 import type { Database } from "../db/client";
 import type { VideoJobRepo } from "../db/repos/video-jobs";
 import { log } from "../lib/log";
@@ -39,6 +41,8 @@ export interface VideoPoolOptions {
   storage: ObjectStorage;
   sweepIntervalMs: number;
   logLevel?: string;
+  /** Sees the pollers' upstream exchanges and settled jobs, from every worker (metrics). */
+  observe?: VideoObserver;
 }
 
 export interface WorkerStatus {
@@ -47,6 +51,14 @@ export interface WorkerStatus {
   restarts: number;
   alive: boolean;
 }
+
+type WorkerMessage =
+  | { type: "beat"; at?: number }
+  | { type: "started" | "stopped" }
+  | { type: "error"; message?: string }
+  | { type: "upstream"; providerId: string; step: "submit" | "poll" | "download"; outcome: string; ms: number }
+  | { type: "settled"; event: UsageEvent; costMicro: bigint }
+  | { type: "job"; family: string; state: string };
 
 interface Slot {
   index: number;
@@ -74,7 +86,7 @@ export class VideoPollerPool {
   private tickMs: number;
 
   constructor(private o: VideoPoolOptions) {
-    const rt = pollerRuntime(o.db, o.runtime, { storage: o.storage });
+    const rt = pollerRuntime(o.db, o.runtime, { storage: o.storage, observe: o.observe });
     this.deps = rt.deps;
     this.repo = rt.repo;
     this.mode = o.size <= 0 ? "off" : o.dbUrl && o.db.kind === "postgres" ? "workers" : "inline";
@@ -157,9 +169,12 @@ export class VideoPollerPool {
     let stoppedResolve: () => void = () => {};
     slot.stopped = new Promise((r) => (stoppedResolve = r));
     worker.addEventListener("message", (ev: MessageEvent) => {
-      const m = ev.data as { type: string; message?: string; at?: number };
+      const m = ev.data as WorkerMessage;
       // A beat carries the loop's last round, so a loop stuck on an await counts as hung too.
       if (m.type === "beat") slot.lastBeat = m.at ?? Date.now();
+      else if (m.type === "upstream") this.o.observe?.upstream(m.providerId, m.step, m.outcome, m.ms);
+      else if (m.type === "settled") this.o.observe?.settled(m.event, m.costMicro);
+      else if (m.type === "job") this.o.observe?.job(m.family, m.state);
       else if (m.type === "started") slot.lastBeat = Date.now();
       else if (m.type === "error") log.warn("video worker failed to start", { owner: slot.owner, message: m.message });
     });

@@ -4,7 +4,8 @@
  * supervisor, and on `stop` finishes its jobs in flight, drops its leases and exits.
  *
  * Messages in: `{type: "start", ...}`, `{type: "wake"}`, `{type: "stop"}`.
- * Messages out: `{type: "started"}`, `{type: "beat"}`, `{type: "stopped"}`, `{type: "error", message}`.
+ * Messages out: `{type: "started"}`, `{type: "beat"}`, `{type: "stopped"}`, `{type: "error", message}`,
+ * and the observations for metrics: `{type: "upstream", ...}`, `{type: "settled", event, costMicro}`, `{type: "job", family, state}`.
  */
 import { openDatabase, type Database } from "../db/client";
 import type { VideoJobRepo } from "../db/repos/video-jobs";
@@ -42,7 +43,14 @@ async function start(m: WorkerStart): Promise<void> {
   try {
     setLogLevel(m.logLevel);
     db = await openDatabase({ url: m.dbUrl, max: Math.max(2, m.slots) });
-    const rt = pollerRuntime(db, m.runtime);
+    // Metrics live on the main thread: each observation is posted there (a few per job step).
+    const rt = pollerRuntime(db, m.runtime, {
+      observe: {
+        upstream: (providerId, step, outcome, ms) => postMessage({ type: "upstream", providerId, step, outcome, ms }),
+        settled: (event, costMicro) => postMessage({ type: "settled", event, costMicro }),
+        job: (family, state) => postMessage({ type: "job", family, state }),
+      },
+    });
     repo = rt.repo;
     loop = new PollLoop(rt.deps, m.owner, m.slots, m.tickMs, (error) => log.warn("video poll step failed", { owner: m.owner, error }));
     loop.start();

@@ -6,6 +6,7 @@
 import { join } from "node:path";
 import type { Config } from "../config";
 import type { PollerDeps } from "../core/video/poller";
+import type { VideoObserver } from "../core/video/ports";
 import type { VideoEndpoint } from "../core/video/provider";
 import type { Database } from "../db/client";
 import { VideoJobRepo } from "../db/repos/video-jobs";
@@ -65,7 +66,7 @@ export interface PollerRuntime {
 }
 
 /** Poller dependencies over `db` (storage opened from the config unless given). */
-export function pollerRuntime(db: Database, rc: VideoRuntimeConfig, opts: { storage?: ObjectStorage } = {}): PollerRuntime {
+export function pollerRuntime(db: Database, rc: VideoRuntimeConfig, opts: { storage?: ObjectStorage; observe?: VideoObserver } = {}): PollerRuntime {
   const repo = new VideoJobRepo(db);
   const storage = opts.storage ?? openStorage(rc.storage);
   const deps: PollerDeps = {
@@ -79,6 +80,7 @@ export function pollerRuntime(db: Database, rc: VideoRuntimeConfig, opts: { stor
     requestTimeoutMs: rc.requestTimeoutMs,
     retentionMs: rc.retentionMs,
     log: (msg, fields) => log.warn(msg, fields),
+    observe: opts.observe,
   };
   return { deps, repo, storage };
 }

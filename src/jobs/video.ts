@@ -5,6 +5,7 @@
 import type { Config } from "../config";
 import type { CatalogProvider, CatalogSnapshot } from "../core/catalog/types";
 import type { VideoEndpoint } from "../core/video/provider";
+import type { VideoObserver } from "../core/video/ports";
 import { VideoService } from "../core/video/service";
 import type { Database } from "../db/client";
 import type { SqlLedger } from "../db/repos/ledger";
@@ -34,6 +35,8 @@ export interface VideoModuleDeps {
   endpoint: (provider: CatalogProvider) => VideoEndpoint;
   /** Whether this deployment may call a provider (src/upstreams.ts). */
   available?: (provider: CatalogProvider) => boolean;
+  /** Counts upstream exchanges, charges and job states (metrics). */
+  observe?: VideoObserver;
 }
 
 export function startVideo(cfg: Config, d: VideoModuleDeps): VideoModule {
@@ -49,6 +52,7 @@ export function startVideo(cfg: Config, d: VideoModuleDeps): VideoModule {
     storage,
     sweepIntervalMs: cfg.VIDEO_SWEEP_INTERVAL_MS,
     logLevel: cfg.LOG_LEVEL,
+    observe: d.observe,
   });
   const repo = new VideoJobRepo(d.db);
   const service = new VideoService({
@@ -65,6 +69,7 @@ export function startVideo(cfg: Config, d: VideoModuleDeps): VideoModule {
     firstPollDelayMs: cfg.VIDEO_POLL_INITIAL_MS,
     // Private, loopback and link-local hosts are refused unless the operator allows them;
     // a slow DNS answer costs a submit at most a second.
+    observe: d.observe,
     hostRefused: cfg.VIDEO_URL_PRIVATE_HOSTS_ALLOWED ? undefined : (url) => hostIsNonPublic(url, 1000),
     jobTimeoutMs: cfg.VIDEO_JOB_TIMEOUT_SECONDS * 1000,
     // No wake-up on accept: a new job is first due VIDEO_POLL_INITIAL_MS later anyway, and a

@@ -42,6 +42,28 @@ export class Gauge implements Metric {
   }
 }
 
+/** A gauge with label sets, whose rows are replaced as a whole by a collector before a scrape. */
+export class GaugeSet implements Metric {
+  private rows: { labels: Labels; value: number }[] = [];
+  constructor(readonly name: string, readonly help: string) {}
+  replace(rows: { labels: Labels; value: number }[]): void {
+    this.rows = rows;
+  }
+  render(): string {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`];
+    for (const r of this.rows) lines.push(`${this.name}${labelKey(r.labels)} ${r.value}`);
+    return lines.join("\n");
+  }
+}
+
+/** A counter whose value is read on scrape (a total kept elsewhere, e.g. the process's CPU time). */
+export class CounterFn implements Metric {
+  constructor(readonly name: string, readonly help: string, private read: () => number) {}
+  render(): string {
+    return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`, `${this.name} ${this.read()}`].join("\n");
+  }
+}
+
 export class Histogram implements Metric {
   private series = new Map<string, { counts: number[]; sum: number; count: number; labels: Labels | undefined }>();
   constructor(readonly name: string, readonly help: string, readonly buckets: number[]) {}
@@ -65,8 +87,30 @@ export class Histogram implements Metric {
   }
 }
 
+/** Refreshes values that cost a query (database counts) before a scrape renders them. */
+export type Collector = () => Promise<void>;
+
 export class Registry {
   private metrics: Metric[] = [];
+  private collectors: Collector[] = [];
+  private collected: Promise<void> | null = null;
+  private collectedAt = 0;
+  /** Collected values are reused for this long, so frequent or parallel scrapes cost one query. */
+  constructor(private collectEveryMs = 5000) {}
+  collect(c: Collector): void {
+    this.collectors.push(c);
+  }
+  /** Runs the collectors (at most once per `collectEveryMs` unless forced; a failing one keeps its last rows). */
+  async refresh(opts: { force?: boolean } = {}): Promise<void> {
+    const now = Date.now();
+    if (!this.collected || opts.force || now - this.collectedAt >= this.collectEveryMs) {
+      this.collectedAt = now;
+      // A slow database must not hold the scrape: past a second it renders the last values.
+      const all = Promise.allSettled(this.collectors.map((c) => c())).then(() => {});
+      this.collected = Promise.race([all, Bun.sleep(1000)]);
+    }
+    await this.collected;
+  }
   add<M extends Metric>(m: M): M {
     this.metrics.push(m);
     return m;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { Counter, Gauge, Histogram, Registry } from "../../src/lib/metrics";
+import { Counter, CounterFn, Gauge, GaugeSet, Histogram, Registry } from "../../src/lib/metrics";
 
 describe("metrics registry", () => {
   test("counters keep one series per label set, labels sorted and escaped", () => {
@@ -55,5 +55,32 @@ describe("metrics registry", () => {
     r.add(new Gauge("b", "B", () => 2));
     const text = r.render();
     expect(text).toBe("# HELP a_total A\n# TYPE a_total counter\na_total 1\n# HELP b B\n# TYPE b gauge\nb 2\n");
+  });
+
+  test("a gauge set renders the rows its collector last put, replacing the earlier ones", () => {
+    const g = new GaugeSet("jobs", "Jobs");
+    g.replace([{ labels: { family: "K-v3" }, value: 2 }, { labels: { family: "G" }, value: 1 }]);
+    expect(g.render().split("\n").slice(2)).toEqual(['jobs{family="K-v3"} 2', 'jobs{family="G"} 1']);
+    g.replace([]);
+    expect(g.render().split("\n")).toEqual(["# HELP jobs Jobs", "# TYPE jobs gauge"]);
+    expect(new CounterFn("cpu_total", "CPU", () => 1.5).render()).toContain("# TYPE cpu_total counter\ncpu_total 1.5");
+  });
+
+  test("collectors run once per window unless forced; a hanging one holds a scrape a second at most", async () => {
+    const r = new Registry(10_000);
+    let runs = 0;
+    r.collect(async () => {
+      runs++;
+    });
+    await r.refresh();
+    await Promise.all([r.refresh(), r.refresh()]);
+    expect(runs).toBe(1);
+    await r.refresh({ force: true });
+    expect(runs).toBe(2);
+    r.collect(() => new Promise(() => {})); // a database that never answers
+    const t0 = performance.now();
+    await r.refresh({ force: true });
+    expect(performance.now() - t0).toBeLessThan(1500);
+    expect(runs).toBe(3);
   });
 });

@@ -12,7 +12,7 @@
 import type { UsageEvent } from "../billing/ledger";
 import { UpstreamError } from "../chat/provider";
 import { failureWords } from "../chat/upstream-words";
-import type { ContentStore, JobFinish, VideoJobStore } from "./ports";
+import { observed, type ContentStore, type JobFinish, type VideoJobStore, type VideoObserver } from "./ports";
 import { jobCostMicro } from "./pricing";
 import type { VideoEndpoint, VideoPollOutcome, VideoProvider } from "./provider";
 import { contentPath, isFamilyG, type JobError, type VideoJobRecord } from "./types";
@@ -34,6 +34,8 @@ export interface PollerDeps {
   now?: () => number;
   random?: () => number;
   log?: (msg: string, fields: Record<string, unknown>) => void;
+  /** Sees each upstream exchange and each settled job (metrics). */
+  observe?: VideoObserver;
 }
 
 /** Delay before the next poll of a job polled `pollCount` times: 1.5^n growth, ±10 % jitter, capped. */
@@ -89,7 +91,7 @@ export async function advanceJob(d: PollerDeps, owner: string, job: VideoJobReco
 
   let outcome: VideoPollOutcome;
   try {
-    outcome = await provider.poll(job.upstreamTask, job.upstreamModel, call);
+    outcome = await observed(d.observe, job.providerId, "poll", () => provider.poll(job.upstreamTask!, job.upstreamModel, call));
   } catch (e) {
     const err = asUpstream(e);
     if (err.kind === "rejected") {
@@ -115,7 +117,7 @@ export async function advanceJob(d: PollerDeps, owner: string, job: VideoJobReco
     // the loser deletes its own copy, never the winner's.
     const key = `video/${job.id}-${crypto.randomUUID().slice(0, 8)}.mp4`;
     try {
-      const file = await provider.download(outcome.videoUrl, call);
+      const file = await observed(d.observe, job.providerId, "download", () => provider.download!(outcome.videoUrl, call));
       const size = await d.content.put(key, file.body, file.contentType);
       finish.storageKey = key;
       finish.contentType = file.contentType;
@@ -139,6 +141,10 @@ export async function advanceJob(d: PollerDeps, owner: string, job: VideoJobReco
 
   const event = usageEvent(job, 200, now, outcome.outputTokens);
   const done = await d.jobs.finish(job.id, owner, finish, { kind: "settle", costMicro: finish.costMicro, tokens: outcome.outputTokens ?? 0, event });
+  if (done) {
+    d.observe?.settled(event, finish.costMicro);
+    d.observe?.job(job.family, "succeeded");
+  }
   // Canceled (or finished elsewhere) meanwhile: the winner closed the hold; drop our copy.
   if (!done && finish.storageKey) await d.content.delete(finish.storageKey).catch(() => {});
 }
@@ -154,7 +160,8 @@ async function retryLater(d: PollerDeps, owner: string, job: VideoJobRecord, err
 async function fail(d: PollerDeps, owner: string | null, job: VideoJobRecord, error: JobError, upstreamStatus?: string): Promise<void> {
   // docs/decisions.md #17: a failed or expired job is released in full.
   const event = usageEvent(job, 502, d.now?.() ?? Date.now(), null);
-  await d.jobs.finish(job.id, owner, { status: "failed", error, ...(upstreamStatus !== undefined && { upstreamStatus }) }, { kind: "release", event });
+  const done = await d.jobs.finish(job.id, owner, { status: "failed", error, ...(upstreamStatus !== undefined && { upstreamStatus }) }, { kind: "release", event });
+  if (done) d.observe?.job(job.family, "failed");
 }
 
 function asUpstream(e: unknown): UpstreamError {

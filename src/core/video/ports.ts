@@ -108,3 +108,29 @@ export interface ContentStore {
   read(key: string, start: number, end: number): Promise<StoredContent | null>;
   delete(key: string): Promise<void>;
 }
+
+/**
+ * What the video use-cases report for metrics: each upstream exchange and each charge that
+ * landed. The main thread counts them; a poller worker posts them there.
+ */
+export interface VideoObserver {
+  upstream(providerId: string, step: "submit" | "poll" | "download", outcome: string, ms: number): void;
+  settled(event: UsageEvent, costMicro: bigint): void;
+  /** A job entered `state` (accepted, succeeded, failed, canceled) on this instance. */
+  job(family: string, state: string): void;
+}
+
+/** Times `f` as one upstream exchange: `ok`, or the failure's kind (`transient`, `rejected`, ...). */
+export async function observed<T>(o: VideoObserver | undefined, providerId: string, step: "submit" | "poll" | "download", f: () => Promise<T>): Promise<T> {
+  if (!o) return f();
+  const t0 = performance.now();
+  try {
+    const v = await f();
+    o.upstream(providerId, step, "ok", performance.now() - t0);
+    return v;
+  } catch (e) {
+    const kind = (e as { kind?: unknown })?.kind;
+    o.upstream(providerId, step, typeof kind === "string" ? kind : "error", performance.now() - t0);
+    throw e;
+  }
+}

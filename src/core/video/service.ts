@@ -18,7 +18,7 @@ import { GatewayError, invalid, text } from "../errors";
 import { microToKrwRounded } from "../../lib/money";
 import { sha256Hex } from "../../lib/secrets";
 import { applyFamilyRules } from "./constraints";
-import type { IdempotencyStore, VideoJobStore } from "./ports";
+import { observed, type IdempotencyStore, type VideoJobStore, type VideoObserver } from "./ports";
 import { priceVideo } from "./pricing";
 import type { VideoEndpoint, VideoProvider } from "./provider";
 import { checkGeneralRules, DEFAULT_VIDEO_MODEL, type ReferenceUrl, type VideoSubmitBody } from "./schema";
@@ -51,6 +51,8 @@ export interface VideoServiceDeps {
    * address; such a request is a 422. Unset: every HTTP(S) host is accepted.
    */
   hostRefused?: (url: string) => Promise<boolean>;
+  /** Sees each upstream submit (metrics). */
+  observe?: VideoObserver;
 }
 
 export interface SubmitResult {
@@ -170,11 +172,9 @@ export class VideoService {
     }
 
     let task: string;
+    const submission = { jobId, upstreamModel: offering.upstreamId, family: model.family, request };
     try {
-      task = await adapter.submit(
-        { jobId, upstreamModel: offering.upstreamId, family: model.family, request },
-        { endpoint: this.d.endpointFor(provider), timeoutMs: this.d.submitTimeoutMs },
-      );
+      task = await observed(this.d.observe, provider.id, "submit", () => adapter.submit(submission, { endpoint: this.d.endpointFor(provider), timeoutMs: this.d.submitTimeoutMs }));
     } catch (e) {
       const err = e instanceof UpstreamError ? e : new UpstreamError("transient", e instanceof Error ? e.message : String(e));
       const error: JobError = { code: "submit_failed", message: `업스트림에 작업을 제출하지 못했습니다 (${err.kind}${err.status ? ` ${err.status}` : ""}).` };
@@ -184,6 +184,7 @@ export class VideoService {
         .catch(() => {});
       await forget();
       logUpstreamFailure(err, { job_id: jobId, provider: provider.id, model: model.id, step: "submit" });
+      this.d.observe?.job(model.family, "failed");
       throw submitError(err, provider.id);
     }
 
@@ -191,6 +192,7 @@ export class VideoService {
     const view = toJobView(job, null);
     if (idempotencyKey !== null) await this.d.idempotency.complete(principal.keyId, idempotencyKey, 202, view);
     this.d.onAccepted?.(jobId);
+    this.d.observe?.job(model.family, "accepted");
     return { status: 202, body: view, replayed: false };
   }
 
@@ -217,6 +219,7 @@ export class VideoService {
     const error: JobError = { code: "canceled", message: "요청에 따라 작업이 취소되었습니다." };
     const done = await this.d.jobs.finish(jobId, null, { status: "canceled", error }, { kind: "release", event: null });
     if (!done) throw alreadyFinal((await this.d.jobs.get(jobId)) ?? job);
+    this.d.observe?.job(job.family, "canceled");
     return done;
   }
 

@@ -235,6 +235,17 @@ export class Leases {
     await Promise.all(waits);
   }
 
+  /** Leases this instance holds open, and the credit room (micro-KRW) still available in them. */
+  totals(): { open: number; availableMicro: bigint } {
+    let open = 0;
+    let availableMicro = 0n;
+    for (const st of this.keys.values()) {
+      open += st.leases.length;
+      for (const l of st.leases) availableMicro += l.availMicro;
+    }
+    return { open, availableMicro };
+  }
+
   /** Whether this instance holds an active lease for the account. */
   holdsFor(userId: string): boolean {
     for (const st of this.keys.values()) if (st.leases.some((l) => l.userId === userId)) return true;

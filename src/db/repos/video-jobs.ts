@@ -170,6 +170,19 @@ export class VideoJobRepo implements VideoJobStore, IdempotencyStore {
     return rows[0] ? toRecord(rows[0]) : null;
   }
 
+  /**
+   * Jobs in progress by family, and how many of them are due with no poller on them (the poll
+   * queue's backlog): both read through the partial index of processing jobs.
+   */
+  async queueStats(): Promise<{ family: string; processing: number; due: number }[]> {
+    const rows = await this.db.query<{ family: string; processing: string | number; due: string | number }>(
+      `select family, count(*) as processing,
+              count(*) filter (where next_poll_at <= now() and (lease_until is null or lease_until < now())) as due
+         from video_jobs where status = 'processing' group by family`,
+    );
+    return rows.map((r) => ({ family: r.family, processing: Number(r.processing), due: Number(r.due) }));
+  }
+
   async releaseLeases(owner: string): Promise<number> {
     const rows = await this.db.query<Row>(
       `update video_jobs set lease_owner = null, lease_until = null, updated_at = now()

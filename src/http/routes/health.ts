@@ -23,7 +23,11 @@ export function healthRoutes(d: AppDeps) {
     )
     .get(
       "/metrics",
-      () => new Response(d.metrics.registry.render(), { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } }),
+      async () => {
+        // Database-backed values (video queue) are refreshed at most every few seconds.
+        await d.metrics.registry.refresh();
+        return new Response(d.metrics.registry.render(), { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } });
+      },
       { detail: { security: AUTH.none, tags: ["operations"], summary: "Prometheus metrics", responses: answerAs(200, "text/plain", { type: "string" }, "Prometheus text format") } },
     );
 }

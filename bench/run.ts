@@ -21,6 +21,10 @@
  *   --pg=URL           PostgreSQL server to create the throwaway database on
  *   --out=NAME         results file name (default: latest)
  *   --label=TEXT       free text stored with the results (e.g. "before")
+ *   --otel             export the gateway's traces to an OTLP sink (bench/otlp-sink.ts)
+ *
+ * The gateway runs with a deployment's logging defaults (LOG_LEVEL=info, a JSON line per
+ * request, written to a file); LOG_REQUESTS=off or LOG_LEVEL=warn in the environment turn it off.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
@@ -40,7 +44,7 @@ function flag(name: string): string | undefined {
   return a.includes("=") ? a.slice(a.indexOf("=") + 1) : "true";
 }
 
-const unknown = process.argv.slice(2).filter((a) => !/^--(only|stats|quick|scale|repeats|rate|conns|streams|accounts|pin|no-pin|profile|pg|out|label)(=.*)?$/.test(a));
+const unknown = process.argv.slice(2).filter((a) => !/^--(only|stats|quick|scale|repeats|rate|conns|streams|accounts|pin|no-pin|profile|pg|out|label|otel)(=.*)?$/.test(a));
 if (unknown.length || flag("help")) {
   console.error(`unknown argument(s): ${unknown.join(" ")}\nsee the header of bench/run.ts for the flags`);
   process.exit(2);
@@ -57,6 +61,7 @@ const nStreams = Number(flag("streams") ?? 500);
 const nAccounts = Math.max(1, Number(flag("accounts") ?? 8));
 const pin = !!flag("pin") && !flag("no-pin") && taskset() !== null && cpus().length >= 2;
 const profile = !!flag("profile");
+const otel = !!flag("otel");
 const pgServer = flag("pg") ?? process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const outName = flag("out") ?? "latest";
 const label = flag("label") ?? "";
@@ -98,7 +103,17 @@ const stack = await startStack({
   gatewayBunFlags: profile ? ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${profileDir}`] : [],
   gatewayEnv: {},
   accounts: only.has("saturation") ? nAccounts : 1,
+  otel,
 });
+/** What the gateway wrote while measured: request log lines, and trace exports the sink took. */
+async function observability(s: Stack) {
+  const text = existsSync(s.gatewayLog) ? readFileSync(s.gatewayLog, "utf8") : "";
+  const requestLines = text.split("\n").filter((l) => l.includes('"msg":"request"')).length;
+  const sink = s.otelUrl ? ((await (await fetch(`${s.otelUrl}/stats`)).json()) as { exports: number; bytes: number }) : null;
+  return { logLevel: process.env.LOG_LEVEL ?? "info", logRequests: process.env.LOG_REQUESTS ?? "on", requestLogLines: requestLines, otlpExports: sink };
+}
+let observed: Awaited<ReturnType<typeof observability>> | null = null;
+
 // The machine's load while measuring: the benchmark is only as quiet as the machine.
 const loadSamples: number[] = [];
 const loadAvg = () => Number(readFileSync("/proc/loadavg", "utf8").split(" ")[0]);
@@ -301,12 +316,14 @@ try {
   }
 } finally {
   clearInterval(loadTimer);
+  observed = await observability(stack);
   log("stopping");
   await stopStack();
 }
 
 const meta = {
   label,
+  observability: observed,
   date: new Date().toISOString(),
   durationSeconds: Math.round((Date.now() - started) / 1000),
   commit: (await Bun.$`git -C ${join(import.meta.dir, "..")} rev-parse --short HEAD`.nothrow().quiet().text()).trim(),

@@ -20,11 +20,15 @@ export function taskset(): string | null {
   return tasksetPath;
 }
 
-/** Spawns `cmd`; with `core` set (and taskset present), every thread runs on that core. */
-export function spawnChild(name: string, cmd: string[], env: Record<string, string>, core: number | null): Child {
+/**
+ * Spawns `cmd`; with `core` set (and taskset present), every thread runs on that core. With
+ * `stdoutFile`, stdout goes to that file (the gateway's request log: a line per call, as in
+ * production, without the runner reading each one).
+ */
+export function spawnChild(name: string, cmd: string[], env: Record<string, string>, core: number | null, stdoutFile?: string): Child {
   const ts = taskset();
   const argv = core !== null && ts ? [ts, "-c", String(core), ...cmd] : cmd;
-  const proc = Bun.spawn(argv, { env, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+  const proc = Bun.spawn(argv, { env, stdout: stdoutFile ? Bun.file(stdoutFile) : "pipe", stderr: "pipe", stdin: "ignore" });
   const lines: string[] = [];
   const keep = async (s: ReadableStream<Uint8Array>) => {
     const dec = new TextDecoder();
@@ -33,7 +37,7 @@ export function spawnChild(name: string, cmd: string[], env: Record<string, stri
       if (lines.length > 40) lines.splice(0, lines.length - 40);
     }
   };
-  keep(proc.stdout as ReadableStream<Uint8Array>).catch(() => {});
+  if (!stdoutFile) keep(proc.stdout as ReadableStream<Uint8Array>).catch(() => {});
   keep(proc.stderr as ReadableStream<Uint8Array>).catch(() => {});
   return {
     name,

@@ -13,6 +13,10 @@ export function renderMarkdown(report: { meta: any; results: any }): string {
   out.push("");
   out.push(`${meta.date} · commit ${meta.commit}${meta.dirty ? " (+ uncommitted src changes)" : ""} · Bun ${meta.bun} · ${meta.cores} × ${meta.cpu} · ${meta.durationSeconds} s`);
   out.push(`Layout: ${meta.layout}. Options: ${JSON.stringify(meta.options)}.`);
+  if (meta.observability) {
+    const o = meta.observability;
+    out.push(`Gateway observability: LOG_LEVEL=${o.logLevel}, LOG_REQUESTS=${o.logRequests} (${o.requestLogLines} request lines written), traces ${o.otlpExports ? `exported (${o.otlpExports.exports} OTLP exports, ${o.otlpExports.bytes} bytes)` : "off"}.`);
+  }
   if (meta.machineLoad) out.push(`Machine load (1-min load average on ${meta.cores} cores; anything above ~2 means other work competed for the CPUs): at start ${f(meta.machineLoad.atStart)}, mean during the run ${f(meta.machineLoad.meanDuringRun)}, max ${f(meta.machineLoad.maxDuringRun)}.`);
   out.push("Values are medians over repeats, with (min…max) over repeats as the noise. *direct* = the simulator called directly; *proxy* = bare Bun fetch passthrough; *gateway* = full pipeline (key auth, rate limit, hold, settle, usage event on PostgreSQL).");
   out.push("");

@@ -24,6 +24,8 @@ export interface StackOptions {
   gatewayEnv: Record<string, string>;
   /** Funded accounts (each with one key) to create; the first is the main one. */
   accounts?: number;
+  /** Export traces to an OTLP sink started beside the simulator. */
+  otel?: boolean;
 }
 
 export interface Stack {
@@ -38,6 +40,10 @@ export interface Stack {
   /** One key per funded account (tokens[0] === token). */
   tokens: string[];
   dbName: string;
+  /** The gateway's stdout: its JSON lines, one per request with LOG_REQUESTS on. */
+  gatewayLog: string;
+  /** The OTLP sink's URL with `otel`. */
+  otelUrl: string | null;
   stop(): Promise<void>;
 }
 
@@ -91,7 +97,17 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     providerEnv.BRAVE_BASE_URL = `${simUrl}/sim/brave`;
     providerEnv.BRAVE_API_KEY = "simulated";
 
+    let otelUrl: string | null = null;
+    if (o.otel) {
+      const sinkPort = await freePort();
+      const sink = spawnChild("otlp sink", [bun, join(ROOT, "bench/otlp-sink.ts")], { ...baseEnv, SINK_PORT: String(sinkPort) }, o.loadCore);
+      children.push(sink);
+      otelUrl = `http://127.0.0.1:${sinkPort}`;
+      await waitReady(sink, otelUrl);
+    }
+
     const gwPort = await freePort();
+    const gatewayLog = join(dataDir, "gateway.log");
     const gateway = spawnChild(
       "gateway",
       [bun, ...o.gatewayBunFlags, join(ROOT, "src/main.ts")],
@@ -119,10 +135,15 @@ export async function startStack(o: StackOptions): Promise<Stack> {
         CONCURRENCY_PER_KEY: "0",
         SIGNUP_RATE_PER_IP: "0",
         LOGIN_RATE_PER_IP: "0",
-        LOG_LEVEL: "warn",
+        // The defaults of a deployment: info level, one JSON line per request (to a file, as a
+        // log shipper would take it); LOG_REQUESTS=off or LOG_LEVEL=warn measure without them.
+        LOG_LEVEL: process.env.LOG_LEVEL ?? "info",
+        ...(process.env.LOG_REQUESTS && { LOG_REQUESTS: process.env.LOG_REQUESTS }),
+        ...(otelUrl && { OTEL_EXPORTER_OTLP_ENDPOINT: otelUrl }),
         ...o.gatewayEnv,
       },
       o.targetCore,
+      gatewayLog,
     );
     children.push(gateway);
     const gatewayUrl = `http://127.0.0.1:${gwPort}`;
@@ -137,7 +158,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     const accounts = [];
     for (let i = 0; i < Math.max(1, o.accounts ?? 1); i++) accounts.push(await fundedKey(gatewayUrl));
     const { token, userId } = accounts[0]!;
-    return { simUrl, gatewayUrl, proxyUrl, sim, gateway, proxy, token, userId, tokens: accounts.map((a) => a.token), dbName, stop: stopAll };
+    return { simUrl, gatewayUrl, proxyUrl, sim, gateway, proxy, token, userId, tokens: accounts.map((a) => a.token), dbName, gatewayLog, otelUrl, stop: stopAll };
   } catch (e) {
     await stopAll();
     throw e;

@@ -220,10 +220,10 @@ function whyInvalid(p: KeyPrincipal | null): Text | null {
 
 function checkScope(p: KeyPrincipal, need: Scope | "model" | "any"): void {
   if (need === "any") return;
-  // null scopes: the legacy behaviour, model calls (and, by our decision, the usage report).
-  if (p.scopes === null) return;
   const want: Scope = need === "model" ? "chat" : need;
-  if (!p.scopes.includes(want)) throw new GatewayError("scope_required", text(`이 키에는 '${want}' 권한이 없습니다.`, `This key lacks the '${want}' scope.`));
+  // null scopes: the legacy behaviour, "model calls only" in the specification.
+  const granted = p.scopes ?? ["chat"];
+  if (!granted.includes(want)) throw new GatewayError("scope_required", text(`이 키에는 '${want}' 권한이 없습니다.`, `This key lacks the '${want}' scope.`));
 }
 
 export function rateHeaders(r: RateDecision): Record<string, string> {

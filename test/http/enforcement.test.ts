@@ -149,6 +149,7 @@ for (const kind of kinds) {
       expect(await status(none.key, "model")).toEqual([403, "scope_required"]);
       expect(await status(usage.key, "usage:read")).toBe(200);
       expect(await status(chat.key, "usage:read")).toEqual([403, "scope_required"]);
+      expect(await status(legacy.key, "usage:read")).toEqual([403, "scope_required"]);
       for (const k of [legacy, chat, usage, none]) expect(await status(k.key, "any")).toBe(200);
       // Via HTTP, /v1/me accepts any scope.
       expect((await me(g, usage.key)).status).toBe(200);

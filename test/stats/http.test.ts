@@ -109,17 +109,22 @@ describe("stats and usage report over HTTP", () => {
     for (const top of ["1", "20"]) expect((await g.call("GET", `/v1/stats/usage-timeseries?top=${top}`)).status).toBe(200);
   }, 30_000);
 
-  test("usage report: usage:read or legacy keys; chat-only keys 403; JWT and no key 401", async () => {
+  test("usage report: usage:read keys only; chat-only and legacy (null scopes) keys 403; JWT and no key 401", async () => {
     const readOnly = await g.newKey(owner, { scopes: ["usage:read"] });
     const chatOnly = await g.newKey(owner, { scopes: ["chat"] });
     const both = await g.newKey(owner, { scopes: ["chat", "usage:read"] });
-    expect((await g.call("GET", "/v1/usage/report", { token: chatOnly.key })).status).toBe(403);
-    expect((await g.call("GET", "/v1/usage/report", { token: chatOnly.key })).body.detail.error).toBe("scope_required");
+    // A legacy key is "model calls only" in the specification: it cannot read the account's usage.
+    expect(key.scopes ?? null).toBeNull();
+    for (const k of [chatOnly, key]) {
+      const r = await g.call("GET", "/v1/usage/report", { token: k.key });
+      expect(r.status).toBe(403);
+      expect(r.body.detail.error).toBe("scope_required");
+    }
     expect((await g.call("GET", "/v1/usage/report")).status).toBe(401);
     expect((await g.call("GET", "/v1/usage/report", { token: owner.jwt })).status).toBe(401);
 
     const today = new Date().toISOString().slice(0, 10);
-    for (const k of [readOnly, key, both]) {
+    for (const k of [readOnly, both]) {
       const r = await g.call("GET", "/v1/usage/report", { token: k.key });
       expect(r.status).toBe(200);
       expect(r.headers.get("cache-control")).toBe("private, no-store");

@@ -1,8 +1,8 @@
 -- gw_hold also answers how much room is left after it: the account's free credits, bounded by
 -- the key's and the org memberships' monthly budgets (micro-won), and the key's monthly token
 -- room (NULL without a token limit). The gateway keeps these as an estimate per key to decide
--- whether it may start the upstream call while the hold is still on its way (src/db/repos/
--- ledger-estimate.ts); the hold itself stays the only authority on money. Same checks, same
+-- whether it may start the upstream call while the hold is still on its way
+-- (src/core/billing/hold-estimate.ts); the hold itself stays the only authority on money. Same checks, same
 -- lock order and same effects as 0001's version.
 DROP FUNCTION IF EXISTS gw_hold(uuid, uuid, uuid, text, bigint, bigint, int);
 --> statement-breakpoint

@@ -28,6 +28,8 @@ export interface ResponsesStreamMeta {
   createdAt: number;
   echo: Echo;
   keepaliveMs: number;
+  /** Keeps the finished response (RESPONSES_STORE=on) before `response.completed` tells the client it exists. */
+  keep?: (response: ReturnType<typeof responseObject>) => Promise<void>;
 }
 
 /** Numbers and frames the events of one stream. */
@@ -141,7 +143,7 @@ export function responsesEventStream(service: ChatService, plan: ChatPlan, opene
       out.annotations = citationAnnotations(service.citations(plan, d.text).citations);
       const output = out.finish();
       const { cost, usage } = await service.finishStream(plan, c, { ending: "complete", ...received, result: drainedResult(d) });
-      complete(w, head, output, usage, cost, d.finish, false);
+      await complete(w, meta, head, output, usage, cost, d.finish, false);
       write(DONE);
       return;
     }
@@ -164,7 +166,7 @@ export function cachedResponsesStream(o: ChatOutcome, meta: ResponsesStreamMeta)
       start(w, head);
       if (o.result.content) out.text(o.result.content);
       o.result.toolCalls?.forEach((call, index) => out.toolCall({ type: "tool_call", index, id: call.id, name: call.function.name, arguments: call.function.arguments }, { ...call, function: { ...call.function } }));
-      complete(w, head, out.finish(), o.result.usage, o.cost, o.result.finishReason, true);
+      await complete(w, meta, head, out.finish(), o.result.usage, o.cost, o.result.finishReason, true);
       write(DONE);
     },
     () => {},
@@ -177,6 +179,8 @@ function start(w: EventWriter, head: ResponseHead): void {
   w.emit("response.in_progress", { response });
 }
 
-function complete(w: EventWriter, head: ResponseHead, output: OutputItem[], usage: Usage, cost: Cost, finish: ChatOutcome["result"]["finishReason"], cached: boolean): void {
-  w.emit("response.completed", { response: responseObject(head, { status: "completed", output, usage, finish, cost, cached }) });
+async function complete(w: EventWriter, meta: ResponsesStreamMeta, head: ResponseHead, output: OutputItem[], usage: Usage, cost: Cost, finish: ChatOutcome["result"]["finishReason"], cached: boolean): Promise<void> {
+  const response = responseObject(head, { status: "completed", output, usage, finish, cost, cached });
+  await meta.keep?.(response);
+  w.emit("response.completed", { response });
 }

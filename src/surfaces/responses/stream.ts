@@ -109,6 +109,9 @@ class OutputWriter {
     this.open = null;
     if (o.kind === "message") {
       const base = { item_id: o.item.id, output_index: o.index, content_index: 0 };
+      // As OpenAI does, each source is announced before the text is done (the AI SDK's
+      // streamText takes its sources from these events).
+      this.annotations.forEach((annotation, annotation_index) => this.w.emit("response.output_text.annotation.added", { ...base, annotation_index, annotation }));
       this.w.emit("response.output_text.done", { ...base, text: o.text, logprobs: [] });
       this.w.emit("response.content_part.done", { ...base, part: outputText(o.text, this.annotations) });
       o.item.status = "completed";

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "
 import { generateText, type ModelMessage } from "ai";
 import { dbKinds, type TestGateway } from "../harness";
 import { money, proxiedGateway, tenant, type RecordingProxy } from "../chat/helpers";
-import { postResponses, streamFrames } from "./helpers";
+import { postResponses, streamFrames, tenant as tenantSdk } from "./helpers";
 import { aiSdk, PROTOCOL_MODELS, references } from "./ai-sdk-helpers";
 
 setDefaultTimeout(30_000);
@@ -136,6 +136,19 @@ for (const kind of await dbKinds()) {
       expect(got.status).toBe(200);
       expect(got.body.output).toEqual(completed.output);
       expect(got.body.cost).toEqual(completed.cost);
+    });
+
+    test("the openai SDK retrieves and deletes a stored response", async () => {
+      const { sdk } = await tenantSdk(g);
+      const created = await sdk.responses.create({ model: "gemini-2.5-flash", input: "kept for the SDK" });
+      const got = await sdk.responses.retrieve(created.id);
+      expect(got.id).toBe(created.id);
+      expect(got.output_text).toBe(created.output_text);
+      expect((got as any).store).toBe(true);
+      await sdk.responses.delete(created.id);
+      const e: any = await sdk.responses.retrieve(created.id).catch((x) => x);
+      expect(e.status).toBe(404);
+      expect(e.code).toBe("not_found");
     });
 
     test("an expired response is unknown, and the sweeper's purge deletes it with its items", async () => {

@@ -57,6 +57,8 @@ import { Elysia } from "elysia";
 import { compactRoutes } from "./http/routes/responses-compact";
 import { responsesRoutes } from "./http/routes/responses";
 import { FeedbackRepo } from "./db/repos/feedback";
+import { StoredResponseRepo } from "./db/repos/stored-responses";
+import { responseStoreRoutes } from "./http/routes/responses-store";
 import { RollupRepo } from "./db/repos/rollups";
 import { StatsService } from "./core/stats";
 import { startStatsRollup, statsSettings } from "./jobs/stats-rollup";
@@ -292,6 +294,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     searchPriceMicro: krwToMicro(cfg.WEB_SEARCH_PRICE_KRW),
   });
 
+  const responseStore = { repo: new StoredResponseRepo(db, cfg.RESPONSES_STORE_DAYS), on: cfg.RESPONSES_STORE };
   const sweeper = setInterval(() => {
     // This instance's running calls are renewed first, so its own sweep never takes them.
     keeper
@@ -300,6 +303,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
       .then(() => ledger.sweepExpired())
       .catch((e) => log.warn("hold sweep failed", { error: e }));
     responseCache.purgeExpired().catch((e) => log.warn("cache purge failed", { error: e }));
+    responseStore.repo.purgeExpired().catch((e) => log.warn("stored responses purge failed", { error: e }));
   }, 30_000);
   sweeper.unref?.();
 
@@ -347,7 +351,8 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     compactRoutes(deps),
     videoRoutes(deps, video),
     policyRoutes(deps, { policies: policyRepo, catalog: () => catalog.current() }),
-    responsesRoutes(deps, { chat, pii: piiMasking, keepaliveMs: cfg.SSE_KEEPALIVE_MS, feedback: new FeedbackRepo(db) }),
+    responsesRoutes(deps, { chat, pii: piiMasking, keepaliveMs: cfg.SSE_KEEPALIVE_MS, feedback: new FeedbackRepo(db), store: responseStore }),
+    responseStoreRoutes(deps, responseStore),
     statsRoutes({ stats, maxAgeSeconds: statsCfg.maxAgeSeconds }),
     usageReportRoutes(deps, rollups),
   ]);

@@ -79,6 +79,8 @@ export const EnvSchema = T.Object({
   SIM_HOST: T.String({ default: "127.0.0.1", minLength: 1, description: "Address the standalone simulator (`npm run sim`) listens on" }),
   WEB_SEARCH_PRICE_KRW: T.Number({ minimum: 0, maximum: 100000, default: 7, description: "Price of one web-plugin search (Brave Search), charged with the call" }),
   WEB_SEARCH_TIMEOUT_MS: Int(100, 60_000, 5000, "Deadline of one web-plugin search"),
+  RESPONSES_STORE: Bool("Keep Responses-API answers (and their input) so previous_response_id, item_reference and GET/DELETE /v1/responses/{id} work; off: both are ignored or refused, nothing is kept", false),
+  RESPONSES_STORE_DAYS: Int(1, 3650, 30, "How long a stored response is kept (RESPONSES_STORE=on)"),
   VIDEO_STORAGE: T.Union([T.Literal("local"), T.Literal("s3")], { default: "local", description: "Where Family G video results are kept: a local directory or S3-compatible storage" }),
   VIDEO_STORAGE_DIR: T.Optional(T.String({ minLength: 1, description: "Local storage directory (default <DATA_DIR>/files)" })),
   S3_BUCKET: T.Optional(T.String({ minLength: 1, description: "S3 bucket for VIDEO_STORAGE=s3 (else Bun's S3_*/AWS_* environment)" })),

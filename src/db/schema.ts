@@ -7,3 +7,4 @@ export * from "./schema/rollups";
 export * from "./schema/policies";
 export * from "./schema/video-jobs";
 export * from "./schema/feedback";
+export * from "./schema/stored-responses";

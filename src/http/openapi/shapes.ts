@@ -191,6 +191,7 @@ export const ResponseObject = named(
     cost: T.Optional(Cost),
   }),
 );
+export const DeletedResponse = named("DeletedResponse", T.Object({ id: T.String(), object: T.Literal("response"), deleted: T.Literal(true) }));
 export const Feedback = named(
   "Feedback",
   T.Object({

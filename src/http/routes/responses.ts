@@ -14,6 +14,8 @@ import { requestIdFromPath, responseId } from "../../surfaces/responses/ids";
 import { dropNulls, ResponsesBodySchema, type ResponsesBody } from "../../surfaces/responses/schema";
 import { cachedResponsesStream, responsesEventStream } from "../../surfaces/responses/stream";
 import { toCoreFromResponses } from "../../surfaces/responses/to-core";
+import { resolveInput } from "../../surfaces/responses/history";
+import { historyOf, keepResponse, keeps, type ResponseStore } from "./responses-store";
 import { rateHeaders } from "../auth";
 import type { AppDeps } from "../deps";
 import { notFound } from "../params";
@@ -27,6 +29,7 @@ import { Feedback, ResponseObject } from "../openapi/shapes";
 
 export interface ResponsesRouteDeps extends ChatRouteDeps {
   feedback: FeedbackRepo;
+  store: ResponseStore;
 }
 
 export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
@@ -39,7 +42,9 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         Object.assign(set.headers, headers);
         using slot = await d.calls.take(principal, request);
         const b = body as ResponsesBody;
-        const core = toCoreFromResponses(b);
+        // Earlier turns are resolved (or refused) before any credit is held.
+        const turns = await resolveInput(b, historyOf(c.store, principal.user.id));
+        const core = toCoreFromResponses({ ...b, input: turns.input }, turns.prior);
         const id = requestId(request);
         const caller = { ...callIdentity(request, principal.user.id), principal, app: appName(request), signal: request.signal, trace: requestRecord(request), lang: requestLang(request) };
         const stream = b.stream === true;
@@ -52,14 +57,21 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
           web: parseWebPlugin(b.plugins),
           stream,
         });
-        const meta = { id: responseId(id), createdAt: Math.floor(Date.now() / 1000), echo: echoOf(b, core.request), keepaliveMs: c.keepaliveMs };
+        const store = keeps(c.store, b);
+        const context = [...turns.prior, ...turns.input];
+        const keep = store ? (r: ReturnType<typeof responseObject>) => keepResponse(c.store, principal.user.id, context, r) : undefined;
+        const meta = { id: responseId(id), createdAt: Math.floor(Date.now() / 1000), echo: echoOf(b, core.request, { store, previousId: turns.previousId }), keepaliveMs: c.keepaliveMs, keep };
+        const answer = async (r: ReturnType<typeof responseObject>) => {
+          await keep?.(r);
+          return r;
+        };
         const sseHeaders = { ...SSE_HEADERS, ...headers, "x-request-id": id };
         if (prepared.kind === "cached") {
           if (stream) return slot.untilEnd(new Response(cachedResponsesStream(prepared.outcome, meta), { headers: sseHeaders }));
           set.headers["x-cost-krw"] = "0";
           set.headers["x-cost-usd"] = "0";
           const o = prepared.outcome;
-          return responseObject({ ...meta, model: o.model, provider: o.provider }, { status: "completed", output: outputItems(o.result), usage: o.result.usage, finish: o.result.finishReason, cached: true });
+          return answer(responseObject({ ...meta, model: o.model, provider: o.provider }, { status: "completed", output: outputItems(o.result), usage: o.result.usage, finish: o.result.finishReason, cached: true }));
         }
         if (!stream) {
           const o = await c.chat.complete(prepared.plan);
@@ -67,7 +79,7 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
           if (decision) set.headers["x-policy-decision"] = decision;
           set.headers["x-cost-krw"] = String(o.cost.krw);
           set.headers["x-cost-usd"] = String(o.cost.usd);
-          return responseObject({ ...meta, model: o.model, provider: o.provider }, { status: "completed", output: outputItems(o.result, o.citations), usage: o.result.usage, finish: o.result.finishReason });
+          return answer(responseObject({ ...meta, model: o.model, provider: o.provider }, { status: "completed", output: outputItems(o.result, o.citations), usage: o.result.usage, finish: o.result.finishReason }));
         }
         // Typed events always: the Responses events are composed here, never relayed.
         const opened = await c.chat.openStream(prepared.plan, false);
@@ -75,7 +87,7 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         const decision = c.chat.decisionOf(prepared.plan);
         return slot.untilEnd(new Response(responsesEventStream(c.chat, prepared.plan, opened, meta, c.pii), { headers: decision ? { ...sseHeaders, "x-policy-decision": decision } : sseHeaders }));
       },
-      { body: ResponsesBodySchema, transform: ({ body }) => dropNulls(body), detail: { security: AUTH.apiKey, tags: ["responses"], summary: "Responses-format call (converted into a chat call), optionally streamed", responses: { ...withHeaders(okOrStream(ResponseObject, "`response.*` events, then `data: [DONE]`"), "X-Cost-KRW", "X-Cost-USD", "X-Policy-Decision"), ...errors(402, 409, 502) } } },
+      { body: ResponsesBodySchema, transform: ({ body }) => dropNulls(body), detail: { security: AUTH.apiKey, tags: ["responses"], summary: "Responses-format call (converted into a chat call), optionally streamed", responses: { ...withHeaders(okOrStream(ResponseObject, "`response.*` events, then `data: [DONE]`"), "X-Cost-KRW", "X-Cost-USD", "X-Policy-Decision"), ...errors(402, 404, 409, 502) } } },
     )
     .post(
       "/v1/responses/:request_id/feedback",

@@ -28,7 +28,7 @@ export interface StreamMeta {
 const enc = new TextEncoder();
 
 export function chatEventStream(service: ChatService, plan: ChatPlan, opened: OpenedStream, meta: StreamMeta, pii?: PiiPort): ReadableStream<Uint8Array> {
-  const pump = opened.kind === "raw" ? (w: Write, gone: () => boolean) => relayRaw(service, plan, opened, w, gone) : (w: Write, gone: () => boolean) => encodeTyped(service, plan, opened, meta, w, gone, pii);
+  const pump = opened.kind === "raw" ? (w: Write, gone: () => boolean) => relayRaw(service, plan, opened, meta, w, gone) : (w: Write, gone: () => boolean) => encodeTyped(service, plan, opened, meta, w, gone, pii);
   return sseStream(meta.keepaliveMs, pump, () => service.clientLeft(plan, opened));
 }
 
@@ -73,7 +73,7 @@ function accumulate(events: Uint8Array[]): ChatResult {
   return r;
 }
 
-async function relayRaw(service: ChatService, plan: ChatPlan, opened: Extract<OpenedStream, { kind: "raw" }>, write: Write, gone: () => boolean): Promise<void> {
+async function relayRaw(service: ChatService, plan: ChatPlan, opened: Extract<OpenedStream, { kind: "raw" }>, meta: StreamMeta, write: Write, gone: () => boolean): Promise<void> {
   const splitter = new SseSplitter();
   const forwarded: Uint8Array[] = [];
   let usageChunk: any = null;
@@ -122,8 +122,9 @@ async function relayRaw(service: ChatService, plan: ChatPlan, opened: Extract<Op
     // The one event the gateway writes itself names the catalog model and the provider that
     // answered (the relayed chunks carry the upstream's own model id).
     const cites = service.citations(plan, result?.content ?? null).citations;
-    if (cites) write(enc.encode(`data: ${JSON.stringify({ object: "chat.completion.chunk", model: c.model.id, provider: c.provider.id, choices: [{ index: 0, delta: { annotations: annotationsJson(cites) }, finish_reason: null }] })}\n\n`));
-    const final = usageChunk ? { ...usageChunk, model: c.model.id, provider: c.provider.id, choices: [], cost: costJson(cost) } : { object: "chat.completion.chunk", model: c.model.id, provider: c.provider.id, choices: [], usage: { prompt_tokens: billed.promptTokens, completion_tokens: billed.completionTokens, total_tokens: billed.promptTokens + billed.completionTokens }, cost: costJson(cost) };
+    const head = { id: meta.id, created: meta.created, ...streamHead(forwarded, usageChunk), object: "chat.completion.chunk", model: c.model.id, provider: c.provider.id };
+    if (cites) write(enc.encode(`data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta: { annotations: annotationsJson(cites) }, finish_reason: null }] })}\n\n`));
+    const final = usageChunk ? { ...usageChunk, model: c.model.id, provider: c.provider.id, choices: [], cost: costJson(cost) } : { ...head, choices: [], usage: { prompt_tokens: billed.promptTokens, completion_tokens: billed.completionTokens, total_tokens: billed.promptTokens + billed.completionTokens }, cost: costJson(cost) };
     write(enc.encode(`data: ${JSON.stringify(final)}\n\n`));
     write(DONE);
     return;
@@ -136,6 +137,12 @@ async function relayRaw(service: ChatService, plan: ChatPlan, opened: Extract<Op
   write(errorEvent(failure!, received.text));
   await service.finishStream(plan, c, { ending: "failed", usage, ...received });
   write(DONE);
+}
+
+/** The upstream's `id` and `created` on the relayed chunks, which the chunks the gateway adds repeat. */
+function streamHead(forwarded: Uint8Array[], usageChunk: any): { id?: string; created?: number } {
+  const first = usageChunk ?? (forwarded.length ? parseJson(eventData(forwarded[0]!)) : null);
+  return { ...(typeof first?.id === "string" && { id: first.id }), ...(typeof first?.created === "number" && { created: first.created }) };
 }
 
 /** An upstream event's JSON payload; null when it is not JSON (the relay never throws on it). */

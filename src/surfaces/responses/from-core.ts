@@ -92,10 +92,19 @@ export interface Echo {
   reasoning: { effort: string | null; summary: null };
   service_tier: string | null;
   metadata: Record<string, unknown>;
+  /** Whether the answer is kept (RESPONSES_STORE=on and not `store: false`), and what it continued. */
+  store: boolean;
+  previous_response_id: string | null;
+}
+
+/** How a response relates to stored ones: kept or not, and the response it continued. */
+export interface Storage {
+  store: boolean;
+  previousId: string | null;
 }
 
 /** The echo of a request as converted: the tools kept (flat), the effective cap and effort. */
-export function echoOf(body: ResponsesBody, req: Omit<ChatRequest, "model">): Echo {
+export function echoOf(body: ResponsesBody, req: Omit<ChatRequest, "model">, storage: Storage = { store: false, previousId: null }): Echo {
   const tools = (req.tools ?? []).map((t) => ({ type: "function" as const, name: t.function.name, description: t.function.description ?? null, parameters: t.function.parameters ?? null, strict: t.function.strict ?? null }));
   const effort = req.reasoning_effort;
   return {
@@ -109,6 +118,8 @@ export function echoOf(body: ResponsesBody, req: Omit<ChatRequest, "model">): Ec
     reasoning: { effort: effort ?? null, summary: null },
     service_tier: body.service_tier ?? null,
     metadata: body.metadata ?? {},
+    store: storage.store,
+    previous_response_id: storage.previousId,
   };
 }
 
@@ -141,8 +152,6 @@ export function responseObject(h: ResponseHead, t: ResponseTail) {
     ...h.echo,
     model: h.model,
     output: t.output,
-    previous_response_id: null,
-    store: false,
     text: { format: { type: "text" } },
     truncation: "disabled",
     usage: t.usage ? responsesUsage(t.usage) : null,

@@ -17,8 +17,10 @@ const Part = t.Object({ type: t.String({ minLength: 1 }) }, { additionalProperti
 
 export const InputItemSchema = t.Object(
   {
-    // `reasoning` items (sent back by clients that keep encrypted reasoning) are dropped.
-    type: t.Optional(t.Union([t.Literal("message"), t.Literal("function_call"), t.Literal("function_call_output"), t.Literal("reasoning")])),
+    // `reasoning` items (sent back by clients that keep encrypted reasoning) are dropped;
+    // `item_reference` names a stored output item by `id` (history.ts).
+    type: t.Optional(t.Union([t.Literal("message"), t.Literal("function_call"), t.Literal("function_call_output"), t.Literal("reasoning"), t.Literal("item_reference")])),
+    id: t.Optional(t.String()),
     role: t.Optional(t.Union([t.Literal("user"), t.Literal("assistant"), t.Literal("system"), t.Literal("developer")])),
     content: t.Optional(t.Union([t.String(), t.Array(Part), t.Null()])),
     call_id: t.Optional(t.String()),
@@ -69,7 +71,8 @@ export const ResponsesBodySchema = t.Object(
     provider: t.Optional(ProviderPrefsSchema),
     trace_id: t.Optional(t.String({ maxLength: 128 })),
     plugins: t.Optional(t.Array(t.Object({ id: t.String() }, { additionalProperties: true }))),
-    // Accepted and ignored (the specification's list).
+    // Accepted and ignored (the specification's list); with RESPONSES_STORE=on `store: false`
+    // keeps an answer from being stored and `previous_response_id` continues a stored one.
     text: t.Optional(t.Any()),
     store: t.Optional(t.Any()),
     previous_response_id: t.Optional(t.Any()),

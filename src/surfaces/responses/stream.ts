@@ -28,6 +28,8 @@ export interface ResponsesStreamMeta {
   createdAt: number;
   echo: Echo;
   keepaliveMs: number;
+  /** Keeps the finished response (RESPONSES_STORE=on) before `response.completed` tells the client it exists. */
+  keep?: (response: ReturnType<typeof responseObject>) => Promise<void>;
 }
 
 /** Numbers and frames the events of one stream. */
@@ -107,6 +109,9 @@ class OutputWriter {
     this.open = null;
     if (o.kind === "message") {
       const base = { item_id: o.item.id, output_index: o.index, content_index: 0 };
+      // As OpenAI does, each source is announced before the text is done (the AI SDK's
+      // streamText takes its sources from these events).
+      this.annotations.forEach((annotation, annotation_index) => this.w.emit("response.output_text.annotation.added", { ...base, annotation_index, annotation }));
       this.w.emit("response.output_text.done", { ...base, text: o.text, logprobs: [] });
       this.w.emit("response.content_part.done", { ...base, part: outputText(o.text, this.annotations) });
       o.item.status = "completed";
@@ -141,7 +146,7 @@ export function responsesEventStream(service: ChatService, plan: ChatPlan, opene
       out.annotations = citationAnnotations(service.citations(plan, d.text).citations);
       const output = out.finish();
       const { cost, usage } = await service.finishStream(plan, c, { ending: "complete", ...received, result: drainedResult(d) });
-      complete(w, head, output, usage, cost, d.finish, false);
+      await complete(w, meta, head, output, usage, cost, d.finish, false);
       write(DONE);
       return;
     }
@@ -164,7 +169,7 @@ export function cachedResponsesStream(o: ChatOutcome, meta: ResponsesStreamMeta)
       start(w, head);
       if (o.result.content) out.text(o.result.content);
       o.result.toolCalls?.forEach((call, index) => out.toolCall({ type: "tool_call", index, id: call.id, name: call.function.name, arguments: call.function.arguments }, { ...call, function: { ...call.function } }));
-      complete(w, head, out.finish(), o.result.usage, o.cost, o.result.finishReason, true);
+      await complete(w, meta, head, out.finish(), o.result.usage, o.cost, o.result.finishReason, true);
       write(DONE);
     },
     () => {},
@@ -177,6 +182,8 @@ function start(w: EventWriter, head: ResponseHead): void {
   w.emit("response.in_progress", { response });
 }
 
-function complete(w: EventWriter, head: ResponseHead, output: OutputItem[], usage: Usage, cost: Cost, finish: ChatOutcome["result"]["finishReason"], cached: boolean): void {
-  w.emit("response.completed", { response: responseObject(head, { status: "completed", output, usage, finish, cost, cached }) });
+async function complete(w: EventWriter, meta: ResponsesStreamMeta, head: ResponseHead, output: OutputItem[], usage: Usage, cost: Cost, finish: ChatOutcome["result"]["finishReason"], cached: boolean): Promise<void> {
+  const response = responseObject(head, { status: "completed", output, usage, finish, cost, cached });
+  await meta.keep?.(response);
+  w.emit("response.completed", { response });
 }

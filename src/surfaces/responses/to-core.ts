@@ -29,9 +29,11 @@ export interface CoreCall {
 type Loc = (string | number)[];
 type RawPart = { type: string } & Record<string, unknown>;
 
-export function toCoreFromResponses(body: ResponsesBody): CoreCall {
+/** `prior`: the items of earlier turns (a stored previous response's), before the input. */
+export function toCoreFromResponses(body: ResponsesBody, prior: InputItem[] = []): CoreCall {
   const messages: ChatMessage[] = [];
   if (body.instructions) messages.push({ role: "system", content: body.instructions });
+  prior.forEach((item, i) => addItem(messages, item, ["body", "previous_response_id", i]));
   if (typeof body.input === "string") messages.push({ role: "user", content: body.input });
   else body.input.forEach((item, i) => addItem(messages, item, ["body", "input", i]));
   if (!messages.some((m) => m.role !== "system")) throw invalid(["body", "input"], text("input에 답할 메시지가 없습니다.", "input has no message to answer"), "value_error");
@@ -57,6 +59,8 @@ export function toCoreFromResponses(body: ResponsesBody): CoreCall {
 function addItem(out: ChatMessage[], item: InputItem, loc: Loc): void {
   const type = item.type ?? (item.role ? "message" : undefined);
   if (type === "reasoning") return;
+  // Resolved before conversion (history.ts); one left here had nothing to resolve against.
+  if (type === "item_reference") throw invalid([...loc, "id"], text("저장된 항목을 찾을 수 없습니다.", "No stored item to resolve"), "value_error");
   if (type === "message") {
     if (!item.role) throw invalid([...loc, "role"], REQUIRED, "missing");
     const role = item.role === "developer" ? "system" : item.role;

@@ -35,6 +35,8 @@ for (const kind of await dbKinds()) {
       // Emails are random: give two accounts the tag through their email by searching it as a case-insensitive fragment.
       await g.gw.deps.db.query("update users set email = $1 where id = $2", [`Alice.${tag}@Example.com`.toLowerCase(), a.id]);
       await g.gw.deps.db.query("update users set email = $1 where id = $2", [`bob.${tag}@example.com`, b.id]);
+      // Two sign-ups may share a clock tick (PGlite's clock is coarse): make b the newer one.
+      await g.gw.deps.db.query("update users set created_at = created_at - interval '1 second' where id = $1", [a.id]);
       await g.credit(a.id, 1234);
       await g.admin("PATCH", `/v1/admin/users/${b.id}`, { regulated: true, deleted: true });
 

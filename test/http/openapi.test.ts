@@ -223,7 +223,8 @@ describe("the statuses the gateway sends are the documented ones", () => {
     const job = await expectOk("POST", "/v1/video/generations", { ...api, body: { prompt: "a tour" } });
     await expectOk("GET", `/v1/jobs/${job.job_id}`, api);
     await expectOk("POST", `/v1/jobs/${job.job_id}/cancel`, api);
-    await expectOk("GET", "/v1/usage/report", api);
+    const reader = await expectOk("POST", "/v1/keys", { ...jwt, body: { name: "tour reader", scopes: ["usage:read"] } });
+    await expectOk("GET", "/v1/usage/report", { token: reader.key });
     for (const s of ["models", "rankings", "usage-timeseries", "apps"]) await expectOk("GET", `/v1/stats/${s}`);
     for (const p of ["/healthz", "/readyz", "/metrics"]) await expectOk("GET", p);
 

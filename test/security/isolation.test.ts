@@ -21,7 +21,7 @@ beforeAll(async () => {
   mallory = await fastUser(g, { creditKrw: 50_000 });
   aliceKey = await g.newKey(alice, { name: "alice-main" });
   aliceKey2 = await g.newKey(alice, { name: "alice-second" });
-  malloryKey = await g.newKey(mallory, { name: "mallory" });
+  malloryKey = await g.newKey(mallory, { name: "mallory", scopes: ["chat", "usage:read"] });
 }, 60_000);
 afterAll(async () => {
   await g?.stop();

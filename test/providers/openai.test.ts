@@ -268,7 +268,7 @@ describe("over HTTP (local fixture server)", () => {
     next = () => ({ kind: "body", body: json });
     const r = await openAIEmbeddingProvider.embed(["a", "b"], "text-embedding-3-small", ctxFor(srv.url));
     expect(srv.requests.at(-1)!.path).toBe("/v1/embeddings");
-    expect(srv.requests.at(-1)!.body).toEqual({ model: "text-embedding-3-small", input: ["a", "b"] });
+    expect(srv.requests.at(-1)!.body).toEqual({ model: "text-embedding-3-small", input: ["a", "b"], encoding_format: "float" });
     expect(r.vectors.length).toBe(2);
   });
 });

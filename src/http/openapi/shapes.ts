@@ -243,3 +243,19 @@ export const AdminUserList = named(
     next_cursor: Nullable(T.String({ description: "Pass as `cursor` for the next page" })),
   }),
 );
+
+export const EmbeddingList = named(
+  "EmbeddingList",
+  T.Object({
+    object: T.Literal("list"),
+    data: T.Array(
+      T.Object({
+        object: T.Literal("embedding"),
+        index: T.Integer(),
+        embedding: T.Union([T.Array(T.Number()), T.String({ description: "base64 of the float32 little-endian values (`encoding_format: base64`)" })]),
+      }),
+    ),
+    model: T.String(),
+    usage: T.Object({ prompt_tokens: T.Integer(), total_tokens: T.Integer() }),
+  }),
+);

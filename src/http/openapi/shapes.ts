@@ -135,6 +135,7 @@ export const Model = named(
     pricing_krw_per_second: T.Optional(T.Record(T.String(), T.Number())),
     pricing_krw_per_1k_output_tokens: T.Optional(T.Number()),
     default_resolution: T.Optional(T.String()),
+    dimensions: T.Optional(T.Integer({ description: "Embedding models: the vector size (the most `dimensions` may ask for)" })),
   }),
 );
 export const ModelList = named("ModelList", T.Object({ object: T.Literal("list"), data: T.Array(Model) }));

@@ -5,6 +5,7 @@
  * model and on Gemini's. The vectors must be the simulator's own, in input order.
  */
 import { describe, expect, test, setDefaultTimeout } from "bun:test";
+import OpenAI from "openai";
 import { createOpenAI } from "@ai-sdk/openai";
 import { embed as aiEmbed, embedMany } from "ai";
 import { OpenAIEmbeddings } from "@langchain/openai";
@@ -27,9 +28,20 @@ describe("embeddings through the official clients", () => {
     ["gemini-embedding-001", "google", ":embedContent"],
   ] as const) {
     test(`openai SDK, ${model}: base64 by default, decoded by the SDK; usage and cost headers`, async () => {
-      const { sdk } = await tenant(gw());
+      const { key } = await tenant(gw());
+      // The SDK's own fetch, watched: what it asked for and what came back on the wire.
+      const wire: { sent?: any; got?: any } = {};
+      const watched = async (url: any, init: any) => {
+        wire.sent = JSON.parse(init.body);
+        const res = await fetch(url, init);
+        wire.got = await res.clone().json();
+        return res;
+      };
+      const sdk = new OpenAI({ apiKey: key.key, baseURL: gw().url + "/v1", maxRetries: 0, fetch: watched as typeof fetch });
       gw().gw.sim!.reset();
       const { data: r, response } = await sdk.embeddings.create({ model, input: "The quick brown fox" }).withResponse();
+      expect(wire.sent.encoding_format).toBe("base64");
+      expect(typeof wire.got.data[0].embedding).toBe("string");
       expect(r.object).toBe("list");
       expect(r.model).toBe(model);
       expect(r.data).toHaveLength(1);

@@ -255,6 +255,21 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   const benchmarks = loadBenchmarks();
   if (benchmarks.problems.length) log.warn("benchmark table failed its schema; auto policies keep entry order", { problems: benchmarks.problems });
   const policyRouter = new PolicyRouter({ source: policySource, gates: () => settings.get(), benchmarks: () => benchmarks.table, latency: new LatencyTracker() });
+  const embeddings = new EmbeddingService({
+    catalog: () => catalog.current(),
+    ledger,
+    settlements,
+    keeper,
+    embedderFor: (p: Protocol) => embeddingProviderFor(p),
+    upstreamFor: (provider, principal) => upstreams.endpoint(provider, principal),
+    available: (provider) => upstreams.available(provider),
+    fxMilli: fxToMilli(cfg.FX_USD_KRW),
+    holdTtlSeconds: cfg.HOLD_TTL_SECONDS,
+    retryBaseMs: cfg.RETRY_BASE_MS,
+    firstByteTimeoutMs: cfg.UPSTREAM_FIRST_BYTE_TIMEOUT_MS,
+    idleTimeoutMs: cfg.UPSTREAM_IDLE_TIMEOUT_MS,
+    observe: (provider, outcome) => metrics.upstreamCalls.inc({ provider, outcome }),
+  });
   const chat = new ChatService({
     catalog: () => catalog.current(),
     ledger,
@@ -284,22 +299,6 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     // No search engine where Brave cannot be called: the web plugin is refused (503) unless optional.
     search: upstreams.available(SEARCH_PROVIDER) ? braveSearchProvider({ ...upstreams.endpoint(SEARCH_PROVIDER), timeoutMs: cfg.WEB_SEARCH_TIMEOUT_MS }) : undefined,
     searchPriceMicro: krwToMicro(cfg.WEB_SEARCH_PRICE_KRW),
-  });
-
-  const embeddings = new EmbeddingService({
-    catalog: () => catalog.current(),
-    ledger,
-    settlements,
-    keeper,
-    embedderFor: (p: Protocol) => embeddingProviderFor(p),
-    upstreamFor: (provider, principal) => upstreams.endpoint(provider, principal),
-    available: (provider) => upstreams.available(provider),
-    fxMilli: fxToMilli(cfg.FX_USD_KRW),
-    holdTtlSeconds: cfg.HOLD_TTL_SECONDS,
-    retryBaseMs: cfg.RETRY_BASE_MS,
-    firstByteTimeoutMs: cfg.UPSTREAM_FIRST_BYTE_TIMEOUT_MS,
-    idleTimeoutMs: cfg.UPSTREAM_IDLE_TIMEOUT_MS,
-    observe: (provider, outcome) => metrics.upstreamCalls.inc({ provider, outcome }),
   });
 
   const sweeper = setInterval(() => {

@@ -65,6 +65,7 @@ describe("embeddings: keys, models and limits", () => {
       [{ input: [1, "a"] }, "input"],
       [{ input: [-1] }, "input"],
       [{ model: "" }, "model"],
+      [{ input: Array.from({ length: 2049 }, () => "a") }, "input"],
     ] as const) {
       const r = await embed(gw(), key.key, { ...small(), ...extra });
       expect([field, r.status, r.body.detail[0].loc[1]]).toEqual([field, 422, field]);

@@ -32,6 +32,7 @@ import { braveSearchProvider } from "./providers/search/brave";
 import { log } from "./lib/log";
 import { CatalogStore } from "./catalog/store";
 import { ChatService } from "./core/chat/service";
+import { EmbeddingService } from "./core/embeddings/service";
 import type { Protocol } from "./core/chat/provider";
 import { SqlLedger } from "./db/repos/ledger";
 import { Settlements } from "./core/billing/settlements";
@@ -45,6 +46,7 @@ import { getOfferings, getProvider, type CatalogSnapshot } from "./core/catalog/
 import { startSimulator, type Simulator } from "./sim";
 import { needsSimulator, SEARCH_PROVIDER, upstreamDirectory, type UpstreamDirectory } from "./upstreams";
 import { chatRoutes } from "./http/routes/chat";
+import { embeddingsRoutes } from "./http/routes/embeddings";
 import { videoRoutes } from "./http/routes/video";
 import { startVideo, type VideoModule } from "./jobs/video";
 import { PolicyRepo, CachedPolicySource } from "./db/repos/policies";
@@ -264,6 +266,21 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   const benchmarks = loadBenchmarks();
   if (benchmarks.problems.length) log.warn("benchmark table failed its schema; auto policies keep entry order", { problems: benchmarks.problems });
   const policyRouter = new PolicyRouter({ source: policySource, gates: () => settings.get(), benchmarks: () => benchmarks.table, latency: new LatencyTracker() });
+  const embeddings = new EmbeddingService({
+    catalog: () => catalog.current(),
+    ledger,
+    settlements,
+    keeper,
+    embedderFor: (p: Protocol) => embeddingProviderFor(p),
+    upstreamFor: (provider, principal) => upstreams.endpoint(provider, principal),
+    available: (provider) => upstreams.available(provider),
+    fxMilli: fxToMilli(cfg.FX_USD_KRW),
+    holdTtlSeconds: cfg.HOLD_TTL_SECONDS,
+    retryBaseMs: cfg.RETRY_BASE_MS,
+    firstByteTimeoutMs: cfg.UPSTREAM_FIRST_BYTE_TIMEOUT_MS,
+    idleTimeoutMs: cfg.UPSTREAM_IDLE_TIMEOUT_MS,
+    observe: (provider, outcome) => metrics.upstreamCalls.inc({ provider, outcome }),
+  });
   const chat = new ChatService({
     catalog: () => catalog.current(),
     ledger,
@@ -348,6 +365,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   const app = createApp(deps, [
     new Elysia({ name: "models-guard" }).use(modelsRoutes(() => catalog.current(), (p) => upstreams.available(p))),
     chatRoutes(deps, { chat, pii: piiMasking, keepaliveMs: cfg.SSE_KEEPALIVE_MS }),
+    embeddingsRoutes(deps, embeddings),
     compactRoutes(deps),
     videoRoutes(deps, video),
     policyRoutes(deps, { policies: policyRepo, catalog: () => catalog.current() }),

@@ -6,6 +6,7 @@
 import type { ChatProvider, EmbeddingProvider, Protocol } from "../core/chat/provider";
 import { anthropicChatProvider } from "./anthropic";
 import { geminiChatProvider } from "./gemini";
+import { geminiEmbeddingProvider } from "./gemini/embed";
 import { openAIChatProvider, openAIEmbeddingProvider } from "./openai";
 
 const CHAT: Record<Protocol, ChatProvider> = {
@@ -21,9 +22,14 @@ export function chatProviderFor(protocol: Protocol): ChatProvider {
   return p;
 }
 
-/** The embeddings adapter for a protocol, or undefined when the gateway has none for it (only openai-compatible). */
+const EMBEDDING: Partial<Record<Protocol, EmbeddingProvider>> = {
+  openai: openAIEmbeddingProvider,
+  gemini: geminiEmbeddingProvider,
+};
+
+/** The embeddings adapter for a protocol, or undefined when the gateway has none for it (Anthropic has no embeddings API). */
 export function embeddingProviderFor(protocol: Protocol): EmbeddingProvider | undefined {
-  return protocol === "openai" ? openAIEmbeddingProvider : undefined;
+  return EMBEDDING[protocol];
 }
 
-export { openAIChatProvider, openAIEmbeddingProvider, anthropicChatProvider, geminiChatProvider };
+export { openAIChatProvider, openAIEmbeddingProvider, anthropicChatProvider, geminiChatProvider, geminiEmbeddingProvider };

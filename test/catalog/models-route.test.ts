@@ -60,6 +60,17 @@ describe("GET /v1/models", () => {
     expect(parent.candidates!.length).toBeGreaterThan(0);
   });
 
+  test("embedding models carry their vector size and input price; other models no dimensions", async () => {
+    const body = await list();
+    const emb = body.data.filter((m) => m.modality === "embedding");
+    expect(emb.map((m) => [m.id, m.dimensions, m.providers.map((p) => [p.id, p.pricing!.input])])).toEqual([
+      ["text-embedding-3-small", 1536, [["openai", 0.02]]],
+      ["text-embedding-3-large", 3072, [["openai", 0.13]]],
+      ["gemini-embedding-001", 3072, [["google", 0.15]]],
+    ]);
+    expect(body.data.find((m) => m.id === "gpt-4o")!.dimensions).toBeUndefined();
+  });
+
   test("video models carry KRW prices per second by resolution (G Omni per 1k output tokens)", async () => {
     const body = await list();
     const veo = body.data.find((m) => m.id === "veo-3") as ModelView;

@@ -232,7 +232,7 @@ describe("verification failures are reported", () => {
     expect(msgs.some((m) => m.includes('text model "gpt-4o" cannot be served by video provider "kling"'))).toBe(true);
     expect(msgs.some((m) => m.includes("family G needs protocol video-veo"))).toBe(true);
     expect(msgs.some((m) => m.includes("service_tier"))).toBe(true);
-    expect(msgs.some((m) => m.includes("embeddings are served over the OpenAI protocol"))).toBe(true);
+    expect(msgs.some((m) => m.includes("embeddings are served over the OpenAI or Gemini protocol"))).toBe(true);
   });
 
   test("caching prices must follow the provider's caching case", () => {

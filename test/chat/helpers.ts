@@ -118,7 +118,7 @@ export function simChatCalls(g: TestGateway): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [provider, routes] of Object.entries(g.gw.sim!.stats().calls)) {
     let n = 0;
-    for (const [route, c] of Object.entries(routes)) if (!route.includes("/embeddings")) n += c;
+    for (const [route, c] of Object.entries(routes)) if (!/embed/i.test(route)) n += c;
     if (n) out[provider] = n;
   }
   return out;

@@ -339,6 +339,17 @@ describe("openai-compatible extras against the simulator", () => {
     expect(a.promptTokens).toBeGreaterThan(0);
   });
 
+  test("embeddings over both protocols: the same text gives the same vector, dimensions honoured", async () => {
+    const gemini: Case = { protocol: "gemini", provider: "google", model: "gemini-embedding-001", caching: "automatic" };
+    const viaOpenAI = await embeddingProviderFor("openai")!.embed(["hello world", "goodbye"], "text-embedding-3-small", ctxOf(c), { dimensions: 32 });
+    const viaGemini = await embeddingProviderFor("gemini")!.embed(["hello world", "goodbye"], "gemini-embedding-001", ctxOf(gemini), { dimensions: 32 });
+    expect(viaGemini.vectors).toEqual(viaOpenAI.vectors);
+    expect(viaGemini.vectors[0]).toHaveLength(32);
+    expect(viaGemini.promptTokens).toBeNull();
+    const one = await embeddingProviderFor("gemini")!.embed(["goodbye"], "gemini-embedding-001", ctxOf(gemini), { dimensions: 32 });
+    expect(one.vectors).toEqual([viaOpenAI.vectors[1]!]);
+  });
+
   for (const provider of ["deepseek", "together", "groq"] as const) {
     test(`the same adapter serves ${provider}: chat and stream`, async () => {
       const cc: Case = { protocol: "openai", provider, model: provider === "groq" ? "llama-3.3-70b" : "deepseek-v3", caching: "automatic" };

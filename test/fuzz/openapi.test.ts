@@ -247,8 +247,19 @@ const videoExample = fc.record({
   images: fc.constantFrom([], ["http://8.8.8.8/a.png"], ["http://8.8.8.8/a.png", "https://1.1.1.1/b.png"]),
 });
 
+const embeddingsExample = fc.record(
+  {
+    model: fc.constantFrom("text-embedding-3-small", "text-embedding-3-large", "gemini-embedding-001"),
+    input: fc.oneof(fc.string({ unit: "grapheme", maxLength: 80 }), fc.array(fc.string({ unit: "grapheme", maxLength: 40 }), { maxLength: 4 }), fc.array(fc.nat({ max: 100_000 }), { maxLength: 8 })),
+    encoding_format: fc.constantFrom("float", "base64"),
+    dimensions: fc.integer({ min: 1, max: 4000 }),
+  },
+  { requiredKeys: ["model", "input"] },
+);
+
 const EXAMPLE_VALUES: Record<string, fc.Arbitrary<Record<string, unknown>>> = {
   "/v1/chat/completions": chatExample,
+  "/v1/embeddings": embeddingsExample,
   "/v1/responses": responsesExample,
   "/v1/video/generations": videoExample,
 };
@@ -270,7 +281,7 @@ function rightCred(path: string): string | null {
   if (path.startsWith("/v1/admin")) return "admin";
   if (path.startsWith("/v1/provisioning")) return "mgmt";
   if (/^\/v1\/(keys|management-keys|routing-policies|me)|feedback$/.test(path)) return "jwt";
-  if (/^\/v1\/(chat|responses|video|jobs|usage|models)/.test(path)) return "key";
+  if (/^\/v1\/(chat|responses|embeddings|video|jobs|usage|models)/.test(path)) return "key";
   return null;
 }
 

@@ -217,6 +217,8 @@ describe("the statuses the gateway sends are the documented ones", () => {
     await expectOk("GET", "/v1/models", api);
     await expectOk("GET", "/v1/models/gpt-4o-mini", api);
     await expectOk("POST", "/v1/chat/completions", { ...api, body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }], max_tokens: 5 } });
+    await expectOk("POST", "/v1/embeddings", { ...api, body: { model: "text-embedding-3-small", input: ["hi", "there"] } });
+    await expectOk("POST", "/v1/embeddings", { ...api, body: { model: "gemini-embedding-001", input: "hi", encoding_format: "base64" } });
     const resp = await expectOk("POST", "/v1/responses", { ...api, body: { model: "gpt-4o-mini", input: "hi" } });
     await g.gw.settlements.quiesce();
     await expectOk("POST", `/v1/responses/${resp.id}/feedback`, { ...jwt, body: { rating: "up" } });

@@ -268,7 +268,10 @@ describe("over HTTP (local fixture server)", () => {
     next = () => ({ kind: "body", body: json });
     const r = await openAIEmbeddingProvider.embed(["a", "b"], "text-embedding-3-small", ctxFor(srv.url));
     expect(srv.requests.at(-1)!.path).toBe("/v1/embeddings");
-    expect(srv.requests.at(-1)!.body).toEqual({ model: "text-embedding-3-small", input: ["a", "b"] });
+    expect(srv.requests.at(-1)!.body).toEqual({ model: "text-embedding-3-small", input: ["a", "b"], encoding_format: "float" });
     expect(r.vectors.length).toBe(2);
+    // Token ids, dimensions and user go out as OpenAI takes them; floats are always asked for.
+    await openAIEmbeddingProvider.embed([[1, 2], [3]], "text-embedding-3-large", ctxFor(srv.url), { dimensions: 64, user: "end-user-7" });
+    expect(srv.requests.at(-1)!.body).toEqual({ model: "text-embedding-3-large", input: [[1, 2], [3]], encoding_format: "float", dimensions: 64, user: "end-user-7" });
   });
 });

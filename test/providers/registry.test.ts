@@ -11,10 +11,10 @@ describe("provider registry", () => {
     expect(chatProviderFor("anthropic").openRawStream).toBeUndefined();
   });
 
-  test("embeddings only for openai-compatible", () => {
-    expect(embeddingProviderFor("openai")).toBeDefined();
+  test("embeddings for openai-compatible and gemini, none for anthropic", () => {
+    expect(embeddingProviderFor("openai")!.protocol).toBe("openai");
     expect(embeddingProviderFor("anthropic")).toBeUndefined();
-    expect(embeddingProviderFor("gemini")).toBeUndefined();
+    expect(embeddingProviderFor("gemini")!.protocol).toBe("gemini");
   });
 
   test("adapters import only core/, lib/ and other provider files", async () => {

@@ -145,7 +145,7 @@ export function requireModality(snapshot: CatalogSnapshot, resolution: ModelReso
     withSuggestions(
       text(
         `'${resolution.model.id}'은(는) ${MODALITY_KO[actual]} 모델이라 ${MODALITY_KO[modality]} 요청에 사용할 수 없습니다.`,
-        `'${resolution.model.id}' is a ${MODALITY_EN[actual]} model and cannot serve a ${MODALITY_EN[modality]} request.`,
+        `'${resolution.model.id}' is ${withArticle(MODALITY_EN[actual])} model and cannot serve ${withArticle(MODALITY_EN[modality])} request.`,
       ),
       suggestions,
     ),
@@ -225,6 +225,7 @@ export function checkPolicyEntryModel(snapshot: CatalogSnapshot, id: string): Po
 
 const MODALITY_KO: Record<Modality, string> = { text: "채팅", embedding: "임베딩", video: "동영상" };
 const MODALITY_EN: Record<Modality, string> = { text: "chat", embedding: "embedding", video: "video" };
+const withArticle = (word: string) => `${/^[aeiou]/.test(word) ? "an" : "a"} ${word}`;
 
 function withSuggestions(message: Text, suggestions: readonly string[]): Text {
   const list = suggestions.join(", ");

@@ -279,8 +279,8 @@ function checkOffering(at: string, o: OfferingEntry, m: ModelEntry, p: ProviderE
   }
 
   if (!chat) push("protocol", `${at}.provider`, `${m.modality} model "${m.id}" cannot be served by video provider "${p.id}"`);
-  if (m.modality === "embedding" && p.protocol !== "openai") {
-    push("protocol", `${at}.provider`, `embeddings are served over the OpenAI protocol; "${p.id}" speaks ${p.protocol}`);
+  if (m.modality === "embedding" && p.protocol !== "openai" && p.protocol !== "gemini") {
+    push("protocol", `${at}.provider`, `embeddings are served over the OpenAI or Gemini protocol; "${p.id}" speaks ${p.protocol}`);
   }
   if (o.video_pricing) push("price", `${at}.video_pricing`, `${m.modality} offerings have no video_pricing`);
   if (o.context_length === null) push("schema", `${at}.context_length`, `${m.modality} offerings need a context length`);

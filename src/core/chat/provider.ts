@@ -39,8 +39,27 @@ export interface ChatProvider {
   openRawStream?(req: ChatRequest, ctx: CallContext): Promise<ReadableStream<Uint8Array>>;
 }
 
+/** One text to embed, or (OpenAI protocol only) its token ids. */
+export type EmbeddingInput = string | number[];
+
+export interface EmbeddingOptions {
+  /** Vector size to ask for (models with shortened embeddings). */
+  dimensions?: number;
+  /** The end user's id, forwarded where the protocol takes one. */
+  user?: string;
+}
+
+export interface EmbeddingResult {
+  vectors: number[][];
+  /** The provider's count; null when its protocol reports none (Gemini). */
+  promptTokens: number | null;
+}
+
 export interface EmbeddingProvider {
-  embed(input: string[], model: string, ctx: CallContext): Promise<{ vectors: number[][]; promptTokens: number }>;
+  readonly protocol: Protocol;
+  /** Whether inputs may be token ids rather than text. */
+  readonly tokenInputs: boolean;
+  embed(input: EmbeddingInput[], model: string, ctx: CallContext, opts?: EmbeddingOptions): Promise<EmbeddingResult>;
 }
 
 /** How an upstream failure is classified; the chat pipeline decides retries from this. */

@@ -165,6 +165,7 @@ export const TAGS: Record<string, string> = {
   provisioning: "Child keys, with a management key",
   models: "The model catalog",
   chat: "OpenAI-compatible chat completions",
+  embeddings: "OpenAI-compatible embeddings",
   responses: "The Responses API and feedback",
   video: "Video generation jobs",
   "routing policies": "Routing policies (dashboard)",

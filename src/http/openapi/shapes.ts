@@ -135,6 +135,7 @@ export const Model = named(
     pricing_krw_per_second: T.Optional(T.Record(T.String(), T.Number())),
     pricing_krw_per_1k_output_tokens: T.Optional(T.Number()),
     default_resolution: T.Optional(T.String()),
+    dimensions: T.Optional(T.Integer({ description: "Embedding models: the vector size (the most `dimensions` may ask for)" })),
   }),
 );
 export const ModelList = named("ModelList", T.Object({ object: T.Literal("list"), data: T.Array(Model) }));
@@ -242,5 +243,21 @@ export const AdminUserList = named(
     total: T.Integer({ description: "Accounts matching the filter, all pages" }),
     has_more: T.Boolean(),
     next_cursor: Nullable(T.String({ description: "Pass as `cursor` for the next page" })),
+  }),
+);
+
+export const EmbeddingList = named(
+  "EmbeddingList",
+  T.Object({
+    object: T.Literal("list"),
+    data: T.Array(
+      T.Object({
+        object: T.Literal("embedding"),
+        index: T.Integer(),
+        embedding: T.Union([T.Array(T.Number()), T.String({ description: "base64 of the float32 little-endian values (`encoding_format: base64`)" })]),
+      }),
+    ),
+    model: T.String(),
+    usage: T.Object({ prompt_tokens: T.Integer(), total_tokens: T.Integer() }),
   }),
 );

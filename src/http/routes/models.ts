@@ -68,6 +68,8 @@ export interface ModelView {
   /** Family G Omni: KRW per 1,000 output tokens. */
   pricing_krw_per_1k_output_tokens?: number;
   default_resolution?: Resolution;
+  /** Embedding models: the vector size (the most `dimensions` may ask for). */
+  dimensions?: number;
 }
 
 export interface ModelList {
@@ -133,6 +135,7 @@ export function toModelView(snapshot: CatalogSnapshot, model: CatalogModel, avai
     })),
   };
   if (model.kind === "parent") view.candidates = [...model.candidates];
+  if (model.dimensions !== null) view.dimensions = model.dimensions;
   const video = offerings[0]?.videoPricing;
   if (video) {
     view.default_resolution = video.defaultResolution;

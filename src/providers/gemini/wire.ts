@@ -50,3 +50,9 @@ export interface GeminiWireErrorBody {
     details?: Array<{ "@type"?: string; retryDelay?: string; reason?: string; [k: string]: unknown }>;
   };
 }
+
+/** `embedContent` answers `embedding`; `batchEmbedContents` answers `embeddings`, in request order. */
+export interface GeminiWireEmbedResponse {
+  embedding?: { values?: number[] };
+  embeddings?: Array<{ values?: number[] }>;
+}

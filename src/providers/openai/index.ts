@@ -2,7 +2,7 @@
  * OpenAI-compatible adapter (OpenAI, DeepSeek, Together, Groq): `POST {baseUrl}/v1/chat/completions`
  * with `Authorization: Bearer`, and `POST {baseUrl}/v1/embeddings`.
  */
-import type { CallContext, ChatProvider, EmbeddingProvider } from "../../core/chat/provider";
+import type { CallContext, ChatProvider, EmbeddingInput, EmbeddingOptions, EmbeddingProvider, EmbeddingResult } from "../../core/chat/provider";
 import { UpstreamError } from "../../core/chat/provider";
 import type { ChatRequest, ChatResult, StreamEvent } from "../../core/chat/types";
 import { decodeSse } from "../../lib/sse";
@@ -55,23 +55,24 @@ export const openAIChatProvider: ChatProvider = {
 };
 
 export const openAIEmbeddingProvider: EmbeddingProvider = {
-  async embed(input: string[], model: string, ctx: CallContext): Promise<{ vectors: number[][]; promptTokens: number }> {
+  protocol: "openai",
+  tokenInputs: true,
+  async embed(input: EmbeddingInput[], model: string, ctx: CallContext, opts: EmbeddingOptions = {}): Promise<EmbeddingResult> {
     const url = joinUrl(ctx.baseUrl, "/v1/embeddings");
-    return fromOpenAIEmbeddingResponse((await postUpstreamJson(url, openAIHeaders(ctx, false), { model, input }, ctx, classifyOpenAIError)) as OpenAIWireEmbeddingResponse, input.length);
+    // Floats on the wire: the gateway encodes base64 itself when its client asks for it.
+    const body = { model, input, encoding_format: "float", ...(opts.dimensions !== undefined && { dimensions: opts.dimensions }), ...(opts.user !== undefined && { user: opts.user }) };
+    return fromOpenAIEmbeddingResponse((await postUpstreamJson(url, openAIHeaders(ctx, false), body, ctx, classifyOpenAIError)) as OpenAIWireEmbeddingResponse, input.length);
   },
 };
 
 /** Embeddings body → vectors in input order (sorted by `index`). Pure. */
-export function fromOpenAIEmbeddingResponse(
-  body: OpenAIWireEmbeddingResponse,
-  expected: number,
-): { vectors: number[][]; promptTokens: number } {
+export function fromOpenAIEmbeddingResponse(body: OpenAIWireEmbeddingResponse, expected: number): EmbeddingResult {
   const data = [...(body.data ?? [])].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
   const vectors = data.map((d) => d.embedding ?? []);
-  if (vectors.length !== expected) {
+  if (vectors.length !== expected || vectors.some((v) => !Array.isArray(v))) {
     throw new UpstreamError("transient", `upstream returned ${vectors.length} embeddings for ${expected} inputs`, 200, body);
   }
-  return { vectors, promptTokens: body.usage?.prompt_tokens ?? 0 };
+  return { vectors, promptTokens: body.usage?.prompt_tokens ?? null };
 }
 
 export { toOpenAIChatRequest, mapOpenAIReasoningEffort, usesOpenAIMaxCompletionTokens } from "./request";

@@ -1,0 +1,109 @@
+/**
+ * One embeddings call: choose the candidates (4xx before any money moves), hold credits for
+ * the most the input can cost, call upstream with the chat rules of retries and fallback
+ * (attempts.ts), and settle the input tokens at the catalog's price, or release the hold on
+ * failure, exactly once.
+ */
+import { GatewayError } from "../errors";
+import type { UsageEvent } from "../billing/ledger";
+import { usageCostMicro, withMinimumCharge } from "../billing/pricing";
+import { getModel } from "../catalog/types";
+import { microToKrwRounded, microToUsd } from "../../lib/money";
+import { withFallback } from "../chat/attempts";
+import type { Candidate } from "../chat/candidates";
+import { placeHold, worstHoldMicro } from "../chat/hold";
+import type { Cost } from "../chat/plan";
+import type { CallContext, Protocol } from "../chat/provider";
+import type { Usage } from "../chat/types";
+import type { AttemptRecord } from "../chat/trace";
+import { embeddingCandidates } from "./candidates";
+import { chargedTokensOf, holdTokensOf } from "./estimate";
+import type { EmbeddingCall, EmbeddingCaller, EmbeddingDeps, EmbeddingOutcome } from "./types";
+
+const usageOf = (promptTokens: number): Usage => ({ promptTokens, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 });
+
+export class EmbeddingService {
+  constructor(private d: EmbeddingDeps) {}
+
+  async embed(caller: EmbeddingCaller, call: EmbeddingCall): Promise<EmbeddingOutcome> {
+    const snapshot = this.d.catalog();
+    const p = caller.principal;
+    caller.trace?.requested(call.model);
+    const candidates = embeddingCandidates(snapshot, p, call, this.d);
+    const byok = p.kind === "byok";
+    const holdTokens = holdTokensOf(call.inputs);
+    const holdMicro = byok ? 0n : worstHoldMicro(candidates, () => holdTokens, 0, this.d.fxMilli);
+    const startedAt = performance.now();
+    const event = (c: Candidate | null, u: Usage, status: number): UsageEvent => ({
+      model: c?.model.id ?? candidates[0]!.model.id,
+      provider: c?.provider.id ?? null,
+      maker: getModel(snapshot, candidates[0]!.model.id)?.maker ?? null,
+      modality: "embedding",
+      app: caller.app,
+      status,
+      promptTokens: u.promptTokens,
+      completionTokens: 0,
+      cachedTokens: 0,
+      cacheWriteTokens: 0,
+      fxMilli: this.d.fxMilli,
+      latencyMs: Math.round(performance.now() - startedAt),
+      cached: false,
+    });
+
+    const hold = { id: caller.requestId, userId: p.user.id, keyId: p.keyId, amountMicro: holdMicro, tokens: holdTokens, ttlSeconds: this.d.holdTtlSeconds };
+    const endHold = caller.trace?.phase("hold");
+    try {
+      await placeHold(this.d.ledger, this.d.settlements, hold);
+      endHold?.();
+    } catch (e) {
+      endHold?.(e instanceof GatewayError ? e.errorCode : "error");
+      throw e;
+    }
+    this.d.keeper?.keep(caller.requestId);
+
+    let won;
+    try {
+      won = await withFallback(candidates, (c, a) => this.d.embedderFor(c.provider.protocol as Protocol)!.embed(call.inputs, c.offering.upstreamId, this.ctx(caller, c, a), { dimensions: call.dimensions, user: call.user }), {
+        retryBaseMs: this.d.retryBaseMs,
+        requestId: caller.requestId,
+        trace: caller.trace,
+        signal: caller.signal,
+        sleep: this.d.sleep,
+        observe: this.d.observe,
+      });
+    } catch (e) {
+      this.d.keeper?.drop(caller.requestId);
+      const status = e instanceof GatewayError ? e.status : 499;
+      await this.d.ledger.release(caller.requestId, event(null, usageOf(0), status)).catch(() => {});
+      throw e;
+    }
+
+    const c = won.candidate;
+    const usage = usageOf(won.value.promptTokens ?? chargedTokensOf(call.inputs));
+    const micro = byok ? 0n : withMinimumCharge(usageCostMicro(c.offering.pricing!, c.provider.caching, usage, this.d.fxMilli));
+    this.d.keeper?.drop(caller.requestId);
+    const endSettle = caller.trace?.phase("settle");
+    await this.d.settlements.start({ id: caller.requestId, userId: p.user.id, costMicro: micro, tokens: usage.promptTokens, event: event(c, usage, 200) });
+    endSettle?.();
+    const cost = this.costOf(micro > holdMicro ? holdMicro : micro);
+    caller.trace?.answered(c.model.id, c.provider.id, usage, Number(cost.micro) / 1e6, false);
+    return { vectors: won.value.vectors, model: c.model.id, provider: c.provider.id, promptTokens: usage.promptTokens, cost };
+  }
+
+  private costOf(micro: bigint): Cost {
+    return { micro, usd: microToUsd(micro, this.d.fxMilli), krw: microToKrwRounded(micro), fx_rate: Number(this.d.fxMilli) / 1000, markup_rate: 0 };
+  }
+
+  private ctx(caller: EmbeddingCaller, c: Candidate, attempt?: AttemptRecord): CallContext {
+    const ep = this.d.upstreamFor(c.provider, caller.principal);
+    return {
+      providerId: c.provider.id,
+      baseUrl: ep.baseUrl,
+      apiKey: ep.apiKey,
+      signal: caller.signal,
+      firstByteTimeoutMs: this.d.firstByteTimeoutMs,
+      idleTimeoutMs: this.d.idleTimeoutMs,
+      traceparent: attempt?.traceparent,
+    };
+  }
+}

@@ -1,0 +1,47 @@
+/** The shapes of an embeddings call, dialect-neutral: what is asked, what the service needs, what comes back. */
+import type { CatalogProvider, CatalogSnapshot } from "../catalog/types";
+import type { Ledger } from "../billing/ledger";
+import type { Settlements } from "../billing/settlements";
+import type { HoldKeeper } from "../billing/hold-keeper";
+import type { ChatCaller, Cost } from "../chat/plan";
+import type { UpstreamEndpoint } from "../chat/ports";
+import type { EmbeddingInput, EmbeddingProvider, Protocol, UpstreamError } from "../chat/provider";
+
+export interface EmbeddingCall {
+  model: string;
+  /** At least one input; each a non-empty text or a non-empty list of token ids. */
+  inputs: EmbeddingInput[];
+  dimensions?: number;
+  user?: string;
+}
+
+export interface EmbeddingOutcome {
+  /** One vector per input, in input order. */
+  vectors: number[][];
+  /** The catalog id of the model that answered, and its provider. */
+  model: string;
+  provider: string;
+  promptTokens: number;
+  cost: Cost;
+}
+
+/** Embeddings calls are observed and identified like chat calls. */
+export type EmbeddingCaller = ChatCaller;
+
+export interface EmbeddingDeps {
+  catalog(): CatalogSnapshot;
+  ledger: Ledger;
+  settlements: Settlements;
+  keeper?: HoldKeeper;
+  embedderFor(protocol: Protocol): EmbeddingProvider | undefined;
+  upstreamFor(provider: CatalogProvider, principal: ChatCaller["principal"]): UpstreamEndpoint;
+  /** Whether this deployment may call a provider (src/upstreams.ts); unset: every provider. */
+  available?(provider: CatalogProvider): boolean;
+  fxMilli: bigint;
+  holdTtlSeconds: number;
+  retryBaseMs: number;
+  firstByteTimeoutMs: number;
+  idleTimeoutMs: number;
+  observe?(providerId: string, outcome: "ok" | UpstreamError["kind"] | "error", ms: number): void;
+  sleep?(ms: number): Promise<void>;
+}

@@ -1,0 +1,40 @@
+/** POST /v1/embeddings: parse, authorize, take a call slot, delegate to the embeddings service, encode. */
+import { Elysia } from "elysia";
+import type { EmbeddingService } from "../../core/embeddings/service";
+import { EmbeddingsBodySchema, embeddingInputs, type EmbeddingsBody } from "../../surfaces/openai/embeddings-schema";
+import { toEmbeddingList } from "../../surfaces/openai/embeddings-from-core";
+import { rateHeaders } from "../auth";
+import { callIdentity } from "../request-id";
+import { requestRecord } from "../request-log";
+import { requestLang } from "../lang";
+import type { AppDeps } from "../deps";
+import { AUTH } from "../security";
+import { errors, ok, withHeaders } from "../openapi/describe";
+import { EmbeddingList } from "../openapi/shapes";
+import { appName } from "./chat";
+
+export function embeddingsRoutes(d: AppDeps, embeddings: EmbeddingService) {
+  return new Elysia({ name: "embeddings", normalize: false }).post(
+    "/v1/embeddings",
+    async ({ request, server, body, set }) => {
+      const { principal, rate } = await d.auth.apiKey(request, server, "model");
+      if (rate) Object.assign(set.headers, rateHeaders(rate));
+      using _slot = await d.calls.take(principal, request);
+      const b = body as EmbeddingsBody;
+      const caller = { ...callIdentity(request, principal.user.id), principal, app: appName(request), signal: request.signal, trace: requestRecord(request), lang: requestLang(request) };
+      const outcome = await embeddings.embed(caller, { model: b.model, inputs: embeddingInputs(b.input), dimensions: b.dimensions, user: b.user });
+      set.headers["x-cost-krw"] = String(outcome.cost.krw);
+      set.headers["x-cost-usd"] = String(outcome.cost.usd);
+      return toEmbeddingList(outcome, b.encoding_format);
+    },
+    {
+      body: EmbeddingsBodySchema,
+      detail: {
+        security: AUTH.apiKey,
+        tags: ["embeddings"],
+        summary: "Embeddings (OpenAI-compatible): vectors for texts or token ids",
+        responses: { ...withHeaders(ok(EmbeddingList, "One embedding per input, in input order"), "X-Cost-KRW", "X-Cost-USD"), ...errors(402, 409, 502) },
+      },
+    },
+  );
+}

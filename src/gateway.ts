@@ -279,7 +279,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     retryBaseMs: cfg.RETRY_BASE_MS,
     firstByteTimeoutMs: cfg.UPSTREAM_FIRST_BYTE_TIMEOUT_MS,
     idleTimeoutMs: cfg.UPSTREAM_IDLE_TIMEOUT_MS,
-    observe: (provider, outcome) => metrics.upstreamCalls.inc({ provider, outcome }),
+    observe: (provider, outcome, ms) => metrics.upstream(provider, outcome, ms),
   });
   const chat = new ChatService({
     catalog: () => catalog.current(),

@@ -44,7 +44,7 @@ export function toCoreChatRequest(body: ChatBody): Omit<ChatRequest, "model"> {
   if (b.stop !== undefined && b.stop !== null) req.stop = b.stop;
   if (Array.isArray(b.tools) && b.tools.length) req.tools = b.tools;
   if (b.tool_choice !== undefined) req.tool_choice = b.tool_choice;
-  if (b.response_format !== undefined) req.response_format = b.response_format;
+  if (b.response_format != null) req.response_format = b.response_format;
   if (b.seed !== undefined) req.seed = b.seed;
   if (b.frequency_penalty !== undefined) req.frequency_penalty = b.frequency_penalty;
   if (b.presence_penalty !== undefined) req.presence_penalty = b.presence_penalty;

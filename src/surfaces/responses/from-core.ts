@@ -92,6 +92,7 @@ export interface Echo {
   reasoning: { effort: string | null; summary: null };
   service_tier: string | null;
   metadata: Record<string, unknown>;
+  text: { format: Record<string, unknown> };
 }
 
 /** The echo of a request as converted: the tools kept (flat), the effective cap and effort. */
@@ -109,6 +110,7 @@ export function echoOf(body: ResponsesBody, req: Omit<ChatRequest, "model">): Ec
     reasoning: { effort: effort ?? null, summary: null },
     service_tier: body.service_tier ?? null,
     metadata: body.metadata ?? {},
+    text: { format: body.text?.format ?? { type: "text" } },
   };
 }
 
@@ -143,7 +145,6 @@ export function responseObject(h: ResponseHead, t: ResponseTail) {
     output: t.output,
     previous_response_id: null,
     store: false,
-    text: { format: { type: "text" } },
     truncation: "disabled",
     usage: t.usage ? responsesUsage(t.usage) : null,
     user: null,

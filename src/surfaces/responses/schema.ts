@@ -48,6 +48,22 @@ const ToolChoiceSchema = t.Union([
   t.Object({ type: t.String({ minLength: 1 }), name: t.Optional(t.String()) }, { additionalProperties: true }),
 ]);
 
+/** `text.format`: the Responses spelling of chat's `response_format` (flat `json_schema`). */
+const TextFormatSchema = t.Union([
+  t.Object({ type: t.Literal("text") }, { additionalProperties: true }),
+  t.Object({ type: t.Literal("json_object") }, { additionalProperties: true }),
+  t.Object(
+    {
+      type: t.Literal("json_schema"),
+      name: t.String({ minLength: 1, maxLength: 64 }),
+      schema: t.Record(t.String(), t.Any()),
+      description: t.Optional(t.String()),
+      strict: t.Optional(t.Union([t.Boolean(), t.Null()])),
+    },
+    { additionalProperties: true },
+  ),
+]);
+
 export const ResponsesBodySchema = t.Object(
   {
     model: t.String({ minLength: 1, maxLength: 200 }),
@@ -69,8 +85,10 @@ export const ResponsesBodySchema = t.Object(
     provider: t.Optional(ProviderPrefsSchema),
     trace_id: t.Optional(t.String({ maxLength: 128 })),
     plugins: t.Optional(t.Array(t.Object({ id: t.String() }, { additionalProperties: true }))),
+    // Structured outputs (`text.format`), converted to chat's response_format; other `text`
+    // fields (verbosity) are accepted and ignored.
+    text: t.Optional(t.Object({ format: t.Optional(t.Union([TextFormatSchema, t.Null()])) }, { additionalProperties: true })),
     // Accepted and ignored (the specification's list).
-    text: t.Optional(t.Any()),
     store: t.Optional(t.Any()),
     previous_response_id: t.Optional(t.Any()),
     include: t.Optional(t.Any()),

@@ -79,11 +79,11 @@ const JsonSchemaFormat = t.Object(
   },
   { additionalProperties: true },
 );
-export const ResponseFormatSchema = t.Union([
-  t.Object({ type: t.Literal("text") }, { additionalProperties: true }),
-  t.Object({ type: t.Literal("json_object") }, { additionalProperties: true }),
-  t.Object({ type: t.Literal("json_schema"), json_schema: JsonSchemaFormat }, { additionalProperties: true }),
-]);
+/** One object, not a union, so a 422 names the field; `json_schema` for that type: chat-to-core. */
+export const ResponseFormatSchema = t.Object(
+  { type: t.Union([t.Literal("text"), t.Literal("json_object"), t.Literal("json_schema")]), json_schema: t.Optional(JsonSchemaFormat) },
+  { additionalProperties: true },
+);
 
 export const ChatMessageSchema = t.Object(
   {

@@ -48,21 +48,21 @@ const ToolChoiceSchema = t.Union([
   t.Object({ type: t.String({ minLength: 1 }), name: t.Optional(t.String()) }, { additionalProperties: true }),
 ]);
 
-/** `text.format`: the Responses spelling of chat's `response_format` (flat `json_schema`). */
-const TextFormatSchema = t.Union([
-  t.Object({ type: t.Literal("text") }, { additionalProperties: true }),
-  t.Object({ type: t.Literal("json_object") }, { additionalProperties: true }),
-  t.Object(
-    {
-      type: t.Literal("json_schema"),
-      name: t.String({ minLength: 1, maxLength: 64 }),
-      schema: t.Record(t.String(), t.Any()),
-      description: t.Optional(t.String()),
-      strict: t.Optional(t.Union([t.Boolean(), t.Null()])),
-    },
-    { additionalProperties: true },
-  ),
-]);
+/**
+ * `text.format`: the Responses spelling of chat's `response_format` (a flat `json_schema`).
+ * One object, not a union, so a 422 names the field; `name` and `schema` are required for
+ * `json_schema` (to-core).
+ */
+const TextFormatSchema = t.Object(
+  {
+    type: t.Union([t.Literal("text"), t.Literal("json_object"), t.Literal("json_schema")]),
+    name: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
+    schema: t.Optional(t.Record(t.String(), t.Any())),
+    description: t.Optional(t.String()),
+    strict: t.Optional(t.Union([t.Boolean(), t.Null()])),
+  },
+  { additionalProperties: true },
+);
 
 export const ResponsesBodySchema = t.Object(
   {

@@ -62,6 +62,8 @@ export function toCoreFromResponses(body: ResponsesBody): CoreCall {
 function responseFormat(format: NonNullable<ResponsesBody["text"]>["format"]): Record<string, unknown> | undefined {
   if (format?.type === "json_object") return { type: "json_object" };
   if (format?.type !== "json_schema") return undefined;
+  if (!format.name) throw invalid(["body", "text", "format", "name"], REQUIRED, "missing");
+  if (!format.schema) throw invalid(["body", "text", "format", "schema"], REQUIRED, "missing");
   const { type: _, ...spec } = format;
   return { type: "json_schema", json_schema: spec };
 }

@@ -4,6 +4,7 @@
  * wire fixtures, and the answers — JSON and streamed — turned back into JSON content.
  */
 import { afterAll, describe, expect, test } from "bun:test";
+import fc from "fast-check";
 import type { ChatRequest } from "../../src/core/chat/types";
 import {
   anthropicChatProvider,
@@ -136,6 +137,17 @@ describe("native schema adaptation", () => {
     ]) {
       expect(toAnthropicNativeSchema(schema)).toBeUndefined();
     }
+  });
+
+  test("any JSON as a schema: a request body on exactly one path, never an exception", () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 6 }), fc.constantFrom("claude-sonnet-4-5", "claude-opus-4-1"), (schema, model) => {
+        const rf = { type: "json_schema", json_schema: { name: "x", schema } };
+        const body = toAnthropicRequest(asked(model, rf), { stream: false });
+        expect(Number(body.output_config !== undefined) + Number(body.tools !== undefined)).toBe(1);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   test("the models with native structured output", () => {

@@ -80,6 +80,19 @@ for (const kind of await dbKinds()) {
       }
     });
 
+    test("json_object: a JSON object on every protocol, answered and streamed", async () => {
+      const { key } = await tenant(g, 100);
+      for (const model of MODELS) {
+        const body = { model, messages: user("JSON please"), response_format: { type: "json_object" } };
+        const r = await chat(g, key.key, body);
+        const content = JSON.parse(r.body.choices[0].message.content);
+        expect([model, typeof content, Array.isArray(content), r.body.choices[0].finish_reason]).toEqual([model, "object", false, "stop"]);
+        const res = await chatFetch(g, key.key, { ...body, stream: true });
+        const chunks = parseSse(await res.text()).map((e) => e.json).filter((j) => j?.choices?.length);
+        expect(JSON.parse(chunks.map((c) => c.choices[0].delta.content ?? "").join(""))).toEqual(content);
+      }
+    });
+
     test("json_object on Claude takes the forced tool; the answer is its input, billed at the call's tokens", async () => {
       const { user: u, key } = await tenant(g, 100);
       const before = await money(g, u.id);

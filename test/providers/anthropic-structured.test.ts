@@ -5,6 +5,7 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
+import { holdInputTokens, measurePrompt } from "../../src/core/chat/estimate";
 import type { ChatRequest } from "../../src/core/chat/types";
 import {
   anthropicChatProvider,
@@ -92,6 +93,15 @@ describe("which path a response_format takes", () => {
       expect(body.output_config).toBeUndefined();
       expect(body.tools).toBeUndefined();
     }
+  });
+});
+
+describe("the hold", () => {
+  test("counts the forced tool's framing and Anthropic's tool-use prompt, so it still bounds the charge", () => {
+    const req = asked("claude-opus-4-1", { type: "json_object" });
+    const { response_format: _, ...plain } = req;
+    const extra = holdInputTokens(measurePrompt(req), "anthropic", req.model) - holdInputTokens(measurePrompt(plain), "anthropic", req.model);
+    expect(extra).toBeGreaterThanOrEqual(346 + 16);
   });
 });
 

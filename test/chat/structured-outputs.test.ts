@@ -156,6 +156,14 @@ for (const kind of await dbKinds()) {
       }
       const stream = sdk.responses.stream({ model: "gemini-2.5-flash", input: "Stream the admin", text: { format: zodTextFormat(Person, "person") } });
       expect((await stream.finalResponse()).output_parsed).toEqual(SAMPLE);
+      // json_object on Claude: the forced tool, streamed as output_text deltas.
+      proxy.clear();
+      let text = "";
+      for await (const ev of await sdk.responses.create({ model: "claude-sonnet-4-5", input: "JSON", text: { format: { type: "json_object" } }, stream: true })) {
+        if (ev.type === "response.output_text.delta") text += ev.delta;
+      }
+      expect(lastAnthropicBody().tool_choice).toEqual({ type: "tool", name: "json_response" });
+      expect(JSON.parse(text)).toEqual({});
     });
 
     test("a malformed response_format or text.format is a 422 at its loc; no money moves", async () => {

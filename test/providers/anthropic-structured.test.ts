@@ -136,7 +136,7 @@ describe("native schema adaptation", () => {
     expect(out.$defs).toEqual({ n: { type: "number", description: "(multipleOf: 5)" } });
   });
 
-  test("maps, free-form objects, recursion, external refs and too many optionals are unsuitable", () => {
+  test("maps, free-form objects, recursion, external refs, object enums and too many optionals are unsuitable", () => {
     const many = Object.fromEntries(Array.from({ length: 25 }, (_, i) => [`f${i}`, { type: "string" }]));
     for (const schema of [
       { type: "object", additionalProperties: { type: "string" } },
@@ -144,6 +144,7 @@ describe("native schema adaptation", () => {
       { type: "object", properties: { next: { $ref: "#/$defs/node" } }, $defs: { node: { type: "object", properties: { next: { $ref: "#/$defs/node" } } } } },
       { type: "object", properties: { a: { $ref: "https://example.com/a.json" } } },
       { type: "object", properties: many, required: [] },
+      { type: "object", properties: { p: { enum: [{ x: 1 }, "y"] } }, required: ["p"] },
     ]) {
       expect(toAnthropicNativeSchema(schema)).toBeUndefined();
     }

@@ -12,7 +12,7 @@
  * - bounds, unsupported formats and complex patterns move into the `description`, as
  *   Anthropic's own SDKs do: the model reads them, the grammar does not enforce them;
  * - what cannot be narrowed without losing its meaning — a map (`additionalProperties` as a
- *   schema, `patternProperties`), a free-form object, recursion, an external `$ref`, too many optional properties
+ *   schema, `patternProperties`), a free-form object, an `enum` of objects or arrays, recursion, an external `$ref`, too many optional properties
  *   or unions — makes the whole schema unsuitable (the caller takes the forced-tool path).
  */
 
@@ -50,6 +50,7 @@ function adapt(node: unknown, walk: Walk): unknown {
   const notes: string[] = [];
   for (const [key, value] of Object.entries(node)) {
     if ((key === "$ref" && typeof value === "string" && !value.startsWith("#")) || key === "patternProperties") walk.ok = false;
+    if (key === "enum" && Array.isArray(value) && value.some((v) => typeof v === "object" && v !== null)) walk.ok = false;
     if (MOVED_TO_DESCRIPTION.includes(key) || (key === "minItems" && typeof value === "number" && value > 1)) notes.push(`${key}: ${JSON.stringify(value)}`);
     else if (key === "format" && typeof value === "string" && !FORMATS.has(value)) notes.push(`format: ${value}`);
     else if (key === "pattern" && typeof value === "string" && COMPLEX_PATTERN.test(value)) notes.push(`pattern: ${value}`);

@@ -19,6 +19,8 @@ export interface ReplyRequest {
   thinkingTokens: number;
   /** Set when the request forces a tool call. */
   forcedTool?: { name: string; parameters: unknown };
+  /** Set when the request asks for a JSON answer: with a schema it must validate against. */
+  json?: { schema?: unknown };
 }
 
 export interface ToolCallPlan {
@@ -76,6 +78,7 @@ export function planReply(r: ReplyRequest): ReplyPlan {
   }
 
   const head = replyHead(r.provider, r.model, r.lastUserText);
+  if (r.json && !r.directives.has("not_json")) return planJson(r.json.schema, head, thinkingTokens);
   const asked = directiveInt(r.directives, "tokens");
   const wanted = asked === undefined ? Math.max(DEFAULT_REPLY_TOKENS, countTokens(head)) : Math.min(asked, MAX_REPLY_TOKENS);
   const outputTokens = Math.min(wanted, cap - thinkingTokens);
@@ -87,6 +90,24 @@ export function planReply(r: ReplyRequest): ReplyPlan {
     thinkingTokens,
     completionTokens: outputTokens + thinkingTokens,
     truncated: outputTokens < wanted,
+  };
+}
+
+/**
+ * A JSON answer: sampled from the schema, or `{"answer": <reply head>}` without one. Like a
+ * tool call it is never cut by the cap (half a JSON document would only test the tester).
+ */
+function planJson(schema: unknown, head: string, thinkingTokens: number): ReplyPlan {
+  const value = schema === undefined ? { answer: head } : sampleFromSchema(schema, "value");
+  const text = JSON.stringify(value);
+  const outputTokens = countTokens(text);
+  return {
+    text,
+    pieces: splitArgs(text),
+    outputTokens,
+    thinkingTokens,
+    completionTokens: outputTokens + thinkingTokens,
+    truncated: false,
   };
 }
 

@@ -1,7 +1,9 @@
 /**
- * Sample tool-call arguments from a tool's JSON schema: required properties filled with a
- * plain value of their type, so a forced tool call always parses and validates. Gemini's
- * OpenAPI-style schemas (`type: "STRING"`) are read the same way.
+ * Sample tool-call arguments (and structured-output answers) from a JSON schema: required
+ * properties filled with a plain value of their type, so a forced tool call or a
+ * schema-constrained reply always parses and validates. Local `$ref`s (`#`, `#/$defs/…`,
+ * `#/definitions/…`) are followed. Gemini's OpenAPI-style schemas (`type: "STRING"`) are
+ * read the same way.
  */
 
 type Schema = {
@@ -18,29 +20,35 @@ type Schema = {
   format?: string;
   minimum?: number;
   minItems?: number;
+  minLength?: number;
+  $ref?: string;
 };
 
 /** A deterministic value that satisfies `schema` (as far as type, enum and const go). */
-export function sampleFromSchema(schema: unknown, name = "value", depth = 0): unknown {
+export function sampleFromSchema(schema: unknown, name = "value", depth = 0, root: unknown = schema): unknown {
   if (typeof schema !== "object" || schema === null || depth > 8) return null;
   const s = schema as Schema;
+  if (typeof s.$ref === "string") return sampleFromSchema(resolveRef(root, s.$ref), name, depth + 1, root);
   if (s.const !== undefined) return s.const;
   if (Array.isArray(s.enum) && s.enum.length > 0) return s.enum[0];
   if (s.default !== undefined) return s.default;
   const alternative = s.anyOf ?? s.oneOf ?? s.allOf;
   if (Array.isArray(alternative) && alternative.length > 0) {
     const pick = alternative.find((a) => typeOf(a) !== "null") ?? alternative[0];
-    return sampleFromSchema(pick, name, depth + 1);
+    return sampleFromSchema(pick, name, depth + 1, root);
   }
   switch (typeOf(s)) {
     case "object":
-      return sampleObject(s, depth);
+      return sampleObject(s, depth, root);
     case "array": {
-      const count = Math.max(1, s.minItems ?? 1);
-      return Array.from({ length: count }, () => sampleFromSchema(s.items ?? { type: "string" }, name, depth + 1));
+      // Deep in a recursive schema an optional array stays empty, so the sample ends.
+      const count = Math.max(depth > 4 ? 0 : 1, s.minItems ?? 0);
+      return Array.from({ length: count }, () => sampleFromSchema(s.items ?? { type: "string" }, name, depth + 1, root));
     }
-    case "string":
-      return sampleString(s.format, name);
+    case "string": {
+      const text = sampleString(s.format, name);
+      return s.minLength !== undefined && text.length < s.minLength ? text.padEnd(s.minLength, "x") : text;
+    }
     case "integer":
       return Math.max(1, Math.ceil(s.minimum ?? 1));
     case "number":
@@ -50,17 +58,28 @@ export function sampleFromSchema(schema: unknown, name = "value", depth = 0): un
     case "null":
       return null;
     default:
-      return s.properties ? sampleObject(s, depth) : `sample ${name}`;
+      return s.properties ? sampleObject(s, depth, root) : `sample ${name}`;
   }
 }
 
-function sampleObject(s: Schema, depth: number): Record<string, unknown> {
+/** The schema a local JSON pointer names (`#`, `#/$defs/x`), or undefined. */
+function resolveRef(root: unknown, ref: string): unknown {
+  if (!ref.startsWith("#")) return undefined;
+  let node = root;
+  for (const raw of ref.slice(1).split("/").filter(Boolean)) {
+    const key = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~");
+    node = typeof node === "object" && node !== null ? (node as Record<string, unknown>)[key] : undefined;
+  }
+  return node;
+}
+
+function sampleObject(s: Schema, depth: number, root: unknown): Record<string, unknown> {
   const props = s.properties ?? {};
   // Required properties only; a schema that marks none gets all of them, so the call is
   // not an empty object the caller cannot tell from "no arguments".
   const keys = Array.isArray(s.required) ? s.required : Object.keys(props);
   const out: Record<string, unknown> = {};
-  for (const key of keys) out[key] = sampleFromSchema(props[key] ?? { type: "string" }, key, depth + 1);
+  for (const key of keys) out[key] = sampleFromSchema(props[key] ?? { type: "string" }, key, depth + 1, root);
   return out;
 }
 

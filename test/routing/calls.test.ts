@@ -288,8 +288,11 @@ describe("cascade", () => {
 
   test("invalid JSON when JSON was asked escalates", async () => {
     const p = await policy({ policy_type: "cascade", entries: tiers.slice(0, 2) });
-    const r = await chat(c, `orch/${p.slug}`, "give me json", { response_format: { type: "json_object" } });
-    expect(decisionOf(r.headers)).toContain("refused=gpt-4o-mini:invalid_json,claude-haiku-4-5:invalid_json");
+    // The simulator answers JSON when asked; `not_json` makes its text plain anyway. Claude's
+    // json_object goes through a forced tool, whose input is JSON whatever the text would be.
+    const r = await chat(c, `orch/${p.slug}`, "give me json [sim:not_json]", { response_format: { type: "json_object" } });
+    expect(decisionOf(r.headers)).toContain("accepted=claude-haiku-4-5; refused=gpt-4o-mini:invalid_json");
+    expect(JSON.parse(r.body.choices[0].message.content)).toEqual({});
   });
 
   test("the judge model approves or sends the call up a tier", async () => {

@@ -64,6 +64,10 @@ export function measurePrompt(req: Pick<ChatRequest, "messages" | "tools" | "res
   addMessages(c, req.messages);
   if (req.tools?.length) addText(c, JSON.stringify(req.tools));
   if (req.response_format) addText(c, JSON.stringify(req.response_format));
+  // A structured output may travel as one more, forced tool (Anthropic), with its framing and
+  // Anthropic's tool-use system prompt: held as such everywhere (a few tokens more elsewhere).
+  const format = req.response_format?.type;
+  if (format === "json_object" || format === "json_schema") c.tools++;
   if (web) {
     addText(c, web.searchPrompt);
     c.ascii += web.maxResults * SEARCH_RESULT_CHARS;

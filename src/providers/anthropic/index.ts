@@ -10,6 +10,7 @@ import { classifyAnthropicError } from "./errors";
 import { toAnthropicRequest } from "./request";
 import { fromAnthropicResponse } from "./response";
 import { readAnthropicStream } from "./stream";
+import { anthropicJsonTool } from "./structured";
 import type { AnthropicWireResponse } from "./wire";
 
 export const ANTHROPIC_VERSION = "2023-06-01";
@@ -25,17 +26,20 @@ export const anthropicChatProvider: ChatProvider = {
 
   async chat(req: ChatRequest, ctx: CallContext): Promise<ChatResult> {
     const url = joinUrl(ctx.baseUrl, "/v1/messages");
-    return fromAnthropicResponse((await postUpstreamJson(url, anthropicHeaders(ctx, false), toAnthropicRequest(req, { stream: false }), ctx, classifyAnthropicError)) as AnthropicWireResponse);
+    const body = await postUpstreamJson(url, anthropicHeaders(ctx, false), toAnthropicRequest(req, { stream: false }), ctx, classifyAnthropicError);
+    return fromAnthropicResponse(body as AnthropicWireResponse, anthropicJsonTool(req));
   },
 
   async chatStream(req: ChatRequest, ctx: CallContext): Promise<AsyncIterable<StreamEvent>> {
     const url = joinUrl(ctx.baseUrl, "/v1/messages");
     const { body } = await postUpstream(url, anthropicHeaders(ctx, true), toAnthropicRequest(req, { stream: true }), ctx, classifyAnthropicError);
-    return readAnthropicStream(decodeSse(body));
+    return readAnthropicStream(decodeSse(body), anthropicJsonTool(req));
   },
 };
 
 export { toAnthropicRequest, toAnthropicToolChoice, anthropicThinkingBudget, ANTHROPIC_THINKING_BUDGETS } from "./request";
 export { fromAnthropicResponse, mapAnthropicStopReason, mapAnthropicUsage } from "./response";
 export { readAnthropicStream } from "./stream";
+export { anthropicStructuredOutput, anthropicJsonTool, anthropicHasNativeJson, ANTHROPIC_JSON_TOOL } from "./structured";
+export { toAnthropicNativeSchema } from "./native-schema";
 export { classifyAnthropicError, classifyAnthropicStreamError, mapAnthropicErrorType } from "./errors";

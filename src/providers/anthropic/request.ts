@@ -8,11 +8,14 @@
  * - tools → `{name, description, input_schema}`; tool_choice auto/none/required/function →
  *   auto/none/any/tool; `parallel_tool_calls: false` → `disable_parallel_tool_use: true`;
  * - stop → stop_sequences; temperature clamped to Anthropic's 0..1;
- * - reasoning_effort → `thinking` (see {@link ANTHROPIC_THINKING_BUDGETS}).
- * Not supported by the Messages API and dropped: seed, penalties, logit_bias, response_format,
- * service_tier, passthrough extras.
+ * - reasoning_effort → `thinking` (see {@link ANTHROPIC_THINKING_BUDGETS});
+ * - response_format json_object / json_schema → `output_config.format` or a forced tool
+ *   (structured.ts).
+ * Not supported by the Messages API and dropped: seed, penalties, logit_bias, service_tier,
+ * passthrough extras.
  */
 import type { ChatMessage, ChatRequest, ContentPart, ReasoningEffort, ToolChoice } from "../../core/chat/types";
+import { anthropicStructuredOutput } from "./structured";
 import type { AnthropicWireBlock, AnthropicWireMessage } from "./wire";
 
 /** The smallest budget Anthropic accepts. */
@@ -72,7 +75,8 @@ export function toAnthropicRequest(req: ChatRequest, opts: { stream: boolean }):
   if (system.length > 0) body.system = system;
   body.messages = messages;
 
-  const forcedTool = req.tool_choice === "required" || typeof req.tool_choice === "object";
+  const structured = anthropicStructuredOutput(req);
+  const forcedTool = req.tool_choice === "required" || typeof req.tool_choice === "object" || structured?.path === "tool";
   // Anthropic refuses thinking together with a forced tool: the forced tool wins.
   const budget = forcedTool ? undefined : anthropicThinkingBudget(req.reasoning_effort, req.max_tokens);
   if (budget !== undefined) body.thinking = { type: "enabled", budget_tokens: budget };
@@ -84,18 +88,25 @@ export function toAnthropicRequest(req: ChatRequest, opts: { stream: boolean }):
     const stops = (Array.isArray(req.stop) ? req.stop : [req.stop]).filter((s) => s.length > 0);
     if (stops.length > 0) body.stop_sequences = stops;
   }
+  const tools: Record<string, unknown>[] = [];
   if (req.tools && req.tools.length > 0) {
-    body.tools = req.tools.map((t) => {
+    tools.push(...req.tools.map((t) => {
       const tool: Record<string, unknown> = {
         name: t.function.name,
         input_schema: t.function.parameters ?? { type: "object", properties: {} },
       };
       if (t.function.description !== undefined) tool.description = t.function.description;
       return tool;
-    });
+    }));
     const choice = toAnthropicToolChoice(req.tool_choice, req.parallel_tool_calls);
     if (choice) body.tool_choice = choice;
   }
+  if (structured?.path === "tool") {
+    tools.push(structured.tool);
+    body.tool_choice = structured.toolChoice;
+  }
+  if (tools.length > 0) body.tools = tools;
+  if (structured?.path === "native") body.output_config = { format: structured.format };
   if (opts.stream) body.stream = true;
   return body;
 }

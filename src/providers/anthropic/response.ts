@@ -43,20 +43,30 @@ export function mapAnthropicUsage(u: AnthropicWireUsage | undefined): Usage {
   return usage;
 }
 
-/** Maps a non-streaming response body (thinking blocks are not surfaced). Pure. */
-export function fromAnthropicResponse(body: AnthropicWireResponse): ChatResult {
+/**
+ * Maps a non-streaming response body (thinking blocks are not surfaced). Pure. `jsonTool`
+ * names the forced tool of a structured-output request (structured.ts): its input is the
+ * answer, so it becomes the content (any text around it is dropped, the content must parse)
+ * and, unless the caller's own tools were called too, the finish reason is `stop`.
+ */
+export function fromAnthropicResponse(body: AnthropicWireResponse, jsonTool?: string): ChatResult {
   let text: string | null = null;
+  let json: string | undefined;
   const toolCalls: ToolCall[] = [];
   for (const block of body.content ?? []) {
     if (block.type === "text") text = (text ?? "") + (block as { text: string }).text;
     else if (block.type === "tool_use") {
       const b = block as { id: string; name: string; input: unknown };
-      toolCalls.push({ id: b.id, type: "function", function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } });
+      const args = JSON.stringify(b.input ?? {});
+      if (jsonTool !== undefined && b.name === jsonTool) json = args;
+      else toolCalls.push({ id: b.id, type: "function", function: { name: b.name, arguments: args } });
     }
   }
+  let finishReason = mapAnthropicStopReason(body.stop_reason);
+  if (json !== undefined && finishReason === "tool_calls" && toolCalls.length === 0) finishReason = "stop";
   const result: ChatResult = {
-    content: text,
-    finishReason: mapAnthropicStopReason(body.stop_reason),
+    content: json ?? text,
+    finishReason,
     usage: mapAnthropicUsage(body.usage),
   };
   if (body.id !== undefined) result.id = body.id;

@@ -12,7 +12,7 @@ import { explicitCacheUsage, type CacheBlock, type ExplicitCacheUsage } from "..
 import { planReply, splitArgs, splitText, textOfTokens, type ReplyPlan } from "../reply-plan.ts";
 import type { SimContext } from "../routes.ts";
 import { sseResponse, type SseFrame } from "../sse.ts";
-import { countTokens, NON_TEXT_PART_TOKENS, THINKING_TOKENS_BY_EFFORT, thinkingTokensForBudget } from "../tokens.ts";
+import { countJsonTokens, countTokens, NON_TEXT_PART_TOKENS, THINKING_TOKENS_BY_EFFORT, thinkingTokensForBudget } from "../tokens.ts";
 import { anthropicError } from "./anthropic-errors.ts";
 
 interface CacheControl {
@@ -51,6 +51,14 @@ interface AnthropicRequest {
   tool_choice?: { type?: string; name?: string };
   thinking?: { type?: string; budget_tokens?: number };
   stream?: boolean;
+  output_config?: { format?: AnthropicOutputFormat | null } | null;
+  /** The structured-outputs beta's name for `output_config.format`. */
+  output_format?: AnthropicOutputFormat | null;
+}
+
+interface AnthropicOutputFormat {
+  type?: string;
+  schema?: unknown;
 }
 
 interface AnthropicUsage {
@@ -74,7 +82,10 @@ export async function handleAnthropicMessages(ctx: SimContext): Promise<Response
   const early = await obeyDirectives(ctx, directives, raw);
   if (early) return early;
 
-  const { blocks, promptTokens, hasBreakpoint } = anthropicPromptBlocks(body, messages);
+  const { blocks, promptTokens: messageTokens, hasBreakpoint } = anthropicPromptBlocks(body, messages);
+  const format = body.output_config?.format ?? body.output_format;
+  const json = format?.type === "json_schema" ? { schema: format.schema ?? { type: "object" } } : undefined;
+  const promptTokens = messageTokens + (json ? countJsonTokens(format) : 0);
   const cache = hasBreakpoint
     ? explicitCacheUsage(ctx.sim, ctx.provider, model, blocks)
     : { readTokens: 0, write5mTokens: 0, write1hTokens: 0 };
@@ -86,6 +97,7 @@ export async function handleAnthropicMessages(ctx: SimContext): Promise<Response
     maxTokens: body.max_tokens,
     thinkingTokens: anthropicThinkingTokens(body.thinking),
     forcedTool: forcedAnthropicTool(body),
+    json,
   });
   const usage: AnthropicUsage = {
     input_tokens: promptTokens - cache.readTokens - cache.write5mTokens - cache.write1hTokens,

@@ -43,7 +43,13 @@ interface GeminiRequest {
   contents?: unknown;
   systemInstruction?: GeminiContent;
   system_instruction?: GeminiContent;
-  generationConfig?: { maxOutputTokens?: number; thinkingConfig?: ThinkingConfig };
+  generationConfig?: {
+    maxOutputTokens?: number;
+    thinkingConfig?: ThinkingConfig;
+    responseMimeType?: string;
+    responseJsonSchema?: unknown;
+    responseSchema?: unknown;
+  };
   tools?: { functionDeclarations?: GeminiFunctionDeclaration[] }[];
   toolConfig?: { functionCallingConfig?: { mode?: string; allowedFunctionNames?: string[] } };
 }
@@ -75,6 +81,8 @@ async function generate(ctx: SimContext, stream: boolean): Promise<Response> {
   for (const t of itemTokens) promptTokens += t;
   const declarations = (body.tools ?? []).flatMap((t) => t?.functionDeclarations ?? []);
   for (const d of declarations) promptTokens += countJsonTokens(d);
+  const json = geminiJsonFormat(body.generationConfig);
+  if (json?.schema !== undefined) promptTokens += countJsonTokens(json.schema);
   const cachedTokens = automaticCachedTokens(ctx.sim, ctx.provider, model, items, itemTokens);
 
   const thinking = body.generationConfig?.thinkingConfig;
@@ -86,6 +94,7 @@ async function generate(ctx: SimContext, stream: boolean): Promise<Response> {
     maxTokens: body.generationConfig?.maxOutputTokens,
     thinkingTokens: geminiThinkingTokens(thinking),
     forcedTool: forcedGeminiTool(body, declarations),
+    json,
   });
   const reply: GeminiReply = {
     model,
@@ -177,6 +186,13 @@ function geminiThinkingTokens(config: ThinkingConfig | undefined): number {
   if (typeof config.thinkingBudget === "number") return thinkingTokensForBudget(config.thinkingBudget);
   if (typeof config.thinkingLevel === "string") return THINKING_TOKENS_BY_EFFORT[config.thinkingLevel.toLowerCase()] ?? 0;
   return 0;
+}
+
+/** `responseMimeType: application/json`, with `responseJsonSchema` or (OpenAPI-style) `responseSchema`. */
+function geminiJsonFormat(config: GeminiRequest["generationConfig"]): { schema?: unknown } | undefined {
+  if (config?.responseMimeType?.toLowerCase() !== "application/json") return undefined;
+  const schema = config.responseJsonSchema ?? config.responseSchema;
+  return schema === undefined ? {} : { schema };
 }
 
 /** `functionCallingConfig.mode: "ANY"` forces the first (allowed) declared function. */

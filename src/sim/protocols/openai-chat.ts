@@ -36,6 +36,7 @@ interface OpenAIChatRequest {
   tools?: OpenAITool[];
   tool_choice?: unknown;
   reasoning_effort?: string;
+  response_format?: { type?: string; json_schema?: { schema?: unknown } } | null;
 }
 
 export async function handleOpenAIChat(ctx: SimContext): Promise<Response> {
@@ -57,6 +58,8 @@ export async function handleOpenAIChat(ctx: SimContext): Promise<Response> {
   let promptTokens = 0;
   for (const t of messageTokens) promptTokens += t;
   if (Array.isArray(body.tools)) for (const tool of body.tools) promptTokens += countJsonTokens(tool);
+  const json = openAIJsonFormat(body.response_format);
+  if (json) promptTokens += countJsonTokens(body.response_format);
   const cachedTokens = automaticCachedTokens(ctx.sim, ctx.provider, model, messages, messageTokens);
 
   const plan = planReply({
@@ -67,6 +70,7 @@ export async function handleOpenAIChat(ctx: SimContext): Promise<Response> {
     maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
     thinkingTokens: THINKING_TOKENS_BY_EFFORT[body.reasoning_effort ?? "none"] ?? 0,
     forcedTool: forcedOpenAITool(body),
+    json,
   });
   const usage = openAIUsage(ctx.provider, promptTokens, cachedTokens, plan);
   const id = `chatcmpl-SIM${ctx.sim.nextId()}`;
@@ -175,6 +179,13 @@ function forcedOpenAITool(body: OpenAIChatRequest): { name: string; parameters: 
     tool = tools.find((t) => t.function!.name === name);
   }
   return tool ? { name: tool.function!.name!, parameters: tool.function!.parameters } : undefined;
+}
+
+/** `response_format` `json_object` (no schema) or `json_schema` (its `schema`). */
+function openAIJsonFormat(format: OpenAIChatRequest["response_format"]): { schema?: unknown } | undefined {
+  if (format?.type === "json_object") return {};
+  if (format?.type === "json_schema") return { schema: format.json_schema?.schema ?? { type: "object" } };
+  return undefined;
 }
 
 /** Text of the last `user` message: its string content or its text parts joined. */

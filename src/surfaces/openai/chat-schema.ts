@@ -66,6 +66,25 @@ const ToolChoiceSchema = t.Union([
   t.Object({ type: t.Literal("function"), function: t.Object({ name: t.String({ minLength: 1 }) }, { additionalProperties: true }) }, { additionalProperties: true }),
 ]);
 
+/**
+ * Structured outputs: the gateway converts them for Anthropic and Gemini, so their shape is
+ * checked (a `json_schema` without its `json_schema.name` is refused by OpenAI as well).
+ */
+const JsonSchemaFormat = t.Object(
+  {
+    name: t.String({ minLength: 1, maxLength: 64 }),
+    description: t.Optional(t.String()),
+    schema: t.Optional(t.Record(t.String(), t.Any())),
+    strict: t.Optional(t.Union([t.Boolean(), t.Null()])),
+  },
+  { additionalProperties: true },
+);
+/** One object, not a union, so a 422 names the field; `json_schema` for that type: chat-to-core. */
+export const ResponseFormatSchema = t.Object(
+  { type: t.Union([t.Literal("text"), t.Literal("json_object"), t.Literal("json_schema")]), json_schema: t.Optional(JsonSchemaFormat) },
+  { additionalProperties: true },
+);
+
 export const ChatMessageSchema = t.Object(
   {
     // `developer` (OpenAI's newer name for system) and `tool` (tool results) are accepted too.
@@ -104,6 +123,7 @@ export const ChatBodySchema = t.Object(
     stop: t.Optional(t.Union([t.String(), t.Array(t.String()), t.Null()])),
     tools: t.Optional(t.Array(FunctionToolSchema)),
     tool_choice: t.Optional(ToolChoiceSchema),
+    response_format: t.Optional(t.Union([ResponseFormatSchema, t.Null()])),
     trace_id: t.Optional(t.String({ maxLength: 128 })),
     reasoning_effort: t.Optional(t.Union(REASONING_EFFORTS.map((e) => t.Literal(e)))),
     thinking: t.Optional(t.Boolean()),

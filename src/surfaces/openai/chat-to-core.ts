@@ -1,5 +1,6 @@
 /** OpenAI chat request → the core's ChatRequest (model left for the router to fill). */
 import type { ChatMessage, ChatRequest, ContentPart, ReasoningEffort } from "../../core/chat/types";
+import { invalid, text } from "../../core/errors";
 import type { ChatBody } from "./chat-schema";
 
 /** Fields the gateway consumes itself; everything else unknown is passed through. */
@@ -44,7 +45,12 @@ export function toCoreChatRequest(body: ChatBody): Omit<ChatRequest, "model"> {
   if (b.stop !== undefined && b.stop !== null) req.stop = b.stop;
   if (Array.isArray(b.tools) && b.tools.length) req.tools = b.tools;
   if (b.tool_choice !== undefined) req.tool_choice = b.tool_choice;
-  if (b.response_format !== undefined) req.response_format = b.response_format;
+  if (b.response_format != null) {
+    if (b.response_format.type === "json_schema" && !b.response_format.json_schema) {
+      throw invalid(["body", "response_format", "json_schema"], text("필수 항목입니다: type이 json_schema이면 json_schema가 있어야 합니다.", "Field required: type json_schema needs json_schema"), "missing");
+    }
+    req.response_format = b.response_format;
+  }
   if (b.seed !== undefined) req.seed = b.seed;
   if (b.frequency_penalty !== undefined) req.frequency_penalty = b.frequency_penalty;
   if (b.presence_penalty !== undefined) req.presence_penalty = b.presence_penalty;

@@ -92,6 +92,7 @@ export interface Echo {
   reasoning: { effort: string | null; summary: null };
   service_tier: string | null;
   metadata: Record<string, unknown>;
+  text: { format: Record<string, unknown> };
   /** Whether the answer is kept (RESPONSES_STORE=on and not `store: false`), and what it continued. */
   store: boolean;
   previous_response_id: string | null;
@@ -118,6 +119,7 @@ export function echoOf(body: ResponsesBody, req: Omit<ChatRequest, "model">, sto
     reasoning: { effort: effort ?? null, summary: null },
     service_tier: body.service_tier ?? null,
     metadata: body.metadata ?? {},
+    text: { format: body.text?.format ?? { type: "text" } },
     store: storage.store,
     previous_response_id: storage.previousId,
   };
@@ -152,7 +154,6 @@ export function responseObject(h: ResponseHead, t: ResponseTail) {
     ...h.echo,
     model: h.model,
     output: t.output,
-    text: { format: { type: "text" } },
     truncation: "disabled",
     usage: t.usage ? responsesUsage(t.usage) : null,
     user: null,

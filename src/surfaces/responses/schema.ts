@@ -50,6 +50,22 @@ const ToolChoiceSchema = t.Union([
   t.Object({ type: t.String({ minLength: 1 }), name: t.Optional(t.String()) }, { additionalProperties: true }),
 ]);
 
+/**
+ * `text.format`: the Responses spelling of chat's `response_format` (a flat `json_schema`).
+ * One object, not a union, so a 422 names the field; `name` and `schema` are required for
+ * `json_schema` (to-core).
+ */
+const TextFormatSchema = t.Object(
+  {
+    type: t.Union([t.Literal("text"), t.Literal("json_object"), t.Literal("json_schema")]),
+    name: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
+    schema: t.Optional(t.Record(t.String(), t.Any())),
+    description: t.Optional(t.String()),
+    strict: t.Optional(t.Union([t.Boolean(), t.Null()])),
+  },
+  { additionalProperties: true },
+);
+
 export const ResponsesBodySchema = t.Object(
   {
     model: t.String({ minLength: 1, maxLength: 200 }),
@@ -71,9 +87,11 @@ export const ResponsesBodySchema = t.Object(
     provider: t.Optional(ProviderPrefsSchema),
     trace_id: t.Optional(t.String({ maxLength: 128 })),
     plugins: t.Optional(t.Array(t.Object({ id: t.String() }, { additionalProperties: true }))),
+    // Structured outputs (`text.format`), converted to chat's response_format; other `text`
+    // fields (verbosity) are accepted and ignored.
+    text: t.Optional(t.Object({ format: t.Optional(t.Union([TextFormatSchema, t.Null()])) }, { additionalProperties: true })),
     // Accepted and ignored (the specification's list); with RESPONSES_STORE=on `store: false`
     // keeps an answer from being stored and `previous_response_id` continues a stored one.
-    text: t.Optional(t.Any()),
     store: t.Optional(t.Any()),
     previous_response_id: t.Optional(t.Any()),
     include: t.Optional(t.Any()),

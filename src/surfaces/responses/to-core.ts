@@ -11,6 +11,9 @@
  *   `tool_choice` that names no remaining function is dropped with them.
  * - `max_output_tokens` (default 4096) → `max_tokens`; top-level `reasoning_effort` /
  *   `reasoning_mode` win over `reasoning.effort` / `reasoning.mode`.
+ * - `text.format` `json_object` / `json_schema` → chat's `response_format` (the flat
+ *   `{name, schema, strict, description}` nested under `json_schema`), so structured outputs
+ *   take the same per-provider mapping as on chat.
  */
 import { DEFAULT_TEMPERATURE } from "../openai/chat-to-core";
 import { invalid, text } from "../../core/errors";
@@ -52,8 +55,19 @@ export function toCoreFromResponses(body: ResponsesBody, prior: InputItem[] = []
   const effort: ReasoningEffort | null | undefined = body.reasoning_effort ?? body.reasoning?.effort;
   if (effort) request.reasoning_effort = effort;
   if (body.service_tier != null) request.service_tier = body.service_tier;
+  const format = responseFormat(body.text?.format);
+  if (format) request.response_format = format;
   const mode = body.reasoning_mode ?? body.reasoning?.mode ?? undefined;
   return mode ? { request, reasoningMode: mode } : { request };
+}
+
+function responseFormat(format: NonNullable<ResponsesBody["text"]>["format"]): Record<string, unknown> | undefined {
+  if (format?.type === "json_object") return { type: "json_object" };
+  if (format?.type !== "json_schema") return undefined;
+  if (!format.name) throw invalid(["body", "text", "format", "name"], REQUIRED, "missing");
+  if (!format.schema) throw invalid(["body", "text", "format", "schema"], REQUIRED, "missing");
+  const { type: _, ...spec } = format;
+  return { type: "json_schema", json_schema: spec };
 }
 
 function addItem(out: ChatMessage[], item: InputItem, loc: Loc): void {

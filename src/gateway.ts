@@ -44,6 +44,7 @@ import { ResponseCacheRepo } from "./db/repos/response-cache";
 import { getOfferings, getProvider, type CatalogSnapshot } from "./core/catalog/types";
 import { startSimulator, type Simulator } from "./sim";
 import { needsSimulator, SEARCH_PROVIDER, upstreamDirectory, type UpstreamDirectory } from "./upstreams";
+import { upstreamHealth } from "./upstream-health";
 import { chatRoutes } from "./http/routes/chat";
 import { videoRoutes } from "./http/routes/video";
 import { startVideo, type VideoModule } from "./jobs/video";
@@ -151,6 +152,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
 
   const limiter: RateLimiter = cfg.REDIS_URL ? new RedisRateLimiter(cfg.REDIS_URL) : new MemoryRateLimiter();
   const metrics = new GatewayMetrics();
+  const health = upstreamHealth(cfg, metrics.registry);
   const ledger = new SqlLedger(db, (delta) => (metrics.openHolds += delta), cfg.LEDGER_COMMIT, cfg.LEDGER_LEASES, (id, askedMicro) => {
     metrics.chargesCapped.inc();
     log.warn("charge above its hold capped at the hold", { request_id: id, asked_micro: askedMicro.toString() });
@@ -273,6 +275,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     holdTtlSeconds: cfg.HOLD_TTL_SECONDS,
     keeper,
     streamDrainMs: cfg.STREAM_DRAIN_MS,
+    health: health.tracker ?? undefined,
     retryBaseMs: cfg.RETRY_BASE_MS,
     firstByteTimeoutMs: cfg.UPSTREAM_FIRST_BYTE_TIMEOUT_MS,
     idleTimeoutMs: cfg.UPSTREAM_IDLE_TIMEOUT_MS,
@@ -342,7 +345,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     statsCfg.intervalMs > 0 ? startStatsRollup({ db, url: opts.db ? undefined : (opts.dbOptions?.url ?? cfg.DATABASE_URL), intervalMs: statsCfg.intervalMs, accountCap: statsCfg.minAccounts }) : null;
 
   const app = createApp(deps, [
-    new Elysia({ name: "models-guard" }).use(modelsRoutes(() => catalog.current(), (p) => upstreams.available(p))),
+    new Elysia({ name: "models-guard" }).use(modelsRoutes(() => catalog.current(), (p) => upstreams.available(p), health.tracker)),
     chatRoutes(deps, { chat, pii: piiMasking, keepaliveMs: cfg.SSE_KEEPALIVE_MS }),
     compactRoutes(deps),
     videoRoutes(deps, video),
@@ -375,6 +378,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
       settings.stop();
       await bus.stop();
       await limiter.close();
+      health.stop();
       await tracer?.shutdown().catch(() => {});
       metrics.stop();
       if (!opts.db) await db.close();

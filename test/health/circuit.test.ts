@@ -10,11 +10,10 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { startTestGateway, type TestGateway } from "../harness";
 import { chat, chatFetch, eventually, money, simChatCalls, tenant, user } from "../chat/helpers";
 import { captureLog } from "../security/capture-log";
+import { BREAKER_ENV, circuitOn, metricValue } from "./helpers";
 
 setDefaultTimeout(30_000);
 
-/** Opens after 6 outcomes with half of them failed (two calls of 1 + 2 retries); 1.5 s cool-down. */
-export const BREAKER_ENV = { CIRCUIT_BREAKER: "on", CIRCUIT_MIN_CALLS: "6", CIRCUIT_FAILURE_PERCENT: "50", CIRCUIT_COOLDOWN_MS: "1500", CIRCUIT_PROBES: "2" };
 
 let g: TestGateway;
 beforeAll(async () => {
@@ -24,21 +23,9 @@ afterAll(async () => {
   await g?.stop();
 });
 
-async function metric(name: string, labels: Record<string, string>): Promise<number | undefined> {
-  const text = await (await fetch(g.url + "/metrics")).text();
-  const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
-  for (const line of text.split("\n")) {
-    if (!line.startsWith(name + "{")) continue;
-    const labelText = line.slice(name.length, line.lastIndexOf("}") + 1);
-    if (want.every((w) => labelText.includes(w))) return Number(line.slice(line.lastIndexOf(" ") + 1));
-  }
-  return undefined;
-}
+const metric = (name: string, labels: Record<string, string>) => metricValue(g, name, labels);
 
-async function circuitOn(model: string, provider: string): Promise<string> {
-  const r = await g.call("GET", `/v1/models/${model}`);
-  return r.body.providers.find((p: any) => p.id === provider).circuit;
-}
+const circuit = (model: string, provider: string) => circuitOn(g, model, provider);
 
 /** The request log lines written while `fn` runs, by request id. */
 async function logLines(fn: () => Promise<void>): Promise<Map<string, any>> {
@@ -106,9 +93,9 @@ describe("a provider failing every call", () => {
   });
 
   test("/v1/models names it unhealthy: its circuit on every model of the provider", async () => {
-    expect(await circuitOn("gpt-4o-mini", "openai")).toBe("open");
-    expect(await circuitOn("gpt-4o", "openai")).toBe("open"); // the provider-wide circuit
-    expect(await circuitOn("claude-haiku-4-5", "anthropic")).toBe("closed");
+    expect(await circuit("gpt-4o-mini", "openai")).toBe("open");
+    expect(await circuit("gpt-4o", "openai")).toBe("open"); // the provider-wide circuit
+    expect(await circuit("claude-haiku-4-5", "anthropic")).toBe("closed");
     const list = await g.call("GET", "/v1/models");
     const mini = list.body.data.find((m: any) => m.id === "gpt-4o-mini");
     expect(mini.providers[0].circuit).toBe("open");
@@ -116,24 +103,24 @@ describe("a provider failing every call", () => {
 
   test("after the cool-down a failed probe reopens it at once (one call, not three)", async () => {
     const { key } = await tenant(g, 100);
-    expect(await eventually(async () => (await circuitOn("gpt-4o-mini", "openai")) === "half_open", 4000, 50)).toBe(true);
+    expect(await eventually(async () => (await circuit("gpt-4o-mini", "openai")) === "half_open", 4000, 50)).toBe(true);
     g.gw.sim!.reset();
     const r = await chat(g, key.key, { model: "gpt-4o-mini", messages: user("still down [sim:fail=503]") });
     expect(r.status).toBe(502); // the probe's failure is the answer; its retries were skipped
     expect(simChatCalls(g)).toEqual({ openai: 1 });
-    expect(await circuitOn("gpt-4o-mini", "openai")).toBe("open");
+    expect(await circuit("gpt-4o-mini", "openai")).toBe("open");
   });
 
   test("recovers once it heals: the probes succeed and close the circuit", async () => {
     const { key } = await tenant(g, 100);
-    expect(await eventually(async () => (await circuitOn("gpt-4o-mini", "openai")) === "half_open", 4000, 50)).toBe(true);
+    expect(await eventually(async () => (await circuit("gpt-4o-mini", "openai")) === "half_open", 4000, 50)).toBe(true);
     g.gw.sim!.reset();
     for (let i = 0; i < 2; i++) {
       const r = await chat(g, key.key, { model: "gpt-4o-mini", messages: user(`healed ${i}`) });
       expect(r.status).toBe(200);
     }
     expect(simChatCalls(g)).toEqual({ openai: 2 });
-    expect(await circuitOn("gpt-4o-mini", "openai")).toBe("closed");
+    expect(await circuit("gpt-4o-mini", "openai")).toBe("closed");
     expect(await metric("gateway_circuit_state", { provider: "openai", model: "*" })).toBe(0);
     expect(await metric("gateway_circuit_transitions_total", { provider: "openai", model: "*", to: "closed", source: "local" })).toBe(1);
     const r = await chat(g, key.key, { model: "gpt-4o", messages: user("and the rest of its models") });
@@ -151,7 +138,7 @@ describe("what does not open a circuit", () => {
       expect(JSON.stringify(r.body)).toContain("upstream_request_rejected");
     }
     expect(simChatCalls(g)).toEqual({ anthropic: 8 });
-    expect(await circuitOn("claude-haiku-4-5", "anthropic")).toBe("closed");
+    expect(await circuit("claude-haiku-4-5", "anthropic")).toBe("closed");
   });
 });
 

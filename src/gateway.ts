@@ -216,6 +216,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     endpoint: (p) => upstreams.endpoint(p),
     available: (p) => upstreams.available(p),
     observe: metrics.video,
+    health: health.tracker ?? undefined,
   });
   metrics.registry.collect(async () => {
     const rows = await video.pool.repo.queueStats();

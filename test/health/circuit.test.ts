@@ -153,3 +153,23 @@ describe("the Responses API goes through the same loop", () => {
     expect(simChatCalls(g)).toEqual({});
   });
 });
+
+describe("video submits use the same circuits", () => {
+  test("six failed submits open the provider's circuit; the next is 429 before any job or hold", async () => {
+    const { key, user: u } = await tenant(g, 10_000);
+    g.gw.sim!.reset();
+    const submit = (prompt: string) => g.call("POST", "/v1/video/generations", { token: key.key, body: { model: "seedance-2-0", duration_seconds: 5, prompt } });
+    for (let i = 0; i < 6; i++) expect((await submit(`boat ${i} [sim:fail=503]`)).status).toBe(502);
+    expect(simChatCalls(g)).toEqual({ seedance: 6 });
+    expect(await circuit("seedance-2-0", "seedance")).toBe("open");
+    const r = await submit("a paper boat");
+    expect(r.status).toBe(429);
+    expect(Number(r.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(r.body.detail.providers).toEqual([{ provider: "seedance", model: "seedance-2-0", error: "circuit_open" }]);
+    expect(simChatCalls(g)).toEqual({ seedance: 6 });
+    // The six failed jobs exist (each released its hold); the refused submit made none.
+    const jobs = await g.gw.deps.db.query<{ status: string }>("select status from video_jobs where user_id = $1", [u.id]);
+    expect(jobs.map((j) => j.status)).toEqual(Array(6).fill("failed"));
+    expect(await money(g, u.id)).toEqual({ balance: 10_000_000_000n, held: 0n });
+  });
+});

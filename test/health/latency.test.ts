@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { startTestGateway, type TestGateway } from "../harness";
 import { chat, chatFetch, simChatCalls, tenant, user } from "../chat/helpers";
 import { BREAKER_ENV } from "./helpers";
+import { captureLog } from "../security/capture-log";
 
 setDefaultTimeout(60_000);
 
@@ -60,6 +61,19 @@ describe("a call with fallback while its first provider is down", () => {
     expect(s.status).toBe(200);
     expect(await s.text()).toContain("[DONE]");
     expect(simChatCalls(on)).toEqual({ together: CALLS + 1 });
+
+    // The log line names the skipped provider before the one that answered.
+    let id = "";
+    const out = await captureLog(async () => {
+      const r = await chat(on, b.key.key, { model: "deepseek-v3", messages: user("logged [sim:fail@deepseek=503]") });
+      id = r.headers.get("x-request-id")!;
+      await Bun.sleep(200);
+    });
+    const line = out.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l)).find((j) => j.msg === "request" && j.request_id === id);
+    expect(line.attempts.map((a: any) => [a.provider, a.outcome, a.reason])).toEqual([
+      ["deepseek", "skipped", "circuit_open"],
+      ["together", "ok", undefined],
+    ]);
 
     console.log(`deepseek-v3 with DeepSeek down, ${CALLS} calls each: p50 ${p50(before).toFixed(1)} ms before the circuit opens, ${p50(after).toFixed(1)} ms after (min ${Math.min(...before).toFixed(1)} / ${Math.min(...after).toFixed(1)}, max ${Math.max(...before).toFixed(1)} / ${Math.max(...after).toFixed(1)})`);
     // Two backoffs of 200 and 400 ms (jittered to 50–150 %) at least 300 ms in all; the skip costs none.

@@ -50,7 +50,9 @@ const MODELS = ["gpt-4o-mini", "claude-haiku-4-5", "deepseek-v3", "gemini-2.5-fl
 
 export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   await checkPostgres(o.pg);
-  const stack = await startStack({ serverUrl: o.pg, targetCore: null, loadCore: null, gatewayBunFlags: [], gatewayEnv: { STATS_ROLLUP_INTERVAL_MS: "0", RATE_LIMIT_RPM: "0" }, accounts: o.accounts });
+  // Circuit breaking off: each call's expected status assumes it reaches the simulator, and the
+  // failing share of one model's calls (up to ~43 %) sits close to the default threshold.
+  const stack = await startStack({ serverUrl: o.pg, targetCore: null, loadCore: null, gatewayBunFlags: [], gatewayEnv: { STATS_ROLLUP_INTERVAL_MS: "0", RATE_LIMIT_RPM: "0", CIRCUIT_BREAKER: "off" }, accounts: o.accounts });
   const log = o.log ?? (() => {});
   const url = `${stack.gatewayUrl}/v1/chat/completions`;
   const outcomes: Record<string, number> = {};

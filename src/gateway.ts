@@ -45,6 +45,7 @@ import { ResponseCacheRepo } from "./db/repos/response-cache";
 import { getOfferings, getProvider, type CatalogSnapshot } from "./core/catalog/types";
 import { startSimulator, type Simulator } from "./sim";
 import { needsSimulator, SEARCH_PROVIDER, upstreamDirectory, type UpstreamDirectory } from "./upstreams";
+import { upstreamHealth } from "./upstream-health";
 import { chatRoutes } from "./http/routes/chat";
 import { embeddingsRoutes } from "./http/routes/embeddings";
 import { videoRoutes } from "./http/routes/video";
@@ -155,6 +156,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
 
   const limiter: RateLimiter = cfg.REDIS_URL ? new RedisRateLimiter(cfg.REDIS_URL) : new MemoryRateLimiter();
   const metrics = new GatewayMetrics();
+  const health = upstreamHealth(cfg, metrics.registry);
   const ledger = new SqlLedger(db, (delta) => (metrics.openHolds += delta), cfg.LEDGER_COMMIT, cfg.LEDGER_LEASES, (id, askedMicro) => {
     metrics.chargesCapped.inc();
     log.warn("charge above its hold capped at the hold", { request_id: id, asked_micro: askedMicro.toString() });
@@ -218,6 +220,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     endpoint: (p) => upstreams.endpoint(p),
     available: (p) => upstreams.available(p),
     observe: metrics.video,
+    health: health.tracker ?? undefined,
   });
   metrics.registry.collect(async () => {
     const rows = await video.pool.repo.queueStats();
@@ -292,6 +295,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     holdTtlSeconds: cfg.HOLD_TTL_SECONDS,
     keeper,
     streamDrainMs: cfg.STREAM_DRAIN_MS,
+    health: health.tracker ?? undefined,
     retryBaseMs: cfg.RETRY_BASE_MS,
     firstByteTimeoutMs: cfg.UPSTREAM_FIRST_BYTE_TIMEOUT_MS,
     idleTimeoutMs: cfg.UPSTREAM_IDLE_TIMEOUT_MS,
@@ -363,7 +367,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     statsCfg.intervalMs > 0 ? startStatsRollup({ db, url: opts.db ? undefined : (opts.dbOptions?.url ?? cfg.DATABASE_URL), intervalMs: statsCfg.intervalMs, accountCap: statsCfg.minAccounts }) : null;
 
   const app = createApp(deps, [
-    new Elysia({ name: "models-guard" }).use(modelsRoutes(() => catalog.current(), (p) => upstreams.available(p))),
+    new Elysia({ name: "models-guard" }).use(modelsRoutes(() => catalog.current(), (p) => upstreams.available(p), health.tracker)),
     chatRoutes(deps, { chat, pii: piiMasking, keepaliveMs: cfg.SSE_KEEPALIVE_MS }),
     embeddingsRoutes(deps, embeddings),
     compactRoutes(deps),
@@ -398,6 +402,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
       settings.stop();
       await bus.stop();
       await limiter.close();
+      health.stop();
       await tracer?.shutdown().catch(() => {});
       metrics.stop();
       if (!opts.db) await db.close();

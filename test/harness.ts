@@ -20,7 +20,9 @@ export const TEST_BYOK_KEY = "0123456789abcdef".repeat(4);
 /**
  * Authentication throttles and per-key / per-account concurrency limits off: the suites sign
  * up many accounts from 127.0.0.1, send invalid keys on purpose and run bursts on one key.
- * The suites of those limits (auth-throttle, concurrency, fairness) turn them on.
+ * The suites of those limits (auth-throttle, concurrency, fairness) turn them on. Circuit
+ * breaking is off too: the suites send failure directives on purpose, and an opened circuit
+ * would carry one test's failures into the next one's attempt counts (test/health turns it on).
  */
 export const UNLIMITED_ENV: Record<string, string> = {
   SIGNUP_RATE_PER_IP: "0",
@@ -29,6 +31,7 @@ export const UNLIMITED_ENV: Record<string, string> = {
   INVALID_KEY_RATE_PER_IP: "0",
   CONCURRENCY_PER_ACCOUNT: "0",
   CONCURRENCY_PER_KEY: "0",
+  CIRCUIT_BREAKER: "off",
 };
 const SERVER_URL = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 

@@ -2,6 +2,7 @@
  * Video jobs, composed: the request-path service, the object storage and the poller pool.
  * The gateway calls `startVideo` once and `stop()` on shutdown (before closing the database).
  */
+import type { HealthGate } from "../core/health/tracker";
 import type { Config } from "../config";
 import type { CatalogProvider, CatalogSnapshot } from "../core/catalog/types";
 import type { VideoEndpoint } from "../core/video/provider";
@@ -37,6 +38,8 @@ export interface VideoModuleDeps {
   available?: (provider: CatalogProvider) => boolean;
   /** Counts upstream exchanges, charges and job states (metrics). */
   observe?: VideoObserver;
+  /** Circuit breaking of submits (src/core/health); unset: off. */
+  health?: HealthGate;
 }
 
 export function startVideo(cfg: Config, d: VideoModuleDeps): VideoModule {
@@ -70,6 +73,7 @@ export function startVideo(cfg: Config, d: VideoModuleDeps): VideoModule {
     // Private, loopback and link-local hosts are refused unless the operator allows them;
     // a slow DNS answer costs a submit at most a second.
     observe: d.observe,
+    health: d.health,
     hostRefused: cfg.VIDEO_URL_PRIVATE_HOSTS_ALLOWED ? undefined : (url) => hostIsNonPublic(url, 1000),
     jobTimeoutMs: cfg.VIDEO_JOB_TIMEOUT_SECONDS * 1000,
     // No wake-up on accept: a new job is first due VIDEO_POLL_INITIAL_MS later anyway, and a

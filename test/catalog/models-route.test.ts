@@ -33,6 +33,7 @@ describe("GET /v1/models", () => {
       {
         id: "openai",
         available: true,
+        circuit: "closed",
         context_length: 128000,
         max_output: 16384,
         trains_on_data: false,
@@ -76,7 +77,7 @@ describe("GET /v1/models", () => {
     const veo = body.data.find((m) => m.id === "veo-3") as ModelView;
     expect(veo.modality).toBe("video");
     expect(veo.family).toBe("G");
-    expect(veo.providers).toEqual([{ id: "veo", available: true, context_length: null, max_output: null, trains_on_data: false, pricing: null }]);
+    expect(veo.providers).toEqual([{ id: "veo", available: true, circuit: "closed", context_length: null, max_output: null, trains_on_data: false, pricing: null }]);
     expect(Object.keys(veo.pricing_krw_per_second!)).toEqual(["480p", "720p", "1080p", "1440p", "4k"]);
     for (const v of Object.values(veo.pricing_krw_per_second!)) expect(Number.isInteger(v)).toBe(true);
     const omni = body.data.find((m) => m.id === "veo-3-omni")!;

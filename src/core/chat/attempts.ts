@@ -2,13 +2,16 @@
  * The retry and fallback loop of text calls: each candidate provider gets 1 call plus 2
  * automatic retries on transient failure (jittered exponential backoff), then the next
  * candidate. A rate-limited candidate is skipped at once; a rejection (4xx) stops everything,
- * since the same request would be rejected again.
+ * since the same request would be rejected again. A candidate whose circuit is open (the
+ * health tracker, src/core/health) is skipped without a call; when every candidate was
+ * skipped or rate-limited, the client gets 429 with the earliest moment one may be back.
  */
 import { GatewayError } from "../errors";
 import { UpstreamError } from "./provider";
 import type { Candidate } from "./candidates";
 import { logUpstreamFailure, upstreamReason, upstreamSummary } from "./upstream-words";
 import type { AttemptRecord, CallTrace } from "./trace";
+import type { AttemptVerdict, HealthGate } from "../health/tracker";
 
 export const RETRIES_PER_PROVIDER = 2;
 
@@ -28,6 +31,13 @@ export interface AttemptOptions {
   requestId?: string;
   /** Sees every attempt with its outcome (the request's log line, its trace). */
   trace?: CallTrace;
+  /** Circuit breaking: which candidates may be called, and what each attempt said of its provider. */
+  health?: HealthGate;
+}
+
+/** What an attempt's failure says about the provider: a rejection of the request says nothing. */
+function verdictOf(err: UpstreamError): AttemptVerdict {
+  return err.kind === "rejected" ? "neutral" : "failed";
 }
 
 export interface AttemptSuccess<T> {
@@ -55,29 +65,42 @@ export async function withFallback<T>(candidates: readonly Candidate[], call: (c
   let onlyRateLimits = true;
   let retryAfterMs: number | undefined;
   let attempts = 0;
+  const skipped: { provider: string; model: string; error: "circuit_open" }[] = [];
   for (const [index, c] of candidates.entries()) {
     const retries = o.retriesOf?.(c, index) ?? RETRIES_PER_PROVIDER;
     for (let n = 0; n <= retries; n++) {
       if (o.signal?.aborted) throw o.signal.reason ?? new Error("aborted");
+      const gate = o.health?.admit(c.provider.id, c.model.id);
+      if (gate && !gate.allowed) {
+        retryAfterMs = Math.min(retryAfterMs ?? Infinity, gate.retryAfterMs);
+        skipped.push({ provider: c.provider.id, model: c.model.id, error: "circuit_open" });
+        const rec = o.trace?.attempt(c.provider.id, c.model.id);
+        if (rec) ended(o.trace!, rec, "skipped", performance.now(), "circuit_open");
+        break; // no call, no retry: the next candidate
+      }
       const t0 = performance.now();
       attempts++;
       const rec = o.trace?.attempt(c.provider.id, c.model.id);
       try {
         const value = await call(c, rec);
+        gate?.ticket.end("ok", performance.now() - t0);
         o.observe?.(c.provider.id, "ok", performance.now() - t0);
         if (rec) ended(o.trace!, rec, "ok", t0);
         return { value, candidate: c, attempts };
       } catch (e) {
         if (o.signal?.aborted) {
+          gate?.ticket.end("neutral");
           if (rec) ended(o.trace!, rec, "failed", t0, "aborted");
           throw o.signal.reason ?? e;
         }
         // Our own refusal before the call (a BYOK credential that cannot be opened) is no upstream failure.
         if (e instanceof GatewayError) {
+          gate?.ticket.end("neutral");
           if (rec) ended(o.trace!, rec, "failed", t0, e.errorCode);
           throw e;
         }
         const err = e instanceof UpstreamError ? e : new UpstreamError("transient", e instanceof Error ? e.message : String(e));
+        gate?.ticket.end(verdictOf(err));
         o.observe?.(c.provider.id, e instanceof UpstreamError ? err.kind : "error", performance.now() - t0);
         if (rec) {
           const next = err.kind === "rejected" ? "failed" : err.kind !== "rate_limited" && n < retries ? "retry" : index < candidates.length - 1 ? "fallback" : "failed";
@@ -99,8 +122,8 @@ export async function withFallback<T>(candidates: readonly Candidate[], call: (c
       }
     }
   }
-  if (onlyRateLimits && tried.length) {
-    throw new GatewayError("upstream_rate_limited", undefined, { retryAfter: Math.max(1, Math.ceil((retryAfterMs ?? 1000) / 1000)), providers: tried });
+  if (onlyRateLimits && (tried.length || skipped.length)) {
+    throw new GatewayError("upstream_rate_limited", undefined, { retryAfter: Math.max(1, Math.ceil((retryAfterMs ?? 1000) / 1000)), providers: [...tried, ...skipped] });
   }
-  throw new GatewayError("upstream_unavailable", undefined, { retryable: true, providers: tried });
+  throw new GatewayError("upstream_unavailable", undefined, { retryable: true, providers: [...tried, ...skipped] });
 }

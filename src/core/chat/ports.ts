@@ -7,6 +7,7 @@ import type { ChatProvider, Protocol, UpstreamError } from "./provider";
 import type { ChatMessage, ChatRequest, ChatResult } from "./types";
 import type { KeyPrincipal } from "../auth/principal";
 import type { PolicyRoute } from "../routing/types";
+import type { HealthGate } from "../health/tracker";
 
 export interface UpstreamEndpoint {
   baseUrl: string;
@@ -80,4 +81,6 @@ export interface ChatDeps {
   keeper?: HoldKeeper;
   /** How long a stream the client left is still read for its usage (ms; 0 = cut at once). */
   streamDrainMs?: number;
+  /** Circuit breaking (src/core/health); unset: every candidate is always called. */
+  health?: HealthGate;
 }

@@ -417,6 +417,7 @@ export class ChatService {
       signal,
       sleep: this.d.sleep,
       observe: this.d.observe,
+      health: this.d.health,
       // Fallback policies give each entry its own retries; the candidates are aligned with them.
       ...(x?.kind === "single" && { retriesOf: (_c, i) => x.retries[i] ?? null }),
     };

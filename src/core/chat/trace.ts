@@ -9,8 +9,11 @@ import type { Usage } from "./types";
 export interface AttemptRecord {
   provider: string;
   model: string;
-  /** `ok`, or what came next after a failure: `retry` (same provider), `fallback` (next candidate), `failed` (no further attempt). */
-  outcome?: "ok" | "retry" | "fallback" | "failed";
+  /**
+   * `ok`, or what came next after a failure: `retry` (same provider), `fallback` (next
+   * candidate), `failed` (no further attempt); `skipped`: not called, its circuit was open.
+   */
+  outcome?: "ok" | "retry" | "fallback" | "failed" | "skipped";
   /** The failure's kind and reason (`transient/server_error`, `rate_limited/rate_limited`, ...). */
   reason?: string;
   /** The upstream's HTTP status, when it answered one. */

@@ -19,6 +19,7 @@ import { microToKrwRounded } from "../../lib/money";
 import { sha256Hex } from "../../lib/secrets";
 import { applyFamilyRules } from "./constraints";
 import { observed, type IdempotencyStore, type VideoJobStore, type VideoObserver } from "./ports";
+import type { HealthGate, HealthTicket } from "../health/tracker";
 import { priceVideo } from "./pricing";
 import type { VideoEndpoint, VideoProvider } from "./provider";
 import { checkGeneralRules, DEFAULT_VIDEO_MODEL, type ReferenceUrl, type VideoSubmitBody } from "./schema";
@@ -53,6 +54,8 @@ export interface VideoServiceDeps {
   hostRefused?: (url: string) => Promise<boolean>;
   /** Sees each upstream submit (metrics). */
   observe?: VideoObserver;
+  /** Circuit breaking: a submit to a provider whose circuit is open is 429 before any state changes. */
+  health?: HealthGate;
 }
 
 export interface SubmitResult {
@@ -114,14 +117,17 @@ export class VideoService {
     const price = priceVideo(offering.videoPricing!, request, charge);
     await this.checkHosts(refs.all);
 
+    const ticket = this.admitted(provider.id, model.id);
     // Valid: from here on, state changes. First the Idempotency-Key, then the money.
     if (idempotencyKey !== null) {
       const claim = await this.d.idempotency.claim(principal.keyId, idempotencyKey, bodyHash(body), IDEMPOTENCY_WINDOW_MS, this.d.submitTimeoutMs + 60_000);
+      if (claim.kind !== "claimed") ticket?.end("neutral"); // no upstream call after all
       if (claim.kind === "replay") return { status: claim.status, body: claim.body as VideoJobView, replayed: true };
       if (claim.kind === "in_progress") throw new GatewayError("idempotency_in_progress");
       if (claim.kind === "mismatch") throw new GatewayError("idempotency_key_reused");
     }
     const forget = async () => {
+      ticket?.end("neutral"); // a no-op after the submit reported its outcome
       if (idempotencyKey !== null) await this.d.idempotency.abandon(principal.keyId, idempotencyKey).catch(() => {});
     };
 
@@ -173,10 +179,13 @@ export class VideoService {
 
     let task: string;
     const submission = { jobId, upstreamModel: offering.upstreamId, family: model.family, request };
+    const t0 = performance.now();
     try {
       task = await observed(this.d.observe, provider.id, "submit", () => adapter.submit(submission, { endpoint: this.d.endpointFor(provider), timeoutMs: this.d.submitTimeoutMs }));
+      ticket?.end("ok", performance.now() - t0);
     } catch (e) {
       const err = e instanceof UpstreamError ? e : new UpstreamError("transient", e instanceof Error ? e.message : String(e));
+      ticket?.end(err.kind === "rejected" ? "neutral" : "failed");
       const error: JobError = { code: "submit_failed", message: `업스트림에 작업을 제출하지 못했습니다 (${err.kind}${err.status ? ` ${err.status}` : ""}).` };
       await this.d.jobs
         .finish(jobId, null, { status: "failed", error }, { kind: "release", event: null })
@@ -194,6 +203,17 @@ export class VideoService {
     this.d.onAccepted?.(jobId);
     this.d.observe?.job(model.family, "accepted");
     return { status: 202, body: view, replayed: false };
+  }
+
+  /**
+   * The submit's pass through the provider's circuit (null without circuit breaking); an open
+   * circuit is 429 with Retry-After, as a rate-limited provider is, before any claim or hold.
+   */
+  private admitted(providerId: string, modelId: string): HealthTicket | null {
+    const gate = this.d.health?.admit(providerId, modelId);
+    if (!gate) return null;
+    if (gate.allowed) return gate.ticket;
+    throw new GatewayError("upstream_rate_limited", undefined, { retryAfter: Math.max(1, Math.ceil(gate.retryAfterMs / 1000)), providers: [{ provider: providerId, model: modelId, error: "circuit_open" }] });
   }
 
   /** 422 for the first reference URL whose host is not public (all looked up at once). */

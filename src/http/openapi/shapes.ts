@@ -124,6 +124,9 @@ export const Model = named(
       T.Object({
         id: T.String(),
         available: T.Boolean({ description: "Whether this provider is configured on this deployment (or simulated)" }),
+        circuit: T.Union([T.Literal("closed"), T.Literal("half_open"), T.Literal("open")], {
+          description: "This instance's circuit for the provider and model: `open` = unhealthy, skipped without a call until its cool-down ends; `half_open` = probe calls are testing it; `closed` = healthy",
+        }),
         context_length: Nullable(T.Integer()),
         max_output: Nullable(T.Integer()),
         trains_on_data: T.Boolean(),

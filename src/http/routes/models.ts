@@ -18,6 +18,7 @@ import {
   type Resolution,
   type TokenPricing,
 } from "../../core/catalog/types";
+import type { CircuitState } from "../../core/health/breaker";
 
 /** USD per million tokens, as numbers (display values of the integer micro-dollar prices). */
 export interface ModelPricingView {
@@ -32,10 +33,28 @@ export interface ModelPricingView {
 /** Whether this deployment may call a provider (src/upstreams.ts). */
 export type ProviderAvailability = (provider: CatalogProvider) => boolean;
 
+/** This instance's circuits (src/core/health/tracker.ts); `version` changes with every transition. */
+export interface CircuitView {
+  state(provider: string, model?: string): CircuitState;
+  readonly version: number;
+}
+
+const RANK: Record<CircuitState, number> = { closed: 0, half_open: 1, open: 2 };
+
+/** The provider's circuit for this model: the worse of the provider-wide one and the model's own. */
+function circuitOf(health: CircuitView | null, provider: string, model: string): CircuitState {
+  if (!health) return "closed";
+  const a = health.state(provider);
+  const b = health.state(provider, model);
+  return RANK[a] >= RANK[b] ? a : b;
+}
+
 export interface ModelProviderView {
   id: string;
   /** This deployment can call the provider: its credential is configured, or the simulator stands in (demo mode, `SIMULATOR=on`). */
   available: boolean;
+  /** This instance's circuit for the provider and model: `open` means it is skipped as unhealthy for now, `half_open` that probe calls are testing it. */
+  circuit: CircuitState;
   context_length: number | null;
   max_output: number | null;
   trains_on_data: boolean;
@@ -108,7 +127,7 @@ function modelAvailable(snapshot: CatalogSnapshot, model: CatalogModel, availabl
 }
 
 /** One model as `GET /v1/models` shows it. */
-export function toModelView(snapshot: CatalogSnapshot, model: CatalogModel, available: ProviderAvailability = everyProvider): ModelView {
+export function toModelView(snapshot: CatalogSnapshot, model: CatalogModel, available: ProviderAvailability = everyProvider, health: CircuitView | null = null): ModelView {
   const offerings = getOfferings(snapshot, model.id);
   const view: ModelView = {
     id: model.id,
@@ -127,6 +146,7 @@ export function toModelView(snapshot: CatalogSnapshot, model: CatalogModel, avai
     providers: offerings.map((o) => ({
       id: o.providerId,
       available: providerAvailable(snapshot, o.providerId, available),
+      circuit: circuitOf(health, o.providerId, model.id),
       context_length: o.contextLength,
       max_output: o.maxOutput,
       trains_on_data: getProvider(snapshot, o.providerId)?.trainsOnData ?? false,
@@ -146,10 +166,10 @@ export function toModelView(snapshot: CatalogSnapshot, model: CatalogModel, avai
 }
 
 /** Every callable model (active leaves and routing parents; retired and inactive ids are left out). */
-export function toModelList(snapshot: CatalogSnapshot, available: ProviderAvailability = everyProvider): ModelList {
+export function toModelList(snapshot: CatalogSnapshot, available: ProviderAvailability = everyProvider, health: CircuitView | null = null): ModelList {
   return {
     object: "list",
-    data: snapshot.models.filter((m) => m.active && m.kind !== "retired").map((m) => toModelView(snapshot, m, available)),
+    data: snapshot.models.filter((m) => m.active && m.kind !== "retired").map((m) => toModelView(snapshot, m, available, health)),
   };
 }
 
@@ -164,18 +184,20 @@ function safeDecode(s: string): string {
 /**
  * The models routes. `getSnapshot` is called per request (it throws `catalog_snapshot_stale`
  * when there is no verified catalog; the app's error handler renders it). `available` says
- * which providers this deployment can call (fixed at start, so the body is cached per snapshot).
+ * which providers this deployment can call (fixed at start), `health` which are unhealthy now:
+ * the body is cached per snapshot and circuit version.
  */
-export function modelsRoutes(getSnapshot: () => CatalogSnapshot, available: ProviderAvailability = everyProvider) {
+export function modelsRoutes(getSnapshot: () => CatalogSnapshot, available: ProviderAvailability = everyProvider, health: CircuitView | null = null) {
   // Per route instance: two gateways in one process may share a snapshot but not availability.
-  const cache = new WeakMap<CatalogSnapshot, string>();
+  const cache = new WeakMap<CatalogSnapshot, { version: number; body: string }>();
   const listJson = (snapshot: CatalogSnapshot): string => {
-    let body = cache.get(snapshot);
-    if (body === undefined) {
-      body = JSON.stringify(toModelList(snapshot, available));
-      cache.set(snapshot, body);
+    const version = health ? health.version : 0;
+    let hit = cache.get(snapshot);
+    if (hit === undefined || hit.version !== version) {
+      hit = { version, body: JSON.stringify(toModelList(snapshot, available, health)) };
+      cache.set(snapshot, hit);
     }
-    return body;
+    return hit.body;
   };
   return new Elysia()
     .get(
@@ -193,7 +215,7 @@ export function modelsRoutes(getSnapshot: () => CatalogSnapshot, available: Prov
         if (!model || !model.active || model.kind === "retired") {
           throw new GatewayError("not_found", text(`모델을 찾을 수 없습니다: '${id}'.`, `Model not found: '${id}'.`));
         }
-        return toModelView(snapshot, model, available);
+        return toModelView(snapshot, model, available, health);
       },
       {
         detail: {

@@ -22,6 +22,8 @@ export interface VideoRuntimeConfig {
   storage: StorageConfig;
   /** Provider id → where its task API is (a real vendor or the simulator). */
   endpoints: Record<string, VideoEndpoint>;
+  /** Video model id → its maker (the catalog's producer), for usage events. */
+  makers: Record<string, string>;
   leaseMs: number;
   pollInitialMs: number;
   pollMaxMs: number;
@@ -43,10 +45,11 @@ export function storageConfig(cfg: Config): StorageConfig {
   return { kind: "local", dir: cfg.VIDEO_STORAGE_DIR ?? join(cfg.DATA_DIR, "files") };
 }
 
-export function runtimeConfig(cfg: Config, endpoints: Record<string, VideoEndpoint>): VideoRuntimeConfig {
+export function runtimeConfig(cfg: Config, endpoints: Record<string, VideoEndpoint>, makers: Record<string, string> = {}): VideoRuntimeConfig {
   return {
     storage: storageConfig(cfg),
     endpoints,
+    makers,
     leaseMs: cfg.VIDEO_LEASE_MS,
     pollInitialMs: cfg.VIDEO_POLL_INITIAL_MS,
     pollMaxMs: Math.max(cfg.VIDEO_POLL_MAX_MS, cfg.VIDEO_POLL_INITIAL_MS),
@@ -74,6 +77,7 @@ export function pollerRuntime(db: Database, rc: VideoRuntimeConfig, opts: { stor
     content: storage,
     providerFor: videoProviderFor,
     endpointFor: (providerId) => rc.endpoints[providerId],
+    makerOf: (model) => rc.makers[model] ?? null,
     leaseMs: rc.leaseMs,
     pollInitialMs: rc.pollInitialMs,
     pollMaxMs: rc.pollMaxMs,

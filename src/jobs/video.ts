@@ -45,7 +45,9 @@ export interface VideoModuleDeps {
 export function startVideo(cfg: Config, d: VideoModuleDeps): VideoModule {
   const endpoints: Record<string, VideoEndpoint> = {};
   for (const p of d.snapshot?.providers ?? []) if (p.kind === "video") endpoints[p.id] = d.endpoint(p);
-  const runtime = runtimeConfig(cfg, endpoints);
+  const makers: Record<string, string> = {};
+  for (const m of d.snapshot?.models ?? []) if (m.modality === "video" && m.maker) makers[m.id] = m.maker;
+  const runtime = runtimeConfig(cfg, endpoints, makers);
   const storage = openStorage(runtime.storage);
   const pool = new VideoPollerPool({
     db: d.db,

@@ -218,5 +218,8 @@ describe.skipIf(!PG)("video metrics from poller workers (PostgreSQL)", () => {
     expect(sample(text, "gateway_upstream_calls_total", { provider: row.provider_id, outcome: "ok" })).toBeGreaterThanOrEqual(3);
     expect(sample(text, "gateway_cost_krw_total", { model: "veo-3", provider: row.provider_id })).toBe(job.cost.krw);
     expect(sample(text, "gateway_tokens_total", { model: "veo-3", provider: row.provider_id, kind: "output" })).toBe(0);
+    // The worker's usage event names the producer too (its runtime carries the catalog's makers).
+    const ev = await g.gw.deps.db.query<{ maker: string | null }>("select maker from usage_events where request_id = $1", [job.job_id]);
+    expect(ev.map((x) => x.maker)).toEqual(["google"]);
   });
 });

@@ -53,6 +53,22 @@ describe("success", () => {
     });
   }
 
+  test("the usage event names the model's producer (rankings show it)", async () => {
+    const makers: [string, Record<string, unknown>, string][] = [
+      ["kling-v3", { duration_seconds: 5 }, "kuaishou"],
+      ["ltx-2-pro", { resolution: "480p" }, "lightricks"],
+      ["seedance-1-5-pro", {}, "bytedance"],
+      ["veo-3", { resolution: "1080p", duration_seconds: 4 }, "google"],
+    ];
+    for (const [model, extra, maker] of makers) {
+      const r = await submit(g, key, { model, prompt: `maker ${model} [sim:video_ms=60]`, ...extra });
+      expect(r.status).toBe(202);
+      expect((await waitJob(g, key, r.body.job_id)).status).toBe("succeeded");
+      const rows = await g.gw.deps.db.query<{ maker: string | null }>("select maker from usage_events where request_id = $1", [r.body.job_id]);
+      expect([model, rows.map((x) => x.maker)]).toEqual([model, [maker]]);
+    }
+  });
+
   test("Family G Omni is billed by the output tokens reported on completion", async () => {
     const before = await money(g, user);
     const r = await submit(g, key, { model: "veo-3-omni", prompt: "omni [sim:video_ms=100] [sim:tokens=12345]" });

@@ -36,6 +36,8 @@ export interface PollerDeps {
   log?: (msg: string, fields: Record<string, unknown>) => void;
   /** Sees each upstream exchange and each settled job (metrics). */
   observe?: VideoObserver;
+  /** The model's producer (the catalog's maker), for the usage event and the rankings. */
+  makerOf?: (model: string) => string | null;
 }
 
 /** Delay before the next poll of a job polled `pollCount` times: 1.5^n growth, ±10 % jitter, capped. */
@@ -139,7 +141,7 @@ export async function advanceJob(d: PollerDeps, owner: string, job: VideoJobReco
   finish.assets = [{ type: "video", url: finish.resultUrl }];
   finish.costMicro = jobCostMicro(job, outcome.outputTokens);
 
-  const event = usageEvent(job, 200, now, outcome.outputTokens);
+  const event = usageEvent(d, job, 200, now, outcome.outputTokens);
   const done = await d.jobs.finish(job.id, owner, finish, { kind: "settle", costMicro: finish.costMicro, tokens: outcome.outputTokens ?? 0, event });
   if (done) {
     d.observe?.settled(event, finish.costMicro);
@@ -159,7 +161,7 @@ async function retryLater(d: PollerDeps, owner: string, job: VideoJobRecord, err
 
 async function fail(d: PollerDeps, owner: string | null, job: VideoJobRecord, error: JobError, upstreamStatus?: string): Promise<void> {
   // docs/decisions.md #17: a failed or expired job is released in full.
-  const event = usageEvent(job, 502, d.now?.() ?? Date.now(), null);
+  const event = usageEvent(d, job, 502, d.now?.() ?? Date.now(), null);
   const done = await d.jobs.finish(job.id, owner, { status: "failed", error, ...(upstreamStatus !== undefined && { upstreamStatus }) }, { kind: "release", event });
   if (done) d.observe?.job(job.family, "failed");
 }
@@ -168,11 +170,11 @@ function asUpstream(e: unknown): UpstreamError {
   return e instanceof UpstreamError ? e : new UpstreamError("transient", e instanceof Error ? e.message : String(e));
 }
 
-function usageEvent(job: VideoJobRecord, status: number, now: number, outputTokens: number | null): UsageEvent {
+function usageEvent(d: PollerDeps, job: VideoJobRecord, status: number, now: number, outputTokens: number | null): UsageEvent {
   return {
     model: job.model,
     provider: job.providerId,
-    maker: null,
+    maker: d.makerOf?.(job.model) ?? null,
     modality: "video",
     app: null,
     status,

@@ -55,6 +55,7 @@ import { modelsRoutes } from "./http/routes/models";
 import { Elysia } from "elysia";
 import { compactRoutes } from "./http/routes/responses-compact";
 import { responsesRoutes } from "./http/routes/responses";
+import { messagesRoutes } from "./http/routes/messages";
 import { FeedbackRepo } from "./db/repos/feedback";
 import { RollupRepo } from "./db/repos/rollups";
 import { StatsService } from "./core/stats";
@@ -340,6 +341,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     videoRoutes(deps, video),
     policyRoutes(deps, { policies: policyRepo, catalog: () => catalog.current() }),
     responsesRoutes(deps, { chat, pii: piiMasking, keepaliveMs: cfg.SSE_KEEPALIVE_MS, feedback: new FeedbackRepo(db) }),
+    messagesRoutes(deps, { chat, pii: piiMasking, keepaliveMs: cfg.SSE_KEEPALIVE_MS }),
     statsRoutes({ stats, maxAgeSeconds: statsCfg.maxAgeSeconds }),
     usageReportRoutes(deps, rollups),
   ]);

@@ -7,6 +7,7 @@ import { Elysia } from "elysia";
 import { bodyLeftUnread, readBody, tooLarge } from "./body";
 import type { AppDeps } from "./deps";
 import { renderError } from "./errors";
+import { asAnthropicError, isMessagesPath } from "./anthropic-errors";
 import { requestLang } from "./lang";
 import { assignRequestId, requestId, requestStart } from "./request-id";
 import { beginRecord, requestRecord } from "./request-log";
@@ -66,6 +67,7 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
         if (rec) rec.error = err.errorCode;
         const res = renderError(undefined, err, id, requestLang(request));
         rec?.answeredEarly(res.status);
+        if (isMessagesPath(request)) return asAnthropicError(res, id).then((r) => (r.headers.set("connection", "close"), r));
         res.headers.set("connection", "close"); // the body is not read: stop receiving it
         return res;
       }
@@ -79,7 +81,7 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
       // An empty body parses as undefined; let the route's schema report what is missing.
       return body === undefined ? {} : body;
     })
-    .onError(({ code, error, request, set }) => {
+    .onError(async ({ code, error, request, set }) => {
       const id = requestId(request);
       // The client went away (its abort ended the upstream call): nobody reads this answer,
       // and it is not a server error. 499 as in nginx, for the metrics only.
@@ -89,7 +91,8 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
         set.status = 499;
         return new Response(null, { status: 499 });
       }
-      const res = renderError(code, error, id, requestLang(request));
+      const rendered = renderError(code, error, id, requestLang(request));
+      const res = isMessagesPath(request) ? await asAnthropicError(rendered, id) : rendered;
       set.status = res.status; // so /metrics counts the status actually sent
       if (rec) rec.error = errorCodeOf(code, error, res.status);
       res.headers.set("x-request-id", id);

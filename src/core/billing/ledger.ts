@@ -18,6 +18,8 @@ export interface UsageEvent {
   fxMilli: bigint | null;
   latencyMs: number | null;
   cached: boolean;
+  /** The client API of a chat call (`chat_completions`, `responses`, `messages`). */
+  api?: string | null;
 }
 
 export interface HoldRequest {

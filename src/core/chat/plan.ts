@@ -24,7 +24,11 @@ export interface ChatCaller {
   trace?: CallTrace;
   /** The language of a stream's failure event (Accept-Language); Korean when absent. */
   lang?: Lang;
+  /** The client API the call came in by (recorded on its usage event). */
+  api?: ClientApi;
 }
+
+export type ClientApi = "chat_completions" | "responses" | "messages";
 
 export interface ChatOptions {
   model: string;

@@ -1,6 +1,7 @@
 /**
  * Anthropic Messages adapter: `POST {baseUrl}/v1/messages` with `x-api-key` and
- * `anthropic-version: 2023-06-01`.
+ * `anthropic-version: 2023-06-01`. A call that came in as Anthropic Messages (`req.anthropic`)
+ * sends the client's own body and `anthropic-beta`; its raw stream can be relayed as is.
  */
 import type { CallContext, ChatProvider } from "../../core/chat/provider";
 import type { ChatRequest, ChatResult, StreamEvent } from "../../core/chat/types";
@@ -14,10 +15,23 @@ import type { AnthropicWireResponse } from "./wire";
 
 export const ANTHROPIC_VERSION = "2023-06-01";
 
-function anthropicHeaders(ctx: CallContext, stream: boolean): Record<string, string> {
+function anthropicHeaders(req: ChatRequest, ctx: CallContext, stream: boolean): Record<string, string> {
   const h: Record<string, string> = { "x-api-key": ctx.apiKey, "anthropic-version": ANTHROPIC_VERSION };
+  if (req.anthropic?.beta) h["anthropic-beta"] = req.anthropic.beta;
   if (stream) h.accept = "text/event-stream";
   return h;
+}
+
+/** The client's own body when it sent one (only the routed model, capped max_tokens and stream set), else the translation. */
+function requestBody(req: ChatRequest, stream: boolean): Record<string, unknown> {
+  if (!req.anthropic) return toAnthropicRequest(req, { stream });
+  const { stream: _, ...body } = req.anthropic.body;
+  return stream ? { ...body, model: req.model, max_tokens: req.max_tokens, stream: true } : { ...body, model: req.model, max_tokens: req.max_tokens };
+}
+
+async function openStream(req: ChatRequest, ctx: CallContext): Promise<ReadableStream<Uint8Array>> {
+  const { body } = await postUpstream(joinUrl(ctx.baseUrl, "/v1/messages"), anthropicHeaders(req, ctx, true), requestBody(req, true), ctx, classifyAnthropicError);
+  return body;
 }
 
 export const anthropicChatProvider: ChatProvider = {
@@ -25,14 +39,17 @@ export const anthropicChatProvider: ChatProvider = {
 
   async chat(req: ChatRequest, ctx: CallContext): Promise<ChatResult> {
     const url = joinUrl(ctx.baseUrl, "/v1/messages");
-    return fromAnthropicResponse((await postUpstreamJson(url, anthropicHeaders(ctx, false), toAnthropicRequest(req, { stream: false }), ctx, classifyAnthropicError)) as AnthropicWireResponse);
+    const body = (await postUpstreamJson(url, anthropicHeaders(req, ctx, false), requestBody(req, false), ctx, classifyAnthropicError)) as AnthropicWireResponse;
+    const result = fromAnthropicResponse(body);
+    if (req.anthropic) result.vendorBody = body as Record<string, unknown>;
+    return result;
   },
 
   async chatStream(req: ChatRequest, ctx: CallContext): Promise<AsyncIterable<StreamEvent>> {
-    const url = joinUrl(ctx.baseUrl, "/v1/messages");
-    const { body } = await postUpstream(url, anthropicHeaders(ctx, true), toAnthropicRequest(req, { stream: true }), ctx, classifyAnthropicError);
-    return readAnthropicStream(decodeSse(body));
+    return readAnthropicStream(decodeSse(await openStream(req, ctx)));
   },
+
+  openRawStream: openStream,
 };
 
 export { toAnthropicRequest, toAnthropicToolChoice, anthropicThinkingBudget, ANTHROPIC_THINKING_BUDGETS } from "./request";

@@ -32,8 +32,9 @@ export function toCoreFromMessages(body: MessagesBody, beta: string | null): Omi
   if (body.stop_sequences?.length) request.stop = body.stop_sequences;
   const user = body.metadata?.user_id;
   if (user) request.passthrough = { user };
+  // `stream` is the adapter's to set: a streamed and a plain call share response-cache entries.
   const native: Record<string, unknown> = { ...body };
-  for (const f of GATEWAY_FIELDS) delete native[f];
+  for (const f of [...GATEWAY_FIELDS, "stream"]) delete native[f];
   request.anthropic = beta ? { body: native, beta } : { body: native };
   return request;
 }

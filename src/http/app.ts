@@ -42,7 +42,7 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
   })
     .use(
       docsRoutes(
-        { title: "Model Gateway API", version: "0.1.0", description: "OpenAI-compatible chat and Responses, keys, routing policies, video jobs, statistics. Amounts in KRW." },
+        { title: "Model Gateway API", version: "0.1.0", description: "OpenAI-compatible chat and Responses, Anthropic Messages, keys, routing policies, video jobs, statistics. Amounts in KRW." },
         (): DocRoute[] => app.routes,
       ),
     )

@@ -166,6 +166,7 @@ export const TAGS: Record<string, string> = {
   models: "The model catalog",
   chat: "OpenAI-compatible chat completions",
   responses: "The Responses API and feedback",
+  messages: "Anthropic's Messages API (any model; Anthropic SDK, Claude Code)",
   video: "Video generation jobs",
   "routing policies": "Routing policies (dashboard)",
   stats: "Public statistics",

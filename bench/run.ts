@@ -80,7 +80,7 @@ if (!process.env.BENCH_CHILD) {
 const log = (...a: unknown[]) => console.log(`[${new Date().toISOString().slice(11, 19)}]`, ...a);
 
 if ((only.has("saturation") || only.has("sweep")) && !Bun.which("wrk")) {
-  console.error("wrk is not installed. Install it (Debian/Ubuntu: apt-get update && apt-get install -y wrk) or run only the other scenarios: --only=nonstream,stream,streams");
+  console.error("wrk is not installed. Install it (Debian/Ubuntu: apt-get update && apt-get install -y wrk) or run only the other scenarios: --only=nonstream,stream,messages,streams");
   process.exit(2);
 }
 await checkPostgres(pgServer).catch((e) => {

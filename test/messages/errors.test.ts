@@ -124,6 +124,19 @@ describe("refusals before money moves", () => {
   });
 });
 
+describe("retries", () => {
+  test("an upstream failing once is retried: one answer, one charge", async () => {
+    const { user, sdk } = await tenant(g, 100);
+    for (const model of MODELS) {
+      const msg = await sdk.messages.create(ask(`retry me ${model} [sim:fail=503x1]`, model));
+      expect(msg.stop_reason).toBe("end_turn");
+    }
+    const b = await books(g, user.id);
+    expect(b.charges).toHaveLength(3);
+    expect(b.events.map((e: any) => e.status)).toEqual([200, 200, 200]);
+  });
+});
+
 describe.each(MODELS)("%s: a stream cut after its first bytes", (model) => {
   test("ends with Anthropic's error event; the SDK throws; only the received part is billed, once", async () => {
     const { user, sdk, key } = await tenant(g, 100);

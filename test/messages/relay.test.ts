@@ -135,12 +135,12 @@ describe("the rest of the pipeline", () => {
   });
 
   test("count_tokens: the gateway's estimate, growing with images; no call, no hold", async () => {
-    const { user, key } = await tenant(g);
-    const body = { model: "claude-haiku-4-5", system: "be brief", messages: [{ role: "user", content: "count these words please" }] };
-    const plain = await postMessages(g, key.key, body, "/v1/messages/count_tokens");
-    expect(plain.status).toBe(200);
-    const n = ((await plain.json()) as any).input_tokens;
+    const { user, key, sdk } = await tenant(g);
+    const body = { model: "claude-haiku-4-5", system: "be brief", messages: [{ role: "user" as const, content: "count these words please" }] };
+    proxy.clear();
+    const { input_tokens: n } = await sdk.messages.countTokens(body);
     expect(n).toBeGreaterThan(0);
+    expect(proxy.bodies).toEqual([]);
     const img = { ...body, messages: [{ role: "user", content: [{ type: "image", source: { type: "url", url: "https://example.com/a.png" } }, { type: "text", text: "count these words please" }] }] };
     const withImage = ((await (await postMessages(g, key.key, img, "/v1/messages/count_tokens")).json()) as any).input_tokens;
     expect(withImage).toBeGreaterThan(n + 1000);

@@ -53,7 +53,7 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
       // Security headers on every answer (a handler's own Cache-Control wins: stats stay
       // publicly cacheable, streams keep theirs); an authenticated answer is never stored.
       set.headers["x-content-type-options"] = "nosniff";
-      if (request.headers.has("authorization")) set.headers["cache-control"] = "no-store";
+      if (request.headers.has("authorization") || request.headers.has("x-api-key")) set.headers["cache-control"] = "no-store";
       if (cors) {
         const preflight = cors.apply(request, set.headers);
         if (preflight) {
@@ -98,7 +98,7 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
       res.headers.set("x-request-id", id);
       for (const [k, v] of Object.entries(set.headers)) if (k.startsWith("x-ratelimit") || k.startsWith("access-control-") || k === "vary") res.headers.set(k, String(v));
       res.headers.set("x-content-type-options", "nosniff");
-      if (request.headers.has("authorization")) res.headers.set("cache-control", "no-store");
+      if (request.headers.has("authorization") || request.headers.has("x-api-key")) res.headers.set("cache-control", "no-store");
       // Refused before (or while) its body was read: close rather than receive the rest.
       if (bodyLeftUnread(request)) res.headers.set("connection", "close");
       return res;

@@ -13,7 +13,7 @@ setDefaultTimeout(30_000);
 
 let g: TestGateway;
 beforeAll(async () => {
-  g = await startTestGateway();
+  g = await startTestGateway({ env: { MAX_BODY_BYTES: "100000" } });
 }, 60_000);
 afterAll(async () => {
   await g?.stop();
@@ -108,6 +108,15 @@ describe("refusals before money moves", () => {
     const res = await fetch(g.url + "/v1/messages", { method: "POST", headers: { "x-api-key": key.key, "content-type": "application/json" }, body: "{not json" });
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
+    await untouched(user.id, 100);
+  });
+
+  test("a body over MAX_BODY_BYTES → 413 request_too_large, x-api-key answers not stored", async () => {
+    const { user, key } = await tenant(g, 100);
+    const res = await postMessages(g, key.key, { ...ask("x".repeat(150_000)) });
+    expect(res.status).toBe(413);
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    expect(await res.json()).toMatchObject({ type: "error", error: { type: "request_too_large", code: "payload_too_large" } });
     await untouched(user.id, 100);
   });
 

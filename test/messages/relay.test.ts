@@ -86,7 +86,7 @@ describe("an OpenAI upstream", () => {
       tool_choice: { type: "auto", disable_parallel_tool_use: true },
       messages: [
         { role: "user", content: "q" },
-        { role: "assistant", content: [{ type: "thinking", thinking: "t", signature: "s" }, { type: "text", text: "calling" }, { type: "tool_use", id: "toolu_1", name: "lookup", input: { q: "x" } }] },
+        { role: "assistant", content: [{ type: "thinking", thinking: "t", signature: "s" }, { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "x" } }, { type: "text", text: "calling" }, { type: "tool_use", id: "toolu_1", name: "lookup", input: { q: "x" } }] },
         { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: [{ type: "text", text: "found" }], is_error: true }, { type: "text", text: "and?" }] },
       ],
     });

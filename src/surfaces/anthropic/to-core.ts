@@ -5,8 +5,9 @@
  * - `system` (string or text blocks) → a leading system message; `cache_control` kept on blocks.
  * - A user turn's `tool_result` blocks → `tool` messages (first, in order), its other blocks →
  *   one user message; an assistant turn's text → content, its `tool_use` blocks → tool calls;
- *   `thinking` / `redacted_thinking` blocks are dropped (opaque to other providers).
- * - Images: base64 → a data URL, `url` → the URL. Other block types are 422 at their `loc`.
+ *   an assistant turn's other blocks (`thinking`, `redacted_thinking`, server tool calls and
+ *   their results) are dropped: Anthropic's own output, opaque to other providers.
+ * - Images: base64 → a data URL, `url` → the URL. Other user block types are 422 at their `loc`.
  * - Custom tools → function tools; server tools (`type` set) are dropped; `tool_choice`
  *   auto/any/tool/none → auto/required/{function}/none, `disable_parallel_tool_use` →
  *   `parallel_tool_calls: false`.
@@ -84,7 +85,6 @@ function addTurn(out: ChatMessage[], m: MessageParam, loc: Loc): void {
       const at = [...loc, "content", i];
       if (b.type === "text") parts.push(textPart(b, at));
       else if (b.type === "tool_use") calls.push(toolCall(b, at));
-      else if (b.type !== "thinking" && b.type !== "redacted_thinking") throw unsupported(b.type, [...at, "type"]);
     });
     const msg: ChatMessage = { role: "assistant", content: parts.length ? parts.map((p) => (p as { text: string }).text).join("") : calls.length ? null : "" };
     if (calls.length) msg.tool_calls = calls;

@@ -38,8 +38,11 @@ export function usageJson(u: Usage): AnthropicUsage {
   };
 }
 
+/** Anthropic's usage as it arrives: any field may be absent or null. */
+export type WireUsage = Partial<Record<keyof AnthropicUsage, number | null>> & { cache_creation?: { ephemeral_1h_input_tokens?: number | null } | null };
+
 /** Anthropic's usage (message_start, then message_delta's cumulative values) → the core's. */
-export function coreUsage(u: Partial<Record<keyof AnthropicUsage, number | null>> & { cache_creation?: { ephemeral_1h_input_tokens?: number | null } | null }): Usage {
+export function coreUsage(u: WireUsage): Usage {
   const write = u.cache_creation_input_tokens ?? 0;
   const read = u.cache_read_input_tokens ?? 0;
   const usage: Usage = { promptTokens: (u.input_tokens ?? 0) + write + read, completionTokens: u.output_tokens ?? 0, cachedTokens: read, cacheWriteTokens: write, reasoningTokens: 0 };
@@ -63,7 +66,7 @@ export function toolInput(args: string): Record<string, unknown> {
   }
 }
 
-export function contentBlocks(r: ChatResult): ContentBlock[] {
+export function contentBlocks(r: Pick<ChatResult, "content" | "toolCalls">): ContentBlock[] {
   const out: ContentBlock[] = [];
   if (r.content || !r.toolCalls?.length) out.push({ type: "text", text: r.content ?? "" });
   for (const c of r.toolCalls ?? []) out.push({ type: "tool_use", id: c.id, name: c.function.name, input: toolInput(c.function.arguments) });
@@ -81,7 +84,7 @@ export function messageObject(head: MessageHead, r: Pick<ChatResult, "content" |
     type: "message" as const,
     role: "assistant" as const,
     model: head.model,
-    content: contentBlocks(r as ChatResult),
+    content: contentBlocks(r),
     stop_reason: stopReason(r.finishReason),
     stop_sequence: null,
     usage: usageJson(r.usage),

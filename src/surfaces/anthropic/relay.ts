@@ -13,7 +13,7 @@ import { failureWords, logUpstreamFailure } from "../../core/chat/upstream-words
 import { eventData, SseSplitter } from "../../lib/sse-split";
 import { sseStream, type Write } from "../sse-stream";
 import { ANTHROPIC_ERROR_TYPES, errorEvent, type AnthropicErrorType } from "./errors";
-import { costFields, coreUsage } from "./from-core";
+import { costFields, coreUsage, type WireUsage } from "./from-core";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -61,13 +61,14 @@ export function relayMessagesStream(service: ChatService, plan: ChatPlan, opened
 async function relay(service: ChatService, plan: ChatPlan, opened: Extract<OpenedStream, { kind: "raw" }>, write: Write, gone: () => boolean): Promise<void> {
   const splitter = new SseSplitter();
   const forwarded: Uint8Array[] = [];
-  let usage: Record<string, any> = {};
+  let usage: WireUsage = {};
   let delta: any = null;
   let stop: Uint8Array | null = null;
-  let failure: { words: string; type: AnthropicErrorType } | null = null;
+  // Why the stream broke off, in the client's words (the provider's own go to the log).
+  const broke: { words: string; type: AnthropicErrorType }[] = [];
   const fail = (e: unknown, type: AnthropicErrorType = "api_error") => {
     logUpstreamFailure(e, { request_id: plan.caller.requestId, provider: opened.candidate.provider.id });
-    failure = { words: failureWords(e, plan.caller.lang), type };
+    broke.push({ words: failureWords(e, plan.caller.lang), type });
   };
   const reader = opened.body.getReader();
   try {
@@ -98,7 +99,7 @@ async function relay(service: ChatService, plan: ChatPlan, opened: Extract<Opene
     if (!gone()) fail(e);
   }
   reader.cancel().catch(() => {});
-  if (!stop && !failure && !gone()) fail(new UpstreamError("truncated", "upstream stream ended without message_stop"));
+  if (!stop && !broke.length && !gone()) fail(new UpstreamError("truncated", "upstream stream ended without message_stop"));
   const c = opened.candidate;
   const left = gone();
   const billed = delta ? coreUsage(usage) : null;
@@ -119,6 +120,5 @@ async function relay(service: ChatService, plan: ChatPlan, opened: Extract<Opene
     return;
   }
   await service.finishStream(plan, c, { ending: "failed", usage: billed, ...received });
-  const f = failure as { words: string; type: AnthropicErrorType } | null;
-  write(errorEvent(f?.words ?? "", f?.type));
+  write(errorEvent(broke[0]!.words, broke[0]!.type));
 }

@@ -9,7 +9,7 @@
  */
 import type { PiiPort } from "../../core/chat/ports";
 import type { ChatOutcome, ChatPlan, ChatService, Cost, OpenedStream } from "../../core/chat/service";
-import type { FinishReason, ToolCall, Usage } from "../../core/chat/types";
+import { emptyUsage, type FinishReason, type ToolCall, type Usage } from "../../core/chat/types";
 import { sseStream, type Write } from "../sse-stream";
 import { drainTyped, drainedResult, type ToolCallEvent } from "../typed-stream";
 import { errorEvent } from "./errors";
@@ -36,7 +36,8 @@ export class BlockWriter {
   }
 
   start(head: MessageHead, input: Usage | null): void {
-    const usage = { ...usageJson(input ?? { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 }), output_tokens: 0 };
+    // A translated stream learns its usage at the end: message_delta carries the whole of it.
+    const usage = { ...usageJson(input ?? emptyUsage()), output_tokens: 0 };
     this.emit("message_start", { message: { id: head.id, type: "message", role: "assistant", model: head.model, content: [], stop_reason: null, stop_sequence: null, usage } });
   }
 

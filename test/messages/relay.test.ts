@@ -71,6 +71,31 @@ describe("an Anthropic upstream", () => {
   });
 });
 
+describe("a client hanging up mid-stream", () => {
+  for (const [model, provider] of [["claude-haiku-4-5", "anthropic"], ["gpt-4o-mini", "openai"]] as const) {
+    test(`${model} (${provider === "anthropic" ? "relayed" : "translated"}): the upstream is read on to its usage, charged once as 499`, async () => {
+      const { user, key } = await tenant(g, 100);
+      proxy.clear();
+      const ac = new AbortController();
+      const res = await fetch(g.url + "/v1/messages", { method: "POST", signal: ac.signal, headers: { "x-api-key": key.key, "content-type": "application/json" }, body: JSON.stringify({ model, max_tokens: 400, stream: true, messages: [{ role: "user", content: "slow [sim:tokens=300] [sim:chunk_ms=300]" }] }) });
+      const reader = res.body!.getReader();
+      const dec = new TextDecoder();
+      let got = "";
+      while (!got.includes("text_delta")) got += dec.decode((await reader.read()).value!, { stream: true });
+      ac.abort();
+      await reader.cancel().catch(() => {});
+      await proxy.bodies[0]!.ended; // the rest comes within STREAM_DRAIN_MS: read to the end
+      let b = await books(g, user.id);
+      for (let i = 0; i < 100 && !b.events.length; i++) (await Bun.sleep(30), (b = await books(g, user.id)));
+      expect(b.events).toHaveLength(1);
+      expect(b.events[0]).toMatchObject({ status: 499, provider, completion_tokens: 300, api: "messages" });
+      expect(b.charges).toHaveLength(1);
+      expect(-BigInt(b.charges[0].amount_micro)).toBe(BigInt(b.events[0].cost_micro));
+      expect(b.held).toBe(0n);
+    });
+  }
+});
+
 describe("an OpenAI upstream", () => {
   test("gets the translation: system first, tool results as tool messages, user from metadata, no top_k", async () => {
     const { key } = await tenant(g);

@@ -92,6 +92,7 @@ describe("refusals before money moves", () => {
       [{ ...ask("hi"), temperature: 1.5 }, "temperature"],
       [{ ...ask("hi"), messages: [] }, "messages"],
       [{ ...ask("hi"), messages: [{ role: "system", content: "x" }] }, "messages"],
+      [{ ...ask("hi"), messages: [{ role: "user", content: [] }] }, "messages"],
       [{ ...ask("hi"), messages: [{ role: "user", content: [{ type: "document", source: {} }] }] }, "messages.0.content.0.type"],
       [{ ...ask("hi"), messages: [{ role: "user", content: [{ type: "image", source: { type: "file", file_id: "f" } }] }] }, "messages.0.content.0.source"],
       [{ ...ask("hi"), tools: [{ name: "a", input_schema: { type: "object" } }], tool_choice: { type: "tool", name: "b" } }, "tool_choice.name"],

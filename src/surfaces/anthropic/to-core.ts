@@ -48,6 +48,7 @@ export function promptOf(body: CountTokensBody): Pick<ChatRequest, "messages" | 
     if (system) messages.push({ role: "system", content: system });
   }
   body.messages.forEach((m, i) => addTurn(messages, m, ["body", "messages", i]));
+  if (!messages.some((m) => m.role !== "system")) throw invalid(["body", "messages"], text("messages에 답할 내용이 없습니다.", "messages have nothing to answer"), "value_error");
   const out: ReturnType<typeof promptOf> = { messages };
   const tools = functionTools(body.tools ?? []);
   if (tools.length) {

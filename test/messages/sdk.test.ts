@@ -122,10 +122,27 @@ describe("credentials", () => {
     expect(msg.content.length).toBeGreaterThan(0);
   });
 
-  test("anthropic-version and anthropic-beta are accepted; the beta reaches nothing else", async () => {
+  test("Claude Code's request: ?beta=true, anthropic-beta, cache breakpoints, metadata, many tools", async () => {
     const { key } = await tenant(g);
-    const res = await fetch(g.url + "/v1/messages", { method: "POST", headers: { "x-api-key": key.key, "anthropic-version": "2023-06-01", "anthropic-beta": "prompt-caching-2024-07-31", "content-type": "application/json" }, body: JSON.stringify({ model: "gpt-4o-mini", max_tokens: 50, messages: [{ role: "user", content: "hi" }] }) });
-    expect(res.status).toBe(200);
+    const tools = Array.from({ length: 12 }, (_, i) => ({ ...weather, name: `tool_${i}`, ...(i === 11 && { cache_control: { type: "ephemeral" } }) }));
+    for (const model of MODELS) {
+      const res = await fetch(g.url + "/v1/messages?beta=true", {
+        method: "POST",
+        headers: { "x-api-key": key.key, "anthropic-version": "2023-06-01", "anthropic-beta": "claude-code-20250219,interleaved-thinking-2025-05-14", "content-type": "application/json" },
+        body: JSON.stringify({
+          model,
+          max_tokens: 32000,
+          stream: true,
+          metadata: { user_id: `user_${"a".repeat(64)}_account_${crypto.randomUUID()}_session_${crypto.randomUUID()}` },
+          system: [{ type: "text", text: "You are Claude Code." }, { type: "text", text: "Be helpful.", cache_control: { type: "ephemeral" } }],
+          tools,
+          messages: [{ role: "user", content: [{ type: "text", text: "list files", cache_control: { type: "ephemeral" } }] }],
+        }),
+      });
+      expect(res.status).toBe(200);
+      const frames = parseSse(await res.text());
+      expect(frames.at(-1)!.event).toBe("message_stop");
+    }
   });
 });
 

@@ -128,6 +128,17 @@ describe("an OpenAI upstream", () => {
     expect(up).toMatchObject({ user: "u-7", stop: ["END"], parallel_tool_calls: false, tool_choice: "auto" });
     expect(up.top_k).toBeUndefined();
   });
+
+  test("thinking is a hint: left out for a model that does not reason, sent to one that does", async () => {
+    const { key } = await tenant(g);
+    proxy.clear();
+    const body = { max_tokens: 3000, thinking: { type: "enabled", budget_tokens: 2048 }, messages: [{ role: "user", content: "think" }] };
+    expect((await postMessages(g, key.key, { ...body, model: "gpt-4o-mini" })).status).toBe(200);
+    expect((await postMessages(g, key.key, { ...body, model: "claude-haiku-4-5" })).status).toBe(200);
+    const [plain, reasoning] = proxy.chatBodies();
+    expect(plain.reasoning_effort).toBeUndefined();
+    expect(reasoning.thinking).toEqual(body.thinking);
+  });
 });
 
 describe("the rest of the pipeline", () => {

@@ -23,7 +23,7 @@ import { buildExecution, executionHeader, type OrchestratedAnswer, type PolicyEx
 import { runCascade, runParallel, type SubCaller } from "../routing/orchestrate";
 import { mergePrefs } from "../routing/prefs";
 import { replayAnswer } from "../routing/replay";
-import { withMessages, type ChatRequest, type ChatResult, type Usage } from "./types";
+import { withMessages, withoutReasoning, type ChatRequest, type ChatResult, type Usage } from "./types";
 import { afterHold, HoldRefused, placeHold, startHold, worstHoldMicro } from "./hold";
 import { callSignal, ClientGate, deadlineAware } from "./call-signals";
 import { pricedOptionsOf } from "./priced-options";
@@ -161,7 +161,7 @@ export class ChatService {
     const hit = similar ? await similar.lookup(p.keyId, cacheMode, cacheModel, request, "similar") : null;
     if (hit) return this.cachedHit(caller, hit, release);
     this.d.keeper?.keep(caller.requestId); // until its settle or release starts
-    const plan: ChatPlan = { caller, requested: cacheModel, candidates, request, upstream, mapping, holdMicro: hold.amountMicro, holdTokens, prompt, byok, cacheMode, startedAt: performance.now(), policy, search: null, pendingHold };
+    const plan: ChatPlan = { caller, requested: cacheModel, candidates, request, upstream, mapping, holdMicro: hold.amountMicro, holdTokens, prompt, byok, cacheMode, startedAt: performance.now(), policy, search: null, pendingHold, reasoningHint: o.reasoningHint === true };
     if (o.web) await this.searchFor(plan, o.web, searchMicro);
     return { kind: "plan", plan };
   }
@@ -409,7 +409,8 @@ export class ChatService {
     // A max_tokens above the offering's output limit would be refused upstream; cap it instead.
     const max = c.offering.maxOutput;
     const maxTokens = max && plan.upstream.max_tokens > max ? max : plan.upstream.max_tokens;
-    return { ...plan.upstream, model: c.offering.upstreamId, max_tokens: maxTokens };
+    const req = { ...plan.upstream, model: c.offering.upstreamId, max_tokens: maxTokens };
+    return plan.reasoningHint && c.offering.capabilities.reasoning === false ? withoutReasoning(req) : req;
   }
 
   private ctx(plan: ChatPlan, c: Candidate, signal: AbortSignal | undefined, attempt?: AttemptRecord): CallContext {

@@ -94,6 +94,14 @@ export function withMessages<R extends { messages: ChatMessage[]; anthropic?: Na
   return { ...rest, messages } as R;
 }
 
+/** The request without reasoning: no effort, and no `thinking` in a client's own Anthropic body. */
+export function withoutReasoning<R extends { reasoning_effort?: ReasoningEffort; anthropic?: NativeAnthropic }>(req: R): R {
+  const { reasoning_effort: _, ...rest } = req;
+  if (!rest.anthropic) return rest as R;
+  const { thinking: _t, ...body } = rest.anthropic.body;
+  return { ...rest, anthropic: { ...rest.anthropic, body } } as R;
+}
+
 export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter";
 
 /** Token usage in the gateway's convention (OpenAI's): prompt tokens include cached ones. */

@@ -37,7 +37,7 @@ export function messagesRoutes(d: AppDeps, c: ChatRouteDeps) {
         const id = requestId(request);
         const caller = { ...callIdentity(request, principal.user.id), principal, app: appName(request), signal: request.signal, trace: requestRecord(request), lang: requestLang(request), api: "messages" as const };
         const stream = b.stream === true;
-        const prepared = await c.chat.prepare(caller, { model: b.model, request: core, prefs: b.provider, traceId: b.trace_id, stream });
+        const prepared = await c.chat.prepare(caller, { model: b.model, request: core, prefs: b.provider, traceId: b.trace_id, stream, reasoningHint: true });
         const meta = { id: messageId(id), model: b.model, keepaliveMs: c.keepaliveMs };
         const sseHeaders = { ...SSE_HEADERS, ...headers, "cache-control": SSE_HEADERS["cache-control"], "x-request-id": id };
         if (prepared.kind === "cached") {

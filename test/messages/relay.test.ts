@@ -170,21 +170,36 @@ describe("the rest of the pipeline", () => {
     expect(((await res.json()) as any).content[0].text).toContain("google/gemini-2.5-flash");
   });
 
-  test("count_tokens: the gateway's estimate, growing with images; no call, no hold", async () => {
+  test("count_tokens: Anthropic's own count for Claude (what the call then reports), else the estimate; never a hold", async () => {
     const { user, key, sdk } = await tenant(g);
-    const body = { model: "claude-haiku-4-5", system: "be brief", messages: [{ role: "user" as const, content: "count these words please" }] };
+    const body: any = { system: "be brief", tools: [tool], messages: [{ role: "user", content: "count these words please" }] };
     proxy.clear();
-    const { input_tokens: n } = await sdk.messages.countTokens(body);
+    const { data, response } = await sdk.messages.countTokens({ ...body, model: "claude-haiku-4-5" }).withResponse();
+    expect(response.headers.get("x-token-count-source")).toBe("anthropic");
+    const call = proxy.bodies.find((b) => b.path.endsWith("/count_tokens"))!;
+    expect(Object.keys(call.body).sort()).toEqual(["messages", "model", "system", "tools"]);
+    const used = await sdk.messages.create({ ...body, model: "claude-haiku-4-5", max_tokens: 50 });
+    expect(data.input_tokens).toBe(used.usage.input_tokens + used.usage.cache_creation_input_tokens! + used.usage.cache_read_input_tokens!);
+
+    const est = await postMessages(g, key.key, { ...body, model: "gpt-4o-mini" }, "/v1/messages/count_tokens");
+    expect(est.headers.get("x-token-count-source")).toBe("estimate");
+    const n = ((await est.json()) as any).input_tokens;
     expect(n).toBeGreaterThan(0);
-    expect(proxy.bodies).toEqual([]);
     const img = { ...body, messages: [{ role: "user", content: [{ type: "image", source: { type: "url", url: "https://example.com/a.png" } }, { type: "text", text: "count these words please" }] }] };
-    const withImage = ((await (await postMessages(g, key.key, img, "/v1/messages/count_tokens")).json()) as any).input_tokens;
+    const withImage = ((await (await postMessages(g, key.key, { ...img, model: "gpt-4o-mini" }, "/v1/messages/count_tokens")).json()) as any).input_tokens;
     expect(withImage).toBeGreaterThan(n + 1000);
+
+    // Personal data the key masks is never sent to be counted: the estimate answers.
+    proxy.clear();
+    const pii = await postMessages(g, key.key, { model: "claude-haiku-4-5", messages: [{ role: "user", content: "mail kim.minsu@example.com" }] }, "/v1/messages/count_tokens");
+    expect(pii.headers.get("x-token-count-source")).toBe("estimate");
+    expect(proxy.bodies).toEqual([]);
+
     const bad = await postMessages(g, key.key, { ...body, model: "nope" }, "/v1/messages/count_tokens");
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as any).error.type).toBe("not_found_error");
     const b = await books(g, user.id);
-    expect(b.holds).toEqual([]);
-    expect(b.events).toEqual([]);
+    expect(b.holds).toHaveLength(1); // the one messages.create
+    expect(b.charges).toHaveLength(1);
   });
 });

@@ -37,6 +37,8 @@ export interface ChatProvider {
    * bytes, relayed byte for byte to a client of the same dialect. Resolves after a 200.
    */
   openRawStream?(req: ChatRequest, ctx: CallContext): Promise<ReadableStream<Uint8Array>>;
+  /** The provider's own count of the request's input tokens, where it offers one free (Anthropic). */
+  countTokens?(req: ChatRequest, ctx: CallContext): Promise<number>;
 }
 
 export interface EmbeddingProvider {

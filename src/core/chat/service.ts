@@ -27,6 +27,7 @@ import { withMessages, withoutReasoning, type ChatRequest, type ChatResult, type
 import { afterHold, HoldRefused, placeHold, startHold, worstHoldMicro } from "./hold";
 import { callSignal, ClientGate, deadlineAware } from "./call-signals";
 import { pricedOptionsOf } from "./priced-options";
+import { providerCount } from "./count";
 import type { AttemptRecord, CallTrace } from "./trace";
 
 /** The error's code for a trace (a GatewayError's own code, else its class name). */
@@ -167,19 +168,24 @@ export class ChatService {
   }
 
   /**
-   * The prompt tokens of a request as the hold estimates them (count_tokens): the model is
-   * resolved and authorized for the key as for a call, and the estimate is the largest over
-   * the providers that may answer (a routing policy: the Anthropic estimate). Nothing is held.
+   * The input tokens of a request (count_tokens), the model resolved and authorized for the key
+   * as for a call: the first provider's own count where it offers one (count.ts), else the
+   * hold's estimate, the largest over the providers that may answer (a routing policy: the
+   * Anthropic estimate). `source` is the counting provider's id or `estimate`. Nothing is held.
    */
-  countInput(p: KeyPrincipal, model: string, request: Pick<ChatRequest, "messages" | "tools" | "response_format">): number {
+  async countInput(p: KeyPrincipal, model: string, request: Omit<ChatRequest, "model">, signal?: AbortSignal): Promise<{ tokens: number; source: string }> {
     const snapshot = this.d.catalog();
     const resolution = resolveModel(snapshot, model);
     requireModality(snapshot, resolution, "text");
     checkAllowed(snapshot, p, resolution);
     const prompt = measurePrompt(request);
-    if (resolution.kind === "policy") return holdInputTokens(prompt, "anthropic", "");
-    const candidates = buildCandidates(snapshot, resolution, this.candidateOptions(p, { ...request, max_tokens: 1 }));
-    return candidates.reduce((m, c) => Math.max(m, holdInputTokens(prompt, c.provider.protocol, c.offering.upstreamId)), 0) || holdInputTokens(prompt, "anthropic", "");
+    const estimate = { tokens: holdInputTokens(prompt, "anthropic", ""), source: "estimate" };
+    if (resolution.kind === "policy") return estimate;
+    const candidates = buildCandidates(snapshot, resolution, this.candidateOptions(p, request));
+    const first = candidates[0];
+    const counted = first ? await providerCount(this.d, p, first, request, signal) : null;
+    if (counted !== null) return { tokens: counted, source: first!.provider.id };
+    return candidates.length ? { ...estimate, tokens: Math.max(...candidates.map((c) => holdInputTokens(prompt, c.provider.protocol, c.offering.upstreamId))) } : estimate;
   }
 
   /** A response-cache hit: free; `close` records it (and gives back the hold, if one was placed). */

@@ -29,7 +29,7 @@ export const AnthropicMessage = named(
   }),
 );
 
-export const AnthropicTokenCount = named("AnthropicTokenCount", T.Object({ input_tokens: T.Integer({ description: "The gateway's own estimate (as its credit hold counts)" }) }));
+export const AnthropicTokenCount = named("AnthropicTokenCount", T.Object({ input_tokens: T.Integer({ description: "Anthropic's count for a model Anthropic answers first, else the gateway's estimate (X-Token-Count-Source says which)" }) }));
 
 const AnthropicError = named(
   "AnthropicError",

@@ -7,7 +7,7 @@
  */
 import { Elysia } from "elysia";
 import { CountTokensBodySchema, MessagesBodySchema, type CountTokensBody, type MessagesBody } from "../../surfaces/anthropic/schema";
-import { promptOf, toCoreFromMessages } from "../../surfaces/anthropic/to-core";
+import { toCoreCountTokens, toCoreFromMessages } from "../../surfaces/anthropic/to-core";
 import { messageId, messageObject } from "../../surfaces/anthropic/from-core";
 import { cachedMessagesStream, messagesEventStream } from "../../surfaces/anthropic/stream";
 import { relayMessagesStream } from "../../surfaces/anthropic/relay";
@@ -77,15 +77,17 @@ export function messagesRoutes(d: AppDeps, c: ChatRouteDeps) {
         const { principal, rate } = await d.auth.apiKey(request, server, "model");
         Object.assign(set.headers, { "cache-control": "no-store", ...(rate ? rateHeaders(rate) : {}) });
         const b = body as CountTokensBody;
-        return { input_tokens: c.chat.countInput(principal, b.model, promptOf(b)) };
+        const count = await c.chat.countInput(principal, b.model, toCoreCountTokens(b, request.headers.get("anthropic-beta")), request.signal);
+        set.headers["x-token-count-source"] = count.source;
+        return { input_tokens: count.tokens };
       },
       {
         body: CountTokensBodySchema,
         detail: {
           security: AUTH.apiKeyOrXApiKey,
           tags: ["messages"],
-          summary: "Estimated input tokens of a Messages request (the gateway's own estimate, as its credit hold counts; never an upstream call)",
-          responses: { ...ok(AnthropicTokenCount), ...anthropicErrors(400, 401, 403, 413, 422, 429, 503) },
+          summary: "Input tokens of a Messages request: Anthropic's own count for a model Anthropic answers first, else the gateway's estimate (as its credit hold counts); never billed",
+          responses: { ...withHeaders(ok(AnthropicTokenCount), "X-Token-Count-Source"), ...anthropicErrors(400, 401, 403, 413, 422, 429, 503) },
         },
       },
     );

@@ -3,7 +3,7 @@
  * `anthropic-version: 2023-06-01`. A call that came in as Anthropic Messages (`req.anthropic`)
  * sends the client's own body and `anthropic-beta`; its raw stream can be relayed as is.
  */
-import type { CallContext, ChatProvider } from "../../core/chat/provider";
+import { UpstreamError, type CallContext, type ChatProvider } from "../../core/chat/provider";
 import type { ChatRequest, ChatResult, StreamEvent } from "../../core/chat/types";
 import { decodeSse } from "../../lib/sse";
 import { joinUrl, postUpstream, postUpstreamJson } from "../shared/http";
@@ -34,6 +34,9 @@ async function openStream(req: ChatRequest, ctx: CallContext): Promise<ReadableS
   return body;
 }
 
+/** What Anthropic's count_tokens takes of a Messages body (it refuses anything else). */
+const COUNT_FIELDS = ["model", "messages", "system", "tools", "tool_choice", "thinking", "mcp_servers"];
+
 export const anthropicChatProvider: ChatProvider = {
   protocol: "anthropic",
 
@@ -50,6 +53,14 @@ export const anthropicChatProvider: ChatProvider = {
   },
 
   openRawStream: openStream,
+
+  async countTokens(req: ChatRequest, ctx: CallContext): Promise<number> {
+    const full = requestBody(req, false);
+    const body = Object.fromEntries(COUNT_FIELDS.filter((k) => full[k] !== undefined).map((k) => [k, full[k]]));
+    const answer = (await postUpstreamJson(joinUrl(ctx.baseUrl, "/v1/messages/count_tokens"), anthropicHeaders(req, ctx, false), body, ctx, classifyAnthropicError)) as { input_tokens?: unknown };
+    if (typeof answer.input_tokens !== "number") throw new UpstreamError("transient", "count_tokens answered without input_tokens");
+    return answer.input_tokens;
+  },
 };
 
 export { toAnthropicRequest, toAnthropicToolChoice, anthropicThinkingBudget, ANTHROPIC_THINKING_BUDGETS } from "./request";

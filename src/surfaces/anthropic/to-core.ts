@@ -40,6 +40,13 @@ export function toCoreFromMessages(body: MessagesBody, beta: string | null): Omi
   return request;
 }
 
+/** count_tokens → the core request it counts: the prompt, and the client's body for an Anthropic upstream. */
+export function toCoreCountTokens(body: CountTokensBody, beta: string | null): Omit<ChatRequest, "model"> {
+  const native: Record<string, unknown> = { ...body };
+  for (const f of GATEWAY_FIELDS) delete native[f];
+  return { ...promptOf(body), max_tokens: 1, anthropic: beta ? { body: native, beta } : { body: native } };
+}
+
 /** The prompt part of a request (messages, tools, tool choice, reasoning): shared with count_tokens. */
 export function promptOf(body: CountTokensBody): Pick<ChatRequest, "messages" | "tools" | "tool_choice" | "parallel_tool_calls" | "reasoning_effort"> {
   const messages: ChatMessage[] = [];

@@ -4,7 +4,7 @@
  * See bench/README.md for how to read the output (bench/results/<out>.{json,md}).
  *
  * Flags:
- *   --only=nonstream,stream,saturation,sweep,streams,stats   scenarios to run (default: all but stats)
+ *   --only=nonstream,stream,messages,saturation,sweep,streams,stats   scenarios to run (default: all but stats)
  *   --stats            also run the stats scenario (bench/stats.ts: a million usage events, ~2 minutes)
  *   --quick            halve every duration (about 2.5 minutes; the default run takes about 5)
  *   --scale=F          multiply every duration by F
@@ -35,7 +35,7 @@ import { checkPostgres, startStack, type Stack } from "./lib/stack";
 import { dist, median, r2, r3, robust, type Dist } from "./lib/summary";
 import { renderMarkdown } from "./lib/report";
 
-const ALL = ["nonstream", "stream", "saturation", "sweep", "streams", "stats"] as const;
+const ALL = ["nonstream", "stream", "messages", "saturation", "sweep", "streams", "stats"] as const;
 type Scenario = (typeof ALL)[number];
 
 function flag(name: string): string | undefined {
@@ -85,7 +85,7 @@ if (!process.env.BENCH_CHILD) {
 const log = (...a: unknown[]) => console.log(`[${new Date().toISOString().slice(11, 19)}]`, ...a);
 
 if ((only.has("saturation") || only.has("sweep")) && !Bun.which("wrk")) {
-  console.error("wrk is not installed. Install it (Debian/Ubuntu: apt-get update && apt-get install -y wrk) or run only the other scenarios: --only=nonstream,stream,streams");
+  console.error("wrk is not installed. Install it (Debian/Ubuntu: apt-get update && apt-get install -y wrk) or run only the other scenarios: --only=nonstream,stream,messages,streams");
   process.exit(2);
 }
 await checkPostgres(pgServer).catch((e) => {
@@ -129,8 +129,14 @@ process.on("SIGINT", () => void stopStack().then(() => process.exit(130)));
 
 const targets = (s: Stack): Target[] => [
   { name: "direct", url: `${s.simUrl}/sim/openai/v1/chat/completions` },
-  { name: "proxy", url: `${s.proxyUrl}/v1/chat/completions` },
+  { name: "proxy", url: `${s.proxyUrl}/openai/v1/chat/completions` },
   { name: "gateway", url: `${s.gatewayUrl}/v1/chat/completions` },
+];
+/** Anthropic's Messages API to an Anthropic-protocol upstream: the gateway relays the stream byte for byte. */
+const messagesTargets = (s: Stack): Target[] => [
+  { name: "direct", url: `${s.simUrl}/sim/anthropic/v1/messages`, end: "message_stop" },
+  { name: "proxy", url: `${s.proxyUrl}/anthropic/v1/messages`, end: "message_stop" },
+  { name: "gateway", url: `${s.gatewayUrl}/v1/messages`, end: "message_stop" },
 ];
 const pidOf = (t: Target) => (t.name === "gateway" ? stack.gateway.pid : t.name === "proxy" ? stack.proxy.pid : stack.sim.pid);
 /** Repeat r visits the targets in a rotated order, so no target always runs first or last. */
@@ -143,6 +149,7 @@ const NONSTREAM_BODY = body("Say hello to the benchmark. [sim:latency=20]", fals
 const STREAM_BODY = body("Stream a short answer to the benchmark. [sim:latency=20] [sim:chunk_ms=5]", true);
 const INSTANT_BODY = body("Say hello to the benchmark.", false);
 const LONG_STREAM_BODY = body("Hold this stream open. [sim:chunk_ms=500]", true);
+const MESSAGES_STREAM_BODY = JSON.stringify({ model: "claude-haiku-4-5", max_tokens: 64, stream: true, messages: [{ role: "user", content: "Stream a short answer to the benchmark. [sim:latency=20] [sim:chunk_ms=5]" }] });
 
 const results: Record<string, unknown> = {};
 const started = Date.now();
@@ -159,8 +166,8 @@ async function cpuPerRequest<T extends { ok?: number; requests?: number }>(t: Ta
 type Metric = (r: OpenLoopResult) => number[];
 
 /** Open-loop comparison: per repeat, every target in rotated order; medians of per-repeat percentiles. */
-async function compareOpenLoop(name: string, o: { rate: number; ms: number; body: string; stream: boolean; metrics: Record<string, Metric> }) {
-  const ts = targets(stack);
+async function compareOpenLoop(name: string, o: { rate: number; ms: number; body: string; stream: boolean; metrics: Record<string, Metric>; targets?: Target[] }) {
+  const ts = o.targets ?? targets(stack);
   log(`${name}: warm-up`);
   // Long enough for the JIT to settle on every path the measured requests take (a 2 s warm-up
   // left the gateway's first repeat 0.3–0.5 ms slower than its later ones).
@@ -214,6 +221,16 @@ try {
       ms: sec(5),
       body: STREAM_BODY,
       stream: true,
+      metrics: { ttfb: (r) => r.ttfb, total: (r) => r.latency, medianChunkGap: (r) => r.medianGap, maxChunkGap: (r) => r.maxGap },
+    });
+  }
+  if (only.has("messages")) {
+    results.messages = await compareOpenLoop("messages streaming", {
+      rate: 50,
+      ms: sec(5),
+      body: MESSAGES_STREAM_BODY,
+      stream: true,
+      targets: messagesTargets(stack),
       metrics: { ttfb: (r) => r.ttfb, total: (r) => r.latency, medianChunkGap: (r) => r.medianGap, maxChunkGap: (r) => r.maxGap },
     });
   }

@@ -59,6 +59,7 @@ import { modelsRoutes } from "./http/routes/models";
 import { Elysia } from "elysia";
 import { compactRoutes } from "./http/routes/responses-compact";
 import { responsesRoutes } from "./http/routes/responses";
+import { messagesRoutes } from "./http/routes/messages";
 import { FeedbackRepo } from "./db/repos/feedback";
 import { StoredResponseRepo } from "./db/repos/stored-responses";
 import { responseStoreRoutes } from "./http/routes/responses-store";
@@ -375,6 +376,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     policyRoutes(deps, { policies: policyRepo, catalog: () => catalog.current() }),
     responsesRoutes(deps, { chat, pii: piiMasking, keepaliveMs: cfg.SSE_KEEPALIVE_MS, feedback: new FeedbackRepo(db), store: responseStore }),
     responseStoreRoutes(deps, responseStore),
+    messagesRoutes(deps, { chat, pii: piiMasking, keepaliveMs: cfg.SSE_KEEPALIVE_MS }),
     statsRoutes({ stats, maxAgeSeconds: statsCfg.maxAgeSeconds }),
     usageReportRoutes(deps, rollups),
   ]);

@@ -10,8 +10,10 @@ import { taskset } from "./procs";
 
 export interface Target {
   name: "direct" | "proxy" | "gateway";
-  /** Full URL of the chat completions endpoint. */
+  /** Full URL of the endpoint (chat completions, or Anthropic Messages). */
   url: string;
+  /** What a complete stream ends with: `[DONE]` (OpenAI's, the default) or `message_stop` (Anthropic's). */
+  end?: string;
 }
 
 export interface OpenLoopResult {
@@ -31,9 +33,9 @@ export interface OpenLoopResult {
   firstError?: string;
 }
 
-const DONE = new TextEncoder().encode("[DONE]");
+const enc = new TextEncoder();
 
-function endsWithDone(tail: Uint8Array): boolean {
+function endsWithDone(tail: Uint8Array, DONE: Uint8Array): boolean {
   outer: for (let i = tail.length - DONE.length; i >= 0; i--) {
     for (let j = 0; j < DONE.length; j++) if (tail[i + j] !== DONE[j]) continue outer;
     return true;
@@ -48,7 +50,9 @@ function endsWithDone(tail: Uint8Array): boolean {
  */
 export async function openLoop(t: Target, o: { rate: number; durationMs: number; body: string; token: string; stream: boolean }): Promise<OpenLoopResult> {
   const r: OpenLoopResult = { sent: 0, ok: 0, errors: 0, latency: [], ttfb: [], maxGap: [], medianGap: [], sendLag: [] };
-  const headers = { "content-type": "application/json", authorization: `Bearer ${o.token}` };
+  // Anthropic's headers too: the simulator's Messages endpoint asks for them (the gateway takes the bearer).
+  const headers = { "content-type": "application/json", authorization: `Bearer ${o.token}`, "x-api-key": o.token, "anthropic-version": "2023-06-01" };
+  const end = enc.encode(t.end ?? "[DONE]");
   const interval = 1000 / o.rate;
   const total = Math.round((o.durationMs / 1000) * o.rate);
   const inflight: Promise<void>[] = [];
@@ -87,8 +91,8 @@ export async function openLoop(t: Target, o: { rate: number; durationMs: number;
         last = now;
         tail = value.length >= 32 ? value.subarray(value.length - 32) : value;
       }
-      if (first < 0 || !endsWithDone(tail)) {
-        fail("stream ended without [DONE]");
+      if (first < 0 || !endsWithDone(tail, end)) {
+        fail(`stream ended without ${t.end ?? "[DONE]"}`);
         return;
       }
       r.ttfb.push(first - slot);

@@ -60,6 +60,16 @@ export function renderMarkdown(report: { meta: any; results: any }): string {
     const gap = s.summary.medianChunkGap.p50.gatewayMinusDirect.median;
     targets.push(`| no per-chunk delay (median gap between reads, added p50) | ${f(gap)} ms | ${mark(gap <= 0.5)} |`);
   }
+  if (results.messages) {
+    const s = results.messages;
+    ol("Streaming Anthropic Messages to an Anthropic upstream (relayed; 20 ms to the first chunk, 5 ms between chunks)", s, [
+      ["ttfb", "time to first byte"],
+      ["total", "total"],
+      ["medianChunkGap", "median gap between reads (per-chunk delay)"],
+      ["maxChunkGap", "longest gap between reads (the held-back message_delta)"],
+    ]);
+    targets.push(`| Messages stream TTFB added p50 ≤ 1 ms | ${f(s.summary.ttfb.p50.gatewayMinusDirect.median)} ms | ${mark(s.summary.ttfb.p50.gatewayMinusDirect.median <= 1)} |`);
+  }
   if (results.saturation) {
     const s = results.saturation;
     out.push(`## Closed-loop saturation (wrk, ${s.connections} connections, instant upstream)`);

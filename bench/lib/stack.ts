@@ -150,7 +150,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     await waitReady(gateway, `${gatewayUrl}/healthz`, 60_000);
 
     const proxyPort = await freePort();
-    const proxy = spawnChild("bare proxy", [bun, join(ROOT, "bench/proxy.ts")], { ...baseEnv, PROXY_PORT: String(proxyPort), UPSTREAM: `${simUrl}/sim/openai` }, o.targetCore);
+    const proxy = spawnChild("bare proxy", [bun, join(ROOT, "bench/proxy.ts")], { ...baseEnv, PROXY_PORT: String(proxyPort), UPSTREAM: `${simUrl}/sim` }, o.targetCore);
     children.push(proxy);
     const proxyUrl = `http://127.0.0.1:${proxyPort}`;
     await waitReady(proxy, `${proxyUrl}/health`);

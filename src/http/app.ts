@@ -7,6 +7,7 @@ import { Elysia } from "elysia";
 import { bodyLeftUnread, readBody, tooLarge } from "./body";
 import type { AppDeps } from "./deps";
 import { renderError } from "./errors";
+import { asAnthropicError, isMessagesPath } from "./anthropic-errors";
 import { requestLang } from "./lang";
 import { assignRequestId, requestId, requestStart } from "./request-id";
 import { beginRecord, requestRecord } from "./request-log";
@@ -41,7 +42,7 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
   })
     .use(
       docsRoutes(
-        { title: "Model Gateway API", version: "0.1.0", description: "OpenAI-compatible chat and Responses, keys, routing policies, video jobs, statistics. Amounts in KRW." },
+        { title: "Model Gateway API", version: "0.1.0", description: "OpenAI-compatible chat and Responses, Anthropic Messages, keys, routing policies, video jobs, statistics. Amounts in KRW." },
         (): DocRoute[] => app.routes,
       ),
     )
@@ -52,7 +53,7 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
       // Security headers on every answer (a handler's own Cache-Control wins: stats stay
       // publicly cacheable, streams keep theirs); an authenticated answer is never stored.
       set.headers["x-content-type-options"] = "nosniff";
-      if (request.headers.has("authorization")) set.headers["cache-control"] = "no-store";
+      if (request.headers.has("authorization") || request.headers.has("x-api-key")) set.headers["cache-control"] = "no-store";
       if (cors) {
         const preflight = cors.apply(request, set.headers);
         if (preflight) {
@@ -66,6 +67,7 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
         if (rec) rec.error = err.errorCode;
         const res = renderError(undefined, err, id, requestLang(request));
         rec?.answeredEarly(res.status);
+        if (isMessagesPath(request)) return asAnthropicError(res, id).then((r) => (r.headers.set("connection", "close"), r));
         res.headers.set("connection", "close"); // the body is not read: stop receiving it
         return res;
       }
@@ -79,7 +81,7 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
       // An empty body parses as undefined; let the route's schema report what is missing.
       return body === undefined ? {} : body;
     })
-    .onError(({ code, error, request, set }) => {
+    .onError(async ({ code, error, request, set }) => {
       const id = requestId(request);
       // The client went away (its abort ended the upstream call): nobody reads this answer,
       // and it is not a server error. 499 as in nginx, for the metrics only.
@@ -89,13 +91,14 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
         set.status = 499;
         return new Response(null, { status: 499 });
       }
-      const res = renderError(code, error, id, requestLang(request));
+      const rendered = renderError(code, error, id, requestLang(request));
+      const res = isMessagesPath(request) ? await asAnthropicError(rendered, id) : rendered;
       set.status = res.status; // so /metrics counts the status actually sent
       if (rec) rec.error = errorCodeOf(code, error, res.status);
       res.headers.set("x-request-id", id);
       for (const [k, v] of Object.entries(set.headers)) if (k.startsWith("x-ratelimit") || k.startsWith("access-control-") || k === "vary") res.headers.set(k, String(v));
       res.headers.set("x-content-type-options", "nosniff");
-      if (request.headers.has("authorization")) res.headers.set("cache-control", "no-store");
+      if (request.headers.has("authorization") || request.headers.has("x-api-key")) res.headers.set("cache-control", "no-store");
       // Refused before (or while) its body was read: close rather than receive the rest.
       if (bodyLeftUnread(request)) res.headers.set("connection", "close");
       return res;

@@ -121,7 +121,8 @@ export class Authenticator {
    */
   keyPrincipal(request: Request, server: Server<unknown> | null): Promise<KeyPrincipal> {
     return this.once(request, "apiKey", async () => {
-      const secret = bearer(request);
+      // Anthropic's clients send the key as `x-api-key` (ANTHROPIC_API_KEY); the bearer wins when both come.
+      const secret = bearer(request) ?? (request.headers.get("x-api-key")?.trim() || null);
       if (!secret || !secret.startsWith(API_KEY_PREFIX)) throw unauthorized(text("유효한 API 키가 필요합니다.", "A valid API key is required."));
       const ip = this.clientIp(request, server);
       const p = await this.lookupKey(secret, ip);

@@ -1,13 +1,14 @@
 /**
  * CORS, off unless CORS_ORIGINS lists the browser origins allowed to call the API (or `*`).
- * Credentials are bearer tokens in the Authorization header, never cookies, so no
- * Access-Control-Allow-Credentials is sent. A preflight from an allowed origin is answered
+ * Credentials are bearer tokens in the Authorization header (or an API key in x-api-key),
+ * never cookies, so no Access-Control-Allow-Credentials is sent. A preflight from an allowed origin is answered
  * 204 at once; any other preflight falls through to routing (404: nothing is allowed).
  */
 const ALLOW_METHODS = "GET, POST, PATCH, DELETE, OPTIONS";
-const ALLOW_HEADERS = "authorization, content-type, idempotency-key, x-request-id, x-title, http-referer, range";
+// Anthropic's clients send the key as x-api-key and name the API version and betas.
+const ALLOW_HEADERS = "authorization, content-type, idempotency-key, x-request-id, x-title, http-referer, range, x-api-key, anthropic-version, anthropic-beta, anthropic-dangerous-direct-browser-access";
 const EXPOSE_HEADERS =
-  "x-request-id, x-cost-krw, x-cost-usd, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset, retry-after, x-policy-decision, location, idempotent-replayed, content-range";
+  "x-request-id, x-cost-krw, x-cost-usd, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset, retry-after, x-policy-decision, x-token-count-source, location, idempotent-replayed, content-range";
 
 export interface CorsPolicy {
   /** Adds the CORS headers for an allowed Origin; returns the answer of a preflight. */

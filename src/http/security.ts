@@ -7,9 +7,10 @@
 import type { Server } from "bun";
 import type { Authenticator } from "./auth";
 
-/** The credential kinds, as OpenAPI security schemes (all `Authorization: Bearer …`). */
+/** The credential kinds, as OpenAPI security schemes (`Authorization: Bearer …`; an API key also as `x-api-key`). */
 export const SECURITY_SCHEMES = {
   apiKey: { type: "http", scheme: "bearer", description: "API key (`sk-gw-…`): model calls, video jobs, usage report" },
+  xApiKey: { type: "apiKey", in: "header", name: "x-api-key", description: "The same API key in Anthropic's header (`ANTHROPIC_API_KEY`); accepted wherever an API key is" },
   dashboardJwt: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "Dashboard access token from `POST /v1/auth/login`" },
   managementKey: { type: "http", scheme: "bearer", description: "Management key (`mk-gw-…`): provisioning" },
   adminToken: { type: "http", scheme: "bearer", description: "The operator's `ADMIN_TOKEN`" },
@@ -23,6 +24,8 @@ const anyOf = (...schemes: Scheme[]): Requirement => schemes.map((s) => ({ [s]: 
 /** `detail: { security: AUTH.apiKey }` on a route. */
 export const AUTH = {
   apiKey: anyOf("apiKey"),
+  /** Anthropic's clients: `Authorization: Bearer` (ANTHROPIC_AUTH_TOKEN) or `x-api-key` (ANTHROPIC_API_KEY). */
+  apiKeyOrXApiKey: anyOf("apiKey", "xApiKey"),
   dashboard: anyOf("dashboardJwt"),
   managementKey: anyOf("managementKey"),
   admin: anyOf("adminToken"),
@@ -75,6 +78,7 @@ export class BodyGate {
   private async verify(scheme: Scheme, request: Request, server: Server<unknown> | null): Promise<void> {
     switch (scheme) {
       case "apiKey":
+      case "xApiKey":
         await this.auth.keyPrincipal(request, server);
         return;
       case "dashboardJwt":

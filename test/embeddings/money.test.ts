@@ -81,7 +81,7 @@ for (const kind of await dbKinds()) {
         expect(Number(r.headers.get("x-cost-krw"))).toBe(Math.round(Number(want) / 1e6));
         expect(Number(r.headers.get("x-cost-usd"))).toBeCloseTo(Number(want) / 1e6 / 1400, 6);
         const ev = await usageOf(g, r.headers.get("x-request-id")!);
-        expect(ev).toMatchObject({ model, modality: "embedding", status: 200, prompt_tokens: tokens, completion_tokens: 0, cached: false });
+        expect(ev).toMatchObject({ model, modality: "embedding", api: "embeddings", status: 200, prompt_tokens: tokens, completion_tokens: 0, cached: false });
         expect(ev.provider).toBe(model.startsWith("gemini") ? "google" : "openai");
         expect(BigInt(ev.cost_micro)).toBe(want);
       });

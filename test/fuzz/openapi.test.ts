@@ -240,6 +240,22 @@ const responsesExample = fc
     metadata: { a: "b" },
   }));
 
+const messagesExample = fc
+  .record({ model: fc.constantFrom("gpt-4o-mini", "claude-haiku-4-5", "gemini-2.5-flash"), text: fc.string({ unit: "grapheme", minLength: 1, maxLength: 80 }), max_tokens: fc.integer({ min: 1, max: 50 }), stream: fc.boolean(), toolTurn: fc.boolean() })
+  .map(({ text, toolTurn, ...r }) => ({
+    ...r,
+    system: [{ type: "text", text: "be brief", cache_control: { type: "ephemeral" } }],
+    messages: toolTurn
+      ? [
+          { role: "user", content: [{ type: "text", text }, { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" } }] },
+          { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "lookup", input: { q: "x" } }] },
+          { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: [{ type: "text", text: "42" }] }] },
+        ]
+      : [{ role: "user", content: text }],
+    tools: [{ name: "lookup", input_schema: { type: "object", properties: { q: { type: "string" } } } }],
+    tool_choice: { type: "auto" },
+  }));
+
 const videoExample = fc.record({
   model: fc.constantFrom("veo-3", "kling-v3", "seedance-2-0"),
   prompt: fc.string({ unit: "grapheme", minLength: 1, maxLength: 100 }),
@@ -261,6 +277,8 @@ const EXAMPLE_VALUES: Record<string, fc.Arbitrary<Record<string, unknown>>> = {
   "/v1/chat/completions": chatExample,
   "/v1/embeddings": embeddingsExample,
   "/v1/responses": responsesExample,
+  "/v1/messages": messagesExample,
+  "/v1/messages/count_tokens": messagesExample,
   "/v1/video/generations": videoExample,
 };
 
@@ -280,8 +298,8 @@ function operations(): Op[] {
 function rightCred(path: string): string | null {
   if (path.startsWith("/v1/admin")) return "admin";
   if (path.startsWith("/v1/provisioning")) return "mgmt";
+  if (/^\/v1\/(chat|responses|messages|embeddings|video|jobs|usage|models)/.test(path) && !path.endsWith("feedback")) return "key";
   if (/^\/v1\/(keys|management-keys|routing-policies|me)|feedback$/.test(path)) return "jwt";
-  if (/^\/v1\/(chat|responses|embeddings|video|jobs|usage|models)/.test(path)) return "key";
   return null;
 }
 

@@ -116,7 +116,7 @@ describe("the OpenAPI document", () => {
     expect(Object.keys(chat.responses["200"].content)).toEqual(["application/json", "text/event-stream"]);
     expect(Object.keys(chat.responses["200"].headers)).toEqual(expect.arrayContaining(["X-Request-Id", "X-RateLimit-Remaining", "X-Cost-KRW", "X-Policy-Decision"]));
     expect(doc.components.headers["X-Cost-KRW"].schema).toEqual({ type: "string" });
-    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(["adminToken", "apiKey", "dashboardJwt", "managementKey"]);
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(["adminToken", "apiKey", "dashboardJwt", "managementKey", "xApiKey"]);
   });
 
   test("real success statuses: 201 creates, 202 video submit, 200/206 content, 501 compact", () => {

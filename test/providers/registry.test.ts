@@ -8,7 +8,9 @@ describe("provider registry", () => {
     expect(chatProviderFor("anthropic").protocol).toBe("anthropic");
     expect(chatProviderFor("gemini").protocol).toBe("gemini");
     expect(typeof chatProviderFor("openai").openRawStream).toBe("function");
-    expect(chatProviderFor("anthropic").openRawStream).toBeUndefined();
+    // Raw streams are relayed to a client of the same dialect (chat ← OpenAI, Messages ← Anthropic).
+    expect(typeof chatProviderFor("anthropic").openRawStream).toBe("function");
+    expect(chatProviderFor("gemini").openRawStream).toBeUndefined();
   });
 
   test("embeddings for openai-compatible and gemini, none for anthropic", () => {

@@ -79,6 +79,7 @@ describe("CORS_ORIGINS set", () => {
     expect(pre.headers.get("access-control-allow-origin")).toBe("https://app.example");
     expect(pre.headers.get("access-control-allow-methods")).toContain("POST");
     expect(pre.headers.get("access-control-allow-headers")).toContain("authorization");
+    expect(pre.headers.get("access-control-allow-headers")).toContain("x-api-key"); // Anthropic's clients
     expect(pre.headers.get("vary")).toContain("Origin");
     expect(pre.headers.get("access-control-allow-credentials")).toBeNull();
 

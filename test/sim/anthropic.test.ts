@@ -194,3 +194,20 @@ describe("Anthropic auth", () => {
     expect((await res.json()).error.type).toBe("invalid_request_error");
   });
 });
+
+describe("Anthropic count_tokens", () => {
+  const count = (body: object) => postJson(`${sim.baseUrl("anthropic")}/v1/messages/count_tokens`, body, ANTHROPIC_AUTH);
+
+  test("counts what /v1/messages reports as input, caching ignored; refuses fields it does not take", async () => {
+    const body = { model: "claude-sonnet-4-5", system: [{ type: "text", text: "12345678", cache_control: { type: "ephemeral" } }], messages: [{ role: "user", content: "Hello there" }] };
+    const res = await count(body);
+    expect(res.status).toBe(200);
+    const { input_tokens } = await res.json();
+    const used = (await (await messages({ ...body, max_tokens: 10 })).json()).usage;
+    expect(input_tokens).toBe(used.input_tokens + used.cache_creation_input_tokens + used.cache_read_input_tokens);
+    const extra = await count({ ...body, max_tokens: 10 });
+    expect(extra.status).toBe(400);
+    expect((await extra.json()).error.type).toBe("invalid_request_error");
+    expect(sim.stats().calls.anthropic).toMatchObject({ "POST /v1/messages/count_tokens": 2 });
+  });
+});

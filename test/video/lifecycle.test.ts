@@ -64,8 +64,8 @@ describe("success", () => {
       const r = await submit(g, key, { model, prompt: `maker ${model} [sim:video_ms=60]`, ...extra });
       expect(r.status).toBe(202);
       expect((await waitJob(g, key, r.body.job_id)).status).toBe("succeeded");
-      const rows = await g.gw.deps.db.query<{ maker: string | null }>("select maker from usage_events where request_id = $1", [r.body.job_id]);
-      expect([model, rows.map((x) => x.maker)]).toEqual([model, [maker]]);
+      const rows = await g.gw.deps.db.query<{ maker: string | null; api: string | null }>("select maker, api from usage_events where request_id = $1", [r.body.job_id]);
+      expect([model, rows.map((x) => [x.maker, x.api])]).toEqual([model, [[maker, "video"]]]);
     }
   });
 

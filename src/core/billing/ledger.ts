@@ -18,6 +18,8 @@ export interface UsageEvent {
   fxMilli: bigint | null;
   latencyMs: number | null;
   cached: boolean;
+  /** The client API a call came in by: `chat_completions`, `responses`, `messages`, `embeddings`, `video`. */
+  api?: string | null;
 }
 
 export interface HoldRequest {

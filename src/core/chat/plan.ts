@@ -24,7 +24,11 @@ export interface ChatCaller {
   trace?: CallTrace;
   /** The language of a stream's failure event (Accept-Language); Korean when absent. */
   lang?: Lang;
+  /** The client API the call came in by (recorded on its usage event). */
+  api?: ClientApi;
 }
+
+export type ClientApi = "chat_completions" | "responses" | "messages";
 
 export interface ChatOptions {
   model: string;
@@ -35,6 +39,11 @@ export interface ChatOptions {
   /** The web plugin's options, when the request carries it. */
   web?: WebPluginOptions | null;
   stream: boolean;
+  /**
+   * `reasoning_effort` is a hint (Anthropic's `thinking`, which clients such as Claude Code send
+   * whatever the model): left out for an offering that does not reason, rather than refused there.
+   */
+  reasoningHint?: boolean;
 }
 
 export interface ChatPlan {
@@ -69,6 +78,8 @@ export interface ChatPlan {
    * to null once placed, or to the error that refused it. Null when the hold was awaited first.
    */
   pendingHold: Promise<unknown> | null;
+  /** See ChatOptions.reasoningHint. */
+  reasoningHint?: boolean;
 }
 
 export interface Cost {

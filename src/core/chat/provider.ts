@@ -33,10 +33,12 @@ export interface ChatProvider {
    */
   chatStream(req: ChatRequest, ctx: CallContext): Promise<AsyncIterable<StreamEvent>>;
   /**
-   * Same-dialect passthrough (OpenAI-compatible upstreams only): the raw SSE body bytes, to be
-   * relayed byte for byte. Resolves after the upstream answered 200.
+   * Same-dialect passthrough (OpenAI-compatible and Anthropic upstreams): the raw SSE body
+   * bytes, relayed byte for byte to a client of the same dialect. Resolves after a 200.
    */
   openRawStream?(req: ChatRequest, ctx: CallContext): Promise<ReadableStream<Uint8Array>>;
+  /** The provider's own count of the request's input tokens, where it offers one free (Anthropic). */
+  countTokens?(req: ChatRequest, ctx: CallContext): Promise<number>;
 }
 
 /** One text to embed, or (OpenAI protocol only) its token ids. */

@@ -23,10 +23,11 @@ import { buildExecution, executionHeader, type OrchestratedAnswer, type PolicyEx
 import { runCascade, runParallel, type SubCaller } from "../routing/orchestrate";
 import { mergePrefs } from "../routing/prefs";
 import { replayAnswer } from "../routing/replay";
-import type { ChatRequest, ChatResult, Usage } from "./types";
+import { withMessages, withoutReasoning, type ChatRequest, type ChatResult, type Usage } from "./types";
 import { afterHold, HoldRefused, placeHold, startHold, worstHoldMicro } from "./hold";
 import { callSignal, ClientGate, deadlineAware } from "./call-signals";
 import { pricedOptionsOf } from "./priced-options";
+import { providerCount } from "./count";
 import type { AttemptRecord, CallTrace } from "./trace";
 
 /** The error's code for a trace (a GatewayError's own code, else its class name). */
@@ -147,7 +148,7 @@ export class ChatService {
       const masked = this.d.pii.mask(request.messages);
       if (masked.mapping) {
         mapping = masked.mapping;
-        upstream = { ...request, messages: masked.messages };
+        upstream = withMessages(request, masked.messages);
       }
     }
 
@@ -161,9 +162,30 @@ export class ChatService {
     const hit = similar ? await similar.lookup(p.keyId, cacheMode, cacheModel, request, "similar") : null;
     if (hit) return this.cachedHit(caller, hit, release);
     this.d.keeper?.keep(caller.requestId); // until its settle or release starts
-    const plan: ChatPlan = { caller, requested: cacheModel, candidates, request, upstream, mapping, holdMicro: hold.amountMicro, holdTokens, prompt, byok, cacheMode, startedAt: performance.now(), policy, search: null, pendingHold };
+    const plan: ChatPlan = { caller, requested: cacheModel, candidates, request, upstream, mapping, holdMicro: hold.amountMicro, holdTokens, prompt, byok, cacheMode, startedAt: performance.now(), policy, search: null, pendingHold, reasoningHint: o.reasoningHint === true };
     if (o.web) await this.searchFor(plan, o.web, searchMicro);
     return { kind: "plan", plan };
+  }
+
+  /**
+   * The input tokens of a request (count_tokens), the model resolved and authorized for the key
+   * as for a call: the first provider's own count where it offers one (count.ts), else the
+   * hold's estimate, the largest over the providers that may answer (a routing policy: the
+   * Anthropic estimate). `source` is the counting provider's id or `estimate`. Nothing is held.
+   */
+  async countInput(p: KeyPrincipal, model: string, request: Omit<ChatRequest, "model">, signal?: AbortSignal): Promise<{ tokens: number; source: string }> {
+    const snapshot = this.d.catalog();
+    const resolution = resolveModel(snapshot, model);
+    requireModality(snapshot, resolution, "text");
+    checkAllowed(snapshot, p, resolution);
+    const prompt = measurePrompt(request);
+    const estimate = { tokens: holdInputTokens(prompt, "anthropic", ""), source: "estimate" };
+    if (resolution.kind === "policy") return estimate;
+    const candidates = buildCandidates(snapshot, resolution, this.candidateOptions(p, request));
+    const first = candidates[0];
+    const counted = first ? await providerCount(this.d, p, first, request, signal) : null;
+    if (counted !== null) return { tokens: counted, source: first!.provider.id };
+    return candidates.length ? { ...estimate, tokens: Math.max(...candidates.map((c) => holdInputTokens(prompt, c.provider.protocol, c.offering.upstreamId))) } : estimate;
   }
 
   /** A response-cache hit: free; `close` records it (and gives back the hold, if one was placed). */
@@ -198,6 +220,7 @@ export class ChatService {
     const { value: result, candidate } = won;
     if (plan.mapping) {
       const m = plan.mapping;
+      delete result.vendorBody; // it still holds the placeholders
       if (result.content) result.content = this.d.pii!.unmask(result.content, m);
       // The model may echo placeholders in tool-call arguments too; restored values keep the JSON valid.
       for (const tc of result.toolCalls ?? []) tc.function.arguments = this.d.pii!.unmask(tc.function.arguments, m);
@@ -212,10 +235,10 @@ export class ChatService {
   /**
    * Opens a stream with retries and fallback; resolves once an upstream accepted, so nothing
    * has reached the client yet and a total failure is still an ordinary JSON error.
-   * `preferRaw` asks for the raw OpenAI-compatible bytes where the upstream speaks them and no
-   * PII must be restored.
+   * `raw` names the client's dialect: an upstream speaking it (and able to) sends its raw SSE
+   * bytes for relaying, unless PII must be restored; null asks for typed events always.
    */
-  async openStream(plan: ChatPlan, preferRaw: boolean): Promise<OpenedStream> {
+  async openStream(plan: ChatPlan, raw: Protocol | null): Promise<OpenedStream> {
     if (plan.policy && plan.policy.kind !== "single") {
       // cascade / parallel: only an accepted answer may reach the client, so run to the end first.
       const answer = await this.orchestrate(plan, plan.policy);
@@ -237,7 +260,7 @@ export class ChatService {
           const req = this.upstreamRequest(plan, c);
           const at = performance.now();
           const opened: OpenedStream =
-            preferRaw && !plan.mapping && provider.openRawStream
+            raw === c.provider.protocol && !plan.mapping && provider.openRawStream
               ? { kind: "raw", candidate: c, body: await this.timed(c, () => provider.openRawStream!(req, this.ctx(plan, c, signal, a)), true), abort }
               : { kind: "typed", candidate: c, events: await this.timed(c, () => provider.chatStream(req, this.ctx(plan, c, signal, a)), true), abort };
           plan.opened = { at, ttftMs: performance.now() - at };
@@ -333,7 +356,7 @@ export class ChatService {
       throw err;
     }
     plan.search = { results, priceMicro: results.length ? priceMicro : 0n };
-    plan.upstream = { ...plan.upstream, messages: withSearchResults(plan.upstream.messages, results, web.searchPrompt) };
+    plan.upstream = withMessages(plan.upstream, withSearchResults(plan.upstream.messages, results, web.searchPrompt));
   }
 
   /** Charges the call (Settlements decides whether the answer waits for the settle to land). */
@@ -376,7 +399,8 @@ export class ChatService {
 
   private remember(plan: ChatPlan, outcome: ChatOutcome): void {
     if (plan.cacheMode === "off" || !this.d.cache) return;
-    const answer: CachedAnswer = { result: outcome.result, model: outcome.model, provider: outcome.provider };
+    const { vendorBody: _, ...result } = outcome.result;
+    const answer: CachedAnswer = { result, model: outcome.model, provider: outcome.provider };
     this.d.cache.store(plan.caller.principal.keyId, plan.cacheMode, plan.requested, plan.request, answer).catch(() => {});
   }
 
@@ -384,14 +408,15 @@ export class ChatService {
     const maker = getModel(snapshot ?? this.d.catalog(), model)?.maker ?? null;
     const { promptTokens, completionTokens, cachedTokens, cacheWriteTokens } = u;
     const latencyMs = plan ? Math.round(performance.now() - plan.startedAt) : 0;
-    return { model, provider, maker, modality: "text", app: caller.app, status, promptTokens, completionTokens, cachedTokens, cacheWriteTokens, fxMilli: this.d.fxMilli, latencyMs, cached };
+    return { model, provider, maker, modality: "text", app: caller.app, status, promptTokens, completionTokens, cachedTokens, cacheWriteTokens, fxMilli: this.d.fxMilli, latencyMs, cached, api: caller.api ?? null };
   }
 
   private upstreamRequest(plan: ChatPlan, c: Candidate): ChatRequest {
     // A max_tokens above the offering's output limit would be refused upstream; cap it instead.
     const max = c.offering.maxOutput;
     const maxTokens = max && plan.upstream.max_tokens > max ? max : plan.upstream.max_tokens;
-    return { ...plan.upstream, model: c.offering.upstreamId, max_tokens: maxTokens };
+    const req = { ...plan.upstream, model: c.offering.upstreamId, max_tokens: maxTokens };
+    return plan.reasoningHint && c.offering.capabilities.reasoning === false ? withoutReasoning(req) : req;
   }
 
   private ctx(plan: ChatPlan, c: Candidate, signal: AbortSignal | undefined, attempt?: AttemptRecord): CallContext {
@@ -471,6 +496,7 @@ export class ChatService {
     const result = answer.result;
     if (plan.mapping) {
       const m = plan.mapping;
+      delete result.vendorBody;
       if (result.content) result.content = this.d.pii!.unmask(result.content, m);
       for (const tc of result.toolCalls ?? []) tc.function.arguments = this.d.pii!.unmask(tc.function.arguments, m);
     }

@@ -73,6 +73,33 @@ export interface ChatRequest {
   service_tier?: string;
   /** Other client parameters the gateway passes through unvalidated (OpenAI-compatible only). */
   passthrough?: Record<string, unknown>;
+  /**
+   * The client's own Anthropic Messages call (the Messages dialect): an Anthropic upstream gets
+   * `body` as sent, with only `model`, `max_tokens` and `stream` set, instead of the translation
+   * of the fields above (thinking signatures, `top_k`, every `cache_control` survive), and the
+   * client's `anthropic-beta` header. Dropped (see `withMessages`) whenever the gateway
+   * rewrites the messages (PII masking, web search).
+   */
+  anthropic?: NativeAnthropic;
+}
+
+export interface NativeAnthropic {
+  body: Record<string, unknown>;
+  beta?: string;
+}
+
+/** The request with other messages: a client's own body no longer says what is sent. */
+export function withMessages<R extends { messages: ChatMessage[]; anthropic?: NativeAnthropic }>(req: R, messages: ChatMessage[]): R {
+  const { anthropic: _, ...rest } = req;
+  return { ...rest, messages } as R;
+}
+
+/** The request without reasoning: no effort, and no `thinking` in a client's own Anthropic body. */
+export function withoutReasoning<R extends { reasoning_effort?: ReasoningEffort; anthropic?: NativeAnthropic }>(req: R): R {
+  const { reasoning_effort: _, ...rest } = req;
+  if (!rest.anthropic) return rest as R;
+  const { thinking: _t, ...body } = rest.anthropic.body;
+  return { ...rest, anthropic: { ...rest.anthropic, body } } as R;
 }
 
 export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter";
@@ -102,6 +129,11 @@ export interface ChatResult {
   toolCalls?: ToolCall[];
   finishReason: FinishReason;
   usage: Usage;
+  /**
+   * The upstream's own answer body, as parsed (Anthropic adapter): the same dialect's surface
+   * may return it as is. Never cached, and absent once the gateway restored PII in the answer.
+   */
+  vendorBody?: Record<string, unknown>;
 }
 
 /** One typed stream event from an adapter (cross-dialect streams). */

@@ -39,6 +39,7 @@ export class EmbeddingService {
       provider: c?.provider.id ?? null,
       maker: getModel(snapshot, candidates[0]!.model.id)?.maker ?? null,
       modality: "embedding",
+      api: "embeddings",
       app: caller.app,
       status,
       promptTokens: u.promptTokens,

@@ -34,7 +34,8 @@ export function synthesisRequest(original: Omit<ChatRequest, "model">, answers: 
   const merged = { role: "user" as const, content: `Candidate answers:\n${listed}\n\nRequest:\n${asked}` };
   if (last >= 0) messages[last] = merged;
   else messages.push(merged);
-  const { tools: _t, tool_choice: _c, parallel_tool_calls: _p, ...rest } = original;
+  // The client's own Anthropic body (`anthropic`) would send the original conversation instead.
+  const { tools: _t, tool_choice: _c, parallel_tool_calls: _p, anthropic: _a, ...rest } = original;
   return {
     ...rest,
     messages: [{ role: "system", content: instructions ? `${SYNTHESIS_SYSTEM}\n\n${instructions}` : SYNTHESIS_SYSTEM }, ...messages],

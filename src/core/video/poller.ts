@@ -175,6 +175,7 @@ function usageEvent(d: PollerDeps, job: VideoJobRecord, status: number, now: num
     model: job.model,
     provider: job.providerId,
     maker: d.makerOf?.(job.model) ?? null,
+    api: "video",
     modality: "video",
     app: null,
     status,

@@ -54,6 +54,7 @@ export function eventJson(e: UsageEvent | null): string | null {
     fx_milli: e.fxMilli === null ? null : e.fxMilli.toString(),
     latency_ms: e.latencyMs,
     cached: e.cached,
+    api: e.api ?? null,
   });
 }
 

@@ -97,6 +97,8 @@ export const usageEvents = pgTable(
     fxMilli: bigint("fx_milli", { mode: "bigint" }),
     latencyMs: integer("latency_ms"),
     cached: boolean("cached").notNull().default(false),
+    /** The client API of a chat call (`chat_completions`, `responses`, `messages`); null for video. */
+    api: text("api"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [index("usage_events_created_idx").on(t.createdAt), index("usage_events_user_idx").on(t.userId, t.createdAt), index("usage_events_key_idx").on(t.keyId, t.createdAt)],

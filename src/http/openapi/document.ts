@@ -167,6 +167,7 @@ export const TAGS: Record<string, string> = {
   chat: "OpenAI-compatible chat completions",
   embeddings: "OpenAI-compatible embeddings",
   responses: "The Responses API and feedback",
+  messages: "Anthropic's Messages API (any model; Anthropic SDK, Claude Code)",
   video: "Video generation jobs",
   "routing policies": "Routing policies (dashboard)",
   stats: "Public statistics",

@@ -48,7 +48,7 @@ export function chatRoutes(d: AppDeps, c: ChatRouteDeps) {
       const b = body as ChatBody;
       const web = parseWebPlugin(b.plugins);
       const id = requestId(request);
-      const caller = { ...callIdentity(request, principal.user.id), principal, app: appName(request), signal: request.signal, trace: requestRecord(request), lang: requestLang(request) };
+      const caller = { ...callIdentity(request, principal.user.id), principal, app: appName(request), signal: request.signal, trace: requestRecord(request), lang: requestLang(request), api: "chat_completions" as const };
       const prepared = await c.chat.prepare(caller, {
         model: b.model,
         request: toCoreChatRequest(b),
@@ -74,7 +74,7 @@ export function chatRoutes(d: AppDeps, c: ChatRouteDeps) {
         set.headers["x-cost-usd"] = String(outcome.cost.usd);
         return toChatCompletion(outcome, id, meta.created);
       }
-      const opened = await c.chat.openStream(prepared.plan, true);
+      const opened = await c.chat.openStream(prepared.plan, "openai");
       const decision = c.chat.decisionOf(prepared.plan);
       return slot.untilEnd(new Response(chatEventStream(c.chat, prepared.plan, opened, meta, c.pii), { headers: decision ? { ...sseHeaders, "x-policy-decision": decision } : sseHeaders }));
     },

@@ -46,7 +46,7 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         const turns = await resolveInput(b, historyOf(c.store, principal.user.id));
         const core = toCoreFromResponses({ ...b, input: turns.input }, turns.prior);
         const id = requestId(request);
-        const caller = { ...callIdentity(request, principal.user.id), principal, app: appName(request), signal: request.signal, trace: requestRecord(request), lang: requestLang(request) };
+        const caller = { ...callIdentity(request, principal.user.id), principal, app: appName(request), signal: request.signal, trace: requestRecord(request), lang: requestLang(request), api: "responses" as const };
         const stream = b.stream === true;
         const prepared = await c.chat.prepare(caller, {
           model: b.model,
@@ -82,7 +82,7 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
           return answer(responseObject({ ...meta, model: o.model, provider: o.provider }, { status: "completed", output: outputItems(o.result, o.citations), usage: o.result.usage, finish: o.result.finishReason }));
         }
         // Typed events always: the Responses events are composed here, never relayed.
-        const opened = await c.chat.openStream(prepared.plan, false);
+        const opened = await c.chat.openStream(prepared.plan, null);
         if (opened.kind !== "typed") throw new GatewayError("internal_error");
         const decision = c.chat.decisionOf(prepared.plan);
         return slot.untilEnd(new Response(responsesEventStream(c.chat, prepared.plan, opened, meta, c.pii), { headers: decision ? { ...sseHeaders, "x-policy-decision": decision } : sseHeaders }));

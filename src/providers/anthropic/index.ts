@@ -1,8 +1,9 @@
 /**
  * Anthropic Messages adapter: `POST {baseUrl}/v1/messages` with `x-api-key` and
- * `anthropic-version: 2023-06-01`.
+ * `anthropic-version: 2023-06-01`. A call that came in as Anthropic Messages (`req.anthropic`)
+ * sends the client's own body and `anthropic-beta`; its raw stream can be relayed as is.
  */
-import type { CallContext, ChatProvider } from "../../core/chat/provider";
+import { UpstreamError, type CallContext, type ChatProvider } from "../../core/chat/provider";
 import type { ChatRequest, ChatResult, StreamEvent } from "../../core/chat/types";
 import { decodeSse } from "../../lib/sse";
 import { joinUrl, postUpstream, postUpstreamJson } from "../shared/http";
@@ -15,25 +16,51 @@ import type { AnthropicWireResponse } from "./wire";
 
 export const ANTHROPIC_VERSION = "2023-06-01";
 
-function anthropicHeaders(ctx: CallContext, stream: boolean): Record<string, string> {
+function anthropicHeaders(req: ChatRequest, ctx: CallContext, stream: boolean): Record<string, string> {
   const h: Record<string, string> = { "x-api-key": ctx.apiKey, "anthropic-version": ANTHROPIC_VERSION };
+  if (req.anthropic?.beta) h["anthropic-beta"] = req.anthropic.beta;
   if (stream) h.accept = "text/event-stream";
   return h;
 }
+
+/** The client's own body when it sent one (only the routed model, capped max_tokens and stream set), else the translation. */
+function requestBody(req: ChatRequest, stream: boolean): Record<string, unknown> {
+  if (!req.anthropic) return toAnthropicRequest(req, { stream });
+  const { stream: _, ...body } = req.anthropic.body;
+  return stream ? { ...body, model: req.model, max_tokens: req.max_tokens, stream: true } : { ...body, model: req.model, max_tokens: req.max_tokens };
+}
+
+async function openStream(req: ChatRequest, ctx: CallContext): Promise<ReadableStream<Uint8Array>> {
+  const { body } = await postUpstream(joinUrl(ctx.baseUrl, "/v1/messages"), anthropicHeaders(req, ctx, true), requestBody(req, true), ctx, classifyAnthropicError);
+  return body;
+}
+
+/** What Anthropic's count_tokens takes of a Messages body (it refuses anything else). */
+const COUNT_FIELDS = ["model", "messages", "system", "tools", "tool_choice", "thinking", "mcp_servers"];
 
 export const anthropicChatProvider: ChatProvider = {
   protocol: "anthropic",
 
   async chat(req: ChatRequest, ctx: CallContext): Promise<ChatResult> {
     const url = joinUrl(ctx.baseUrl, "/v1/messages");
-    const body = await postUpstreamJson(url, anthropicHeaders(ctx, false), toAnthropicRequest(req, { stream: false }), ctx, classifyAnthropicError);
-    return fromAnthropicResponse(body as AnthropicWireResponse, anthropicJsonTool(req));
+    const body = (await postUpstreamJson(url, anthropicHeaders(req, ctx, false), requestBody(req, false), ctx, classifyAnthropicError)) as AnthropicWireResponse;
+    const result = fromAnthropicResponse(body, anthropicJsonTool(req));
+    if (req.anthropic) result.vendorBody = body as Record<string, unknown>;
+    return result;
   },
 
   async chatStream(req: ChatRequest, ctx: CallContext): Promise<AsyncIterable<StreamEvent>> {
-    const url = joinUrl(ctx.baseUrl, "/v1/messages");
-    const { body } = await postUpstream(url, anthropicHeaders(ctx, true), toAnthropicRequest(req, { stream: true }), ctx, classifyAnthropicError);
-    return readAnthropicStream(decodeSse(body), anthropicJsonTool(req));
+    return readAnthropicStream(decodeSse(await openStream(req, ctx)), anthropicJsonTool(req));
+  },
+
+  openRawStream: openStream,
+
+  async countTokens(req: ChatRequest, ctx: CallContext): Promise<number> {
+    const full = requestBody(req, false);
+    const body = Object.fromEntries(COUNT_FIELDS.filter((k) => full[k] !== undefined).map((k) => [k, full[k]]));
+    const answer = (await postUpstreamJson(joinUrl(ctx.baseUrl, "/v1/messages/count_tokens"), anthropicHeaders(req, ctx, false), body, ctx, classifyAnthropicError)) as { input_tokens?: unknown };
+    if (typeof answer.input_tokens !== "number") throw new UpstreamError("transient", "count_tokens answered without input_tokens");
+    return answer.input_tokens;
   },
 };
 

@@ -17,19 +17,9 @@
 import type { ChatMessage, ChatRequest, ContentPart, ReasoningEffort, ToolChoice } from "../../core/chat/types";
 import { anthropicStructuredOutput } from "./structured";
 import type { AnthropicWireBlock, AnthropicWireMessage } from "./wire";
+import { ANTHROPIC_MIN_THINKING_BUDGET, ANTHROPIC_THINKING_BUDGETS } from "../../core/chat/thinking";
 
-/** The smallest budget Anthropic accepts. */
-export const ANTHROPIC_MIN_THINKING_BUDGET = 1024;
-
-/** reasoning_effort → thinking.budget_tokens before the max_tokens cap; `none` → no thinking. */
-export const ANTHROPIC_THINKING_BUDGETS: Record<Exclude<ReasoningEffort, "none">, number> = {
-  minimal: 1024,
-  low: 2048,
-  medium: 8192,
-  high: 16384,
-  xhigh: 24576,
-  max: 32000,
-};
+export { ANTHROPIC_MIN_THINKING_BUDGET, ANTHROPIC_THINKING_BUDGETS };
 
 /**
  * The thinking budget for an effort and a max_tokens, or undefined for no thinking.

@@ -30,7 +30,7 @@ interface AnthropicBlock {
   cache_control?: CacheControl | null;
 }
 
-interface AnthropicMessage {
+export interface AnthropicMessage {
   role?: string;
   content?: string | AnthropicBlock[];
   cache_control?: CacheControl | null;
@@ -42,7 +42,7 @@ interface AnthropicTool {
   cache_control?: CacheControl | null;
 }
 
-interface AnthropicRequest {
+export interface AnthropicRequest {
   model?: unknown;
   max_tokens?: unknown;
   messages?: unknown;
@@ -260,7 +260,7 @@ interface PromptEntry {
  * system block and content block, with its tokens and breakpoint. Keys (JSON) are built
  * only when some block carries `cache_control`.
  */
-function anthropicPromptBlocks(
+export function anthropicPromptBlocks(
   body: AnthropicRequest,
   messages: readonly AnthropicMessage[],
 ): { blocks: CacheBlock[]; promptTokens: number; hasBreakpoint: boolean } {

@@ -1,0 +1,25 @@
+/**
+ * A provider's own count of a request's input tokens (count_tokens), where its protocol offers
+ * one free (Anthropic). Never for a prompt holding personal data the key masks: counting sends
+ * the prompt to the provider, and a count of the masked text would not be the prompt's.
+ * Any failure (refusal, timeout, a credential that cannot be opened) gives null: the caller
+ * answers the gateway's own estimate instead.
+ */
+import type { KeyPrincipal } from "../auth/principal";
+import type { Candidate } from "./candidates";
+import type { ChatDeps } from "./ports";
+import type { Protocol } from "./provider";
+import type { ChatRequest } from "./types";
+
+export async function providerCount(d: ChatDeps, p: KeyPrincipal, c: Candidate, request: Omit<ChatRequest, "model">, signal?: AbortSignal): Promise<number | null> {
+  const provider = d.providerFor(c.provider.protocol as Protocol);
+  if (!provider.countTokens) return null;
+  if (p.piiMaskingEnabled && d.pii?.mask(request.messages).mapping) return null;
+  try {
+    const ep = d.upstreamFor(c.provider, p);
+    const ctx = { providerId: c.provider.id, baseUrl: ep.baseUrl, apiKey: ep.apiKey, signal, firstByteTimeoutMs: d.firstByteTimeoutMs, idleTimeoutMs: d.idleTimeoutMs };
+    return await provider.countTokens({ ...request, model: c.offering.upstreamId }, ctx);
+  } catch {
+    return null;
+  }
+}

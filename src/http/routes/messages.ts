@@ -1,0 +1,94 @@
+/**
+ * POST /v1/messages (Anthropic's Messages API as an ingress dialect) and its count_tokens.
+ * The call is converted into the same chat call as /v1/chat/completions, so routing, billing,
+ * cache, masking and errors are the chat service's; only the wire format differs. An Anthropic
+ * upstream gets the client's own body, and its stream (or answer) is relayed as it came.
+ * Errors on these paths are rendered in Anthropic's envelope (../anthropic-errors.ts).
+ */
+import { Elysia } from "elysia";
+import { CountTokensBodySchema, MessagesBodySchema, type CountTokensBody, type MessagesBody } from "../../surfaces/anthropic/schema";
+import { toCoreCountTokens, toCoreFromMessages } from "../../surfaces/anthropic/to-core";
+import { messageId, messageObject } from "../../surfaces/anthropic/from-core";
+import { cachedMessagesStream, messagesEventStream } from "../../surfaces/anthropic/stream";
+import { relayMessagesStream } from "../../surfaces/anthropic/relay";
+import { rateHeaders } from "../auth";
+import type { AppDeps } from "../deps";
+import { callIdentity, requestId } from "../request-id";
+import { requestRecord } from "../request-log";
+import { requestLang } from "../lang";
+import { appName, SSE_HEADERS, type ChatRouteDeps } from "./chat";
+import { AUTH } from "../security";
+import { ok, okOrStream, withHeaders } from "../openapi/describe";
+import { AnthropicMessage, AnthropicTokenCount, anthropicErrors } from "../openapi/anthropic-shapes";
+
+const ERRORS = anthropicErrors(400, 401, 402, 403, 409, 413, 422, 429, 502, 503);
+
+export function messagesRoutes(d: AppDeps, c: ChatRouteDeps) {
+  return new Elysia({ name: "messages", normalize: false })
+    .post(
+      "/v1/messages",
+      async ({ request, server, body, set }) => {
+        const { principal, rate } = await d.auth.apiKey(request, server, "model");
+        const headers: Record<string, string> = { "cache-control": "no-store", ...(rate ? rateHeaders(rate) : {}) };
+        Object.assign(set.headers, headers);
+        using slot = await d.calls.take(principal, request);
+        const b = body as MessagesBody;
+        const core = toCoreFromMessages(b, request.headers.get("anthropic-beta"));
+        const id = requestId(request);
+        const caller = { ...callIdentity(request, principal.user.id), principal, app: appName(request), signal: request.signal, trace: requestRecord(request), lang: requestLang(request), api: "messages" as const };
+        const stream = b.stream === true;
+        const prepared = await c.chat.prepare(caller, { model: b.model, request: core, prefs: b.provider, traceId: b.trace_id, stream, reasoningHint: true });
+        const meta = { id: messageId(id), model: b.model, keepaliveMs: c.keepaliveMs };
+        const sseHeaders = { ...SSE_HEADERS, ...headers, "cache-control": SSE_HEADERS["cache-control"], "x-request-id": id };
+        if (prepared.kind === "cached") {
+          const o = prepared.outcome;
+          if (stream) return slot.untilEnd(new Response(cachedMessagesStream(o, meta), { headers: sseHeaders }));
+          set.headers["x-cost-krw"] = "0";
+          set.headers["x-cost-usd"] = "0";
+          return messageObject({ id: meta.id, model: o.model }, o.result, { provider: o.provider, cached: true });
+        }
+        if (!stream) {
+          const o = await c.chat.complete(prepared.plan);
+          const decision = c.chat.decisionOf(prepared.plan);
+          if (decision) set.headers["x-policy-decision"] = decision;
+          set.headers["x-cost-krw"] = String(o.cost.krw);
+          set.headers["x-cost-usd"] = String(o.cost.usd);
+          // An Anthropic upstream's own answer, as it came (thinking blocks and all).
+          return o.result.vendorBody ?? messageObject({ id: meta.id, model: o.model }, o.result, { provider: o.provider, cached: false });
+        }
+        const opened = await c.chat.openStream(prepared.plan, "anthropic");
+        const decision = c.chat.decisionOf(prepared.plan);
+        const out = opened.kind === "raw" ? relayMessagesStream(c.chat, prepared.plan, opened, c.keepaliveMs) : messagesEventStream(c.chat, prepared.plan, opened, { ...meta, model: opened.candidate.model.id }, c.pii);
+        return slot.untilEnd(new Response(out, { headers: decision ? { ...sseHeaders, "x-policy-decision": decision } : sseHeaders }));
+      },
+      {
+        body: MessagesBodySchema,
+        detail: {
+          security: AUTH.apiKeyOrXApiKey,
+          tags: ["messages"],
+          summary: "Anthropic Messages call (any model; converted into a chat call, relayed for Anthropic upstreams), optionally streamed",
+          responses: { ...withHeaders(okOrStream(AnthropicMessage, "Anthropic's `message_start` … `message_stop` events; the last `message_delta`'s usage adds `cost_krw` and `cost_usd`"), "X-Cost-KRW", "X-Cost-USD", "X-Policy-Decision"), ...ERRORS },
+        },
+      },
+    )
+    .post(
+      "/v1/messages/count_tokens",
+      async ({ request, server, body, set }) => {
+        const { principal, rate } = await d.auth.apiKey(request, server, "model");
+        Object.assign(set.headers, { "cache-control": "no-store", ...(rate ? rateHeaders(rate) : {}) });
+        const b = body as CountTokensBody;
+        const count = await c.chat.countInput(principal, b.model, toCoreCountTokens(b, request.headers.get("anthropic-beta")), request.signal);
+        set.headers["x-token-count-source"] = count.source;
+        return { input_tokens: count.tokens };
+      },
+      {
+        body: CountTokensBodySchema,
+        detail: {
+          security: AUTH.apiKeyOrXApiKey,
+          tags: ["messages"],
+          summary: "Input tokens of a Messages request: Anthropic's own count for a model Anthropic answers first, else the gateway's estimate (as its credit hold counts); never billed",
+          responses: { ...withHeaders(ok(AnthropicTokenCount), "X-Token-Count-Source"), ...anthropicErrors(400, 401, 403, 413, 422, 429, 503) },
+        },
+      },
+    );
+}

@@ -1,0 +1,94 @@
+/**
+ * Core outcomes → Anthropic's Message object (non-streaming, and the stream's `message_start`),
+ * its stop reason and usage. Anthropic's `input_tokens` excludes cache reads and writes; the
+ * core's promptTokens includes them.
+ */
+import type { Cost } from "../../core/chat/service";
+import type { ChatResult, FinishReason, Usage } from "../../core/chat/types";
+
+export type StopReason = "end_turn" | "max_tokens" | "tool_use" | "refusal" | "stop_sequence";
+
+export interface AnthropicUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+}
+
+export type ContentBlock = { type: "text"; text: string } | { type: "tool_use"; id: string; name: string; input: unknown };
+
+/** A message id: `msg_` and the request id's 32 hex digits (the same id as the usage event). */
+export function messageId(requestId: string): string {
+  return `msg_${requestId.replace(/-/g, "")}`;
+}
+
+export function stopReason(f: FinishReason): StopReason {
+  if (f === "length") return "max_tokens";
+  if (f === "tool_calls") return "tool_use";
+  if (f === "content_filter") return "refusal";
+  return "end_turn";
+}
+
+export function usageJson(u: Usage): AnthropicUsage {
+  return {
+    input_tokens: Math.max(0, u.promptTokens - u.cachedTokens - u.cacheWriteTokens),
+    output_tokens: u.completionTokens,
+    cache_creation_input_tokens: u.cacheWriteTokens,
+    cache_read_input_tokens: u.cachedTokens,
+  };
+}
+
+/** Anthropic's usage as it arrives: any field may be absent or null. */
+export type WireUsage = Partial<Record<keyof AnthropicUsage, number | null>> & { cache_creation?: { ephemeral_1h_input_tokens?: number | null } | null };
+
+/** Anthropic's usage (message_start, then message_delta's cumulative values) → the core's. */
+export function coreUsage(u: WireUsage): Usage {
+  const write = u.cache_creation_input_tokens ?? 0;
+  const read = u.cache_read_input_tokens ?? 0;
+  const usage: Usage = { promptTokens: (u.input_tokens ?? 0) + write + read, completionTokens: u.output_tokens ?? 0, cachedTokens: read, cacheWriteTokens: write, reasoningTokens: 0 };
+  const long = u.cache_creation?.ephemeral_1h_input_tokens ?? 0;
+  if (long > 0) usage.cacheWrite1hTokens = long;
+  return usage;
+}
+
+/** The cost as the stream's last usage carries it (an extension: SDKs keep unknown usage fields). */
+export function costFields(cost: Cost): { cost_krw: number; cost_usd: number } {
+  return { cost_krw: cost.krw, cost_usd: cost.usd };
+}
+
+/** Tool arguments (a JSON string) as Anthropic's `input` object; anything else becomes {}. */
+export function toolInput(args: string): Record<string, unknown> {
+  try {
+    const v = JSON.parse(args || "{}");
+    return v && typeof v === "object" && !Array.isArray(v) ? v : {};
+  } catch {
+    return {};
+  }
+}
+
+export function contentBlocks(r: Pick<ChatResult, "content" | "toolCalls">): ContentBlock[] {
+  const out: ContentBlock[] = [];
+  if (r.content || !r.toolCalls?.length) out.push({ type: "text", text: r.content ?? "" });
+  for (const c of r.toolCalls ?? []) out.push({ type: "tool_use", id: c.id, name: c.function.name, input: toolInput(c.function.arguments) });
+  return out;
+}
+
+export interface MessageHead {
+  id: string;
+  model: string;
+}
+
+export function messageObject(head: MessageHead, r: Pick<ChatResult, "content" | "toolCalls" | "finishReason" | "usage">, extra: { provider: string | null; cached: boolean }) {
+  return {
+    id: head.id,
+    type: "message" as const,
+    role: "assistant" as const,
+    model: head.model,
+    content: contentBlocks(r),
+    stop_reason: stopReason(r.finishReason),
+    stop_sequence: null,
+    usage: usageJson(r.usage),
+    provider: extra.provider,
+    cached: extra.cached,
+  };
+}

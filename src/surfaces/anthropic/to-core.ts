@@ -1,0 +1,200 @@
+/**
+ * Anthropic Messages request → the core's chat request, so the call goes through the same chat
+ * service (routing, billing, cache, masking, errors) as `/v1/chat/completions`.
+ *
+ * - `system` (string or text blocks) → a leading system message; `cache_control` kept on blocks.
+ * - A user turn's `tool_result` blocks → `tool` messages (first, in order), its other blocks →
+ *   one user message; an assistant turn's text → content, its `tool_use` blocks → tool calls;
+ *   an assistant turn's other blocks (`thinking`, `redacted_thinking`, server tool calls and
+ *   their results) are dropped: Anthropic's own output, opaque to other providers.
+ * - Images: base64 → a data URL, `url` → the URL. Other user block types are 422 at their `loc`.
+ * - Custom tools → function tools; server tools (`type` set) are dropped; `tool_choice`
+ *   auto/any/tool/none → auto/required/{function}/none, `disable_parallel_tool_use` →
+ *   `parallel_tool_calls: false`.
+ * - `thinking` → `reasoning_effort` by budget (the inverse of the Anthropic adapter's table);
+ *   `disabled` → `none`, `adaptive` → `medium`.
+ * - `metadata.user_id` → OpenAI's `user` (OpenAI-compatible upstreams only); `top_k` reaches
+ *   Anthropic upstreams only, in the client's own body, which rides along as `anthropic`.
+ */
+import { invalid, text } from "../../core/errors";
+import { ANTHROPIC_THINKING_BUDGETS } from "../../core/chat/thinking";
+import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ReasoningEffort, ToolCall, ToolChoice } from "../../core/chat/types";
+import { GATEWAY_FIELDS, type CountTokensBody, type MessageParam, type MessagesBody, type RawBlock } from "./schema";
+
+type Loc = (string | number)[];
+const REQUIRED = text("필수 항목입니다.", "Field required");
+
+export function toCoreFromMessages(body: MessagesBody, beta: string | null): Omit<ChatRequest, "model"> {
+  const budget = body.thinking?.type === "enabled" ? body.thinking.budget_tokens : undefined;
+  if (budget !== undefined && budget >= body.max_tokens) throw invalid(["body", "thinking", "budget_tokens"], text("budget_tokens는 max_tokens보다 작아야 합니다.", "budget_tokens must be less than max_tokens"), "value_error");
+  const request: Omit<ChatRequest, "model"> = { ...promptOf(body), max_tokens: body.max_tokens };
+  if (body.temperature !== undefined) request.temperature = body.temperature;
+  if (body.top_p !== undefined) request.top_p = body.top_p;
+  if (body.stop_sequences?.length) request.stop = body.stop_sequences;
+  const user = body.metadata?.user_id;
+  if (user) request.passthrough = { user };
+  // `stream` is the adapter's to set: a streamed and a plain call share response-cache entries.
+  const native: Record<string, unknown> = { ...body };
+  for (const f of [...GATEWAY_FIELDS, "stream"]) delete native[f];
+  request.anthropic = beta ? { body: native, beta } : { body: native };
+  return request;
+}
+
+/** count_tokens → the core request it counts: the prompt, and the client's body for an Anthropic upstream. */
+export function toCoreCountTokens(body: CountTokensBody, beta: string | null): Omit<ChatRequest, "model"> {
+  const native: Record<string, unknown> = { ...body };
+  for (const f of GATEWAY_FIELDS) delete native[f];
+  return { ...promptOf(body), max_tokens: 1, anthropic: beta ? { body: native, beta } : { body: native } };
+}
+
+/** The prompt part of a request (messages, tools, tool choice, reasoning): shared with count_tokens. */
+export function promptOf(body: CountTokensBody): Pick<ChatRequest, "messages" | "tools" | "tool_choice" | "parallel_tool_calls" | "reasoning_effort"> {
+  const messages: ChatMessage[] = [];
+  if (body.system !== undefined) {
+    const system = systemContent(body.system, ["body", "system"]);
+    if (system) messages.push({ role: "system", content: system });
+  }
+  body.messages.forEach((m, i) => addTurn(messages, m, ["body", "messages", i]));
+  if (!messages.some((m) => m.role !== "system")) throw invalid(["body", "messages"], text("messages에 답할 내용이 없습니다.", "messages have nothing to answer"), "value_error");
+  const out: ReturnType<typeof promptOf> = { messages };
+  const tools = functionTools(body.tools ?? []);
+  if (tools.length) {
+    out.tools = tools;
+    const c = body.tool_choice;
+    if (c) {
+      out.tool_choice = toolChoice(c, tools);
+      if (c.disable_parallel_tool_use) out.parallel_tool_calls = false;
+    }
+  }
+  const effort = effortOf(body.thinking);
+  if (effort) out.reasoning_effort = effort;
+  return out;
+}
+
+function systemContent(system: string | RawBlock[], loc: Loc): string | ContentPart[] | null {
+  if (typeof system === "string") return system || null;
+  const parts = system.map((b, i) => {
+    if (b.type !== "text") throw unsupported(b.type, [...loc, i, "type"]);
+    return textPart(b, [...loc, i]);
+  });
+  return joinIfPlain(parts);
+}
+
+function addTurn(out: ChatMessage[], m: MessageParam, loc: Loc): void {
+  if (typeof m.content === "string") {
+    out.push({ role: m.role, content: m.content });
+    return;
+  }
+  const blocks = m.content as RawBlock[];
+  if (m.role === "assistant") {
+    const parts: ContentPart[] = [];
+    const calls: ToolCall[] = [];
+    blocks.forEach((b, i) => {
+      const at = [...loc, "content", i];
+      if (b.type === "text") parts.push(textPart(b, at));
+      else if (b.type === "tool_use") calls.push(toolCall(b, at));
+    });
+    const msg: ChatMessage = { role: "assistant", content: parts.length ? parts.map((p) => (p as { text: string }).text).join("") : calls.length ? null : "" };
+    if (calls.length) msg.tool_calls = calls;
+    out.push(msg);
+    return;
+  }
+  const parts: ContentPart[] = [];
+  blocks.forEach((b, i) => {
+    const at = [...loc, "content", i];
+    if (b.type === "tool_result") out.push(toolResult(b, at));
+    else parts.push(userPart(b, at));
+  });
+  if (parts.length) out.push({ role: "user", content: joinIfPlain(parts) ?? "" });
+}
+
+function userPart(b: RawBlock, loc: Loc): ContentPart {
+  if (b.type === "text") return textPart(b, loc);
+  if (b.type === "image") return imagePart(b, loc);
+  throw unsupported(b.type, [...loc, "type"]);
+}
+
+function textPart(b: RawBlock, loc: Loc): ContentPart {
+  if (typeof b.text !== "string") throw invalid([...loc, "text"], REQUIRED, "missing");
+  const part: ContentPart = { type: "text", text: b.text };
+  const cc = cacheControl(b);
+  if (cc) part.cache_control = cc;
+  return part;
+}
+
+function imagePart(b: RawBlock, loc: Loc): ContentPart {
+  const s = b.source as Record<string, unknown> | undefined;
+  let url: string | null = null;
+  if (s?.type === "base64" && typeof s.media_type === "string" && typeof s.data === "string") url = `data:${s.media_type};base64,${s.data}`;
+  else if (s?.type === "url" && typeof s.url === "string" && s.url) url = s.url;
+  if (!url) throw invalid([...loc, "source"], text("이미지 source는 {type: base64, media_type, data} 또는 {type: url, url}이어야 합니다.", "An image source must be {type: base64, media_type, data} or {type: url, url}."), "value_error");
+  const part: ContentPart = { type: "image_url", image_url: { url } };
+  const cc = cacheControl(b);
+  if (cc) part.cache_control = cc;
+  return part;
+}
+
+function toolCall(b: RawBlock, loc: Loc): ToolCall {
+  if (typeof b.id !== "string" || !b.id) throw invalid([...loc, "id"], REQUIRED, "missing");
+  if (typeof b.name !== "string" || !b.name) throw invalid([...loc, "name"], REQUIRED, "missing");
+  return { id: b.id, type: "function", function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } };
+}
+
+/** A tool result; `is_error` has no field elsewhere, so the text says it. */
+function toolResult(b: RawBlock, loc: Loc): ChatMessage {
+  if (typeof b.tool_use_id !== "string" || !b.tool_use_id) throw invalid([...loc, "tool_use_id"], REQUIRED, "missing");
+  let content: string | ContentPart[];
+  if (b.content === undefined || typeof b.content === "string") content = (b.content as string | undefined) ?? "";
+  else if (Array.isArray(b.content)) content = joinIfPlain((b.content as RawBlock[]).map((p, i) => userPart(p, [...loc, "content", i]))) ?? "";
+  else throw invalid([...loc, "content"], text("content는 문자열이나 블록 목록이어야 합니다.", "content must be a string or a list of blocks"), "value_error");
+  if (b.is_error === true) content = typeof content === "string" ? `Error: ${content}` : [{ type: "text", text: "Error:" }, ...content];
+  return { role: "tool", tool_call_id: b.tool_use_id, content };
+}
+
+/** Text parts without cache breakpoints become one string (what every provider takes). */
+function joinIfPlain(parts: ContentPart[]): string | ContentPart[] | null {
+  if (!parts.length) return null;
+  if (parts.every((p) => p.type === "text" && !p.cache_control)) return parts.map((p) => (p as { text: string }).text).join("\n");
+  return parts;
+}
+
+function cacheControl(b: RawBlock): ContentPart["cache_control"] {
+  const cc = b.cache_control as { type?: unknown; ttl?: unknown } | undefined;
+  if (!cc || cc.type !== "ephemeral") return undefined;
+  return typeof cc.ttl === "string" ? { type: "ephemeral", ttl: cc.ttl } : { type: "ephemeral" };
+}
+
+function unsupported(type: string, loc: Loc) {
+  return invalid(loc, text(`지원하지 않는 콘텐츠 블록 type입니다: '${type}'`, `unsupported content block type '${type}'`), "value_error");
+}
+
+function functionTools(tools: NonNullable<CountTokensBody["tools"]>): FunctionTool[] {
+  const out: FunctionTool[] = [];
+  for (const tool of tools) {
+    if (tool.type !== undefined && tool.type !== "custom") continue; // a server tool: Anthropic's own
+    const fn: FunctionTool["function"] = { name: tool.name, parameters: tool.input_schema ?? { type: "object", properties: {} } };
+    if (tool.description) fn.description = tool.description;
+    out.push({ type: "function", function: fn });
+  }
+  return out;
+}
+
+function toolChoice(c: NonNullable<CountTokensBody["tool_choice"]>, tools: FunctionTool[]): ToolChoice {
+  if (c.type === "auto") return "auto";
+  if (c.type === "none") return "none";
+  if (c.type === "any") return "required";
+  if (!c.name) throw invalid(["body", "tool_choice", "name"], REQUIRED, "missing");
+  if (!tools.some((t) => t.function.name === c.name)) throw invalid(["body", "tool_choice", "name"], text(`이름이 '${c.name}'인 도구가 없습니다.`, `no tool named '${c.name}'`), "value_error");
+  return { type: "function", function: { name: c.name } };
+}
+
+/** The largest effort whose budget (the Anthropic adapter's table) the client's budget reaches. */
+function effortOf(thinking: CountTokensBody["thinking"]): ReasoningEffort | undefined {
+  if (!thinking) return undefined;
+  if (thinking.type === "disabled") return "none";
+  if (thinking.type === "adaptive") return "medium";
+  if (thinking.budget_tokens === undefined) throw invalid(["body", "thinking", "budget_tokens"], REQUIRED, "missing");
+  let effort: ReasoningEffort = "minimal";
+  for (const [e, budget] of Object.entries(ANTHROPIC_THINKING_BUDGETS)) if (thinking.budget_tokens >= budget) effort = e as ReasoningEffort;
+  return effort;
+}

@@ -69,6 +69,8 @@ export interface ChatPlan {
    * to null once placed, or to the error that refused it. Null when the hold was awaited first.
    */
   pendingHold: Promise<unknown> | null;
+  /** Hedged requests asked for (request, key or `latency` policy; hedge.ts). */
+  hedge?: boolean;
 }
 
 export interface Cost {

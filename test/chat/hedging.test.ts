@@ -179,6 +179,19 @@ for (const kind of await dbKinds()) {
       expect(simChatCalls(g)).toEqual({ deepseek: 1 });
     });
 
+    test("PATCH turns a key's hedging off; non-boolean switches are 422 before any call", async () => {
+      const { user: u, key } = await consenting({ hedge: true });
+      const patched = await g.call("PATCH", `/v1/keys/${key.id}`, { token: u.jwt, body: { hedge: false } });
+      expect([patched.status, patched.body.hedge]).toEqual([200, false]);
+      expect((await g.call("PATCH", `/v1/keys/${key.id}`, { token: u.jwt, body: { hedge: "yes" } })).status).toBe(422);
+      g.gw.sim!.reset();
+      const r = await chat(g, key.key, { model: MODEL, messages: user(`patched [sim:latency@deepseek=400]`) });
+      expect(r.body.provider).toBe("deepseek");
+      const bad = await chat(g, key.key, { model: MODEL, messages: user("bad switch"), provider: { hedge: "yes" } });
+      expect(bad.status).toBe(422);
+      expect(simChatCalls(g)).toEqual({ deepseek: 1 });
+    });
+
     test("the latency policy engine hedges between its candidates", async () => {
       const { user: u, key } = await consenting();
       const p = await createPolicy(g, u, { policy_type: "latency", entries: [{ model: MODEL }], config: { latency: { exploration: 0 } } });

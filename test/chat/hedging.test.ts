@@ -129,6 +129,15 @@ for (const kind of await dbKinds()) {
       expect(b.usage[0]!.status).toBe(502);
     });
 
+    test("a hedge the other provider rejects leaves the primary to answer", async () => {
+      const { key } = await consenting();
+      g.gw.sim!.reset();
+      const r = await chat(g, key.key, { model: MODEL, messages: user("hedge rejected [sim:latency@deepseek=600] [sim:fail@together=400]"), provider: { hedge: true } });
+      expect(r.status).toBe(200);
+      expect(r.body.provider).toBe("deepseek");
+      expect(simChatCalls(g)).toEqual({ deepseek: 1, together: 1 });
+    });
+
     test("stream (raw relay): the hedge's stream reaches the client, the primary's never does; one charge", async () => {
       const { user: u, key } = await consenting();
       g.gw.sim!.reset();

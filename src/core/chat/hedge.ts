@@ -8,8 +8,7 @@
  */
 import { GatewayError } from "../errors";
 import { HedgeLost, withFallback, type AttemptCall, type AttemptOptions, type AttemptSuccess } from "./attempts";
-import type { Candidate } from "./candidates";
-import type { ProviderPrefs } from "./candidates";
+import type { Candidate, ProviderPrefs } from "./candidates";
 import type { AttemptRecord } from "./trace";
 
 /** `not_needed`: the primary answered (or failed) before the hedge delay, so no hedge was sent; `both_failed`: a hedge was sent and neither lane answered. */
@@ -87,7 +86,9 @@ export async function hedged<T>(candidates: readonly Candidate[], call: AttemptC
   const tagged = (p: Promise<Settled<T>>, lane: "a" | "b") => p.then((r) => ({ ...r, lane }));
   const r1 = await Promise.race([tagged(primary, "a"), tagged(hedge, "b")]);
   const [other, otherPromise] = r1.lane === "a" ? [b, hedge] : [a, primary];
-  if (r1.ok || !recoverable(r1.e)) {
+  // The primary's rejection ends the call, as it would unhedged; the hedge's leaves the primary
+  // running (providers differ in what they accept: another's limits must not fail this call).
+  if (r1.ok || (r1.lane === "a" ? !recoverable(r1.e) : !(r1.e instanceof GatewayError))) {
     const loser = other.inFlight;
     // Marked now, not when its abort comes through: the answer's log line may be written first.
     if (loser?.rec) Object.assign(loser.rec, { outcome: "cancelled", reason: "hedge_lost", ms: Math.round(performance.now() - loser.t0) });
@@ -99,7 +100,8 @@ export async function hedged<T>(candidates: readonly Candidate[], call: AttemptC
   const r2 = await otherPromise;
   race.ended(!r2.ok ? "both_failed" : r1.lane === "a" ? "hedge_won" : "primary_won");
   if (r2.ok) return r2.v;
-  throw recoverable(r2.e) ? merged(r1.e as GatewayError, r2.e as GatewayError) : r2.e;
+  if (recoverable(r1.e) && recoverable(r2.e)) throw merged(r1.e as GatewayError, r2.e as GatewayError);
+  throw recoverable(r2.e) ? r1.e : r2.e;
 }
 
 /** Both lanes failed: one error naming every provider tried, as the single loop would have. */

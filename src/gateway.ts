@@ -53,6 +53,8 @@ import { startVideo, type VideoModule } from "./jobs/video";
 import { PolicyRepo, CachedPolicySource } from "./db/repos/policies";
 import { PolicyRouter } from "./core/routing/router";
 import { LatencyTracker } from "./core/routing/latency";
+import { FirstByteWindow } from "./core/health/first-byte";
+import { hedgePort } from "./http/hedge-metrics";
 import { loadBenchmarks } from "./catalog/benchmarks";
 import { policyRoutes } from "./http/routes/policies";
 import { modelsRoutes } from "./http/routes/models";
@@ -260,7 +262,8 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
       return out.vectors[0]!;
     },
   });
-  const latency = new Map<string, number>();
+  // First-byte times per provider: the recent average orders `provider.sort: latency`, the p95 times hedges.
+  const firstByte = new FirstByteWindow();
   // Routing policies: a cached source invalidated on every instance by the bus.
   const policyRepo = new PolicyRepo(db);
   const policySource = new CachedPolicySource(policyRepo);
@@ -302,12 +305,10 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     idleTimeoutMs: cfg.UPSTREAM_IDLE_TIMEOUT_MS,
     observe(provider, outcome, ms) {
       metrics.upstream(provider, outcome, ms);
-      if (outcome === "ok") {
-        // Exponentially weighted first-byte latency, for `provider.sort: latency`.
-        latency.set(provider, latency.has(provider) ? latency.get(provider)! * 0.8 + ms * 0.2 : ms);
-      }
+      if (outcome === "ok") firstByte.add(provider, ms);
     },
-    latencyOf: (provider) => latency.get(provider),
+    latencyOf: (provider) => firstByte.recent(provider),
+    hedge: hedgePort(firstByte, cfg, metrics),
     cache: chatCachePort(responseCache),
     policies: policyRouter,
     pii: piiMasking,

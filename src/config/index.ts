@@ -84,6 +84,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (typeof budget === "number" && budget > budgetCap) {
     problems.push(`UPSTREAM_MAX_CONCURRENT: ${budget} is more than 3/4 of Bun's fetch limit (BUN_CONFIG_MAX_HTTP_REQUESTS=${bunMax}); raise BUN_CONFIG_MAX_HTTP_REQUESTS to at least ${Math.ceil((budget * 4) / 3)}`);
   }
+  const { HEDGE_MIN_DELAY_MS: hedgeMin, HEDGE_MAX_DELAY_MS: hedgeMax } = withDefaults;
+  if (typeof hedgeMin === "number" && typeof hedgeMax === "number" && hedgeMin > hedgeMax) {
+    problems.push(`HEDGE_MIN_DELAY_MS: ${hedgeMin} is more than HEDGE_MAX_DELAY_MS (${hedgeMax})`);
+  }
   if (problems.length) throw new ConfigError(problems);
 
   const parsed = withDefaults as Env;

@@ -69,6 +69,8 @@ export const EnvSchema = T.Object({
   CIRCUIT_COOLDOWN_MS: Int(100, 3_600_000, 15_000, "How long an open circuit refuses calls before probe calls may test it"),
   CIRCUIT_PROBES: Int(1, 100, 3, "Probe calls let through at once after the cool-down; that many successes close the circuit, one failure opens it again"),
   CIRCUIT_SLOW_CALL_MS: Int(0, 600_000, 0, "A successful upstream call slower than this to its first byte counts as failed (0 = latency never opens a circuit)"),
+  HEDGE_MIN_DELAY_MS: Int(0, 600_000, 100, "Hedged requests: the shortest wait for the first provider's first byte before the next provider is asked too"),
+  HEDGE_MAX_DELAY_MS: Int(1, 600_000, 2000, "Hedged requests: the longest such wait (and the wait while a provider has fewer than 10 first-byte samples)"),
   HOLD_TTL_SECONDS: Int(30, 86400, 3600, "A chat hold not renewed for this long is released by the sweeper (a running call renews its hold every third of it)"),
   STREAM_DRAIN_MS: Int(0, 60_000, 5000, "After a client hangs up on a stream, the upstream is still read this long for its usage, the bill's basis (0 = cut at once and bill an estimate)"),
   SSE_KEEPALIVE_MS: Int(50, 120_000, 15_000, "A quiet stream gets a `: keepalive` comment after this long"),

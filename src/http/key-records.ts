@@ -28,6 +28,7 @@ export function toKeyRecord(row: ApiKeyRow, secret?: string) {
     is_active: row.isActive,
     pii_masking_enabled: row.piiMaskingEnabled,
     response_cache_mode: row.responseCacheMode,
+    hedge: row.hedge,
     scopes: row.scopes ?? null,
     ip_allowlist: row.ipAllowlist ?? null,
     ...(row.byokProvider && { byok_provider: row.byokProvider }),
@@ -71,6 +72,7 @@ export function keyPatchFromBody(body: KeyBody): KeyPatch {
   if (body.is_active !== undefined) p.isActive = body.is_active;
   if (body.pii_masking_enabled !== undefined) p.piiMaskingEnabled = body.pii_masking_enabled;
   if (body.response_cache_mode !== undefined) p.responseCacheMode = body.response_cache_mode;
+  if (body.hedge !== undefined) p.hedge = body.hedge;
   if (body.scopes !== undefined) p.scopes = body.scopes === null ? null : [...new Set(body.scopes)];
   // Like allowed_models, an empty list means no restriction (null), not "no address at all".
   if (body.ip_allowlist !== undefined) p.ipAllowlist = body.ip_allowlist?.length ? body.ip_allowlist : null;

@@ -20,6 +20,8 @@ export class GatewayMetrics {
     new Counter("gateway_charges_capped_total", "Charges the ledger capped at their hold: the usage cost more than the hold's estimate (the difference is not billed)"),
   );
   readonly tokens = this.registry.add(new Counter("gateway_tokens_total", "Tokens of settled calls by model, provider and kind (input, output, cached_input, cache_write)"));
+  readonly hedges = this.registry.add(new Counter("gateway_hedges_total", "Hedged calls by outcome: primary_won, hedge_won, not_needed (answered or failed before the hedge delay), both_failed"));
+  readonly hedgeCostKrw = this.registry.add(new Counter("gateway_hedge_cost_krw_total", "What cancelled hedge losers may cost us, by provider: their input tokens at their price, estimated (never charged to the client)"));
   readonly costKrw = this.registry.add(new Counter("gateway_cost_krw_total", "KRW charged for settled calls by model and provider (at the call's price; a capped charge counts its price)"));
   readonly videoPolls = this.registry.add(new Histogram("gateway_video_poll_seconds", "Duration of video task status polls, by provider and outcome", UPSTREAM_BUCKETS));
   readonly videoJobs = this.registry.add(new Counter("gateway_video_jobs_total", "Video jobs that entered a state on this instance, by family and state (accepted, succeeded, failed, canceled)"));

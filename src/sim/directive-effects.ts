@@ -9,7 +9,7 @@ import { sleep } from "./http.ts";
 import type { SimContext } from "./routes.ts";
 
 /**
- * Applies `hang`, `latency` and `fail`/`fail@provider` (with `xN` counting). Returns the
+ * Applies `hang`, `latency`/`latency@provider` and `fail`/`fail@provider` (with `xN` counting). Returns the
  * response to send instead of a normal reply, or undefined to carry on. `rawBody` is the
  * exact request body: `xN` counters key on provider + body.
  */
@@ -20,10 +20,16 @@ export async function obeyDirectives(
 ): Promise<Response | undefined> {
   if (directives.size === 0) return undefined;
   if (directives.has("hang")) return hang(ctx);
-  const latency = directiveInt(directives, "latency");
+  // `latency@provider` wins over a plain `latency`, so one request can be slow at one provider only.
+  const latency = directiveInt(directives, `latency@${ctx.provider}`) ?? directiveInt(directives, "latency");
   if (latency) {
     keepOpen(ctx);
     await sleep(latency, ctx.req.signal);
+    // The client gave up before the first byte (a gateway cancelling a hedge's loser): counted, unanswered.
+    if (ctx.req.signal.aborted) {
+      ctx.sim.cancel(ctx.provider);
+      return new Response(null, { status: 499 });
+    }
   }
   const failure = failureFor(directives, ctx.provider);
   if (!failure) return undefined;

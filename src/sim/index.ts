@@ -26,6 +26,8 @@ export interface Simulator {
   baseUrl(provider: string): string;
   /** Calls received so far, per provider and `"METHOD /path"` (same as `GET /sim/stats`). */
   stats(): SimStats;
+  /** Requests per provider whose client hung up while they waited out `[sim:latency]` (cancelled before their first byte). */
+  cancelled(): Record<string, number>;
   /** Clears stats, prompt caches, `xN` counters and protocol state (same as `POST /sim/reset`). */
   reset(): void;
   stop(): Promise<void>;
@@ -48,6 +50,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     url,
     baseUrl: (provider) => `${url}/sim/${provider}`,
     stats: () => state.stats(),
+    cancelled: () => state.cancelled(),
     reset: () => state.reset(),
     async stop() {
       // Settle hung requests first so no handler promise outlives the server.

@@ -18,6 +18,7 @@ export class SimState {
   private total = 0;
   private readonly calls = new Map<string, Map<string, number>>();
   private readonly failCounters = new Map<string, number>();
+  private readonly cancels = new Map<string, number>();
   private readonly scratchSpace = new Map<string, unknown>();
   private idCounter = 0;
   /** Prompt-prefix hashes seen so far (automatic and explicit caching share one set). */
@@ -37,6 +38,16 @@ export class SimState {
     const calls: Record<string, Record<string, number>> = {};
     for (const [provider, byRoute] of this.calls) calls[provider] = Object.fromEntries(byRoute);
     return { total: this.total, calls };
+  }
+
+  /** A request whose client went away while it waited out its `latency`. */
+  cancel(provider: string): void {
+    this.cancels.set(provider, (this.cancels.get(provider) ?? 0) + 1);
+  }
+
+  /** Requests per provider whose client went away before their first byte. */
+  cancelled(): Record<string, number> {
+    return Object.fromEntries(this.cancels);
   }
 
   /** Increments and returns how many calls carried `key` so far (this one included). */
@@ -73,6 +84,7 @@ export class SimState {
     this.total = 0;
     this.calls.clear();
     this.failCounters.clear();
+    this.cancels.clear();
     this.scratchSpace.clear();
     this.promptCache.clear();
   }

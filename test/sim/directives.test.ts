@@ -178,6 +178,26 @@ describe("[sim:latency=MS] and [sim:chunk_ms=MS]", () => {
     expect(performance.now() - t1).toBeGreaterThanOrEqual(90);
   });
 
+  test("latency@provider delays that provider only and wins over a plain latency", async () => {
+    const t0 = performance.now();
+    expect((await call.openai("[sim:latency@google=400]")).status).toBe(200);
+    expect(performance.now() - t0).toBeLessThan(300);
+    const t1 = performance.now();
+    expect((await call.google("[sim:latency@google=150] [sim:latency=1]")).status).toBe(200);
+    expect(performance.now() - t1).toBeGreaterThanOrEqual(140);
+  });
+
+  test("a client that leaves during the latency is counted as cancelled, per provider", async () => {
+    expect(sim.cancelled()).toEqual({});
+    const res = call.anthropic("leaving [sim:latency=5000]", {}, { signal: AbortSignal.timeout(100) });
+    await expect(res).rejects.toThrow();
+    const end = performance.now() + 3000;
+    while (!sim.cancelled().anthropic && performance.now() < end) await Bun.sleep(20);
+    expect(sim.cancelled()).toEqual({ anthropic: 1 });
+    sim.reset();
+    expect(sim.cancelled()).toEqual({});
+  });
+
   test("chunk_ms spaces the stream's frames out", async () => {
     const t0 = performance.now();
     const res = await call.anthropic("[sim:chunk_ms=15] [sim:tokens=20]", { stream: true });

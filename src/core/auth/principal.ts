@@ -31,6 +31,8 @@ export interface KeyPrincipal {
   deleted: boolean;
   piiMaskingEnabled: boolean;
   responseCacheMode: CacheMode;
+  /** Hedged requests on for this key's calls (a request's `provider.hedge` wins). */
+  hedge?: boolean;
   scopes: Scope[] | null;
   ipAllowlist: string[] | null;
   byokProvider: string | null;

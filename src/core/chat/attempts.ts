@@ -15,6 +15,16 @@ import type { AttemptVerdict, HealthGate } from "../health/tracker";
 
 export const RETRIES_PER_PROVIDER = 2;
 
+/** One upstream attempt; `signal` is the loop's own (a hedge race gives each lane its own). */
+export type AttemptCall<T> = (c: Candidate, attempt?: AttemptRecord, signal?: AbortSignal) => Promise<T>;
+
+/** The abort reason of a hedge race's losing lane (hedge.ts): its attempt ends `cancelled`, not failed. */
+export class HedgeLost extends Error {
+  constructor() {
+    super("another provider answered first");
+  }
+}
+
 export interface AttemptOptions {
   retryBaseMs: number;
   signal?: AbortSignal;
@@ -59,7 +69,7 @@ export function backoffMs(base: number, n: number, random = Math.random): number
   return Math.min(5000, Math.round(base * 2 ** n * (0.5 + random())));
 }
 
-export async function withFallback<T>(candidates: readonly Candidate[], call: (c: Candidate, attempt?: AttemptRecord) => Promise<T>, o: AttemptOptions): Promise<AttemptSuccess<T>> {
+export async function withFallback<T>(candidates: readonly Candidate[], call: AttemptCall<T>, o: AttemptOptions): Promise<AttemptSuccess<T>> {
   const sleep = o.sleep ?? ((ms: number) => Bun.sleep(ms));
   const tried: { provider: string; model: string; error: string; status?: number }[] = [];
   let onlyRateLimits = true;
@@ -82,7 +92,7 @@ export async function withFallback<T>(candidates: readonly Candidate[], call: (c
       attempts++;
       const rec = o.trace?.attempt(c.provider.id, c.model.id);
       try {
-        const value = await call(c, rec);
+        const value = await call(c, rec, o.signal);
         gate?.ticket.end("ok", performance.now() - t0);
         o.observe?.(c.provider.id, "ok", performance.now() - t0);
         if (rec) ended(o.trace!, rec, "ok", t0);
@@ -90,7 +100,8 @@ export async function withFallback<T>(candidates: readonly Candidate[], call: (c
       } catch (e) {
         if (o.signal?.aborted) {
           gate?.ticket.end("neutral");
-          if (rec) ended(o.trace!, rec, "failed", t0, "aborted");
+          const lost = o.signal.reason instanceof HedgeLost;
+          if (rec) ended(o.trace!, rec, lost ? "cancelled" : "failed", t0, lost ? "hedge_lost" : "aborted");
           throw o.signal.reason ?? e;
         }
         // Our own refusal before the call (a BYOK credential that cannot be opened) is no upstream failure.

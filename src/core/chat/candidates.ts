@@ -23,6 +23,7 @@ export interface Candidate {
  *   first-byte time on this instance first; providers without data keep catalog order).
  * - `max_price`: `{ prompt?, completion? }` in USD per million tokens; pricier offerings drop.
  * - `allow_fallbacks` (default true): false tries only the first candidate.
+ * - `hedge`: hedged requests on (true) or off (false) for this call, whatever the key says (hedge.ts).
  */
 export interface ProviderPrefs {
   order?: string[];
@@ -31,6 +32,7 @@ export interface ProviderPrefs {
   sort?: "price" | "latency" | "throughput";
   max_price?: { prompt?: number; completion?: number };
   allow_fallbacks?: boolean;
+  hedge?: boolean;
 }
 
 export interface CandidateOptions {

@@ -80,6 +80,8 @@ export interface ChatPlan {
   pendingHold: Promise<unknown> | null;
   /** See ChatOptions.reasoningHint. */
   reasoningHint?: boolean;
+  /** Hedged requests asked for (request, key or `latency` policy; hedge.ts). */
+  hedge?: boolean;
 }
 
 export interface Cost {

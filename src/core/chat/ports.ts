@@ -8,6 +8,7 @@ import type { ChatMessage, ChatRequest, ChatResult } from "./types";
 import type { KeyPrincipal } from "../auth/principal";
 import type { PolicyRoute } from "../routing/types";
 import type { HealthGate } from "../health/tracker";
+import type { HedgeOutcome } from "./hedge";
 
 export interface UpstreamEndpoint {
   baseUrl: string;
@@ -83,4 +84,12 @@ export interface ChatDeps {
   streamDrainMs?: number;
   /** Circuit breaking (src/core/health); unset: every candidate is always called. */
   health?: HealthGate;
+  /** Hedged requests (hedge.ts); unset: never hedged. */
+  hedge?: HedgePort;
+}
+
+/** The hedge delay per provider, and what each race cost: the loser's estimated price (micro-won), how long it had waited. */
+export interface HedgePort {
+  delayMs(providerId: string): number;
+  ended(outcome: HedgeOutcome, loser?: { provider: string; costMicro: bigint; waitedMs: number }): void;
 }

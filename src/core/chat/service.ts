@@ -11,7 +11,9 @@ import { getModel, type CatalogSnapshot } from "../catalog/types";
 import type { HoldRequest, UsageEvent } from "../billing/ledger";
 import { usageCostMicro, withMinimumCharge } from "../billing/pricing";
 import { microToKrwRounded, microToUsd } from "../../lib/money";
-import { withFallback, type AttemptOptions } from "./attempts";
+import { withFallback, type AttemptCall, type AttemptOptions, type AttemptSuccess } from "./attempts";
+import { hedged, wantsHedge } from "./hedge";
+import { primed } from "./primed";
 import { applyProMode, checkAllowed } from "./access";
 import type { ChatCaller, ChatOptions, ChatOutcome, ChatPlan, Cost, OpenedStream, Prepared, StreamEnd } from "./plan";
 import { buildCandidates, type Candidate, type ProviderPrefs } from "./candidates";
@@ -162,7 +164,8 @@ export class ChatService {
     const hit = similar ? await similar.lookup(p.keyId, cacheMode, cacheModel, request, "similar") : null;
     if (hit) return this.cachedHit(caller, hit, release);
     this.d.keeper?.keep(caller.requestId); // until its settle or release starts
-    const plan: ChatPlan = { caller, requested: cacheModel, candidates, request, upstream, mapping, holdMicro: hold.amountMicro, holdTokens, prompt, byok, cacheMode, startedAt: performance.now(), policy, search: null, pendingHold, reasoningHint: o.reasoningHint === true };
+    const hedge = wantsHedge(o.prefs, p.hedge, policy?.route.engine);
+    const plan: ChatPlan = { caller, requested: cacheModel, candidates, request, upstream, mapping, holdMicro: hold.amountMicro, holdTokens, prompt, byok, cacheMode, startedAt: performance.now(), policy, search: null, pendingHold, reasoningHint: o.reasoningHint === true, hedge };
     if (o.web) await this.searchFor(plan, o.web, searchMicro);
     return { kind: "plan", plan };
   }
@@ -205,11 +208,7 @@ export class ChatService {
       won = await afterHold(
         plan.pendingHold,
         spec,
-        withFallback(
-          plan.candidates,
-          (c, a) => this.timed(c, () => this.d.providerFor(c.provider.protocol as Protocol).chat(this.upstreamRequest(plan, c), this.ctx(plan, c, signal, a))),
-          this.attemptOptions(plan, signal),
-        ),
+        this.attempts(plan, (c, a, s) => this.timed(c, () => this.d.providerFor(c.provider.protocol as Protocol).chat(this.upstreamRequest(plan, c), this.ctx(plan, c, s, a))), signal),
       );
     } catch (e) {
       if (e instanceof HoldRefused) throw this.refused(plan, e);
@@ -251,22 +250,24 @@ export class ChatService {
     const client = new ClientGate(plan.caller.signal);
     const outer = callSignal(plan, spec, client.signal);
     try {
-      const won = await afterHold(plan.pendingHold, spec, withFallback(
-        plan.candidates,
-        async (c, a): Promise<OpenedStream> => {
+      const won = await afterHold(plan.pendingHold, spec, this.attempts(
+        plan,
+        async (c, a, lane): Promise<OpenedStream> => {
           const abort = new AbortController();
-          const signal = outer ? AbortSignal.any([outer, abort.signal]) : abort.signal;
+          const signal = lane ? AbortSignal.any([lane, abort.signal]) : abort.signal;
           const provider = this.d.providerFor(c.provider.protocol as Protocol);
           const req = this.upstreamRequest(plan, c);
           const at = performance.now();
-          const opened: OpenedStream =
+          let opened: OpenedStream =
             raw === c.provider.protocol && !plan.mapping && provider.openRawStream
               ? { kind: "raw", candidate: c, body: await this.timed(c, () => provider.openRawStream!(req, this.ctx(plan, c, signal, a)), true), abort }
               : { kind: "typed", candidate: c, events: await this.timed(c, () => provider.chatStream(req, this.ctx(plan, c, signal, a)), true), abort };
+          // A hedge race is won by the first content on the wire, not by the first headers.
+          if (this.hedging(plan)) opened = await primed(opened);
           plan.opened = { at, ttftMs: performance.now() - at };
           return opened;
         },
-        this.attemptOptions(plan, outer),
+        outer,
       ));
       client.opened(() => this.clientLeft(plan, won.value));
       plan.caller.trace?.streamOpened();
@@ -446,6 +447,28 @@ export class ChatService {
       // Fallback policies give each entry its own retries; the candidates are aligned with them.
       ...(x?.kind === "single" && { retriesOf: (_c, i) => x.retries[i] ?? null }),
     };
+  }
+
+  /** Whether this call races a hedge (asked for, and a hedge port to time and count it). */
+  private hedging(plan: ChatPlan): boolean {
+    return plan.hedge === true && !!this.d.hedge && !plan.byok;
+  }
+
+  /** The retry and fallback loop of a single-answer call, hedged when asked (hedge.ts). */
+  private attempts<T>(plan: ChatPlan, call: AttemptCall<T>, signal: AbortSignal | undefined): Promise<AttemptSuccess<T>> {
+    const o = this.attemptOptions(plan, signal);
+    const port = this.d.hedge;
+    if (!port || !this.hedging(plan)) return withFallback(plan.candidates, call, o);
+    return hedged(plan.candidates, call, o, {
+      delayMs: port.delayMs(plan.candidates[0]!.provider.id),
+      ended: (outcome, loser) => {
+        // What the loser's provider may bill us: its input, estimated as the hold estimates it.
+        const c = loser?.candidate;
+        const promptTokens = c ? holdInputTokens(plan.prompt, c.provider.protocol, c.offering.upstreamId) : 0;
+        const costMicro = c ? usageCostMicro(c.offering.pricing!, c.provider.caching, { promptTokens, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 }, this.d.fxMilli) : 0n;
+        port.ended(outcome, c && { provider: c.provider.id, costMicro, waitedMs: loser!.waitedMs });
+      },
+    });
   }
 
   /** The `X-Policy-Decision` header value of a policy call (complete once the call ran); null otherwise. */

@@ -11,10 +11,11 @@ export interface AttemptRecord {
   model: string;
   /**
    * `ok`, or what came next after a failure: `retry` (same provider), `fallback` (next
-   * candidate), `failed` (no further attempt); `skipped`: not called, its circuit was open.
+   * candidate), `failed` (no further attempt); `skipped`: not called, its circuit was open;
+   * `cancelled`: aborted because a hedged request's other lane answered first (docs/hedging.md).
    */
-  outcome?: "ok" | "retry" | "fallback" | "failed" | "skipped";
-  /** The failure's kind and reason (`transient/server_error`, `rate_limited/rate_limited`, ...). */
+  outcome?: "ok" | "retry" | "fallback" | "failed" | "skipped" | "cancelled";
+  /** The failure's kind and reason (`transient/server_error`, `rate_limited/rate_limited`, ...); `hedge` on a hedge's attempt that answered. */
   reason?: string;
   /** The upstream's HTTP status, when it answered one. */
   status?: number;

@@ -23,6 +23,7 @@ export interface NewApiKey {
   isActive?: boolean;
   piiMaskingEnabled?: boolean;
   responseCacheMode?: CacheMode;
+  hedge?: boolean;
   scopes?: Scope[] | null;
   ipAllowlist?: string[] | null;
   byokProvider?: string | null;
@@ -30,7 +31,7 @@ export interface NewApiKey {
   byokSecret?: string | null;
 }
 
-export type KeyPatch = Partial<Pick<NewApiKey, "name" | "allowedModels" | "monthlyBudgetKrw" | "monthlyTokenLimit" | "expiresAt" | "isActive" | "piiMaskingEnabled" | "responseCacheMode" | "scopes" | "ipAllowlist">>;
+export type KeyPatch = Partial<Pick<NewApiKey, "name" | "allowedModels" | "monthlyBudgetKrw" | "monthlyTokenLimit" | "expiresAt" | "isActive" | "piiMaskingEnabled" | "responseCacheMode" | "hedge" | "scopes" | "ipAllowlist">>;
 
 export class KeyRepo {
   constructor(private db: Database) {}
@@ -74,7 +75,7 @@ export class KeyRepo {
   async principalByHash(hash: string): Promise<KeyPrincipal | null> {
     const rows = await this.db.query<Record<string, any>>(
       `select k.id, k.key_hash, k.kind, k.name, k.allowed_models, k.monthly_budget_krw, k.monthly_token_limit, k.expires_at,
-              k.is_active, k.deleted_at, k.pii_masking_enabled, k.response_cache_mode, k.scopes, k.ip_allowlist,
+              k.is_active, k.deleted_at, k.pii_masking_enabled, k.response_cache_mode, k.hedge, k.scopes, k.ip_allowlist,
               k.byok_provider, k.byok_secret, u.id as user_id, u.email, u.regulated, u.xborder_training_consent, u.deleted_at as user_deleted_at
          from api_keys k join users u on u.id = k.user_id where k.key_hash = $1`,
       [hash],
@@ -94,6 +95,7 @@ export class KeyRepo {
       deleted: r.deleted_at != null,
       piiMaskingEnabled: r.pii_masking_enabled,
       responseCacheMode: r.response_cache_mode,
+      hedge: r.hedge === true,
       scopes: parseJson(r.scopes),
       ipAllowlist: parseJson(r.ip_allowlist),
       byokProvider: r.byok_provider,

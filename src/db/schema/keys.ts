@@ -39,6 +39,8 @@ export const apiKeys = pgTable(
     isActive: boolean("is_active").notNull().default(true),
     piiMaskingEnabled: boolean("pii_masking_enabled").notNull().default(true),
     responseCacheMode: text("response_cache_mode").notNull().default("off"),
+    /** Hedged requests for this key's calls (docs/hedging.md). */
+    hedge: boolean("hedge").notNull().default(false),
     scopes: jsonb("scopes").$type<string[] | null>(),
     ipAllowlist: jsonb("ip_allowlist").$type<string[] | null>(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),

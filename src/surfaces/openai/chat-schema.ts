@@ -105,6 +105,7 @@ export const ProviderPrefsSchema = t.Object(
     sort: t.Optional(t.Union([t.Literal("price"), t.Literal("latency"), t.Literal("throughput")])),
     max_price: t.Optional(t.Object({ prompt: t.Optional(t.Number({ minimum: 0 })), completion: t.Optional(t.Number({ minimum: 0 })) })),
     allow_fallbacks: t.Optional(t.Boolean()),
+    hedge: t.Optional(t.Boolean({ description: "Hedged request: past the first provider's p95 first-byte time, the next provider is asked too; the first to answer wins (default: the key's setting)" })),
   },
   { additionalProperties: true },
 );

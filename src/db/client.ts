@@ -12,6 +12,7 @@ import { mkdirSync, existsSync, readFileSync, writeFileSync, rmSync } from "node
 import { join } from "node:path";
 import * as schema from "./schema";
 import { pgliteAssets } from "./pglite-assets";
+import { pgliteMemory } from "./pglite-memory";
 
 export type Orm = PgDatabase<PgQueryResultHKT, typeof schema>;
 
@@ -184,13 +185,13 @@ async function openPglite(opts: OpenOptions): Promise<Database> {
     mkdirSync(opts.dataDir, { recursive: true });
     release = lockDataDir(opts.dataDir);
     try {
-      pg = await PGlite.create(join(opts.dataDir, "pglite"), await pgliteAssets());
+      pg = await PGlite.create(join(opts.dataDir, "pglite"), { ...(await pgliteAssets()), ...pgliteMemory });
     } catch (e) {
       release();
       throw e;
     }
   } else {
-    pg = await PGlite.create({ ...(await pgliteAssets()), ...(opts.loadDataDir && { loadDataDir: opts.loadDataDir }) });
+    pg = await PGlite.create({ ...(await pgliteAssets()), ...pgliteMemory, ...(opts.loadDataDir && { loadDataDir: opts.loadDataDir }) });
   }
   const orm = drizzleLite(pg, { schema }) as unknown as Orm;
   // PGlite serves one query at a time; it queues the rest itself.

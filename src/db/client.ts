@@ -13,6 +13,7 @@ import { join } from "node:path";
 import * as schema from "./schema";
 import { pgliteAssets } from "./pglite-assets";
 import { pgliteMemory } from "./pglite-memory";
+import { seedFromTemplate } from "./pglite-template";
 
 export type Orm = PgDatabase<PgQueryResultHKT, typeof schema>;
 
@@ -185,6 +186,7 @@ async function openPglite(opts: OpenOptions): Promise<Database> {
     mkdirSync(opts.dataDir, { recursive: true });
     release = lockDataDir(opts.dataDir);
     try {
+      await seedFromTemplate(join(opts.dataDir, "pglite"));
       pg = await PGlite.create(join(opts.dataDir, "pglite"), { ...(await pgliteAssets()), ...pgliteMemory });
     } catch (e) {
       release();

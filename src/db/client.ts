@@ -1,6 +1,7 @@
 /**
  * The database behind one interface: PostgreSQL through postgres.js when a URL is given,
- * otherwise embedded PGlite in a data directory (or in memory for tests). Drizzle runs on
+ * otherwise embedded PGlite in a data directory (or in memory for tests; both start from the
+ * shipped initdb result, see pglite-template.ts). Drizzle runs on
  * both; hot paths use `query` (raw, prepared) to skip the query builder's overhead.
  */
 import { drizzle as drizzlePg } from "drizzle-orm/postgres-js";
@@ -13,7 +14,7 @@ import { join } from "node:path";
 import * as schema from "./schema";
 import { pgliteAssets } from "./pglite-assets";
 import { pgliteMemory } from "./pglite-memory";
-import { seedFromTemplate } from "./pglite-template";
+import { seedFromTemplate, templateDump } from "./pglite-template";
 
 export type Orm = PgDatabase<PgQueryResultHKT, typeof schema>;
 
@@ -193,7 +194,8 @@ async function openPglite(opts: OpenOptions): Promise<Database> {
       throw e;
     }
   } else {
-    pg = await PGlite.create({ ...(await pgliteAssets()), ...pgliteMemory, ...(opts.loadDataDir && { loadDataDir: opts.loadDataDir }) });
+    const loadDataDir = opts.loadDataDir ?? (await templateDump());
+    pg = await PGlite.create({ ...(await pgliteAssets()), ...pgliteMemory, ...(loadDataDir && { loadDataDir }) });
   }
   const orm = drizzleLite(pg, { schema }) as unknown as Orm;
   // PGlite serves one query at a time; it queues the rest itself.

@@ -22,9 +22,18 @@ export async function pgliteBuildDigest(): Promise<string> {
   return h.digest("hex");
 }
 
-/** The tarball's bytes (the template generator writes it; tests read it). */
-export const templatePath = templateTar;
 export const templateDigest: string = template.pglite_build_sha256;
+
+let fits: Promise<boolean> | null = null;
+/** Whether the shipped template was made by this PGlite build (checked once per process). */
+export function templateFits(): Promise<boolean> {
+  return (fits ??= pgliteBuildDigest().then((d) => d === templateDigest));
+}
+
+/** The template as a dump PGlite loads itself (an in-memory database starts from it). */
+export async function templateDump(): Promise<Blob | undefined> {
+  return (await templateFits()) ? Bun.file(templateTar, { type: "application/gzip" }) : undefined;
+}
 
 /**
  * Makes `pgdir` from the template when it does not exist yet (or is empty). True when it did;
@@ -32,7 +41,7 @@ export const templateDigest: string = template.pglite_build_sha256;
  */
 export async function seedFromTemplate(pgdir: string): Promise<boolean> {
   if (existsSync(pgdir) && readdirSync(pgdir).length > 0) return false;
-  if ((await pgliteBuildDigest()) !== templateDigest) return false;
+  if (!(await templateFits())) return false;
   // Unpacked beside it and renamed into place: a start killed halfway leaves no half directory.
   const tmp = `${pgdir}.unpacking-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });

@@ -1,8 +1,8 @@
 /**
  * The database behind one interface: PostgreSQL through postgres.js when a URL is given,
- * otherwise embedded PGlite in a data directory (or in memory for tests; both start from the
- * shipped initdb result, see pglite-template.ts). Drizzle runs on
- * both; hot paths use `query` (raw, prepared) to skip the query builder's overhead.
+ * otherwise embedded PGlite in a data directory (or in memory for tests), both started from the
+ * shipped initdb result (pglite-template.ts). Drizzle runs on both; hot paths use `query`
+ * (raw, prepared) to skip the query builder's overhead.
  */
 import { drizzle as drizzlePg } from "drizzle-orm/postgres-js";
 import { drizzle as drizzleLite } from "drizzle-orm/pglite";

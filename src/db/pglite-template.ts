@@ -9,7 +9,7 @@
  * regenerated it (`bun .ci/pglite-template.ts`), PGlite's own initdb makes the directory.
  */
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import templateTar from "./pglite-template.tar.gz" with { type: "file" };
 import template from "./pglite-template.json" with { type: "json" };
 import { pgliteFiles } from "./pglite-assets";
@@ -43,8 +43,11 @@ export async function seedFromTemplate(pgdir: string): Promise<boolean> {
   if (existsSync(pgdir) && readdirSync(pgdir).length > 0) return false;
   if (!(await templateFits())) return false;
   // Unpacked beside it and renamed into place: a start killed halfway leaves no half directory.
-  const tmp = `${pgdir}.unpacking-${process.pid}`;
-  rmSync(tmp, { recursive: true, force: true });
+  // What such a start left is removed (the caller holds the data directory's lock).
+  const parent = dirname(pgdir);
+  const prefix = `${basename(pgdir)}.unpacking-`;
+  for (const d of readdirSync(parent)) if (d.startsWith(prefix)) rmSync(join(parent, d), { recursive: true, force: true });
+  const tmp = join(parent, `${prefix}${process.pid}`);
   mkdirSync(tmp, { recursive: true, mode: 0o700 });
   try {
     untar(Bun.gunzipSync(await Bun.file(templateTar).bytes()), tmp);

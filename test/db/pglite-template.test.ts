@@ -59,6 +59,14 @@ describe("PGlite data directory template", () => {
     await again.close();
   }, 60_000);
 
+  test("what an interrupted unpacking left is removed", async () => {
+    const dir = tmp();
+    mkdirSync(join(dir, "pglite.unpacking-999999", "base"), { recursive: true });
+    expect(await seedFromTemplate(join(dir, "pglite"))).toBe(true);
+    expect(existsSync(join(dir, "pglite.unpacking-999999"))).toBe(false);
+    expect(existsSync(join(dir, "pglite", "PG_VERSION"))).toBe(true);
+  });
+
   test("a directory that already holds something is left alone", async () => {
     const pgdir = join(tmp(), "pglite");
     mkdirSync(pgdir);

@@ -4,7 +4,9 @@
  * See bench/README.md for how to read the output (bench/results/<out>.{json,md}).
  *
  * Flags:
- *   --only=nonstream,stream,messages,saturation,sweep,streams,stats   scenarios to run (default: all but stats)
+ *   --only=nonstream,stream,messages,saturation,sweep,streams,memory,stats   scenarios to run (default: all but stats)
+ *                      memory: bench/memory.ts, `npm start` on PGlite (fresh DATA_DIR, then a
+ *                      restart) with 300 chat calls each; runs first, before the PostgreSQL stack
  *   --stats            also run the stats scenario (bench/stats.ts: a million usage events, ~2 minutes)
  *   --quick            halve every duration (about 2.5 minutes; the default run takes about 5)
  *   --scale=F          multiply every duration by F
@@ -34,8 +36,9 @@ import { cpuMs, rssMiB, taskset } from "./lib/procs";
 import { checkPostgres, startStack, type Stack } from "./lib/stack";
 import { dist, median, r2, r3, robust, type Dist } from "./lib/summary";
 import { renderMarkdown } from "./lib/report";
+import { memoryScenario, type MemoryResult } from "./memory";
 
-const ALL = ["nonstream", "stream", "messages", "saturation", "sweep", "streams", "stats"] as const;
+const ALL = ["nonstream", "stream", "messages", "saturation", "sweep", "streams", "memory", "stats"] as const;
 type Scenario = (typeof ALL)[number];
 
 function flag(name: string): string | undefined {
@@ -88,15 +91,22 @@ if ((only.has("saturation") || only.has("sweep")) && !Bun.which("wrk")) {
   console.error("wrk is not installed. Install it (Debian/Ubuntu: apt-get update && apt-get install -y wrk) or run only the other scenarios: --only=nonstream,stream,messages,streams");
   process.exit(2);
 }
-await checkPostgres(pgServer).catch((e) => {
+// The default path's memory, measured on a machine the PostgreSQL stack does not load yet.
+let memory: MemoryResult | null = null;
+if (only.has("memory")) memory = await memoryScenario({ calls: 300, idleSeconds: Math.max(4, Math.round(10 * scale)) }, log);
+// Every other scenario measures the PostgreSQL stack; the memory scenario alone needs none.
+const needStack = [...only].some((s) => s !== "memory");
+
+if (needStack) await checkPostgres(pgServer).catch((e) => {
   console.error(e.message);
   process.exit(2);
 });
 
 const profileDir = join(import.meta.dir, "results", "profile");
 if (profile) mkdirSync(profileDir, { recursive: true });
-log(`starting simulator, gateway (PostgreSQL at ${pgServer.replace(/\/[^/]*$/, "")}) and bare proxy; pinning ${pin ? "on" : "off"}`);
-const stack = await startStack({
+if (needStack) log(`starting simulator, gateway (PostgreSQL at ${pgServer.replace(/\/[^/]*$/, "")}) and bare proxy; pinning ${pin ? "on" : "off"}`);
+// Without it `stack` is never read: every scenario that reads it is off.
+const stack: Stack = needStack ? await startStack({
   serverUrl: pgServer,
   targetCore: TARGET_CORE,
   loadCore: LOAD_CORE,
@@ -104,7 +114,7 @@ const stack = await startStack({
   gatewayEnv: {},
   accounts: only.has("saturation") ? nAccounts : 1,
   otel,
-});
+}) : (null as unknown as Stack);
 /** What the gateway wrote while measured: request log lines, and trace exports the sink took. */
 async function observability(s: Stack) {
   const text = existsSync(s.gatewayLog) ? readFileSync(s.gatewayLog, "utf8") : "";
@@ -123,7 +133,7 @@ let stopping = false;
 const stopStack = async () => {
   if (stopping) return;
   stopping = true;
-  await stack.stop();
+  if (needStack) await stack.stop();
 };
 process.on("SIGINT", () => void stopStack().then(() => process.exit(130)));
 
@@ -152,6 +162,7 @@ const LONG_STREAM_BODY = body("Hold this stream open. [sim:chunk_ms=500]", true)
 const MESSAGES_STREAM_BODY = JSON.stringify({ model: "claude-haiku-4-5", max_tokens: 64, stream: true, messages: [{ role: "user", content: "Stream a short answer to the benchmark. [sim:latency=20] [sim:chunk_ms=5]" }] });
 
 const results: Record<string, unknown> = {};
+if (memory) results.memory = memory;
 const started = Date.now();
 
 async function cpuPerRequest<T extends { ok?: number; requests?: number }>(t: Target, fn: () => Promise<T>): Promise<{ r: T; cpuMsPerReq: number | null }> {
@@ -333,7 +344,7 @@ try {
   }
 } finally {
   clearInterval(loadTimer);
-  observed = await observability(stack);
+  if (needStack) observed = await observability(stack);
   log("stopping");
   await stopStack();
 }

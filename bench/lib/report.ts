@@ -129,6 +129,24 @@ export function renderMarkdown(report: { meta: any; results: any }): string {
       );
     }
   }
+  if (results.memory) {
+    const m = results.memory;
+    out.push("## Memory of the default path (bench/memory.ts)");
+    out.push("");
+    out.push(`${m.command} in demo mode on embedded PGlite: a fresh DATA_DIR, then a restart on it; ${m.calls} chat calls each (a third streamed), then ${m.idleSeconds} s idle. RSS of the gateway process tree, MiB; steady = median of the last 3 s.`);
+    out.push("");
+    out.push("| start | ready | peak | at ready | after the calls | steady | calls ok |");
+    out.push("|---|---|---|---|---|---|---|");
+    for (const [name, s] of [["first start", m.first], ["restart", m.restart]] as const) {
+      out.push(`| ${name} | ${f(s.readyMs / 1000, 1)} s | ${f(s.peakMiB, 0)} | ${f(s.atReadyMiB, 0)} | ${f(s.afterCallsMiB, 0)} | ${f(s.steadyMiB, 0)} | ${s.ok}/${m.calls} |`);
+    }
+    out.push("");
+    const worstPeak = Math.max(m.first.peakMiB, m.restart.peakMiB);
+    const worstSteady = Math.max(m.first.steadyMiB, m.restart.steadyMiB);
+    const allOk = m.first.ok === m.calls && m.restart.ok === m.calls;
+    targets.push(`| PGlite default path: peak RSS ≤ 500 MiB (first start and restart, the larger) | ${f(worstPeak, 0)} MiB | ${mark(worstPeak <= 500 && allOk)} |`);
+    targets.push(`| … steady RSS ≤ 300 MiB after ${m.calls} calls (the larger) | ${f(worstSteady, 0)} MiB | ${mark(worstSteady <= 300 && allOk)} |`);
+  }
   if (results.stats) {
     const s = results.stats;
     out.push("## Stats endpoints (bench/stats.ts)");

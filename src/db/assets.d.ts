@@ -11,3 +11,7 @@ declare module "@electric-sql/pglite/pglite.data" {
   const path: string;
   export default path;
 }
+declare module "*.tar.gz" {
+  const path: string;
+  export default path;
+}

@@ -1,7 +1,8 @@
 /**
  * The database behind one interface: PostgreSQL through postgres.js when a URL is given,
- * otherwise embedded PGlite in a data directory (or in memory for tests). Drizzle runs on
- * both; hot paths use `query` (raw, prepared) to skip the query builder's overhead.
+ * otherwise embedded PGlite in a data directory (or in memory for tests), both started from the
+ * shipped initdb result (pglite-template.ts). Drizzle runs on both; hot paths use `query`
+ * (raw, prepared) to skip the query builder's overhead.
  */
 import { drizzle as drizzlePg } from "drizzle-orm/postgres-js";
 import { drizzle as drizzleLite } from "drizzle-orm/pglite";
@@ -12,6 +13,8 @@ import { mkdirSync, existsSync, readFileSync, writeFileSync, rmSync } from "node
 import { join } from "node:path";
 import * as schema from "./schema";
 import { pgliteAssets } from "./pglite-assets";
+import { pgliteMemory } from "./pglite-memory";
+import { seedFromTemplate, templateDump } from "./pglite-template";
 
 export type Orm = PgDatabase<PgQueryResultHKT, typeof schema>;
 
@@ -184,13 +187,15 @@ async function openPglite(opts: OpenOptions): Promise<Database> {
     mkdirSync(opts.dataDir, { recursive: true });
     release = lockDataDir(opts.dataDir);
     try {
-      pg = await PGlite.create(join(opts.dataDir, "pglite"), await pgliteAssets());
+      await seedFromTemplate(join(opts.dataDir, "pglite"));
+      pg = await PGlite.create(join(opts.dataDir, "pglite"), { ...(await pgliteAssets()), ...pgliteMemory });
     } catch (e) {
       release();
       throw e;
     }
   } else {
-    pg = await PGlite.create({ ...(await pgliteAssets()), ...(opts.loadDataDir && { loadDataDir: opts.loadDataDir }) });
+    const loadDataDir = opts.loadDataDir ?? (await templateDump());
+    pg = await PGlite.create({ ...(await pgliteAssets()), ...pgliteMemory, ...(loadDataDir && { loadDataDir }) });
   }
   const orm = drizzleLite(pg, { schema }) as unknown as Orm;
   // PGlite serves one query at a time; it queues the rest itself.

@@ -83,6 +83,11 @@ describe("docker-compose.yml", () => {
       expect(Object.values(resolved).join(" ")).not.toContain("<unset");
       const cfg = loadConfig(resolved);
       expect(cfg.demoMode).toBe(false);
+      // Outside demo mode nothing is simulated unless the operator says so: every provider's
+      // credential can be passed, and the simulator is off by default.
+      expect(cfg.simulator).toBe(false);
+      const catalog = JSON.parse(read("src/catalog/catalog.json")) as { providers: { credential_env: string }[] };
+      for (const p of [...catalog.providers.map((x) => x.credential_env), "BRAVE_API_KEY"]) expect([p, env[p]]).toEqual([p, `\${${p}:-}`]);
     }
     expect(services.postgres!.environment!.POSTGRES_PASSWORD).toMatch(/^\$\{POSTGRES_PASSWORD:\?/);
   });

@@ -12,6 +12,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { dbKinds, type TestGateway } from "../harness";
 import { chatFetch, eventually, parseSse, proxiedGateway, sdk, simChatCalls, tenant, user, type RecordingProxy } from "./helpers";
 import { CONTINUE_INSTRUCTION } from "../../src/core/chat/continuation-request";
+import { captureLog } from "../security/capture-log";
 
 setDefaultTimeout(30_000);
 
@@ -195,6 +196,25 @@ for (const kind of await dbKinds()) {
       expect(b.usage[0]).toMatchObject({ provider: "anthropic", model: "claude-sonnet-4-5", status: 200 });
       expect(b.charges).toEqual([BigInt(b.usage[0].cost)]);
       expect(msg.usage.output_tokens).toBe(delta.continuation.parts[0].completion_tokens + delta.continuation.parts[1].completion_tokens);
+    });
+
+    test("the log line: deepseek's attempt `continued`, together's `ok`, together answered", async () => {
+      const { key } = await consenting();
+      let id = "";
+      const out = await captureLog(async () => {
+        const res = await chatFetch(g, key.key, { model: MODEL, stream: true, messages: user(BROKEN), provider: ON });
+        id = res.headers.get("x-request-id")!;
+        await res.text();
+        await eventually(() => false, 300); // the line comes once the stream is settled
+      });
+      const line = out.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l)).find((j) => j.msg === "request" && j.request_id === id);
+      expect([line.provider, line.stream, line.status]).toEqual(["together", "complete", 200]);
+      expect(line.attempts.map((a: any) => [a.provider, a.outcome])).toEqual([
+        ["deepseek", "continued"],
+        ["together", "ok"],
+      ]);
+      // A reset connection: the stream ended without its terminator.
+      expect(line.attempts[0].reason).toBe("truncated/truncated");
     });
 
     test("no other candidate: the break ends the stream as without the opt-in", async () => {

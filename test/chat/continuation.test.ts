@@ -217,6 +217,29 @@ for (const kind of await dbKinds()) {
       expect(line.attempts[0].reason).toBe("truncated/truncated");
     });
 
+    test("a continuation that breaks too ends the stream with the error event; both parts billed, no third provider", async () => {
+      const { user: u, key } = await consenting();
+      g.gw.sim!.reset();
+      proxy.clear();
+      // The prefill keeps the original last user message, so Claude's stream breaks as well.
+      const messages = user("a story [sim:tokens=200] [sim:drop@openai=3] [sim:drop@anthropic=1]");
+      const res = await chatFetch(g, key.key, { model: "benchmark_smart", stream: true, messages, provider: { order: ["openai", "anthropic"], continue_on_failure: true } });
+      const events = parseSse(await res.text()).filter((e) => e.data !== null);
+      expect(events.at(-1)!.data).toBe("[DONE]");
+      const err = events.at(-2)!.json.error;
+      expect(err.code).toBe("upstream_error");
+      expect(simChatCalls(g)).toEqual({ openai: 1, anthropic: 1 });
+      const prefill = proxy.chatBodies()[0].messages.at(-1);
+      const first = typeof prefill.content === "string" ? prefill.content : prefill.content.map((b: any) => b.text).join("");
+      expect(err.partial.startsWith(first)).toBe(true);
+      const second = err.partial.slice(first.length);
+      expect(second.length).toBeGreaterThan(0);
+      const b = await books(res.headers.get("x-request-id")!, u.id);
+      expect(b.usage[0]).toMatchObject({ provider: "anthropic", status: 502, c: Math.ceil(first.length / 4) + Math.ceil(second.length / 4) });
+      expect(b.charges).toEqual([BigInt(b.usage[0].cost)]);
+      expect(b.charges[0]!).toBeGreaterThan(0n);
+    });
+
     test("no other candidate: the break ends the stream as without the opt-in", async () => {
       const { user: u, key } = await consenting();
       g.gw.sim!.reset();

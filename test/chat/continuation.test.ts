@@ -240,6 +240,26 @@ for (const kind of await dbKinds()) {
       expect(b.charges[0]!).toBeGreaterThan(0n);
     });
 
+    test("a Claude stream continued by Gemini with the instruction", async () => {
+      const { user: u, key } = await consenting();
+      g.gw.sim!.reset();
+      // perfect: claude-sonnet-4-5 first, then gemini-2.5-pro.
+      const res = await chatFetch(g, key.key, { model: "perfect", stream: true, messages: user("a story [sim:tokens=200] [sim:drop@anthropic=2]"), provider: ON });
+      const events = parseSse(await res.text()).filter((e) => e.data !== null);
+      const final = events.at(-2)!.json;
+      const text = events.map((e) => e.json?.choices?.[0]?.delta?.content ?? "").join("");
+      expect(text.startsWith("Simulated reply from anthropic/")).toBe(true);
+      expect(text).toContain("Simulated reply from google/");
+      expect(final.continuation.parts.map((p: any) => [p.provider, p.model, p.via ?? null])).toEqual([
+        ["anthropic", "claude-sonnet-4-5", null],
+        ["google", "gemini-2.5-pro", "instruction"],
+      ]);
+      expect(simChatCalls(g)).toEqual({ anthropic: 1, google: 1 });
+      const b = await books(res.headers.get("x-request-id")!, u.id);
+      expect(b.usage[0]).toMatchObject({ provider: "google", model: "gemini-2.5-pro", status: 200 });
+      expect(b.charges).toEqual([BigInt(b.usage[0].cost)]);
+    });
+
     test("no other candidate: the break ends the stream as without the opt-in", async () => {
       const { user: u, key } = await consenting();
       g.gw.sim!.reset();

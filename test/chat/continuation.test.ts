@@ -260,6 +260,23 @@ for (const kind of await dbKinds()) {
       expect(b.charges).toEqual([BigInt(b.usage[0].cost)]);
     });
 
+    test("a break before any content: the next candidate answers the request itself, deepseek costs nothing", async () => {
+      const { user: u, key } = await consenting();
+      g.gw.sim!.reset();
+      proxy.clear();
+      const messages = user("from the top [sim:tokens=200] [sim:drop@deepseek=0]");
+      const res = await chatFetch(g, key.key, { model: MODEL, stream: true, max_tokens: 300, messages, provider: ON });
+      const events = parseSse(await res.text()).filter((e) => e.data !== null);
+      const final = events.at(-2)!.json;
+      const text = events.map((e) => e.json?.choices?.[0]?.delta?.content ?? "").join("");
+      expect(text.startsWith("Simulated reply from together/deepseek-ai/DeepSeek-V3: from the top")).toBe(true);
+      const [asked] = proxy.chatBodies();
+      expect([asked.messages, asked.max_tokens]).toEqual([messages, 300]);
+      expect(final.continuation.parts[0]).toMatchObject({ provider: "deepseek", prompt_tokens: 0, completion_tokens: 0, cost_usd: 0 });
+      const b = await books(res.headers.get("x-request-id")!, u.id);
+      expect(b.charges).toEqual([price(final.continuation.parts[1], TOGETHER)]);
+    });
+
     test("no other candidate: the break ends the stream as without the opt-in", async () => {
       const { user: u, key } = await consenting();
       g.gw.sim!.reset();

@@ -1,6 +1,6 @@
 /**
  * Writes a prepared list of server-sent-event frames as a streaming response, obeying
- * `[sim:chunk_ms]` (pause between frames) and `[sim:drop]` (reset the connection after N
+ * `[sim:chunk_ms]` (pause between frames) and `[sim:drop]` / `[sim:drop@PROVIDER]` (reset the connection after N
  * content frames, with no finish, usage or terminator, as a real broken upstream does).
  */
 import { directiveInt, type Directives } from "./directives.ts";
@@ -27,7 +27,8 @@ export function sseResponse(
   headers: Record<string, string>,
 ): Response {
   const chunkMs = directiveInt(directives, "chunk_ms") ?? 0;
-  const dropAfter = directiveInt(directives, "drop");
+  // `drop@PROVIDER` wins over a plain `drop`: one provider breaks, the next one does not.
+  const dropAfter = directiveInt(directives, `drop@${ctx.provider}`) ?? directiveInt(directives, "drop");
   const init = { status: 200, headers: { "cache-control": "no-cache", ...headers } };
 
   if (chunkMs === 0 && dropAfter === undefined) {

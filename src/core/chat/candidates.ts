@@ -24,6 +24,7 @@ export interface Candidate {
  * - `max_price`: `{ prompt?, completion? }` in USD per million tokens; pricier offerings drop.
  * - `allow_fallbacks` (default true): false tries only the first candidate.
  * - `hedge`: hedged requests on (true) or off (false) for this call, whatever the key says (hedge.ts).
+ * - `continue_on_failure`: a stream broken mid-answer is continued by the next candidate (continuation.ts).
  */
 export interface ProviderPrefs {
   order?: string[];
@@ -33,6 +34,7 @@ export interface ProviderPrefs {
   max_price?: { prompt?: number; completion?: number };
   allow_fallbacks?: boolean;
   hedge?: boolean;
+  continue_on_failure?: boolean;
 }
 
 export interface CandidateOptions {

@@ -5,7 +5,8 @@ import type { PolicyExecution } from "../routing/execution";
 import type { Candidate, ProviderPrefs } from "./candidates";
 import type { ChatRequest, ChatResult, StreamEvent, ToolCall, Usage } from "./types";
 import type { PromptSize } from "./estimate";
-import type { CallTrace } from "./trace";
+import type { AttemptRecord, CallTrace } from "./trace";
+import type { Continuation } from "./continuation";
 import type { SearchResult, UrlCitation, WebPluginOptions } from "./web-search";
 
 export interface ChatCaller {
@@ -82,6 +83,8 @@ export interface ChatPlan {
   reasoningHint?: boolean;
   /** Hedged requests asked for (request, key or `latency` policy; hedge.ts). */
   hedge?: boolean;
+  /** Stream continuation asked for (`provider.continue_on_failure`): the parts of the answer (continuation.ts). */
+  continuation?: Continuation;
 }
 
 export interface Cost {
@@ -120,6 +123,7 @@ export interface StreamEnd {
   result?: ChatResult;
 }
 
+/** `attempt`: the upstream attempt that opened the stream (traced calls only). */
 export type OpenedStream =
-  | { kind: "raw"; candidate: Candidate; body: ReadableStream<Uint8Array>; abort: AbortController }
-  | { kind: "typed"; candidate: Candidate; events: AsyncIterable<StreamEvent>; abort: AbortController };
+  | { kind: "raw"; candidate: Candidate; body: ReadableStream<Uint8Array>; abort: AbortController; attempt?: AttemptRecord }
+  | { kind: "typed"; candidate: Candidate; events: AsyncIterable<StreamEvent>; abort: AbortController; attempt?: AttemptRecord };

@@ -31,6 +31,8 @@ import { callSignal, ClientGate, deadlineAware } from "./call-signals";
 import { pricedOptionsOf } from "./priced-options";
 import { providerCount } from "./count";
 import type { AttemptRecord, CallTrace } from "./trace";
+import { Continuation, continuable, continuing, type TypedStream } from "./continuation";
+import { billParts, continuationHold, summedUsage, type PartBill } from "./continuation-bill";
 
 /** The error's code for a trace (a GatewayError's own code, else its class name). */
 function errorName(e: unknown): string {
@@ -68,6 +70,13 @@ async function tracedHold(trace: CallTrace | undefined, started: Promise<{ pendi
 }
 
 export type { ChatCaller, ChatOptions, ChatOutcome, ChatPlan, Cost, OpenedStream, Prepared, StreamEnd } from "./plan";
+
+/** A stream's bill: its charge, its usage and, for a continued stream, each part's (continuation.ts). */
+export interface StreamBill {
+  cost: Cost;
+  usage: Usage;
+  parts?: (PartBill & { cost: Cost })[];
+}
 
 export class ChatService {
   constructor(private d: ChatDeps) {}
@@ -121,9 +130,16 @@ export class ChatService {
       );
     }
     const byok = p.kind === "byok";
-    const holdTokens = candidates.reduce((m, c) => Math.max(m, inputFor(c)), 0) + request.max_tokens;
+    let holdTokens = candidates.reduce((m, c) => Math.max(m, inputFor(c)), 0) + request.max_tokens;
     // A policy's hold covers its worst case: every tier, judge, worker and merge that may run.
-    const holdMicro = byok ? 0n : policy ? policy.holdMicro : worstHoldMicro(candidates, inputFor, request.max_tokens, this.d.fxMilli);
+    let holdMicro = byok ? 0n : policy ? policy.holdMicro : worstHoldMicro(candidates, inputFor, request.max_tokens, this.d.fxMilli);
+    // A stream that may be continued holds for its continuation too (continuation-bill.ts).
+    const continues = continuable(o.stream, o.prefs, request) && (!policy || policy.kind === "single");
+    if (continues) {
+      const extra = continuationHold(candidates, inputFor, request.max_tokens, this.d.fxMilli);
+      if (!byok) holdMicro += extra.micro;
+      holdTokens += extra.tokens;
+    }
     const searchMicro = o.web && this.d.search ? (this.d.searchPriceMicro ?? 0n) : 0n;
     // A single call without web search settles once with its usage event: it may be held against a credit lease.
     const single = !o.web && (!policy || policy.kind === "single");
@@ -165,7 +181,7 @@ export class ChatService {
     if (hit) return this.cachedHit(caller, hit, release);
     this.d.keeper?.keep(caller.requestId); // until its settle or release starts
     const hedge = wantsHedge(o.prefs, p.hedge, policy?.route.engine);
-    const plan: ChatPlan = { caller, requested: cacheModel, candidates, request, upstream, mapping, holdMicro: hold.amountMicro, holdTokens, prompt, byok, cacheMode, startedAt: performance.now(), policy, search: null, pendingHold, reasoningHint: o.reasoningHint === true, hedge };
+    const plan: ChatPlan = { caller, requested: cacheModel, candidates, request, upstream, mapping, holdMicro: hold.amountMicro, holdTokens, prompt, byok, cacheMode, startedAt: performance.now(), policy, search: null, pendingHold, reasoningHint: o.reasoningHint === true, hedge, ...(continues && { continuation: new Continuation() }) };
     if (o.web) await this.searchFor(plan, o.web, searchMicro);
     return { kind: "plan", plan };
   }
@@ -250,28 +266,13 @@ export class ChatService {
     const client = new ClientGate(plan.caller.signal);
     const outer = callSignal(plan, spec, client.signal);
     try {
-      const won = await afterHold(plan.pendingHold, spec, this.attempts(
-        plan,
-        async (c, a, lane): Promise<OpenedStream> => {
-          const abort = new AbortController();
-          const signal = lane ? AbortSignal.any([lane, abort.signal]) : abort.signal;
-          const provider = this.d.providerFor(c.provider.protocol as Protocol);
-          const req = this.upstreamRequest(plan, c);
-          const at = performance.now();
-          let opened: OpenedStream =
-            raw === c.provider.protocol && !plan.mapping && provider.openRawStream
-              ? { kind: "raw", candidate: c, body: await this.timed(c, () => provider.openRawStream!(req, this.ctx(plan, c, signal, a)), true), abort }
-              : { kind: "typed", candidate: c, events: await this.timed(c, () => provider.chatStream(req, this.ctx(plan, c, signal, a)), true), abort };
-          // A hedge race is won by the first content on the wire, not by the first headers.
-          if (this.hedging(plan)) opened = await primed(opened);
-          plan.opened = { at, ttftMs: performance.now() - at };
-          return opened;
-        },
-        outer,
-      ));
-      client.opened(() => this.clientLeft(plan, won.value));
+      // A stream that may be continued is read as typed events: the gateway may have to write its rest itself.
+      const wire = plan.continuation ? null : raw;
+      const won = await afterHold(plan.pendingHold, spec, this.attempts(plan, (c, a, lane) => this.openOne(plan, c, a, lane, wire, plan.upstream, this.hedging(plan)), outer));
+      const opened = plan.continuation && won.value.kind === "typed" ? continuing(plan, won.value, (cs, requestFor, signal) => this.openContinuation(plan, cs, requestFor, signal)) : won.value;
+      client.opened(() => this.clientLeft(plan, opened));
       plan.caller.trace?.streamOpened();
-      return won.value;
+      return opened;
     } catch (e) {
       client.failed();
       if (e instanceof HoldRefused) throw this.refused(plan, e);
@@ -279,6 +280,32 @@ export class ChatService {
       await this.fail(plan, err);
       throw err;
     }
+  }
+
+  /** Opens one upstream stream of `base` on `c`; `prime` waits for its first content (a hedge race, a continuation). */
+  private async openOne(plan: ChatPlan, c: Candidate, a: AttemptRecord | undefined, lane: AbortSignal | undefined, raw: Protocol | null, base: ChatPlan["upstream"], prime: boolean): Promise<OpenedStream> {
+    const abort = new AbortController();
+    const signal = lane ? AbortSignal.any([lane, abort.signal]) : abort.signal;
+    const provider = this.d.providerFor(c.provider.protocol as Protocol);
+    const req = this.upstreamRequest(plan, c, base);
+    const at = performance.now();
+    const attempt = a && { attempt: a };
+    let opened: OpenedStream =
+      raw === c.provider.protocol && !plan.mapping && provider.openRawStream
+        ? { kind: "raw", candidate: c, body: await this.timed(c, () => provider.openRawStream!(req, this.ctx(plan, c, signal, a)), true), abort, ...attempt }
+        : { kind: "typed", candidate: c, events: await this.timed(c, () => provider.chatStream(req, this.ctx(plan, c, signal, a)), true), abort, ...attempt };
+    // A hedge race is won by the first content on the wire, not by the first headers.
+    if (prime) opened = await primed(opened);
+    plan.opened = { at, ttftMs: performance.now() - at };
+    return opened;
+  }
+
+  /** The continuation of a broken stream: the retry and fallback loop over `candidates`, each asked its own request. */
+  private openContinuation(plan: ChatPlan, candidates: Candidate[], requestFor: (c: Candidate) => ChatPlan["upstream"], signal: AbortSignal) {
+    const o = this.attemptOptions(plan, signal);
+    // Policies set retries per entry of the whole list.
+    const retriesOf = o.retriesOf && ((c: Candidate) => o.retriesOf!(c, plan.candidates.indexOf(c)));
+    return withFallback(candidates, (c, a, lane) => this.openOne(plan, c, a, lane, null, requestFor(c), true) as Promise<TypedStream>, { ...o, ...(retriesOf && { retriesOf }) });
   }
 
   /**
@@ -294,23 +321,27 @@ export class ChatService {
     else plan.drain = setTimeout(() => opened.abort.abort(), ms);
   }
 
-  /** Ends a stream that reached the client: charges the usage or, without it, an estimate (StreamEnd). Never throws. */
-  async finishStream(plan: ChatPlan, candidate: Candidate, end: StreamEnd): Promise<{ cost: Cost; usage: Usage }> {
+  /**
+   * Ends a stream that reached the client: charges the usage or, without it, an estimate
+   * (StreamEnd); a continued stream, each of its parts (`parts`). Never throws.
+   */
+  async finishStream(plan: ChatPlan, candidate: Candidate, end: StreamEnd): Promise<StreamBill> {
     const trace = plan.caller.trace;
     if (!trace) return this.closeStream(plan, candidate, end);
     const r = await this.closeStream(plan, candidate, end);
-    const answered = plan.policy?.outcome?.candidate ?? candidate;
+    const answered = plan.policy?.outcome?.candidate ?? (plan.continuation?.continued ? plan.continuation.last!.candidate : candidate);
     trace.answered(answered.model.id, answered.provider.id, r.usage, Number(r.cost.micro) / 1e6, false);
     trace.streamEnded(end.ending);
     return r;
   }
 
-  private async closeStream(plan: ChatPlan, candidate: Candidate, end: StreamEnd): Promise<{ cost: Cost; usage: Usage }> {
+  private async closeStream(plan: ChatPlan, candidate: Candidate, end: StreamEnd): Promise<StreamBill> {
     plan.ended = true;
     clearTimeout(plan.drain);
     const complete = end.ending === "complete";
     const answered = plan.policy?.outcome;
     if (answered) return this.finishOrchestrated(plan, answered, complete, end.result);
+    if (plan.continuation?.continued) return this.closeContinued(plan, plan.continuation, end);
     // Only a finished stream is a latency sample: a break-off may be the client's doing.
     if (plan.opened && complete) this.d.policies?.observe?.(candidate.model.id, candidate.provider.id, true, plan.opened.ttftMs, performance.now() - plan.opened.at);
     const u = end.usage ?? streamUsageEstimate(plan.prompt, plan.upstream.messages, candidate.provider.protocol, candidate.offering.upstreamId, end);
@@ -326,6 +357,30 @@ export class ChatService {
       return { cost, usage: u };
     } catch {
       return { cost: this.costOf(0n), usage: u }; // the sweeper releases a hold we could not close
+    }
+  }
+
+  /** A continued stream's end: every part at its own price, summed, settled once (continuation-bill.ts). */
+  private async closeContinued(plan: ChatPlan, k: Continuation, end: StreamEnd): Promise<StreamBill> {
+    const bills = billParts(k, plan.prompt, end, this.d.fxMilli, plan.byok);
+    const usage = summedUsage(bills);
+    const parts = bills.map((b) => ({ ...b, cost: this.costOf(b.micro) }));
+    const last = k.last!.candidate;
+    const complete = end.ending === "complete";
+    const event = (status: number) => this.event(plan.caller, last.model.id, last.provider.id, usage, status, false, undefined, plan);
+    let micro = bills.reduce((m, b) => m + b.micro, 0n);
+    try {
+      if (end.ending === "failed" && micro === 0n && !end.text && !end.toolCalls.length) {
+        this.d.keeper?.drop(plan.caller.requestId);
+        await this.d.ledger.release(plan.caller.requestId, event(502));
+        return { cost: this.costOf(0n), usage, parts };
+      }
+      if (complete && !plan.byok) micro = withMinimumCharge(micro);
+      const cost = await this.charge(plan, micro + (plan.search?.priceMicro ?? 0n), usage, event(complete ? 200 : end.ending === "client_left" ? 499 : 502));
+      if (complete && end.result) this.remember(plan, { result: { ...end.result, usage }, model: last.model.id, provider: last.provider.id, cost, cached: false });
+      return { cost, usage, parts };
+    } catch {
+      return { cost: this.costOf(0n), usage, parts };
     }
   }
 
@@ -412,11 +467,11 @@ export class ChatService {
     return { model, provider, maker, modality: "text", app: caller.app, status, promptTokens, completionTokens, cachedTokens, cacheWriteTokens, fxMilli: this.d.fxMilli, latencyMs, cached, api: caller.api ?? null };
   }
 
-  private upstreamRequest(plan: ChatPlan, c: Candidate): ChatRequest {
+  private upstreamRequest(plan: ChatPlan, c: Candidate, base = plan.upstream): ChatRequest {
     // A max_tokens above the offering's output limit would be refused upstream; cap it instead.
     const max = c.offering.maxOutput;
-    const maxTokens = max && plan.upstream.max_tokens > max ? max : plan.upstream.max_tokens;
-    const req = { ...plan.upstream, model: c.offering.upstreamId, max_tokens: maxTokens };
+    const maxTokens = max && base.max_tokens > max ? max : base.max_tokens;
+    const req = { ...base, model: c.offering.upstreamId, max_tokens: maxTokens };
     return plan.reasoningHint && c.offering.capabilities.reasoning === false ? withoutReasoning(req) : req;
   }
 

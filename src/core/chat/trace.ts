@@ -12,9 +12,11 @@ export interface AttemptRecord {
   /**
    * `ok`, or what came next after a failure: `retry` (same provider), `fallback` (next
    * candidate), `failed` (no further attempt); `skipped`: not called, its circuit was open;
-   * `cancelled`: aborted because a hedged request's other lane answered first (docs/hedging.md).
+   * `cancelled`: aborted because a hedged request's other lane answered first (docs/hedging.md);
+   * `continued`: its stream broke mid-answer and the next attempt continued the answer
+   * (`provider.continue_on_failure`).
    */
-  outcome?: "ok" | "retry" | "fallback" | "failed" | "skipped" | "cancelled";
+  outcome?: "ok" | "retry" | "fallback" | "failed" | "skipped" | "cancelled" | "continued";
   /** The failure's kind and reason (`transient/server_error`, `rate_limited/rate_limited`, ...); `hedge` on a hedge's attempt that answered. */
   reason?: string;
   /** The upstream's HTTP status, when it answered one. */

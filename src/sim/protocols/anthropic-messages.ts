@@ -77,6 +77,8 @@ export async function handleAnthropicMessages(ctx: SimContext): Promise<Response
   }
   const model = body.model;
   const messages = body.messages as AnthropicMessage[];
+  const prefillError = prefillRefusal(messages, body.thinking);
+  if (prefillError) return anthropicError(400, prefillError);
   const lastUserText = lastAnthropicUserText(messages);
   const directives = parseDirectives(lastUserText);
   const early = await obeyDirectives(ctx, directives, raw);
@@ -228,6 +230,19 @@ function forcedAnthropicTool(body: AnthropicRequest): { name: string; parameters
   if (choice?.type === "any") tool = tools[0];
   else if (choice?.type === "tool") tool = tools.find((t) => t.name === choice.name);
   return tool ? { name: tool.name!, parameters: tool.input_schema } : undefined;
+}
+
+/**
+ * Anthropic's rules for a prefill (a last, assistant, turn): its text must not end in
+ * whitespace, and extended thinking does not take one. The reason, or null when it is fine.
+ */
+function prefillRefusal(messages: readonly AnthropicMessage[], thinking: AnthropicRequest["thinking"]): string | null {
+  const last = messages.at(-1);
+  if (last?.role !== "assistant") return null;
+  if (thinking?.type === "enabled") return "Prefilling the assistant message is not supported when thinking is enabled.";
+  const blocks = typeof last.content === "string" ? [{ type: "text", text: last.content }] : (last.content ?? []);
+  const text = blocks.at(-1)?.type === "text" ? (blocks.at(-1)!.text ?? "") : "";
+  return /\s$/.test(text) ? "messages: final assistant content cannot end with trailing whitespace" : null;
 }
 
 /** Text of the last `user` message: string content or its text blocks (not tool results). */

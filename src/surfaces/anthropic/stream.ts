@@ -13,6 +13,7 @@ import { emptyUsage, type FinishReason, type ToolCall, type Usage } from "../../
 import { sseStream, type Write } from "../sse-stream";
 import { drainTyped, drainedResult, type ToolCallEvent } from "../typed-stream";
 import { errorEvent } from "./errors";
+import { continuationJson } from "../continuation-json";
 import { costFields, stopReason, usageJson, type MessageHead } from "./from-core";
 
 const enc = new TextEncoder();
@@ -57,10 +58,10 @@ export class BlockWriter {
   }
 
   /** Closes the open block; an answer with no block at all gets one empty text block. */
-  finish(finish: FinishReason, usage: Usage, cost: Cost): void {
+  finish(finish: FinishReason, usage: Usage, cost: Cost, extra?: Record<string, unknown>): void {
     if (this.index < 0) this.begin({ kind: "text" }, { type: "text", text: "" });
     this.close();
-    this.emit("message_delta", { delta: { stop_reason: stopReason(finish), stop_sequence: null }, usage: { ...usageJson(usage), ...costFields(cost) } });
+    this.emit("message_delta", { delta: { stop_reason: stopReason(finish), stop_sequence: null }, usage: { ...usageJson(usage), ...costFields(cost) }, ...extra });
     this.emit("message_stop");
   }
 
@@ -97,8 +98,8 @@ export function messagesEventStream(service: ChatService, plan: ChatPlan, opened
       return;
     }
     if (!d.failure) {
-      const { cost, usage } = await service.finishStream(plan, c, { ending: "complete", ...received, result: drainedResult(d) });
-      w.finish(d.finish, usage, cost);
+      const { cost, usage, parts } = await service.finishStream(plan, c, { ending: "complete", ...received, result: drainedResult(d) });
+      w.finish(d.finish, usage, cost, continuationJson(parts));
       return;
     }
     opened.abort.abort();

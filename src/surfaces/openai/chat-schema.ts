@@ -106,6 +106,7 @@ export const ProviderPrefsSchema = t.Object(
     max_price: t.Optional(t.Object({ prompt: t.Optional(t.Number({ minimum: 0 })), completion: t.Optional(t.Number({ minimum: 0 })) })),
     allow_fallbacks: t.Optional(t.Boolean()),
     hedge: t.Optional(t.Boolean({ description: "Hedged request: past the first provider's p95 first-byte time, the next provider is asked too; the first to answer wins (default: the key's setting)" })),
+    continue_on_failure: t.Optional(t.Boolean({ description: "Stream continuation: a stream that breaks mid-answer is continued by the next candidate from the text already sent, as one uninterrupted stream; both parts are billed at their own prices (default false; docs/reliability.md)" })),
   },
   { additionalProperties: true },
 );

@@ -18,6 +18,7 @@ import { annotationsJson, costJson } from "./chat-from-core";
 import { ChunkEncoder, DONE, errorEvent } from "./chunk-encoder";
 import { sseStream, type Write } from "../sse-stream";
 import { drainTyped, drainedResult } from "../typed-stream";
+import { continuationJson } from "../continuation-json";
 
 export interface StreamMeta {
   id: string;
@@ -185,8 +186,8 @@ async function encodeTyped(service: ChatService, plan: ChatPlan, opened: Extract
     const cites = service.citations(plan, d.text).citations;
     if (cites) write(e.delta({ annotations: annotationsJson(cites) }));
     write(e.delta({}, d.finish));
-    const { cost, usage: billed } = await service.finishStream(plan, c, { ending: "complete", ...received, result: drainedResult(d) });
-    write(e.usage(billed, cost));
+    const { cost, usage: billed, parts } = await service.finishStream(plan, c, { ending: "complete", ...received, result: drainedResult(d) });
+    write(e.usage(billed, cost, false, continuationJson(parts)));
     write(DONE);
     return;
   }

@@ -25,8 +25,8 @@ export class ChunkEncoder {
   }
 
   /** The final event of the specification: `choices: []`, `usage` and `cost`. */
-  usage(u: Usage, cost: Cost, cached = false): Uint8Array {
-    return this.frame([], { usage: usageJson(u), cost: costJson(cost), ...(cached && { cached: true }) });
+  usage(u: Usage, cost: Cost, cached = false, extra?: Record<string, unknown>): Uint8Array {
+    return this.frame([], { usage: usageJson(u), cost: costJson(cost), ...(cached && { cached: true }), ...extra });
   }
 }
 

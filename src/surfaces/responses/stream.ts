@@ -20,6 +20,7 @@ import { DONE, sseStream, streamError, type Write } from "../sse-stream";
 import { drainTyped, drainedResult, type ToolCallEvent } from "../typed-stream";
 import { citationAnnotations, functionCallItem, messageItem, outputText, responseObject, type UrlCitationAnnotation, type Echo, type FunctionCallItem, type MessageItem, type OutputItem, type ResponseHead } from "./from-core";
 import { itemId } from "./ids";
+import { continuationJson } from "../continuation-json";
 
 const enc = new TextEncoder();
 
@@ -145,8 +146,8 @@ export function responsesEventStream(service: ChatService, plan: ChatPlan, opene
     if (!d.failure) {
       out.annotations = citationAnnotations(service.citations(plan, d.text).citations);
       const output = out.finish();
-      const { cost, usage } = await service.finishStream(plan, c, { ending: "complete", ...received, result: drainedResult(d) });
-      await complete(w, meta, head, output, usage, cost, d.finish, false);
+      const { cost, usage, parts } = await service.finishStream(plan, c, { ending: "complete", ...received, result: drainedResult(d) });
+      await complete(w, meta, head, output, usage, cost, d.finish, false, continuationJson(parts));
       write(DONE);
       return;
     }
@@ -182,8 +183,8 @@ function start(w: EventWriter, head: ResponseHead): void {
   w.emit("response.in_progress", { response });
 }
 
-async function complete(w: EventWriter, meta: ResponsesStreamMeta, head: ResponseHead, output: OutputItem[], usage: Usage, cost: Cost, finish: ChatOutcome["result"]["finishReason"], cached: boolean): Promise<void> {
-  const response = responseObject(head, { status: "completed", output, usage, finish, cost, cached });
+async function complete(w: EventWriter, meta: ResponsesStreamMeta, head: ResponseHead, output: OutputItem[], usage: Usage, cost: Cost, finish: ChatOutcome["result"]["finishReason"], cached: boolean, extra?: ReturnType<typeof continuationJson>): Promise<void> {
+  const response = { ...responseObject(head, { status: "completed", output, usage, finish, cost, cached }), ...extra };
   await meta.keep?.(response);
   w.emit("response.completed", { response });
 }

@@ -309,6 +309,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     },
     latencyOf: (provider) => firstByte.recent(provider),
     hedge: hedgePort(firstByte, cfg, metrics),
+    continued: (from, to, ending) => metrics.continuations.inc({ from_provider: from, to_provider: to, ending }),
     cache: chatCachePort(responseCache),
     policies: policyRouter,
     pii: piiMasking,

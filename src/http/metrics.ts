@@ -21,6 +21,7 @@ export class GatewayMetrics {
   );
   readonly tokens = this.registry.add(new Counter("gateway_tokens_total", "Tokens of settled calls by model, provider and kind (input, output, cached_input, cache_write)"));
   readonly hedges = this.registry.add(new Counter("gateway_hedges_total", "Hedged calls by outcome: primary_won, hedge_won, not_needed (answered or failed before the hedge delay), both_failed"));
+  readonly continuations = this.registry.add(new Counter("gateway_continuations_total", "Streams broken mid-answer and continued by another candidate (continue_on_failure), by the provider that broke, the one that finished, and how the stream ended"));
   readonly hedgeCostKrw = this.registry.add(new Counter("gateway_hedge_cost_krw_total", "What cancelled hedge losers may cost us, by provider: their input tokens at their price, estimated (never charged to the client)"));
   readonly costKrw = this.registry.add(new Counter("gateway_cost_krw_total", "KRW charged for settled calls by model and provider (at the call's price; a capped charge counts its price)"));
   readonly videoPolls = this.registry.add(new Histogram("gateway_video_poll_seconds", "Duration of video task status polls, by provider and outcome", UPSTREAM_BUCKETS));

@@ -119,6 +119,9 @@ for (const kind of await dbKinds()) {
       expect(b.charges).toEqual([expected]);
       expect(b.usage[0]).toMatchObject({ provider: "together", status: 200, p: final.usage.prompt_tokens, c: final.usage.completion_tokens, cost: String(expected) });
       expect(final.cost.krw).toBe(Math.round(Number(expected) / 1e6));
+      // Counted for operators: deepseek broke, together finished.
+      const metrics = await (await fetch(g.url + "/metrics")).text();
+      expect(metrics).toMatch(/^gateway_continuations_total\{ending="complete",from_provider="deepseek",to_provider="together"\} [1-9]\d*$/m);
     });
 
     test("the OpenAI SDK reads the continued stream as one answer", async () => {

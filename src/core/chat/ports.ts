@@ -86,6 +86,8 @@ export interface ChatDeps {
   health?: HealthGate;
   /** Hedged requests (hedge.ts); unset: never hedged. */
   hedge?: HedgePort;
+  /** A stream broken mid-answer was continued (continuation.ts): by whom, for metrics. */
+  continued?: (fromProvider: string, toProvider: string, ending: "complete" | "failed" | "client_left") => void;
 }
 
 /** The hedge delay per provider, and what each race cost: the loser's estimated price (micro-won), how long it had waited. */

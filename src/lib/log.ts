@@ -35,3 +35,11 @@ export const log = {
   warn: (msg: string, f?: Record<string, unknown>) => write("warn", msg, f),
   error: (msg: string, f?: Record<string, unknown>) => write("error", msg, f),
 };
+
+/**
+ * A catch handler for a step whose failure must not fail the caller but must not vanish either
+ * (a release after a failed call, a usage record, a lease trim): it logs what it swallowed.
+ */
+export function swallowed(what: string, fields: Record<string, unknown> = {}): (error: unknown) => void {
+  return (error) => log.warn(`${what} failed`, { ...fields, error });
+}

@@ -33,6 +33,7 @@ import { providerCount } from "./count";
 import type { AttemptRecord, CallTrace } from "./trace";
 import { Continuation, continuable, continuing, type TypedStream } from "./continuation";
 import { billParts, continuationHold, summedUsage, type PartBill } from "./continuation-bill";
+import { swallowed } from "../../lib/log";
 
 /** The error's code for a trace (a GatewayError's own code, else its class name). */
 function errorName(e: unknown): string {
@@ -209,7 +210,7 @@ export class ChatService {
 
   /** A response-cache hit: free; `close` records it (and gives back the hold, if one was placed). */
   private async cachedHit(caller: ChatCaller, hit: CachedAnswer, close: (e: UsageEvent) => Promise<unknown>): Promise<Prepared> {
-    await close(this.event(caller, hit.model, hit.provider, hit.result.usage, 200, true)).catch(() => {});
+    await close(this.event(caller, hit.model, hit.provider, hit.result.usage, 200, true)).catch(swallowed("cache hit's usage record", { request_id: caller.requestId }));
     caller.trace?.answered(hit.model, hit.provider, hit.result.usage, 0, true);
     return { kind: "cached", outcome: { result: hit.result, model: hit.model, provider: hit.provider, cost: this.costOf(0n), cached: true } };
   }
@@ -451,7 +452,8 @@ export class ChatService {
     const first = plan.candidates[0]!;
     await this.d.ledger
       .release(plan.caller.requestId, this.event(plan.caller, first.model.id, null, { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 }, status, false, undefined, plan))
-      .catch(() => {});
+      // The sweeper releases the hold at its expiry: the account is held, never charged.
+      .catch(swallowed("hold release after a failed call", { request_id: plan.caller.requestId }));
   }
 
   private remember(plan: ChatPlan, outcome: ChatOutcome): void {

@@ -19,6 +19,7 @@ import type { AttemptRecord } from "../chat/trace";
 import { embeddingCandidates } from "./candidates";
 import { chargedTokensOf, holdTokensOf } from "./estimate";
 import type { EmbeddingCall, EmbeddingCaller, EmbeddingDeps, EmbeddingOutcome } from "./types";
+import { swallowed } from "../../lib/log";
 
 const usageOf = (promptTokens: number): Usage => ({ promptTokens, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 });
 
@@ -75,7 +76,7 @@ export class EmbeddingService {
     } catch (e) {
       this.d.keeper?.drop(caller.requestId);
       const status = e instanceof GatewayError ? e.status : 499;
-      await this.d.ledger.release(caller.requestId, event(null, usageOf(0), status)).catch(() => {});
+      await this.d.ledger.release(caller.requestId, event(null, usageOf(0), status)).catch(swallowed("hold release after a failed embedding call", { request_id: caller.requestId }));
       throw e;
     }
 

@@ -24,6 +24,7 @@ import { priceVideo } from "./pricing";
 import type { VideoEndpoint, VideoProvider } from "./provider";
 import { checkGeneralRules, DEFAULT_VIDEO_MODEL, type ReferenceUrl, type VideoSubmitBody } from "./schema";
 import { isFamilyG, type JobError, type VideoJobRecord, type VideoJobView } from "./types";
+import { swallowed } from "../../lib/log";
 
 export const IDEMPOTENCY_KEY_MAX = 128;
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
@@ -172,7 +173,7 @@ export class VideoService {
         deadlineAt: new Date(deadline),
       });
     } catch (e) {
-      await this.d.ledger.release(jobId, null).catch(() => {});
+      await this.d.ledger.release(jobId, null).catch(swallowed("video hold release", { job_id: jobId }));
       await forget();
       throw e;
     }
@@ -190,7 +191,7 @@ export class VideoService {
       await this.d.jobs
         .finish(jobId, null, { status: "failed", error }, { kind: "release", event: null })
         .catch(() => this.d.ledger.release(jobId, null))
-        .catch(() => {});
+        .catch(swallowed("video hold release after a failed submit", { job_id: jobId }));
       await forget();
       logUpstreamFailure(err, { job_id: jobId, provider: provider.id, model: model.id, step: "submit" });
       this.d.observe?.job(model.family, "failed");

@@ -32,6 +32,7 @@ import { currentMonth, type HoldRequest } from "../../core/billing/ledger";
 import { holdAnswer, type HoldAnswer, type HoldRow } from "./hold-answer";
 import { isDatabaseUnavailable } from "../../lib/db-errors";
 import { StepBatcher } from "./ledger-batch";
+import { swallowed } from "../../lib/log";
 
 /** Leasable holds of one key within BUSY_WINDOW_MS that make it busy. */
 const BUSY_CALLS = 16;
@@ -295,7 +296,8 @@ export class Leases {
         }
         st.leases.push(l);
       })
-      .catch(() => {}) // no lease: the calls go to the database one by one, as before
+      // No lease: the calls go to the database one by one.
+      .catch(swallowed("credit lease open", { key_id: h.keyId }))
       .finally(() => {
         st.opening = false;
         this.estimates.answered(lease, answer?.r ?? null, answer ?? null);
@@ -311,7 +313,7 @@ export class Leases {
     l.availTokens = 0;
     if (l.calls === 0) return this.close(l);
     // Keep what the calls in flight may still spend and what is being charged; give back the rest.
-    return this.trim(l, l.keepMicro, l.keepTokens, false).catch(() => {});
+    return this.trim(l, l.keepMicro, l.keepTokens, false).catch(swallowed("credit lease trim", { lease_id: l.id }));
   }
 
   private retireIdle(): void {

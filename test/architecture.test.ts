@@ -1,7 +1,8 @@
 /**
  * Keeps the layer arrows of the architecture honest: core imports only lib and TypeBox;
  * surfaces and providers import core and lib; the simulator imports only lib; lib imports
- * nothing of the app.
+ * nothing of the app; db implements core ports; http and jobs sit on top (and never on each
+ * other).
  */
 import { describe, expect, test } from "bun:test";
 import { Glob } from "bun";
@@ -15,6 +16,16 @@ const RULES: Record<string, { internal: string[]; external: RegExp }> = {
   "src/providers": { internal: ["src/providers", "src/core", "src/lib"], external: /^(node:.*)$/ },
   "src/sim": { internal: ["src/sim", "src/lib"], external: /^(bun|node:.*)$/ },
   "src/lib": { internal: ["src/lib"], external: /^(bun|node:.*)$/ },
+  // The HTTP layer wires surfaces to the core and reads repositories; it never calls a vendor
+  // adapter or a background job itself.
+  "src/http": {
+    internal: ["src/http", "src/core", "src/surfaces", "src/db", "src/lib", "src/config"],
+    external: /^(bun|node:.*|elysia|@sinclair\/typebox(\/.*)?|@opentelemetry\/.*|swagger-ui-dist(\/.*)?)$/,
+  },
+  // Repositories implement core ports over SQL; nothing above them.
+  "src/db": { internal: ["src/db", "src/core", "src/lib"], external: /^(bun|node:.*|postgres|drizzle-orm(\/.*)?|@electric-sql\/pglite(\/.*)?)$/ },
+  // Jobs compose core use cases with repositories and adapters; no HTTP.
+  "src/jobs": { internal: ["src/jobs", "src/core", "src/db", "src/providers", "src/lib", "src/config"], external: /^(bun|node:.*)$/ },
 };
 
 function importsOf(source: string): string[] {

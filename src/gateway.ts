@@ -62,6 +62,7 @@ import { StatsService } from "./core/stats";
 import { startStatsRollup, statsSettings } from "./jobs/stats-rollup";
 import { statsRoutes } from "./http/routes/stats";
 import { usageReportRoutes } from "./http/routes/usage-report";
+import { activityRoutes } from "./http/routes/activity";
 
 export interface BuildOptions {
   /** Use this already-open database instead of opening one from the config. */
@@ -350,6 +351,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     responsesRoutes(deps, { chat, pii: piiMasking, keepaliveMs: cfg.SSE_KEEPALIVE_MS, feedback: new FeedbackRepo(db) }),
     statsRoutes({ stats, maxAgeSeconds: statsCfg.maxAgeSeconds }),
     usageReportRoutes(deps, rollups),
+    activityRoutes(deps),
   ]);
 
   return {

@@ -188,7 +188,7 @@ describe("the statuses the gateway sends are the documented ones", () => {
     await expectOk("POST", "/v1/auth/signup", { body: { email, password: "tour-password-1" } });
     await expectOk("POST", "/v1/auth/login", { body: { email, password: "tour-password-1" } });
     await expectOk("GET", "/v1/me", jwt);
-    const key = await expectOk("POST", "/v1/keys", { ...jwt, body: { name: "tour" } });
+    const key = await expectOk("POST", "/v1/keys", { ...jwt, body: { name: "tour", scopes: ["chat", "usage:read"] } });
     await expectOk("GET", "/v1/keys", jwt);
     await expectOk("GET", "/v1/keys/usage", jwt);
     const spare = await expectOk("POST", "/v1/keys", { ...jwt, body: { name: "spare" } });
@@ -224,6 +224,10 @@ describe("the statuses the gateway sends are the documented ones", () => {
     await expectOk("GET", `/v1/jobs/${job.job_id}`, api);
     await expectOk("POST", `/v1/jobs/${job.job_id}/cancel`, api);
     await expectOk("GET", "/v1/usage/report", api);
+    const call = (await expectOk("GET", "/v1/activity", jwt)).data[0].request_id;
+    await expectOk("GET", "/v1/activity", api);
+    await expectOk("GET", "/v1/activity/summary", jwt);
+    await expectOk("GET", `/v1/generations/${call}`, jwt);
     for (const s of ["models", "rankings", "usage-timeseries", "apps"]) await expectOk("GET", `/v1/stats/${s}`);
     for (const p of ["/healthz", "/readyz", "/metrics"]) await expectOk("GET", p);
 

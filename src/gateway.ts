@@ -63,6 +63,7 @@ import { startStatsRollup, statsSettings } from "./jobs/stats-rollup";
 import { statsRoutes } from "./http/routes/stats";
 import { usageReportRoutes } from "./http/routes/usage-report";
 import { activityRoutes } from "./http/routes/activity";
+import { consoleRoutes } from "./console/routes";
 
 export interface BuildOptions {
   /** Use this already-open database instead of opening one from the config. */
@@ -352,6 +353,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     statsRoutes({ stats, maxAgeSeconds: statsCfg.maxAgeSeconds }),
     usageReportRoutes(deps, rollups),
     activityRoutes(deps),
+    consoleRoutes(cfg.FX_USD_KRW),
   ]);
 
   return {

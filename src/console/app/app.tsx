@@ -7,18 +7,22 @@ import { setTheme, theme } from "./theme";
 import { Rankings } from "./pages/rankings";
 import { Models } from "./pages/models";
 import { SignIn } from "./pages/sign-in";
+import { Overview } from "./pages/overview";
+import { Keys } from "./pages/keys";
+import { Activity } from "./pages/activity";
+import { Playground } from "./pages/playground";
 
 const PUBLIC = { "/rankings": Rankings, "/models": Models, "/sign-in": SignIn } as const;
-const PRIVATE = {} as const;
+const PRIVATE = { "/overview": Overview, "/keys": Keys, "/activity": Activity, "/playground": Playground } as const;
 
 export function App() {
   const route = useRoute();
   const jwt = useSession();
   const [, rerender] = useState(0);
   const base = route.split("?")[0]!;
-  const Public = PUBLIC[base as keyof typeof PUBLIC];
-  const Private = PRIVATE[base as keyof typeof PRIVATE];
-  const Current = Public ?? (Private && jwt ? Private : Private ? SignIn : Rankings);
+  const Public = PUBLIC[base as keyof typeof PUBLIC] as (() => any) | undefined;
+  const Private = PRIVATE[base as keyof typeof PRIVATE] as (() => any) | undefined;
+  const Current = Public ?? (Private ? (jwt ? Private : SignIn) : Rankings);
   const link = (href: string, label: string) => (
     <li>
       <a href={`#${href}`} aria-current={base === href ? "page" : undefined}>
@@ -39,6 +43,10 @@ export function App() {
           <ul>
             {link("/rankings", t("navRankings"))}
             {link("/models", t("navModels"))}
+            {jwt && link("/overview", t("navOverview"))}
+            {jwt && link("/keys", t("navKeys"))}
+            {jwt && link("/activity", t("navActivity"))}
+            {jwt && link("/playground", t("navPlayground"))}
           </ul>
         </nav>
         <div class="tools">

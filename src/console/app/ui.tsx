@@ -1,5 +1,6 @@
 /** Shared pieces: a page's loading and error states, a labelled field, a status line. */
-import type { ComponentChildren } from "preact";
+import { cloneElement, isValidElement, type ComponentChildren } from "preact";
+import { useId } from "preact/hooks";
 import { t } from "./i18n";
 import type { Loaded } from "./hooks";
 
@@ -29,12 +30,18 @@ export function Show<T>({ state, children }: { state: Loaded<T>; children: (data
   return <>{children(state.data)}</>;
 }
 
+/**
+ * A control with its label. The label names the control through aria-labelledby, so a select's
+ * accessible name is the label alone (wrapping would add the chosen option's text to it).
+ */
 export function Field({ label, children, hint, error }: { label: string; children: ComponentChildren; hint?: string; error?: string | null }) {
+  const id = useId();
+  const control = isValidElement(children) ? cloneElement(children, { "aria-labelledby": id, ...(hint && { "aria-describedby": `${id}-hint` }) }) : children;
   return (
     <label class="field">
-      <span>{label}</span>
-      {children}
-      {hint && <small>{hint}</small>}
+      <span id={id}>{label}</span>
+      {control}
+      {hint && <small id={`${id}-hint`}>{hint}</small>}
       {error && (
         <small role="alert" class="error">
           {error}

@@ -41,14 +41,19 @@ export function Chart({ title, x, series, stacked, bars, categories, height = 26
     const opts: uPlot.Options = {
       width: Math.max(280, el.clientWidth),
       height,
-      scales: { x: { time: !categories } },
-      axes: [{ ...axis, ...(categories && { values: (_u: uPlot, ticks: number[]) => ticks.map((t) => categories[t] ?? "") }) }, { ...axis, size: 60 }],
+      // Amounts start at zero (a bar cut at 15 would mislead); categories get half a slot each side.
+      scales: {
+        x: categories ? { time: false, range: [-0.5, categories.length - 0.5] } : { time: true },
+        y: { range: (_u: uPlot, _min: number, max: number) => [0, max > 0 ? max * 1.1 : 1] },
+      },
+      axes: [{ ...axis, ...(categories && { splits: () => categories.map((_, i) => i), values: (_u: uPlot, ticks: number[]) => ticks.map((t) => categories[t] ?? "") }) }, { ...axis, size: 60 }],
       series: [
         {},
         ...drawn.map((s, i) => ({
           label: s.label,
           stroke: color(i),
           width: 2,
+          points: { show: !stacked && !bars },
           ...(stacked && { fill: color(i) + "55" }),
           ...(bars && { paths: uPlot.paths.bars!({ size: [0.6, 60] }), fill: color(i) + "cc" }),
         })),

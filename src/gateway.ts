@@ -64,6 +64,7 @@ import { statsRoutes } from "./http/routes/stats";
 import { usageReportRoutes } from "./http/routes/usage-report";
 import { activityRoutes } from "./http/routes/activity";
 import { consoleRoutes } from "./console/routes";
+import { adminOrgRoutes } from "./http/routes/admin-orgs";
 
 export interface BuildOptions {
   /** Use this already-open database instead of opening one from the config. */
@@ -353,6 +354,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     statsRoutes({ stats, maxAgeSeconds: statsCfg.maxAgeSeconds }),
     usageReportRoutes(deps, rollups),
     activityRoutes(deps),
+    adminOrgRoutes(deps),
     consoleRoutes(cfg.FX_USD_KRW),
   ]);
 

@@ -1,17 +1,17 @@
 /**
- * The signed-in console end to end in Chromium: sign up, credits from the operator, a key
+ * The signed-in console end to end in Chromium: sign up, credits from the operator page, a key
  * created with its secret shown once, an answer streamed in the playground, that call found
  * in activity with its cost (and in the CSV), the overview's charts drawn with data, a key's
  * budget edited, the key disabled and deleted. The books are checked in SQL. No script error.
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { readFileSync } from "node:fs";
-import { startTestGateway, type TestGateway } from "../harness";
+import { ADMIN_TOKEN, startTestGateway, type TestGateway } from "../harness";
 import { chromiumAvailable, openBrowser, watchErrors, type Browser } from "./browser";
 import type { Page } from "playwright-core";
 
 setDefaultTimeout(60_000);
-declare const document: any;
+declare const document: any, sessionStorage: any, localStorage: any;
 
 /** Coloured pixels of each chart canvas on the page: a drawn series has many. */
 const inkedCharts = (page: Page) =>
@@ -51,7 +51,25 @@ describe.skipIf(!chromiumAvailable())("the signed-in console in Chromium", () =>
     await page.getByRole("button", { name: "Sign up" }).click();
     await page.getByRole("status").filter({ hasText: "Account created" }).waitFor();
     userId = (await g.gw.deps.db.query<{ id: string }>("select id from users where email = $1", [email]))[0]!.id;
-    expect((await g.admin("POST", `/v1/admin/users/${userId}/topups`, { amount_krw: 10_000 })).status).toBe(201);
+    // The operator, in another tab, finds the account and tops it up, seeing the fee first.
+    const op = await browser.context.newPage();
+    watchErrors(op, errors);
+    await op.goto(g.url + "/#/operator");
+    await op.getByLabel("Admin token").fill(ADMIN_TOKEN);
+    await op.getByRole("button", { name: "Use" }).click();
+    await op.getByPlaceholder("Part of an email, or an id").fill(email);
+    await op.getByRole("button", { name: "Search", exact: true }).click();
+    await op.getByRole("button", { name: `Top up ${email}` }).click();
+    await op.getByLabel("Amount paid (KRW)").fill("10000");
+    expect(await op.getByTestId("topup-fee").textContent()).toBe("Fee ₩300, credited ₩9,700");
+    await op.getByRole("button", { name: "Confirm top-up" }).click();
+    await op.locator("tr", { hasText: email }).filter({ hasText: "₩9,700" }).waitFor();
+    const ledger = await g.gw.deps.db.query<{ amount_micro: string }>("select amount_micro::text from ledger_entries where user_id = $1 and kind = 'topup'", [userId]);
+    expect(ledger.map((x) => x.amount_micro)).toEqual(["9700000000"]);
+    const stored = await op.evaluate(() => ({ session: JSON.stringify({ ...sessionStorage }), local: JSON.stringify({ ...localStorage }) }));
+    expect(stored.session).toContain(ADMIN_TOKEN);
+    expect(stored.local).not.toContain(ADMIN_TOKEN);
+    await op.close();
     await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
     expect(await page.getByTestId("balance").textContent()).toBe("₩9,700");

@@ -43,9 +43,8 @@ export async function openBrowser(opts: { locale?: string; colorScheme?: "light"
   };
 }
 
-/** Every script error, console error and CSP violation the page reports, collected as text. */
-export function watchErrors(page: Page): string[] {
-  const errors: string[] = [];
+/** Every script error, console error and CSP violation the page reports, collected as text (into `errors` when given). */
+export function watchErrors(page: Page, errors: string[] = []): string[] {
   page.on("pageerror", (e) => errors.push(`pageerror: ${e.message}`));
   page.on("console", (m) => {
     if (m.type() === "error") errors.push(`console: ${m.text()}`);

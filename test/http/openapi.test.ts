@@ -206,6 +206,7 @@ describe("the statuses the gateway sends are the documented ones", () => {
     await expectOk("PATCH", "/v1/admin/settings", { ...admin, body: {} });
     const org = await expectOk("POST", "/v1/admin/orgs", { ...admin, body: { name: "tour", owner_user_id: user.id } });
     await expectOk("POST", `/v1/admin/orgs/${org.org_id}/members`, { ...admin, body: { user_id: user.id, role: "owner" } });
+    await expectOk("GET", "/v1/admin/orgs", admin);
     await expectOk("POST", `/v1/admin/users/${user.id}/delegated-keys`, { ...admin, body: {} });
     await expectOk("POST", `/v1/admin/users/${user.id}/byok-keys`, { ...admin, body: { provider: "openai", provider_api_key: "sk-test" } });
     const policy = await expectOk("POST", "/v1/routing-policies", { ...jwt, body: { slug: "tour", display_name: "t", policy_type: "fallback", entries: [{ model: "gpt-4o-mini" }] } });

@@ -11,8 +11,9 @@ import { Overview } from "./pages/overview";
 import { Keys } from "./pages/keys";
 import { Activity } from "./pages/activity";
 import { Playground } from "./pages/playground";
+import { Operator } from "./pages/operator";
 
-const PUBLIC = { "/rankings": Rankings, "/models": Models, "/sign-in": SignIn } as const;
+const PUBLIC = { "/rankings": Rankings, "/models": Models, "/sign-in": SignIn, "/operator": Operator } as const;
 const PRIVATE = { "/overview": Overview, "/keys": Keys, "/activity": Activity, "/playground": Playground } as const;
 
 export function App() {
@@ -47,6 +48,7 @@ export function App() {
             {jwt && link("/keys", t("navKeys"))}
             {jwt && link("/activity", t("navActivity"))}
             {jwt && link("/playground", t("navPlayground"))}
+            {link("/operator", t("navOperator"))}
           </ul>
         </nav>
         <div class="tools">

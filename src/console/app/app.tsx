@@ -12,9 +12,10 @@ import { Keys } from "./pages/keys";
 import { Activity } from "./pages/activity";
 import { Playground } from "./pages/playground";
 import { Operator } from "./pages/operator";
+import { ManagementKeys } from "./pages/management-keys";
 
 const PUBLIC = { "/rankings": Rankings, "/models": Models, "/sign-in": SignIn, "/operator": Operator } as const;
-const PRIVATE = { "/overview": Overview, "/keys": Keys, "/activity": Activity, "/playground": Playground } as const;
+const PRIVATE = { "/overview": Overview, "/keys": Keys, "/activity": Activity, "/playground": Playground, "/management-keys": ManagementKeys } as const;
 
 export function App() {
   const route = useRoute();
@@ -46,6 +47,7 @@ export function App() {
             {link("/models", t("navModels"))}
             {jwt && link("/overview", t("navOverview"))}
             {jwt && link("/keys", t("navKeys"))}
+            {jwt && link("/management-keys", t("navMgmtKeys"))}
             {jwt && link("/activity", t("navActivity"))}
             {jwt && link("/playground", t("navPlayground"))}
             {link("/operator", t("navOperator"))}

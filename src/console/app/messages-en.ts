@@ -169,4 +169,12 @@ export const en: Record<keyof typeof ko, string> = {
   topUpFor: "Top up {email}",
   unlimited: "Unlimited",
   invalidAdminToken: "The admin token is not valid.",
+  navMgmtKeys: "Management keys",
+  mgmtKeysTitle: "Management keys",
+  newMgmtKey: "New management key",
+  childKeys: "Child keys",
+  noChildren: "No child keys.",
+  deleteChildrenToo: "Also delete the keys it provisioned",
+  confirmDeleteMgmt: "Delete the management key “{name}”?",
+  createdAt: "Created",
 };

@@ -167,4 +167,12 @@ export const ko = {
   topUpFor: "{email} 충전",
   unlimited: "무제한",
   invalidAdminToken: "관리자 토큰이 올바르지 않습니다.",
+  navMgmtKeys: "관리 키",
+  mgmtKeysTitle: "관리 키",
+  newMgmtKey: "새 관리 키",
+  childKeys: "하위 키",
+  noChildren: "하위 키가 없습니다.",
+  deleteChildrenToo: "이 관리 키로 만든 키도 함께 삭제",
+  confirmDeleteMgmt: "관리 키 “{name}”을(를) 삭제할까요?",
+  createdAt: "만든 시각",
 } as const;

@@ -210,6 +210,7 @@ describe("the statuses the gateway sends are the documented ones", () => {
     await expectOk("POST", `/v1/admin/users/${user.id}/delegated-keys`, { ...admin, body: {} });
     await expectOk("POST", `/v1/admin/users/${user.id}/byok-keys`, { ...admin, body: { provider: "openai", provider_api_key: "sk-test" } });
     const policy = await expectOk("POST", "/v1/routing-policies", { ...jwt, body: { slug: "tour", display_name: "t", policy_type: "fallback", entries: [{ model: "gpt-4o-mini" }] } });
+    await expectOk("POST", "/v1/routing-policies/validate", { ...jwt, body: { slug: "tour2", display_name: "t", policy_type: "fallback", entries: [{ model: "gpt-4o-mini" }] } });
     await expectOk("GET", "/v1/routing-policies", jwt);
     await expectOk("GET", `/v1/routing-policies/${policy.id}`, jwt);
     await expectOk("PATCH", `/v1/routing-policies/${policy.id}`, { ...jwt, body: { display_name: "u" } });

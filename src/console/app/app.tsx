@@ -13,9 +13,10 @@ import { Activity } from "./pages/activity";
 import { Playground } from "./pages/playground";
 import { Operator } from "./pages/operator";
 import { ManagementKeys } from "./pages/management-keys";
+import { Policies } from "./pages/policies";
 
 const PUBLIC = { "/rankings": Rankings, "/models": Models, "/sign-in": SignIn, "/operator": Operator } as const;
-const PRIVATE = { "/overview": Overview, "/keys": Keys, "/activity": Activity, "/playground": Playground, "/management-keys": ManagementKeys } as const;
+const PRIVATE = { "/overview": Overview, "/keys": Keys, "/activity": Activity, "/playground": Playground, "/management-keys": ManagementKeys, "/policies": Policies } as const;
 
 export function App() {
   const route = useRoute();
@@ -49,6 +50,7 @@ export function App() {
             {jwt && link("/keys", t("navKeys"))}
             {jwt && link("/management-keys", t("navMgmtKeys"))}
             {jwt && link("/activity", t("navActivity"))}
+            {jwt && link("/policies", t("navPolicies"))}
             {jwt && link("/playground", t("navPlayground"))}
             {link("/operator", t("navOperator"))}
           </ul>

@@ -16,7 +16,7 @@ import type { AppDeps } from "../deps";
 import { notFound, requireUuid } from "../params";
 import { AUTH } from "../security";
 import { created, errors, ok } from "../openapi/describe";
-import { Deleted, Policy as PolicyShape, PolicyList } from "../openapi/shapes";
+import { Deleted, Policy as PolicyShape, PolicyCheck, PolicyList } from "../openapi/shapes";
 
 const SLUG = "^[a-z0-9][a-z0-9-]{0,62}$";
 const UUID_OR_EMPTY = "^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})?$";
@@ -154,6 +154,24 @@ export function policyRoutes(d: AppDeps, r: PolicyRouteDeps) {
         return toPolicyRecord(created);
       },
       { body: CreatePolicyBody, detail: { security: AUTH.dashboard, tags: ["routing policies"], summary: "Create a routing policy (201; 409 on a taken slug)", responses: { ...created(PolicyShape), ...errors(403, 409) } } },
+    )
+    .post(
+      "/v1/routing-policies/validate",
+      async ({ request, body }) => {
+        await d.auth.jwtUser(request);
+        // The create route's own checks (schema, then catalog models), without storing: for forms checked as they are typed.
+        const snapshot = r.catalog();
+        return { valid: true, entries: normalizeEntries(snapshot, body.entries), config: normalizeConfig(snapshot, body.config) };
+      },
+      {
+        body: CreatePolicyBody,
+        detail: {
+          security: AUTH.dashboard,
+          tags: ["routing policies"],
+          summary: "Check a policy as creating it would (422 at the field, 400 invalid_policy_entry), storing nothing; 200 gives the entries and config as they would be stored",
+          responses: ok(PolicyCheck),
+        },
+      },
     )
     .get(
       "/v1/routing-policies/:policy_id",

@@ -65,6 +65,7 @@ import { usageReportRoutes } from "./http/routes/usage-report";
 import { activityRoutes } from "./http/routes/activity";
 import { consoleRoutes } from "./console/routes";
 import { adminOrgRoutes } from "./http/routes/admin-orgs";
+import { videoDashboardRoutes } from "./http/routes/video-dashboard";
 
 export interface BuildOptions {
   /** Use this already-open database instead of opening one from the config. */
@@ -355,6 +356,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     usageReportRoutes(deps, rollups),
     activityRoutes(deps),
     adminOrgRoutes(deps),
+    videoDashboardRoutes(deps, video, video.pool.repo),
     consoleRoutes(cfg.FX_USD_KRW),
   ]);
 

@@ -1,6 +1,7 @@
 /**
  * Everything users or clients wrote is shown as text: a key name, an app name sent as X-Title
- * (in activity and in the public apps ranking) and a playground prompt, each an
+ * (in activity and in the public apps ranking), a policy name, a video prompt and a playground
+ * prompt, each an
  * `<img src=x onerror=…>`, appear literally on their pages, and no element or script of theirs
  * ever exists or runs.
  */
@@ -28,6 +29,10 @@ describe.skipIf(!chromiumAvailable())("user-written text in the console", () => 
     const r = await g.call("POST", "/v1/chat/completions", { token: key.key, headers: { "x-title": PAYLOAD }, body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }], max_tokens: 8 } });
     expect(r.status).toBe(200);
     expect(await within(20_000, async () => (await g.call("GET", "/v1/stats/apps")).body.apps.length === 1, 250)).not.toBeNull();
+    const policy = await g.call("POST", "/v1/routing-policies", { token: u.jwt, body: { slug: "xss", display_name: PAYLOAD, policy_type: "fallback", entries: [{ model: "gpt-4o-mini" }] } });
+    expect(policy.status).toBe(201);
+    const job = await g.call("POST", "/v1/video/generations", { token: key.key, body: { model: "veo-3", duration_seconds: 3, prompt: PAYLOAD } });
+    expect(job.status).toBe(202);
     browser = await openBrowser({ locale: "en-US" });
     page = await browser.context.newPage();
     errors = watchErrors(page);
@@ -45,7 +50,7 @@ describe.skipIf(!chromiumAvailable())("user-written text in the console", () => 
     expect(await injected()).toEqual({ ran: 0, images: 0 });
   });
 
-  test("the key name, the app in activity and a playground prompt are text", async () => {
+  test("the key name, the app in activity, a policy name, a video prompt and a playground prompt are text", async () => {
     await page.goto(g.url + "/#/sign-in");
     await page.getByLabel("Email").fill(u.email);
     await page.getByLabel("Password").fill(u.password);
@@ -57,6 +62,11 @@ describe.skipIf(!chromiumAvailable())("user-written text in the console", () => 
     await page.getByRole("link", { name: "Activity" }).click();
     await page.locator("td", { hasText: PAYLOAD }).waitFor();
     await page.getByRole("combobox", { name: "Key" }).locator("option", { hasText: PAYLOAD }).waitFor({ state: "attached" });
+    expect(await injected()).toEqual({ ran: 0, images: 0 });
+    await page.getByRole("link", { name: "Routing policies" }).click();
+    await page.locator("td", { hasText: PAYLOAD }).waitFor();
+    await page.getByRole("link", { name: "Video jobs" }).click();
+    await page.locator("td", { hasText: PAYLOAD }).waitFor();
     expect(await injected()).toEqual({ ran: 0, images: 0 });
     await page.getByRole("link", { name: "Playground" }).click();
     await page.getByRole("button", { name: "Create the playground key" }).click();

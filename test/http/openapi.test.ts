@@ -224,6 +224,7 @@ describe("the statuses the gateway sends are the documented ones", () => {
     await expectOk("POST", `/v1/responses/${resp.id}/feedback`, { ...jwt, body: { rating: "up" } });
     const job = await expectOk("POST", "/v1/video/generations", { ...api, body: { prompt: "a tour" } });
     await expectOk("GET", `/v1/jobs/${job.job_id}`, api);
+    await expectOk("GET", "/v1/video/jobs", jwt);
     await expectOk("POST", `/v1/jobs/${job.job_id}/cancel`, api);
     await expectOk("GET", "/v1/usage/report", api);
     const call = (await expectOk("GET", "/v1/activity", jwt)).data[0].request_id;

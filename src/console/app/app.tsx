@@ -14,9 +14,10 @@ import { Playground } from "./pages/playground";
 import { Operator } from "./pages/operator";
 import { ManagementKeys } from "./pages/management-keys";
 import { Policies } from "./pages/policies";
+import { VideoJobs } from "./pages/video";
 
 const PUBLIC = { "/rankings": Rankings, "/models": Models, "/sign-in": SignIn, "/operator": Operator } as const;
-const PRIVATE = { "/overview": Overview, "/keys": Keys, "/activity": Activity, "/playground": Playground, "/management-keys": ManagementKeys, "/policies": Policies } as const;
+const PRIVATE = { "/overview": Overview, "/keys": Keys, "/activity": Activity, "/playground": Playground, "/management-keys": ManagementKeys, "/policies": Policies, "/video": VideoJobs } as const;
 
 export function App() {
   const route = useRoute();
@@ -51,6 +52,7 @@ export function App() {
             {jwt && link("/management-keys", t("navMgmtKeys"))}
             {jwt && link("/activity", t("navActivity"))}
             {jwt && link("/policies", t("navPolicies"))}
+            {jwt && link("/video", t("navVideo"))}
             {jwt && link("/playground", t("navPlayground"))}
             {link("/operator", t("navOperator"))}
           </ul>

@@ -192,4 +192,10 @@ export const en: Record<keyof typeof ko, string> = {
   configNotJson: "Not a JSON object.",
   checking: "Checking…",
   checkedOk: "The server accepts it",
+  navVideo: "Video jobs",
+  videoTitle: "Video jobs",
+  prompt: "Prompt",
+  play: "Play",
+  cancelJob: "Cancel job",
+  jobError: "Error",
 };

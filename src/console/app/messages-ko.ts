@@ -190,4 +190,10 @@ export const ko = {
   configNotJson: "JSON 객체가 아닙니다.",
   checking: "확인 중…",
   checkedOk: "서버 검증 통과",
+  navVideo: "영상 작업",
+  videoTitle: "영상 작업",
+  prompt: "프롬프트",
+  play: "재생",
+  cancelJob: "작업 취소",
+  jobError: "오류",
 } as const;

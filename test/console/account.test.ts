@@ -117,13 +117,18 @@ describe.skipIf(!chromiumAvailable())("the signed-in console in Chromium", () =>
     const row = page.locator("tr", { hasText: "gpt-4o-mini" }).first();
     await row.waitFor();
     expect(await row.textContent()).toContain(`₩${charged.toLocaleString("en-US", { maximumFractionDigits: 6 })}`);
+    // The playground streamed it through chat completions: the row says so, with its first token.
+    const cells = await row.locator("td").allTextContents();
+    expect(cells[4]).toBe("chat");
+    expect(cells[10]).toMatch(/^\d[\d,]* ms$/);
+    expect(cells[11]).toBe("Yes");
     await page.getByRole("button", { name: `Details ${charge!.request_id}` }).click();
     await page.locator("dialog dd", { hasText: charge!.request_id }).waitFor();
     await page.locator("dialog").getByRole("button", { name: "Close" }).click();
     const download = page.waitForEvent("download");
     await page.getByRole("button", { name: "Export CSV" }).click();
     const csv = readFileSync((await (await download).path())!, "utf8").split("\r\n");
-    expect(csv[0]).toStartWith("created_at,request_id,key_id,model");
+    expect(csv[0]).toBe("created_at,request_id,key_id,model,provider,app,api,status,error_code,streamed,prompt_tokens,completion_tokens,cached_tokens,cost_krw,cost_usd,latency_ms,ttft_ms,cache_hit");
     expect(csv[1]).toContain(charge!.request_id);
     expect(csv.filter(Boolean).length).toBe(2);
   });

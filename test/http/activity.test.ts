@@ -133,3 +133,41 @@ for (const kind of await dbKinds()) {
     });
   });
 }
+
+describe("activity names the API, the stream, its first token and a failure's code", () => {
+  let g: TestGateway;
+  beforeAll(async () => {
+    g = await startTestGateway();
+  }, 60_000);
+  afterAll(async () => {
+    await g?.stop();
+  });
+
+  test("chat JSON and stream, Responses, and an upstream failure each recorded as such", async () => {
+    const u = await fastUser(g, { creditKrw: 10_000 });
+    const key = (await g.newKey(u)).key;
+    const id = async (r: Promise<{ headers: Headers }>) => (await r).headers.get("x-request-id")!;
+    const plain = await id(chat(g, key));
+    const streamRes = await fetch(g.url + "/v1/chat/completions", {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "gpt-4o-mini", stream: true, messages: [{ role: "user", content: "stream it" }], max_tokens: 8 }),
+    });
+    await streamRes.text();
+    const streamed = streamRes.headers.get("x-request-id")!;
+    const responses = await id(g.call("POST", "/v1/responses", { token: key, body: { model: "gpt-4o-mini", input: "hi", max_output_tokens: 16 } }));
+    const failed = await id(g.call("POST", "/v1/chat/completions", { token: key, body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "down [sim:fail=503]" }], max_tokens: 8 } }));
+    await g.gw.settlements.quiesce();
+    const items = (await g.call("GET", "/v1/activity", { token: u.jwt })).body.data;
+    const by = (rid: string) => items.find((x: any) => x.request_id === rid);
+    expect(by(plain)).toMatchObject({ api: "chat", streamed: false, ttft_ms: null, error_code: null, status: 200 });
+    expect(by(streamed)).toMatchObject({ api: "chat", streamed: true, error_code: null, status: 200 });
+    expect(by(streamed).ttft_ms).toBeGreaterThanOrEqual(0);
+    expect(by(streamed).ttft_ms).toBeLessThanOrEqual(by(streamed).latency_ms);
+    expect(by(responses)).toMatchObject({ api: "responses", status: 200 });
+    expect(by(failed)).toMatchObject({ api: "chat", status: 502, error_code: "upstream_unavailable", cost_krw: 0 });
+    const gen = (await g.call("GET", `/v1/generations/${streamed}`, { token: u.jwt })).body.data;
+    expect(gen).toMatchObject({ streamed: true, api: "chat", error_code: null });
+    expect(gen.time_to_first_token).toBe(by(streamed).ttft_ms);
+  });
+});

@@ -198,4 +198,9 @@ export const en: Record<keyof typeof ko, string> = {
   play: "Play",
   cancelJob: "Cancel job",
   jobError: "Error",
+  api: "API",
+  ttft: "First token",
+  streamedCol: "Streamed",
+  yes: "Yes",
+  no: "No",
 };

@@ -196,4 +196,9 @@ export const ko = {
   play: "재생",
   cancelJob: "작업 취소",
   jobError: "오류",
+  api: "API",
+  ttft: "첫 토큰",
+  streamedCol: "스트림",
+  yes: "예",
+  no: "아니요",
 } as const;

@@ -18,6 +18,11 @@ export interface UsageEvent {
   fxMilli: bigint | null;
   latencyMs: number | null;
   cached: boolean;
+  /** The API that carried the call; absent, derived from the modality (text: chat). */
+  api?: "chat" | "responses" | "messages" | "embeddings" | "video";
+  streamed?: boolean;
+  ttftMs?: number | null;
+  errorCode?: string | null;
 }
 
 export interface HoldRequest {

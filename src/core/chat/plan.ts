@@ -24,6 +24,8 @@ export interface ChatCaller {
   trace?: CallTrace;
   /** The language of a stream's failure event (Accept-Language); Korean when absent. */
   lang?: Lang;
+  /** The API the call came in through, for the usage record; absent means chat completions. */
+  api?: "chat" | "responses" | "messages";
 }
 
 export interface ChatOptions {
@@ -58,6 +60,9 @@ export interface ChatPlan {
   policy: PolicyExecution | null;
   /** When the answering stream opened, for latency measurement. */
   opened?: { at: number; ttftMs: number };
+  /** The call asked for a stream (set as it opens), and a failure's code: for the usage record. */
+  streamed?: boolean;
+  errorCode?: string;
   /** The client left an open stream: the upstream is cut when this fires (ChatService.clientLeft). */
   drain?: ReturnType<typeof setTimeout>;
   /** Set once the stream's end is being billed. */

@@ -216,6 +216,7 @@ export class ChatService {
    * PII must be restored.
    */
   async openStream(plan: ChatPlan, preferRaw: boolean): Promise<OpenedStream> {
+    plan.streamed = true;
     if (plan.policy && plan.policy.kind !== "single") {
       // cascade / parallel: only an accepted answer may reach the client, so run to the end first.
       const answer = await this.orchestrate(plan, plan.policy);
@@ -368,6 +369,7 @@ export class ChatService {
   private async fail(plan: ChatPlan, e: unknown): Promise<void> {
     this.d.keeper?.drop(plan.caller.requestId);
     const status = e instanceof GatewayError ? e.status : 499;
+    plan.errorCode = e instanceof GatewayError ? e.errorCode : "client_closed";
     const first = plan.candidates[0]!;
     await this.d.ledger
       .release(plan.caller.requestId, this.event(plan.caller, first.model.id, null, { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 }, status, false, undefined, plan))
@@ -384,7 +386,9 @@ export class ChatService {
     const maker = getModel(snapshot ?? this.d.catalog(), model)?.maker ?? null;
     const { promptTokens, completionTokens, cachedTokens, cacheWriteTokens } = u;
     const latencyMs = plan ? Math.round(performance.now() - plan.startedAt) : 0;
-    return { model, provider, maker, modality: "text", app: caller.app, status, promptTokens, completionTokens, cachedTokens, cacheWriteTokens, fxMilli: this.d.fxMilli, latencyMs, cached };
+    const ttftMs = plan?.opened ? Math.round(plan.opened.at + plan.opened.ttftMs - plan.startedAt) : null;
+    const errorCode = status < 400 ? null : (plan?.errorCode ?? (status === 499 ? "client_closed" : "upstream_error"));
+    return { model, provider, maker, modality: "text", app: caller.app, status, promptTokens, completionTokens, cachedTokens, cacheWriteTokens, fxMilli: this.d.fxMilli, latencyMs, cached, api: caller.api ?? "chat", streamed: plan?.streamed ?? false, ttftMs, errorCode };
   }
 
   private upstreamRequest(plan: ChatPlan, c: Candidate): ChatRequest {

@@ -35,11 +35,16 @@ export interface ActivityRow {
   fx_milli: string | null;
   latency_ms: number | null;
   cached: boolean;
+  api: string | null;
+  streamed: boolean | null;
+  ttft_ms: number | null;
+  error_code: string | null;
   created_at: Date | string;
 }
 
 const COLUMNS = `e.id, e.request_id, e.key_id, e.model, e.provider, e.modality, e.app, e.status, e.prompt_tokens,
-  e.completion_tokens, e.cached_tokens, e.cache_write_tokens, e.cost_micro, e.fx_milli, e.latency_ms, e.cached, e.created_at`;
+  e.completion_tokens, e.cached_tokens, e.cache_write_tokens, e.cost_micro, e.fx_milli, e.latency_ms, e.cached, e.api, e.streamed,
+  e.ttft_ms, e.error_code, e.created_at`;
 
 export class ActivityRepo {
   constructor(private db: Database) {}

@@ -41,7 +41,7 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         const b = body as ResponsesBody;
         const core = toCoreFromResponses(b);
         const id = requestId(request);
-        const caller = { ...callIdentity(request, principal.user.id), principal, app: appName(request), signal: request.signal, trace: requestRecord(request), lang: requestLang(request) };
+        const caller = { ...callIdentity(request, principal.user.id), principal, app: appName(request), signal: request.signal, trace: requestRecord(request), lang: requestLang(request), api: "responses" as const };
         const stream = b.stream === true;
         const prepared = await c.chat.prepare(caller, {
           model: b.model,

@@ -9,13 +9,17 @@ export const CSV_COLUMNS = [
   "model",
   "provider",
   "app",
+  "api",
   "status",
+  "error_code",
+  "streamed",
   "prompt_tokens",
   "completion_tokens",
   "cached_tokens",
   "cost_krw",
   "cost_usd",
   "latency_ms",
+  "ttft_ms",
   "cache_hit",
 ] as const;
 

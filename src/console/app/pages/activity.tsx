@@ -103,11 +103,14 @@ export function Activity() {
                     <th scope="col">{t("model")}</th>
                     <th scope="col">{t("provider")}</th>
                     <th scope="col">{t("app")}</th>
+                    <th scope="col">{t("api")}</th>
                     <th scope="col" class="n">{t("in")}</th>
                     <th scope="col" class="n">{t("out")}</th>
                     <th scope="col" class="n">{t("cached")}</th>
                     <th scope="col" class="n">{t("cost")}</th>
                     <th scope="col" class="n">{t("latency")}</th>
+                    <th scope="col" class="n">{t("ttft")}</th>
+                    <th scope="col">{t("streamedCol")}</th>
                     <th scope="col">{t("status")}</th>
                     <th scope="col">{t("requestId")}</th>
                   </tr>
@@ -120,12 +123,18 @@ export function Activity() {
                         <td>{r.model}</td>
                         <td>{r.provider ?? "–"}</td>
                         <td>{r.app ?? "–"}</td>
+                        <td>{r.api ?? "–"}</td>
                         <td class="n">{num(r.prompt_tokens)}</td>
                         <td class="n">{num(r.completion_tokens)}</td>
                         <td class="n">{num(r.cached_tokens)}</td>
                         <td class="n">{krw(r.cost_krw, 6)}</td>
                         <td class="n">{r.latency_ms == null ? "–" : `${num(r.latency_ms)} ms`}</td>
-                        <td>{r.status}</td>
+                        <td class="n">{r.ttft_ms == null ? "–" : `${num(r.ttft_ms)} ms`}</td>
+                        <td>{r.streamed == null ? "–" : r.streamed ? t("yes") : t("no")}</td>
+                        <td>
+                          {r.status}
+                          {r.error_code && <small class="error"> {r.error_code}</small>}
+                        </td>
                         <td>
                           <button type="button" class="link" onClick={() => open(r.request_id)} aria-label={`${t("details")} ${r.request_id}`}>
                             <code>{r.request_id.slice(0, 8)}</code>
@@ -135,7 +144,7 @@ export function Activity() {
                     ))
                   ) : (
                     <tr>
-                      <td colSpan={11}>{t("noData")}</td>
+                      <td colSpan={14}>{t("noData")}</td>
                     </tr>
                   )}
                 </tbody>

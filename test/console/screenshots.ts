@@ -15,7 +15,7 @@ const u = await fastUser(g, { creditKrw: 50_000 });
 const keys = [await g.newKey(u, { name: "backend", monthly_budget_krw: 20_000 }), await g.newKey(u, { name: "batch jobs" })];
 const models = ["gpt-4o-mini", "claude-haiku-4-5", "gemini-2.5-flash", "deepseek-v3", "gpt-4o-mini"];
 for (let i = 0; i < 24; i++) {
-  const body = { model: models[i % models.length], messages: [{ role: "user", content: "Summarise the news ".repeat(1 + (i % 5)) }], max_tokens: 40 + 10 * (i % 7) };
+  const body = { model: models[i % models.length], stream: i % 3 === 0, messages: [{ role: "user", content: "Summarise the news ".repeat(1 + (i % 5)) }], max_tokens: 40 + 10 * (i % 7) };
   await g.call("POST", "/v1/chat/completions", { token: keys[i % 2].key, headers: { "x-title": ["docs-bot", "support-agent", "etl"][i % 3]! }, body });
 }
 await within(20_000, async () => (await g.call("GET", "/v1/stats/rankings")).body.leaderboard.length >= 4, 250);

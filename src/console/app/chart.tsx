@@ -1,6 +1,7 @@
 /**
  * uPlot charts: time series (lines or stacked areas) and bars over categories. uPlot draws on
- * a canvas; the table fallback next to each chart is what screen readers get.
+ * a canvas, so each chart is an image named by its title for screen readers, and its legend
+ * (text) names every series.
  */
 import { useEffect, useRef } from "preact/hooks";
 import uPlot from "uplot";

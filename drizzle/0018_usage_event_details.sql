@@ -1,9 +1,10 @@
 -- Usage events name what the activity shows: the API that carried the call (chat, responses,
--- messages, embeddings, video), whether it streamed, the time to its first token and a failure's
--- error code. Every column is added only if missing (another migration may add `api` first),
--- and every function that writes usage events reads them from the event: gw_insert_usage
--- (single settles and releases) and the batched gw_settle_many and gw_lease_charge, whose
--- bodies are those of 0013 with the four columns added.
+-- messages, embeddings, video), whether it streamed, the time to its first token, a failure's
+-- error code and a routing policy's decision (its X-Policy-Decision). Every column is added only
+-- if missing (another migration may add `api` first), and every function that writes usage
+-- events reads them from the event: gw_insert_usage (single settles and releases) and the
+-- batched gw_settle_many and gw_lease_charge, whose bodies are those of 0013 with the five
+-- columns added.
 ALTER TABLE "usage_events" ADD COLUMN IF NOT EXISTS "api" text;
 --> statement-breakpoint
 ALTER TABLE "usage_events" ADD COLUMN IF NOT EXISTS "streamed" boolean;
@@ -12,19 +13,21 @@ ALTER TABLE "usage_events" ADD COLUMN IF NOT EXISTS "ttft_ms" integer;
 --> statement-breakpoint
 ALTER TABLE "usage_events" ADD COLUMN IF NOT EXISTS "error_code" text;
 --> statement-breakpoint
+ALTER TABLE "usage_events" ADD COLUMN IF NOT EXISTS "policy_decision" text;
+--> statement-breakpoint
 CREATE OR REPLACE FUNCTION gw_insert_usage(p_id uuid, p_user uuid, p_key uuid, p_cost bigint, p_event jsonb)
 RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO usage_events (request_id, user_id, key_id, model, provider, maker, modality, app, status,
     prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens, cost_micro, fx_milli, latency_ms, cached,
-    api, streamed, ttft_ms, error_code)
+    api, streamed, ttft_ms, error_code, policy_decision)
   SELECT p_id, p_user, p_key, coalesce(e.model, 'unknown'), e.provider, e.maker, coalesce(e.modality, 'text'), e.app,
     coalesce(e.status, 200), coalesce(e.prompt_tokens, 0), coalesce(e.completion_tokens, 0), coalesce(e.cached_tokens, 0),
     coalesce(e.cache_write_tokens, 0), p_cost, e.fx_milli, e.latency_ms, coalesce(e.cached, false),
-    e.api, e.streamed, e.ttft_ms, e.error_code
+    e.api, e.streamed, e.ttft_ms, e.error_code, e.policy_decision
   FROM jsonb_to_record(p_event) AS e(model text, provider text, maker text, modality text, app text, status int,
     prompt_tokens int, completion_tokens int, cached_tokens int, cache_write_tokens int, fx_milli bigint, latency_ms int, cached boolean,
-    api text, streamed boolean, ttft_ms int, error_code text)
+    api text, streamed boolean, ttft_ms int, error_code text, policy_decision text)
   ON CONFLICT (request_id) DO NOTHING;
 END $$;
 --> statement-breakpoint
@@ -71,14 +74,14 @@ BEGIN
   ), events AS (
     INSERT INTO usage_events (request_id, user_id, key_id, model, provider, maker, modality, app, status,
       prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens, cost_micro, fx_milli, latency_ms, cached,
-      api, streamed, ttft_ms, error_code)
+      api, streamed, ttft_ms, error_code, policy_decision)
     SELECT x.id, x.user_id, x.key_id, coalesce(e.model, 'unknown'), e.provider, e.maker, coalesce(e.modality, 'text'), e.app,
       coalesce(e.status, 200), coalesce(e.prompt_tokens, 0), coalesce(e.completion_tokens, 0), coalesce(e.cached_tokens, 0),
       coalesce(e.cache_write_tokens, 0), x.c, e.fx_milli, e.latency_ms, coalesce(e.cached, false),
-      e.api, e.streamed, e.ttft_ms, e.error_code
+      e.api, e.streamed, e.ttft_ms, e.error_code, e.policy_decision
     FROM closed x, jsonb_to_record(x.e) AS e(model text, provider text, maker text, modality text, app text, status int,
       prompt_tokens int, completion_tokens int, cached_tokens int, cache_write_tokens int, fx_milli bigint, latency_ms int, cached boolean,
-        api text, streamed boolean, ttft_ms int, error_code text)
+        api text, streamed boolean, ttft_ms int, error_code text, policy_decision text)
     WHERE x.e IS NOT NULL
     ON CONFLICT (request_id) DO NOTHING
   )
@@ -118,15 +121,15 @@ BEGIN
   ), fresh AS (
     INSERT INTO usage_events (request_id, user_id, key_id, model, provider, maker, modality, app, status,
       prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens, cost_micro, fx_milli, latency_ms, cached,
-      api, streamed, ttft_ms, error_code)
+      api, streamed, ttft_ms, error_code, policy_decision)
     SELECT p.id, l.user_id, l.key_id, coalesce(e.model, 'unknown'), e.provider, e.maker, coalesce(e.modality, 'text'), e.app,
       coalesce(e.status, 200), coalesce(e.prompt_tokens, 0), coalesce(e.completion_tokens, 0), coalesce(e.cached_tokens, 0),
       coalesce(e.cache_write_tokens, 0), p.c, e.fx_milli, e.latency_ms, coalesce(e.cached, false),
-      e.api, e.streamed, e.ttft_ms, e.error_code
+      e.api, e.streamed, e.ttft_ms, e.error_code, e.policy_decision
     FROM priced p JOIN lease l ON l.id = p.lease,
       jsonb_to_record(coalesce(p.e, '{}'::jsonb)) AS e(model text, provider text, maker text, modality text, app text, status int,
         prompt_tokens int, completion_tokens int, cached_tokens int, cache_write_tokens int, fx_milli bigint, latency_ms int, cached boolean,
-        api text, streamed boolean, ttft_ms int, error_code text)
+        api text, streamed boolean, ttft_ms int, error_code text, policy_decision text)
     ON CONFLICT (request_id) DO NOTHING
     RETURNING request_id
   ), done AS (

@@ -1,7 +1,8 @@
 /**
  * Routing policies in Chromium: the form is checked by the server while it is typed, each
  * error shown at its field (an unknown model at the entries, a bad config key at the config),
- * then the policy is created and edited, as the API then reads it.
+ * then the policy is created and edited, as the API then reads it, and a call through it shows
+ * among its recent decisions.
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { startTestGateway, type TestGateway, type TestUser } from "../harness";
@@ -17,7 +18,7 @@ describe.skipIf(!chromiumAvailable())("routing policies in Chromium", () => {
   let browser: Browser;
   beforeAll(async () => {
     g = await startTestGateway();
-    u = await fastUser(g);
+    u = await fastUser(g, { creditKrw: 1_000 });
     browser = await openBrowser({ locale: "en-US" });
   }, 60_000);
   afterAll(async () => {
@@ -63,6 +64,13 @@ describe.skipIf(!chromiumAvailable())("routing policies in Chromium", () => {
     await page.locator("td", { hasText: "weighted" }).waitFor();
     stored = (await g.call("GET", "/v1/routing-policies", { token: u.jwt })).body.items[0];
     expect(stored.entries.map((e: any) => e.weight)).toEqual([3, 1]);
+    // A call through the policy shows among its recent decisions, with its header.
+    const key = (await g.newKey(u)).key;
+    const call = await g.call("POST", "/v1/chat/completions", { token: key, body: { model: "orch/support-bot", messages: [{ role: "user", content: "hi" }], max_tokens: 8 } });
+    expect(call.status).toBe(200);
+    await g.gw.settlements.quiesce();
+    await page.getByRole("button", { name: "Recent decisions support-bot" }).click();
+    await page.locator("code", { hasText: call.headers.get("x-policy-decision")! }).waitFor();
     // Only the validation answers (400/422) the page asked for are logged by the browser.
     expect(errors.filter((e) => !/status of (400|422)/.test(e))).toEqual([]);
   });

@@ -213,6 +213,7 @@ describe("the statuses the gateway sends are the documented ones", () => {
     await expectOk("POST", "/v1/routing-policies/validate", { ...jwt, body: { slug: "tour2", display_name: "t", policy_type: "fallback", entries: [{ model: "gpt-4o-mini" }] } });
     await expectOk("GET", "/v1/routing-policies", jwt);
     await expectOk("GET", `/v1/routing-policies/${policy.id}`, jwt);
+    await expectOk("GET", `/v1/routing-policies/${policy.id}/decisions`, jwt);
     await expectOk("PATCH", `/v1/routing-policies/${policy.id}`, { ...jwt, body: { display_name: "u" } });
     await expectOk("DELETE", `/v1/routing-policies/${policy.id}`, jwt);
     const api = { token: key.key };

@@ -203,4 +203,7 @@ export const en: Record<keyof typeof ko, string> = {
   streamedCol: "Streamed",
   yes: "Yes",
   no: "No",
+  decisions: "Recent decisions",
+  decision: "Decision",
+  decisionsOf: "Recent decisions of {slug}",
 };

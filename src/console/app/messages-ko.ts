@@ -201,4 +201,7 @@ export const ko = {
   streamedCol: "스트림",
   yes: "예",
   no: "아니요",
+  decisions: "최근 결정",
+  decision: "결정",
+  decisionsOf: "{slug}의 최근 결정",
 } as const;

@@ -23,6 +23,8 @@ export interface UsageEvent {
   streamed?: boolean;
   ttftMs?: number | null;
   errorCode?: string | null;
+  /** A routing-policy call's X-Policy-Decision. */
+  policyDecision?: string | null;
 }
 
 export interface HoldRequest {

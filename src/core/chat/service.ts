@@ -388,7 +388,7 @@ export class ChatService {
     const latencyMs = plan ? Math.round(performance.now() - plan.startedAt) : 0;
     const ttftMs = plan?.opened ? Math.round(plan.opened.at + plan.opened.ttftMs - plan.startedAt) : null;
     const errorCode = status < 400 ? null : (plan?.errorCode ?? (status === 499 ? "client_closed" : "upstream_error"));
-    return { model, provider, maker, modality: "text", app: caller.app, status, promptTokens, completionTokens, cachedTokens, cacheWriteTokens, fxMilli: this.d.fxMilli, latencyMs, cached, api: caller.api ?? "chat", streamed: plan?.streamed ?? false, ttftMs, errorCode };
+    return { model, provider, maker, modality: "text", app: caller.app, status, promptTokens, completionTokens, cachedTokens, cacheWriteTokens, fxMilli: this.d.fxMilli, latencyMs, cached, api: caller.api ?? "chat", streamed: plan?.streamed ?? false, ttftMs, errorCode, policyDecision: plan ? this.decisionOf(plan) : null };
   }
 
   private upstreamRequest(plan: ChatPlan, c: Candidate): ChatRequest {

@@ -39,12 +39,13 @@ export interface ActivityRow {
   streamed: boolean | null;
   ttft_ms: number | null;
   error_code: string | null;
+  policy_decision: string | null;
   created_at: Date | string;
 }
 
 const COLUMNS = `e.id, e.request_id, e.key_id, e.model, e.provider, e.modality, e.app, e.status, e.prompt_tokens,
   e.completion_tokens, e.cached_tokens, e.cache_write_tokens, e.cost_micro, e.fx_milli, e.latency_ms, e.cached, e.api, e.streamed,
-  e.ttft_ms, e.error_code, e.created_at`;
+  e.ttft_ms, e.error_code, e.policy_decision, e.created_at`;
 
 export class ActivityRepo {
   constructor(private db: Database) {}
@@ -68,6 +69,16 @@ export class ActivityRepo {
     if (f.afterId !== undefined) add((p) => `(e.created_at, e.id) < (select c.created_at, c.id from usage_events c where c.id = ${p} and c.user_id = $1)`, f.afterId);
     params.push(f.limit + 1);
     return this.db.query<ActivityRow>(`select ${COLUMNS} from usage_events e where ${where.join(" and ")} order by e.created_at desc, e.id desc limit $${params.length}`, params);
+  }
+
+  /** The account's latest calls through the policy `slug` (its decision names it: `<engine>; policy=<slug>; …`). */
+  forPolicy(userId: string, slug: string, limit: number): Promise<ActivityRow[]> {
+    return this.db.query<ActivityRow>(
+      `select ${COLUMNS} from usage_events e
+        where e.user_id = $1 and e.policy_decision is not null and split_part(split_part(e.policy_decision, '; policy=', 2), ';', 1) = $2
+        order by e.created_at desc, e.id desc limit $3`,
+      [userId, slug, limit],
+    );
   }
 
   async one(userId: string, requestId: string, keyId?: string): Promise<ActivityRow | null> {

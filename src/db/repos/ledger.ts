@@ -58,6 +58,7 @@ export function eventJson(e: UsageEvent | null): string | null {
     streamed: e.streamed ?? false,
     ttft_ms: e.ttftMs ?? null,
     error_code: e.errorCode ?? null,
+    policy_decision: e.policyDecision ?? null,
   });
 }
 

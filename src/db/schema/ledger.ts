@@ -104,6 +104,8 @@ export const usageEvents = pgTable(
     ttftMs: integer("ttft_ms"),
     /** A failed call's error code (`upstream_error`, `client_closed`, ...). */
     errorCode: text("error_code"),
+    /** A routing-policy call's X-Policy-Decision (`<engine>; policy=<slug>; …`). */
+    policyDecision: text("policy_decision"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [index("usage_events_created_idx").on(t.createdAt), index("usage_events_user_idx").on(t.userId, t.createdAt), index("usage_events_key_idx").on(t.keyId, t.createdAt)],

@@ -28,6 +28,7 @@ export function toActivity(r: ActivityRow) {
     latency_ms: r.latency_ms,
     ttft_ms: r.ttft_ms,
     cache_hit: r.cached,
+    policy_decision: r.policy_decision,
   };
 }
 
@@ -54,6 +55,7 @@ export function toGeneration(r: ActivityRow) {
       streamed: a.streamed,
       api: a.api,
       error_code: a.error_code,
+      policy_decision: a.policy_decision,
       cache_hit: a.cache_hit,
       modality: a.modality,
     },

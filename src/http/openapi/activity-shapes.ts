@@ -29,6 +29,7 @@ export const ActivityItem = named(
     latency_ms: Nullable(T.Integer()),
     ttft_ms: Nullable(T.Integer({ description: "A stream's time from the request to its first upstream byte" })),
     cache_hit: T.Boolean({ description: "Answered from the response cache" }),
+    policy_decision: Nullable(T.String({ description: "A routing-policy call's X-Policy-Decision" })),
   }),
 );
 
@@ -59,10 +60,16 @@ export const Generation = named(
       streamed: Nullable(T.Boolean()),
       api: Nullable(T.String()),
       error_code: Nullable(T.String()),
+      policy_decision: Nullable(T.String()),
       cache_hit: T.Boolean(),
       modality: T.String(),
     }),
   }),
+);
+
+export const PolicyDecisions = named(
+  "RoutingPolicyDecisions",
+  T.Object({ object: T.Literal("list"), data: T.Array(ActivityItem, { description: "The account's latest calls through the policy, newest first" }) }),
 );
 
 export const ActivitySummary = named(

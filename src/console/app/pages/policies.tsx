@@ -6,11 +6,13 @@ import { useLoad } from "../hooks";
 import { t } from "../i18n";
 import { Page, Show } from "../ui";
 import { PolicyForm } from "./policy-form";
+import { PolicyDecisions } from "./policy-decisions";
 
 export function Policies() {
   const list = useLoad(() => api("GET", "/v1/routing-policies"), []);
   const [editing, setEditing] = useState<any>(null);
   const [creating, setCreating] = useState(false);
+  const [watching, setWatching] = useState<any>(null);
   const create = async (body: Record<string, unknown>) => {
     await api("POST", "/v1/routing-policies", { body });
     setCreating(false);
@@ -32,6 +34,7 @@ export function Policies() {
       }
     >
       {creating && <PolicyForm submitLabel={t("create")} onSubmit={create} onCancel={() => setCreating(false)} />}
+      {watching && <PolicyDecisions key={watching.id} policy={watching} onClose={() => setWatching(null)} />}
       {editing && <PolicyForm key={editing.id} initial={editing} submitLabel={t("save")} onSubmit={update} onCancel={() => setEditing(null)} />}
       <Show state={list}>
         {(r: any) => (
@@ -60,9 +63,12 @@ export function Policies() {
                       <td>{p.entries.map((e: any) => e.model).join(", ")}</td>
                       <td>{p.is_active ? t("active") : t("disabled")}</td>
                       <td>{time(p.updated_at)}</td>
-                      <td>
+                      <td class="row">
                         <button type="button" onClick={() => (setEditing(p), setCreating(false))} aria-label={`${t("edit")} ${p.slug}`}>
                           {t("edit")}
+                        </button>
+                        <button type="button" onClick={() => setWatching(p)} aria-label={`${t("decisions")} ${p.slug}`}>
+                          {t("decisions")}
                         </button>
                       </td>
                     </tr>

@@ -122,6 +122,28 @@ describe.skipIf(!chromiumAvailable())("console public pages in Chromium", () => 
     await page.close();
   });
 
+  test("by keyboard: the skip link moves focus to the page, the navigation is reachable by Tab", async () => {
+    const page = await browser.context.newPage();
+    await page.goto(g.url + "/#/models");
+    await page.getByRole("heading", { level: 1 }).waitFor();
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("본문으로 건너뛰기");
+    await page.keyboard.press("Enter");
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("main");
+    // From the top again: Tab walks the header's links, the language switch and the buttons.
+    await page.reload();
+    await page.getByRole("heading", { level: 1 }).waitFor();
+    const tags: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      await page.keyboard.press("Tab");
+      tags.push(await page.evaluate(() => `${document.activeElement?.tagName}:${document.activeElement?.textContent?.trim().slice(0, 12)}`));
+    }
+    expect(tags).toContain("A:랭킹");
+    expect(tags.some((t) => t.startsWith("SELECT"))).toBe(true);
+    expect(tags.some((t) => t.startsWith("BUTTON"))).toBe(true);
+    await page.close();
+  });
+
   test("a phone: nothing wider than the screen", async () => {
     const phone = await openBrowser({ viewport: { width: 375, height: 740 } });
     const page = await phone.context.newPage();

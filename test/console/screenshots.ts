@@ -10,7 +10,7 @@ import { chromiumAvailable, openBrowser } from "./browser";
 
 if (!chromiumAvailable()) process.exit(1);
 const OUT = join(import.meta.dir, "../../docs/images");
-const g = await startTestGateway({ env: { DEMO_MODE: "true", STATS_MIN_DISTINCT_ACCOUNTS: "1" } });
+const g = await startTestGateway({ env: { DEMO_MODE: "true", STATS_MIN_DISTINCT_ACCOUNTS: "1", VIDEO_POLL_INITIAL_MS: "30", VIDEO_POLL_MAX_MS: "80" } });
 const u = await fastUser(g, { creditKrw: 50_000 });
 const keys = [await g.newKey(u, { name: "backend", monthly_budget_krw: 20_000 }), await g.newKey(u, { name: "batch jobs" })];
 const models = ["gpt-4o-mini", "claude-haiku-4-5", "gemini-2.5-flash", "deepseek-v3", "gpt-4o-mini"];
@@ -19,6 +19,11 @@ for (let i = 0; i < 24; i++) {
   await g.call("POST", "/v1/chat/completions", { token: keys[i % 2].key, headers: { "x-title": ["docs-bot", "support-agent", "etl"][i % 3]! }, body });
 }
 await within(20_000, async () => (await g.call("GET", "/v1/stats/rankings")).body.leaderboard.length >= 4, 250);
+await g.call("POST", "/v1/routing-policies", { token: u.jwt, body: { slug: "cheap-first", display_name: "Cheap first", policy_type: "fallback", entries: [{ model: "gpt-4o-mini" }, { model: "claude-haiku-4-5" }] } });
+for (const prompt of ["a paper boat on a river [sim:video_ms=50]", "a lighthouse at dusk [sim:video_ms=60000]"]) {
+  await g.call("POST", "/v1/video/generations", { token: keys[0].key, body: { model: "veo-3", duration_seconds: 4, prompt } });
+}
+await Bun.sleep(1500);
 
 async function shoot(name: string, route: string, opts: Parameters<typeof openBrowser>[0] = {}, signIn = false) {
   const b = await openBrowser({ locale: "en-US", viewport: { width: 1280, height: 800 }, ...opts });
@@ -41,6 +46,9 @@ await shoot("models", "/models");
 await shoot("overview", "/overview", {}, true);
 await shoot("keys", "/keys", {}, true);
 await shoot("activity", "/activity", {}, true);
+await shoot("policies", "/policies", {}, true);
+await shoot("video", "/video", {}, true);
+await shoot("operator", "/operator");
 await shoot("overview-dark", "/overview", { colorScheme: "dark" }, true);
 await shoot("rankings-phone", "/rankings", { viewport: { width: 390, height: 844 } });
 await g.stop();

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Starts the compiled binary in demo mode on a free port and checks /healthz, /readyz, one
-# chat call with the printed demo key, and that the reference page's embedded assets load.
+# chat call with the printed demo key, and that the reference page's and the console's embedded
+# assets load.
 set -uo pipefail
 BIN="$1"
 DIR=$(mktemp -d)
@@ -25,4 +26,10 @@ for ref in $(echo "$page" | grep -o '\(src\|href\)="[^"]*"' | cut -d'"' -f2); do
   curl -sf -o /dev/null "http://127.0.0.1:$PORT/$ref" || { echo "/docs asset $ref failed"; exit 1; }
 done
 curl -sf "http://127.0.0.1:$PORT/docs/json" | grep -q '"openapi":"3.1.0"' || { echo "/docs/json is not the OpenAPI 3.1 document"; exit 1; }
+console=$(curl -sf "http://127.0.0.1:$PORT/") || { echo "console page / failed"; exit 1; }
+refs=$(echo "$console" | grep -o '\(src\|href\)="console/[^"]*"' | cut -d'"' -f2)
+[ -n "$refs" ] || { echo "console page names no embedded assets"; exit 1; }
+for ref in $refs; do
+  curl -sf -o /dev/null "http://127.0.0.1:$PORT/$ref" || { echo "console asset $ref failed"; exit 1; }
+done
 echo "binary smoke test passed"

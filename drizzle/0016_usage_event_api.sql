@@ -1,4 +1,4 @@
--- Usage events name the client API a call came in by (`chat_completions`, `responses`,
+-- Usage events name the client API a call came in by (`chat`, `responses`,
 -- `messages`; null for video jobs and for events written before this column). The ledger
 -- functions that write usage events read it from the event JSON like every other field; they
 -- are re-created unchanged otherwise (from 0001 and 0013).

@@ -33,7 +33,7 @@ export function demoBanner(base: string, seed: DemoSeed | null, adminToken: stri
     "",
     `  Model gateway (demo mode) listening on ${base}`,
     `  Providers served by the built-in simulator: ${simulated.join(", ") || "none"}`,
-    `  API docs: ${base}/docs   metrics: ${base}/metrics`,
+    `  Console: ${base}/   API docs: ${base}/docs   metrics: ${base}/metrics`,
     adminToken ? `  Admin token: ${adminToken}` : "",
   ];
   if (seed) {

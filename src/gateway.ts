@@ -70,6 +70,10 @@ import { StatsService } from "./core/stats";
 import { startStatsRollup, statsSettings } from "./jobs/stats-rollup";
 import { statsRoutes } from "./http/routes/stats";
 import { usageReportRoutes } from "./http/routes/usage-report";
+import { activityRoutes } from "./http/routes/activity";
+import { consoleRoutes } from "./console/routes";
+import { adminOrgRoutes } from "./http/routes/admin-orgs";
+import { videoDashboardRoutes } from "./http/routes/video-dashboard";
 
 export interface BuildOptions {
   /** Use this already-open database instead of opening one from the config. */
@@ -381,6 +385,10 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     messagesRoutes(deps, { chat, pii: piiMasking, keepaliveMs: cfg.SSE_KEEPALIVE_MS }),
     statsRoutes({ stats, maxAgeSeconds: statsCfg.maxAgeSeconds }),
     usageReportRoutes(deps, rollups),
+    activityRoutes(deps),
+    adminOrgRoutes(deps),
+    videoDashboardRoutes(deps, video, video.pool.repo),
+    consoleRoutes(cfg.FX_USD_KRW),
   ]);
 
   return {

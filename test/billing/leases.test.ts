@@ -60,6 +60,9 @@ if (await postgresAvailable()) {
       // Fewer database holds than calls: the rest rode on leases.
       expect(n!.own).toBeLessThan(300);
       expect(n!.own + n!.leased).toBe(300);
+      // Leased charges write the same usage record as the others (drizzle/0018: the API named).
+      const [api] = await g.gw.deps.db.query<{ chat: number }>("select count(*)::int as chat from usage_events where user_id = $1 and api = 'chat' and streamed = false", [u.id]);
+      expect(api!.chat).toBe(300);
       expect(n!.events).toBe(300);
       expect((await checkBooks(g.gw.deps.db, [u.id])).violations).toEqual([]);
       const [k] = await g.gw.deps.db.query<{ requests: number; held: string; tokens: string }>(

@@ -188,7 +188,7 @@ describe("the statuses the gateway sends are the documented ones", () => {
     await expectOk("POST", "/v1/auth/signup", { body: { email, password: "tour-password-1" } });
     await expectOk("POST", "/v1/auth/login", { body: { email, password: "tour-password-1" } });
     await expectOk("GET", "/v1/me", jwt);
-    const key = await expectOk("POST", "/v1/keys", { ...jwt, body: { name: "tour" } });
+    const key = await expectOk("POST", "/v1/keys", { ...jwt, body: { name: "tour", scopes: ["chat", "usage:read"] } });
     await expectOk("GET", "/v1/keys", jwt);
     await expectOk("GET", "/v1/keys/usage", jwt);
     const spare = await expectOk("POST", "/v1/keys", { ...jwt, body: { name: "spare" } });
@@ -206,11 +206,14 @@ describe("the statuses the gateway sends are the documented ones", () => {
     await expectOk("PATCH", "/v1/admin/settings", { ...admin, body: {} });
     const org = await expectOk("POST", "/v1/admin/orgs", { ...admin, body: { name: "tour", owner_user_id: user.id } });
     await expectOk("POST", `/v1/admin/orgs/${org.org_id}/members`, { ...admin, body: { user_id: user.id, role: "owner" } });
+    await expectOk("GET", "/v1/admin/orgs", admin);
     await expectOk("POST", `/v1/admin/users/${user.id}/delegated-keys`, { ...admin, body: {} });
     await expectOk("POST", `/v1/admin/users/${user.id}/byok-keys`, { ...admin, body: { provider: "openai", provider_api_key: "sk-test" } });
     const policy = await expectOk("POST", "/v1/routing-policies", { ...jwt, body: { slug: "tour", display_name: "t", policy_type: "fallback", entries: [{ model: "gpt-4o-mini" }] } });
+    await expectOk("POST", "/v1/routing-policies/validate", { ...jwt, body: { slug: "tour2", display_name: "t", policy_type: "fallback", entries: [{ model: "gpt-4o-mini" }] } });
     await expectOk("GET", "/v1/routing-policies", jwt);
     await expectOk("GET", `/v1/routing-policies/${policy.id}`, jwt);
+    await expectOk("GET", `/v1/routing-policies/${policy.id}/decisions`, jwt);
     await expectOk("PATCH", `/v1/routing-policies/${policy.id}`, { ...jwt, body: { display_name: "u" } });
     await expectOk("DELETE", `/v1/routing-policies/${policy.id}`, jwt);
     const api = { token: key.key };
@@ -224,9 +227,14 @@ describe("the statuses the gateway sends are the documented ones", () => {
     await expectOk("POST", `/v1/responses/${resp.id}/feedback`, { ...jwt, body: { rating: "up" } });
     const job = await expectOk("POST", "/v1/video/generations", { ...api, body: { prompt: "a tour" } });
     await expectOk("GET", `/v1/jobs/${job.job_id}`, api);
+    await expectOk("GET", "/v1/video/jobs", jwt);
     await expectOk("POST", `/v1/jobs/${job.job_id}/cancel`, api);
     const reader = await expectOk("POST", "/v1/keys", { ...jwt, body: { name: "tour reader", scopes: ["usage:read"] } });
     await expectOk("GET", "/v1/usage/report", { token: reader.key });
+    const call = (await expectOk("GET", "/v1/activity", jwt)).data[0].request_id;
+    await expectOk("GET", "/v1/activity", { token: reader.key });
+    await expectOk("GET", "/v1/activity/summary", jwt);
+    await expectOk("GET", `/v1/generations/${call}`, jwt);
     for (const s of ["models", "rankings", "usage-timeseries", "apps"]) await expectOk("GET", `/v1/stats/${s}`);
     for (const p of ["/healthz", "/readyz", "/metrics"]) await expectOk("GET", p);
 

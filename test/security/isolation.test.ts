@@ -1,6 +1,7 @@
 /**
- * Tenant isolation: for every resource (keys, management keys, child keys, routing policies,
- * video jobs and their content, the usage report, feedback), another tenant's id is answered
+ * Tenant isolation: for every resource (keys, management keys, child keys, routing policies
+ * and their decisions, video jobs and their content, the usage report, the activity and its
+ * calls, feedback), another tenant's id is answered
  * exactly like an id that does not exist (404, the same body), lists never show it, and a
  * change attempted through it changes nothing.
  */
@@ -111,14 +112,41 @@ describe("tenant isolation", () => {
     // Feedback on someone else's request is the same 404 as on a request that never was.
     await sameAsMissing("POST", (id) => `/v1/responses/${id}/feedback`, rid, mallory.jwt, { rating: "down" });
     expect((await g.call("POST", `/v1/responses/${rid}/feedback`, { token: alice.jwt, body: { rating: "up" } })).status).toBe(201);
-    // Each usage report holds its own account's calls only.
+    // Each usage report holds its own account's calls only (read with a key allowed to: usage:read).
+    const malloryReader = await g.newKey(mallory, { name: "mallory-report", scopes: ["usage:read"] });
     let report: any;
     for (let i = 0; i < 100; i++) {
-      report = (await g.call("GET", "/v1/usage/report", { token: malloryKey.key })).body;
+      report = (await g.call("GET", "/v1/usage/report", { token: malloryReader.key })).body;
       if (report.data?.length) break;
       await Bun.sleep(100);
     }
     expect(report.data.map((d: any) => d.model)).toEqual(["claude-haiku-4-5"]);
+  });
+
+  test("activity, generations, policy decisions and the dashboard's video jobs", async () => {
+    const reader = await g.newKey(alice, { name: "alice-reader", scopes: ["chat", "usage:read"] });
+    const spy = await g.newKey(mallory, { name: "mallory-reader", scopes: ["chat", "usage:read"] });
+    const slug = `iso-d-${crypto.randomUUID().slice(0, 8)}`;
+    const p = (await g.call("POST", "/v1/routing-policies", { token: alice.jwt, body: { slug, display_name: "d", policy_type: "fallback", entries: [{ model: "gpt-4o-mini" }] } })).body;
+    const r = await g.call("POST", "/v1/chat/completions", { token: reader.key, body: { model: `orch/${slug}`, messages: [{ role: "user", content: "hi" }], max_tokens: 5 } });
+    expect(r.status).toBe(200);
+    const rid = r.headers.get("x-request-id")!;
+    const job = (await g.call("POST", "/v1/video/generations", { token: aliceKey.key, body: { prompt: "alice's boat" } })).body;
+    await g.gw.settlements.quiesce();
+    for (const token of [mallory.jwt, spy.key]) await sameAsMissing("GET", (id) => `/v1/generations/${id}`, rid, token);
+    await sameAsMissing("GET", (id) => `/v1/routing-policies/${id}/decisions`, p.id, mallory.jwt);
+    await sameAsMissing("POST", (id) => `/v1/video/jobs/${id}/cancel`, job.job_id, mallory.jwt);
+    await sameAsMissing("GET", (id) => `/v1/video/jobs/${id}/content`, job.job_id, mallory.jwt);
+    for (const [path, token] of [["/v1/activity", mallory.jwt], ["/v1/activity", spy.key], ["/v1/activity/summary", mallory.jwt], ["/v1/video/jobs", mallory.jwt]] as const) {
+      const list = await g.call("GET", path, { token });
+      expect(list.status).toBe(200);
+      expect(JSON.stringify(list.body)).not.toContain(rid);
+      expect(JSON.stringify(list.body)).not.toContain(job.job_id);
+      expect(JSON.stringify(list.body)).not.toContain("gpt-4o-mini@");
+    }
+    // Alice's own views have them; her job is still running.
+    expect(JSON.stringify((await g.call("GET", "/v1/activity", { token: alice.jwt })).body)).toContain(rid);
+    expect((await g.call("GET", "/v1/video/jobs", { token: alice.jwt })).body.data.find((j: any) => j.job_id === job.job_id).status).toBe("processing");
   });
 
   test("admin endpoints refuse dashboard tokens and API keys", async () => {

@@ -18,8 +18,13 @@ export interface UsageEvent {
   fxMilli: bigint | null;
   latencyMs: number | null;
   cached: boolean;
-  /** The client API a call came in by: `chat_completions`, `responses`, `messages`, `embeddings`, `video`. */
-  api?: string | null;
+  /** The API that carried the call; absent, derived from the modality (text: chat). */
+  api?: "chat" | "responses" | "messages" | "embeddings" | "video";
+  streamed?: boolean;
+  ttftMs?: number | null;
+  errorCode?: string | null;
+  /** A routing-policy call's X-Policy-Decision. */
+  policyDecision?: string | null;
 }
 
 export interface HoldRequest {

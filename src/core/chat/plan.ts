@@ -29,7 +29,7 @@ export interface ChatCaller {
   api?: ClientApi;
 }
 
-export type ClientApi = "chat_completions" | "responses" | "messages";
+export type ClientApi = "chat" | "responses" | "messages";
 
 export interface ChatOptions {
   model: string;
@@ -68,6 +68,9 @@ export interface ChatPlan {
   policy: PolicyExecution | null;
   /** When the answering stream opened, for latency measurement. */
   opened?: { at: number; ttftMs: number };
+  /** The call asked for a stream (set as it opens), and a failure's code: for the usage record. */
+  streamed?: boolean;
+  errorCode?: string;
   /** The client left an open stream: the upstream is cut when this fires (ChatService.clientLeft). */
   drain?: ReturnType<typeof setTimeout>;
   /** Set once the stream's end is being billed. */

@@ -255,6 +255,7 @@ export class ChatService {
    * bytes for relaying, unless PII must be restored; null asks for typed events always.
    */
   async openStream(plan: ChatPlan, raw: Protocol | null): Promise<OpenedStream> {
+    plan.streamed = true;
     if (plan.policy && plan.policy.kind !== "single") {
       // cascade / parallel: only an accepted answer may reach the client, so run to the end first.
       const answer = await this.orchestrate(plan, plan.policy);
@@ -449,6 +450,7 @@ export class ChatService {
   private async fail(plan: ChatPlan, e: unknown): Promise<void> {
     this.d.keeper?.drop(plan.caller.requestId);
     const status = e instanceof GatewayError ? e.status : 499;
+    plan.errorCode = e instanceof GatewayError ? e.errorCode : "client_closed";
     const first = plan.candidates[0]!;
     await this.d.ledger
       .release(plan.caller.requestId, this.event(plan.caller, first.model.id, null, { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 }, status, false, undefined, plan))
@@ -467,7 +469,9 @@ export class ChatService {
     const maker = getModel(snapshot ?? this.d.catalog(), model)?.maker ?? null;
     const { promptTokens, completionTokens, cachedTokens, cacheWriteTokens } = u;
     const latencyMs = plan ? Math.round(performance.now() - plan.startedAt) : 0;
-    return { model, provider, maker, modality: "text", app: caller.app, status, promptTokens, completionTokens, cachedTokens, cacheWriteTokens, fxMilli: this.d.fxMilli, latencyMs, cached, api: caller.api ?? null };
+    const ttftMs = plan?.opened ? Math.round(plan.opened.at + plan.opened.ttftMs - plan.startedAt) : null;
+    const errorCode = status < 400 ? null : (plan?.errorCode ?? (status === 499 ? "client_closed" : "upstream_error"));
+    return { model, provider, maker, modality: "text", app: caller.app, status, promptTokens, completionTokens, cachedTokens, cacheWriteTokens, fxMilli: this.d.fxMilli, latencyMs, cached, api: caller.api ?? "chat", streamed: plan?.streamed ?? false, ttftMs, errorCode, policyDecision: plan ? this.decisionOf(plan) : null };
   }
 
   private upstreamRequest(plan: ChatPlan, c: Candidate, base = plan.upstream): ChatRequest {

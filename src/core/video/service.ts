@@ -9,6 +9,9 @@
  * failed and the client gets the upstream error (502/429) with no job id to poll.
  */
 import type { KeyPrincipal } from "../auth/principal";
+
+/** Who asks for a job: the API key that submitted it, or its account (the dashboard). */
+export type JobOwner = { keyId: string } | { userId: string };
 import { holdOrThrow, type JobLedger } from "../billing/ledger";
 import { findModel, resolveModelFor } from "../catalog/resolve";
 import { getProvider, type CatalogProvider, type CatalogSnapshot } from "../catalog/types";
@@ -226,16 +229,19 @@ export class VideoService {
     if (i >= 0) throw invalid(refs[i]!.loc, text("URL 호스트가 사설, 루프백 또는 링크 로컬 주소입니다.", "URL host is a private, loopback or link-local address"), "url_not_allowed");
   }
 
-  /** The caller's job, or 404 for a missing job and for any other key's (docs/decisions.md #8). */
-  async get(principal: KeyPrincipal, jobId: string): Promise<VideoJobRecord> {
+  /**
+   * The caller's job, or 404 for a missing job and for any other key's (docs/decisions.md #8).
+   * The dashboard (an account, not a key) sees every job of its account.
+   */
+  async get(owner: JobOwner, jobId: string): Promise<VideoJobRecord> {
     const job = await this.d.jobs.get(jobId);
-    if (!job || job.keyId !== principal.keyId) throw new GatewayError("not_found", text("작업을 찾을 수 없습니다.", "Job not found."));
+    if (!job || ("keyId" in owner ? job.keyId !== owner.keyId : job.userId !== owner.userId)) throw new GatewayError("not_found", text("작업을 찾을 수 없습니다.", "Job not found."));
     return job;
   }
 
   /** Cancels a processing job: status `canceled`, hold released in full (docs/decisions.md #17). 409 when final. */
-  async cancel(principal: KeyPrincipal, jobId: string): Promise<VideoJobRecord> {
-    const job = await this.get(principal, jobId);
+  async cancel(owner: JobOwner, jobId: string): Promise<VideoJobRecord> {
+    const job = await this.get(owner, jobId);
     if (job.status !== "processing") throw alreadyFinal(job);
     const error: JobError = { code: "canceled", message: "요청에 따라 작업이 취소되었습니다." };
     const done = await this.d.jobs.finish(jobId, null, { status: "canceled", error }, { kind: "release", event: null });
@@ -248,8 +254,8 @@ export class VideoService {
    * The stored result of a Family G job, for `/content`: 404 for another key's job and for
    * jobs without gateway-served content, 409 while processing, 410 after the retention.
    */
-  async content(principal: KeyPrincipal, jobId: string): Promise<{ job: VideoJobRecord; storageKey: string; size: number; contentType: string }> {
-    const job = await this.get(principal, jobId);
+  async content(owner: JobOwner, jobId: string): Promise<{ job: VideoJobRecord; storageKey: string; size: number; contentType: string }> {
+    const job = await this.get(owner, jobId);
     if (!isFamilyG(job.family)) throw new GatewayError("not_found", text("이 작업의 결과는 result_url에서 직접 받으세요.", "Fetch this job's result from its result_url."));
     if (job.status === "processing") throw new GatewayError("job_not_ready");
     if (job.status !== "succeeded" || !job.storageKey || job.contentSize === null) throw new GatewayError("not_found", text("이 작업에는 결과 파일이 없습니다.", "This job has no result file."));

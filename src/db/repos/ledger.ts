@@ -54,7 +54,11 @@ export function eventJson(e: UsageEvent | null): string | null {
     fx_milli: e.fxMilli === null ? null : e.fxMilli.toString(),
     latency_ms: e.latencyMs,
     cached: e.cached,
-    api: e.api ?? null,
+    api: e.api ?? (e.modality === "video" ? "video" : e.modality === "embedding" ? "embeddings" : "chat"),
+    streamed: e.streamed ?? false,
+    ttft_ms: e.ttftMs ?? null,
+    error_code: e.errorCode ?? null,
+    policy_decision: e.policyDecision ?? null,
   });
 }
 

@@ -102,6 +102,17 @@ export class VideoJobRepo implements VideoJobStore, IdempotencyStore {
     return rows[0] ? toRecord(rows[0]) : null;
   }
 
+  /** An account's jobs, newest first, after the job `afterId` (keyset on creation time and id). */
+  async listForUser(userId: string, afterId: string | null, limit: number): Promise<VideoJobRecord[]> {
+    const rows = await this.db.query<Row>(
+      `select * from video_jobs j where j.user_id = $1
+          and ($2::uuid is null or (j.created_at, j.id) < (select c.created_at, c.id from video_jobs c where c.id = $2::uuid and c.user_id = $1))
+        order by j.created_at desc, j.id desc limit $3`,
+      [userId, afterId, limit],
+    );
+    return rows.map(toRecord);
+  }
+
   async claimDue(owner: string, leaseMs: number, limit: number): Promise<VideoJobRecord[]> {
     const rows = await this.db.query<Row>(
       `update video_jobs set lease_owner = $1, lease_until = now() + ($2::int * interval '1 millisecond'),

@@ -97,8 +97,15 @@ export const usageEvents = pgTable(
     fxMilli: bigint("fx_milli", { mode: "bigint" }),
     latencyMs: integer("latency_ms"),
     cached: boolean("cached").notNull().default(false),
-    /** The client API of a chat call (`chat_completions`, `responses`, `messages`); null for video. */
+    /** `chat`, `responses`, `messages`, `embeddings` or `video`; null on rows from before drizzle/0018. */
     api: text("api"),
+    streamed: boolean("streamed"),
+    /** From the request to the stream's first upstream byte (streams only). */
+    ttftMs: integer("ttft_ms"),
+    /** A failed call's error code (`upstream_error`, `client_closed`, ...). */
+    errorCode: text("error_code"),
+    /** A routing-policy call's X-Policy-Decision (`<engine>; policy=<slug>; …`). */
+    policyDecision: text("policy_decision"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [index("usage_events_created_idx").on(t.createdAt), index("usage_events_user_idx").on(t.userId, t.createdAt), index("usage_events_key_idx").on(t.keyId, t.createdAt)],

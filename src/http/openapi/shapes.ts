@@ -103,6 +103,10 @@ export const Policy = named(
   }),
 );
 export const PolicyList = listOf("RoutingPolicyList", Policy);
+export const PolicyCheck = named(
+  "RoutingPolicyCheck",
+  T.Object({ valid: T.Literal(true), entries: T.Array(T.Object({ model: T.String(), retries: T.Integer(), weight: T.Optional(T.Integer()) })), config: T.Record(T.String(), T.Unknown()) }),
+);
 
 const Pricing = T.Object({ input: T.Number(), output: T.Number(), cached_input: Nullable(T.Number()), cache_write: Nullable(T.Number()), cache_write_1h: T.Optional(T.Number()) }, { description: "USD per million tokens" });
 export const Model = named(

@@ -5,7 +5,7 @@
  * change is broadcast so each instance's policy cache drops what it knew.
  */
 import { Elysia, t } from "elysia";
-import { GatewayError, issue, text, ValidationFailure } from "../../core/errors";
+import { GatewayError, invalid, issue, text, ValidationFailure } from "../../core/errors";
 import { checkPolicyEntryModel } from "../../core/catalog/resolve";
 import type { CatalogSnapshot } from "../../core/catalog/types";
 import { configModels, PolicyConfigSchema, type PolicyConfig } from "../../core/routing/config-schema";
@@ -16,7 +16,10 @@ import type { AppDeps } from "../deps";
 import { notFound, requireUuid } from "../params";
 import { AUTH } from "../security";
 import { created, errors, ok } from "../openapi/describe";
-import { Deleted, Policy as PolicyShape, PolicyList } from "../openapi/shapes";
+import { Deleted, Policy as PolicyShape, PolicyCheck, PolicyList } from "../openapi/shapes";
+import { PolicyDecisions } from "../openapi/activity-shapes";
+import { ActivityRepo } from "../../db/repos/activity";
+import { toActivity } from "../activity/records";
 
 const SLUG = "^[a-z0-9][a-z0-9-]{0,62}$";
 const UUID_OR_EMPTY = "^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})?$";
@@ -120,6 +123,7 @@ export function policyRoutes(d: AppDeps, r: PolicyRouteDeps) {
     return policy;
   };
   const changed = (id: string) => d.bus.publish({ t: "policy", id });
+  const decisions = new ActivityRepo(d.db);
 
   return new Elysia({ name: "routing-policies", normalize: false })
     .get(
@@ -155,6 +159,24 @@ export function policyRoutes(d: AppDeps, r: PolicyRouteDeps) {
       },
       { body: CreatePolicyBody, detail: { security: AUTH.dashboard, tags: ["routing policies"], summary: "Create a routing policy (201; 409 on a taken slug)", responses: { ...created(PolicyShape), ...errors(403, 409) } } },
     )
+    .post(
+      "/v1/routing-policies/validate",
+      async ({ request, body }) => {
+        await d.auth.jwtUser(request);
+        // The create route's own checks (schema, then catalog models), without storing: for forms checked as they are typed.
+        const snapshot = r.catalog();
+        return { valid: true, entries: normalizeEntries(snapshot, body.entries), config: normalizeConfig(snapshot, body.config) };
+      },
+      {
+        body: CreatePolicyBody,
+        detail: {
+          security: AUTH.dashboard,
+          tags: ["routing policies"],
+          summary: "Check a policy as creating it would (422 at the field, 400 invalid_policy_entry), storing nothing; 200 gives the entries and config as they would be stored",
+          responses: ok(PolicyCheck),
+        },
+      },
+    )
     .get(
       "/v1/routing-policies/:policy_id",
       async ({ request, params }) => {
@@ -162,6 +184,26 @@ export function policyRoutes(d: AppDeps, r: PolicyRouteDeps) {
         return toPolicyRecord((await visible(user, params.policy_id)).policy);
       },
       { detail: { security: AUTH.dashboard, tags: ["routing policies"], summary: "Read one policy", responses: ok(PolicyShape) } },
+    )
+    .get(
+      "/v1/routing-policies/:policy_id/decisions",
+      async ({ request, params }) => {
+        const user = await d.auth.jwtUser(request);
+        const { policy } = await visible(user, params.policy_id);
+        const raw = new URL(request.url).searchParams.getAll("limit");
+        const limit = raw.length ? (raw.length === 1 && /^\d{1,3}$/.test(raw[0]!) ? Number(raw[0]) : NaN) : 20;
+        if (!(limit >= 1 && limit <= 100)) throw invalid(["query", "limit"], text("1부터 100까지의 정수여야 합니다.", "Expected an integer from 1 to 100"), "int_parsing");
+        return { object: "list", data: (await decisions.forPolicy(user.id, policy.slug, limit)).map(toActivity) };
+      },
+      {
+        detail: {
+          security: AUTH.dashboard,
+          tags: ["routing policies"],
+          summary: "Your latest calls through this policy, each with its X-Policy-Decision (newest first)",
+          parameters: [{ name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 100, default: 20 } }],
+          responses: ok(PolicyDecisions),
+        },
+      },
     )
     .patch(
       "/v1/routing-policies/:policy_id",

@@ -23,7 +23,7 @@ export interface VideoRouteDeps {
 }
 
 const mp4 = { type: "string", contentMediaType: "video/mp4" };
-const videoBytes = { ...answerAs(200, "video/mp4", mp4, "The whole file"), ...withHeaders(answerAs(206, "video/mp4", mp4, "The requested byte range"), "Content-Range") };
+export const videoBytes = { ...answerAs(200, "video/mp4", mp4, "The whole file"), ...withHeaders(answerAs(206, "video/mp4", mp4, "The requested byte range"), "Content-Range") };
 
 const origin = (request: Request) => new URL(request.url).origin;
 
@@ -45,6 +45,33 @@ export function parseRange(header: string | null, size: number): [number, number
   if (m[2] !== "" && Number(m[2]) < start) return null;
   if (start >= size) return "unsatisfiable";
   return [start, m[2] === "" ? size - 1 : Math.min(Number(m[2]), size - 1)];
+}
+
+/** A stored result's bytes: the whole file, or the one byte range asked for (206), or 416. */
+export async function contentResponse(v: VideoRouteDeps, request: Request, c: Awaited<ReturnType<VideoService["content"]>>, extra: Record<string, string>): Promise<Response> {
+  const range = parseRange(request.headers.get("range"), c.size);
+  if (range === "unsatisfiable") {
+    throw new GatewayError("range_not_satisfiable", undefined, { headers: { "content-range": `bytes */${c.size}`, "accept-ranges": "bytes" } });
+  }
+  const [start, end] = range ?? [0, c.size - 1];
+  const object = await v.storage.read(c.storageKey, start, end);
+  // The row says it exists but the file is gone (deleted by a sweeper elsewhere).
+  if (!object) throw new GatewayError("content_expired");
+  const headers: Record<string, string> = {
+    ...extra,
+    "content-type": c.contentType,
+    "content-length": String(end - start + 1),
+    "accept-ranges": "bytes",
+    "cache-control": "private, no-store",
+    "content-disposition": `inline; filename="${c.job.id}.mp4"`,
+  };
+  if (range) headers["content-range"] = `bytes ${start}-${end}/${c.size}`;
+  // A local file slice goes out as is (sendfile, exact Content-Length). But Bun.serve
+  // applies a Range header on its own to a 200 over a file, so when we chose to ignore
+  // the client's Range (several ranges, malformed) the body must be an opaque stream.
+  const ignoredRange = !range && request.headers.has("range");
+  const bodyOut = object.file && !ignoredRange ? object.file : object.stream().pipeThrough(new TransformStream<Uint8Array, Uint8Array>());
+  return new Response(bodyOut, { status: range ? 206 : 200, headers });
 }
 
 export function videoRoutes(d: AppDeps, v: VideoRouteDeps) {
@@ -103,29 +130,7 @@ export function videoRoutes(d: AppDeps, v: VideoRouteDeps) {
       async ({ request, server, params }) => {
         const { principal, rate } = await d.auth.apiKey(request, server, "any");
         const c = await v.service.content(principal, requireUuid(params.job_id, "job_id"));
-        const range = parseRange(request.headers.get("range"), c.size);
-        if (range === "unsatisfiable") {
-          throw new GatewayError("range_not_satisfiable", undefined, { headers: { "content-range": `bytes */${c.size}`, "accept-ranges": "bytes" } });
-        }
-        const [start, end] = range ?? [0, c.size - 1];
-        const object = await v.storage.read(c.storageKey, start, end);
-        // The row says it exists but the file is gone (deleted by a sweeper elsewhere).
-        if (!object) throw new GatewayError("content_expired");
-        const headers: Record<string, string> = {
-          ...(rate ? rateHeaders(rate) : {}),
-          "content-type": c.contentType,
-          "content-length": String(end - start + 1),
-          "accept-ranges": "bytes",
-          "cache-control": "private, no-store",
-          "content-disposition": `inline; filename="${c.job.id}.mp4"`,
-        };
-        if (range) headers["content-range"] = `bytes ${start}-${end}/${c.size}`;
-        // A local file slice goes out as is (sendfile, exact Content-Length). But Bun.serve
-        // applies a Range header on its own to a 200 over a file, so when we chose to ignore
-        // the client's Range (several ranges, malformed) the body must be an opaque stream.
-        const ignoredRange = !range && request.headers.has("range");
-        const bodyOut = object.file && !ignoredRange ? object.file : object.stream().pipeThrough(new TransformStream<Uint8Array, Uint8Array>());
-        return new Response(bodyOut, { status: range ? 206 : 200, headers });
+        return contentResponse(v, request, c, rate ? rateHeaders(rate) : {});
       },
       {
         detail: {

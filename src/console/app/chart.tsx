@@ -1,0 +1,82 @@
+/**
+ * uPlot charts: time series (lines or stacked areas) and bars over categories. uPlot draws on
+ * a canvas, so each chart is an image named by its title for screen readers, and its legend
+ * (text) names every series.
+ */
+import { useEffect, useRef } from "preact/hooks";
+import uPlot from "uplot";
+
+const PALETTE = ["#2563eb", "#dc2626", "#16a34a", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#65a30d", "#475569", "#ea580c", "#4f46e5", "#0d9488"];
+export const color = (i: number) => PALETTE[i % PALETTE.length]!;
+
+export interface Series {
+  label: string;
+  values: (number | null)[];
+}
+
+interface Props {
+  title: string;
+  /** x values: seconds since the epoch (time axis) or 0..n-1 with `categories`. */
+  x: number[];
+  series: Series[];
+  stacked?: boolean;
+  bars?: boolean;
+  categories?: string[];
+  height?: number;
+}
+
+/** Running sums, so each stacked series is drawn on top of the ones before it. */
+function stack(series: Series[]): Series[] {
+  const acc: number[] = [];
+  return series.map((s) => ({ label: s.label, values: s.values.map((v, i) => (acc[i] = (acc[i] ?? 0) + (v ?? 0))) }));
+}
+
+export function Chart({ title, x, series, stacked, bars, categories, height = 260 }: Props) {
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const el = box.current;
+    if (!el || !x.length) return;
+    const drawn = stacked ? stack(series) : series;
+    const dark = document.documentElement.dataset.theme === "dark";
+    const axis = { stroke: dark ? "#cbd5e1" : "#334155", grid: { stroke: dark ? "#334155" : "#e2e8f0" } };
+    const opts: uPlot.Options = {
+      width: Math.max(280, el.clientWidth),
+      height,
+      // Amounts start at zero (a bar cut at 15 would mislead); categories get half a slot each side.
+      scales: {
+        x: categories ? { time: false, range: [-0.5, categories.length - 0.5] } : { time: true },
+        y: { range: (_u: uPlot, _min: number, max: number) => [0, max > 0 ? max * 1.1 : 1] },
+      },
+      axes: [{ ...axis, ...(categories && { splits: () => categories.map((_, i) => i), values: (_u: uPlot, ticks: number[]) => ticks.map((t) => categories[t] ?? "") }) }, { ...axis, size: 60 }],
+      series: [
+        {},
+        ...drawn.map((s, i) => ({
+          label: s.label,
+          stroke: color(i),
+          width: 2,
+          points: { show: !stacked && !bars },
+          ...(stacked && { fill: color(i) + "55" }),
+          ...(bars && { paths: uPlot.paths.bars!({ size: [0.6, 60] }), fill: color(i) + "cc" }),
+        })),
+      ],
+      // Stacked series: fill each band down to the one below, not to zero.
+      bands: stacked ? drawn.slice(1).map((_, i) => ({ series: [i + 2, i + 1] as [number, number] })) : undefined,
+    };
+    const plot = new uPlot(opts, [x, ...drawn.map((s) => s.values)] as uPlot.AlignedData, el);
+    const resize = new ResizeObserver(() => plot.setSize({ width: Math.max(280, el.clientWidth), height }));
+    resize.observe(el);
+    return () => {
+      resize.disconnect();
+      plot.destroy();
+    };
+  }, [x, series, stacked, bars, categories, height, document.documentElement.dataset.theme]);
+  return (
+    <figure class="chart">
+      <figcaption>{title}</figcaption>
+      <div ref={box} role="img" aria-label={title} data-series={series.length} />
+    </figure>
+  );
+}
+
+/** Seconds since the epoch of a UTC day `YYYY-MM-DD`. */
+export const daySeconds = (d: string) => Date.parse(`${d}T00:00:00Z`) / 1000;

@@ -1,0 +1,78 @@
+/** The public model catalog: providers, prices per million tokens in KRW and USD, context, capabilities. */
+import { useState } from "preact/hooks";
+import { api } from "../api";
+import { fxRate, krw, num, usd } from "../format";
+import { useLoad } from "../hooks";
+import { t } from "../i18n";
+import { Field, Page, Show } from "../ui";
+
+const price = (v: number | null | undefined) => (v == null ? "–" : `${usd(v)} · ${krw(v * fxRate(), 0)}`);
+
+export function Models() {
+  const [q, setQ] = useState("");
+  const models = useLoad(() => api("GET", "/v1/models", { auth: "none" }), []);
+  return (
+    <Page title={t("modelsTitle")}>
+      <div class="filters">
+        <Field label={t("search")}>
+          <input type="search" value={q} placeholder={t("searchPlaceholder")} onInput={(e) => setQ((e.target as HTMLInputElement).value)} />
+        </Field>
+      </div>
+      <Show state={models}>
+        {(m: any) => {
+          const needle = q.trim().toLowerCase();
+          const rows = m.data.filter((x: any) => !needle || [x.id, x.name, x.maker, ...x.providers.map((p: any) => p.id)].some((s: string) => s?.toLowerCase().includes(needle)));
+          return (
+            <>
+              <p aria-live="polite">{t("modelsCount", { n: rows.length })}</p>
+              <div class="scroll">
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">{t("model")}</th>
+                      <th scope="col">{t("provider")}</th>
+                      <th scope="col" class="n">{t("contextLength")}</th>
+                      <th scope="col" class="n">{t("inputPrice")}</th>
+                      <th scope="col" class="n">{t("outputPrice")}</th>
+                      <th scope="col">{t("capabilities")}</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {rows.flatMap((x: any) =>
+                      (x.providers.length ? x.providers : [null]).map((p: any, i: number) => (
+                        <tr>
+                          {i === 0 && (
+                            <th scope="row" rowSpan={Math.max(1, x.providers.length)}>
+                              <span class="model-name">{x.name}</span>
+                              <code>{x.id}</code>
+                              <small>{x.maker}</small>
+                            </th>
+                          )}
+                          <td>
+                            {p?.id ?? "–"} {p && !p.available && <small>({t("unavailable")})</small>}
+                          </td>
+                          <td class="n">{num(p?.context_length)}</td>
+                          <td class="n">{price(p?.pricing?.input)}</td>
+                          <td class="n">{price(p?.pricing?.output)}</td>
+                          {i === 0 && <td rowSpan={Math.max(1, x.providers.length)}>{capabilities(x.capabilities)}</td>}
+                        </tr>
+                      )),
+                    )}
+                  </tbody>
+                </table>
+              </div>
+            </>
+          );
+        }}
+      </Show>
+    </Page>
+  );
+}
+
+function capabilities(c: Record<string, unknown> | null): string {
+  if (!c) return "–";
+  return Object.entries(c)
+    .filter(([, v]) => v === true)
+    .map(([k]) => k.replace(/_/g, " "))
+    .join(", ") || "–";
+}

@@ -1,0 +1,24 @@
+/**
+ * Who reads activity: a dashboard JWT sees the whole account; an API key with `usage:read`
+ * sees only its own calls (a key cannot read its siblings' prompts' metadata).
+ */
+import type { Server } from "bun";
+import { API_KEY_PREFIX } from "../../core/auth/principal";
+import { bearer, rateHeaders } from "../auth";
+import type { AppDeps } from "../deps";
+
+export interface ActivityReader {
+  userId: string;
+  /** Set for an API key: its own calls only. */
+  keyId?: string;
+}
+
+export async function activityReader(d: AppDeps, request: Request, server: Server<unknown> | null, headers: Record<string, unknown>): Promise<ActivityReader> {
+  if (bearer(request)?.startsWith(API_KEY_PREFIX)) {
+    const { principal, rate } = await d.auth.apiKey(request, server, "usage:read");
+    if (rate) Object.assign(headers, rateHeaders(rate));
+    await d.auth.settled(principal.user.id);
+    return { userId: principal.user.id, keyId: principal.keyId };
+  }
+  return { userId: (await d.auth.jwtUser(request)).id };
+}

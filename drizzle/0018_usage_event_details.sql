@@ -1,7 +1,7 @@
 -- Usage events name what the activity shows: the API that carried the call (chat, responses,
 -- messages, embeddings, video), whether it streamed, the time to its first token, a failure's
 -- error code and a routing policy's decision (its X-Policy-Decision). Every column is added only
--- if missing (another migration may add `api` first), and every function that writes usage
+-- if missing (0016 adds `api`), and every function that writes usage
 -- events reads them from the event: gw_insert_usage (single settles and releases) and the
 -- batched gw_settle_many and gw_lease_charge, whose bodies are those of 0013 with the five
 -- columns added.

@@ -1,6 +1,6 @@
 /** Anthropic error envelopes (HTTP and in-stream `event: error`) → UpstreamError. */
 import { UpstreamError, type UpstreamErrorKind, type UpstreamReason } from "../../core/chat/provider";
-import { classifyHttpStatus, parseErrorBody, parseRetryAfterHeaders } from "../shared/errors";
+import { classifyHttpStatus, parseErrorBody, parseRetryAfterHeaders } from "../common/errors";
 import type { AnthropicWireErrorBody } from "./wire";
 
 /** HTTP errors: the shared status rule (529 overloaded → transient, 429 → rate_limited with retry-after). */

@@ -6,7 +6,7 @@
 import { UpstreamError, type CallContext, type ChatProvider } from "../../core/chat/provider";
 import type { ChatRequest, ChatResult, StreamEvent } from "../../core/chat/types";
 import { decodeSse } from "../../lib/sse";
-import { joinUrl, postUpstream, postUpstreamJson } from "../shared/http";
+import { joinUrl, postUpstream, postUpstreamJson } from "../common/http";
 import { classifyAnthropicError } from "./errors";
 import { toAnthropicRequest } from "./request";
 import { fromAnthropicResponse } from "./response";

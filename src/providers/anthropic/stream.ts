@@ -12,9 +12,9 @@
  */
 import type { FinishReason, StreamEvent } from "../../core/chat/types";
 import type { SseEvent } from "../../lib/sse";
-import { truncatedError } from "../shared/errors";
-import { parseStreamJson } from "../shared/http";
-import { endQuietlyWhenComplete } from "../shared/stream";
+import { truncatedError } from "../common/errors";
+import { parseStreamJson } from "../common/http";
+import { endQuietlyWhenComplete } from "../common/stream";
 import { classifyAnthropicStreamError } from "./errors";
 import { mapAnthropicStopReason, mapAnthropicUsage } from "./response";
 import type { AnthropicWireStreamEvent, AnthropicWireUsage } from "./wire";

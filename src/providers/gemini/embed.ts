@@ -5,7 +5,7 @@
  */
 import type { CallContext, EmbeddingInput, EmbeddingOptions, EmbeddingProvider, EmbeddingResult } from "../../core/chat/provider";
 import { UpstreamError } from "../../core/chat/provider";
-import { joinUrl, postUpstreamJson } from "../shared/http";
+import { joinUrl, postUpstreamJson } from "../common/http";
 import { classifyGeminiError } from "./errors";
 import type { GeminiWireEmbedResponse } from "./wire";
 

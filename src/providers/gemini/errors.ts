@@ -1,6 +1,6 @@
 /** Gemini error envelopes (`{"error": {code, message, status, details}}`) → UpstreamError. */
 import { UpstreamError, type UpstreamErrorKind, type UpstreamReason } from "../../core/chat/provider";
-import { classifyHttpStatus, parseDurationMs, parseErrorBody, parseRetryAfterHeaders } from "../shared/errors";
+import { classifyHttpStatus, parseDurationMs, parseErrorBody, parseRetryAfterHeaders } from "../common/errors";
 import type { GeminiWireErrorBody } from "./wire";
 
 /**

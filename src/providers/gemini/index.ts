@@ -5,7 +5,7 @@
 import type { CallContext, ChatProvider } from "../../core/chat/provider";
 import type { ChatRequest, ChatResult, StreamEvent } from "../../core/chat/types";
 import { decodeSse } from "../../lib/sse";
-import { joinUrl, postUpstream, postUpstreamJson } from "../shared/http";
+import { joinUrl, postUpstream, postUpstreamJson } from "../common/http";
 import { classifyGeminiError } from "./errors";
 import { toGeminiRequest } from "./request";
 import { fromGeminiResponse } from "./response";

@@ -11,9 +11,9 @@
  */
 import type { StreamEvent, Usage } from "../../core/chat/types";
 import type { SseEvent } from "../../lib/sse";
-import { truncatedError } from "../shared/errors";
-import { parseStreamJson } from "../shared/http";
-import { endQuietlyWhenComplete } from "../shared/stream";
+import { truncatedError } from "../common/errors";
+import { parseStreamJson } from "../common/http";
+import { endQuietlyWhenComplete } from "../common/stream";
 import { classifyGeminiStreamError } from "./errors";
 import { mapGeminiFinishReason, mapGeminiUsage, newGeminiToolCallId } from "./response";
 import type { GeminiWireResponse } from "./wire";

@@ -1,6 +1,6 @@
 /** OpenAI-compatible error envelopes → UpstreamError. */
 import { UpstreamError, type UpstreamErrorKind, type UpstreamReason } from "../../core/chat/provider";
-import { classifyHttpStatus, parseErrorBody, parseRetryAfterHeaders } from "../shared/errors";
+import { classifyHttpStatus, parseErrorBody, parseRetryAfterHeaders } from "../common/errors";
 import type { OpenAIWireErrorBody } from "./wire";
 
 /**

@@ -6,7 +6,7 @@ import type { CallContext, ChatProvider, EmbeddingInput, EmbeddingOptions, Embed
 import { UpstreamError } from "../../core/chat/provider";
 import type { ChatRequest, ChatResult, StreamEvent } from "../../core/chat/types";
 import { decodeSse } from "../../lib/sse";
-import { joinUrl, postUpstream, postUpstreamJson } from "../shared/http";
+import { joinUrl, postUpstream, postUpstreamJson } from "../common/http";
 import { classifyOpenAIError } from "./errors";
 import { toOpenAIChatRequest, usesOpenAIMaxCompletionTokens } from "./request";
 import { fromOpenAIChatResponse } from "./response";

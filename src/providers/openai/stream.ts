@@ -9,9 +9,9 @@
  */
 import type { FinishReason, StreamEvent, Usage } from "../../core/chat/types";
 import type { SseEvent } from "../../lib/sse";
-import { truncatedError } from "../shared/errors";
-import { parseStreamJson } from "../shared/http";
-import { endQuietlyWhenComplete } from "../shared/stream";
+import { truncatedError } from "../common/errors";
+import { parseStreamJson } from "../common/http";
+import { endQuietlyWhenComplete } from "../common/stream";
 import { classifyOpenAIStreamError } from "./errors";
 import { mapOpenAIFinishReason, mapOpenAIUsage } from "./response";
 import type { OpenAIWireChunk } from "./wire";

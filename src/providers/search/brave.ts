@@ -5,7 +5,7 @@
 import { UpstreamError } from "../../core/chat/provider";
 import type { SearchProvider, SearchResult } from "../../core/chat/web-search";
 import { fetchWithDeadlines, readAllBytes } from "../../lib/http-deadline";
-import { classifyHttpStatus, parseRetryAfterHeaders, toTransportError } from "../shared/errors";
+import { classifyHttpStatus, parseRetryAfterHeaders, toTransportError } from "../common/errors";
 
 export interface BraveOptions {
   baseUrl: string;

@@ -5,9 +5,9 @@
 import { UpstreamError } from "../../core/chat/provider";
 import type { VideoCall, VideoDownload } from "../../core/video/provider";
 import { fetchWithDeadlines, readAllBytes } from "../../lib/http-deadline";
-import { classifyHttpStatus, parseErrorBody, parseRetryAfterHeaders, toTransportError } from "../shared/errors";
+import { classifyHttpStatus, parseErrorBody, parseRetryAfterHeaders, toTransportError } from "../common/errors";
 
-export { joinUrl } from "../shared/http";
+export { joinUrl } from "../common/http";
 
 /** Turns a non-2xx answer into the vendor's UpstreamError; `message` digs the vendor's text out. */
 export function httpError(status: number, headers: Headers, text: string, message: (body: unknown) => string | undefined): UpstreamError {

@@ -7,83 +7,47 @@
 import { GatewayError, text } from "../errors";
 import type { KeyPrincipal } from "../auth/principal";
 import { resolveModel, requireModality } from "../catalog/resolve";
-import { getModel, type CatalogSnapshot } from "../catalog/types";
 import type { HoldRequest, UsageEvent } from "../billing/ledger";
-import { usageCostMicro, withMinimumCharge } from "../billing/pricing";
-import { microToKrwRounded, microToUsd } from "../../lib/money";
+import { usageCostMicro } from "../billing/pricing";
 import { withFallback, type AttemptCall, type AttemptOptions, type AttemptSuccess } from "./attempts";
 import { hedged, wantsHedge } from "./hedge";
 import { primed } from "./primed";
 import { applyProMode, checkAllowed } from "./access";
 import type { ChatCaller, ChatOptions, ChatOutcome, ChatPlan, Cost, OpenedStream, Prepared, StreamEnd } from "./plan";
 import { buildCandidates, type Candidate, type ProviderPrefs } from "./candidates";
-import { holdInputTokens, measurePrompt, streamUsageEstimate } from "./estimate";
-import { citationsFor, lastUserText, searchFailure, withSearchResults, type SearchResult, type UrlCitation, type WebPluginOptions } from "./web-search";
+import { holdInputTokens, measurePrompt } from "./estimate";
+import { citationsFor, type UrlCitation } from "./web-search";
+import { searchBeforeCall } from "./web-search-step";
 import type { CachedAnswer, ChatDeps } from "./ports";
 import { UpstreamError, type CallContext, type Protocol } from "./provider";
 import { buildExecution, executionHeader, type OrchestratedAnswer, type PolicyExecution } from "../routing/execution";
 import { runCascade, runParallel, type SubCaller } from "../routing/orchestrate";
 import { mergePrefs } from "../routing/prefs";
 import { replayAnswer } from "../routing/replay";
-import { withMessages, withoutReasoning, type ChatRequest, type ChatResult, type Usage } from "./types";
+import { withMessages, withoutReasoning, type ChatRequest } from "./types";
 import { afterHold, HoldRefused, placeHold, startHold, worstHoldMicro } from "./hold";
 import { callSignal, ClientGate, deadlineAware } from "./call-signals";
 import { pricedOptionsOf } from "./priced-options";
 import { providerCount } from "./count";
-import type { AttemptRecord, CallTrace } from "./trace";
+import type { AttemptRecord } from "./trace";
 import { Continuation, continuable, continuing, type TypedStream } from "./continuation";
-import { billParts, continuationHold, summedUsage, type PartBill } from "./continuation-bill";
+import { continuationHold } from "./continuation-bill";
+import { CallBill, type StreamBill } from "./call-bill";
+import { traced, tracedHold } from "./traced";
 import { swallowed } from "../../lib/log";
 
-/** The error's code for a trace (a GatewayError's own code, else its class name). */
-function errorName(e: unknown): string {
-  return e instanceof GatewayError ? e.errorCode : e instanceof Error ? e.name : "error";
-}
-
-/** Runs `work` as the trace's `name` phase. */
-async function traced<T>(trace: CallTrace | undefined, name: "hold" | "settle", work: Promise<T>): Promise<T> {
-  if (!trace) return work;
-  const end = trace.phase(name);
-  try {
-    const v = await work;
-    end();
-    return v;
-  } catch (e) {
-    end(errorName(e));
-    throw e;
-  }
-}
-
-/** The hold phase of startHold: a hold on its way alongside the call ends when it lands. */
-async function tracedHold(trace: CallTrace | undefined, started: Promise<{ pending: Promise<unknown> | null }>): Promise<{ pending: Promise<unknown> | null }> {
-  if (!trace) return started;
-  const end = trace.phase("hold");
-  let r;
-  try {
-    r = await started;
-  } catch (e) {
-    end(errorName(e));
-    throw e;
-  }
-  if (!r.pending) end();
-  else void r.pending.then((refused) => end(refused === null ? undefined : errorName(refused)));
-  return r;
-}
-
 export type { ChatCaller, ChatOptions, ChatOutcome, ChatPlan, Cost, OpenedStream, Prepared, StreamEnd } from "./plan";
-
-/** A stream's bill: its charge, its usage and, for a continued stream, each part's (continuation.ts). */
-export interface StreamBill {
-  cost: Cost;
-  usage: Usage;
-  parts?: (PartBill & { cost: Cost })[];
-}
+export type { StreamBill } from "./call-bill";
 
 export class ChatService {
-  constructor(private d: ChatDeps) {}
+  /** The call's money after its hold: settle, release, a stream's bill (call-bill.ts). */
+  private readonly bill: CallBill;
+  constructor(private d: ChatDeps) {
+    this.bill = new CallBill(d);
+  }
 
   costOf(micro: bigint): Cost {
-    return { micro, usd: microToUsd(micro, this.d.fxMilli), krw: microToKrwRounded(micro), fx_rate: Number(this.d.fxMilli) / 1000, markup_rate: 0 };
+    return this.bill.costOf(micro);
   }
 
   /** Everything before the upstream call. Throws the client's 4xx before any money moves. */
@@ -183,7 +147,7 @@ export class ChatService {
     this.d.keeper?.keep(caller.requestId); // until its settle or release starts
     const hedge = wantsHedge(o.prefs, p.hedge, policy?.route.engine);
     const plan: ChatPlan = { caller, requested: cacheModel, candidates, request, upstream, mapping, holdMicro: hold.amountMicro, holdTokens, prompt, byok, cacheMode, startedAt: performance.now(), policy, search: null, pendingHold, reasoningHint: o.reasoningHint === true, hedge, ...(continues && { continuation: new Continuation() }) };
-    if (o.web) await this.searchFor(plan, o.web, searchMicro);
+    if (o.web) await searchBeforeCall(plan, o.web, searchMicro, this.d.search, (err) => this.bill.fail(plan, err));
     return { kind: "plan", plan };
   }
 
@@ -210,9 +174,9 @@ export class ChatService {
 
   /** A response-cache hit: free; `close` records it (and gives back the hold, if one was placed). */
   private async cachedHit(caller: ChatCaller, hit: CachedAnswer, close: (e: UsageEvent) => Promise<unknown>): Promise<Prepared> {
-    await close(this.event(caller, hit.model, hit.provider, hit.result.usage, 200, true)).catch(swallowed("cache hit's usage record", { request_id: caller.requestId }));
+    await close(this.bill.event(caller, hit.model, hit.provider, hit.result.usage, 200, true)).catch(swallowed("cache hit's usage record", { request_id: caller.requestId }));
     caller.trace?.answered(hit.model, hit.provider, hit.result.usage, 0, true);
-    return { kind: "cached", outcome: { result: hit.result, model: hit.model, provider: hit.provider, cost: this.costOf(0n), cached: true } };
+    return { kind: "cached", outcome: { result: hit.result, model: hit.model, provider: hit.provider, cost: this.bill.costOf(0n), cached: true } };
   }
 
   /** Non-streaming call: retries and fallback, then settle; on failure the hold is released. */
@@ -228,9 +192,9 @@ export class ChatService {
         this.attempts(plan, (c, a, s) => this.timed(c, () => this.d.providerFor(c.provider.protocol as Protocol).chat(this.upstreamRequest(plan, c), this.ctx(plan, c, s, a))), signal),
       );
     } catch (e) {
-      if (e instanceof HoldRefused) throw this.refused(plan, e);
+      if (e instanceof HoldRefused) throw this.bill.refused(plan, e);
       const err = deadlineAware(plan, signal, e);
-      await this.fail(plan, err);
+      await this.bill.fail(plan, err);
       throw err;
     }
     const { value: result, candidate } = won;
@@ -241,10 +205,10 @@ export class ChatService {
       // The model may echo placeholders in tool-call arguments too; restored values keep the JSON valid.
       for (const tc of result.toolCalls ?? []) tc.function.arguments = this.d.pii!.unmask(tc.function.arguments, m);
     }
-    const cost = await this.settle(plan, candidate, result.usage, 200);
+    const cost = await this.bill.settle(plan, candidate, result.usage, 200);
     plan.caller.trace?.answered(candidate.model.id, candidate.provider.id, result.usage, Number(cost.micro) / 1e6, false);
     const outcome: ChatOutcome = { result, model: candidate.model.id, provider: candidate.provider.id, cost, cached: false, ...this.citations(plan, result.content) };
-    this.remember(plan, outcome);
+    this.bill.remember(plan, outcome);
     return outcome;
   }
 
@@ -277,9 +241,9 @@ export class ChatService {
       return opened;
     } catch (e) {
       client.failed();
-      if (e instanceof HoldRefused) throw this.refused(plan, e);
+      if (e instanceof HoldRefused) throw this.bill.refused(plan, e);
       const err = deadlineAware(plan, outer, e);
-      await this.fail(plan, err);
+      await this.bill.fail(plan, err);
       throw err;
     }
   }
@@ -329,62 +293,12 @@ export class ChatService {
    */
   async finishStream(plan: ChatPlan, candidate: Candidate, end: StreamEnd): Promise<StreamBill> {
     const trace = plan.caller.trace;
-    if (!trace) return this.closeStream(plan, candidate, end);
-    const r = await this.closeStream(plan, candidate, end);
+    if (!trace) return this.bill.closeStream(plan, candidate, end);
+    const r = await this.bill.closeStream(plan, candidate, end);
     const answered = plan.policy?.outcome?.candidate ?? (plan.continuation?.continued ? plan.continuation.last!.candidate : candidate);
     trace.answered(answered.model.id, answered.provider.id, r.usage, Number(r.cost.micro) / 1e6, false);
     trace.streamEnded(end.ending);
     return r;
-  }
-
-  private async closeStream(plan: ChatPlan, candidate: Candidate, end: StreamEnd): Promise<StreamBill> {
-    plan.ended = true;
-    clearTimeout(plan.drain);
-    const complete = end.ending === "complete";
-    const answered = plan.policy?.outcome;
-    if (answered) return this.finishOrchestrated(plan, answered, complete, end.result);
-    if (plan.continuation?.continued) return this.closeContinued(plan, plan.continuation, end);
-    // Only a finished stream is a latency sample: a break-off may be the client's doing.
-    if (plan.opened && complete) this.d.policies?.observe?.(candidate.model.id, candidate.provider.id, true, plan.opened.ttftMs, performance.now() - plan.opened.at);
-    const u = end.usage ?? streamUsageEstimate(plan.prompt, plan.upstream.messages, candidate.provider.protocol, candidate.offering.upstreamId, end);
-    try {
-      if (end.ending === "failed" && !end.usage && !end.text && !end.toolCalls.length) {
-        // No partial output: nothing to bill (spec: "Only that part is billed").
-        this.d.keeper?.drop(plan.caller.requestId);
-        await this.d.ledger.release(plan.caller.requestId, this.event(plan.caller, candidate.model.id, candidate.provider.id, u, 502, false, undefined, plan));
-        return { cost: this.costOf(0n), usage: u };
-      }
-      const cost = await this.settle(plan, candidate, u, complete ? 200 : end.ending === "client_left" ? 499 : 502, complete);
-      if (complete && end.result) this.remember(plan, { result: end.result, model: candidate.model.id, provider: candidate.provider.id, cost, cached: false });
-      return { cost, usage: u };
-    } catch {
-      return { cost: this.costOf(0n), usage: u }; // the sweeper releases a hold we could not close
-    }
-  }
-
-  /** A continued stream's end: every part at its own price, summed, settled once (continuation-bill.ts). */
-  private async closeContinued(plan: ChatPlan, k: Continuation, end: StreamEnd): Promise<StreamBill> {
-    this.d.continued?.(k.parts[0]!.candidate.provider.id, k.last!.candidate.provider.id, end.ending);
-    const bills = billParts(k, plan.prompt, end, this.d.fxMilli, plan.byok);
-    const usage = summedUsage(bills);
-    const parts = bills.map((b) => ({ ...b, cost: this.costOf(b.micro) }));
-    const last = k.last!.candidate;
-    const complete = end.ending === "complete";
-    const event = (status: number) => this.event(plan.caller, last.model.id, last.provider.id, usage, status, false, undefined, plan);
-    let micro = bills.reduce((m, b) => m + b.micro, 0n);
-    try {
-      if (end.ending === "failed" && micro === 0n && !end.text && !end.toolCalls.length) {
-        this.d.keeper?.drop(plan.caller.requestId);
-        await this.d.ledger.release(plan.caller.requestId, event(502));
-        return { cost: this.costOf(0n), usage, parts };
-      }
-      if (complete && !plan.byok) micro = withMinimumCharge(micro);
-      const cost = await this.charge(plan, micro + (plan.search?.priceMicro ?? 0n), usage, event(complete ? 200 : end.ending === "client_left" ? 499 : 502));
-      if (complete && end.result) this.remember(plan, { result: { ...end.result, usage }, model: last.model.id, provider: last.provider.id, cost, cached: false });
-      return { cost, usage, parts };
-    } catch {
-      return { cost: this.costOf(0n), usage, parts };
-    }
   }
 
   /** The web plugin's sources as citations of `content` (none without the plugin). */
@@ -392,87 +306,6 @@ export class ChatService {
     return plan.search?.results.length ? { citations: citationsFor(content, plan.search.results) } : {};
   }
 
-  /**
-   * Runs the web search after the hold (so only a funded caller can search) and before the
-   * model call: the query is the last user message as it leaves for the provider (PII masked,
-   * so personal data never reaches the search engine). A failed search releases the hold and
-   * fails the call, unless the plugin is `optional`, in which case the call goes on without
-   * sources and the search is not charged.
-   */
-  private async searchFor(plan: ChatPlan, web: WebPluginOptions, priceMicro: bigint): Promise<void> {
-    const query = lastUserText(plan.upstream.messages).trim();
-    let results: SearchResult[] = [];
-    try {
-      if (!this.d.search) throw new UpstreamError("transient", "no search provider is configured");
-      if (query) results = await this.d.search.search(query, web.maxResults, plan.caller.signal);
-    } catch (e) {
-      if (web.optional) {
-        plan.search = { results: [], priceMicro: 0n };
-        return;
-      }
-      const err = searchFailure(e, this.d.search?.id ?? "search", plan.caller.requestId);
-      await this.fail(plan, err);
-      throw err;
-    }
-    plan.search = { results, priceMicro: results.length ? priceMicro : 0n };
-    plan.upstream = withMessages(plan.upstream, withSearchResults(plan.upstream.messages, results, web.searchPrompt));
-  }
-
-  /** Charges the call (Settlements decides whether the answer waits for the settle to land). */
-  private settle(plan: ChatPlan, c: Candidate, usage: Usage, status: number, minimum = true): Promise<Cost> {
-    let micro = plan.byok ? 0n : usageCostMicro(c.offering.pricing!, c.provider.caching, usage, this.d.fxMilli);
-    if (!plan.byok && minimum && status < 400) micro = withMinimumCharge(micro);
-    micro += plan.search?.priceMicro ?? 0n;
-    return this.charge(plan, micro, usage, this.event(plan.caller, c.model.id, c.provider.id, usage, status, false, undefined, plan));
-  }
-
-  /**
-   * Settles the call; resolves when the answer may leave (see Settlements: LEDGER_SETTLE). The
-   * ledger charges at most the hold (and counts a charge it capped): the cost shown is capped so.
-   */
-  private async charge(plan: ChatPlan, micro: bigint, u: Usage, event: UsageEvent): Promise<Cost> {
-    this.d.keeper?.drop(plan.caller.requestId);
-    const end = plan.caller.trace?.phase("settle");
-    await this.d.settlements.start({ id: plan.caller.requestId, userId: plan.caller.principal.user.id, costMicro: micro, tokens: u.promptTokens + u.completionTokens, event }).catch((e: unknown) => {
-      end?.(errorName(e));
-      throw e;
-    });
-    end?.();
-    return this.costOf(micro > plan.holdMicro ? plan.holdMicro : micro);
-  }
-
-  /** A hold that travelled alongside the call was refused: nothing was held, nothing to keep. */
-  private refused(plan: ChatPlan, e: HoldRefused): unknown {
-    this.d.keeper?.drop(plan.caller.requestId);
-    return e.error;
-  }
-
-  private async fail(plan: ChatPlan, e: unknown): Promise<void> {
-    this.d.keeper?.drop(plan.caller.requestId);
-    const status = e instanceof GatewayError ? e.status : 499;
-    plan.errorCode = e instanceof GatewayError ? e.errorCode : "client_closed";
-    const first = plan.candidates[0]!;
-    await this.d.ledger
-      .release(plan.caller.requestId, this.event(plan.caller, first.model.id, null, { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 }, status, false, undefined, plan))
-      // The sweeper releases the hold at its expiry: the account is held, never charged.
-      .catch(swallowed("hold release after a failed call", { request_id: plan.caller.requestId }));
-  }
-
-  private remember(plan: ChatPlan, outcome: ChatOutcome): void {
-    if (plan.cacheMode === "off" || !this.d.cache) return;
-    const { vendorBody: _, ...result } = outcome.result;
-    const answer: CachedAnswer = { result, model: outcome.model, provider: outcome.provider };
-    this.d.cache.store(plan.caller.principal.keyId, plan.cacheMode, plan.requested, plan.request, answer).catch(() => {});
-  }
-
-  private event(caller: ChatCaller, model: string, provider: string | null, u: Usage, status: number, cached: boolean, snapshot?: CatalogSnapshot, plan?: ChatPlan): UsageEvent {
-    const maker = getModel(snapshot ?? this.d.catalog(), model)?.maker ?? null;
-    const { promptTokens, completionTokens, cachedTokens, cacheWriteTokens } = u;
-    const latencyMs = plan ? Math.round(performance.now() - plan.startedAt) : 0;
-    const ttftMs = plan?.opened ? Math.round(plan.opened.at + plan.opened.ttftMs - plan.startedAt) : null;
-    const errorCode = status < 400 ? null : (plan?.errorCode ?? (status === 499 ? "client_closed" : "upstream_error"));
-    return { model, provider, maker, modality: "text", app: caller.app, status, promptTokens, completionTokens, cachedTokens, cacheWriteTokens, fxMilli: this.d.fxMilli, latencyMs, cached, api: caller.api ?? "chat", streamed: plan?.streamed ?? false, ttftMs, errorCode, policyDecision: plan ? this.decisionOf(plan) : null };
-  }
 
   private upstreamRequest(plan: ChatPlan, c: Candidate, base = plan.upstream): ChatRequest {
     // A max_tokens above the offering's output limit would be refused upstream; cap it instead.
@@ -572,7 +405,7 @@ export class ChatService {
       x.outcome = answer;
       return answer;
     } catch (e) {
-      await this.fail(plan, e);
+      await this.bill.fail(plan, e);
       throw e;
     }
   }
@@ -585,32 +418,11 @@ export class ChatService {
       if (result.content) result.content = this.d.pii!.unmask(result.content, m);
       for (const tc of result.toolCalls ?? []) tc.function.arguments = this.d.pii!.unmask(tc.function.arguments, m);
     }
-    const cost = await this.settleSum(plan, answer);
+    const cost = await this.bill.settleSum(plan, answer);
     plan.caller.trace?.answered(answer.candidate.model.id, answer.candidate.provider.id, result.usage, Number(cost.micro) / 1e6, false);
     const outcome: ChatOutcome = { result, model: answer.candidate.model.id, provider: answer.candidate.provider.id, cost, cached: false, ...this.citations(plan, result.content) };
-    this.remember(plan, outcome);
+    this.bill.remember(plan, outcome);
     return outcome;
-  }
-
-  /**
-   * The end of a replayed cascade/parallel stream: the sub-calls already ran and were paid
-   * upstream, so their sum is charged even when the client left during the replay.
-   */
-  private async finishOrchestrated(plan: ChatPlan, answer: OrchestratedAnswer, complete: boolean, result?: ChatResult): Promise<{ cost: Cost; usage: Usage }> {
-    try {
-      const cost = await this.settleSum(plan, answer);
-      if (complete && result) this.remember(plan, { result, model: answer.candidate.model.id, provider: answer.candidate.provider.id, cost, cached: false });
-      return { cost, usage: answer.result.usage };
-    } catch {
-      return { cost: this.costOf(0n), usage: answer.result.usage };
-    }
-  }
-
-  /** One settlement for all sub-calls: their summed cost (the minimum charge applies once). */
-  private settleSum(plan: ChatPlan, a: OrchestratedAnswer): Promise<Cost> {
-    const micro = (plan.byok ? 0n : withMinimumCharge(a.totalMicro)) + (plan.search?.priceMicro ?? 0n);
-    const u = a.result.usage;
-    return this.charge(plan, micro, u, this.event(plan.caller, a.candidate.model.id, a.candidate.provider.id, u, 200, false, undefined, plan));
   }
 
   private candidateOptions(p: KeyPrincipal, request: Omit<ChatRequest, "model">, prefs?: ProviderPrefs) {

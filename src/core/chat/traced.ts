@@ -1,0 +1,38 @@
+/** A chat call's phases as trace spans (the CallTrace port): the hold, the settle. */
+import { GatewayError } from "../errors";
+import type { CallTrace } from "./trace";
+
+/** The error's code for a trace (a GatewayError's own code, else its class name). */
+export function errorName(e: unknown): string {
+  return e instanceof GatewayError ? e.errorCode : e instanceof Error ? e.name : "error";
+}
+
+/** Runs `work` as the trace's `name` phase. */
+export async function traced<T>(trace: CallTrace | undefined, name: "hold" | "settle", work: Promise<T>): Promise<T> {
+  if (!trace) return work;
+  const end = trace.phase(name);
+  try {
+    const v = await work;
+    end();
+    return v;
+  } catch (e) {
+    end(errorName(e));
+    throw e;
+  }
+}
+
+/** The hold phase of startHold: a hold on its way alongside the call ends when it lands. */
+export async function tracedHold(trace: CallTrace | undefined, started: Promise<{ pending: Promise<unknown> | null }>): Promise<{ pending: Promise<unknown> | null }> {
+  if (!trace) return started;
+  const end = trace.phase("hold");
+  let r;
+  try {
+    r = await started;
+  } catch (e) {
+    end(errorName(e));
+    throw e;
+  }
+  if (!r.pending) end();
+  else void r.pending.then((refused) => end(refused === null ? undefined : errorName(refused)));
+  return r;
+}

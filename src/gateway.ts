@@ -164,9 +164,16 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   const limiter: RateLimiter = cfg.REDIS_URL ? new RedisRateLimiter(cfg.REDIS_URL) : new MemoryRateLimiter();
   const metrics = new GatewayMetrics();
   const health = upstreamHealth(cfg, metrics.registry);
-  const ledger = new SqlLedger(db, (delta) => (metrics.openHolds += delta), cfg.LEDGER_COMMIT, cfg.LEDGER_LEASES, (id, askedMicro) => {
-    metrics.chargesCapped.inc();
-    log.warn("charge above its hold capped at the hold", { request_id: id, asked_micro: askedMicro.toString() });
+  const ledger = new SqlLedger(db, {
+    commit: cfg.LEDGER_COMMIT,
+    leases: cfg.LEDGER_LEASES,
+    hooks: {
+      onOpenChange: (delta) => (metrics.openHolds += delta),
+      onCapped: (id, askedMicro) => {
+        metrics.chargesCapped.inc();
+        log.warn("charge above its hold capped at the hold", { request_id: id, asked_micro: askedMicro.toString() });
+      },
+    },
   });
   // Running calls keep their holds from expiring (a stream may outlive HOLD_TTL_SECONDS).
   const keeper = new HoldKeeper(ledger, cfg.HOLD_TTL_SECONDS, (e) => log.warn("hold renewal failed", { error: e }));

@@ -1,5 +1,5 @@
 /**
- * Credit leases (src/db/repos/leases.ts, drizzle/0011): a busy key's calls are held in memory
+ * Credit leases (src/core/billing/leasing.ts, drizzle/0011): a busy key's calls are held in memory
  * against one database hold. PostgreSQL only (PGlite has no leases). What a user can observe:
  * every call charged exactly once with its usage event, nothing left held once the account is
  * read, limits that bite as before near their edge and at once when they change, and a lease
@@ -155,7 +155,7 @@ if (await postgresAvailable()) {
     test("a lease that was on its way when the key's limits changed is closed unused", async () => {
       const g = gateway();
       const { user: u, key } = await tenant(g, 1000);
-      const ledger = new SqlLedger(g.gw.deps.db, () => {}, "durable", true);
+      const ledger = new SqlLedger(g.gw.deps.db, { leases: true });
       const h = () => ({ id: crypto.randomUUID(), userId: u.id, keyId: key.id, amountMicro: 10_000n, tokens: 50, ttlSeconds: 60, leasable: true });
       const first = h();
       expect(await ledger.hold(first)).toBe("ok"); // the key's room is known now
@@ -178,7 +178,7 @@ if (await postgresAvailable()) {
       const g = gateway();
       const { user: u, key } = await tenant(g, 1000);
       const db = g.gw.deps.db;
-      const dead = new SqlLedger(db, () => {}, "durable", true); // an instance of its own, never stopped
+      const dead = new SqlLedger(db, { leases: true }); // an instance of its own, never stopped
       const h = (id: string) => ({ id, userId: u.id, keyId: key.id, amountMicro: 10_000n, tokens: 50, ttlSeconds: 60, leasable: true });
       const first = crypto.randomUUID();
       expect(await dead.hold(h(first))).toBe("ok"); // the key's room is known now
@@ -198,7 +198,7 @@ if (await postgresAvailable()) {
       expect(await dead.settle(ids[0]!, 7_000n, 10, event)).toBe(false); // never twice
       // The instance dies; its lease expires and another instance's sweeper closes it.
       await db.query("update holds set expires_at = now() - interval '1 second' where lease and user_id = $1 and status = 'open'", [u.id]);
-      expect(await new SqlLedger(db, () => {}, "durable", false).sweepExpired()).toBeGreaterThan(0);
+      expect(await new SqlLedger(db).sweepExpired()).toBeGreaterThan(0);
       let m = await money(g, u.id);
       expect(m.held).toBe(0n);
       // A call that was still running settles late: charged to the balance, once.
@@ -207,7 +207,7 @@ if (await postgresAvailable()) {
       m = await money(g, u.id);
       expect(before - m.balance).toBe(3_000n);
       expect(m.held).toBe(0n);
-      dead.leases!.release(ids[2]!);
+      await dead.release(ids[2]!, null);
       await dead.leases!.stop();
       expect((await checkBooks(db, [u.id])).violations).toEqual([]);
     });

@@ -1,5 +1,5 @@
 /**
- * The ledger's natural batching on PostgreSQL (src/db/repos/ledger-batch.ts): calls that pile up
+ * The ledger's natural batching on PostgreSQL (src/core/billing/batching.ts): calls that pile up
  * while statements are in flight go out together, and the books come out exactly as if every
  * call had gone alone: exact charges, holds closed once, duplicates refused, usage events
  * stored with their text intact, and one failing call failing only itself.

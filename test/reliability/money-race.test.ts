@@ -2,7 +2,7 @@
  * Racing two instances for the same money: a user's credits and a key's monthly budget cannot
  * be overspent by sending concurrent calls through two gateways on one PostgreSQL database
  * (each hold checks and reserves in one statement under the account's row lock). Other
- * With credit leases (src/db/repos/leases.ts) both instances hold a busy key's calls in memory
+ * With credit leases (src/core/billing/leasing.ts) both instances hold a busy key's calls in memory
  * against their own leases, and the budget still holds. Other multi-instance properties are covered elsewhere: key deletion and settings
  * (test/http/multi-instance.test.ts), the Redis rate limit (test/http/errors-limits.test.ts),
  * policies (test/routing/invalidation.test.ts), video polling (test/video/pool.test.ts).

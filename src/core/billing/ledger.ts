@@ -1,6 +1,7 @@
 /**
- * The ledger port: the three atomic money steps and the usage record. Implemented over the
- * database's SQL functions (src/db/repos/ledger.ts); every call is one round trip.
+ * The ledger port: the three atomic money steps and the usage record. One ledger per process,
+ * composed of layers over the database's statements (compose.ts); docs/ledger.md tells the
+ * invariants, the layers and the life of a hold.
  */
 import { GatewayError, text } from "../errors";
 
@@ -37,10 +38,12 @@ export interface HoldRequest {
   tokens: number;
   ttlSeconds: number;
   /**
-   * May be held against a credit lease of its key (src/db/repos/leases.ts): an ordinary chat
-   * call whose settle carries its usage event. Other holds always go to the database alone.
+   * May be held against a credit lease of its key (leasing.ts): an ordinary chat call whose
+   * settle carries its usage event. Other holds always go to the database alone.
    */
   leasable?: boolean;
+  /** Closed by another component's statements (a video job's store): outside the open-holds gauge. */
+  closedElsewhere?: boolean;
 }
 
 export type HoldOutcome =

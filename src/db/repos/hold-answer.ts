@@ -1,5 +1,6 @@
-/** A hold's answer as the ledger SQL functions return it (gw_hold, gw_hold_many, gw_lease_open). */
+/** A hold's answer as the ledger SQL functions return it (gw_hold, gw_ledger_step, gw_lease_open). */
 import type { HoldOutcome } from "../../core/billing/ledger";
+import type { HoldAnswer } from "../../core/billing/ledger-store";
 
 /** The row: the outcome and the room left after it, bigint columns as text. */
 export interface HoldRow {
@@ -8,11 +9,4 @@ export interface HoldRow {
   ft: string | null;
 }
 
-/** A hold's outcome and the room it left (for the estimate, hold-estimate.ts). */
-export interface HoldAnswer {
-  r: HoldOutcome;
-  micro: bigint | null;
-  tokens: number | null;
-}
-
-export const holdAnswer = (row: HoldRow): HoldAnswer => ({ r: row.r, micro: row.f === null ? null : BigInt(row.f), tokens: row.ft === null ? null : Number(row.ft) });
+export const holdAnswer = (row: HoldRow): HoldAnswer => ({ outcome: row.r, freeMicro: row.f === null ? null : BigInt(row.f), freeTokens: row.ft === null ? null : Number(row.ft) });

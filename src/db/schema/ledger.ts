@@ -26,7 +26,7 @@ export const holds = pgTable(
     closedAt: timestamp("closed_at", { withTimezone: true }),
     /**
      * A credit lease: one hold many calls of a busy key are held against in memory, charged
-     * against it in batches (drizzle/0011, src/db/repos/leases.ts); id is not a request id.
+     * against it in batches (drizzle/0011, src/core/billing/leasing.ts); id is not a request id.
      */
     lease: boolean("lease").notNull().default(false),
   },

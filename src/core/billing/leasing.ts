@@ -1,0 +1,204 @@
+/**
+ * The leasing layer: a busy key's calls are held in memory against one database hold (a credit
+ * lease), their charges batched behind it. The policy — when, how much, until when — is the
+ * pure state machine of lease-policy.ts; this layer sends the statements it asks for and
+ * reports their answers back. Invariants, gain and the life of a lease: docs/ledger.md.
+ */
+import { swallowed } from "../../lib/log";
+import type { HoldEstimates } from "./hold-estimate";
+import { currentMonth, ROOM_REFUSALS, type HoldRequest, type UsageEvent } from "./ledger";
+import { LEASE_RULES, LeasePolicy, type LeaseEffect, type LeaseRules } from "./lease-policy";
+import type { HoldAnswer, LeaseCharge, LeaseStore, SettleAnswer } from "./ledger-store";
+import { StepBatcher } from "./step-batcher";
+import type { LedgerHooks, LedgerLayer } from "./store-ledger";
+
+/** Charges in one statement at most. */
+const MAX_CHARGES = 512;
+
+const HELD: HoldAnswer = { outcome: "ok", freeMicro: null, freeTokens: null };
+
+export interface LeasingDeps {
+  store: LeaseStore;
+  /** The room estimates the overlap layer keeps: a lease takes a quarter of the key's room. */
+  estimates: HoldEstimates;
+  hooks: LedgerHooks;
+  /** Whether an error means the database is out of reach (a batch then fails as a whole). */
+  unavailable(e: unknown): boolean;
+  rules?: LeaseRules;
+}
+
+export class LeasingLedger implements LedgerLayer {
+  private policy: LeasePolicy;
+  private charges: StepBatcher<never, never, LeaseCharge, SettleAnswer>;
+  /** Holds the inner layers said yes to in `speculate`: their hold must go there. */
+  private toInner = new Set<string>();
+  /** Leases whose close is on its way. */
+  private closing = new Map<string, Promise<void>>();
+  private timer: ReturnType<typeof setInterval>;
+  private rules: LeaseRules;
+
+  constructor(
+    private inner: LedgerLayer,
+    private d: LeasingDeps,
+  ) {
+    this.rules = d.rules ?? LEASE_RULES;
+    this.policy = new LeasePolicy(this.rules);
+    // One statement at a time: charges of one account lock its row anyway, so a second slot
+    // would only wait on the lock; meanwhile the next batch grows.
+    this.charges = new StepBatcher(1, MAX_CHARGES, {
+      step: async (items) => ({ settles: await d.store.charge(items), holds: [] }),
+      settle: async (item) => (await d.store.charge([item]))[0]!,
+      hold: () => Promise.reject(new Error("leases batch charges only")),
+      failsAll: (e) => d.unavailable(e),
+    });
+    this.timer = setInterval(() => void this.apply(this.policy.idle(performance.now())), this.rules.idleMs / 2);
+    this.timer.unref?.();
+  }
+
+  speculate(h: HoldRequest): boolean {
+    if (this.carve(h)) return true;
+    if (!this.inner.speculate(h)) return false;
+    this.toInner.add(h.id);
+    return true;
+  }
+
+  async hold(h: HoldRequest): Promise<HoldAnswer> {
+    if (this.policy.has(h.id)) return HELD;
+    if (!this.toInner.delete(h.id) && this.carve(h)) return HELD;
+    const answer = await this.inner.hold(h);
+    // Room this instance has leased for the account is given back before a refusal for want of room stands.
+    if (ROOM_REFUSALS.has(answer.outcome) && this.policy.holdsFor(h.userId)) {
+      await this.retireAll({ userId: h.userId });
+      return this.inner.hold(h);
+    }
+    return answer;
+  }
+
+  async settle(id: string, costMicro: bigint, tokens: number, event: UsageEvent | null): Promise<boolean> {
+    if (!this.policy.has(id)) return this.inner.settle(id, costMicro, tokens, event);
+    const { lease, holdMicro } = this.policy.chargeAsked(id, costMicro, tokens);
+    // A failed statement throws here and the caller retries; the accounting above stays.
+    const answer = await this.charges.settle({ lease: lease.id, id, costMicro, holdMicro, tokens, event });
+    if (answer === "capped") this.d.hooks.onCapped(id, costMicro);
+    void this.apply(this.policy.chargeLanded(id));
+    return answer !== "not_open";
+  }
+
+  async release(id: string, event: UsageEvent | null): Promise<boolean> {
+    if (!this.policy.has(id)) return this.inner.release(id, event);
+    const { userId, keyId, effects } = this.policy.release(id);
+    void this.apply(effects);
+    if (event) await this.inner.record(id, userId, keyId, event);
+    return true;
+  }
+
+  record(id: string, userId: string, keyId: string | null, event: UsageEvent): Promise<void> {
+    return this.inner.record(id, userId, keyId, event);
+  }
+
+  renew(ids: readonly string[], ttlSeconds: number): Promise<void> {
+    // A call held against a lease keeps its lease alive (the sweeper closes leases, not calls).
+    return this.inner.renew([...new Set(ids.map((id) => this.policy.leaseOf(id) ?? id))], ttlSeconds);
+  }
+
+  sweepExpired(limit: number): Promise<number> {
+    return this.inner.sweepExpired(limit);
+  }
+
+  /**
+   * Retires the leases of an account (or of one key, or all): resolves once what their calls in
+   * flight cannot spend is given back (and, for a lease without calls in flight, once it is closed).
+   */
+  async retireAll(match: { userId?: string; keyId?: string } = {}): Promise<void> {
+    await this.apply(this.policy.retireAll(match).effects);
+  }
+
+  /** Whether call `id` is held against a lease. */
+  has(id: string): boolean {
+    return this.policy.has(id);
+  }
+
+  /** The lease call `id` is held against; undefined when none. */
+  leaseOf(id: string): string | undefined {
+    return this.policy.leaseOf(id);
+  }
+
+  /** Whether this process holds an active lease of the account. */
+  holdsFor(userId: string): boolean {
+    return this.policy.holdsFor(userId);
+  }
+
+  /** Leases open, and the credit room (micro-KRW) still available in them. */
+  totals(): { open: number; availableMicro: bigint } {
+    return this.policy.totals();
+  }
+
+  /** Stops the idle timer; retires every lease (closing those without calls in flight). */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.retireAll();
+  }
+
+  private carve(h: HoldRequest): boolean {
+    const { held, effects } = this.policy.carve(h, {
+      now: performance.now(),
+      month: currentMonthOnce(),
+      room: (req) => this.d.estimates.roomFor(req),
+      newId: () => crypto.randomUUID(),
+    });
+    if (effects.length) void this.apply(effects);
+    return held;
+  }
+
+  /** Sends the statements the policy asked for; resolves when they are answered. */
+  private apply(effects: LeaseEffect[]): Promise<unknown> {
+    if (!effects.length) return Promise.resolve();
+    return Promise.all(effects.map((effect) => this.send(effect)));
+  }
+
+  private send(effect: LeaseEffect): Promise<void> {
+    const { store, estimates, hooks } = this.d;
+    switch (effect.kind) {
+      case "open": {
+        const request = effect.request;
+        estimates.sent(request);
+        let answer: HoldAnswer | null = null;
+        return store
+          .open({ ...request, month: effect.month })
+          .then((a) => {
+            answer = a;
+            if (a.outcome === "ok") hooks.onOpenChange(1);
+          })
+          // No lease: the calls go to the database one by one.
+          .catch(swallowed("credit lease open", { key_id: request.keyId }))
+          .finally(() => {
+            estimates.answered(request, answer?.outcome ?? null, answer && { micro: answer.freeMicro, tokens: answer.freeTokens });
+            void this.apply(this.policy.opened(effect, answer?.outcome ?? null, performance.now()));
+          });
+      }
+      case "trim":
+        // Keep what the calls in flight may still spend and what is being charged; give back the rest.
+        return store
+          .trim(effect.lease.id, { micro: effect.keepMicro, tokens: effect.keepTokens }, { close: false })
+          .then(() => {}, swallowed("credit lease trim", { lease_id: effect.lease.id }));
+      case "close": {
+        // A failed close leaves the lease to the sweeper at its expiry (gw_lease_trim closes it then).
+        const id = effect.lease.id;
+        const closing =
+          this.closing.get(id) ??
+          store.trim(id, { micro: 0n, tokens: 0 }, { close: true }).then(
+            () => hooks.onOpenChange(-1),
+            swallowed("credit lease close", { lease_id: id }),
+          );
+        this.closing.set(id, closing);
+        return closing.finally(() => this.closing.delete(id));
+      }
+    }
+  }
+}
+
+/** The month, read at most once per carve (only when the key has leases or opens one). */
+function currentMonthOnce(): () => string {
+  let month: string | undefined;
+  return () => (month ??= currentMonth());
+}

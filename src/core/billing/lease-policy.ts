@@ -148,11 +148,14 @@ export class LeasePolicy {
     return { held: false, effects };
   }
 
-  /** The answer to an `open` effect (null when the statement failed): the lease joins its key, or is closed unused. */
-  opened(effect: Extract<LeaseEffect, { kind: "open" }>, outcome: HoldOutcome | null, now: number): LeaseEffect[] {
+  /**
+   * The answer to an `open` effect (null when the statement failed): the lease joins its key,
+   * or is closed unused when the key's limits changed meanwhile.
+   */
+  opened(effect: Extract<LeaseEffect, { kind: "open" }>, outcome: HoldOutcome | null, now: number): { lease: Lease | null; effects: LeaseEffect[] } {
     const st = this.keys.get(effect.key);
     if (st) st.opening = false;
-    if (outcome !== "ok") return [];
+    if (outcome !== "ok") return { lease: null, effects: [] };
     const r = effect.request;
     const lease: Lease = {
       id: r.id, userId: r.userId, keyId: r.keyId, month: effect.month, sizeMicro: r.amountMicro, sizeTokens: r.tokens, availMicro: r.amountMicro, availTokens: r.tokens,
@@ -162,10 +165,10 @@ export class LeasePolicy {
       // A limit may have changed while it was on its way: never used, closed at once.
       lease.retired = true;
       lease.closing = true;
-      return [{ kind: "close", lease }];
+      return { lease, effects: [{ kind: "close", lease }] };
     }
     st.leases.push(lease);
-    return [];
+    return { lease, effects: [] };
   }
 
   /**

@@ -173,7 +173,7 @@ export class LeasingLedger implements LedgerLayer {
           .catch(swallowed("credit lease open", { key_id: request.keyId }))
           .finally(() => {
             estimates.answered(request, answer?.outcome ?? null, answer && { micro: answer.freeMicro, tokens: answer.freeTokens });
-            void this.apply(this.policy.opened(effect, answer?.outcome ?? null, performance.now()));
+            void this.apply(this.policy.opened(effect, answer?.outcome ?? null, performance.now()).effects);
           });
       }
       case "trim":

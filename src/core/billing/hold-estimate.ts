@@ -1,16 +1,9 @@
 /**
- * How much room a key's next hold will probably find, from the ledger's own answers: every
- * hold returns the credits left after it (the account's free balance bounded by the key's and
- * the org memberships' monthly budgets) and the key's token room. The chat service starts the
- * upstream request while a hold is still on its way only when this estimate says the hold
- * will pass; otherwise it waits for the hold first, as before, so an account that cannot pay
- * never makes us pay a provider.
- *
- * The estimate only errs on the careful side within this process: holds still in flight are
- * subtracted in full (even those the last answer already counted), and settles and top-ups,
- * which give room back, are not added until the next answer. Another instance spending the
- * same account can make it optimistic; then the hold refuses, the upstream request is
- * aborted and the client gets the usual 402. The hold stays the only authority on money.
+ * The room a key's next hold will probably find, from the ledger's own answers (every hold
+ * returns the credits and tokens left after it), minus every hold of the key still in flight.
+ * It errs on the careful side within this process; another instance spending the same account
+ * can make it optimistic, and then the hold refuses as usual. Used by the overlap and leasing
+ * layers (docs/ledger.md).
  */
 import type { HoldOutcome, HoldRequest } from "./ledger";
 

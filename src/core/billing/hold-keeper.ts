@@ -1,16 +1,10 @@
 /**
- * Keeps the holds of calls still running from expiring.
- *
- * The sweeper (of any instance) releases a hold past its expiry, taking it for the hold of a
- * request that died. A stream may outlive HOLD_TTL_SECONDS; its charge then found the hold
- * released and moved nothing, so the answer was delivered but never paid. Now a call is kept
- * from the moment its hold is placed until its settle or release starts: every third of the TTL
- * the expiry of every kept hold is moved to now + TTL, in one ledger statement for all of them
- * (gw_renew_holds), and this instance's sweeper renews before it sweeps. A process that dies
- * stops renewing, so its calls' holds expire and are swept as before.
- *
- * A call the process lost track of (its stream's reader failed before settling) would be kept
- * forever; it is let go after MAX_KEEP_MS, so its hold is swept in the end.
+ * Keeps the holds of calls still running from expiring: the sweeper (of any instance) takes a
+ * hold past its expiry for that of a request that died, and a stream may outlive
+ * HOLD_TTL_SECONDS. A call is kept from its hold until its settle or release starts; every third
+ * of the TTL every kept hold's expiry moves to now + TTL in one statement (gw_renew_holds). A
+ * process that dies stops renewing, so its holds expire and are swept; a call this process lost
+ * track of is let go after MAX_KEEP_MS. docs/ledger.md, "The life of a hold".
  */
 import type { Ledger } from "./ledger";
 

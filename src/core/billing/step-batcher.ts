@@ -1,9 +1,7 @@
 /**
- * Natural batching for the ledger: a call starts at once while a slot is free; calls arriving
- * meanwhile wait for the next free slot and go together, settles and holds in one statement
- * (one transaction, one commit). No timer: an idle system sends every call alone and
- * immediately. At most `slots` ledger statements are in flight, so a busy account's row is
- * not fought over by a crowd of transactions.
+ * Natural batching: a call starts at once while a slot is free; calls arriving meanwhile wait
+ * for the next free slot and go together in one statement (settles, then holds). No timer, so
+ * an idle system sends every call alone and at once. docs/ledger.md, "The layers".
  */
 interface Pending<T, R> {
   item: T;

@@ -12,7 +12,7 @@
  *   --scale=F          multiply every duration by F
  *   --repeats=N        repeats of each compared scenario (default 3), targets alternating
  *   --rate=N           open-loop rate for the non-streaming scenario (default 200/s)
- *   --conns=N          wrk connections for the saturation scenario (default 50)
+ *   --conns=N          wrk connections for the saturation scenario (default 64)
  *   --streams=N        concurrent streams in the memory scenario (default 500)
  *   --accounts=N       saturation also runs the gateway with N funded accounts in round robin
  *                      (default 8; 1 turns it off): one busy account is PostgreSQL's worst case
@@ -59,7 +59,7 @@ for (const s of only) if (!ALL.includes(s)) throw new Error(`unknown scenario ${
 const scale = Number(flag("scale") ?? (flag("quick") ? 0.5 : 1));
 const repeats = Number(flag("repeats") ?? 3);
 const rate = Number(flag("rate") ?? 200);
-const conns = Number(flag("conns") ?? 50);
+const conns = Number(flag("conns") ?? 64);
 const nStreams = Number(flag("streams") ?? 500);
 const nAccounts = Math.max(1, Number(flag("accounts") ?? 8));
 const pin = !!flag("pin") && !flag("no-pin") && taskset() !== null && cpus().length >= 2;
@@ -276,6 +276,8 @@ try {
       gatewayOverProxy: robust(runs.map((run) => run.byTarget.gateway!.rps / run.byTarget.proxy!.rps)),
       ...(nAccounts > 1 && { gatewayAccountsOverProxy: robust(runs.map((run) => run.byTarget.gatewayAccounts!.rps / run.byTarget.proxy!.rps)) }),
       gatewayOverDirect: robust(runs.map((run) => run.byTarget.gateway!.rps / run.byTarget.direct!.rps)),
+      // The tail, as a ratio within each run (the machine's noise moves both targets alike).
+      gatewayP99OverProxy: robust(runs.map((run) => run.byTarget.gateway!.latencyMs.p99 / run.byTarget.proxy!.latencyMs.p99)),
       latencyP50Ms: Object.fromEntries(ts.map((t) => [t.name, robust(runs.map((run) => run.byTarget[t.name]!.latencyMs.p50))])),
       latencyP99Ms: Object.fromEntries(ts.map((t) => [t.name, robust(runs.map((run) => run.byTarget[t.name]!.latencyMs.p99))])),
       cpuMsPerRequest: {

@@ -169,6 +169,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     leases: cfg.LEDGER_LEASES,
     hooks: {
       onOpenChange: (delta) => (metrics.openHolds += delta),
+      onWait: (step, seconds) => metrics.ledgerWait.observe(seconds, { step }),
       onCapped: (id, askedMicro) => {
         metrics.chargesCapped.inc();
         log.warn("charge above its hold capped at the hold", { request_id: id, asked_micro: askedMicro.toString() });

@@ -19,6 +19,9 @@ export class GatewayMetrics {
   readonly chargesCapped = this.registry.add(
     new Counter("gateway_charges_capped_total", "Charges the ledger capped at their hold: the usage cost more than the hold's estimate (the difference is not billed)"),
   );
+  readonly ledgerWait = this.registry.add(
+    new Histogram("gateway_ledger_wait_seconds", "How long calls waited for their hold or settle (step), leases, batching and retries included", [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1, 5]),
+  );
   readonly tokens = this.registry.add(new Counter("gateway_tokens_total", "Tokens of settled calls by model, provider and kind (input, output, cached_input, cache_write)"));
   readonly hedges = this.registry.add(new Counter("gateway_hedges_total", "Hedged calls by outcome: primary_won, hedge_won, not_needed (answered or failed before the hedge delay), both_failed"));
   readonly continuations = this.registry.add(new Counter("gateway_continuations_total", "Streams broken mid-answer and continued by another candidate (continue_on_failure), by the provider that broke, the one that finished, and how the stream ended"));

@@ -77,6 +77,10 @@ for (const kind of await dbKinds()) {
         expect(Number(r.cost)).toBeGreaterThan(0);
         expect(sample(text, "gateway_cost_krw_total", labels)).toBeCloseTo(Number(r.cost) / 1e6, 6);
       }
+      // Every call waited once for its hold and once for its settle (earlier tests add theirs).
+      const settled = rows.length && (await g.gw.deps.db.query<{ n: number }>("select count(*)::int as n from usage_events where modality = 'text' and status = 200"))[0]!.n;
+      expect(sample(text, "gateway_ledger_wait_seconds_count", { step: "hold" })).toBeGreaterThanOrEqual(settled);
+      expect(sample(text, "gateway_ledger_wait_seconds_count", { step: "settle" })).toBe(settled);
     });
 
     test("a video job: accepted and succeeded by family, its upstream calls and polls, its cost", async () => {

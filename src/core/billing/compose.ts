@@ -29,9 +29,11 @@ export class ComposedLedger implements Ledger {
   /** The leasing layer, when leases are on: the gateway retires leases when limits change. */
   readonly leases: LeasingLedger | null;
   private top: LedgerLayer;
+  private onWait: LedgerHooks["onWait"];
 
   constructor(store: LedgerStore, leaseStore: LeaseStore, layers: LedgerLayers) {
     const hooks = layers.hooks ?? NO_HOOKS;
+    this.onWait = hooks.onWait;
     const base = new StoreLedger(layers.batching ? batched(store, layers.batching) : store, leaseStore, hooks);
     const estimates = new HoldEstimates();
     const overlap = new OverlapLedger(base, estimates);
@@ -40,15 +42,21 @@ export class ComposedLedger implements Ledger {
   }
 
   async hold(h: HoldRequest): Promise<HoldOutcome> {
-    return (await this.top.hold(h)).outcome;
+    const start = performance.now();
+    const answer = await this.top.hold(h);
+    this.onWait?.("hold", (performance.now() - start) / 1000);
+    return answer.outcome;
   }
 
   speculate(h: HoldRequest): boolean {
     return this.top.speculate(h);
   }
 
-  settle(id: string, costMicro: bigint, tokens: number, event: UsageEvent | null): Promise<boolean> {
-    return this.top.settle(id, costMicro, tokens, event);
+  async settle(id: string, costMicro: bigint, tokens: number, event: UsageEvent | null): Promise<boolean> {
+    const start = performance.now();
+    const closed = await this.top.settle(id, costMicro, tokens, event);
+    this.onWait?.("settle", (performance.now() - start) / 1000);
+    return closed;
   }
 
   release(id: string, event: UsageEvent | null): Promise<boolean> {

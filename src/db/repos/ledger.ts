@@ -5,7 +5,7 @@
  */
 import type { Database } from "../client";
 import { BATCHING, ComposedLedger } from "../../core/billing/compose";
-import type { LedgerHooks } from "../../core/billing/store-ledger";
+import { NO_HOOKS, type LedgerHooks } from "../../core/billing/store-ledger";
 import { SqlLeaseStore, SqlLedgerStore, type LedgerCommit } from "./ledger-store";
 
 export { eventJson, type LedgerCommit } from "./ledger-store";
@@ -24,7 +24,7 @@ export class SqlLedger extends ComposedLedger {
     super(new SqlLedgerStore(db, options.commit), new SqlLeaseStore(db, options.commit), {
       batching: postgres ? BATCHING : false,
       leases: postgres && options.leases === true,
-      hooks: { onOpenChange: options.hooks?.onOpenChange ?? (() => {}), onCapped: options.hooks?.onCapped ?? (() => {}) },
+      hooks: { ...NO_HOOKS, ...options.hooks },
     });
   }
 }

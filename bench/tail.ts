@@ -1,0 +1,114 @@
+/**
+ * Where the saturated tail comes from: `bun bench/tail.ts [--seconds=6] [--repeats=3] [--conns=64]`.
+ * Runs wrk against the bare proxy and the gateway under several ledger and logging settings
+ * (each a fresh stack), alternating proxy and gateway within each repeat so that machine noise
+ * moves both alike, and reads from the gateway's /metrics how long calls waited for their hold
+ * and settle (gateway_ledger_wait_seconds) and how late its event loop ran. CPU per request of
+ * the gateway and of PostgreSQL comes from /proc. Prints a markdown table; medians over repeats.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { wrk, type Target } from "./lib/load";
+import { cpuMs } from "./lib/procs";
+import { checkPostgres, startStack } from "./lib/stack";
+
+const arg = (name: string, d: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? d);
+const seconds = arg("seconds", 6);
+const repeats = arg("repeats", 3);
+const conns = arg("conns", 64);
+const only = process.argv.find((a) => a.startsWith("--only="))?.split("=")[1]?.split(",");
+const pg = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+
+const VARIANTS: { name: string; env: Record<string, string> }[] = [
+  { name: "defaults", env: {} },
+  { name: "leases", env: { LEDGER_LEASES: "on" } },
+  { name: "leases, no request log", env: { LEDGER_LEASES: "on", LOG_REQUESTS: "off" } },
+  { name: "leases, settle behind answer", env: { LEDGER_LEASES: "on", LEDGER_SETTLE: "behind_answer" } },
+  { name: "leases, async commit", env: { LEDGER_LEASES: "on", LEDGER_COMMIT: "async" } },
+];
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** CPU ms of every PostgreSQL process. */
+function postgresMs(): number {
+  let total = 0;
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+      if (stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) !== "postgres") continue;
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      total += (Number(f[11]) + Number(f[12])) * 10;
+    } catch {}
+  }
+  return total;
+}
+
+/** A histogram's cumulative buckets (le → count) for the series whose labels include `match`. */
+function buckets(text: string, name: string, match: string): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const line of text.split("\n")) {
+    if (!line.startsWith(`${name}_bucket{`) || !line.includes(match)) continue;
+    const le = line.match(/le="([^"]+)"/)![1]!;
+    out.set(le === "+Inf" ? Infinity : Number(le), Number(line.slice(line.lastIndexOf(" ") + 1)));
+  }
+  return out;
+}
+
+/** The upper bound (ms) of the bucket holding quantile `q` of what was observed between two scrapes. */
+function quantileMs(before: Map<number, number>, after: Map<number, number>, q: number): number {
+  const les = [...after.keys()].sort((a, b) => a - b);
+  const total = (after.get(Infinity) ?? 0) - (before.get(Infinity) ?? 0);
+  if (!total) return NaN;
+  for (const le of les) if ((after.get(le)! - (before.get(le) ?? 0)) / total >= q) return le * 1000;
+  return Infinity;
+}
+
+const metrics = async (url: string) => (await fetch(`${url}/metrics`)).text();
+
+await checkPostgres(pg);
+const body = JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Say hello in one short sentence." }], max_tokens: 16 });
+const rows: string[] = [];
+for (const variant of VARIANTS.filter((v) => !only || only.includes(v.name))) {
+  const stack = await startStack({ serverUrl: pg, targetCore: null, loadCore: null, gatewayBunFlags: [], gatewayEnv: variant.env, accounts: 1 });
+  const proxy: Target = { name: "proxy", url: `${stack.proxyUrl}/v1/chat/completions` } as Target;
+  const gateway: Target = { name: "gateway", url: `${stack.gatewayUrl}/v1/chat/completions` } as Target;
+  const runs: Record<string, number>[] = [];
+  try {
+    for (const t of [proxy, gateway]) await wrk(t, { connections: conns, seconds: 3, body, token: stack.token, core: null });
+    for (let r = 0; r < repeats; r++) {
+      const p = await wrk(proxy, { connections: conns, seconds, body, token: stack.token, core: null });
+      const before = { text: await metrics(stack.gatewayUrl), gw: cpuMs(stack.gateway.pid)!, pg: postgresMs() };
+      const g = await wrk(gateway, { connections: conns, seconds, body, token: stack.token, core: null });
+      const after = { text: await metrics(stack.gatewayUrl), gw: cpuMs(stack.gateway.pid)!, pg: postgresMs() };
+      const wait = (step: string, q: number) => quantileMs(buckets(before.text, "gateway_ledger_wait_seconds", `step="${step}"`), buckets(after.text, "gateway_ledger_wait_seconds", `step="${step}"`), q);
+      const lag = (q: number) => quantileMs(buckets(before.text, "gateway_event_loop_lag_seconds", ""), buckets(after.text, "gateway_event_loop_lag_seconds", ""), q);
+      runs.push({
+        proxyRps: p.rps,
+        proxyP99: p.latencyMs.p99,
+        rps: g.rps,
+        p50: g.latencyMs.p50,
+        p99: g.latencyMs.p99,
+        holdP50: wait("hold", 0.5),
+        holdP99: wait("hold", 0.99),
+        settleP50: wait("settle", 0.5),
+        settleP99: wait("settle", 0.99),
+        lagP99: lag(0.99),
+        gwCpu: (after.gw - before.gw) / g.requests,
+        pgCpu: (after.pg - before.pg) / g.requests,
+      });
+      console.error(`${variant.name} #${r + 1}: gateway ${g.rps.toFixed(0)} req/s p99 ${g.latencyMs.p99.toFixed(2)} ms; proxy ${p.rps.toFixed(0)} req/s p99 ${p.latencyMs.p99.toFixed(2)} ms`);
+    }
+  } finally {
+    await stack.stop();
+  }
+  const m = (k: string) => median(runs.map((r) => r[k]!));
+  const ratio = (a: string, b: string) => median(runs.map((r) => r[a]! / r[b]!));
+  const ms = (v: number) => (Number.isFinite(v) ? (v < 1 ? `≤ ${v.toFixed(1)}` : `≤ ${v.toFixed(0)}`) : "–");
+  rows.push(
+    `| ${variant.name} | ${m("rps").toFixed(0)} | ${(ratio("rps", "proxyRps") * 100).toFixed(1)} % | ${m("p50").toFixed(2)} | ${m("p99").toFixed(2)} | ${ratio("p99", "proxyP99").toFixed(2)} × | ${ms(m("holdP50"))} / ${ms(m("holdP99"))} | ${ms(m("settleP50"))} / ${ms(m("settleP99"))} | ${ms(m("lagP99"))} | ${m("gwCpu").toFixed(3)} | ${m("pgCpu").toFixed(3)} |`,
+  );
+}
+console.log(`wrk -c${conns}, ${seconds} s × ${repeats} per variant (each beside a proxy run), instant upstream; medians over repeats\n`);
+console.log("| variant | gateway req/s | ÷ proxy | p50 ms | p99 ms | p99 ÷ proxy p99 | hold wait p50 / p99 ms | settle wait p50 / p99 ms | event-loop lag p99 ms | gateway CPU ms/req | PostgreSQL CPU ms/req |");
+console.log("|---|---|---|---|---|---|---|---|---|---|---|");
+for (const r of rows) console.log(r);

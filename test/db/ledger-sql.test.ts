@@ -40,7 +40,9 @@ describe("docs/ledger-functions.sql", () => {
         created.add(match[1]!);
       }
     }
-    const defined = [...generated.matchAll(/^CREATE OR REPLACE FUNCTION public\.(gw_\w+)\(/gm)].map((match) => match[1]!);
+    const defined = [...generated.matchAll(/^CREATE OR REPLACE FUNCTION public\.(gw_\w+)\(/gm)].map(
+      (match) => match[1]!,
+    );
     expect(created.size).toBeGreaterThan(0);
     expect([...new Set(defined)].sort()).toEqual([...created].sort());
   });

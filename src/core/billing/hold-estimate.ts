@@ -3,7 +3,7 @@
  * hold returns the credits left after it (the account's free balance bounded by the key's and
  * the org memberships' monthly budgets) and the key's token room. The chat service starts the
  * upstream request while a hold is still on its way only when this estimate says the hold
- * will pass; otherwise it waits for the hold first, so an account that cannot pay
+ * will pass; otherwise it waits for the hold first, as before, so an account that cannot pay
  * never makes us pay a provider.
  *
  * The estimate only errs on the careful side within this process: holds still in flight are

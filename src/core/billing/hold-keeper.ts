@@ -2,12 +2,12 @@
  * Keeps the holds of calls still running from expiring.
  *
  * The sweeper (of any instance) releases a hold past its expiry, taking it for the hold of a
- * request that died. A stream may outlive HOLD_TTL_SECONDS; unkept, its charge would find the
- * hold released and move nothing, the answer delivered but never paid. So a call is kept
+ * request that died. A stream may outlive HOLD_TTL_SECONDS; its charge then found the hold
+ * released and moved nothing, so the answer was delivered but never paid. Now a call is kept
  * from the moment its hold is placed until its settle or release starts: every third of the TTL
  * the expiry of every kept hold is moved to now + TTL, in one ledger statement for all of them
  * (gw_renew_holds), and this instance's sweeper renews before it sweeps. A process that dies
- * stops renewing, so its calls' holds expire and are swept.
+ * stops renewing, so its calls' holds expire and are swept as before.
  *
  * A call the process lost track of (its stream's reader failed before settling) would be kept
  * forever; it is let go after MAX_KEEP_MS, so its hold is swept in the end.

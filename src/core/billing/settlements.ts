@@ -3,19 +3,19 @@
  * is pure arithmetic on the catalog's prices). Two modes (`LEDGER_SETTLE`):
  * - `before_answer` (default): the answer's last bytes wait until its settle has landed, so a
  *   process killed at any moment has charged every call whose answer a client received whole
- *   (a `kill -9` between the answer and a settle behind it would leave that call free);
+ *   (a `kill -9` between the answer and a settle behind it left that call free);
  * - `behind_answer`: the answer leaves with its cost and the settle's round trip runs behind
  *   it (lower latency; a crash loses the charges of the last few answered calls).
  * The wait is bounded (`maxWaitMs`): a database outage delays an answer, never withholds it;
  * the settle goes on retrying behind it.
  *
  * What keeps this exact:
- * - the settle is one atomic statement either way, and it closes the hold at most
+ * - the settle is the same single atomic statement as before, and it closes the hold at most
  *   once, so a retry can never charge twice;
  * - until it lands, the call's hold (the expected maximum) still counts against the balance
  *   and every budget, so a following call can never spend money the previous one used;
- * - a settle that fails on a database error is retried with backoff (an answered call is
- *   never left uncharged for one); only after every retry failed is the
+ * - a settle that fails on a database error is retried with backoff (before, such a call
+ *   was answered with an error and left uncharged); only after every retry failed is the
  *   hold left to the sweeper, which releases it;
  * - readers see their own charges: the account's dashboard endpoints wait for the account's
  *   settles in flight on this instance (`quiesce`), and shutdown waits for all of them.

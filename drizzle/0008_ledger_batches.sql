@@ -7,8 +7,8 @@
 -- the single-call function, one call at a time, in order, in the same transaction.
 --
 -- `SET enable_seqscan = off`: every access here is by key, but PL/pgSQL keeps a generic plan
--- made while the tables were small, and for `id = ANY(array)` that plan was a sequential scan
--- of `holds`, which made every batch slower as the table grew (seen in the benchmark:
+-- made while the tables were small, and for `id = ANY(array)` that plan is a sequential scan
+-- of `holds`, which makes every batch slower as the table grows (seen in the benchmark:
 -- 2,900 → 1,400 requests/s over 15 s, millions of rows read by seq scans).
 
 -- The common case of a hold batch: new distinct ids, live accounts whose free credits cover

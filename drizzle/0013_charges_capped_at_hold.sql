@@ -1,20 +1,20 @@
--- A charge never exceeds its hold, and no balance goes below zero (issue 16, finding 5).
+-- A charge never exceeds its hold, and no balance goes below zero.
 --
 -- A hold is the most a call may cost, checked against the balance and every budget when it is
--- placed. A settle used to charge whatever the gateway computed from the provider's usage, so a
--- call whose usage outgrew its hold's estimate (images, tools) drove an account that could only
--- afford the hold below zero. Now every settle charges at most its hold (and never less than
+-- placed. A settle charging whatever the gateway computed from the provider's usage would let a
+-- call whose usage outgrew its hold's estimate (images, tools) drive an account that could only
+-- afford the hold below zero, so every settle charges at most its hold (and never less than
 -- zero) and answers 'capped' instead of 'ok' when it cut the charge (the gateway logs and counts
 -- those: gateway_charges_capped_total). The usage event, the ledger entry, the key's and the org
 -- members' spent counters all carry the capped amount, so the books still balance.
 --
 -- A settle within its hold cannot overdraw: every hold was placed with balance - held >= its
 -- amount, so charging at most the amount keeps balance - held >= 0. A lease charge is capped at
--- its call's own hold (p_hold, new); what a lease no longer covers (its calls' charges beyond
+-- its call's own hold (p_hold); what a lease no longer covers (its calls' charges beyond
 -- what it still holds, or any charge to a lease the sweeper already closed) is taken only from
 -- the account's free credits (balance - held, never below zero), in call order.
 --
--- Same lock order as before: users rows first (ascending id), then the holds.
+-- Lock order as everywhere in the ledger: users rows first (ascending id), then the holds.
 
 CREATE OR REPLACE FUNCTION gw_settle(p_id uuid, p_cost bigint, p_tokens bigint, p_event jsonb)
 RETURNS text LANGUAGE plpgsql AS $$

@@ -1,7 +1,7 @@
 /**
  * Circuit breaking wired to its settings, its metrics and, with REDIS_URL, to the other
  * instances (src/core/health holds the rules, src/lib/circuit-board.ts the Redis side).
- * CIRCUIT_BREAKER=off leaves no tracker: the attempt loop then calls every candidate as before.
+ * CIRCUIT_BREAKER=off leaves no tracker: the attempt loop then calls every candidate.
  */
 import type { Config } from "./config";
 import { HealthTracker } from "./core/health/tracker";

@@ -6,7 +6,7 @@
 import { brotliCompressSync, constants } from "node:zlib";
 import { join } from "node:path";
 
-/** The first page load may carry at most this much gzipped JavaScript (issue 19). */
+/** The first page load may carry at most this much gzipped JavaScript. */
 export const JS_BUDGET_GZIP_BYTES = 250 * 1024;
 
 export interface ConsoleFile {

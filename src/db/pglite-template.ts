@@ -2,7 +2,7 @@
  * A new PGlite data directory is unpacked from a shipped initdb result instead of running
  * PGlite's initdb. That initdb starts a second PostgreSQL instance next to the gateway's, keeps
  * a copy of its 128 MB heap and passes the result through an in-memory tar: the first start
- * peaked above 900 MB for it, a restart at 230 MB. Unpacked, a first start is a restart.
+ * peaks above 900 MB for it, a restart at 230 MB. Unpacked, a first start is a restart.
  *
  * The template is only valid for the PGlite build that made it (the catalog version must
  * match), so it carries a digest of that build's files; after a PGlite upgrade that has not

@@ -26,7 +26,7 @@ export class HeldSlot implements Disposable {
   ) {}
 
   /**
-   * The answer's body keeps the slot until it is done; the handler's scope no longer releases it.
+   * The answer's body keeps the slot until it is done, and the handler's scope leaves it to the body.
    * The request's log line waits for the body's end too, and learns its first byte's time.
    */
   untilEnd(res: Response): Response {

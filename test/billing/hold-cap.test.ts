@@ -1,5 +1,5 @@
 /**
- * Issue 16, finding 5: a charge is capped by its hold and no balance goes below zero.
+ * A charge is capped by its hold and no balance goes below zero.
  *
  * The simulator never cuts a forced tool call at max_tokens, so a request with a large tool
  * schema and `max_tokens: 1` costs far more than its hold (sized for one output token): the

@@ -1,5 +1,5 @@
 /**
- * Issue 16, finding 10: a stream that outlives HOLD_TTL_SECONDS is still charged. A running
+ * A stream that outlives HOLD_TTL_SECONDS is still charged. A running
  * call keeps its hold alive (src/core/billing/hold-keeper.ts): the sweeper of any instance then
  * never takes it for the hold of a request that died.
  */

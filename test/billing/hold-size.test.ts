@@ -1,5 +1,5 @@
 /**
- * Issue 16, finding 5: the hold is sized as an upper bound of what a request sends: image parts
+ * The hold is sized as an upper bound of what a request sends: image parts
  * at the most their provider counts for one image, tool definitions, the tool-call history, the
  * structured-output schema, web-search results (src/core/chat/estimate.ts).
  */

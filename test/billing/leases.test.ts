@@ -2,7 +2,7 @@
  * Credit leases (src/core/billing/leasing.ts, drizzle/0011): a busy key's calls are held in memory
  * against one database hold. PostgreSQL only (PGlite has no leases). What a user can observe:
  * every call charged exactly once with its usage event, nothing left held once the account is
- * read, limits that bite as before near their edge and at once when they change, and a lease
+ * read, limits that bite as without leases near their edge and at once when they change, and a lease
  * whose instance died closed by the sweeper with what its calls spent.
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";

@@ -1,6 +1,6 @@
 /**
  * Request options that make the provider charge more are billed at the price the provider
- * charges, or refused before any hold (issue 16, finding 9):
+ * charges, or refused before any hold:
  * - OpenAI `service_tier: "priority"`: held and charged at the catalog's priority prices;
  *   a tier the catalog has no price for (`flex` on gpt-4o, `scale`, ...) is 400; `auto` is
  *   sent as `default` (the provider may not pick a tier we did not price);

@@ -1,7 +1,7 @@
 /**
- * Issue 16, finding 2: a client that hangs up on a stream must not dodge the bill. Real
+ * A client that hangs up on a stream must not dodge the bill. Real
  * sockets, real databases (PostgreSQL and PGlite), the simulator paced by its directives so the
- * hang-up lands where the test wants it. The request carries what the old estimate forgot: a
+ * hang-up lands where the test wants it. The request carries what an estimate is apt to miss: a
  * tool definition, an image, tool-call history and reasoning.
  *
  * - When the upstream's usage still arrives within STREAM_DRAIN_MS (here 3 s), the call is

@@ -1,7 +1,7 @@
 /**
  * A semantic-mode key's similarity lookup embeds the prompt: an upstream call the gateway pays
  * for. It runs only once the call's credit hold is placed, so an account that cannot pay for
- * the call never makes the gateway pay for an embedding (issue 16, finding 16). Exact matching
+ * the call never makes the gateway pay for an embedding. Exact matching
  * reads the database only and still answers before any hold.
  */
 import { beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";

@@ -1,7 +1,7 @@
 /**
  * `allowed_models` holds for every model a call reaches, not only the one it names: the
  * variant `reasoning_mode: "pro"` switches to, the providers a call falls back to, and the
- * routing policies a key may call (issue 16, finding 6).
+ * routing policies a key may call.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { startTestGateway, type TestGateway } from "../harness";

@@ -138,9 +138,9 @@ describe("PII masker", () => {
     );
   });
 
-  // Found by this fuzzer: a text that already contains a placeholder-shaped string such as
-  // "[EMAIL_1]" got the real value back in its place after the round trip. The masker now
-  // never hands out a placeholder the request itself contains.
+  // A text that already contains a placeholder-shaped string such as "[EMAIL_1]" must not get
+  // a real value back in its place after the round trip: the masker never hands out a
+  // placeholder the request itself contains.
   test("a text that already contains a placeholder-shaped string survives the round trip", () => {
     const text = "[EMAIL_1] wrote to kim@example.com";
     const { text: masked, mapping } = maskPii(text);

@@ -1,5 +1,5 @@
 /**
- * Authentication is throttled (issue 16, finding 12): sign-ups and login attempts per client
+ * Authentication is throttled: sign-ups and login attempts per client
  * address, failed logins per email, and invalid API keys per address, each answered 429
  * `rate_limited` with Retry-After once over its limit. Client addresses come from
  * X-Forwarded-For, believed because the test client (127.0.0.1) is a trusted proxy. Runs with

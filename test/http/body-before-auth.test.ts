@@ -1,5 +1,5 @@
 /**
- * Issue 16, finding 7: a request body is read only for an authenticated caller. Who the
+ * A request body is read only for an authenticated caller. Who the
  * caller is comes from the headers; without a valid credential for the route the answer is
  * given while most of the body is still unsent, and the connection is closed instead of
  * swallowing the rest. An authenticated body is read with the size limit enforced as it

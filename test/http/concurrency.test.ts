@@ -1,5 +1,5 @@
 /**
- * Concurrency limits (issue 16, finding 3): model calls in flight per key and per account.
+ * Concurrency limits: model calls in flight per key and per account.
  * A call past a limit is refused before anything is held or sent upstream, with 429
  * `concurrency_limit_exceeded` and Retry-After, and is not charged; the slot of a call comes
  * back on every way it can end (answer, error, upstream failure, upstream drop mid-stream,

@@ -1,5 +1,5 @@
 /**
- * Issue 16, finding 11: malformed bodies are the client's error, never a 500 (nor a 502 from
+ * Malformed bodies are the client's error, never a 500 (nor a 502 from
  * an adapter that could not read them). Wrong-typed array items, parts missing their
  * required field and `null` where an object belongs are 422 with the `loc` of the bad value;
  * JSON nested deeper than MAX_JSON_DEPTH is 400 invalid_request before anything reads it.

@@ -1,7 +1,7 @@
 /**
  * Recorded vendor error bodies → what the client is told: the provider's status, a reason and
  * our words, with nothing of the body (OpenAI's rate-limit message names the organization, its
- * 401 a key prefix). Issue 16, finding 18.
+ * 401 a key prefix).
  */
 import { describe, expect, test } from "bun:test";
 import { classifyOpenAIError, classifyOpenAIStreamError } from "../../src/providers/openai/errors";

@@ -1,5 +1,5 @@
 /**
- * A provider's error body never reaches a client (issue 16, finding 18): vendors put account,
+ * A provider's error body never reaches a client: vendors put account,
  * organization and key details in their messages. The client gets the provider's status, a
  * reason code and our own words for it; the operator's log keeps what the provider said.
  * The simulator's `[sim:fail_message=...]` puts a marker in the vendor's error body.

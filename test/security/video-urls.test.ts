@@ -36,7 +36,7 @@ describe("video reference URLs (default: private hosts refused)", () => {
     ["decimal-encoded loopback", { images: ["http://2130706433/a.png"] }, ["body", "images", 0], "url_not_allowed"],
     ["a name resolving to loopback", { images: ["http://localhost/a.png"] }, ["body", "images", 0], "url_not_allowed"],
     ["non-HTTP(S) scheme", { images: ["file:///etc/passwd"] }, ["body", "images", 0], ""],
-    // Issue 16, finding 8: spellings that slipped past the guard.
+    // Spellings that parsers read differently, and IPv6 forms of private IPv4 addresses.
     ["a backslash before '@' (other parsers see userinfo and host 127.0.0.1)", { images: ["http://1.1.1.1\\@127.0.0.1/a.png"] }, ["body", "images", 0], "url_parsing"],
     ["a backslash anywhere", { videos: ["https://example.com\\a.mp4"] }, ["body", "videos", 0], "url_parsing"],
     ["userinfo hidden by percent-encoding", { image: "http://127.0.0.1%2f@example.com/a.png" }, ["body", "image"], "url_credentials"],

@@ -88,7 +88,7 @@ export interface NativeAnthropic {
   beta?: string;
 }
 
-/** The request with other messages: a client's own body no longer says what is sent. */
+/** The request with other messages, without a client's own Anthropic body (it says other ones). */
 export function withMessages<R extends { messages: ChatMessage[]; anthropic?: NativeAnthropic }>(req: R, messages: ChatMessage[]): R {
   const { anthropic: _, ...rest } = req;
   return { ...rest, messages } as R;

@@ -102,7 +102,7 @@ export class RedisRateLimiter implements RateLimiter {
 
   private async run(key: string, limit: number, windowMs: number, count: 0 | 1): Promise<RateDecision> {
     await this.ready();
-    // gw:sw: (not the fixed windows' gw:rl:): a hash now, so an old string key never collides.
+    // gw:sw: (not gw:rl:, whose keys are fixed windows' strings): a hash, so the two never collide.
     const [allowed, hits, msLeft] = (await this.client.send("EVAL", [SCRIPT, "1", `gw:sw:${key}`, String(windowMs), String(limit), String(count)])) as number[];
     return decide(allowed === 1, Number(hits), limit, Number(msLeft));
   }

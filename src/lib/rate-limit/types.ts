@@ -2,7 +2,7 @@
  * Request limiters: in-process by default, Redis when shared by several instances. Both keep
  * sliding windows: a hit is admitted only while fewer than `limit` hits were admitted in the
  * last `windowMs`, whatever the clock says, so a burst straddling a minute boundary gets
- * `limit` calls, not twice that (a fixed window let it through).
+ * `limit` calls, not twice that (as a fixed window would allow).
  *
  * A window is kept as SLOTS counters of windowMs / SLOTS each: O(SLOTS) memory per key,
  * whatever the limit. A check counts the current slot and the SLOTS before it, a span of at

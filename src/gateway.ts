@@ -175,13 +175,14 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
         log.warn("charge above its hold capped at the hold", { request_id: id, asked_micro: askedMicro.toString() });
       },
     },
+    retireElsewhere: (userId) => bus.publish({ t: "leases", id: userId }),
   });
   // Running calls keep their holds from expiring (a stream may outlive HOLD_TTL_SECONDS).
   const keeper = new HoldKeeper(ledger, cfg.HOLD_TTL_SECONDS, (e) => log.warn("hold renewal failed", { error: e }));
   // Limits that changed (a key's budget, an account's membership) apply at once: leased room goes back.
   bus.on((ev) => {
     if (ev.t === "key") void ledger.leases?.retireAll({ keyId: ev.id });
-    else if (ev.t === "user") void ledger.leases?.retireAll({ userId: ev.id });
+    else if (ev.t === "user" || ev.t === "leases") void ledger.leases?.retireAll({ userId: ev.id });
     else if (ev.t === "all") void ledger.leases?.retireAll();
   });
   const throttle = new AuthThrottle(limiter, {

@@ -18,6 +18,8 @@ export type Invalidation =
   | { t: "user"; id: string }
   | { t: "settings" }
   | { t: "policy"; id: string }
+  /** Give back the account's leased credit room (a hold elsewhere was refused for want of it). */
+  | { t: "leases"; id: string }
   /** Drop everything cached: invalidations may have been missed (the LISTEN was down). */
   | { t: "all" };
 

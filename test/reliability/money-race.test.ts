@@ -104,4 +104,33 @@ describe.skipIf(!pg)("two instances racing for one account", () => {
     expect(m).toEqual({ spent: String(ok * 100_000), held: "0", tokens: "0", requests: ok });
     expect((await checkBooks(a.gw.deps.db, [u.id])).violations).toEqual([]);
   }, 60_000);
+  test("a hold refused for room another instance's lease holds is placed once that instance gives it back", async () => {
+    const u = await fastUser(a, { creditKrw: 1_000 });
+    const k = await a.newKey(u);
+    const db = a.gw.deps.db;
+    const small = () => ({ id: crypto.randomUUID(), userId: u.id, keyId: k.id, amountMicro: 10_000n, tokens: 50, ttlSeconds: 60, leasable: true });
+    // Instance a: a busy key takes a lease (a quarter of the key's room); its calls settle.
+    let leased = false;
+    for (let i = 0; i < 2000 && !leased; i++) {
+      const h = small();
+      expect(await a.gw.ledger.hold(h)).toBe("ok");
+      leased = a.gw.ledger.leases!.has(h.id);
+      expect(await a.gw.ledger.settle(h.id, 0n, 0, null)).toBe(true);
+    }
+    expect(leased).toBe(true);
+    const [row] = await db.query<{ free: string; leased: string }>(
+      "select (u.balance_micro - u.held_micro)::text as free, (select coalesce(sum(amount_micro), 0) from holds where user_id = u.id and lease and status = 'open')::text as leased from users u where u.id = $1",
+      [u.id],
+    );
+    const free = BigInt(row!.free);
+    const leasedMicro = BigInt(row!.leased);
+    expect(leasedMicro).toBeGreaterThan(0n);
+    // Instance b: a call bigger than what is free beside the lease, smaller than the account's room.
+    const big = { id: crypto.randomUUID(), userId: u.id, keyId: null, amountMicro: free + leasedMicro / 2n, tokens: 0, ttlSeconds: 60 };
+    expect(await b.gw.ledger.hold(big)).toBe("ok");
+    expect(await b.gw.ledger.release(big.id, null)).toBe(true);
+    // More than the whole balance is still refused.
+    expect(await b.gw.ledger.hold({ ...big, id: crypto.randomUUID(), amountMicro: 1_000_000_001n })).toBe("insufficient_credits");
+    expect((await checkBooks(db, [u.id])).violations).toEqual([]);
+  }, 60_000);
 });

@@ -23,6 +23,8 @@ export interface LedgerLayers {
   leases: boolean;
   leaseRules?: LeaseRules;
   hooks?: LedgerHooks;
+  /** Asks every instance to retire its leases of an account (LeasingDeps.retireElsewhere). */
+  retireElsewhere?(userId: string): Promise<void>;
 }
 
 export class ComposedLedger implements Ledger {
@@ -37,7 +39,14 @@ export class ComposedLedger implements Ledger {
     const base = new StoreLedger(layers.batching ? batched(store, layers.batching) : store, leaseStore, hooks);
     const estimates = new HoldEstimates();
     const overlap = new OverlapLedger(base, estimates);
-    this.leases = layers.leases ? new LeasingLedger(overlap, { store: leaseStore, estimates, hooks, unavailable: (e) => store.unavailable(e), rules: layers.leaseRules }) : null;
+    this.leases = layers.leases ? new LeasingLedger(overlap, {
+          store: leaseStore,
+          estimates,
+          hooks,
+          unavailable: (e) => store.unavailable(e),
+          rules: layers.leaseRules,
+          retireElsewhere: layers.retireElsewhere,
+        }) : null;
     this.top = this.leases ?? overlap;
   }
 

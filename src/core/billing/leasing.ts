@@ -25,7 +25,16 @@ export interface LeasingDeps {
   /** Whether an error means the database is out of reach (a batch then fails as a whole). */
   unavailable(e: unknown): boolean;
   rules?: LeaseRules;
+  /**
+   * Asks every instance to retire its leases of the account (the invalidation bus): a hold
+   * refused for want of room that other instances' leases hold is tried again once they give it back.
+   */
+  retireElsewhere?(userId: string): Promise<void>;
 }
+
+/** How long a refused hold waits for other instances to give leased room back, and how often it looks. */
+const ELSEWHERE_WAIT_MS = 300;
+const ELSEWHERE_POLL_MS = 20;
 
 export class LeasingLedger implements LedgerLayer {
   private policy: LeasePolicy;
@@ -66,12 +75,26 @@ export class LeasingLedger implements LedgerLayer {
     if (this.policy.has(h.id)) return HELD;
     if (!this.toInner.delete(h.id) && this.carve(h)) return HELD;
     const answer = await this.inner.hold(h);
-    // Room this instance has leased for the account is given back before a refusal for want of room stands.
-    if (ROOM_REFUSALS.has(answer.outcome) && this.policy.holdsFor(h.userId)) {
+    if (!ROOM_REFUSALS.has(answer.outcome)) return answer;
+    // Room leased for the account, by this instance or another, is given back before a refusal for want of room stands.
+    if (this.policy.holdsFor(h.userId)) {
       await this.retireAll({ userId: h.userId });
       return this.inner.hold(h);
     }
+    if (this.d.retireElsewhere && (await this.retiredElsewhere(h.userId))) return this.inner.hold(h);
     return answer;
+  }
+
+  /** Whether other instances held leases of the account and gave some of it back (waits a little for it). */
+  private async retiredElsewhere(userId: string): Promise<boolean> {
+    const leased = await this.d.store.leasedMicro(userId);
+    if (leased === 0n) return false;
+    await this.d.retireElsewhere!(userId);
+    for (let waited = 0; waited < ELSEWHERE_WAIT_MS; waited += ELSEWHERE_POLL_MS) {
+      await new Promise((resolve) => setTimeout(resolve, ELSEWHERE_POLL_MS));
+      if ((await this.d.store.leasedMicro(userId)) < leased) return true;
+    }
+    return true;
   }
 
   async settle(id: string, costMicro: bigint, tokens: number, event: UsageEvent | null): Promise<boolean> {

@@ -63,4 +63,6 @@ export interface LeaseStore {
   charge(items: LeaseCharge[]): Promise<SettleAnswer[]>;
   /** Gives back what the lease holds beyond `keep`, or all of it and closes it ('not_open' when closed already). */
   trim(id: string, keep: { micro: bigint; tokens: number }, opts: { close: boolean }): Promise<string>;
+  /** What the account's open leases hold, those of every instance (micro-KRW). */
+  leasedMicro(userId: string): Promise<bigint>;
 }

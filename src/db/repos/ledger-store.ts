@@ -165,6 +165,11 @@ export class SqlLeaseStore implements LeaseStore {
     return out;
   }
 
+  async leasedMicro(userId: string): Promise<bigint> {
+    const rows = await this.db.query<{ m: string }>("select coalesce(sum(amount_micro), 0)::text as m from holds where user_id = $1 and lease and status = 'open'", [userId]);
+    return BigInt(rows[0]!.m);
+  }
+
   async trim(id: string, keep: { micro: bigint; tokens: number }, opts: { close: boolean }): Promise<string> {
     const rows = await this.db.query<{ r: string }>(`select ${this.commit}, gw_lease_trim($1, $2, $3, $4) as r`, [id, keep.micro.toString(), keep.tokens, opts.close]);
     return rows[0]!.r;

@@ -16,6 +16,8 @@ export interface SqlLedgerOptions {
   /** LEDGER_LEASES: credit leases for busy keys (PostgreSQL only). */
   leases?: boolean;
   hooks?: Partial<LedgerHooks>;
+  /** Asks every instance to retire its leases of an account (the invalidation bus). */
+  retireElsewhere?(userId: string): Promise<void>;
 }
 
 export class SqlLedger extends ComposedLedger {
@@ -25,6 +27,7 @@ export class SqlLedger extends ComposedLedger {
       batching: postgres ? BATCHING : false,
       leases: postgres && options.leases === true,
       hooks: { ...NO_HOOKS, ...options.hooks },
+      retireElsewhere: options.retireElsewhere,
     });
   }
 }

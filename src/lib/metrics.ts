@@ -6,12 +6,22 @@
 
 type Labels = Record<string, string | number>;
 
+const NEEDS_ESCAPE = /[\\"\n]/;
+
+function escapeValue(value: string | number): string {
+  const s = String(value);
+  return NEEDS_ESCAPE.test(s) ? s.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n") : s;
+}
+
+/** The series key, labels sorted by name; built on every observation, so without intermediate arrays. */
 function labelKey(labels: Labels | undefined): string {
   if (!labels) return "";
-  const parts = Object.keys(labels)
-    .sort()
-    .map((k) => `${k}="${String(labels[k]).replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`);
-  return parts.length ? `{${parts.join(",")}}` : "";
+  const keys = Object.keys(labels);
+  if (!keys.length) return "";
+  if (keys.length > 1) keys.sort();
+  let key = "{";
+  for (let i = 0; i < keys.length; i++) key += `${i ? "," : ""}${keys[i]}="${escapeValue(labels[keys[i]!]!)}"`;
+  return `${key}}`;
 }
 
 interface Metric {

@@ -7,7 +7,7 @@ import pkg from "../package.json" with { type: "json" };
 import { ConfigError, loadConfig, type Config } from "./config";
 import { EnvSchema } from "./config/schema";
 import { describeTarget } from "./db/wait";
-import { CatalogStore } from "./catalog/store";
+import { CatalogStore } from "./config/catalog-store";
 import { formatProblem } from "./core/catalog/types";
 
 /** Set at build time by .ci/build.sh (`--define`); absent when running from source. */

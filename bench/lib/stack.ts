@@ -87,7 +87,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
 
     // Every provider of the catalog configured (a credential and a base URL) at the simulator, as
     // a production deployment configures real ones: the gateway starts no simulator of its own.
-    const catalog = JSON.parse(readFileSync(join(ROOT, "src/catalog/catalog.json"), "utf8")) as { providers: { id: string; base_url_env: string; credential_env: string }[] };
+    const catalog = JSON.parse(readFileSync(join(ROOT, "src/core/catalog/catalog.json"), "utf8")) as { providers: { id: string; base_url_env: string; credential_env: string }[] };
     const providerEnv: Record<string, string> = {};
     for (const p of catalog.providers) {
       providerEnv[p.base_url_env] = `${simUrl}/sim/${p.id}`;

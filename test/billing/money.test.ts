@@ -12,7 +12,7 @@ import { chargeOf, chat, chatFetch, errorCode, fastUser, krwMicro, money, parseS
 // Real servers and databases on a shared machine: generous per-test deadlines.
 setDefaultTimeout(20_000);
 
-/** Catalog prices in micro-USD per million tokens (src/catalog/catalog.json), FX 1400 KRW/USD. */
+/** Catalog prices in micro-USD per million tokens (src/core/catalog/catalog.json), FX 1400 KRW/USD. */
 const PRICES: Record<string, { input: bigint; output: bigint; cached: bigint; write: bigint }> = {
   "gpt-4o-mini": { input: 150_000n, output: 600_000n, cached: 75_000n, write: 150_000n },
   "gpt-4o": { input: 2_500_000n, output: 10_000_000n, cached: 1_250_000n, write: 2_500_000n },

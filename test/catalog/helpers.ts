@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { catalogHash, verifyCatalog } from "../../src/core/catalog/verify";
 import type { CatalogSnapshot } from "../../src/core/catalog/types";
 
-export const CATALOG_DIR = join(import.meta.dir, "../../src/catalog");
+export const CATALOG_DIR = join(import.meta.dir, "../../src/core/catalog");
 export const shippedText = (): string => readFileSync(join(CATALOG_DIR, "catalog.json"), "utf8");
 export const shippedHashText = (): string => readFileSync(join(CATALOG_DIR, "catalog.sha256"), "utf8");
 

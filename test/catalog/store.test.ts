@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CatalogStore, SHIPPED_CATALOG_PATH } from "../../src/catalog/store";
+import { CatalogStore, SHIPPED_CATALOG_PATH } from "../../src/config/catalog-store";
 import { formatHashFile } from "../../src/core/catalog/verify";
 import { GatewayError } from "../../src/core/errors";
 import { model, mutated, shippedText } from "./helpers";

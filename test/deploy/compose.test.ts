@@ -86,7 +86,7 @@ describe("docker-compose.yml", () => {
       // Outside demo mode nothing is simulated unless the operator says so: every provider's
       // credential can be passed, and the simulator is off by default.
       expect(cfg.simulator).toBe(false);
-      const catalog = JSON.parse(read("src/catalog/catalog.json")) as { providers: { credential_env: string }[] };
+      const catalog = JSON.parse(read("src/core/catalog/catalog.json")) as { providers: { credential_env: string }[] };
       for (const p of [...catalog.providers.map((x) => x.credential_env), "BRAVE_API_KEY"]) expect([p, env[p]]).toEqual([p, `\${${p}:-}`]);
     }
     expect(services.postgres!.environment!.POSTGRES_PASSWORD).toMatch(/^\$\{POSTGRES_PASSWORD:\?/);
@@ -151,7 +151,7 @@ describe("Dockerfile and .dockerignore", () => {
   test(".dockerignore keeps what the build copies and leaves the rest out", () => {
     const copied = [...dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((m) => m[1]!.split(/\s+/));
     expect(copied).toContain("src");
-    for (const p of [...copied, "src/main.ts", "src/catalog/catalog.json", "drizzle/meta/_journal.json"]) expect([p, ignored(p)]).toEqual([p, false]);
+    for (const p of [...copied, "src/main.ts", "src/core/catalog/catalog.json", "drizzle/meta/_journal.json"]) expect([p, ignored(p)]).toEqual([p, false]);
     for (const p of ["node_modules", "node_modules/elysia/package.json", ".git", ".git/HEAD", "data", "data/pgdata", ".env", "bench/results/latest.md", "test/harness.ts", "dist/gateway", "deploy/compose.env", "src/node_modules/x"]) {
       expect([p, ignored(p)]).toEqual([p, true]);
     }

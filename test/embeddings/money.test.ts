@@ -19,7 +19,7 @@ import { embed, simEmbedCalls } from "./helpers";
 
 setDefaultTimeout(30_000);
 
-/** Input prices in micro-USD per million tokens (src/catalog/catalog.json); FX 1400 KRW/USD. */
+/** Input prices in micro-USD per million tokens (src/core/catalog/catalog.json); FX 1400 KRW/USD. */
 const INPUT_PRICE: Record<string, bigint> = { "text-embedding-3-small": 20_000n, "text-embedding-3-large": 130_000n, "gemini-embedding-001": 150_000n, "text-embedding-3-small@groq": 40_000n };
 const FX_MILLI = 1_400_000n;
 const expectedMicro = (model: string, tokens: number) => {

@@ -1,5 +1,5 @@
 /**
- * The shape of `src/catalog/catalog.json`, as one TypeBox schema. The schema is the type:
+ * The shape of `src/core/catalog/catalog.json`, as one TypeBox schema. The schema is the type:
  * `CatalogFile` is derived from it. Structural rules live here; rules that relate one entry to
  * another (references, uniqueness, caching cases) live in `verify.ts`.
  */

@@ -27,7 +27,7 @@ import type {
 } from "./types";
 import { buildSnapshot, familyGroup } from "./snapshot";
 
-/** SHA-256 (lowercase hex) of the file text, as `src/catalog/catalog.sha256` records it. */
+/** SHA-256 (lowercase hex) of the file text, as `src/core/catalog/catalog.sha256` records it. */
 export function catalogHash(text: string): string {
   return new Bun.CryptoHasher("sha256").update(text).digest("hex");
 }
@@ -67,7 +67,7 @@ export function verifyCatalog(text: string, expectedHash?: string, options: Veri
       problems.push(problem("hash", "", "the expected hash is not a SHA-256 hex digest"));
     } else if (expected !== hash) {
       problems.push(
-        problem("hash", "", `content hash ${hash} does not match the expected ${expected} (run: bun src/catalog/rehash.ts)`),
+        problem("hash", "", `content hash ${hash} does not match the expected ${expected} (run: npm run catalog:rehash)`),
       );
     }
   }

@@ -1,16 +1,16 @@
 /**
- * Rewrites the catalog's expected hash after an edit: `bun src/catalog/rehash.ts [catalog.json]`.
+ * Rewrites the catalog's expected hash after an edit: `npm run catalog:rehash [catalog.json]`.
  * It refuses (exit 1) when the file has any other problem, so a broken catalog never gets a
  * matching hash. `--check` only compares (exit 1 on mismatch), for CI.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { formatProblem } from "../core/catalog/types";
-import { catalogHash, formatHashFile, parseHashFile, verifyCatalog } from "../core/catalog/verify";
+import { formatProblem } from "../src/core/catalog/types";
+import { catalogHash, formatHashFile, parseHashFile, verifyCatalog } from "../src/core/catalog/verify";
 
 const args = process.argv.slice(2);
 const check = args.includes("--check");
-const catalogPath = args.find((a) => !a.startsWith("--")) ?? join(import.meta.dir, "catalog.json");
+const catalogPath = args.find((a) => !a.startsWith("--")) ?? join(import.meta.dir, "../src/core/catalog/catalog.json");
 const hashPath = join(dirname(catalogPath), basename(catalogPath).replace(/\.json$/i, "") + ".sha256");
 
 const text = readFileSync(catalogPath, "utf8");

@@ -4,7 +4,7 @@
  * in a compiled binary like the catalog. A table that fails its schema is replaced by an empty
  * one (auto then keeps entry order) and the problems are returned for the boot log.
  */
-import { verifyBenchmarks, type BenchmarkTable } from "../core/routing/benchmarks";
+import { verifyBenchmarks, type BenchmarkTable } from "../routing/benchmarks";
 import shipped from "./benchmarks.json" with { type: "json" };
 
 export function loadBenchmarks(data: unknown = shipped): { table: BenchmarkTable; problems: string[] } {

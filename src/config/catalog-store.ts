@@ -1,6 +1,6 @@
 /**
  * The catalog as the running gateway sees it: the last snapshot that passed verification.
- * Reads `src/catalog/catalog.json` and its `catalog.sha256` (both embedded when the gateway is
+ * Reads `src/core/catalog/catalog.json` and its `catalog.sha256` (both embedded when the gateway is
  * compiled into one binary), or the files named by `CATALOG_PATH` / `CATALOG_HASH_PATH`.
  * A reload that fails verification keeps serving the previous snapshot.
  */
@@ -10,15 +10,15 @@ import { formatProblem, type CatalogProblem, type CatalogSnapshot } from "../cor
 import { verifyCatalog } from "../core/catalog/verify";
 // `type: "file"` yields a path (in a compiled binary, an embedded `/$bunfs/...` file), so
 // reload re-reads the live file in development and the shipped one in the binary.
-import shippedCatalog from "./catalog.json" with { type: "file" };
-import shippedHash from "./catalog.sha256" with { type: "file" };
+import shippedCatalog from "../core/catalog/catalog.json" with { type: "file" };
+import shippedHash from "../core/catalog/catalog.sha256" with { type: "file" };
 
 /** The shipped catalog file and its hash file. */
 export const SHIPPED_CATALOG_PATH = shippedCatalog as unknown as string;
 export const SHIPPED_HASH_PATH = shippedHash;
 
 export interface CatalogStoreOptions {
-  /** Catalog file. Default: `env.CATALOG_PATH`, else the shipped `src/catalog/catalog.json`. */
+  /** Catalog file. Default: `env.CATALOG_PATH`, else the shipped `src/core/catalog/catalog.json`. */
   path?: string;
   /**
    * Hash file (`sha256sum` format). Default: `env.CATALOG_HASH_PATH`, else the catalog path

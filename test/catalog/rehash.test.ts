@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CatalogStore } from "../../src/config/catalog-store";
-import { CATALOG_DIR, model, mutated, shippedText } from "./helpers";
+import { model, mutated, shippedText } from "./helpers";
 
 const dir = mkdtempSync(join(tmpdir(), "rehash-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -4,7 +4,8 @@ import { GatewayError, text } from "../../core/errors";
 import { API_KEY_PREFIX } from "../../core/auth/principal";
 import { microToKrw } from "../../lib/money";
 import { signJwt } from "../../lib/jwt";
-import { bearer, rateHeaders } from "../auth";
+import { bearer } from "../auth";
+import { authenticateKey } from "../api-key-auth";
 import type { AppDeps } from "../deps";
 import type { UserRow } from "../../db/repos/users";
 import { AUTH } from "../security";
@@ -78,9 +79,8 @@ export function accountRoutes(d: AppDeps) {
         const token = bearer(request);
         let userId: string;
         if (token?.startsWith(API_KEY_PREFIX)) {
-          const { principal, rate } = await d.auth.apiKey(request, server, "any");
           // Every key-authenticated response carries the rate-limit counters.
-          if (rate) Object.assign(set.headers, rateHeaders(rate));
+          const { principal } = await authenticateKey(d.auth, request, { server, need: "any", headers: set.headers });
           userId = principal.user.id;
           await d.auth.settled(userId);
         } else userId = (await d.auth.jwtUser(request)).id;

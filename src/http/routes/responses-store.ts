@@ -9,7 +9,7 @@ import type { StoredResponseRepo } from "../../db/repos/stored-responses";
 import { log } from "../../lib/log";
 import { notStored, type ResponseHistory } from "../../surfaces/responses/history";
 import type { ResponsesBody } from "../../surfaces/responses/schema";
-import { rateHeaders } from "../auth";
+import { apiKeyAuth } from "../api-key-auth";
 import type { AppDeps } from "../deps";
 import { ok } from "../openapi/describe";
 import { DeletedResponse, ResponseObject } from "../openapi/shapes";
@@ -45,25 +45,22 @@ export async function keepResponse(s: ResponseStore, userId: string, context: un
 
 export function responseStoreRoutes(d: AppDeps, s: ResponseStore) {
   return new Elysia({ name: "responses-store" })
+    .use(apiKeyAuth(d.auth))
     .get(
       "/v1/responses/:response_id",
-      async ({ request, server, params, set }) => {
-        const { principal, rate } = await d.auth.apiKey(request, server, "any");
-        if (rate) Object.assign(set.headers, rateHeaders(rate));
+      async ({ params, principal }) => {
         const found = await s.repo.get(principal.user.id, params.response_id);
         if (!found) throw notStored("response", params.response_id, null);
         return found;
       },
-      { detail: { security: AUTH.apiKey, tags: ["responses"], summary: "A stored response (RESPONSES_STORE=on), as it was answered; only its account's keys see it", responses: ok(ResponseObject) } },
+      { apiKey: "any", detail: { security: AUTH.apiKey, tags: ["responses"], summary: "A stored response (RESPONSES_STORE=on), as it was answered; only its account's keys see it", responses: ok(ResponseObject) } },
     )
     .delete(
       "/v1/responses/:response_id",
-      async ({ request, server, params, set }) => {
-        const { principal, rate } = await d.auth.apiKey(request, server, "any");
-        if (rate) Object.assign(set.headers, rateHeaders(rate));
+      async ({ params, principal }) => {
         if (!(await s.repo.delete(principal.user.id, params.response_id))) throw notStored("response", params.response_id, null);
         return { id: params.response_id, object: "response" as const, deleted: true as const };
       },
-      { detail: { security: AUTH.apiKey, tags: ["responses"], summary: "Delete a stored response and its items", responses: ok(DeletedResponse) } },
+      { apiKey: "any", detail: { security: AUTH.apiKey, tags: ["responses"], summary: "Delete a stored response and its items", responses: ok(DeletedResponse) } },
     );
 }

@@ -9,7 +9,7 @@ import { GatewayError, invalid, text } from "../../core/errors";
 import { VideoSubmitSchema } from "../../core/video/schema";
 import { absolutizeView, IDEMPOTENCY_KEY_MAX, toJobView, type VideoService } from "../../core/video/service";
 import type { ContentStore } from "../../core/video/ports";
-import { rateHeaders } from "../auth";
+import { apiKeyAuth } from "../api-key-auth";
 import type { AppDeps } from "../deps";
 import { requireUuid } from "../params";
 import { requestRecord } from "../request-log";
@@ -76,11 +76,10 @@ export async function contentResponse(v: VideoRouteDeps, request: Request, c: Aw
 
 export function videoRoutes(d: AppDeps, v: VideoRouteDeps) {
   return new Elysia({ name: "video", normalize: false })
+    .use(apiKeyAuth(d.auth))
     .post(
       "/v1/video/generations",
-      async ({ request, server, body, set }) => {
-        const { principal, rate } = await d.auth.apiKey(request, server, "model");
-        if (rate) Object.assign(set.headers, rateHeaders(rate));
+      async ({ request, body, set, principal }) => {
         const idem = request.headers.get("idempotency-key");
         if (idem !== null && (idem.length === 0 || idem.length > IDEMPOTENCY_KEY_MAX)) {
           throw invalid(["header", "idempotency-key"], text(`Idempotency-Key는 1자에서 ${IDEMPOTENCY_KEY_MAX}자 사이여야 합니다.`, `Idempotency-Key must be 1 to ${IDEMPOTENCY_KEY_MAX} characters`), "string_too_long");
@@ -95,6 +94,7 @@ export function videoRoutes(d: AppDeps, v: VideoRouteDeps) {
         return absolutizeView(r.body, origin(request));
       },
       {
+        apiKey: "model",
         body: VideoSubmitSchema,
         detail: {
           security: AUTH.apiKey,
@@ -107,32 +107,28 @@ export function videoRoutes(d: AppDeps, v: VideoRouteDeps) {
     )
     .get(
       "/v1/jobs/:job_id",
-      async ({ request, server, params, set }) => {
-        const { principal, rate } = await d.auth.apiKey(request, server, "any");
-        if (rate) Object.assign(set.headers, rateHeaders(rate));
+      async ({ request, params, principal }) => {
         const job = await v.service.get(principal, requireUuid(params.job_id, "job_id"));
         return toJobView(job, origin(request));
       },
-      { detail: { security: AUTH.apiKey, tags: ["video"], summary: "A video job (only the submitting API key sees it)", responses: ok(VideoJob) } },
+      { apiKey: "any", detail: { security: AUTH.apiKey, tags: ["video"], summary: "A video job (only the submitting API key sees it)", responses: ok(VideoJob) } },
     )
     .post(
       "/v1/jobs/:job_id/cancel",
-      async ({ request, server, params, set }) => {
-        const { principal, rate } = await d.auth.apiKey(request, server, "any");
-        if (rate) Object.assign(set.headers, rateHeaders(rate));
+      async ({ request, params, principal }) => {
         const job = await v.service.cancel(principal, requireUuid(params.job_id, "job_id"));
         return toJobView(job, origin(request));
       },
-      { detail: { security: AUTH.apiKey, tags: ["video"], summary: "Cancel a processing video job (hold released; 409 when already final)", responses: { ...ok(VideoJob), ...errors(409) } } },
+      { apiKey: "any", detail: { security: AUTH.apiKey, tags: ["video"], summary: "Cancel a processing video job (hold released; 409 when already final)", responses: { ...ok(VideoJob), ...errors(409) } } },
     )
     .get(
       "/v1/jobs/:job_id/content",
-      async ({ request, server, params }) => {
-        const { principal, rate } = await d.auth.apiKey(request, server, "any");
-        const c = await v.service.content(principal, requireUuid(params.job_id, "job_id"));
-        return contentResponse(v, request, c, rate ? rateHeaders(rate) : {});
+      async ({ request, params, principal, rateLimitHeaders }) => {
+        const content = await v.service.content(principal, requireUuid(params.job_id, "job_id"));
+        return contentResponse(v, request, content, rateLimitHeaders);
       },
       {
+        apiKey: "any",
         detail: {
           security: AUTH.apiKey,
           tags: ["video"],

@@ -33,6 +33,19 @@ export interface NewApiKey {
 
 export type KeyPatch = Partial<Pick<NewApiKey, "name" | "allowedModels" | "monthlyBudgetKrw" | "monthlyTokenLimit" | "expiresAt" | "isActive" | "piiMaskingEnabled" | "responseCacheMode" | "hedge" | "scopes" | "ipAllowlist">>;
 
+/** One live key's counters for a month, with the limits they are measured against. */
+export interface KeyMonthUsage {
+  keyId: string;
+  name: string;
+  keyPrefix: string;
+  spentMicro: bigint;
+  heldMicro: bigint;
+  tokens: number;
+  requests: number;
+  monthlyBudgetKrw: number | null;
+  monthlyTokenLimit: number | null;
+}
+
 export class KeyRepo {
   constructor(private db: Database) {}
 
@@ -137,6 +150,29 @@ export class KeyRepo {
         .returning({ id: apiKeys.id });
       return { children: children.map((c) => c.id) };
     });
+  }
+
+  /** The account's live keys, newest first, each with its counters for `month` (zero without a row). */
+  async monthlyUsage(userId: string, month: string): Promise<KeyMonthUsage[]> {
+    const rows = await this.db.query<Record<string, unknown>>(
+      `select k.id, k.name, k.key_prefix, k.monthly_budget_krw, k.monthly_token_limit,
+              coalesce(m.spent_micro, 0) as spent_micro, coalesce(m.held_micro, 0) as held_micro,
+              coalesce(m.tokens, 0) as tokens, coalesce(m.requests, 0) as requests
+         from api_keys k left join key_monthly m on m.key_id = k.id and m.month = $2
+        where k.user_id = $1 and k.deleted_at is null order by k.created_at desc`,
+      [userId, month],
+    );
+    return rows.map((row) => ({
+      keyId: String(row.id),
+      name: String(row.name),
+      keyPrefix: String(row.key_prefix),
+      spentMicro: BigInt(row.spent_micro as string | number | bigint),
+      heldMicro: BigInt(row.held_micro as string | number | bigint),
+      tokens: Number(row.tokens),
+      requests: Number(row.requests),
+      monthlyBudgetKrw: row.monthly_budget_krw == null ? null : Number(row.monthly_budget_krw),
+      monthlyTokenLimit: row.monthly_token_limit == null ? null : Number(row.monthly_token_limit),
+    }));
   }
 
   /** A live management key by hash, with its owner not deleted; touches last_used_at. */

@@ -49,7 +49,7 @@ export class PollLoop {
       const free = this.slots - this.inflight.size;
       if (free > 0) {
         try {
-          const jobs = await this.deps.jobs.claimDue(this.owner, this.deps.leaseMs, free);
+          const jobs = await this.deps.jobs.claimDue(this.owner, this.deps.claimMs, free);
           claimed = jobs.length;
           for (const job of jobs) {
             const p: Promise<void> = advanceJob(this.deps, this.owner, job)

@@ -3,15 +3,15 @@
  *
  * - PostgreSQL (a database URL is known): `size` Bun workers, each with its own connection
  *   and a `PollLoop` of a few slots. The main thread supervises them: a worker that errors,
- *   exits or stops beating is terminated and restarted with a backoff, under a new lease
- *   owner id (its old leases simply expire, and another poller takes those jobs over).
+ *   exits or stops beating is terminated and restarted with a backoff, under a new claim
+ *   owner id (its old claims simply expire, and another poller takes those jobs over).
  * - PGlite (or an open PostgreSQL handle without a URL): the same loop runs inline on the
  *   main thread, since PGlite cannot be shared with another thread.
  * - `size` 0: this instance does not poll (another one does).
  *
  * Either way the housekeeping sweep (expired files, old Idempotency-Keys) runs on
  * a timer on the main thread. `stop()` stops the loops, waits for the steps in flight and
- * releases every lease this instance holds, so another instance resumes those jobs at once.
+ * releases every claim this instance holds, so another instance resumes those jobs at once.
  */
 import { pollOnce, sweepVideo, type PollerDeps, type SweepResult } from "../core/video/poller";
 import { IDEMPOTENCY_WINDOW_MS } from "../core/video/service";
@@ -31,7 +31,7 @@ const STOP_GRACE_MS = 5000;
 const MAX_RESTART_DELAY_MS = 30_000;
 
 export interface VideoPoolOptions {
-  /** The main thread's database (inline polling, sweeping, lease release on stop). */
+  /** The main thread's database (inline polling, sweeping, claim release on stop). */
   db: Database;
   /** PostgreSQL URL for workers; without it the loop runs inline. */
   dbUrl?: string;
@@ -106,7 +106,7 @@ export class VideoPollerPool {
         this.slots.push(slot);
         this.spawn(slot);
       }
-      const stale = Math.max(60_000, this.o.runtime.leaseMs);
+      const stale = Math.max(60_000, this.o.runtime.claimMs);
       this.watchdog = setInterval(() => {
         for (const s of this.slots) {
           if (s.alive && Date.now() - s.lastBeat > stale) {
@@ -155,7 +155,7 @@ export class VideoPollerPool {
     await this.inline?.stop();
     await Promise.all(this.slots.map((s) => this.stopWorker(s)));
     // Whatever a worker could not release itself (it was killed, or timed out) is released here.
-    for (const owner of this.owners) await this.repo.releaseLeases(owner).catch(() => {});
+    for (const owner of this.owners) await this.repo.releaseClaims(owner).catch(() => {});
   }
 
   private spawn(slot: Slot): void {

@@ -1,7 +1,7 @@
 /**
  * A video poller thread (PostgreSQL only: PGlite lives in the main thread and cannot be
  * shared). It opens its own postgres.js connection, runs one `PollLoop`, beats to the
- * supervisor, and on `stop` finishes its jobs in flight, drops its leases and exits.
+ * supervisor, and on `stop` finishes its jobs in flight, drops its claims and exits.
  *
  * Messages in: `{type: "start", ...}`, `{type: "wake"}`, `{type: "stop"}`.
  * Messages out: `{type: "started"}`, `{type: "beat"}`, `{type: "stopped"}`, `{type: "error", message}`,
@@ -67,7 +67,7 @@ async function start(m: WorkerStart): Promise<void> {
 async function stop(): Promise<void> {
   if (beat) clearInterval(beat);
   await loop?.stop();
-  if (loop && repo) await repo.releaseLeases(loop.owner).catch(() => {});
+  if (loop && repo) await repo.releaseClaims(loop.owner).catch(() => {});
   await db?.close().catch(() => {});
   postMessage({ type: "stopped" });
   process.exit(0);

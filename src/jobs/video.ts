@@ -15,6 +15,7 @@ import type { ObjectStorage } from "../lib/storage";
 import { videoProviderFor } from "../providers/video";
 import { VideoPollerPool } from "./video-poller";
 import { hostIsNonPublic } from "../lib/url-guard";
+import { log } from "../lib/log";
 import { openStorage, runtimeConfig } from "./video-runtime";
 
 export interface VideoModule {
@@ -48,6 +49,9 @@ export function startVideo(cfg: Config, d: VideoModuleDeps): VideoModule {
   const makers: Record<string, string> = {};
   for (const m of d.snapshot?.models ?? []) if (m.modality === "video" && m.maker) makers[m.id] = m.maker;
   const runtime = runtimeConfig(cfg, endpoints, makers);
+  if (cfg.VIDEO_LEASE_MS !== undefined) {
+    log.warn("VIDEO_LEASE_MS is deprecated: set VIDEO_CLAIM_MS (\"lease\" names the credit leases)", { claim_ms: runtime.claimMs });
+  }
   const storage = openStorage(runtime.storage);
   const pool = new VideoPollerPool({
     db: d.db,

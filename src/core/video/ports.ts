@@ -56,20 +56,20 @@ export interface VideoJobStore {
   markSubmitted(id: string, task: string, nextPollAt: Date): Promise<VideoJobRecord | null>;
   get(id: string): Promise<VideoJobRecord | null>;
   /**
-   * Leases up to `limit` due jobs to `owner` for `leaseMs` (`FOR UPDATE SKIP LOCKED`): a job
-   * under a live lease is never handed out, so one job is never polled twice at once.
+   * Claims up to `limit` due jobs to `owner` for `claimMs` (`FOR UPDATE SKIP LOCKED`): a job
+   * under a live claim is never handed out, so one job is never polled twice at once.
    */
-  claimDue(owner: string, leaseMs: number, limit: number): Promise<VideoJobRecord[]>;
-  /** Still pending: clears the lease and sets the next poll time. False when the lease was lost. */
+  claimDue(owner: string, claimMs: number, limit: number): Promise<VideoJobRecord[]>;
+  /** Still pending: clears the claim and sets the next poll time. False when the claim was lost. */
   reschedule(id: string, owner: string, nextPollAt: Date, upstreamStatus: string | null, errorCount: number): Promise<boolean>;
   /**
    * Moves a processing job to its final state and closes its hold (`money`), atomically. With
-   * `owner`, only while that owner holds the lease. Null when the job was no longer processing
+   * `owner`, only while that owner holds the claim. Null when the job was no longer processing
    * (canceled, finished elsewhere): then no money moves either.
    */
   finish(id: string, owner: string | null, f: JobFinish, money: MoneyStep): Promise<VideoJobRecord | null>;
-  /** Drops every lease of `owner` (graceful stop): its jobs are due again at once. */
-  releaseLeases(owner: string): Promise<number>;
+  /** Drops every claim of `owner` (graceful stop): its jobs are due again at once. */
+  releaseClaims(owner: string): Promise<number>;
   /** Marks the files of jobs past their retention as deleted and returns their storage keys. */
   takeExpiredContent(limit: number): Promise<{ id: string; storageKey: string }[]>;
   /** Deletes Idempotency-Key records older than `olderThanMs`. */

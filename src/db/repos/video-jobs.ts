@@ -3,8 +3,8 @@
  * each step is one round trip and runs the same on PostgreSQL and PGlite.
  *
  * Claiming: `UPDATE … WHERE id IN (SELECT … FOR UPDATE SKIP LOCKED)` hands each due job to one
- * poller; rows another transaction is claiming are skipped, and a row whose lease is live is
- * not due. Lease times and "due" use the database clock, so instances agree.
+ * poller; rows another transaction is claiming are skipped, and a row whose claim is live is
+ * not due. Claim times and "due" use the database clock, so instances agree.
  */
 import { eventJson } from "./ledger";
 import type { Database } from "../client";
@@ -50,8 +50,8 @@ function toRecord(r: Row): VideoJobRecord {
     pollCount: Number(r.poll_count),
     errorCount: Number(r.error_count),
     nextPollAt: date(r.next_poll_at)!,
-    leaseOwner: (r.lease_owner as string | null) ?? null,
-    leaseUntil: date(r.lease_until),
+    claimOwner: (r.claim_owner as string | null) ?? null,
+    claimUntil: date(r.claim_until),
     deadlineAt: date(r.deadline_at)!,
     createdAt: date(r.created_at)!,
     finishedAt: date(r.finished_at),
@@ -113,18 +113,18 @@ export class VideoJobRepo implements VideoJobStore, IdempotencyStore {
     return rows.map(toRecord);
   }
 
-  async claimDue(owner: string, leaseMs: number, limit: number): Promise<VideoJobRecord[]> {
+  async claimDue(owner: string, claimMs: number, limit: number): Promise<VideoJobRecord[]> {
     const rows = await this.db.query<Row>(
-      `update video_jobs set lease_owner = $1, lease_until = now() + ($2::int * interval '1 millisecond'),
+      `update video_jobs set claim_owner = $1, claim_until = now() + ($2::int * interval '1 millisecond'),
            poll_count = poll_count + 1, updated_at = now()
         where id in (
           select id from video_jobs
-           where status = 'processing' and next_poll_at <= now() and (lease_until is null or lease_until < now())
+           where status = 'processing' and next_poll_at <= now() and (claim_until is null or claim_until < now())
            order by next_poll_at
            limit $3
            for update skip locked)
         returning *`,
-      [owner, Math.round(leaseMs), limit],
+      [owner, Math.round(claimMs), limit],
     );
     return rows.map(toRecord);
   }
@@ -132,8 +132,8 @@ export class VideoJobRepo implements VideoJobStore, IdempotencyStore {
   async reschedule(id: string, owner: string, nextPollAt: Date, upstreamStatus: string | null, errorCount: number): Promise<boolean> {
     const rows = await this.db.query<Row>(
       `update video_jobs set next_poll_at = $3::timestamptz, upstream_status = coalesce($4, upstream_status), error_count = $5::int,
-           lease_owner = null, lease_until = null, updated_at = now()
-        where id = $1 and lease_owner = $2 and status = 'processing' returning id`,
+           claim_owner = null, claim_until = null, updated_at = now()
+        where id = $1 and claim_owner = $2 and status = 'processing' returning id`,
       [id, owner, iso(nextPollAt), upstreamStatus, errorCount],
     );
     return rows.length > 0;
@@ -150,8 +150,8 @@ export class VideoJobRepo implements VideoJobStore, IdempotencyStore {
          update video_jobs set status = $3, result_url = $4, cost_micro = $5::bigint, error = $6::jsonb, assets = $7::jsonb,
              output_tokens = $8::int, upstream_status = coalesce($9, upstream_status), storage_key = $10, content_type = $11,
              content_size = $12::bigint, content_expires_at = $13::timestamptz,
-             lease_owner = null, lease_until = null, finished_at = now(), updated_at = now()
-          where id = $1 and status = 'processing' and ($2::text is null or lease_owner = $2::text)
+             claim_owner = null, claim_until = null, finished_at = now(), updated_at = now()
+          where id = $1 and status = 'processing' and ($2::text is null or claim_owner = $2::text)
           returning *),
        money as (
          select case when $14::text = 'settle' then gw_settle(done.id, $15::bigint, $16::bigint, $17::jsonb)
@@ -188,16 +188,16 @@ export class VideoJobRepo implements VideoJobStore, IdempotencyStore {
   async queueStats(): Promise<{ family: string; processing: number; due: number }[]> {
     const rows = await this.db.query<{ family: string; processing: string | number; due: string | number }>(
       `select family, count(*) as processing,
-              count(*) filter (where next_poll_at <= now() and (lease_until is null or lease_until < now())) as due
+              count(*) filter (where next_poll_at <= now() and (claim_until is null or claim_until < now())) as due
          from video_jobs where status = 'processing' group by family`,
     );
     return rows.map((r) => ({ family: r.family, processing: Number(r.processing), due: Number(r.due) }));
   }
 
-  async releaseLeases(owner: string): Promise<number> {
+  async releaseClaims(owner: string): Promise<number> {
     const rows = await this.db.query<Row>(
-      `update video_jobs set lease_owner = null, lease_until = null, updated_at = now()
-        where lease_owner = $1 and status = 'processing' returning id`,
+      `update video_jobs set claim_owner = null, claim_until = null, updated_at = now()
+        where claim_owner = $1 and status = 'processing' returning id`,
       [owner],
     );
     return rows.length;

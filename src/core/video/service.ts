@@ -279,12 +279,6 @@ export function toJobView(job: VideoJobRecord, origin: string | null): VideoJobV
   };
 }
 
-/** Re-renders a stored (relative) view with an origin, for Idempotency-Key replays. */
-export function absolutizeView(view: VideoJobView, origin: string): VideoJobView {
-  const abs = (u: string | null) => (u !== null && u.startsWith("/") ? origin + u : u);
-  return { ...view, result_url: abs(view.result_url), assets: view.assets.map((a) => ({ ...a, url: abs(a.url)! })) };
-}
-
 /** SHA-256 of the body as canonical JSON (keys sorted), so key order does not matter. */
 export function bodyHash(body: unknown): string {
   return sha256Hex(canonicalJson(body));

@@ -8,6 +8,7 @@ import { and, desc, eq, isNull, or, sql } from "drizzle-orm";
 import type { Database } from "../client";
 import { orgMembers, routingPolicies } from "../schema";
 import type { PolicyConfig } from "../../core/routing/config-schema";
+import type { NewPolicy, PolicyPatch, PolicyStore } from "../../core/policies/ports";
 import type { PolicySource } from "../../core/routing/router";
 import type { Policy, PolicyEntry, PolicyType } from "../../core/routing/types";
 
@@ -29,20 +30,7 @@ function toPolicy(r: Row): Policy {
   };
 }
 
-export interface NewPolicy {
-  userId: string;
-  orgId: string | null;
-  slug: string;
-  displayName: string;
-  policyType: PolicyType;
-  entries: PolicyEntry[];
-  config: PolicyConfig;
-  isActive: boolean;
-}
-
-export type PolicyPatch = Partial<Pick<NewPolicy, "displayName" | "policyType" | "entries" | "config" | "isActive">>;
-
-export class PolicyRepo {
+export class PolicyRepo implements PolicyStore {
   constructor(private db: Database) {}
 
   /** Null when the slug is taken (by this user, or in this organization). */

@@ -63,8 +63,8 @@ export function runtimeConfig(cfg: Config, endpoints: Record<string, VideoEndpoi
   };
 }
 
-export function openStorage(s: StorageConfig): ObjectStorage {
-  return s.kind === "local" ? new LocalStorage(s.dir) : new S3Storage(s);
+export function openStorage(storage: StorageConfig): ObjectStorage {
+  return storage.kind === "local" ? new LocalStorage(storage.dir) : new S3Storage(storage);
 }
 
 export interface PollerRuntime {

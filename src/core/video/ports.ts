@@ -67,7 +67,7 @@ export interface VideoJobStore {
    * `owner`, only while that owner holds the claim. Null when the job was no longer processing
    * (canceled, finished elsewhere): then no money moves either.
    */
-  finish(id: string, owner: string | null, f: JobFinish, money: MoneyStep): Promise<VideoJobRecord | null>;
+  finish(id: string, owner: string | null, final: JobFinish, money: MoneyStep): Promise<VideoJobRecord | null>;
   /** Drops every claim of `owner` (graceful stop): its jobs are due again at once. */
   releaseClaims(owner: string): Promise<number>;
   /** Marks the files of jobs past their retention as deleted and returns their storage keys. */
@@ -120,17 +120,17 @@ export interface VideoObserver {
   job(family: string, state: string): void;
 }
 
-/** Times `f` as one upstream exchange: `ok`, or the failure's kind (`transient`, `rejected`, ...). */
-export async function observed<T>(o: VideoObserver | undefined, providerId: string, step: "submit" | "poll" | "download", f: () => Promise<T>): Promise<T> {
-  if (!o) return f();
+/** Times `exchange` as one upstream exchange: `ok`, or the failure's kind (`transient`, `rejected`, ...). */
+export async function observed<T>(observer: VideoObserver | undefined, providerId: string, step: "submit" | "poll" | "download", exchange: () => Promise<T>): Promise<T> {
+  if (!observer) return exchange();
   const t0 = performance.now();
   try {
-    const v = await f();
-    o.upstream(providerId, step, "ok", performance.now() - t0);
-    return v;
+    const answer = await exchange();
+    observer.upstream(providerId, step, "ok", performance.now() - t0);
+    return answer;
   } catch (e) {
     const kind = (e as { kind?: unknown })?.kind;
-    o.upstream(providerId, step, typeof kind === "string" ? kind : "error", performance.now() - t0);
+    observer.upstream(providerId, step, typeof kind === "string" ? kind : "error", performance.now() - t0);
     throw e;
   }
 }

@@ -14,19 +14,19 @@ import type { Policy, PolicyEntry, PolicyType } from "../../core/routing/types";
 
 type Row = typeof routingPolicies.$inferSelect;
 
-function toPolicy(r: Row): Policy {
+function toPolicy(row: Row): Policy {
   return {
-    id: r.id,
-    userId: r.userId,
-    orgId: r.orgId,
-    slug: r.slug,
-    displayName: r.displayName,
-    policyType: r.policyType as PolicyType,
-    entries: r.entries as PolicyEntry[],
-    config: (r.config ?? {}) as PolicyConfig,
-    isActive: r.isActive,
-    createdAt: r.createdAt,
-    updatedAt: r.updatedAt,
+    id: row.id,
+    userId: row.userId,
+    orgId: row.orgId,
+    slug: row.slug,
+    displayName: row.displayName,
+    policyType: row.policyType as PolicyType,
+    entries: row.entries as PolicyEntry[],
+    config: (row.config ?? {}) as PolicyConfig,
+    isActive: row.isActive,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
   };
 }
 
@@ -34,8 +34,8 @@ export class PolicyRepo implements PolicyStore {
   constructor(private db: Database) {}
 
   /** Null when the slug is taken (by this user, or in this organization). */
-  async create(p: NewPolicy): Promise<Policy | null> {
-    const rows = await this.db.orm.insert(routingPolicies).values(p).onConflictDoNothing().returning();
+  async create(policy: NewPolicy): Promise<Policy | null> {
+    const rows = await this.db.orm.insert(routingPolicies).values(policy).onConflictDoNothing().returning();
     return rows[0] ? toPolicy(rows[0]) : null;
   }
 

@@ -19,14 +19,14 @@ export const isRegulatedIndustry = (i: string) => i !== "general" && i !== "educ
 // A hash to verify against when the email is unknown, so both failures take the same time.
 const DUMMY_HASH = Bun.password.hashSync("not-a-real-password", { algorithm: "argon2id" });
 
-export function toMe(u: UserRow) {
+export function toMe(user: UserRow) {
   return {
-    user_id: u.id,
-    email: u.email,
-    balance_krw: microToKrw(u.balanceMicro),
-    held_krw: microToKrw(u.heldMicro),
-    regulated: u.regulated,
-    xborder_training_consent: u.xborderTrainingConsent,
+    user_id: user.id,
+    email: user.email,
+    balance_krw: microToKrw(user.balanceMicro),
+    held_krw: microToKrw(user.heldMicro),
+    regulated: user.regulated,
+    xborder_training_consent: user.xborderTrainingConsent,
   };
 }
 
@@ -84,9 +84,9 @@ export function accountRoutes(d: AppDeps) {
           userId = principal.user.id;
           await d.auth.settled(userId);
         } else userId = (await d.auth.jwtUser(request)).id;
-        const u = await d.users.live(userId);
-        if (!u) throw new GatewayError("unauthorized");
-        return toMe(u);
+        const user = await d.users.live(userId);
+        if (!user) throw new GatewayError("unauthorized");
+        return toMe(user);
       },
       { detail: { security: AUTH.apiKeyOrDashboard, tags: ["account"], summary: "The caller's account and balance (JWT or API key)", responses: ok(Me) } },
     );

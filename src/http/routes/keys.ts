@@ -31,7 +31,7 @@ export function keyRoutes(d: AppDeps) {
     .get(
       "/v1/keys",
       async ({ user }) => {
-        const items = (await d.keys.listForUser(user.id)).map((r) => toKeyRecord(r));
+        const items = (await d.keys.listForUser(user.id)).map((row) => toKeyRecord(row));
         return { items, total: items.length };
       },
       {

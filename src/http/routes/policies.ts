@@ -27,7 +27,7 @@ const EntrySchema = t.Object({
 });
 const Fields = {
   display_name: t.String({ minLength: 1, maxLength: 100 }),
-  policy_type: t.Union(POLICY_TYPES.map((p) => t.Literal(p))),
+  policy_type: t.Union(POLICY_TYPES.map((type) => t.Literal(type))),
   entries: t.Array(EntrySchema, { minItems: 1, maxItems: 10 }),
   config: PolicyConfigSchema,
   is_active: t.Boolean(),

@@ -1,20 +1,8 @@
-/**
- * What the policy use-cases need from storage (SQL implementation: src/db/repos/policies.ts)
- * and from the rest of the process (telling every instance's policy cache that one changed).
- */
-import type { PolicyConfig } from "../routing/config-schema";
-import type { Policy, PolicyEntry, PolicyType } from "../routing/types";
+/** What the policy use-cases need from storage (SQL implementation: src/db/repos/policies.ts). */
+import type { Policy } from "../routing/types";
 
-export interface NewPolicy {
-  userId: string;
-  orgId: string | null;
-  slug: string;
-  displayName: string;
-  policyType: PolicyType;
-  entries: PolicyEntry[];
-  config: PolicyConfig;
-  isActive: boolean;
-}
+/** A policy as created: everything but what the database assigns (id and times). */
+export type NewPolicy = Omit<Policy, "id" | "createdAt" | "updatedAt">;
 
 export type PolicyPatch = Partial<Pick<NewPolicy, "displayName" | "policyType" | "entries" | "config" | "isActive">>;
 

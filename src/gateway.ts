@@ -57,6 +57,7 @@ import { FirstByteWindow } from "./core/health/first-byte";
 import { hedgePort } from "./http/hedge-metrics";
 import { loadBenchmarks } from "./core/catalog/benchmarks";
 import { policyRoutes } from "./http/routes/policies";
+import { PolicyService } from "./core/policies/service";
 import { modelsRoutes } from "./http/routes/models";
 import { Elysia } from "elysia";
 import { compactRoutes } from "./http/routes/responses-compact";
@@ -388,7 +389,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     embeddingsRoutes(deps, embeddings),
     compactRoutes(deps),
     videoRoutes(deps, video),
-    policyRoutes(deps, { policies: policyRepo, catalog: () => catalog.current() }),
+    policyRoutes(deps, new PolicyService({ store: policyRepo, catalog: () => catalog.current(), changed: (id) => bus.publish({ t: "policy", id }) })),
     responsesRoutes(deps, { chat, pii: piiMasking, keepaliveMs: cfg.SSE_KEEPALIVE_MS, feedback: new FeedbackRepo(db), store: responseStore }),
     responseStoreRoutes(deps, responseStore),
     messagesRoutes(deps, { chat, pii: piiMasking, keepaliveMs: cfg.SSE_KEEPALIVE_MS }),

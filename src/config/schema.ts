@@ -13,7 +13,7 @@ export const BOOL_SPELLINGS = ["true", "false", "on", "off", "1", "0"] as const;
 const BOOL_WORDS: Record<string, boolean> = { true: true, on: true, "1": true, false: false, off: false, "0": false };
 
 /** A boolean variable: `true/false`, `on/off` or `1/0`, case-insensitive (see `parseBool`). */
-const Bool = (description: string, def?: boolean) => T.Boolean(def === undefined ? { description } : { default: def, description });
+const Bool = (description: string, { default: def }: { default?: boolean } = {}) => T.Boolean(def === undefined ? { description } : { default: def, description });
 
 /** The boolean a variable's text means, or undefined when it is none of `BOOL_WORDS`. */
 export function parseBool(text: string): boolean | undefined {
@@ -53,7 +53,7 @@ export const EnvSchema = T.Object({
   BODY_READ_TIMEOUT_MS: Int(100, 3_600_000, 60_000, "A request body still arriving this long after the caller was authenticated is refused with 408 and the connection closed (slow senders)"),
   MAX_JSON_DEPTH: Int(8, 1000, 64, "Objects and arrays nested deeper than this in a JSON body are refused with 400 invalid_request"),
   TRUSTED_PROXIES: T.String({ default: "", description: "Comma-separated IPs/CIDRs whose X-Forwarded-For is believed" }),
-  LOG_REQUESTS: Bool("One JSON line per request on stdout (on/off; true/false and 1/0 accepted): route, status, duration, key and account ids, model, attempts, tokens, cost (docs/observability.md)", true),
+  LOG_REQUESTS: Bool("One JSON line per request on stdout (on/off; true/false and 1/0 accepted): route, status, duration, key and account ids, model, attempts, tokens, cost (docs/observability.md)", { default: true }),
   OTEL_EXPORTER_OTLP_ENDPOINT: T.Optional(T.String({ pattern: "^https?://", description: "OTLP/HTTP collector base URL: set, each request's trace is exported to <url>/v1/traces; unset, tracing is off and costs nothing" })),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: T.Optional(T.String({ pattern: "^https?://", description: "Full OTLP/HTTP traces URL (wins over OTEL_EXPORTER_OTLP_ENDPOINT; also turns tracing on)" })),
   OTEL_SERVICE_NAME: T.String({ default: "model-gateway", minLength: 1, description: "service.name of the exported traces" }),
@@ -62,7 +62,7 @@ export const EnvSchema = T.Object({
   UPSTREAM_FIRST_BYTE_TIMEOUT_MS: Int(100, 600_000, 60_000, "Deadline for an upstream's first byte"),
   UPSTREAM_IDLE_TIMEOUT_MS: Int(100, 600_000, 60_000, "Deadline between two upstream stream chunks"),
   RETRY_BASE_MS: Int(0, 10_000, 200, "Base of the jittered exponential backoff between upstream retries"),
-  CIRCUIT_BREAKER: Bool("Circuit breaking: a provider (or provider × model) failing past the threshold is skipped without a call until a cool-down and probe calls say it is back (off: every candidate is always tried)", true),
+  CIRCUIT_BREAKER: Bool("Circuit breaking: a provider (or provider × model) failing past the threshold is skipped without a call until a cool-down and probe calls say it is back (off: every candidate is always tried)", { default: true }),
   CIRCUIT_WINDOW_SECONDS: Int(1, 3600, 30, "Sliding window of upstream outcomes a circuit judges by"),
   CIRCUIT_MIN_CALLS: Int(1, 1_000_000, 10, "Outcomes the window needs before it may open a circuit"),
   CIRCUIT_FAILURE_PERCENT: Int(1, 100, 50, "Share of failed outcomes (server errors, timeouts, rate limits) in the window that opens a circuit"),
@@ -88,7 +88,7 @@ export const EnvSchema = T.Object({
   SIM_HOST: T.String({ default: "127.0.0.1", minLength: 1, description: "Address the standalone simulator (`npm run sim`) listens on" }),
   WEB_SEARCH_PRICE_KRW: T.Number({ minimum: 0, maximum: 100000, default: 7, description: "Price of one web-plugin search (Brave Search), charged with the call" }),
   WEB_SEARCH_TIMEOUT_MS: Int(100, 60_000, 5000, "Deadline of one web-plugin search"),
-  RESPONSES_STORE: Bool("Keep Responses-API answers (and their input) so previous_response_id, item_reference and GET/DELETE /v1/responses/{id} work; off: both are ignored or refused, nothing is kept", false),
+  RESPONSES_STORE: Bool("Keep Responses-API answers (and their input) so previous_response_id, item_reference and GET/DELETE /v1/responses/{id} work; off: both are ignored or refused, nothing is kept", { default: false }),
   RESPONSES_STORE_DAYS: Int(1, 3650, 30, "How long a stored response is kept (RESPONSES_STORE=on)"),
   VIDEO_STORAGE: T.Union([T.Literal("local"), T.Literal("s3")], { default: "local", description: "Where Family G video results are kept: a local directory or S3-compatible storage" }),
   VIDEO_STORAGE_DIR: T.Optional(T.String({ minLength: 1, description: "Local storage directory (default <DATA_DIR>/files)" })),
@@ -101,16 +101,17 @@ export const EnvSchema = T.Object({
   VIDEO_POLL_WORKERS: Int(0, 64, 2, "Video poller concurrency: Bun workers on PostgreSQL, inline slots on PGlite (0 = this instance does not poll)"),
   VIDEO_POLL_INITIAL_MS: Int(10, 600_000, 2000, "First video poll delay; later polls back off ×1.5"),
   VIDEO_POLL_MAX_MS: Int(10, 3_600_000, 30_000, "Longest delay between two polls of one video job"),
-  VIDEO_LEASE_MS: Int(100, 3_600_000, 60_000, "How long a poller's claim on a job lasts (a crashed poller's jobs return after it)"),
+  VIDEO_CLAIM_MS: T.Optional(T.Integer({ minimum: 100, maximum: 3_600_000, description: "How long a poller's claim on a job lasts (a crashed poller's jobs return after it); default 60000" })),
+  VIDEO_LEASE_MS: T.Optional(T.Integer({ minimum: 100, maximum: 3_600_000, description: "Deprecated old name of VIDEO_CLAIM_MS (read only when that one is unset)" })),
   VIDEO_JOB_TIMEOUT_SECONDS: Int(10, 7 * 86400, 7200, "A video job not finished after this fails and its hold is released"),
   VIDEO_SWEEP_INTERVAL_MS: Int(100, 3_600_000, 60_000, "How often expired video files and old Idempotency-Key records are cleaned up"),
-  VIDEO_URL_PRIVATE_HOSTS_ALLOWED: Bool("Accept video reference URLs whose host is or resolves to a private, loopback or link-local address (default: refused with 422)", false),
+  VIDEO_URL_PRIVATE_HOSTS_ALLOWED: Bool("Accept video reference URLs whose host is or resolves to a private, loopback or link-local address (default: refused with 422)", { default: false }),
   DB_QUERY_TIMEOUT_MS: Int(0, 600_000, 5000, "A database query of the request path not answered after this fails the request with 503 (0 = wait forever)"),
   LEDGER_COMMIT: T.Union([T.Literal("durable"), T.Literal("async")], { default: "durable", description: "Ledger commits: durable (a PostgreSQL crash loses nothing) or async (faster; a PostgreSQL crash may lose the last ~600 ms of charges)" }),
   LEDGER_SETTLE: T.Union([T.Literal("before_answer"), T.Literal("behind_answer")], { default: "before_answer", description: "When an answered call's settle lands: before_answer (the answer's last bytes wait for it, so a killed process has charged every call it answered) or behind_answer (lower latency; a crash may leave the last answered calls uncharged)" }),
   LEDGER_LEASES: Bool(
     "Credit leases for busy keys on PostgreSQL: on (a busy key's calls are held in memory against one database hold; their charges follow the answers in batches, so a killed process can lose answered calls' charges) or off (every call holds in the database)",
-    false,
+    { default: false },
   ),
   CORS_ORIGINS: T.String({ default: "", description: "Comma-separated origins allowed to call the API from a browser (`*` for any); empty = CORS off" }),
 });

@@ -49,16 +49,16 @@ export class PollLoop {
       const free = this.slots - this.inflight.size;
       if (free > 0) {
         try {
-          const jobs = await this.deps.jobs.claimDue(this.owner, this.deps.leaseMs, free);
+          const jobs = await this.deps.jobs.claimDue(this.owner, this.deps.claimMs, free);
           claimed = jobs.length;
           for (const job of jobs) {
-            const p: Promise<void> = advanceJob(this.deps, this.owner, job)
+            const step: Promise<void> = advanceJob(this.deps, this.owner, job)
               .catch((error) => this.onError(error))
               .finally(() => {
-                this.inflight.delete(p);
+                this.inflight.delete(step);
                 this.wake();
               });
-            this.inflight.add(p);
+            this.inflight.add(step);
           }
         } catch (error) {
           this.onError(error);

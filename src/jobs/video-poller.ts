@@ -3,15 +3,15 @@
  *
  * - PostgreSQL (a database URL is known): `size` Bun workers, each with its own connection
  *   and a `PollLoop` of a few slots. The main thread supervises them: a worker that errors,
- *   exits or stops beating is terminated and restarted with a backoff, under a new lease
- *   owner id (its old leases simply expire, and another poller takes those jobs over).
+ *   exits or stops beating is terminated and restarted with a backoff, under a new claim
+ *   owner id (its old claims simply expire, and another poller takes those jobs over).
  * - PGlite (or an open PostgreSQL handle without a URL): the same loop runs inline on the
  *   main thread, since PGlite cannot be shared with another thread.
  * - `size` 0: this instance does not poll (another one does).
  *
  * Either way the housekeeping sweep (expired files, old Idempotency-Keys) runs on
  * a timer on the main thread. `stop()` stops the loops, waits for the steps in flight and
- * releases every lease this instance holds, so another instance resumes those jobs at once.
+ * releases every claim this instance holds, so another instance resumes those jobs at once.
  */
 import { pollOnce, sweepVideo, type PollerDeps, type SweepResult } from "../core/video/poller";
 import { IDEMPOTENCY_WINDOW_MS } from "../core/video/service";
@@ -31,7 +31,7 @@ const STOP_GRACE_MS = 5000;
 const MAX_RESTART_DELAY_MS = 30_000;
 
 export interface VideoPoolOptions {
-  /** The main thread's database (inline polling, sweeping, lease release on stop). */
+  /** The main thread's database (inline polling, sweeping, claim release on stop). */
   db: Database;
   /** PostgreSQL URL for workers; without it the loop runs inline. */
   dbUrl?: string;
@@ -106,12 +106,12 @@ export class VideoPollerPool {
         this.slots.push(slot);
         this.spawn(slot);
       }
-      const stale = Math.max(60_000, this.o.runtime.leaseMs);
+      const stale = Math.max(60_000, this.o.runtime.claimMs);
       this.watchdog = setInterval(() => {
-        for (const s of this.slots) {
-          if (s.alive && Date.now() - s.lastBeat > stale) {
-            log.warn("video worker stopped beating; restarting it", { owner: s.owner });
-            this.crashed(s);
+        for (const slot of this.slots) {
+          if (slot.alive && Date.now() - slot.lastBeat > stale) {
+            log.warn("video worker stopped beating; restarting it", { owner: slot.owner });
+            this.crashed(slot);
           }
         }
       }, 10_000);
@@ -139,13 +139,13 @@ export class VideoPollerPool {
   }
 
   status(): { mode: VideoPollerPool["mode"]; workers: WorkerStatus[] } {
-    return { mode: this.mode, workers: this.slots.map((s) => ({ index: s.index, owner: s.owner, restarts: s.restarts, alive: s.alive })) };
+    return { mode: this.mode, workers: this.slots.map((slot) => ({ index: slot.index, owner: slot.owner, restarts: slot.restarts, alive: slot.alive })) };
   }
 
   /** Kills a worker without letting it clean up, as a crash would (supervision tests). */
   killWorker(index: number): void {
-    const s = this.slots[index];
-    if (s?.worker) s.worker.terminate();
+    const slot = this.slots[index];
+    if (slot?.worker) slot.worker.terminate();
   }
 
   async stop(): Promise<void> {
@@ -153,9 +153,9 @@ export class VideoPollerPool {
     if (this.sweeper) clearInterval(this.sweeper);
     if (this.watchdog) clearInterval(this.watchdog);
     await this.inline?.stop();
-    await Promise.all(this.slots.map((s) => this.stopWorker(s)));
+    await Promise.all(this.slots.map((slot) => this.stopWorker(slot)));
     // Whatever a worker could not release itself (it was killed, or timed out) is released here.
-    for (const owner of this.owners) await this.repo.releaseLeases(owner).catch(() => {});
+    for (const owner of this.owners) await this.repo.releaseClaims(owner).catch(() => {});
   }
 
   private spawn(slot: Slot): void {
@@ -169,14 +169,14 @@ export class VideoPollerPool {
     let stoppedResolve: () => void = () => {};
     slot.stopped = new Promise((r) => (stoppedResolve = r));
     worker.addEventListener("message", (ev: MessageEvent) => {
-      const m = ev.data as WorkerMessage;
+      const message = ev.data as WorkerMessage;
       // A beat carries the loop's last round, so a loop stuck on an await counts as hung too.
-      if (m.type === "beat") slot.lastBeat = m.at ?? Date.now();
-      else if (m.type === "upstream") this.o.observe?.upstream(m.providerId, m.step, m.outcome, m.ms);
-      else if (m.type === "settled") this.o.observe?.settled(m.event, m.costMicro);
-      else if (m.type === "job") this.o.observe?.job(m.family, m.state);
-      else if (m.type === "started") slot.lastBeat = Date.now();
-      else if (m.type === "error") log.warn("video worker failed to start", { owner: slot.owner, message: m.message });
+      if (message.type === "beat") slot.lastBeat = message.at ?? Date.now();
+      else if (message.type === "upstream") this.o.observe?.upstream(message.providerId, message.step, message.outcome, message.ms);
+      else if (message.type === "settled") this.o.observe?.settled(message.event, message.costMicro);
+      else if (message.type === "job") this.o.observe?.job(message.family, message.state);
+      else if (message.type === "started") slot.lastBeat = Date.now();
+      else if (message.type === "error") log.warn("video worker failed to start", { owner: slot.owner, message: message.message });
     });
     worker.addEventListener("error", (ev) => {
       log.warn("video worker error", { owner: slot.owner, message: (ev as ErrorEvent).message });
@@ -215,12 +215,12 @@ export class VideoPollerPool {
 
   private async stopWorker(slot: Slot): Promise<void> {
     if (slot.restartTimer) clearTimeout(slot.restartTimer);
-    const w = slot.worker;
-    if (!w || !slot.alive) return;
+    const worker = slot.worker;
+    if (!worker || !slot.alive) return;
     slot.alive = false;
-    w.postMessage({ type: "stop" });
+    worker.postMessage({ type: "stop" });
     const timedOut = await Promise.race([slot.stopped!.then(() => false), Bun.sleep(STOP_GRACE_MS).then(() => true)]);
-    if (timedOut) w.terminate();
+    if (timedOut) worker.terminate();
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * A video poller thread (PostgreSQL only: PGlite lives in the main thread and cannot be
  * shared). It opens its own postgres.js connection, runs one `PollLoop`, beats to the
- * supervisor, and on `stop` finishes its jobs in flight, drops its leases and exits.
+ * supervisor, and on `stop` finishes its jobs in flight, drops its claims and exits.
  *
  * Messages in: `{type: "start", ...}`, `{type: "wake"}`, `{type: "stop"}`.
  * Messages out: `{type: "started"}`, `{type: "beat"}`, `{type: "stopped"}`, `{type: "error", message}`,
@@ -33,28 +33,28 @@ let queued: "wake" | "stop" | null = null;
 
 // Messages posted before this script ran are queued until its synchronous part is done.
 self.onmessage = (event: MessageEvent) => {
-  const m = event.data as WorkerStart | { type: "wake" } | { type: "stop" };
-  if (m.type === "start") void start(m);
-  else if (m.type === "wake") loop ? loop.wake() : (queued ??= "wake");
-  else if (m.type === "stop") loop ? void stop() : (queued = "stop");
+  const message = event.data as WorkerStart | { type: "wake" } | { type: "stop" };
+  if (message.type === "start") void start(message);
+  else if (message.type === "wake") loop ? loop.wake() : (queued ??= "wake");
+  else if (message.type === "stop") loop ? void stop() : (queued = "stop");
 };
 
-async function start(m: WorkerStart): Promise<void> {
+async function start(setup: WorkerStart): Promise<void> {
   try {
-    setLogLevel(m.logLevel);
-    db = await openDatabase({ url: m.dbUrl, max: Math.max(2, m.slots) });
+    setLogLevel(setup.logLevel);
+    db = await openDatabase({ url: setup.dbUrl, max: Math.max(2, setup.slots) });
     // Metrics live on the main thread: each observation is posted there (a few per job step).
-    const rt = pollerRuntime(db, m.runtime, {
+    const runtime = pollerRuntime(db, setup.runtime, {
       observe: {
         upstream: (providerId, step, outcome, ms) => postMessage({ type: "upstream", providerId, step, outcome, ms }),
         settled: (event, costMicro) => postMessage({ type: "settled", event, costMicro }),
         job: (family, state) => postMessage({ type: "job", family, state }),
       },
     });
-    repo = rt.repo;
-    loop = new PollLoop(rt.deps, m.owner, m.slots, m.tickMs, (error) => log.warn("video poll step failed", { owner: m.owner, error }));
+    repo = runtime.repo;
+    loop = new PollLoop(runtime.deps, setup.owner, setup.slots, setup.tickMs, (error) => log.warn("video poll step failed", { owner: setup.owner, error }));
     loop.start();
-    beat = setInterval(() => postMessage({ type: "beat", at: loop?.lastBeat ?? 0 }), Math.max(200, Math.min(5000, m.tickMs * 2)));
+    beat = setInterval(() => postMessage({ type: "beat", at: loop?.lastBeat ?? 0 }), Math.max(200, Math.min(5000, setup.tickMs * 2)));
     postMessage({ type: "started" });
     if (queued === "stop") await stop();
     else if (queued === "wake") loop.wake();
@@ -67,7 +67,7 @@ async function start(m: WorkerStart): Promise<void> {
 async function stop(): Promise<void> {
   if (beat) clearInterval(beat);
   await loop?.stop();
-  if (loop && repo) await repo.releaseLeases(loop.owner).catch(() => {});
+  if (loop && repo) await repo.releaseClaims(loop.owner).catch(() => {});
   await db?.close().catch(() => {});
   postMessage({ type: "stopped" });
   process.exit(0);

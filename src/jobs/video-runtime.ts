@@ -24,7 +24,7 @@ export interface VideoRuntimeConfig {
   endpoints: Record<string, VideoEndpoint>;
   /** Video model id → its maker (the catalog's producer), for usage events. */
   makers: Record<string, string>;
-  leaseMs: number;
+  claimMs: number;
   pollInitialMs: number;
   pollMaxMs: number;
   requestTimeoutMs: number;
@@ -45,12 +45,17 @@ export function storageConfig(cfg: Config): StorageConfig {
   return { kind: "local", dir: cfg.VIDEO_STORAGE_DIR ?? join(cfg.DATA_DIR, "files") };
 }
 
+/** How long a poller's claim on a job lasts: VIDEO_CLAIM_MS, else its deprecated old name VIDEO_LEASE_MS, else 60 s. */
+export function claimMs(cfg: Config): number {
+  return cfg.VIDEO_CLAIM_MS ?? cfg.VIDEO_LEASE_MS ?? 60_000;
+}
+
 export function runtimeConfig(cfg: Config, endpoints: Record<string, VideoEndpoint>, makers: Record<string, string> = {}): VideoRuntimeConfig {
   return {
     storage: storageConfig(cfg),
     endpoints,
     makers,
-    leaseMs: cfg.VIDEO_LEASE_MS,
+    claimMs: claimMs(cfg),
     pollInitialMs: cfg.VIDEO_POLL_INITIAL_MS,
     pollMaxMs: Math.max(cfg.VIDEO_POLL_MAX_MS, cfg.VIDEO_POLL_INITIAL_MS),
     requestTimeoutMs: cfg.UPSTREAM_FIRST_BYTE_TIMEOUT_MS,
@@ -58,8 +63,8 @@ export function runtimeConfig(cfg: Config, endpoints: Record<string, VideoEndpoi
   };
 }
 
-export function openStorage(s: StorageConfig): ObjectStorage {
-  return s.kind === "local" ? new LocalStorage(s.dir) : new S3Storage(s);
+export function openStorage(storage: StorageConfig): ObjectStorage {
+  return storage.kind === "local" ? new LocalStorage(storage.dir) : new S3Storage(storage);
 }
 
 export interface PollerRuntime {
@@ -78,7 +83,7 @@ export function pollerRuntime(db: Database, rc: VideoRuntimeConfig, opts: { stor
     providerFor: videoProviderFor,
     endpointFor: (providerId) => rc.endpoints[providerId],
     makerOf: (model) => rc.makers[model] ?? null,
-    leaseMs: rc.leaseMs,
+    claimMs: rc.claimMs,
     pollInitialMs: rc.pollInitialMs,
     pollMaxMs: rc.pollMaxMs,
     requestTimeoutMs: rc.requestTimeoutMs,

@@ -15,6 +15,7 @@ import type { ObjectStorage } from "../lib/storage";
 import { videoProviderFor } from "../providers/video";
 import { VideoPollerPool } from "./video-poller";
 import { hostIsNonPublic } from "../lib/url-guard";
+import { log } from "../lib/log";
 import { openStorage, runtimeConfig } from "./video-runtime";
 
 export interface VideoModule {
@@ -44,10 +45,13 @@ export interface VideoModuleDeps {
 
 export function startVideo(cfg: Config, d: VideoModuleDeps): VideoModule {
   const endpoints: Record<string, VideoEndpoint> = {};
-  for (const p of d.snapshot?.providers ?? []) if (p.kind === "video") endpoints[p.id] = d.endpoint(p);
+  for (const provider of d.snapshot?.providers ?? []) if (provider.kind === "video") endpoints[provider.id] = d.endpoint(provider);
   const makers: Record<string, string> = {};
-  for (const m of d.snapshot?.models ?? []) if (m.modality === "video" && m.maker) makers[m.id] = m.maker;
+  for (const model of d.snapshot?.models ?? []) if (model.modality === "video" && model.maker) makers[model.id] = model.maker;
   const runtime = runtimeConfig(cfg, endpoints, makers);
+  if (cfg.VIDEO_LEASE_MS !== undefined) {
+    log.warn("VIDEO_LEASE_MS is deprecated: set VIDEO_CLAIM_MS (\"lease\" names the credit leases)", { claim_ms: runtime.claimMs });
+  }
   const storage = openStorage(runtime.storage);
   const pool = new VideoPollerPool({
     db: d.db,
@@ -68,7 +72,7 @@ export function startVideo(cfg: Config, d: VideoModuleDeps): VideoModule {
     jobs: repo,
     idempotency: repo,
     providerFor: videoProviderFor,
-    endpointFor: (p) => endpoints[p.id] ?? d.endpoint(p),
+    endpointFor: (provider) => endpoints[provider.id] ?? d.endpoint(provider),
     available: d.available,
     submitTimeoutMs: cfg.UPSTREAM_FIRST_BYTE_TIMEOUT_MS,
     firstPollDelayMs: cfg.VIDEO_POLL_INITIAL_MS,

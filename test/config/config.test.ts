@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { ConfigError, loadConfig } from "../../src/config";
+import { runtimeConfig } from "../../src/jobs/video-runtime";
 
 function problems(env: Record<string, string>): string[] {
   try {
@@ -128,5 +129,14 @@ describe("loadConfig", () => {
     });
     expect(c.providerKeys).toEqual({ OPENAI: "sk-openai", DEEPSEEK: "sk-ds" });
     expect(c.providerBaseUrls).toEqual({ ANTHROPIC: "http://127.0.0.1:9999", GROQ: "http://groq.local" });
+  });
+
+  test("VIDEO_CLAIM_MS sets how long a poller's claim lasts; the old VIDEO_LEASE_MS still does when it is unset", () => {
+    const claim = (env: Record<string, string>) => runtimeConfig(loadConfig(env), {}).claimMs;
+    expect(claim({})).toBe(60_000);
+    expect(claim({ VIDEO_CLAIM_MS: "5000" })).toBe(5000);
+    expect(claim({ VIDEO_LEASE_MS: "7000" })).toBe(7000);
+    expect(claim({ VIDEO_LEASE_MS: "7000", VIDEO_CLAIM_MS: "5000" })).toBe(5000);
+    expect(problems({ VIDEO_LEASE_MS: "5" }).some((x) => x.startsWith("VIDEO_LEASE_MS:"))).toBe(true);
   });
 });

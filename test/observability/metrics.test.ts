@@ -124,10 +124,10 @@ for (const kind of await dbKinds()) {
       expect(sample(text, "gateway_video_jobs_processing", { family })).toBe(1);
       expect(sample(text, "gateway_video_queue_depth", { family })).toBe(0);
       // Due, but a poller holds it: not waiting.
-      await set("next_poll_at = now() - interval '1 second', lease_owner = 'p', lease_until = now() + interval '1 hour'");
+      await set("next_poll_at = now() - interval '1 second', claim_owner = 'p', claim_until = now() + interval '1 hour'");
       expect(sample(await scrapeFresh(g), "gateway_video_queue_depth", { family })).toBe(0);
-      // Due and its poller's lease ran out: waiting for a poller.
-      await set("lease_until = now() - interval '1 second'");
+      // Due and its poller's claim ran out: waiting for a poller.
+      await set("claim_until = now() - interval '1 second'");
       expect(sample(await scrapeFresh(g), "gateway_video_queue_depth", { family })).toBe(1);
       const cancel = await g.call("POST", `/v1/jobs/${id}/cancel`, { token: key });
       expect(cancel.status).toBe(200);

@@ -1,7 +1,7 @@
 /**
  * Graceful shutdown of a real gateway process on SIGTERM: it stops accepting at once, lets the
  * request and the stream in flight finish and settles them, releases its video poller's
- * leases (so another instance takes the jobs over at once), closes the database and exits 0.
+ * claims (so another instance takes the jobs over at once), closes the database and exits 0.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ADMIN_TOKEN, freshPostgres, postgresAvailable } from "../harness";
@@ -36,18 +36,18 @@ describe.skipIf(!pg)("graceful shutdown (SIGTERM)", () => {
     g?.cleanup();
   });
 
-  test("in-flight work finishes and is settled; new connections are refused; leases released; exit 0", async () => {
+  test("in-flight work finishes and is settled; new connections are refused; claims released; exit 0", async () => {
     const row = (await new UserRepo(db).create(`sd-${crypto.randomUUID().slice(0, 8)}@test.example`, "x", "general", false))!;
     const jwt = signJwt({ sub: row.id, typ: "access" }, TEST_JWT_SECRET, 3600);
     expect((await call(g.url, "POST", `/v1/admin/users/${row.id}/topups`, { token: ADMIN_TOKEN, body: { amount_krw: 10_000 } })).status).toBe(201);
     const key = (await call(g.url, "POST", "/v1/keys", { token: jwt, body: {} })).body.key;
 
-    // A video job the poller leases and keeps polling (its upstream takes a minute).
+    // A video job the poller claims and keeps polling (its upstream takes a minute).
     const job = await call(g.url, "POST", "/v1/video/generations", { token: key, body: { model: "kling-v3", prompt: "a slow kite [sim:video_ms=60000]", duration_seconds: 5 } });
     expect(job.status).toBe(202);
     await Bun.sleep(300);
-    const [leased] = await db.query<{ lease_owner: string | null }>("select lease_owner from video_jobs where id = $1", [job.body.job_id]);
-    void leased; // leased or between polls; either way released after shutdown
+    const [claimed] = await db.query<{ claim_owner: string | null }>("select claim_owner from video_jobs where id = $1", [job.body.job_id]);
+    void claimed; // claimed or between polls; either way released after shutdown
 
     const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
     // A stream of ~2 s and a JSON call whose upstream answers after 1.5 s.
@@ -95,9 +95,9 @@ describe.skipIf(!pg)("graceful shutdown (SIGTERM)", () => {
     expect(holds.map((h) => h.status).sort()).toEqual(["settled", "settled"]);
     const [open] = await db.query<{ n: number }>("select count(*)::int as n from holds where status = 'open' and user_id = $1 and id <> $2", [row.id, job.body.job_id]);
     expect(open!.n).toBe(0);
-    // The video job is still processing, with no lease held by the stopped process.
-    const [v] = await db.query<{ status: string; lease_owner: string | null }>("select status, lease_owner from video_jobs where id = $1", [job.body.job_id]);
-    expect(v).toEqual({ status: "processing", lease_owner: null });
+    // The video job is still processing, with no claim held by the stopped process.
+    const [v] = await db.query<{ status: string; claim_owner: string | null }>("select status, claim_owner from video_jobs where id = $1", [job.body.job_id]);
+    expect(v).toEqual({ status: "processing", claim_owner: null });
     console.log(`[shutdown] refused new connections after ${Math.round(refusedAfter!)} ms, exited 0 after ${Math.round(took)} ms with the stream and the slow call completed and settled`);
   }, 60_000);
 });

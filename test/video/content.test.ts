@@ -4,7 +4,7 @@
  * unsatisfiable), not billed; after the retention the file is deleted and the answer is 410.
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
-import { parseRange } from "../../src/http/routes/video";
+import { parseRange } from "../../src/surfaces/video/content";
 import { startTestGateway, type TestGateway, type TestUser } from "../harness";
 import { FAST_POLL, money, submit, waitJob } from "./helpers";
 

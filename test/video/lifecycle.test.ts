@@ -176,7 +176,7 @@ describe("deadline and atomic finish", () => {
     const repo = g.gw.video.pool.repo;
     const cost = 1_000_000_000n; // 1,000 KRW of the 1,120 held
     const settle = { kind: "settle" as const, costMicro: cost, tokens: 0, event: null };
-    // Somebody else's lease: nothing changes, no money moves.
+    // Somebody else's claim: nothing changes, no money moves.
     expect(await repo.finish(r.body.job_id, "not-the-owner", { status: "succeeded", costMicro: cost }, settle)).toBeNull();
     expect((await money(g, user)).held).toBe(before.held + 1120);
     // Two finishers at once (a completion and a cancel, say): one wins, the hold closes once.

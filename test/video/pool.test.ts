@@ -1,8 +1,8 @@
 /**
  * The poller pool on PostgreSQL: several gateway instances on one database, each with its own
  * Bun workers, against one shared simulator (so every instance reaches the same upstream
- * tasks). Leases with FOR UPDATE SKIP LOCKED mean no job is claimed twice; a crashed
- * poller's lease expires and another takes over; the supervisor restarts a killed worker; a
+ * tasks). Claims with FOR UPDATE SKIP LOCKED mean no job is claimed twice; a crashed
+ * poller's claim expires and another takes over; the supervisor restarts a killed worker; a
  * job outlives the gateway that accepted it.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
@@ -112,7 +112,7 @@ describe.skipIf(!PG)("video poller pool on PostgreSQL", () => {
     await stopInstance(b);
   });
 
-  test("a job under a live lease is not handed out; once a crashed poller's lease expires, another takes over", async () => {
+  test("a job under a live claim is not handed out; once a crashed poller's claim expires, another takes over", async () => {
     const a = await instance({ VIDEO_POLL_WORKERS: "0" });
     const user = await a.newUser({ creditKrw: 10_000 });
     const key = (await a.newKey(user)).key;
@@ -152,15 +152,15 @@ describe.skipIf(!PG)("video poller pool on PostgreSQL", () => {
       expect(upstream).toBeLessThanOrEqual(7);
     }
     expect((await money(c, user)).held).toBe(0);
-    // Both instances' stops leave no lease behind.
+    // Both instances' stops leave no claim behind.
     await stopInstance(c);
     await stopInstance(d);
-    const leased = await (await instance({ VIDEO_POLL_WORKERS: "0" })).gw.deps.db.query("select id from video_jobs where lease_owner is not null");
-    expect(leased).toEqual([]);
+    const claimed = await (await instance({ VIDEO_POLL_WORKERS: "0" })).gw.deps.db.query("select id from video_jobs where claim_owner is not null");
+    expect(claimed).toEqual([]);
   });
 
   test("the supervisor restarts a killed worker, and jobs keep completing", async () => {
-    const c = await instance({ VIDEO_POLL_WORKERS: "1", VIDEO_LEASE_MS: "1000" });
+    const c = await instance({ VIDEO_POLL_WORKERS: "1", VIDEO_CLAIM_MS: "1000" });
     const user = await c.newUser({ creditKrw: 10_000 });
     const key = (await c.newKey(user)).key;
     const r = await submit(c, key, { model: "kling-v3", duration_seconds: 3, prompt: "survives a crash [sim:video_ms=300]" });
@@ -182,8 +182,8 @@ describe.skipIf(!PG)("video poller pool on PostgreSQL", () => {
     expect(r.status).toBe(202);
     await Bun.sleep(200);
     await stopInstance(first);
-    const row = (await (await instance({ VIDEO_POLL_WORKERS: "0" })).gw.deps.db.query<{ status: string; lease_owner: string | null }>("select status, lease_owner from video_jobs where id = $1", [r.body.job_id]))[0]!;
-    expect(row).toEqual({ status: "processing", lease_owner: null });
+    const row = (await (await instance({ VIDEO_POLL_WORKERS: "0" })).gw.deps.db.query<{ status: string; claim_owner: string | null }>("select status, claim_owner from video_jobs where id = $1", [r.body.job_id]))[0]!;
+    expect(row).toEqual({ status: "processing", claim_owner: null });
 
     const second = await instance({ VIDEO_POLL_WORKERS: "2" });
     const job = await waitJob(second, key, r.body.job_id, 15_000);

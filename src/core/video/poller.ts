@@ -1,9 +1,9 @@
 /**
- * The poller use-case: claim due jobs under a lease, ask each upstream task how it is doing,
+ * The poller use-case: claim due jobs for a while, ask each upstream task how it is doing,
  * and move finished jobs to their final state with their money step. The same functions run
  * in Bun workers (PostgreSQL), inline on the main thread (PGlite) and directly in tests.
  *
- * On completion the state change (conditional: still processing and still our lease) and the
+ * On completion the state change (conditional: still processing and still our claim) and the
  * money step (settle or release) commit together (`VideoJobStore.finish`). A cancel that wins
  * the state change has released the hold with it; the poller's finish then changes nothing.
  * Media generation is never retried: a failed task fails the job. Transport errors while
@@ -23,7 +23,7 @@ export interface PollerDeps {
   providerFor(protocol: string): VideoProvider | undefined;
   endpointFor(providerId: string): VideoEndpoint | undefined;
   /** How long a claim is exclusive; a crashed poller's jobs come back after it. */
-  leaseMs: number;
+  claimMs: number;
   /** First backoff step; each later poll waits 1.5× longer, up to `pollMaxMs`. */
   pollInitialMs: number;
   pollMaxMs: number;
@@ -48,11 +48,11 @@ export function pollDelayMs(pollCount: number, initialMs: number, maxMs: number,
 
 /** Claims up to `limit` due jobs for `owner` and advances each; returns how many were claimed. */
 export async function pollOnce(d: PollerDeps, owner: string, limit: number): Promise<number> {
-  const jobs = await d.jobs.claimDue(owner, d.leaseMs, limit);
+  const jobs = await d.jobs.claimDue(owner, d.claimMs, limit);
   await Promise.all(
     jobs.map((job) =>
       advanceJob(d, owner, job).catch((error) => {
-        // The lease stays: the job comes back once it expires.
+        // The claim stays: the job comes back once it expires.
         d.log?.("video job step failed", { job_id: job.id, error });
       }),
     ),
@@ -76,7 +76,7 @@ export function jobError(code: JobError["code"], detail?: string): JobError {
   return { code, message: detail ? `${ERRORS[code]} (${detail.slice(0, 300)})` : ERRORS[code] };
 }
 
-/** One step of one leased job. */
+/** One step of one claimed job. */
 export async function advanceJob(d: PollerDeps, owner: string, job: VideoJobRecord): Promise<void> {
   const now = d.now?.() ?? Date.now();
   if (now >= job.deadlineAt.getTime()) return fail(d, owner, job, jobError("generation_timeout"));
@@ -115,7 +115,7 @@ export async function advanceJob(d: PollerDeps, owner: string, job: VideoJobReco
   if (isFamilyG(job.family)) {
     // The vendor's file needs our credential: keep a copy and serve it from /content.
     if (!provider.download) return fail(d, owner, job, jobError("download_failed", "다운로드를 지원하지 않는 제공자"));
-    // One key per attempt: if our lease ran out mid-download and another poller took over,
+    // One key per attempt: if our claim ran out mid-download and another poller took over,
     // the loser deletes its own copy, never the winner's.
     const key = `video/${job.id}-${crypto.randomUUID().slice(0, 8)}.mp4`;
     try {

@@ -56,20 +56,20 @@ export interface VideoJobStore {
   markSubmitted(id: string, task: string, nextPollAt: Date): Promise<VideoJobRecord | null>;
   get(id: string): Promise<VideoJobRecord | null>;
   /**
-   * Leases up to `limit` due jobs to `owner` for `leaseMs` (`FOR UPDATE SKIP LOCKED`): a job
-   * under a live lease is never handed out, so one job is never polled twice at once.
+   * Claims up to `limit` due jobs to `owner` for `claimMs` (`FOR UPDATE SKIP LOCKED`): a job
+   * under a live claim is never handed out, so one job is never polled twice at once.
    */
-  claimDue(owner: string, leaseMs: number, limit: number): Promise<VideoJobRecord[]>;
-  /** Still pending: clears the lease and sets the next poll time. False when the lease was lost. */
+  claimDue(owner: string, claimMs: number, limit: number): Promise<VideoJobRecord[]>;
+  /** Still pending: clears the claim and sets the next poll time. False when the claim was lost. */
   reschedule(id: string, owner: string, nextPollAt: Date, upstreamStatus: string | null, errorCount: number): Promise<boolean>;
   /**
    * Moves a processing job to its final state and closes its hold (`money`), atomically. With
-   * `owner`, only while that owner holds the lease. Null when the job was no longer processing
+   * `owner`, only while that owner holds the claim. Null when the job was no longer processing
    * (canceled, finished elsewhere): then no money moves either.
    */
-  finish(id: string, owner: string | null, f: JobFinish, money: MoneyStep): Promise<VideoJobRecord | null>;
-  /** Drops every lease of `owner` (graceful stop): its jobs are due again at once. */
-  releaseLeases(owner: string): Promise<number>;
+  finish(id: string, owner: string | null, final: JobFinish, money: MoneyStep): Promise<VideoJobRecord | null>;
+  /** Drops every claim of `owner` (graceful stop): its jobs are due again at once. */
+  releaseClaims(owner: string): Promise<number>;
   /** Marks the files of jobs past their retention as deleted and returns their storage keys. */
   takeExpiredContent(limit: number): Promise<{ id: string; storageKey: string }[]>;
   /** Deletes Idempotency-Key records older than `olderThanMs`. */
@@ -120,17 +120,17 @@ export interface VideoObserver {
   job(family: string, state: string): void;
 }
 
-/** Times `f` as one upstream exchange: `ok`, or the failure's kind (`transient`, `rejected`, ...). */
-export async function observed<T>(o: VideoObserver | undefined, providerId: string, step: "submit" | "poll" | "download", f: () => Promise<T>): Promise<T> {
-  if (!o) return f();
+/** Times `exchange` as one upstream exchange: `ok`, or the failure's kind (`transient`, `rejected`, ...). */
+export async function observed<T>(observer: VideoObserver | undefined, providerId: string, step: "submit" | "poll" | "download", exchange: () => Promise<T>): Promise<T> {
+  if (!observer) return exchange();
   const t0 = performance.now();
   try {
-    const v = await f();
-    o.upstream(providerId, step, "ok", performance.now() - t0);
-    return v;
+    const answer = await exchange();
+    observer.upstream(providerId, step, "ok", performance.now() - t0);
+    return answer;
   } catch (e) {
     const kind = (e as { kind?: unknown })?.kind;
-    o.upstream(providerId, step, typeof kind === "string" ? kind : "error", performance.now() - t0);
+    observer.upstream(providerId, step, typeof kind === "string" ? kind : "error", performance.now() - t0);
     throw e;
   }
 }

@@ -73,8 +73,8 @@ export class VideoService {
   constructor(private d: VideoServiceDeps) {}
 
   private usable(snapshot: CatalogSnapshot, providerId: string): boolean {
-    const p = getProvider(snapshot, providerId);
-    return !!p && (this.d.available?.(p) ?? true);
+    const provider = getProvider(snapshot, providerId);
+    return !!provider && (this.d.available?.(provider) ?? true);
   }
 
   private now(): number {
@@ -94,11 +94,11 @@ export class VideoService {
     if (resolution.kind !== "leaf") throw new GatewayError("model_not_found", text("동영상 요청에는 동영상 모델 id를 지정하세요.", "A video request needs a video model id."));
     const model = resolution.model;
     checkAllowed(snapshot, principal, model.id, resolution.requested);
-    const priced = resolution.offerings.filter((o) => o.videoPricing !== null);
+    const priced = resolution.offerings.filter((candidate) => candidate.videoPricing !== null);
     // Unconfigured providers are no candidates: never simulated outside demo mode, never charged.
-    const offering = priced.find((o) => this.usable(snapshot, o.providerId));
+    const offering = priced.find((candidate) => this.usable(snapshot, candidate.providerId));
     if (priced.length && !offering) {
-      const providers = priced.map((o) => o.providerId);
+      const providers = priced.map((candidate) => candidate.providerId);
       throw new GatewayError(
         "provider_not_configured",
         text(`'${model.id}' 모델의 제공자(${providers.join(", ")})가 이 배포에 설정되지 않았습니다.`, `The provider of '${model.id}' (${providers.join(", ")}) is not configured on this deployment.`),
@@ -224,9 +224,9 @@ export class VideoService {
   private async checkHosts(refs: ReferenceUrl[]): Promise<void> {
     const refused = this.d.hostRefused;
     if (!refused) return;
-    const verdicts = await Promise.all(refs.map((r) => refused(r.url)));
-    const i = verdicts.indexOf(true);
-    if (i >= 0) throw invalid(refs[i]!.loc, text("URL 호스트가 사설, 루프백 또는 링크 로컬 주소입니다.", "URL host is a private, loopback or link-local address"), "url_not_allowed");
+    const verdicts = await Promise.all(refs.map((ref) => refused(ref.url)));
+    const first = verdicts.indexOf(true);
+    if (first >= 0) throw invalid(refs[first]!.loc, text("URL 호스트가 사설, 루프백 또는 링크 로컬 주소입니다.", "URL host is a private, loopback or link-local address"), "url_not_allowed");
   }
 
   /**
@@ -266,23 +266,17 @@ export class VideoService {
 
 /** The job object. `origin` makes a Family G content path absolute (null keeps it relative). */
 export function toJobView(job: VideoJobRecord, origin: string | null): VideoJobView {
-  const abs = (u: string | null) => (u !== null && origin !== null && u.startsWith("/") ? origin + u : u);
+  const absolute = (url: string | null) => (url !== null && origin !== null && url.startsWith("/") ? origin + url : url);
   return {
     job_id: job.id,
     status: job.status,
     model: job.model,
-    result_url: abs(job.resultUrl),
+    result_url: absolute(job.resultUrl),
     cost: job.costMicro === null ? null : { krw: microToKrwRounded(job.costMicro) },
     error: job.error,
-    assets: job.assets.map((a) => ({ type: a.type, url: abs(a.url)! })),
+    assets: job.assets.map((asset) => ({ type: asset.type, url: absolute(asset.url)! })),
     created_at: job.createdAt.toISOString(),
   };
-}
-
-/** Re-renders a stored (relative) view with an origin, for Idempotency-Key replays. */
-export function absolutizeView(view: VideoJobView, origin: string): VideoJobView {
-  const abs = (u: string | null) => (u !== null && u.startsWith("/") ? origin + u : u);
-  return { ...view, result_url: abs(view.result_url), assets: view.assets.map((a) => ({ ...a, url: abs(a.url)! })) };
 }
 
 /** SHA-256 of the body as canonical JSON (keys sorted), so key order does not matter. */
@@ -301,9 +295,9 @@ function canonicalJson(v: unknown): string {
 }
 
 /** `allowed_models`: the short id of the requested model must be in the key's list. */
-function checkAllowed(snapshot: CatalogSnapshot, p: KeyPrincipal, modelId: string, requested: string): void {
-  if (!p.allowedModels?.length) return;
-  const allowed = new Set(p.allowedModels.map((e) => findModel(snapshot, e.includes("@") ? e.slice(0, e.lastIndexOf("@")) : e)?.id ?? e));
+function checkAllowed(snapshot: CatalogSnapshot, principal: KeyPrincipal, modelId: string, requested: string): void {
+  if (!principal.allowedModels?.length) return;
+  const allowed = new Set(principal.allowedModels.map((entry) => findModel(snapshot, entry.includes("@") ? entry.slice(0, entry.lastIndexOf("@")) : entry)?.id ?? entry));
   if (!allowed.has(modelId)) throw new GatewayError("model_not_allowed", text(`이 키로는 '${requested}' 모델을 호출할 수 없습니다.`, `This key cannot call the model '${requested}'.`));
 }
 

@@ -81,8 +81,8 @@ export interface VideoJobRecord {
   pollCount: number;
   errorCount: number;
   nextPollAt: Date;
-  leaseOwner: string | null;
-  leaseUntil: Date | null;
+  claimOwner: string | null;
+  claimUntil: Date | null;
   deadlineAt: Date;
   createdAt: Date;
   finishedAt: Date | null;

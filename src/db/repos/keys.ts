@@ -33,6 +33,19 @@ export interface NewApiKey {
 
 export type KeyPatch = Partial<Pick<NewApiKey, "name" | "allowedModels" | "monthlyBudgetKrw" | "monthlyTokenLimit" | "expiresAt" | "isActive" | "piiMaskingEnabled" | "responseCacheMode" | "hedge" | "scopes" | "ipAllowlist">>;
 
+/** One live key's counters for a month, with the limits they are measured against. */
+export interface KeyMonthUsage {
+  keyId: string;
+  name: string;
+  keyPrefix: string;
+  spentMicro: bigint;
+  heldMicro: bigint;
+  tokens: number;
+  requests: number;
+  monthlyBudgetKrw: number | null;
+  monthlyTokenLimit: number | null;
+}
+
 export class KeyRepo {
   constructor(private db: Database) {}
 
@@ -80,27 +93,27 @@ export class KeyRepo {
          from api_keys k join users u on u.id = k.user_id where k.key_hash = $1`,
       [hash],
     );
-    const r = rows[0];
-    if (!r) return null;
+    const row = rows[0];
+    if (!row) return null;
     return {
-      keyId: r.id,
-      keyHash: r.key_hash,
-      kind: r.kind,
-      name: r.name,
-      allowedModels: parseJson(r.allowed_models),
-      monthlyBudgetKrw: r.monthly_budget_krw == null ? null : Number(r.monthly_budget_krw),
-      monthlyTokenLimit: r.monthly_token_limit == null ? null : Number(r.monthly_token_limit),
-      expiresAt: r.expires_at ? new Date(r.expires_at) : null,
-      isActive: r.is_active,
-      deleted: r.deleted_at != null,
-      piiMaskingEnabled: r.pii_masking_enabled,
-      responseCacheMode: r.response_cache_mode,
-      hedge: r.hedge === true,
-      scopes: parseJson(r.scopes),
-      ipAllowlist: parseJson(r.ip_allowlist),
-      byokProvider: r.byok_provider,
-      byokSecretSealed: r.byok_secret,
-      user: { id: r.user_id, email: r.email, regulated: r.regulated, xborderTrainingConsent: r.xborder_training_consent, deleted: r.user_deleted_at != null },
+      keyId: row.id,
+      keyHash: row.key_hash,
+      kind: row.kind,
+      name: row.name,
+      allowedModels: parseJson(row.allowed_models),
+      monthlyBudgetKrw: row.monthly_budget_krw == null ? null : Number(row.monthly_budget_krw),
+      monthlyTokenLimit: row.monthly_token_limit == null ? null : Number(row.monthly_token_limit),
+      expiresAt: row.expires_at ? new Date(row.expires_at) : null,
+      isActive: row.is_active,
+      deleted: row.deleted_at != null,
+      piiMaskingEnabled: row.pii_masking_enabled,
+      responseCacheMode: row.response_cache_mode,
+      hedge: row.hedge === true,
+      scopes: parseJson(row.scopes),
+      ipAllowlist: parseJson(row.ip_allowlist),
+      byokProvider: row.byok_provider,
+      byokSecretSealed: row.byok_secret,
+      user: { id: row.user_id, email: row.email, regulated: row.regulated, xborderTrainingConsent: row.xborder_training_consent, deleted: row.user_deleted_at != null },
     };
   }
 
@@ -120,7 +133,7 @@ export class KeyRepo {
    * provisioned, in the same transaction. Null when there was no such key; otherwise the ids of
    * the child keys deleted with it (none without `cascade`).
    */
-  async deleteMgmt(userId: string, id: string, cascade = false): Promise<{ children: string[] } | null> {
+  async deleteMgmt(userId: string, id: string, { cascade = false }: { cascade?: boolean } = {}): Promise<{ children: string[] } | null> {
     return this.db.orm.transaction(async (tx) => {
       const now = new Date();
       const rows = await tx
@@ -135,8 +148,31 @@ export class KeyRepo {
         .set({ deletedAt: now, isActive: false, updatedAt: now })
         .where(and(eq(apiKeys.managementKeyId, id), eq(apiKeys.userId, userId), isNull(apiKeys.deletedAt)))
         .returning({ id: apiKeys.id });
-      return { children: children.map((c) => c.id) };
+      return { children: children.map((child) => child.id) };
     });
+  }
+
+  /** The account's live keys, newest first, each with its counters for `month` (zero without a row). */
+  async monthlyUsage(userId: string, month: string): Promise<KeyMonthUsage[]> {
+    const rows = await this.db.query<Record<string, unknown>>(
+      `select k.id, k.name, k.key_prefix, k.monthly_budget_krw, k.monthly_token_limit,
+              coalesce(m.spent_micro, 0) as spent_micro, coalesce(m.held_micro, 0) as held_micro,
+              coalesce(m.tokens, 0) as tokens, coalesce(m.requests, 0) as requests
+         from api_keys k left join key_monthly m on m.key_id = k.id and m.month = $2
+        where k.user_id = $1 and k.deleted_at is null order by k.created_at desc`,
+      [userId, month],
+    );
+    return rows.map((row) => ({
+      keyId: String(row.id),
+      name: String(row.name),
+      keyPrefix: String(row.key_prefix),
+      spentMicro: BigInt(row.spent_micro as string | number | bigint),
+      heldMicro: BigInt(row.held_micro as string | number | bigint),
+      tokens: Number(row.tokens),
+      requests: Number(row.requests),
+      monthlyBudgetKrw: row.monthly_budget_krw == null ? null : Number(row.monthly_budget_krw),
+      monthlyTokenLimit: row.monthly_token_limit == null ? null : Number(row.monthly_token_limit),
+    }));
   }
 
   /** A live management key by hash, with its owner not deleted; touches last_used_at. */

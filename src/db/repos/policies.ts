@@ -8,46 +8,34 @@ import { and, desc, eq, isNull, or, sql } from "drizzle-orm";
 import type { Database } from "../client";
 import { orgMembers, routingPolicies } from "../schema";
 import type { PolicyConfig } from "../../core/routing/config-schema";
+import type { NewPolicy, PolicyPatch, PolicyStore } from "../../core/policies/ports";
 import type { PolicySource } from "../../core/routing/router";
 import type { Policy, PolicyEntry, PolicyType } from "../../core/routing/types";
 
 type Row = typeof routingPolicies.$inferSelect;
 
-function toPolicy(r: Row): Policy {
+function toPolicy(row: Row): Policy {
   return {
-    id: r.id,
-    userId: r.userId,
-    orgId: r.orgId,
-    slug: r.slug,
-    displayName: r.displayName,
-    policyType: r.policyType as PolicyType,
-    entries: r.entries as PolicyEntry[],
-    config: (r.config ?? {}) as PolicyConfig,
-    isActive: r.isActive,
-    createdAt: r.createdAt,
-    updatedAt: r.updatedAt,
+    id: row.id,
+    userId: row.userId,
+    orgId: row.orgId,
+    slug: row.slug,
+    displayName: row.displayName,
+    policyType: row.policyType as PolicyType,
+    entries: row.entries as PolicyEntry[],
+    config: (row.config ?? {}) as PolicyConfig,
+    isActive: row.isActive,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
   };
 }
 
-export interface NewPolicy {
-  userId: string;
-  orgId: string | null;
-  slug: string;
-  displayName: string;
-  policyType: PolicyType;
-  entries: PolicyEntry[];
-  config: PolicyConfig;
-  isActive: boolean;
-}
-
-export type PolicyPatch = Partial<Pick<NewPolicy, "displayName" | "policyType" | "entries" | "config" | "isActive">>;
-
-export class PolicyRepo {
+export class PolicyRepo implements PolicyStore {
   constructor(private db: Database) {}
 
   /** Null when the slug is taken (by this user, or in this organization). */
-  async create(p: NewPolicy): Promise<Policy | null> {
-    const rows = await this.db.orm.insert(routingPolicies).values(p).onConflictDoNothing().returning();
+  async create(policy: NewPolicy): Promise<Policy | null> {
+    const rows = await this.db.orm.insert(routingPolicies).values(policy).onConflictDoNothing().returning();
     return rows[0] ? toPolicy(rows[0]) : null;
   }
 

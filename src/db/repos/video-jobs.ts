@@ -3,8 +3,8 @@
  * each step is one round trip and runs the same on PostgreSQL and PGlite.
  *
  * Claiming: `UPDATE … WHERE id IN (SELECT … FOR UPDATE SKIP LOCKED)` hands each due job to one
- * poller; rows another transaction is claiming are skipped, and a row whose lease is live is
- * not due. Lease times and "due" use the database clock, so instances agree.
+ * poller; rows another transaction is claiming are skipped, and a row whose claim is live is
+ * not due. Claim times and "due" use the database clock, so instances agree.
  */
 import { eventJson } from "./ledger";
 import type { Database } from "../client";
@@ -19,70 +19,70 @@ const date = (v: unknown): Date | null => (v === null || v === undefined ? null 
 const json = <T>(v: unknown): T => (typeof v === "string" ? JSON.parse(v) : v) as T;
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
-function toRecord(r: Row): VideoJobRecord {
+function toRecord(row: Row): VideoJobRecord {
   return {
-    id: String(r.id),
-    userId: String(r.user_id),
-    keyId: String(r.key_id),
-    model: String(r.model),
-    family: r.family as VideoJobRecord["family"],
-    providerId: String(r.provider_id),
-    protocol: String(r.protocol),
-    upstreamModel: String(r.upstream_model),
-    status: r.status as VideoJobRecord["status"],
-    request: json(r.request),
-    upstreamTask: (r.upstream_task as string | null) ?? null,
-    upstreamStatus: (r.upstream_status as string | null) ?? null,
-    resultUrl: (r.result_url as string | null) ?? null,
-    costMicro: big(r.cost_micro),
-    error: r.error === null || r.error === undefined ? null : json(r.error),
-    assets: json(r.assets) ?? [],
-    billing: r.billing as VideoJobRecord["billing"],
-    holdMicro: big(r.hold_micro)!,
-    priceMicro: big(r.price_micro),
-    krwPer1kTokens: num(r.krw_per_1k_tokens),
-    outputTokens: num(r.output_tokens),
-    storageKey: (r.storage_key as string | null) ?? null,
-    contentType: (r.content_type as string | null) ?? null,
-    contentSize: num(r.content_size),
-    contentExpiresAt: date(r.content_expires_at),
-    contentDeletedAt: date(r.content_deleted_at),
-    pollCount: Number(r.poll_count),
-    errorCount: Number(r.error_count),
-    nextPollAt: date(r.next_poll_at)!,
-    leaseOwner: (r.lease_owner as string | null) ?? null,
-    leaseUntil: date(r.lease_until),
-    deadlineAt: date(r.deadline_at)!,
-    createdAt: date(r.created_at)!,
-    finishedAt: date(r.finished_at),
+    id: String(row.id),
+    userId: String(row.user_id),
+    keyId: String(row.key_id),
+    model: String(row.model),
+    family: row.family as VideoJobRecord["family"],
+    providerId: String(row.provider_id),
+    protocol: String(row.protocol),
+    upstreamModel: String(row.upstream_model),
+    status: row.status as VideoJobRecord["status"],
+    request: json(row.request),
+    upstreamTask: (row.upstream_task as string | null) ?? null,
+    upstreamStatus: (row.upstream_status as string | null) ?? null,
+    resultUrl: (row.result_url as string | null) ?? null,
+    costMicro: big(row.cost_micro),
+    error: row.error === null || row.error === undefined ? null : json(row.error),
+    assets: json(row.assets) ?? [],
+    billing: row.billing as VideoJobRecord["billing"],
+    holdMicro: big(row.hold_micro)!,
+    priceMicro: big(row.price_micro),
+    krwPer1kTokens: num(row.krw_per_1k_tokens),
+    outputTokens: num(row.output_tokens),
+    storageKey: (row.storage_key as string | null) ?? null,
+    contentType: (row.content_type as string | null) ?? null,
+    contentSize: num(row.content_size),
+    contentExpiresAt: date(row.content_expires_at),
+    contentDeletedAt: date(row.content_deleted_at),
+    pollCount: Number(row.poll_count),
+    errorCount: Number(row.error_count),
+    nextPollAt: date(row.next_poll_at)!,
+    claimOwner: (row.claim_owner as string | null) ?? null,
+    claimUntil: date(row.claim_until),
+    deadlineAt: date(row.deadline_at)!,
+    createdAt: date(row.created_at)!,
+    finishedAt: date(row.finished_at),
   };
 }
 
 export class VideoJobRepo implements VideoJobStore, IdempotencyStore {
   constructor(private db: Database) {}
 
-  async insert(j: NewVideoJob): Promise<VideoJobRecord> {
+  async insert(job: NewVideoJob): Promise<VideoJobRecord> {
     const rows = await this.db.query<Row>(
       `insert into video_jobs (id, user_id, key_id, model, family, provider_id, protocol, upstream_model, request,
          billing, hold_micro, price_micro, krw_per_1k_tokens, next_poll_at, deadline_at)
        values ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11::bigint, $12::bigint, $13::int, $14::timestamptz, $15::timestamptz)
        returning *`,
       [
-        j.id,
-        j.userId,
-        j.keyId,
-        j.model,
-        j.family,
-        j.providerId,
-        j.protocol,
-        j.upstreamModel,
-        JSON.stringify(j.request),
-        j.billing,
-        j.holdMicro.toString(),
-        j.priceMicro === null ? null : j.priceMicro.toString(),
-        j.krwPer1kTokens,
-        iso(j.nextPollAt),
-        iso(j.deadlineAt),
+        job.id,
+        job.userId,
+        job.keyId,
+        job.model,
+        job.family,
+        job.providerId,
+        job.protocol,
+        job.upstreamModel,
+        JSON.stringify(job.request),
+        job.billing,
+        job.holdMicro.toString(),
+        job.priceMicro === null ? null : job.priceMicro.toString(),
+        job.krwPer1kTokens,
+        iso(job.nextPollAt),
+        iso(job.deadlineAt),
       ],
     );
     return toRecord(rows[0]!);
@@ -113,18 +113,18 @@ export class VideoJobRepo implements VideoJobStore, IdempotencyStore {
     return rows.map(toRecord);
   }
 
-  async claimDue(owner: string, leaseMs: number, limit: number): Promise<VideoJobRecord[]> {
+  async claimDue(owner: string, claimMs: number, limit: number): Promise<VideoJobRecord[]> {
     const rows = await this.db.query<Row>(
-      `update video_jobs set lease_owner = $1, lease_until = now() + ($2::int * interval '1 millisecond'),
+      `update video_jobs set claim_owner = $1, claim_until = now() + ($2::int * interval '1 millisecond'),
            poll_count = poll_count + 1, updated_at = now()
         where id in (
           select id from video_jobs
-           where status = 'processing' and next_poll_at <= now() and (lease_until is null or lease_until < now())
+           where status = 'processing' and next_poll_at <= now() and (claim_until is null or claim_until < now())
            order by next_poll_at
            limit $3
            for update skip locked)
         returning *`,
-      [owner, Math.round(leaseMs), limit],
+      [owner, Math.round(claimMs), limit],
     );
     return rows.map(toRecord);
   }
@@ -132,8 +132,8 @@ export class VideoJobRepo implements VideoJobStore, IdempotencyStore {
   async reschedule(id: string, owner: string, nextPollAt: Date, upstreamStatus: string | null, errorCount: number): Promise<boolean> {
     const rows = await this.db.query<Row>(
       `update video_jobs set next_poll_at = $3::timestamptz, upstream_status = coalesce($4, upstream_status), error_count = $5::int,
-           lease_owner = null, lease_until = null, updated_at = now()
-        where id = $1 and lease_owner = $2 and status = 'processing' returning id`,
+           claim_owner = null, claim_until = null, updated_at = now()
+        where id = $1 and claim_owner = $2 and status = 'processing' returning id`,
       [id, owner, iso(nextPollAt), upstreamStatus, errorCount],
     );
     return rows.length > 0;
@@ -144,14 +144,14 @@ export class VideoJobRepo implements VideoJobStore, IdempotencyStore {
    * out of `processing` (only if it still is, and still ours), and only for a row it moved
    * does the ledger function run. Both commit, or neither.
    */
-  async finish(id: string, owner: string | null, f: JobFinish, money: MoneyStep): Promise<VideoJobRecord | null> {
+  async finish(id: string, owner: string | null, final: JobFinish, money: MoneyStep): Promise<VideoJobRecord | null> {
     const rows = await this.db.query<Row>(
       `with done as (
          update video_jobs set status = $3, result_url = $4, cost_micro = $5::bigint, error = $6::jsonb, assets = $7::jsonb,
              output_tokens = $8::int, upstream_status = coalesce($9, upstream_status), storage_key = $10, content_type = $11,
              content_size = $12::bigint, content_expires_at = $13::timestamptz,
-             lease_owner = null, lease_until = null, finished_at = now(), updated_at = now()
-          where id = $1 and status = 'processing' and ($2::text is null or lease_owner = $2::text)
+             claim_owner = null, claim_until = null, finished_at = now(), updated_at = now()
+          where id = $1 and status = 'processing' and ($2::text is null or claim_owner = $2::text)
           returning *),
        money as (
          select case when $14::text = 'settle' then gw_settle(done.id, $15::bigint, $16::bigint, $17::jsonb)
@@ -161,17 +161,17 @@ export class VideoJobRepo implements VideoJobStore, IdempotencyStore {
       [
         id,
         owner,
-        f.status,
-        f.resultUrl ?? null,
-        f.costMicro === undefined || f.costMicro === null ? null : f.costMicro.toString(),
-        f.error ? JSON.stringify(f.error) : null,
-        JSON.stringify(f.assets ?? []),
-        f.outputTokens ?? null,
-        f.upstreamStatus ?? null,
-        f.storageKey ?? null,
-        f.contentType ?? null,
-        f.contentSize ?? null,
-        iso(f.contentExpiresAt),
+        final.status,
+        final.resultUrl ?? null,
+        final.costMicro === undefined || final.costMicro === null ? null : final.costMicro.toString(),
+        final.error ? JSON.stringify(final.error) : null,
+        JSON.stringify(final.assets ?? []),
+        final.outputTokens ?? null,
+        final.upstreamStatus ?? null,
+        final.storageKey ?? null,
+        final.contentType ?? null,
+        final.contentSize ?? null,
+        iso(final.contentExpiresAt),
         money.kind,
         money.kind === "settle" ? money.costMicro.toString() : null,
         money.kind === "settle" ? money.tokens : 0,
@@ -188,16 +188,16 @@ export class VideoJobRepo implements VideoJobStore, IdempotencyStore {
   async queueStats(): Promise<{ family: string; processing: number; due: number }[]> {
     const rows = await this.db.query<{ family: string; processing: string | number; due: string | number }>(
       `select family, count(*) as processing,
-              count(*) filter (where next_poll_at <= now() and (lease_until is null or lease_until < now())) as due
+              count(*) filter (where next_poll_at <= now() and (claim_until is null or claim_until < now())) as due
          from video_jobs where status = 'processing' group by family`,
     );
-    return rows.map((r) => ({ family: r.family, processing: Number(r.processing), due: Number(r.due) }));
+    return rows.map((row) => ({ family: row.family, processing: Number(row.processing), due: Number(row.due) }));
   }
 
-  async releaseLeases(owner: string): Promise<number> {
+  async releaseClaims(owner: string): Promise<number> {
     const rows = await this.db.query<Row>(
-      `update video_jobs set lease_owner = null, lease_until = null, updated_at = now()
-        where lease_owner = $1 and status = 'processing' returning id`,
+      `update video_jobs set claim_owner = null, claim_until = null, updated_at = now()
+        where claim_owner = $1 and status = 'processing' returning id`,
       [owner],
     );
     return rows.length;
@@ -214,7 +214,7 @@ export class VideoJobRepo implements VideoJobStore, IdempotencyStore {
         returning id, storage_key`,
       [limit],
     );
-    return rows.map((r) => ({ id: r.id, storageKey: r.storage_key }));
+    return rows.map((row) => ({ id: row.id, storageKey: row.storage_key }));
   }
 
   async purgeIdempotency(olderThanMs: number): Promise<number> {
@@ -245,11 +245,11 @@ export class VideoJobRepo implements VideoJobStore, IdempotencyStore {
         "select body_hash, state, response_status, response_body from video_idempotency where key_id = $1 and idem_key = $2",
         [keyId, idemKey],
       );
-      const r = rows[0];
-      if (!r) continue; // abandoned meanwhile: try again
-      if (r.body_hash !== bodyHash) return { kind: "mismatch" };
-      if (r.state !== "done") return { kind: "in_progress" };
-      return { kind: "replay", status: Number(r.response_status), body: json(r.response_body) };
+      const record = rows[0];
+      if (!record) continue; // abandoned meanwhile: try again
+      if (record.body_hash !== bodyHash) return { kind: "mismatch" };
+      if (record.state !== "done") return { kind: "in_progress" };
+      return { kind: "replay", status: Number(record.response_status), body: json(record.response_body) };
     }
     return { kind: "in_progress" };
   }

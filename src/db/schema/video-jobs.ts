@@ -1,8 +1,8 @@
 /**
  * Video jobs and their Idempotency-Key records.
  *
- * A job row is also the poll queue: `next_poll_at` says when it is due and a lease
- * (`lease_owner`, `lease_until`) says which poller holds it, so pollers on several threads and
+ * A job row is also the poll queue: `next_poll_at` says when it is due and a claim
+ * (`claim_owner`, `claim_until`) says which poller holds it, so pollers on several threads and
  * instances claim rows with `FOR UPDATE SKIP LOCKED` and never poll one job twice. The job id
  * is also the id of its credit hold (src/db/schema/ledger.ts).
  *
@@ -56,8 +56,8 @@ export const videoJobs = pgTable(
     /** Consecutive transient failures (polling or downloading). */
     errorCount: integer("error_count").notNull().default(0),
     nextPollAt: timestamp("next_poll_at", { withTimezone: true }).notNull(),
-    leaseOwner: text("lease_owner"),
-    leaseUntil: timestamp("lease_until", { withTimezone: true }),
+    claimOwner: text("claim_owner"),
+    claimUntil: timestamp("claim_until", { withTimezone: true }),
     /** Past this, the job fails with `generation_timeout` and its hold is released. */
     deadlineAt: timestamp("deadline_at", { withTimezone: true }).notNull(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),

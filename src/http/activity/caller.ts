@@ -4,7 +4,8 @@
  */
 import type { Server } from "bun";
 import { API_KEY_PREFIX } from "../../core/auth/principal";
-import { bearer, rateHeaders } from "../auth";
+import { bearer } from "../auth";
+import { authenticateKey } from "../api-key-auth";
 import type { AppDeps } from "../deps";
 
 export interface ActivityReader {
@@ -15,8 +16,7 @@ export interface ActivityReader {
 
 export async function activityReader(d: AppDeps, request: Request, server: Server<unknown> | null, headers: Record<string, unknown>): Promise<ActivityReader> {
   if (bearer(request)?.startsWith(API_KEY_PREFIX)) {
-    const { principal, rate } = await d.auth.apiKey(request, server, "usage:read");
-    if (rate) Object.assign(headers, rateHeaders(rate));
+    const { principal } = await authenticateKey(d.auth, request, { server, need: "usage:read", headers });
     await d.auth.settled(principal.user.id);
     return { userId: principal.user.id, keyId: principal.keyId };
   }

@@ -230,6 +230,23 @@ export const VideoJob = named(
   }),
 );
 
+/** A job as the dashboard lists it: the job object plus its key, prompt and stored result. */
+export const AccountVideoJob = named(
+  "AccountVideoJob",
+  T.Composite([
+    VideoJob,
+    T.Object({
+      key_id: T.String({ format: "uuid" }),
+      prompt: T.String(),
+      content_url: T.Union([T.String(), T.Null()], { description: "The stored result for the dashboard (Range supported), when the gateway keeps it" }),
+    }),
+  ]),
+);
+export const AccountVideoJobs = named(
+  "AccountVideoJobs",
+  T.Object({ object: T.Literal("list"), data: T.Array(AccountVideoJob), has_more: T.Boolean(), next_cursor: T.Union([T.String(), T.Null()]) }),
+);
+
 export const AdminUserList = named(
   "AdminUserList",
   T.Object({

@@ -4,7 +4,8 @@ import { GatewayError, text } from "../../core/errors";
 import { API_KEY_PREFIX } from "../../core/auth/principal";
 import { microToKrw } from "../../lib/money";
 import { signJwt } from "../../lib/jwt";
-import { bearer, rateHeaders } from "../auth";
+import { bearer } from "../auth";
+import { authenticateKey } from "../api-key-auth";
 import type { AppDeps } from "../deps";
 import type { UserRow } from "../../db/repos/users";
 import { AUTH } from "../security";
@@ -18,14 +19,14 @@ export const isRegulatedIndustry = (i: string) => i !== "general" && i !== "educ
 // A hash to verify against when the email is unknown, so both failures take the same time.
 const DUMMY_HASH = Bun.password.hashSync("not-a-real-password", { algorithm: "argon2id" });
 
-export function toMe(u: UserRow) {
+export function toMe(user: UserRow) {
   return {
-    user_id: u.id,
-    email: u.email,
-    balance_krw: microToKrw(u.balanceMicro),
-    held_krw: microToKrw(u.heldMicro),
-    regulated: u.regulated,
-    xborder_training_consent: u.xborderTrainingConsent,
+    user_id: user.id,
+    email: user.email,
+    balance_krw: microToKrw(user.balanceMicro),
+    held_krw: microToKrw(user.heldMicro),
+    regulated: user.regulated,
+    xborder_training_consent: user.xborderTrainingConsent,
   };
 }
 
@@ -78,15 +79,14 @@ export function accountRoutes(d: AppDeps) {
         const token = bearer(request);
         let userId: string;
         if (token?.startsWith(API_KEY_PREFIX)) {
-          const { principal, rate } = await d.auth.apiKey(request, server, "any");
           // Every key-authenticated response carries the rate-limit counters.
-          if (rate) Object.assign(set.headers, rateHeaders(rate));
+          const { principal } = await authenticateKey(d.auth, request, { server, need: "any", headers: set.headers });
           userId = principal.user.id;
           await d.auth.settled(userId);
         } else userId = (await d.auth.jwtUser(request)).id;
-        const u = await d.users.live(userId);
-        if (!u) throw new GatewayError("unauthorized");
-        return toMe(u);
+        const user = await d.users.live(userId);
+        if (!user) throw new GatewayError("unauthorized");
+        return toMe(user);
       },
       { detail: { security: AUTH.apiKeyOrDashboard, tags: ["account"], summary: "The caller's account and balance (JWT or API key)", responses: ok(Me) } },
     );

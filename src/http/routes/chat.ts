@@ -7,7 +7,7 @@ import { ChatBodySchema, type ChatBody } from "../../surfaces/openai/chat-schema
 import { toCoreChatRequest } from "../../surfaces/openai/chat-to-core";
 import { completionId, toChatCompletion } from "../../surfaces/openai/chat-from-core";
 import { cachedEventStream, chatEventStream } from "../../surfaces/openai/chat-stream";
-import { rateHeaders } from "../auth";
+import { apiKeyAuth } from "../api-key-auth";
 import { callIdentity, requestId } from "../request-id";
 import { requestRecord } from "../request-log";
 import { requestLang } from "../lang";
@@ -38,12 +38,9 @@ export interface ChatRouteDeps {
 }
 
 export function chatRoutes(d: AppDeps, c: ChatRouteDeps) {
-  return new Elysia({ name: "chat", normalize: false }).post(
+  return new Elysia({ name: "chat", normalize: false }).use(apiKeyAuth(d.auth)).post(
     "/v1/chat/completions",
-    async ({ request, server, body, set }) => {
-      const { principal, rate } = await d.auth.apiKey(request, server, "model");
-      const headers: Record<string, string> = rate ? rateHeaders(rate) : {};
-      Object.assign(set.headers, headers);
+    async ({ request, body, set, principal, rateLimitHeaders: headers }) => {
       using slot = await d.calls.take(principal, request);
       const b = body as ChatBody;
       const web = parseWebPlugin(b.plugins);
@@ -78,6 +75,6 @@ export function chatRoutes(d: AppDeps, c: ChatRouteDeps) {
       const decision = c.chat.decisionOf(prepared.plan);
       return slot.untilEnd(new Response(chatEventStream(c.chat, prepared.plan, opened, meta, c.pii), { headers: decision ? { ...sseHeaders, "x-policy-decision": decision } : sseHeaders }));
     },
-    { body: ChatBodySchema, detail: { security: AUTH.apiKey, tags: ["chat"], summary: "Chat completion (OpenAI-compatible), optionally streamed", responses: { ...withHeaders(okOrStream(ChatCompletion, "`chat.completion.chunk` events, then `data: [DONE]`"), "X-Cost-KRW", "X-Cost-USD", "X-Policy-Decision"), ...errors(402, 409, 502) } } },
+    { apiKey: "model", body: ChatBodySchema, detail: { security: AUTH.apiKey, tags: ["chat"], summary: "Chat completion (OpenAI-compatible), optionally streamed", responses: { ...withHeaders(okOrStream(ChatCompletion, "`chat.completion.chunk` events, then `data: [DONE]`"), "X-Cost-KRW", "X-Cost-USD", "X-Policy-Decision"), ...errors(402, 409, 502) } } },
   );
 }

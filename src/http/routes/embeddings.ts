@@ -3,7 +3,7 @@ import { Elysia } from "elysia";
 import type { EmbeddingService } from "../../core/embeddings/service";
 import { EmbeddingsBodySchema, embeddingInputs, type EmbeddingsBody } from "../../surfaces/openai/embeddings-schema";
 import { toEmbeddingList } from "../../surfaces/openai/embeddings-from-core";
-import { rateHeaders } from "../auth";
+import { apiKeyAuth } from "../api-key-auth";
 import { callIdentity } from "../request-id";
 import { requestRecord } from "../request-log";
 import { requestLang } from "../lang";
@@ -14,11 +14,9 @@ import { EmbeddingList } from "../openapi/shapes";
 import { appName } from "./chat";
 
 export function embeddingsRoutes(d: AppDeps, embeddings: EmbeddingService) {
-  return new Elysia({ name: "embeddings", normalize: false }).post(
+  return new Elysia({ name: "embeddings", normalize: false }).use(apiKeyAuth(d.auth)).post(
     "/v1/embeddings",
-    async ({ request, server, body, set }) => {
-      const { principal, rate } = await d.auth.apiKey(request, server, "model");
-      if (rate) Object.assign(set.headers, rateHeaders(rate));
+    async ({ request, body, set, principal }) => {
       using _slot = await d.calls.take(principal, request);
       const b = body as EmbeddingsBody;
       const caller = { ...callIdentity(request, principal.user.id), principal, app: appName(request), signal: request.signal, trace: requestRecord(request), lang: requestLang(request) };
@@ -28,6 +26,7 @@ export function embeddingsRoutes(d: AppDeps, embeddings: EmbeddingService) {
       return toEmbeddingList(outcome, b.encoding_format);
     },
     {
+      apiKey: "model",
       body: EmbeddingsBodySchema,
       detail: {
         security: AUTH.apiKey,

@@ -31,7 +31,7 @@ export function keyRoutes(d: AppDeps) {
     .get(
       "/v1/keys",
       async ({ user }) => {
-        const items = (await d.keys.listForUser(user.id)).map((r) => toKeyRecord(r));
+        const items = (await d.keys.listForUser(user.id)).map((row) => toKeyRecord(row));
         return { items, total: items.length };
       },
       {
@@ -48,24 +48,16 @@ export function keyRoutes(d: AppDeps) {
       "/v1/keys/usage",
       async ({ user }) => {
         const month = currentMonth();
-        const rows = await d.db.query<Record<string, any>>(
-          `select k.id, k.name, k.key_prefix, k.monthly_budget_krw, k.monthly_token_limit,
-                  coalesce(m.spent_micro, 0) as spent_micro, coalesce(m.held_micro, 0) as held_micro,
-                  coalesce(m.tokens, 0) as tokens, coalesce(m.requests, 0) as requests
-             from api_keys k left join key_monthly m on m.key_id = k.id and m.month = $2
-            where k.user_id = $1 and k.deleted_at is null order by k.created_at desc`,
-          [user.id, month],
-        );
-        const items = rows.map((r) => ({
-          key_id: r.id,
-          name: r.name,
-          key_prefix: r.key_prefix,
-          spent_krw: microToKrw(BigInt(r.spent_micro)),
-          held_krw: microToKrw(BigInt(r.held_micro)),
-          tokens: Number(r.tokens),
-          requests: Number(r.requests),
-          monthly_budget_krw: r.monthly_budget_krw == null ? null : Number(r.monthly_budget_krw),
-          monthly_token_limit: r.monthly_token_limit == null ? null : Number(r.monthly_token_limit),
+        const items = (await d.keys.monthlyUsage(user.id, month)).map((usage) => ({
+          key_id: usage.keyId,
+          name: usage.name,
+          key_prefix: usage.keyPrefix,
+          spent_krw: microToKrw(usage.spentMicro),
+          held_krw: microToKrw(usage.heldMicro),
+          tokens: usage.tokens,
+          requests: usage.requests,
+          monthly_budget_krw: usage.monthlyBudgetKrw,
+          monthly_token_limit: usage.monthlyTokenLimit,
         }));
         return { month, items, total: items.length };
       },

@@ -37,7 +37,7 @@ export function managementKeyRoutes(d: AppDeps) {
       async ({ user, params, request }) => {
         const id = requireUuid(params.id);
         const cascade = queryFlag(request, "cascade");
-        const done = await d.keys.deleteMgmt(user.id, id, cascade);
+        const done = await d.keys.deleteMgmt(user.id, id, { cascade });
         if (!done) throw notFound("관리 키");
         // Cached principals of the children go at once here and within a second elsewhere.
         for (const child of done.children) await d.bus.publish({ t: "key", id: child });

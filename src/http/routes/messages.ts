@@ -11,7 +11,7 @@ import { toCoreCountTokens, toCoreFromMessages } from "../../surfaces/anthropic/
 import { messageId, messageObject } from "../../surfaces/anthropic/from-core";
 import { cachedMessagesStream, messagesEventStream } from "../../surfaces/anthropic/stream";
 import { relayMessagesStream } from "../../surfaces/anthropic/relay";
-import { rateHeaders } from "../auth";
+import { apiKeyAuth } from "../api-key-auth";
 import type { AppDeps } from "../deps";
 import { callIdentity, requestId } from "../request-id";
 import { requestRecord } from "../request-log";
@@ -25,11 +25,11 @@ const ERRORS = anthropicErrors(400, 401, 402, 403, 409, 413, 422, 429, 502, 503)
 
 export function messagesRoutes(d: AppDeps, c: ChatRouteDeps) {
   return new Elysia({ name: "messages", normalize: false })
+    .use(apiKeyAuth(d.auth))
     .post(
       "/v1/messages",
-      async ({ request, server, body, set }) => {
-        const { principal, rate } = await d.auth.apiKey(request, server, "model");
-        const headers: Record<string, string> = { "cache-control": "no-store", ...(rate ? rateHeaders(rate) : {}) };
+      async ({ request, body, set, principal, rateLimitHeaders }) => {
+        const headers: Record<string, string> = { "cache-control": "no-store", ...rateLimitHeaders };
         Object.assign(set.headers, headers);
         using slot = await d.calls.take(principal, request);
         const b = body as MessagesBody;
@@ -62,6 +62,7 @@ export function messagesRoutes(d: AppDeps, c: ChatRouteDeps) {
         return slot.untilEnd(new Response(out, { headers: decision ? { ...sseHeaders, "x-policy-decision": decision } : sseHeaders }));
       },
       {
+        apiKey: "model",
         body: MessagesBodySchema,
         detail: {
           security: AUTH.apiKeyOrXApiKey,
@@ -73,15 +74,15 @@ export function messagesRoutes(d: AppDeps, c: ChatRouteDeps) {
     )
     .post(
       "/v1/messages/count_tokens",
-      async ({ request, server, body, set }) => {
-        const { principal, rate } = await d.auth.apiKey(request, server, "model");
-        Object.assign(set.headers, { "cache-control": "no-store", ...(rate ? rateHeaders(rate) : {}) });
+      async ({ request, body, set, principal }) => {
+        set.headers["cache-control"] = "no-store";
         const b = body as CountTokensBody;
         const count = await c.chat.countInput(principal, b.model, toCoreCountTokens(b, request.headers.get("anthropic-beta")), request.signal);
         set.headers["x-token-count-source"] = count.source;
         return { input_tokens: count.tokens };
       },
       {
+        apiKey: "model",
         body: CountTokensBodySchema,
         detail: {
           security: AUTH.apiKeyOrXApiKey,

@@ -9,7 +9,7 @@ import type { StoredResponseRepo } from "../../db/repos/stored-responses";
 import { log } from "../../lib/log";
 import { notStored, type ResponseHistory } from "../../surfaces/responses/history";
 import type { ResponsesBody } from "../../surfaces/responses/schema";
-import { rateHeaders } from "../auth";
+import { apiKeyAuth } from "../api-key-auth";
 import type { AppDeps } from "../deps";
 import { ok } from "../openapi/describe";
 import { DeletedResponse, ResponseObject } from "../openapi/shapes";
@@ -22,48 +22,45 @@ export interface ResponseStore {
 }
 
 /** The account's stored history, or null with storage off. */
-export function historyOf(s: ResponseStore, userId: string): ResponseHistory | null {
-  return s.on ? { chain: (id) => s.repo.chain(userId, id), items: (ids) => s.repo.items(userId, ids) } : null;
+export function historyOf(store: ResponseStore, userId: string): ResponseHistory | null {
+  return store.on ? { chain: (id) => store.repo.chain(userId, id), items: (ids) => store.repo.items(userId, ids) } : null;
 }
 
 /** Whether this request's answer is kept: storage on and the request did not say `store: false`. */
-export function keeps(s: ResponseStore, body: ResponsesBody): boolean {
-  return s.on && body.store !== false;
+export function keeps(store: ResponseStore, body: ResponsesBody): boolean {
+  return store.on && body.store !== false;
 }
 
 /**
  * Keeps an answered response with the items that led to it. A failure is logged, not thrown:
  * the call was answered and charged, and only a later turn that names it will miss it (404).
  */
-export async function keepResponse(s: ResponseStore, userId: string, context: unknown[], response: { id: string; output: { id?: string }[] } & Record<string, unknown>): Promise<void> {
+export async function keepResponse(store: ResponseStore, userId: string, context: unknown[], response: { id: string; output: { id?: string }[] } & Record<string, unknown>): Promise<void> {
   try {
-    await s.repo.save({ userId, id: response.id, response, context });
+    await store.repo.save({ userId, id: response.id, response, context });
   } catch (error) {
     log.warn("responses: storing an answered response failed", { response_id: response.id, error });
   }
 }
 
-export function responseStoreRoutes(d: AppDeps, s: ResponseStore) {
+export function responseStoreRoutes(d: AppDeps, store: ResponseStore) {
   return new Elysia({ name: "responses-store" })
+    .use(apiKeyAuth(d.auth))
     .get(
       "/v1/responses/:response_id",
-      async ({ request, server, params, set }) => {
-        const { principal, rate } = await d.auth.apiKey(request, server, "any");
-        if (rate) Object.assign(set.headers, rateHeaders(rate));
-        const found = await s.repo.get(principal.user.id, params.response_id);
+      async ({ params, principal }) => {
+        const found = await store.repo.get(principal.user.id, params.response_id);
         if (!found) throw notStored("response", params.response_id, null);
         return found;
       },
-      { detail: { security: AUTH.apiKey, tags: ["responses"], summary: "A stored response (RESPONSES_STORE=on), as it was answered; only its account's keys see it", responses: ok(ResponseObject) } },
+      { apiKey: "any", detail: { security: AUTH.apiKey, tags: ["responses"], summary: "A stored response (RESPONSES_STORE=on), as it was answered; only its account's keys see it", responses: ok(ResponseObject) } },
     )
     .delete(
       "/v1/responses/:response_id",
-      async ({ request, server, params, set }) => {
-        const { principal, rate } = await d.auth.apiKey(request, server, "any");
-        if (rate) Object.assign(set.headers, rateHeaders(rate));
-        if (!(await s.repo.delete(principal.user.id, params.response_id))) throw notStored("response", params.response_id, null);
+      async ({ params, principal }) => {
+        if (!(await store.repo.delete(principal.user.id, params.response_id))) throw notStored("response", params.response_id, null);
         return { id: params.response_id, object: "response" as const, deleted: true as const };
       },
-      { detail: { security: AUTH.apiKey, tags: ["responses"], summary: "Delete a stored response and its items", responses: ok(DeletedResponse) } },
+      { apiKey: "any", detail: { security: AUTH.apiKey, tags: ["responses"], summary: "Delete a stored response and its items", responses: ok(DeletedResponse) } },
     );
 }

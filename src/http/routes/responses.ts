@@ -16,7 +16,7 @@ import { cachedResponsesStream, responsesEventStream } from "../../surfaces/resp
 import { toCoreFromResponses } from "../../surfaces/responses/to-core";
 import { resolveInput } from "../../surfaces/responses/history";
 import { historyOf, keepResponse, keeps, type ResponseStore } from "./responses-store";
-import { rateHeaders } from "../auth";
+import { apiKeyAuth } from "../api-key-auth";
 import type { AppDeps } from "../deps";
 import { notFound } from "../params";
 import { callIdentity, requestId } from "../request-id";
@@ -34,12 +34,10 @@ export interface ResponsesRouteDeps extends ChatRouteDeps {
 
 export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
   return new Elysia({ name: "responses", normalize: false })
+    .use(apiKeyAuth(d.auth))
     .post(
       "/v1/responses",
-      async ({ request, server, body, set }) => {
-        const { principal, rate } = await d.auth.apiKey(request, server, "model");
-        const headers: Record<string, string> = rate ? rateHeaders(rate) : {};
-        Object.assign(set.headers, headers);
+      async ({ request, body, set, principal, rateLimitHeaders: headers }) => {
         using slot = await d.calls.take(principal, request);
         const b = body as ResponsesBody;
         // Earlier turns are resolved (or refused) before any credit is held.
@@ -87,7 +85,7 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         const decision = c.chat.decisionOf(prepared.plan);
         return slot.untilEnd(new Response(responsesEventStream(c.chat, prepared.plan, opened, meta, c.pii), { headers: decision ? { ...sseHeaders, "x-policy-decision": decision } : sseHeaders }));
       },
-      { body: ResponsesBodySchema, transform: ({ body }) => dropNulls(body), detail: { security: AUTH.apiKey, tags: ["responses"], summary: "Responses-format call (converted into a chat call), optionally streamed", responses: { ...withHeaders(okOrStream(ResponseObject, "`response.*` events, then `data: [DONE]`"), "X-Cost-KRW", "X-Cost-USD", "X-Policy-Decision"), ...errors(402, 404, 409, 502) } } },
+      { apiKey: "model", body: ResponsesBodySchema, transform: ({ body }) => dropNulls(body), detail: { security: AUTH.apiKey, tags: ["responses"], summary: "Responses-format call (converted into a chat call), optionally streamed", responses: { ...withHeaders(okOrStream(ResponseObject, "`response.*` events, then `data: [DONE]`"), "X-Cost-KRW", "X-Cost-USD", "X-Policy-Decision"), ...errors(402, 404, 409, 502) } } },
     )
     .post(
       "/v1/responses/:request_id/feedback",

@@ -5,23 +5,22 @@
 import { Elysia } from "elysia";
 import { parseReportQuery, usageReport, type Query, type StatsReader } from "../../core/stats";
 import { UsageReportSchema } from "../../core/stats/shapes";
-import { rateHeaders } from "../auth";
+import { apiKeyAuth } from "../api-key-auth";
 import type { AppDeps } from "../deps";
 import { AUTH } from "../security";
 import { named, ok } from "../openapi/describe";
 
 export function usageReportRoutes(d: AppDeps, reader: StatsReader) {
-  return new Elysia({ name: "usage-report", normalize: false }).get(
+  return new Elysia({ name: "usage-report", normalize: false }).use(apiKeyAuth(d.auth)).get(
     "/v1/usage/report",
-    async ({ request, server, query, set }) => {
-      const { principal, rate } = await d.auth.apiKey(request, server, "usage:read");
-      if (rate) Object.assign(set.headers, rateHeaders(rate));
+    async ({ query, set, principal }) => {
       const now = new Date();
       const range = parseReportQuery(query as Query, now);
       set.headers["cache-control"] = "private, no-store";
       return usageReport(reader, principal.user.id, range, now);
     },
     {
+      apiKey: "usage:read",
       response: { 200: UsageReportSchema },
       detail: {
         security: AUTH.apiKey,

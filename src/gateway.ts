@@ -385,14 +385,14 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
 
   const app = createApp(deps, [
     new Elysia({ name: "models-guard" }).use(modelsRoutes(() => catalog.current(), (p) => upstreams.available(p), health.tracker)),
-    chatRoutes(deps, { chat, pii: piiMasking, keepaliveMs: cfg.SSE_KEEPALIVE_MS }),
+    chatRoutes(deps, { chat, keepaliveMs: cfg.SSE_KEEPALIVE_MS }),
     embeddingsRoutes(deps, embeddings),
     compactRoutes(deps),
     videoRoutes(deps, video),
     policyRoutes(deps, new PolicyService({ store: policyRepo, catalog: () => catalog.current(), changed: (id) => bus.publish({ t: "policy", id }) })),
-    responsesRoutes(deps, { chat, pii: piiMasking, keepaliveMs: cfg.SSE_KEEPALIVE_MS, feedback: new FeedbackRepo(db), store: responseStore }),
+    responsesRoutes(deps, { chat, keepaliveMs: cfg.SSE_KEEPALIVE_MS, feedback: new FeedbackRepo(db), store: responseStore }),
     responseStoreRoutes(deps, responseStore),
-    messagesRoutes(deps, { chat, pii: piiMasking, keepaliveMs: cfg.SSE_KEEPALIVE_MS }),
+    messagesRoutes(deps, { chat, keepaliveMs: cfg.SSE_KEEPALIVE_MS }),
     statsRoutes({ stats, maxAgeSeconds: statsCfg.maxAgeSeconds }),
     usageReportRoutes(deps, rollups),
     activityRoutes(deps),

@@ -1,6 +1,6 @@
 /**
  * Keeps the layer arrows of the architecture honest: core imports only lib and TypeBox;
- * surfaces and providers import core and lib; the simulator imports only lib; lib imports
+ * surfaces and providers import core and lib (surfaces never the chat service: they encode); the simulator imports only lib; lib imports
  * nothing of the app; db implements core ports; http and jobs sit on top (and never on each
  * other).
  */
@@ -56,6 +56,17 @@ describe("import direction", () => {
       expect(bad).toEqual([]);
     });
   }
+
+  // A surface encodes what the core hands it (a JSON answer, a stream's events and its final
+  // event); the call itself, its stream end and its bill, are the chat service's alone.
+  test("src/surfaces never imports the chat service", async () => {
+    const bad: string[] = [];
+    for await (const file of new Glob("src/surfaces/**/*.ts").scan(ROOT)) {
+      const text = await Bun.file(join(ROOT, file)).text();
+      for (const spec of importsOf(text)) if (relative(ROOT, resolve(ROOT, dirname(file), spec)) === "src/core/chat/service") bad.push(`${file} → ${spec}`);
+    }
+    expect(bad).toEqual([]);
+  });
 
   test("the scanner sees every import form", () => {
     const src = `import a from "./x";\nimport type { B } from "../core/y";\nexport * from "elysia";\nimport "./side";\nconst m = await import("postgres");`;

@@ -46,56 +46,6 @@ export class SseSplitter {
   }
 }
 
-const enc = new TextEncoder();
-const DONE_1 = enc.encode("data: [DONE]");
-const DONE_2 = enc.encode("data:[DONE]");
-const ERROR_1 = enc.encode('data: {"error"');
-const ERROR_2 = enc.encode('data:{"error"');
-const USAGE = enc.encode('"usage"');
-
-function startsWith(b: Uint8Array, p: Uint8Array): boolean {
-  if (b.length < p.length) return false;
-  for (let i = 0; i < p.length; i++) if (b[i] !== p[i]) return false;
-  return true;
-}
-
-function indexOfSeq(b: Uint8Array, p: Uint8Array, from = 0): number {
-  const first = p[0]!;
-  for (let i = b.indexOf(first, from); i !== -1 && i <= b.length - p.length; i = b.indexOf(first, i + 1)) {
-    let ok = true;
-    for (let j = 1; j < p.length; j++)
-      if (b[i + j] !== p[j]) {
-        ok = false;
-        break;
-      }
-    if (ok) return i;
-  }
-  return -1;
-}
-
-export type OpenAIEventKind = "done" | "error" | "usage" | "chunk";
-
-/**
- * Classifies one OpenAI chat stream event by its bytes: `[DONE]`, an error payload, the
- * usage chunk (a `"usage"` key whose value is an object, not null), or an ordinary chunk.
- */
-export function classifyOpenAIEvent(ev: Uint8Array): OpenAIEventKind {
-  if (startsWith(ev, DONE_1) || startsWith(ev, DONE_2)) return "done";
-  if (startsWith(ev, ERROR_1) || startsWith(ev, ERROR_2)) return "error";
-  let i = indexOfSeq(ev, USAGE);
-  while (i !== -1) {
-    let j = i + USAGE.length;
-    while (ev[j] === 0x20 || ev[j] === 0x09) j++;
-    if (ev[j] === 0x3a) {
-      j++;
-      while (ev[j] === 0x20 || ev[j] === 0x09) j++;
-      if (ev[j] === 0x7b) return "usage";
-    }
-    i = indexOfSeq(ev, USAGE, i + 1);
-  }
-  return "chunk";
-}
-
 const dec = new TextDecoder();
 
 /** The JSON payload of a `data:` event (multi-line data joined), or null. */
@@ -104,4 +54,13 @@ export function eventData(ev: Uint8Array): string | null {
   const lines = text.split(/\r?\n/).filter((l) => l.startsWith("data:"));
   if (!lines.length) return null;
   return lines.map((l) => (l.startsWith("data: ") ? l.slice(6) : l.slice(5))).join("\n");
+}
+
+/** The `data:` payload of an event, parsed; null when there is none or it is not JSON (a relay never throws on it). */
+export function eventJson(ev: Uint8Array): any {
+  try {
+    return JSON.parse(eventData(ev) ?? "null");
+  } catch {
+    return null;
+  }
 }

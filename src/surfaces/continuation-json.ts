@@ -5,9 +5,9 @@
  * provider said it), how it was asked (`via`: `prefill` or `instruction`; not on the first part)
  * and its cost before the minimum charge. Absent when the stream was not continued.
  */
-import type { StreamBill } from "../core/chat/service";
+import type { PartCost } from "../core/chat/call-stream";
 
-export function continuationJson(parts: StreamBill["parts"]): { continuation?: { parts: Record<string, unknown>[] } } {
+export function continuationJson(parts: readonly PartCost[] | undefined): { continuation?: { parts: Record<string, unknown>[] } } {
   if (!parts) return {};
   return {
     continuation: {

@@ -1,9 +1,9 @@
 /**
- * The SSE body every streaming surface (chat, Responses) hands to the client: a pump writes
- * frames; this wrapper adds keepalive comments while the upstream is quiet (so proxies and
- * Bun's idle timer do not cut a thinking model) and turns a client disconnect (the body
- * cancelled, or a write that fails) into `gone()` plus one `onLeave` call, so the pump can
- * still bill what it received (a chat stream is read on for its usage, ChatService.clientLeft).
+ * The SSE body every streaming surface (chat, Responses, Messages) hands to the client: a pump
+ * writes frames; this wrapper adds keepalive comments while the upstream is quiet (so proxies
+ * and Bun's idle timer do not cut a thinking model) and turns a client disconnect (the body
+ * cancelled, or a write that fails) into `gone()` plus one `onLeave` call, which the pump hands
+ * to the call's stream (CallStream.leave: the upstream is read on for its usage, then billed).
  */
 const enc = new TextEncoder();
 

@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { piiMasking } from "../../src/core/chat/pii-mask";
 import type { StreamEvent } from "../../src/core/chat/types";
-import { drainTyped, drainedResult } from "../../src/surfaces/typed-stream";
+import { drainTyped, drainedResult } from "../../src/core/chat/drain";
 import { UpstreamError } from "../../src/core/chat/provider";
 import { failureWords } from "../../src/core/chat/upstream-words";
 

@@ -60,7 +60,7 @@ export class ResponseCache {
    * The stored answer for this request under this key, or null (miss, off, or any failure).
    * `stage` runs one half of it: `exact` only reads the database; `similar` (semantic mode)
    * embeds the prompt, an upstream call someone pays for, so a caller runs it after the
-   * credit check (see ChatService.prepare).
+   * credit check (see ChatService.run).
    */
   async lookup(keyId: string, mode: CacheMode, req: CacheableRequest, stage: LookupStage = "both"): Promise<CachedAnswer | null> {
     if (mode === "off" || !isCacheable(req)) return null;

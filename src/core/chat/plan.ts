@@ -1,4 +1,4 @@
-/** The shapes a chat call passes through: caller, options, the prepared plan, outcome, cost. */
+/** The shapes a chat call passes through: caller, options, the core's plan of it, outcome, cost. */
 import type { KeyPrincipal } from "../auth/principal";
 import type { Lang } from "../errors";
 import type { PolicyExecution } from "../routing/execution";
@@ -8,6 +8,8 @@ import type { PromptSize } from "./estimate";
 import type { AttemptRecord, CallTrace } from "./trace";
 import type { Continuation } from "./continuation";
 import type { SearchResult, UrlCitation, WebPluginOptions } from "./web-search";
+import type { Protocol } from "./provider";
+import type { RawScanner } from "./relay";
 
 export interface ChatCaller {
   /** The id the call is held, charged and recorded under. */
@@ -45,8 +47,14 @@ export interface ChatOptions {
    * whatever the model): left out for an offering that does not reason, rather than refused there.
    */
   reasoningHint?: boolean;
+  /**
+   * The client's dialect, for a stream: an upstream speaking it (and able to) sends its raw SSE
+   * bytes for relaying, unless PII must be restored; absent, the stream is typed events always.
+   */
+  relay?: Protocol;
 }
 
+/** The state of one call inside the core, from its hold to its settle; it never leaves the core. */
 export interface ChatPlan {
   caller: ChatCaller;
   requested: string;
@@ -71,14 +79,14 @@ export interface ChatPlan {
   /** The call asked for a stream (set as it opens), and a failure's code: for the usage record. */
   streamed?: boolean;
   errorCode?: string;
-  /** The client left an open stream: the upstream is cut when this fires (ChatService.clientLeft). */
+  /** The client left an open stream: the upstream is cut when this fires (AnswerStream.leave). */
   drain?: ReturnType<typeof setTimeout>;
   /** Set once the stream's end is being billed. */
   ended?: boolean;
   /** The web plugin's sources and their price (charged with the call). */
   search: { results: SearchResult[]; priceMicro: bigint } | null;
   /**
-   * A hold still on its way while the upstream call starts (see ChatService.prepare): resolves
+   * A hold still on its way while the upstream call starts (ChatService.prepare): resolves
    * to null once placed, or to the error that refused it. Null when the hold was awaited first.
    */
   pendingHold: Promise<unknown> | null;
@@ -128,5 +136,5 @@ export interface StreamEnd {
 
 /** `attempt`: the upstream attempt that opened the stream (traced calls only). */
 export type OpenedStream =
-  | { kind: "raw"; candidate: Candidate; body: ReadableStream<Uint8Array>; abort: AbortController; attempt?: AttemptRecord }
+  | { kind: "raw"; candidate: Candidate; body: ReadableStream<Uint8Array>; scanner: RawScanner; abort: AbortController; attempt?: AttemptRecord }
   | { kind: "typed"; candidate: Candidate; events: AsyncIterable<StreamEvent>; abort: AbortController; attempt?: AttemptRecord };

@@ -3,6 +3,7 @@
  * own contract; embeddings are optional.
  */
 import type { ChatRequest, ChatResult, StreamEvent } from "./types";
+import type { RawScanner } from "./relay";
 
 export type Protocol = "openai" | "anthropic" | "gemini";
 
@@ -37,6 +38,8 @@ export interface ChatProvider {
    * bytes, relayed byte for byte to a client of the same dialect. Resolves after a 200.
    */
   openRawStream?(req: ChatRequest, ctx: CallContext): Promise<ReadableStream<Uint8Array>>;
+  /** A scanner for one raw stream's events (relay.ts): the same usage and finish-reason mapping as `chat`. */
+  rawScanner?(): RawScanner;
   /** The provider's own count of the request's input tokens, where it offers one free (Anthropic). */
   countTokens?(req: ChatRequest, ctx: CallContext): Promise<number>;
 }

@@ -1,8 +1,9 @@
 /**
- * One chat call, dialect-neutral: resolve the model into candidates, authorize it for the key,
- * answer from the response cache when allowed, mask PII, hold credits, call upstream with
- * retries and fallback, and settle (or release) exactly once. Client dialects (OpenAI chat,
- * Responses) convert in and out around it.
+ * One chat call, dialect-neutral, from the client's request to its settled answer (`run`):
+ * resolve the model into candidates, authorize it for the key, answer from the response cache
+ * when allowed, mask PII, hold credits, call upstream with retries and fallback, and settle (or
+ * release) exactly once, for a JSON answer here and for a stream at its end (answer-stream.ts).
+ * Client dialects (OpenAI chat, Responses, Messages) convert in and encode out around it.
  */
 import { GatewayError, text } from "../errors";
 import type { KeyPrincipal } from "../auth/principal";
@@ -13,18 +14,19 @@ import { withFallback, type AttemptCall, type AttemptOptions, type AttemptSucces
 import { hedged, wantsHedge } from "./hedge";
 import { primed } from "./primed";
 import { applyProMode, checkAllowed } from "./access";
-import type { ChatCaller, ChatOptions, ChatOutcome, ChatPlan, Cost, OpenedStream, Prepared, StreamEnd } from "./plan";
+import type { ChatCaller, ChatOptions, ChatOutcome, ChatPlan, Cost, OpenedStream, Prepared } from "./plan";
+import type { ChatRun } from "./call-stream";
+import { AnswerStream, cachedStream, leaveStream } from "./answer-stream";
 import { buildCandidates, type Candidate, type ProviderPrefs } from "./candidates";
 import { holdInputTokens, measurePrompt } from "./estimate";
-import { citationsFor, type UrlCitation } from "./web-search";
-import { searchBeforeCall } from "./web-search-step";
+import { citationsOf, searchBeforeCall } from "./web-search-step";
 import type { CachedAnswer, ChatDeps } from "./ports";
 import { UpstreamError, type CallContext, type Protocol } from "./provider";
 import { buildExecution, executionHeader, type OrchestratedAnswer, type PolicyExecution } from "../routing/execution";
 import { runCascade, runParallel, type SubCaller } from "../routing/orchestrate";
 import { mergePrefs } from "../routing/prefs";
 import { replayAnswer } from "../routing/replay";
-import { withMessages, withoutReasoning, type ChatRequest } from "./types";
+import { withMessages, withoutReasoning, type ChatRequest, type ChatResult } from "./types";
 import { afterHold, HoldRefused, placeHold, startHold, worstHoldMicro } from "./hold";
 import { callSignal, ClientGate, deadlineAware } from "./call-signals";
 import { pricedOptionsOf } from "./priced-options";
@@ -32,12 +34,12 @@ import { providerCount } from "./count";
 import type { AttemptRecord } from "./trace";
 import { Continuation, continuable, continuing, type TypedStream } from "./continuation";
 import { continuationHold } from "./continuation-bill";
-import { CallBill, type StreamBill } from "./call-bill";
+import { CallBill } from "./call-bill";
 import { traced, tracedHold } from "./traced";
 import { swallowed } from "../../lib/log";
 
-export type { ChatCaller, ChatOptions, ChatOutcome, ChatPlan, Cost, OpenedStream, Prepared, StreamEnd } from "./plan";
-export type { StreamBill } from "./call-bill";
+export type { ChatCaller, ChatOptions, ChatOutcome, Cost } from "./plan";
+export type { ChatRun } from "./call-stream";
 
 export class ChatService {
   /** The call's money after its hold: settle, release, a stream's bill (call-bill.ts). */
@@ -50,8 +52,25 @@ export class ChatService {
     return this.bill.costOf(micro);
   }
 
+  /**
+   * The whole call: a JSON answer, or (`options.stream`) a stream that has opened upstream, so
+   * a failure of every attempt is still an ordinary JSON error. Either carries the policy
+   * decision header of a routing-policy call.
+   */
+  async run(caller: ChatCaller, o: ChatOptions): Promise<ChatRun> {
+    const prepared = await this.prepare(caller, o);
+    if (prepared.kind === "cached") return o.stream ? { kind: "stream", stream: cachedStream(prepared.outcome), decision: null } : { kind: "json", outcome: prepared.outcome, decision: null };
+    const plan = prepared.plan;
+    if (!o.stream) {
+      const outcome = await this.complete(plan);
+      return { kind: "json", outcome, decision: this.decisionOf(plan) };
+    }
+    const opened = await this.openStream(plan, o.relay ?? null);
+    return { kind: "stream", stream: new AnswerStream(plan, opened, this.d, this.bill), decision: this.decisionOf(plan) };
+  }
+
   /** Everything before the upstream call. Throws the client's 4xx before any money moves. */
-  async prepare(caller: ChatCaller, o: ChatOptions): Promise<Prepared> {
+  private async prepare(caller: ChatCaller, o: ChatOptions): Promise<Prepared> {
     const snapshot = this.d.catalog();
     const p = caller.principal;
     caller.trace?.requested(o.model);
@@ -180,8 +199,11 @@ export class ChatService {
   }
 
   /** Non-streaming call: retries and fallback, then settle; on failure the hold is released. */
-  async complete(plan: ChatPlan): Promise<ChatOutcome> {
-    if (plan.policy && plan.policy.kind !== "single") return this.completeOrchestrated(plan, await this.orchestrate(plan, plan.policy));
+  private async complete(plan: ChatPlan): Promise<ChatOutcome> {
+    if (plan.policy && plan.policy.kind !== "single") {
+      const answer = await this.orchestrate(plan, plan.policy);
+      return this.answered(plan, answer.result, answer.candidate, () => this.bill.settleSum(plan, answer));
+    }
     let won;
     const spec = plan.pendingHold ? new AbortController() : null;
     const signal = callSignal(plan, spec);
@@ -198,6 +220,11 @@ export class ChatService {
       throw err;
     }
     const { value: result, candidate } = won;
+    return this.answered(plan, result, candidate, () => this.bill.settle(plan, candidate, result.usage, 200));
+  }
+
+  /** A JSON answer's end: PII restored, settled (`settle`), cited, cached. */
+  private async answered(plan: ChatPlan, result: ChatResult, candidate: Candidate, settle: () => Promise<Cost>): Promise<ChatOutcome> {
     if (plan.mapping) {
       const m = plan.mapping;
       delete result.vendorBody; // it still holds the placeholders
@@ -205,9 +232,9 @@ export class ChatService {
       // The model may echo placeholders in tool-call arguments too; restored values keep the JSON valid.
       for (const tc of result.toolCalls ?? []) tc.function.arguments = this.d.pii!.unmask(tc.function.arguments, m);
     }
-    const cost = await this.bill.settle(plan, candidate, result.usage, 200);
+    const cost = await settle();
     plan.caller.trace?.answered(candidate.model.id, candidate.provider.id, result.usage, Number(cost.micro) / 1e6, false);
-    const outcome: ChatOutcome = { result, model: candidate.model.id, provider: candidate.provider.id, cost, cached: false, ...this.citations(plan, result.content) };
+    const outcome: ChatOutcome = { result, model: candidate.model.id, provider: candidate.provider.id, cost, cached: false, ...citationsOf(plan, result.content) };
     this.bill.remember(plan, outcome);
     return outcome;
   }
@@ -218,7 +245,7 @@ export class ChatService {
    * `raw` names the client's dialect: an upstream speaking it (and able to) sends its raw SSE
    * bytes for relaying, unless PII must be restored; null asks for typed events always.
    */
-  async openStream(plan: ChatPlan, raw: Protocol | null): Promise<OpenedStream> {
+  private async openStream(plan: ChatPlan, raw: Protocol | null): Promise<OpenedStream> {
     plan.streamed = true;
     if (plan.policy && plan.policy.kind !== "single") {
       // cascade / parallel: only an accepted answer may reach the client, so run to the end first.
@@ -228,7 +255,7 @@ export class ChatService {
     }
     const spec = plan.pendingHold ? new AbortController() : null;
     // The client's signal cuts the call only until a stream opens; a client that leaves an open
-    // stream is clientLeft's business (the upstream is still read for its usage, for a while).
+    // stream is AnswerStream.leave's business (the upstream is still read for its usage, for a while).
     const client = new ClientGate(plan.caller.signal);
     const outer = callSignal(plan, spec, client.signal);
     try {
@@ -236,7 +263,7 @@ export class ChatService {
       const wire = plan.continuation ? null : raw;
       const won = await afterHold(plan.pendingHold, spec, this.attempts(plan, (c, a, lane) => this.openOne(plan, c, a, lane, wire, plan.upstream, this.hedging(plan)), outer));
       const opened = plan.continuation && won.value.kind === "typed" ? continuing(plan, won.value, (cs, requestFor, signal) => this.openContinuation(plan, cs, requestFor, signal)) : won.value;
-      client.opened(() => this.clientLeft(plan, opened));
+      client.opened(() => leaveStream(plan, opened, this.d.streamDrainMs ?? 0));
       plan.caller.trace?.streamOpened();
       return opened;
     } catch (e) {
@@ -257,8 +284,8 @@ export class ChatService {
     const at = performance.now();
     const attempt = a && { attempt: a };
     let opened: OpenedStream =
-      raw === c.provider.protocol && !plan.mapping && provider.openRawStream
-        ? { kind: "raw", candidate: c, body: await this.timed(c, () => provider.openRawStream!(req, this.ctx(plan, c, signal, a)), true), abort, ...attempt }
+      raw === c.provider.protocol && !plan.mapping && provider.openRawStream && provider.rawScanner
+        ? { kind: "raw", candidate: c, body: await this.timed(c, () => provider.openRawStream!(req, this.ctx(plan, c, signal, a)), true), scanner: provider.rawScanner(), abort, ...attempt }
         : { kind: "typed", candidate: c, events: await this.timed(c, () => provider.chatStream(req, this.ctx(plan, c, signal, a)), true), abort, ...attempt };
     // A hedge race is won by the first content on the wire, not by the first headers.
     if (prime) opened = await primed(opened);
@@ -273,39 +300,6 @@ export class ChatService {
     const retriesOf = o.retriesOf && ((c: Candidate) => o.retriesOf!(c, plan.candidates.indexOf(c)));
     return withFallback(candidates, (c, a, lane) => this.openOne(plan, c, a, lane, null, requestFor(c), true) as Promise<TypedStream>, { ...o, ...(retriesOf && { retriesOf }) });
   }
-
-  /**
-   * The client hung up on an open stream. Nothing more reaches it, but the upstream is still
-   * read for its usage (it comes last) for `streamDrainMs` at most, then cut; finishStream bills
-   * what was read. A client could otherwise leave right before the usage and pay an estimate of
-   * the visible text, or leave before any content and pay nothing, for a call the provider bills.
-   */
-  clientLeft(plan: ChatPlan, opened: OpenedStream): void {
-    if (plan.ended || plan.drain) return;
-    const ms = this.d.streamDrainMs ?? 0;
-    if (ms <= 0) opened.abort.abort();
-    else plan.drain = setTimeout(() => opened.abort.abort(), ms);
-  }
-
-  /**
-   * Ends a stream that reached the client: charges the usage or, without it, an estimate
-   * (StreamEnd); a continued stream, each of its parts (`parts`). Never throws.
-   */
-  async finishStream(plan: ChatPlan, candidate: Candidate, end: StreamEnd): Promise<StreamBill> {
-    const trace = plan.caller.trace;
-    if (!trace) return this.bill.closeStream(plan, candidate, end);
-    const r = await this.bill.closeStream(plan, candidate, end);
-    const answered = plan.policy?.outcome?.candidate ?? (plan.continuation?.continued ? plan.continuation.last!.candidate : candidate);
-    trace.answered(answered.model.id, answered.provider.id, r.usage, Number(r.cost.micro) / 1e6, false);
-    trace.streamEnded(end.ending);
-    return r;
-  }
-
-  /** The web plugin's sources as citations of `content` (none without the plugin). */
-  citations(plan: ChatPlan, content: string | null): { citations?: UrlCitation[] } {
-    return plan.search?.results.length ? { citations: citationsFor(content, plan.search.results) } : {};
-  }
-
 
   private upstreamRequest(plan: ChatPlan, c: Candidate, base = plan.upstream): ChatRequest {
     // A max_tokens above the offering's output limit would be refused upstream; cap it instead.
@@ -367,7 +361,7 @@ export class ChatService {
   }
 
   /** The `X-Policy-Decision` header value of a policy call (complete once the call ran); null otherwise. */
-  decisionOf(plan: ChatPlan): string | null {
+  private decisionOf(plan: ChatPlan): string | null {
     return plan.policy ? executionHeader(plan.policy) : null;
   }
 
@@ -408,21 +402,6 @@ export class ChatService {
       await this.bill.fail(plan, e);
       throw e;
     }
-  }
-
-  private async completeOrchestrated(plan: ChatPlan, answer: OrchestratedAnswer): Promise<ChatOutcome> {
-    const result = answer.result;
-    if (plan.mapping) {
-      const m = plan.mapping;
-      delete result.vendorBody;
-      if (result.content) result.content = this.d.pii!.unmask(result.content, m);
-      for (const tc of result.toolCalls ?? []) tc.function.arguments = this.d.pii!.unmask(tc.function.arguments, m);
-    }
-    const cost = await this.bill.settleSum(plan, answer);
-    plan.caller.trace?.answered(answer.candidate.model.id, answer.candidate.provider.id, result.usage, Number(cost.micro) / 1e6, false);
-    const outcome: ChatOutcome = { result, model: answer.candidate.model.id, provider: answer.candidate.provider.id, cost, cached: false, ...this.citations(plan, result.content) };
-    this.bill.remember(plan, outcome);
-    return outcome;
   }
 
   private candidateOptions(p: KeyPrincipal, request: Omit<ChatRequest, "model">, prefs?: ProviderPrefs) {

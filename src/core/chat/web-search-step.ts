@@ -1,8 +1,8 @@
-/** The web plugin's step of a chat call: search after the hold, put the sources in the prompt. */
+/** The web plugin's step of a chat call: search after the hold, put the sources in the prompt, cite them in the answer. */
 import type { ChatPlan } from "./plan";
 import { UpstreamError } from "./provider";
 import { withMessages } from "./types";
-import { lastUserText, searchFailure, withSearchResults, type SearchProvider, type SearchResult, type WebPluginOptions } from "./web-search";
+import { citationsFor, lastUserText, searchFailure, withSearchResults, type SearchProvider, type SearchResult, type UrlCitation, type WebPluginOptions } from "./web-search";
 
 /**
  * Runs the web search after the hold (so only a funded caller can search) and before the
@@ -28,4 +28,9 @@ export async function searchBeforeCall(plan: ChatPlan, web: WebPluginOptions, pr
   }
   plan.search = { results, priceMicro: results.length ? priceMicro : 0n };
   plan.upstream = withMessages(plan.upstream, withSearchResults(plan.upstream.messages, results, web.searchPrompt));
+}
+
+/** The web plugin's sources as citations of `content` (none without the plugin). */
+export function citationsOf(plan: ChatPlan, content: string | null): { citations?: UrlCitation[] } {
+  return plan.search?.results.length ? { citations: citationsFor(content, plan.search.results) } : {};
 }

@@ -1,12 +1,11 @@
-/** POST /v1/chat/completions: parse, authorize, delegate to the chat service, encode. */
+/** POST /v1/chat/completions: parse, authorize, run the call in the chat service, encode its answer. */
 import { Elysia } from "elysia";
 import { parseWebPlugin } from "../../core/chat/web-search";
 import type { ChatService } from "../../core/chat/service";
-import type { PiiPort } from "../../core/chat/ports";
 import { ChatBodySchema, type ChatBody } from "../../surfaces/openai/chat-schema";
 import { toCoreChatRequest } from "../../surfaces/openai/chat-to-core";
 import { completionId, toChatCompletion } from "../../surfaces/openai/chat-from-core";
-import { cachedEventStream, chatEventStream } from "../../surfaces/openai/chat-stream";
+import { chatEventStream } from "../../surfaces/openai/chat-stream";
 import { apiKeyAuth } from "../api-key-auth";
 import { callIdentity, requestId } from "../request-id";
 import { requestRecord } from "../request-log";
@@ -17,6 +16,11 @@ import { errors, okOrStream, withHeaders } from "../openapi/describe";
 import { ChatCompletion } from "../openapi/shapes";
 
 export const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache, no-store", connection: "keep-alive", "x-accel-buffering": "no" };
+
+/** A stream's response headers: SSE, the rate limits, the request id and a routing policy's decision. */
+export function streamHeaders(headers: Record<string, string>, id: string, decision: string | null): Record<string, string> {
+  return { ...SSE_HEADERS, ...headers, "x-request-id": id, ...(decision && { "x-policy-decision": decision }) };
+}
 
 /** The calling app, named by the headers OpenAI-compatible clients already send. */
 export function appName(request: Request): string | null {
@@ -33,7 +37,6 @@ export function appName(request: Request): string | null {
 
 export interface ChatRouteDeps {
   chat: ChatService;
-  pii?: PiiPort;
   keepaliveMs: number;
 }
 
@@ -46,7 +49,7 @@ export function chatRoutes(d: AppDeps, c: ChatRouteDeps) {
       const web = parseWebPlugin(b.plugins);
       const id = requestId(request);
       const caller = { ...callIdentity(request, principal.user.id), principal, app: appName(request), signal: request.signal, trace: requestRecord(request), lang: requestLang(request), api: "chat" as const };
-      const prepared = await c.chat.prepare(caller, {
+      const run = await c.chat.run(caller, {
         model: b.model,
         request: toCoreChatRequest(b),
         prefs: b.provider,
@@ -54,26 +57,16 @@ export function chatRoutes(d: AppDeps, c: ChatRouteDeps) {
         reasoningMode: b.reasoning_mode,
         web,
         stream: b.stream === true,
+        relay: "openai",
       });
       const meta = { id: completionId(id), created: Math.floor(Date.now() / 1000), keepaliveMs: c.keepaliveMs };
-      const sseHeaders = { ...SSE_HEADERS, ...headers, "x-request-id": id };
-      if (prepared.kind === "cached") {
-        if (b.stream) return slot.untilEnd(new Response(cachedEventStream(prepared.outcome, meta), { headers: sseHeaders }));
-        set.headers["x-cost-krw"] = "0";
-        set.headers["x-cost-usd"] = "0";
-        return toChatCompletion(prepared.outcome, id, meta.created);
+      if (run.kind === "json") {
+        if (run.decision) set.headers["x-policy-decision"] = run.decision;
+        set.headers["x-cost-krw"] = String(run.outcome.cost.krw);
+        set.headers["x-cost-usd"] = String(run.outcome.cost.usd);
+        return toChatCompletion(run.outcome, id, meta.created);
       }
-      if (!b.stream) {
-        const outcome = await c.chat.complete(prepared.plan);
-        const decision = c.chat.decisionOf(prepared.plan);
-        if (decision) set.headers["x-policy-decision"] = decision;
-        set.headers["x-cost-krw"] = String(outcome.cost.krw);
-        set.headers["x-cost-usd"] = String(outcome.cost.usd);
-        return toChatCompletion(outcome, id, meta.created);
-      }
-      const opened = await c.chat.openStream(prepared.plan, "openai");
-      const decision = c.chat.decisionOf(prepared.plan);
-      return slot.untilEnd(new Response(chatEventStream(c.chat, prepared.plan, opened, meta, c.pii), { headers: decision ? { ...sseHeaders, "x-policy-decision": decision } : sseHeaders }));
+      return slot.untilEnd(new Response(chatEventStream(run.stream, meta), { headers: streamHeaders(headers, id, run.decision) }));
     },
     { apiKey: "model", body: ChatBodySchema, detail: { security: AUTH.apiKey, tags: ["chat"], summary: "Chat completion (OpenAI-compatible), optionally streamed", responses: { ...withHeaders(okOrStream(ChatCompletion, "`chat.completion.chunk` events, then `data: [DONE]`"), "X-Cost-KRW", "X-Cost-USD", "X-Policy-Decision"), ...errors(402, 409, 502) } } },
   );

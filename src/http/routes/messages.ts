@@ -9,14 +9,14 @@ import { Elysia } from "elysia";
 import { CountTokensBodySchema, MessagesBodySchema, type CountTokensBody, type MessagesBody } from "../../surfaces/anthropic/schema";
 import { toCoreCountTokens, toCoreFromMessages } from "../../surfaces/anthropic/to-core";
 import { messageId, messageObject } from "../../surfaces/anthropic/from-core";
-import { cachedMessagesStream, messagesEventStream } from "../../surfaces/anthropic/stream";
+import { messagesEventStream } from "../../surfaces/anthropic/stream";
 import { relayMessagesStream } from "../../surfaces/anthropic/relay";
 import { apiKeyAuth } from "../api-key-auth";
 import type { AppDeps } from "../deps";
 import { callIdentity, requestId } from "../request-id";
 import { requestRecord } from "../request-log";
 import { requestLang } from "../lang";
-import { appName, SSE_HEADERS, type ChatRouteDeps } from "./chat";
+import { appName, SSE_HEADERS, streamHeaders, type ChatRouteDeps } from "./chat";
 import { AUTH } from "../security";
 import { ok, okOrStream, withHeaders } from "../openapi/describe";
 import { AnthropicMessage, AnthropicTokenCount, anthropicErrors } from "../openapi/anthropic-shapes";
@@ -37,29 +37,18 @@ export function messagesRoutes(d: AppDeps, c: ChatRouteDeps) {
         const id = requestId(request);
         const caller = { ...callIdentity(request, principal.user.id), principal, app: appName(request), signal: request.signal, trace: requestRecord(request), lang: requestLang(request), api: "messages" as const };
         const stream = b.stream === true;
-        const prepared = await c.chat.prepare(caller, { model: b.model, request: core, prefs: b.provider, traceId: b.trace_id, stream, reasoningHint: true });
-        const meta = { id: messageId(id), model: b.model, keepaliveMs: c.keepaliveMs };
-        const sseHeaders = { ...SSE_HEADERS, ...headers, "cache-control": SSE_HEADERS["cache-control"], "x-request-id": id };
-        if (prepared.kind === "cached") {
-          const o = prepared.outcome;
-          if (stream) return slot.untilEnd(new Response(cachedMessagesStream(o, meta), { headers: sseHeaders }));
-          set.headers["x-cost-krw"] = "0";
-          set.headers["x-cost-usd"] = "0";
-          return messageObject({ id: meta.id, model: o.model }, o.result, { provider: o.provider, cached: true });
+        const run = await c.chat.run(caller, { model: b.model, request: core, prefs: b.provider, traceId: b.trace_id, stream, reasoningHint: true, relay: "anthropic" });
+        const meta = { id: messageId(id), keepaliveMs: c.keepaliveMs };
+        if (run.kind === "stream") {
+          const out = run.stream.head.relayed ? relayMessagesStream(run.stream, c.keepaliveMs) : messagesEventStream(run.stream, meta);
+          return slot.untilEnd(new Response(out, { headers: streamHeaders({ ...headers, "cache-control": SSE_HEADERS["cache-control"] }, id, run.decision) }));
         }
-        if (!stream) {
-          const o = await c.chat.complete(prepared.plan);
-          const decision = c.chat.decisionOf(prepared.plan);
-          if (decision) set.headers["x-policy-decision"] = decision;
-          set.headers["x-cost-krw"] = String(o.cost.krw);
-          set.headers["x-cost-usd"] = String(o.cost.usd);
-          // An Anthropic upstream's own answer, as it came (thinking blocks and all).
-          return o.result.vendorBody ?? messageObject({ id: meta.id, model: o.model }, o.result, { provider: o.provider, cached: false });
-        }
-        const opened = await c.chat.openStream(prepared.plan, "anthropic");
-        const decision = c.chat.decisionOf(prepared.plan);
-        const out = opened.kind === "raw" ? relayMessagesStream(c.chat, prepared.plan, opened, c.keepaliveMs) : messagesEventStream(c.chat, prepared.plan, opened, { ...meta, model: opened.candidate.model.id }, c.pii);
-        return slot.untilEnd(new Response(out, { headers: decision ? { ...sseHeaders, "x-policy-decision": decision } : sseHeaders }));
+        const o = run.outcome;
+        if (run.decision) set.headers["x-policy-decision"] = run.decision;
+        set.headers["x-cost-krw"] = String(o.cost.krw);
+        set.headers["x-cost-usd"] = String(o.cost.usd);
+        // An Anthropic upstream's own answer, as it came (thinking blocks and all).
+        return o.result.vendorBody ?? messageObject({ id: meta.id, model: o.model }, o.result, { provider: o.provider, cached: o.cached });
       },
       {
         apiKey: "model",

@@ -12,7 +12,7 @@ import { FeedbackBodySchema, ratingValue, type FeedbackBody } from "../../surfac
 import { echoOf, outputItems, responseObject } from "../../surfaces/responses/from-core";
 import { requestIdFromPath, responseId } from "../../surfaces/responses/ids";
 import { dropNulls, ResponsesBodySchema, type ResponsesBody } from "../../surfaces/responses/schema";
-import { cachedResponsesStream, responsesEventStream } from "../../surfaces/responses/stream";
+import { responsesEventStream } from "../../surfaces/responses/stream";
 import { toCoreFromResponses } from "../../surfaces/responses/to-core";
 import { resolveInput } from "../../surfaces/responses/history";
 import { historyOf, keepResponse, keeps, type ResponseStore } from "./responses-store";
@@ -22,7 +22,7 @@ import { notFound } from "../params";
 import { callIdentity, requestId } from "../request-id";
 import { requestRecord } from "../request-log";
 import { requestLang } from "../lang";
-import { appName, SSE_HEADERS, type ChatRouteDeps } from "./chat";
+import { appName, streamHeaders, type ChatRouteDeps } from "./chat";
 import { AUTH } from "../security";
 import { created, errors, okOrStream, withHeaders } from "../openapi/describe";
 import { Feedback, ResponseObject } from "../openapi/shapes";
@@ -46,7 +46,8 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         const id = requestId(request);
         const caller = { ...callIdentity(request, principal.user.id), principal, app: appName(request), signal: request.signal, trace: requestRecord(request), lang: requestLang(request), api: "responses" as const };
         const stream = b.stream === true;
-        const prepared = await c.chat.prepare(caller, {
+        // Typed events always (no `relay`): the Responses events are composed here, never relayed.
+        const run = await c.chat.run(caller, {
           model: b.model,
           request: core.request,
           prefs: b.provider,
@@ -59,31 +60,14 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         const context = [...turns.prior, ...turns.input];
         const keep = store ? (r: ReturnType<typeof responseObject>) => keepResponse(c.store, principal.user.id, context, r) : undefined;
         const meta = { id: responseId(id), createdAt: Math.floor(Date.now() / 1000), echo: echoOf(b, core.request, { store, previousId: turns.previousId }), keepaliveMs: c.keepaliveMs, keep };
-        const answer = async (r: ReturnType<typeof responseObject>) => {
-          await keep?.(r);
-          return r;
-        };
-        const sseHeaders = { ...SSE_HEADERS, ...headers, "x-request-id": id };
-        if (prepared.kind === "cached") {
-          if (stream) return slot.untilEnd(new Response(cachedResponsesStream(prepared.outcome, meta), { headers: sseHeaders }));
-          set.headers["x-cost-krw"] = "0";
-          set.headers["x-cost-usd"] = "0";
-          const o = prepared.outcome;
-          return answer(responseObject({ ...meta, model: o.model, provider: o.provider }, { status: "completed", output: outputItems(o.result), usage: o.result.usage, finish: o.result.finishReason, cached: true }));
-        }
-        if (!stream) {
-          const o = await c.chat.complete(prepared.plan);
-          const decision = c.chat.decisionOf(prepared.plan);
-          if (decision) set.headers["x-policy-decision"] = decision;
-          set.headers["x-cost-krw"] = String(o.cost.krw);
-          set.headers["x-cost-usd"] = String(o.cost.usd);
-          return answer(responseObject({ ...meta, model: o.model, provider: o.provider }, { status: "completed", output: outputItems(o.result, o.citations), usage: o.result.usage, finish: o.result.finishReason }));
-        }
-        // Typed events always: the Responses events are composed here, never relayed.
-        const opened = await c.chat.openStream(prepared.plan, null);
-        if (opened.kind !== "typed") throw new GatewayError("internal_error");
-        const decision = c.chat.decisionOf(prepared.plan);
-        return slot.untilEnd(new Response(responsesEventStream(c.chat, prepared.plan, opened, meta, c.pii), { headers: decision ? { ...sseHeaders, "x-policy-decision": decision } : sseHeaders }));
+        if (run.kind === "stream") return slot.untilEnd(new Response(responsesEventStream(run.stream, meta), { headers: streamHeaders(headers, id, run.decision) }));
+        const o = run.outcome;
+        if (run.decision) set.headers["x-policy-decision"] = run.decision;
+        set.headers["x-cost-krw"] = String(o.cost.krw);
+        set.headers["x-cost-usd"] = String(o.cost.usd);
+        const response = responseObject({ ...meta, model: o.model, provider: o.provider }, { status: "completed", output: outputItems(o.result, o.citations), usage: o.result.usage, finish: o.result.finishReason, cached: o.cached });
+        await keep?.(response);
+        return response;
       },
       { apiKey: "model", body: ResponsesBodySchema, transform: ({ body }) => dropNulls(body), detail: { security: AUTH.apiKey, tags: ["responses"], summary: "Responses-format call (converted into a chat call), optionally streamed", responses: { ...withHeaders(okOrStream(ResponseObject, "`response.*` events, then `data: [DONE]`"), "X-Cost-KRW", "X-Cost-USD", "X-Policy-Decision"), ...errors(402, 404, 409, 502) } } },
     )

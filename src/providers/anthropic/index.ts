@@ -11,6 +11,7 @@ import { classifyAnthropicError } from "./errors";
 import { toAnthropicRequest } from "./request";
 import { fromAnthropicResponse } from "./response";
 import { readAnthropicStream } from "./stream";
+import { AnthropicRawScanner } from "./relay";
 import { anthropicJsonTool } from "./structured";
 import type { AnthropicWireResponse } from "./wire";
 
@@ -54,6 +55,7 @@ export const anthropicChatProvider: ChatProvider = {
   },
 
   openRawStream: openStream,
+  rawScanner: () => new AnthropicRawScanner(),
 
   async countTokens(req: ChatRequest, ctx: CallContext): Promise<number> {
     const full = requestBody(req, false);
@@ -67,6 +69,7 @@ export const anthropicChatProvider: ChatProvider = {
 export { toAnthropicRequest, toAnthropicToolChoice, anthropicThinkingBudget, ANTHROPIC_THINKING_BUDGETS } from "./request";
 export { fromAnthropicResponse, mapAnthropicStopReason, mapAnthropicUsage } from "./response";
 export { readAnthropicStream } from "./stream";
+export { AnthropicRawScanner } from "./relay";
 export { anthropicStructuredOutput, anthropicJsonTool, anthropicHasNativeJson, ANTHROPIC_JSON_TOOL } from "./structured";
 export { toAnthropicNativeSchema } from "./native-schema";
 export { classifyAnthropicError, classifyAnthropicStreamError, mapAnthropicErrorType } from "./errors";

@@ -11,6 +11,7 @@ import { classifyOpenAIError } from "./errors";
 import { toOpenAIChatRequest, usesOpenAIMaxCompletionTokens } from "./request";
 import { fromOpenAIChatResponse } from "./response";
 import { readOpenAIChatStream } from "./stream";
+import { OpenAIRawScanner } from "./relay";
 import type { OpenAIWireChatResponse, OpenAIWireEmbeddingResponse } from "./wire";
 
 function openAIHeaders(ctx: CallContext, stream: boolean): Record<string, string> {
@@ -49,9 +50,10 @@ export const openAIChatProvider: ChatProvider = {
   /**
    * The raw SSE bytes after a 200, for a byte-for-byte relay. The request always asks for
    * `include_usage`. Deadlines and caller abort apply; body errors are UpstreamErrors. The
-   * caller scans the bytes itself for usage, errors and `[DONE]`.
+   * relay scans the bytes with `rawScanner` for usage, errors and `[DONE]`.
    */
   openRawStream: openOpenAIStream,
+  rawScanner: () => new OpenAIRawScanner(),
 };
 
 export const openAIEmbeddingProvider: EmbeddingProvider = {
@@ -78,4 +80,5 @@ export function fromOpenAIEmbeddingResponse(body: OpenAIWireEmbeddingResponse, e
 export { toOpenAIChatRequest, mapOpenAIReasoningEffort, usesOpenAIMaxCompletionTokens } from "./request";
 export { fromOpenAIChatResponse, mapOpenAIFinishReason, mapOpenAIUsage } from "./response";
 export { readOpenAIChatStream } from "./stream";
+export { classifyOpenAIEvent, OpenAIRawScanner } from "./relay";
 export { classifyOpenAIError, classifyOpenAIStreamError } from "./errors";

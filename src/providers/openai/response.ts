@@ -18,13 +18,17 @@ export function mapOpenAIFinishReason(reason: string | null | undefined): Finish
   }
 }
 
-/** OpenAI usage is already the gateway's convention: cached ⊂ prompt, reasoning ⊂ completion. */
+/**
+ * OpenAI usage is already the gateway's convention: cached ⊂ prompt, reasoning ⊂ completion.
+ * A compatible upstream that reports cache writes (`cache_creation_input_tokens`, as this
+ * gateway's own answers do) has them counted. The raw relay maps its usage chunk here too.
+ */
 export function mapOpenAIUsage(u: OpenAIWireUsage | null | undefined): Usage {
   return {
     promptTokens: u?.prompt_tokens ?? 0,
     completionTokens: u?.completion_tokens ?? 0,
     cachedTokens: u?.prompt_tokens_details?.cached_tokens ?? 0,
-    cacheWriteTokens: 0,
+    cacheWriteTokens: u?.cache_creation_input_tokens ?? 0,
     reasoningTokens: u?.completion_tokens_details?.reasoning_tokens ?? 0,
   };
 }

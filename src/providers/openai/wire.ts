@@ -9,6 +9,8 @@ export interface OpenAIWireUsage {
   total_tokens?: number;
   prompt_tokens_details?: { cached_tokens?: number | null } | null;
   completion_tokens_details?: { reasoning_tokens?: number | null } | null;
+  /** Cache writes, as compatible upstreams that bill them report it. */
+  cache_creation_input_tokens?: number | null;
 }
 
 export interface OpenAIWireToolCall {

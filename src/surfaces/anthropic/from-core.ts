@@ -3,7 +3,7 @@
  * its stop reason and usage. Anthropic's `input_tokens` excludes cache reads and writes; the
  * core's promptTokens includes them.
  */
-import type { Cost } from "../../core/chat/service";
+import type { Cost } from "../../core/chat/plan";
 import type { ChatResult, FinishReason, Usage } from "../../core/chat/types";
 
 export type StopReason = "end_turn" | "max_tokens" | "tool_use" | "refusal" | "stop_sequence";
@@ -36,19 +36,6 @@ export function usageJson(u: Usage): AnthropicUsage {
     cache_creation_input_tokens: u.cacheWriteTokens,
     cache_read_input_tokens: u.cachedTokens,
   };
-}
-
-/** Anthropic's usage as it arrives: any field may be absent or null. */
-export type WireUsage = Partial<Record<keyof AnthropicUsage, number | null>> & { cache_creation?: { ephemeral_1h_input_tokens?: number | null } | null };
-
-/** Anthropic's usage (message_start, then message_delta's cumulative values) → the core's. */
-export function coreUsage(u: WireUsage): Usage {
-  const write = u.cache_creation_input_tokens ?? 0;
-  const read = u.cache_read_input_tokens ?? 0;
-  const usage: Usage = { promptTokens: (u.input_tokens ?? 0) + write + read, completionTokens: u.output_tokens ?? 0, cachedTokens: read, cacheWriteTokens: write, reasoningTokens: 0 };
-  const long = u.cache_creation?.ephemeral_1h_input_tokens ?? 0;
-  if (long > 0) usage.cacheWrite1hTokens = long;
-  return usage;
 }
 
 /** The cost as the stream's last usage carries it (an extension: SDKs keep unknown usage fields). */

@@ -5,20 +5,22 @@
  * `content_block_stop`, `message_delta` (stop reason and the final usage, with the call's
  * `cost_krw` / `cost_usd`), `message_stop`. Blocks are opened in the order the upstream produces
  * them, each closed before the next opens. A failure after the first byte ends the stream with
- * Anthropic's `error` event; settlement happens before the last event either way.
+ * Anthropic's `error` event; the call's stream (core/chat/call-stream.ts) is settled before
+ * its final event, so the last frames carry the cost. A cache hit is encoded the same way.
  */
-import type { PiiPort } from "../../core/chat/ports";
-import type { ChatOutcome, ChatPlan, ChatService, Cost, OpenedStream } from "../../core/chat/service";
+import type { CallStream, ToolCallEvent } from "../../core/chat/call-stream";
+import type { Cost } from "../../core/chat/plan";
 import { emptyUsage, type FinishReason, type ToolCall, type Usage } from "../../core/chat/types";
 import { sseStream, type Write } from "../sse-stream";
-import { drainTyped, drainedResult, type ToolCallEvent } from "../typed-stream";
 import { errorEvent } from "./errors";
 import { continuationJson } from "../continuation-json";
 import { costFields, stopReason, usageJson, type MessageHead } from "./from-core";
 
 const enc = new TextEncoder();
 
-export interface MessagesStreamMeta extends MessageHead {
+export interface MessagesStreamMeta {
+  /** The message id. */
+  id: string;
   keepaliveMs: number;
 }
 
@@ -82,44 +84,15 @@ export class BlockWriter {
   }
 }
 
-/** A live upstream stream (typed events), encoded as Anthropic's events. */
-export function messagesEventStream(service: ChatService, plan: ChatPlan, opened: Extract<OpenedStream, { kind: "typed" }>, meta: MessagesStreamMeta, pii?: PiiPort): ReadableStream<Uint8Array> {
-  const c = opened.candidate;
+/** A call's stream of typed events (a live answer or a cache hit), encoded as Anthropic's events. */
+export function messagesEventStream(stream: CallStream, meta: MessagesStreamMeta): ReadableStream<Uint8Array> {
   const pump = async (write: Write, gone: () => boolean) => {
     const w = new BlockWriter(write);
-    w.start({ id: meta.id, model: c.model.id }, null);
-    const mapping = plan.mapping;
-    const restorer = mapping && pii ? () => pii.streamUnmasker(mapping) : null;
-    const d = await drainTyped(opened.events, restorer, gone, { text: (t) => w.text(t), toolCall: (ev, call) => w.toolCall(ev, call) }, { request_id: plan.caller.requestId, provider: c.provider.id }, plan.caller.lang);
-    const received = { usage: d.usage, text: d.text, toolCalls: d.calls.filter(Boolean) };
-    if (gone()) {
-      opened.abort.abort();
-      await service.finishStream(plan, c, { ending: "client_left", ...received });
-      return;
-    }
-    if (!d.failure) {
-      const { cost, usage, parts } = await service.finishStream(plan, c, { ending: "complete", ...received, result: drainedResult(d) });
-      w.finish(d.finish, usage, cost, continuationJson(parts));
-      return;
-    }
-    opened.abort.abort();
-    await service.finishStream(plan, c, { ending: "failed", ...received });
-    write(errorEvent(d.failure));
+    w.start({ id: meta.id, model: stream.head.model }, stream.head.usage);
+    const end = await stream.read({ text: (t) => w.text(t), toolCall: (ev, call) => w.toolCall(ev, call) }, gone);
+    if (end.kind === "left") return;
+    if (end.kind === "failed") write(errorEvent(end.failure));
+    else w.finish(end.finish, end.usage, end.cost, continuationJson(end.parts));
   };
-  return sseStream(meta.keepaliveMs, pump, () => service.clientLeft(plan, opened));
-}
-
-/** A response-cache hit, replayed as the same event sequence (billed 0, `cost_krw: 0`). */
-export function cachedMessagesStream(o: ChatOutcome, meta: MessagesStreamMeta): ReadableStream<Uint8Array> {
-  return sseStream(
-    meta.keepaliveMs,
-    async (write) => {
-      const w = new BlockWriter(write);
-      w.start({ id: meta.id, model: o.model }, o.result.usage);
-      if (o.result.content) w.text(o.result.content);
-      o.result.toolCalls?.forEach((call, index) => w.toolCall({ type: "tool_call", index, id: call.id, name: call.function.name, arguments: call.function.arguments }, call));
-      w.finish(o.result.finishReason, o.result.usage, o.cost);
-    },
-    () => {},
-  );
+  return sseStream(meta.keepaliveMs, pump, () => stream.leave());
 }

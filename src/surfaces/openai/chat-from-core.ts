@@ -1,5 +1,5 @@
 /** Core outcomes → the OpenAI chat completion wire format (with the gateway's extensions). */
-import type { ChatOutcome, Cost } from "../../core/chat/service";
+import type { ChatOutcome, Cost } from "../../core/chat/plan";
 import type { ToolCall, Usage } from "../../core/chat/types";
 import type { UrlCitation } from "../../core/chat/web-search";
 

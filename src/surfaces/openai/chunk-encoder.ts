@@ -1,5 +1,5 @@
 /** Writes OpenAI `chat.completion.chunk` SSE events for streams the gateway composes itself. */
-import type { Cost } from "../../core/chat/service";
+import type { Cost } from "../../core/chat/plan";
 import type { FinishReason, Usage } from "../../core/chat/types";
 import { costJson, usageJson } from "./chat-from-core";
 import { streamError } from "../sse-stream";

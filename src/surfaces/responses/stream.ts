@@ -11,13 +11,14 @@
  * opens. `response.completed` carries the full response with `usage` and, since the headers
  * left before the cost was known, the gateway's `cost` object. After a mid-stream failure
  * (docs/decisions.md #6) the last event is `error` with `{code: "upstream_error", message,
- * partial}`, then `[DONE]`; only the received part is billed.
+ * partial}`, then `[DONE]`; only the received part is billed. The events come from the call's
+ * stream (core/chat/call-stream.ts), a live answer or a cache hit alike; the core settles the
+ * call before its final event, so this file only writes frames.
  */
-import type { PiiPort } from "../../core/chat/ports";
-import type { ChatOutcome, ChatPlan, ChatService, Cost, OpenedStream } from "../../core/chat/service";
-import type { ToolCall, Usage } from "../../core/chat/types";
+import type { CallStream, ToolCallEvent } from "../../core/chat/call-stream";
+import type { Cost } from "../../core/chat/plan";
+import type { FinishReason, ToolCall, Usage } from "../../core/chat/types";
 import { DONE, sseStream, streamError, type Write } from "../sse-stream";
-import { drainTyped, drainedResult, type ToolCallEvent } from "../typed-stream";
 import { citationAnnotations, functionCallItem, messageItem, outputText, responseObject, type UrlCitationAnnotation, type Echo, type FunctionCallItem, type MessageItem, type OutputItem, type ResponseHead } from "./from-core";
 import { itemId } from "./ids";
 import { continuationJson } from "../continuation-json";
@@ -125,56 +126,26 @@ class OutputWriter {
   }
 }
 
-/** A live upstream stream (typed events), encoded as Responses events. */
-export function responsesEventStream(service: ChatService, plan: ChatPlan, opened: Extract<OpenedStream, { kind: "typed" }>, meta: ResponsesStreamMeta, pii?: PiiPort): ReadableStream<Uint8Array> {
-  const c = opened.candidate;
-  const head: ResponseHead = { id: meta.id, createdAt: meta.createdAt, model: c.model.id, provider: c.provider.id, echo: meta.echo };
+/** A call's stream (a live answer or a cache hit), encoded as Responses events. */
+export function responsesEventStream(stream: CallStream, meta: ResponsesStreamMeta): ReadableStream<Uint8Array> {
+  const { model, provider, cached } = stream.head;
+  const head: ResponseHead = { id: meta.id, createdAt: meta.createdAt, model, provider, echo: meta.echo };
   const pump = async (write: Write, gone: () => boolean) => {
     const w = new EventWriter(write);
     const out = new OutputWriter(w);
     start(w, head);
-    const mapping = plan.mapping;
-    const restorer = mapping && pii ? () => pii.streamUnmasker(mapping) : null;
-    const d = await drainTyped(opened.events, restorer, gone, { text: (t) => out.text(t), toolCall: (ev, call) => out.toolCall(ev, call) }, { request_id: plan.caller.requestId, provider: c.provider.id }, plan.caller.lang);
-    const received = { usage: d.usage, text: d.text, toolCalls: d.calls.filter(Boolean) };
-    if (gone()) {
-      // The client hung up: the upstream was read on for its usage (ChatService.clientLeft).
-      opened.abort.abort();
-      await service.finishStream(plan, c, { ending: "client_left", ...received });
-      return;
-    }
-    if (!d.failure) {
-      out.annotations = citationAnnotations(service.citations(plan, d.text).citations);
-      const output = out.finish();
-      const { cost, usage, parts } = await service.finishStream(plan, c, { ending: "complete", ...received, result: drainedResult(d) });
-      await complete(w, meta, head, output, usage, cost, d.finish, false, continuationJson(parts));
+    const end = await stream.read({ text: (t) => out.text(t), toolCall: (ev, call) => out.toolCall(ev, call) }, gone);
+    if (end.kind === "left") return;
+    if (end.kind === "failed") {
+      w.emit("error", { error: streamError(end.failure, end.partial) });
       write(DONE);
       return;
     }
-    opened.abort.abort();
-    w.emit("error", { error: streamError(d.failure, d.text) });
-    await service.finishStream(plan, c, { ending: "failed", ...received });
+    out.annotations = citationAnnotations(end.citations);
+    await complete(w, meta, head, out.finish(), end.usage, end.cost, end.finish, cached, continuationJson(end.parts));
     write(DONE);
   };
-  return sseStream(meta.keepaliveMs, pump, () => service.clientLeft(plan, opened));
-}
-
-/** A response-cache hit, replayed as the same event sequence (billed 0, `cached: true`). */
-export function cachedResponsesStream(o: ChatOutcome, meta: ResponsesStreamMeta): ReadableStream<Uint8Array> {
-  const head: ResponseHead = { id: meta.id, createdAt: meta.createdAt, model: o.model, provider: o.provider, echo: meta.echo };
-  return sseStream(
-    meta.keepaliveMs,
-    async (write) => {
-      const w = new EventWriter(write);
-      const out = new OutputWriter(w);
-      start(w, head);
-      if (o.result.content) out.text(o.result.content);
-      o.result.toolCalls?.forEach((call, index) => out.toolCall({ type: "tool_call", index, id: call.id, name: call.function.name, arguments: call.function.arguments }, { ...call, function: { ...call.function } }));
-      await complete(w, meta, head, out.finish(), o.result.usage, o.cost, o.result.finishReason, true);
-      write(DONE);
-    },
-    () => {},
-  );
+  return sseStream(meta.keepaliveMs, pump, () => stream.leave());
 }
 
 function start(w: EventWriter, head: ResponseHead): void {
@@ -183,7 +154,7 @@ function start(w: EventWriter, head: ResponseHead): void {
   w.emit("response.in_progress", { response });
 }
 
-async function complete(w: EventWriter, meta: ResponsesStreamMeta, head: ResponseHead, output: OutputItem[], usage: Usage, cost: Cost, finish: ChatOutcome["result"]["finishReason"], cached: boolean, extra?: ReturnType<typeof continuationJson>): Promise<void> {
+async function complete(w: EventWriter, meta: ResponsesStreamMeta, head: ResponseHead, output: OutputItem[], usage: Usage, cost: Cost, finish: FinishReason, cached: boolean, extra?: ReturnType<typeof continuationJson>): Promise<void> {
   const response = { ...responseObject(head, { status: "completed", output, usage, finish, cost, cached }), ...extra };
   await meta.keep?.(response);
   w.emit("response.completed", { response });

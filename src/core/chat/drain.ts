@@ -1,18 +1,17 @@
 /**
- * Reading a typed upstream stream (the core's StreamEvents) on behalf of a client dialect.
- * The chat and Responses encoders differ only in the frames they write, so the rules live
- * here once: PII placeholders are restored as text and tool-call arguments arrive (a split
- * placeholder is held back until it completes), tool calls are accumulated by index, and any
- * upstream error or truncation ends it with `failure` set. A client that went away gets nothing
- * more, but the read goes on (the chat service cuts it after a while): the usage comes last, and
- * the call is billed on it. What the caller then does with `failure` is the stream-failure rule
- * of docs/decisions.md #6.
+ * Reading a typed upstream stream (the core's StreamEvents) to its end for the call's stream
+ * (answer-stream.ts), whatever dialect encodes it: PII placeholders are restored as text and
+ * tool-call arguments arrive (a split placeholder is held back until it completes), tool calls
+ * are accumulated by index, and any upstream error or truncation ends it with `failure` set. A
+ * client that went away gets nothing more, but the read goes on (the call cuts it after a
+ * while): the usage comes last, and the call is billed on it. What the stream's end does with
+ * `failure` is the stream-failure rule of docs/decisions.md #6.
  */
-import type { PiiPort } from "../core/chat/ports";
-import type { ChatResult, FinishReason, StreamEvent, ToolCall, Usage } from "../core/chat/types";
-import { emptyUsage } from "../core/chat/types";
-import { failureWords, logUpstreamFailure } from "../core/chat/upstream-words";
-import type { Lang } from "../core/errors";
+import type { PiiPort } from "./ports";
+import type { ChatResult, FinishReason, StreamEvent, ToolCall, Usage } from "./types";
+import { emptyUsage } from "./types";
+import { failureWords, logUpstreamFailure } from "./upstream-words";
+import type { Lang } from "../errors";
 
 export type ToolCallEvent = Extract<StreamEvent, { type: "tool_call" }>;
 

@@ -1,0 +1,83 @@
+/**
+ * The raw relay of a same-dialect stream (an OpenAI-compatible upstream to a chat client, an
+ * Anthropic upstream to a Messages client): the upstream's SSE events are handed on byte for
+ * byte as they arrive, never re-encoded. The provider's scanner (providers/<vendor>/relay.ts)
+ * says what each event is (forwarded, held back, the end of the answer, or the upstream's
+ * failure) and keeps what it learned (usage, finish reason, the text when it is asked for)
+ * with the same mappings as its non-streaming parser; the bill is the core's (answer-stream.ts).
+ */
+import { SseSplitter } from "../../lib/sse-split";
+import { UpstreamError } from "./provider";
+import type { ChatResult, Usage } from "./types";
+
+/**
+ * `forward`: relay it as it came; `held`: not relayed (read for what it says; the surface
+ * writes its own version, with the cost, from RawTail); `end`: the answer is complete;
+ * `failed`: the upstream reported an error (RawScanner.failure).
+ */
+export type RawVerdict = "forward" | "held" | "end" | "failed";
+
+/** What the surface needs of the upstream's last words to write the stream's final frames. */
+export interface RawTail {
+  /** The held-back event that closes the answer (OpenAI's usage chunk, Anthropic's `message_delta`), parsed; null when none came. */
+  closing: Record<string, any> | null;
+  /** The upstream's own `id` and `created`, repeated on the frames the gateway adds. */
+  id?: string;
+  created?: number;
+  /** The terminal event's bytes, relayed last as they came; null when the dialect's terminator is the gateway's own (`[DONE]`). */
+  terminal: Uint8Array | null;
+  /** The vendor's error type of an in-stream error event. */
+  errorType?: string;
+}
+
+/** One stream's scanner; it keeps the state of that stream alone. */
+export interface RawScanner {
+  /** Looks at one complete SSE event (a view of its bytes: scanned, never copied). */
+  scan(event: Uint8Array): RawVerdict;
+  /** The upstream's own failure, once `scan` said `failed`. */
+  readonly failure: UpstreamError | null;
+  /** What an end without the terminal event lacked, for the log (`data: [DONE]`, `message_stop`). */
+  readonly terminator: string;
+  /** The usage the upstream reported, mapped as its non-streaming answer's is; null when none came. */
+  usage(): Usage | null;
+  /** The answer the forwarded events carried (text, tool calls, finish reason), rebuilt; asked for only when needed. */
+  result(): ChatResult;
+  tail(): RawTail;
+}
+
+/** How a relayed read ended: `complete` (the terminal event came) or with `error` (null once the client left). */
+export interface RelayEnd {
+  complete: boolean;
+  error: unknown;
+}
+
+/** Reads `body` to its end or failure, handing every event the scanner forwards to `forward` at once. */
+export async function relayEvents(body: ReadableStream<Uint8Array>, scanner: RawScanner, forward: (event: Uint8Array) => void, gone: () => boolean): Promise<RelayEnd> {
+  const splitter = new SseSplitter();
+  const reader = body.getReader();
+  let complete = false;
+  let error: unknown = null;
+  try {
+    read: for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      for (const ev of splitter.push(value)) {
+        const verdict = scanner.scan(ev);
+        if (verdict === "forward") forward(ev);
+        else if (verdict === "end") {
+          complete = true;
+          break read;
+        } else if (verdict === "failed") {
+          error = scanner.failure;
+          break read;
+        }
+      }
+    }
+  } catch (e) {
+    error = e;
+  }
+  reader.cancel().catch(() => {});
+  if (!complete && !error) error = new UpstreamError("truncated", `upstream stream ended without ${scanner.terminator}`);
+  // A read cut because the client left is no upstream failure.
+  return { complete, error: gone() ? null : error };
+}

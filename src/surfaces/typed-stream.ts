@@ -11,7 +11,7 @@
 import type { PiiPort } from "../core/chat/ports";
 import type { ChatResult, FinishReason, StreamEvent, ToolCall, Usage } from "../core/chat/types";
 import { emptyUsage } from "../core/chat/types";
-import { failureWords, logUpstreamFailure } from "../core/chat/upstream-words";
+import { failureWords, logUpstreamFailure } from "../core/upstream/words";
 import type { Lang } from "../core/errors";
 
 export type ToolCallEvent = Extract<StreamEvent, { type: "tool_call" }>;

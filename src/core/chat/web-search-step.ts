@@ -1,6 +1,6 @@
 /** The web plugin's step of a chat call: search after the hold, put the sources in the prompt. */
 import type { ChatPlan } from "./plan";
-import { UpstreamError } from "./provider";
+import { UpstreamError } from "../upstream/error";
 import { withMessages } from "./types";
 import { lastUserText, searchFailure, withSearchResults, type SearchProvider, type SearchResult, type WebPluginOptions } from "./web-search";
 

@@ -5,7 +5,8 @@ import type { Settlements } from "../billing/settlements";
 import type { HoldKeeper } from "../billing/hold-keeper";
 import type { ChatCaller, Cost } from "../chat/plan";
 import type { UpstreamEndpoint } from "../chat/ports";
-import type { EmbeddingInput, EmbeddingProvider, Protocol, UpstreamError } from "../chat/provider";
+import type { EmbeddingInput, EmbeddingProvider, Protocol } from "../chat/provider";
+import type { UpstreamError } from "../upstream/error";
 
 export interface EmbeddingCall {
   model: string;

@@ -3,7 +3,8 @@
  * `anthropic-version: 2023-06-01`. A call that came in as Anthropic Messages (`req.anthropic`)
  * sends the client's own body and `anthropic-beta`; its raw stream can be relayed as is.
  */
-import { UpstreamError, type CallContext, type ChatProvider } from "../../core/chat/provider";
+import { type CallContext, type ChatProvider } from "../../core/chat/provider";
+import { UpstreamError } from "../../core/upstream/error";
 import type { ChatRequest, ChatResult, StreamEvent } from "../../core/chat/types";
 import { decodeSse } from "../../lib/sse";
 import { joinUrl, postUpstream, postUpstreamJson } from "../common/http";

@@ -4,7 +4,7 @@
  * token count, so `promptTokens` is null and the caller counts the input itself.
  */
 import type { CallContext, EmbeddingInput, EmbeddingOptions, EmbeddingProvider, EmbeddingResult } from "../../core/chat/provider";
-import { UpstreamError } from "../../core/chat/provider";
+import { UpstreamError } from "../../core/upstream/error";
 import { joinUrl, postUpstreamJson } from "../common/http";
 import { classifyGeminiError } from "./errors";
 import type { GeminiWireEmbedResponse } from "./wire";

@@ -3,7 +3,7 @@
  * with `Authorization: Bearer`, and `POST {baseUrl}/v1/embeddings`.
  */
 import type { CallContext, ChatProvider, EmbeddingInput, EmbeddingOptions, EmbeddingProvider, EmbeddingResult } from "../../core/chat/provider";
-import { UpstreamError } from "../../core/chat/provider";
+import { UpstreamError } from "../../core/upstream/error";
 import type { ChatRequest, ChatResult, StreamEvent } from "../../core/chat/types";
 import { decodeSse } from "../../lib/sse";
 import { joinUrl, postUpstream, postUpstreamJson } from "../common/http";

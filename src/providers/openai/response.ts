@@ -1,6 +1,6 @@
 /** OpenAI Chat Completions response → canonical ChatResult, usage and finish reasons. */
 import type { ChatResult, FinishReason, ToolCall, Usage } from "../../core/chat/types";
-import { UpstreamError } from "../../core/chat/provider";
+import { UpstreamError } from "../../core/upstream/error";
 import type { OpenAIWireChatResponse, OpenAIWireUsage } from "./wire";
 
 /** stop → stop, length → length, tool_calls / function_call → tool_calls, content_filter → content_filter; unknown → stop. */

@@ -8,8 +8,8 @@
  */
 import type { ChatPlan, ChatService, OpenedStream } from "../../core/chat/service";
 import type { ChatResult, FinishReason, ToolCall } from "../../core/chat/types";
-import { UpstreamError } from "../../core/chat/provider";
-import { failureWords, logUpstreamFailure } from "../../core/chat/upstream-words";
+import { UpstreamError } from "../../core/upstream/error";
+import { failureWords, logUpstreamFailure } from "../../core/upstream/words";
 import { eventData, SseSplitter } from "../../lib/sse-split";
 import { sseStream, type Write } from "../sse-stream";
 import { ANTHROPIC_ERROR_TYPES, errorEvent, type AnthropicErrorType } from "./errors";

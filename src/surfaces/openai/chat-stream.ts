@@ -11,8 +11,8 @@
 import type { PiiPort } from "../../core/chat/ports";
 import type { ChatOutcome, ChatPlan, ChatService, OpenedStream } from "../../core/chat/service";
 import type { ChatResult, FinishReason, ToolCall, Usage } from "../../core/chat/types";
-import { UpstreamError } from "../../core/chat/provider";
-import { failureWords, logUpstreamFailure } from "../../core/chat/upstream-words";
+import { UpstreamError } from "../../core/upstream/error";
+import { failureWords, logUpstreamFailure } from "../../core/upstream/words";
 import { classifyOpenAIEvent, eventData, SseSplitter } from "../../lib/sse-split";
 import { annotationsJson, costJson } from "./chat-from-core";
 import { ChunkEncoder, DONE, errorEvent } from "./chunk-encoder";

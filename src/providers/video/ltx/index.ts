@@ -7,10 +7,10 @@
  * assumption (no authoritative sample exists; docs/video.md). Resolutions travel as pixel
  * sizes; errors use LTX's `{"type":"error","error":{type, message}}` envelope.
  */
-import type { UpstreamError } from "../../../core/chat/provider";
+import type { UpstreamError } from "../../../core/upstream/error";
 import type { Resolution } from "../../../core/catalog/types";
 import type { VideoCall, VideoPollOutcome, VideoProvider, VideoSubmission } from "../../../core/video/provider";
-import { badShape, dig, httpError, joinUrl, requestJson, str } from "../http";
+import { badShape, dig, upstreamHttpError, joinUrl, requestJson, str } from "../http";
 
 const PIXELS: Partial<Record<Resolution, string>> = { "1080p": "1920x1080", "1440p": "2560x1440", "4k": "3840x2160" };
 
@@ -41,7 +41,7 @@ export function mapLtxPoll(body: unknown): VideoPollOutcome {
 }
 
 export function ltxError(status: number, headers: Headers, text: string): UpstreamError {
-  return httpError(status, headers, text, (b) => str(dig(b, "error", "message")));
+  return upstreamHttpError(status, headers, text, { message: (b) => str(dig(b, "error", "message")) });
 }
 
 export const ltxVideo: VideoProvider = {

@@ -7,9 +7,9 @@
  * `cancelled`, `expired`; the result is `content.video_url`, usage `completion_tokens`.
  * Errors are `{"error": {code, message, param, type}}`.
  */
-import type { UpstreamError } from "../../../core/chat/provider";
+import type { UpstreamError } from "../../../core/upstream/error";
 import type { VideoCall, VideoPollOutcome, VideoProvider, VideoSubmission } from "../../../core/video/provider";
-import { badShape, dig, httpError, joinUrl, requestJson, str } from "../http";
+import { badShape, dig, upstreamHttpError, joinUrl, requestJson, str } from "../http";
 
 export function toSeedanceRequest(s: VideoSubmission): Record<string, unknown> {
   const r = s.request;
@@ -49,7 +49,7 @@ export function mapSeedancePoll(body: unknown): VideoPollOutcome {
 }
 
 export function seedanceError(status: number, headers: Headers, text: string): UpstreamError {
-  return httpError(status, headers, text, (b) => str(dig(b, "error", "message")));
+  return upstreamHttpError(status, headers, text, { message: (b) => str(dig(b, "error", "message")) });
 }
 
 export const seedanceVideo: VideoProvider = {

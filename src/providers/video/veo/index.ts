@@ -11,9 +11,9 @@
  * (our reading of the Gemini usage vocabulary; docs/video.md). Reference URLs are passed as
  * `{uri}`: the gateway never fetches user-supplied URLs itself.
  */
-import type { UpstreamError } from "../../../core/chat/provider";
+import type { UpstreamError } from "../../../core/upstream/error";
 import type { VideoCall, VideoPollOutcome, VideoProvider, VideoSubmission } from "../../../core/video/provider";
-import { badShape, dig, downloadFile, httpError, joinUrl, requestJson, str } from "../http";
+import { badShape, dig, downloadFile, upstreamHttpError, joinUrl, requestJson, str } from "../http";
 
 export function toVeoRequest(s: VideoSubmission): Record<string, unknown> {
   const r = s.request;
@@ -63,7 +63,7 @@ export function mapVeoPoll(body: unknown): VideoPollOutcome {
 }
 
 export function veoError(status: number, headers: Headers, text: string): UpstreamError {
-  return httpError(status, headers, text, (b) => str(dig(b, "error", "message")));
+  return upstreamHttpError(status, headers, text, { message: (b) => str(dig(b, "error", "message")) });
 }
 
 const sameOrigin = (a: string, b: string) => {

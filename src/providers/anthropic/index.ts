@@ -4,7 +4,6 @@
  * sends the client's own body and `anthropic-beta`; its raw stream can be relayed as is.
  */
 import { type CallContext, type ChatProvider } from "../../core/chat/provider";
-import { UpstreamError } from "../../core/upstream/error";
 import type { ChatRequest, ChatResult, StreamEvent } from "../../core/chat/types";
 import { decodeSse } from "../../lib/sse";
 import { joinUrl, postUpstream, postUpstreamJson } from "../common/http";
@@ -13,7 +12,7 @@ import { toAnthropicRequest } from "./request";
 import { fromAnthropicResponse } from "./response";
 import { readAnthropicStream } from "./stream";
 import { anthropicJsonTool } from "./structured";
-import type { AnthropicWireResponse } from "./wire";
+import { checkAnthropicResponse, checkAnthropicTokenCount } from "./wire";
 
 export const ANTHROPIC_VERSION = "2023-06-01";
 
@@ -44,7 +43,7 @@ export const anthropicChatProvider: ChatProvider = {
 
   async chat(req: ChatRequest, ctx: CallContext): Promise<ChatResult> {
     const url = joinUrl(ctx.baseUrl, "/v1/messages");
-    const body = (await postUpstreamJson(url, anthropicHeaders(req, ctx, false), requestBody(req, false), ctx, classifyAnthropicError)) as AnthropicWireResponse;
+    const body = checkAnthropicResponse(await postUpstreamJson(url, anthropicHeaders(req, ctx, false), requestBody(req, false), ctx, classifyAnthropicError), ctx.providerId);
     const result = fromAnthropicResponse(body, anthropicJsonTool(req));
     if (req.anthropic) result.vendorBody = body as Record<string, unknown>;
     return result;
@@ -59,9 +58,8 @@ export const anthropicChatProvider: ChatProvider = {
   async countTokens(req: ChatRequest, ctx: CallContext): Promise<number> {
     const full = requestBody(req, false);
     const body = Object.fromEntries(COUNT_FIELDS.filter((k) => full[k] !== undefined).map((k) => [k, full[k]]));
-    const answer = (await postUpstreamJson(joinUrl(ctx.baseUrl, "/v1/messages/count_tokens"), anthropicHeaders(req, ctx, false), body, ctx, classifyAnthropicError)) as { input_tokens?: unknown };
-    if (typeof answer.input_tokens !== "number") throw new UpstreamError("transient", "count_tokens answered without input_tokens");
-    return answer.input_tokens;
+    const answer = await postUpstreamJson(joinUrl(ctx.baseUrl, "/v1/messages/count_tokens"), anthropicHeaders(req, ctx, false), body, ctx, classifyAnthropicError);
+    return checkAnthropicTokenCount(answer, ctx.providerId).input_tokens;
   },
 };
 

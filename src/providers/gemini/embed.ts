@@ -7,14 +7,17 @@ import type { CallContext, EmbeddingInput, EmbeddingOptions, EmbeddingProvider, 
 import { UpstreamError } from "../../core/upstream/error";
 import { joinUrl, postUpstreamJson } from "../common/http";
 import { classifyGeminiError } from "./errors";
-import type { GeminiWireEmbedResponse } from "./wire";
+import { checkGeminiEmbedResponse } from "./wire";
+
+/** A checked answer, or (the pure mapping being tested alone) one that lacks its vectors. */
+type LooseEmbedResponse = { embedding?: { values?: number[] }; embeddings?: Array<{ values?: number[] }> };
 
 function embedRequest(model: string, text: string, opts: EmbeddingOptions): Record<string, unknown> {
   return { model: `models/${model}`, content: { parts: [{ text }] }, ...(opts.dimensions !== undefined && { outputDimensionality: opts.dimensions }) };
 }
 
 /** A response → vectors in input order. Pure. */
-export function fromGeminiEmbedResponse(body: GeminiWireEmbedResponse, expected: number): EmbeddingResult {
+export function fromGeminiEmbedResponse(body: LooseEmbedResponse, expected: number): EmbeddingResult {
   const list = body.embeddings ?? (body.embedding ? [body.embedding] : []);
   const vectors = list.map((e) => e?.values);
   if (vectors.length !== expected || !vectors.every(Array.isArray)) {
@@ -37,6 +40,6 @@ export const geminiEmbeddingProvider: EmbeddingProvider = {
     const single = texts.length === 1;
     const url = joinUrl(ctx.baseUrl, single ? `${base}:embedContent` : `${base}:batchEmbedContents`);
     const payload = single ? embedRequest(model, texts[0]!, opts) : { requests: texts.map((t) => embedRequest(model, t, opts)) };
-    return fromGeminiEmbedResponse((await postUpstreamJson(url, headers, payload, ctx, classifyGeminiError)) as GeminiWireEmbedResponse, texts.length);
+    return fromGeminiEmbedResponse(checkGeminiEmbedResponse(await postUpstreamJson(url, headers, payload, ctx, classifyGeminiError), ctx.providerId), texts.length);
   },
 };

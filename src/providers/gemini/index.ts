@@ -10,7 +10,7 @@ import { classifyGeminiError } from "./errors";
 import { toGeminiRequest } from "./request";
 import { fromGeminiResponse } from "./response";
 import { readGeminiStream } from "./stream";
-import type { GeminiWireResponse } from "./wire";
+import { checkGeminiResponse } from "./wire";
 
 function geminiUrl(ctx: CallContext, model: string, stream: boolean): string {
   const method = stream ? "streamGenerateContent?alt=sse" : "generateContent";
@@ -27,7 +27,8 @@ export const geminiChatProvider: ChatProvider = {
   protocol: "gemini",
 
   async chat(req: ChatRequest, ctx: CallContext): Promise<ChatResult> {
-    return fromGeminiResponse((await postUpstreamJson(geminiUrl(ctx, req.model, false), geminiHeaders(ctx, false), toGeminiRequest(req), ctx, classifyGeminiError)) as GeminiWireResponse);
+    const answer = await postUpstreamJson(geminiUrl(ctx, req.model, false), geminiHeaders(ctx, false), toGeminiRequest(req), ctx, classifyGeminiError);
+    return fromGeminiResponse(checkGeminiResponse(answer, ctx.providerId));
   },
 
   async chatStream(req: ChatRequest, ctx: CallContext): Promise<AsyncIterable<StreamEvent>> {

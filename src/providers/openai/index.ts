@@ -11,7 +11,7 @@ import { classifyOpenAIError } from "./errors";
 import { toOpenAIChatRequest, usesOpenAIMaxCompletionTokens } from "./request";
 import { fromOpenAIChatResponse } from "./response";
 import { readOpenAIChatStream } from "./stream";
-import type { OpenAIWireChatResponse, OpenAIWireEmbeddingResponse } from "./wire";
+import { checkOpenAIChatResponse, checkOpenAIEmbeddingResponse, type OpenAIWireEmbeddingResponse } from "./wire";
 
 function openAIHeaders(ctx: CallContext, stream: boolean): Record<string, string> {
   const h: Record<string, string> = { authorization: `Bearer ${ctx.apiKey}` };
@@ -38,7 +38,7 @@ export const openAIChatProvider: ChatProvider = {
 
   async chat(req: ChatRequest, ctx: CallContext): Promise<ChatResult> {
     const url = joinUrl(ctx.baseUrl, "/v1/chat/completions");
-    return fromOpenAIChatResponse((await postUpstreamJson(url, openAIHeaders(ctx, false), buildBody(req, ctx, false), ctx, classifyOpenAIError)) as OpenAIWireChatResponse);
+    return fromOpenAIChatResponse(checkOpenAIChatResponse(await postUpstreamJson(url, openAIHeaders(ctx, false), buildBody(req, ctx, false), ctx, classifyOpenAIError), ctx.providerId));
   },
 
   async chatStream(req: ChatRequest, ctx: CallContext): Promise<AsyncIterable<StreamEvent>> {
@@ -61,15 +61,15 @@ export const openAIEmbeddingProvider: EmbeddingProvider = {
     const url = joinUrl(ctx.baseUrl, "/v1/embeddings");
     // Floats on the wire: the gateway encodes base64 itself when its client asks for it.
     const body = { model, input, encoding_format: "float", ...(opts.dimensions !== undefined && { dimensions: opts.dimensions }), ...(opts.user !== undefined && { user: opts.user }) };
-    return fromOpenAIEmbeddingResponse((await postUpstreamJson(url, openAIHeaders(ctx, false), body, ctx, classifyOpenAIError)) as OpenAIWireEmbeddingResponse, input.length);
+    return fromOpenAIEmbeddingResponse(checkOpenAIEmbeddingResponse(await postUpstreamJson(url, openAIHeaders(ctx, false), body, ctx, classifyOpenAIError), ctx.providerId), input.length);
   },
 };
 
 /** Embeddings body → vectors in input order (sorted by `index`). Pure. */
 export function fromOpenAIEmbeddingResponse(body: OpenAIWireEmbeddingResponse, expected: number): EmbeddingResult {
-  const data = [...(body.data ?? [])].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
-  const vectors = data.map((d) => d.embedding ?? []);
-  if (vectors.length !== expected || vectors.some((v) => !Array.isArray(v))) {
+  const data = [...body.data].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
+  const vectors = data.map((d) => d.embedding);
+  if (vectors.length !== expected) {
     throw new UpstreamError("transient", `upstream returned ${vectors.length} embeddings for ${expected} inputs`, 200, body);
   }
   return { vectors, promptTokens: body.usage?.prompt_tokens ?? null };

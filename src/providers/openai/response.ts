@@ -31,7 +31,7 @@ export function mapOpenAIUsage(u: OpenAIWireUsage | null | undefined): Usage {
 
 /** Maps a non-streaming response body. Pure. */
 export function fromOpenAIChatResponse(body: OpenAIWireChatResponse): ChatResult {
-  const choice = body.choices?.[0];
+  const choice = body.choices[0];
   if (!choice) throw new UpstreamError("transient", "upstream response has no choices", 200, body);
   const msg = choice.message ?? {};
   const toolCalls: ToolCall[] = (msg.tool_calls ?? []).map((tc) => ({

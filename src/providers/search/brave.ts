@@ -4,7 +4,9 @@
  */
 import type { SearchProvider, SearchResult } from "../../core/chat/web-search";
 import { fetchWithDeadlines, readAllBytes } from "../../lib/http-deadline";
+import { Type as T, type Static } from "@sinclair/typebox";
 import { badAnswer, toTransportError, upstreamHttpError } from "../common/errors";
+import { wireCheck } from "../common/wire-check";
 
 export interface BraveOptions {
   baseUrl: string;
@@ -12,9 +14,12 @@ export interface BraveOptions {
   timeoutMs: number;
 }
 
-interface BraveWire {
-  web?: { results?: { title?: string; url?: string; description?: string }[] };
-}
+/** The fields of Brave's answer the adapter reads, checked on arrival (../common/wire-check.ts). */
+const BraveWire = T.Object({
+  web: T.Optional(T.Object({ results: T.Optional(T.Array(T.Object({ title: T.Optional(T.String()), url: T.Optional(T.String()), description: T.Optional(T.String()) }))) })),
+});
+type BraveWire = Static<typeof BraveWire>;
+const checkBraveAnswer = wireCheck("search answer", BraveWire);
 
 const utf8 = new TextDecoder();
 
@@ -53,7 +58,7 @@ export function braveSearchProvider(o: BraveOptions): SearchProvider {
       } catch {
         throw badAnswer("search answer is not JSON", 200, text.slice(0, 500));
       }
-      return fromBraveResponse(body as BraveWire, count);
+      return fromBraveResponse(checkBraveAnswer(body, "brave"), count);
     },
   };
 }

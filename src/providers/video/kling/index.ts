@@ -12,6 +12,7 @@
 import { UpstreamError } from "../../../core/upstream/error";
 import type { VideoCall, VideoPollOutcome, VideoProvider, VideoSubmission } from "../../../core/video/provider";
 import { badShape, dig, upstreamHttpError, joinUrl, requestJson, str } from "../http";
+import { checkKlingPoll, checkKlingSubmit } from "../wire";
 
 type Kind = "text2video" | "image2video";
 
@@ -87,7 +88,7 @@ export const klingVideo: VideoProvider = {
   async submit(s: VideoSubmission, call: VideoCall): Promise<string> {
     const { kind, body } = toKlingRequest(s);
     const auth = { authorization: `Bearer ${klingToken(call.endpoint.apiKey)}` };
-    const res = await requestJson("POST", joinUrl(call.endpoint.baseUrl, `/v1/videos/${kind}`), auth, body, call, klingError);
+    const res = checkKlingSubmit(await requestJson("POST", joinUrl(call.endpoint.baseUrl, `/v1/videos/${kind}`), auth, body, call, klingError), "kling");
     const id = str(dig(unwrap(res), "task_id"));
     if (!id) throw badShape("create-task answer", res);
     return `${kind}:${id}`;
@@ -95,7 +96,7 @@ export const klingVideo: VideoProvider = {
   async poll(task: string, _model: string, call: VideoCall): Promise<VideoPollOutcome> {
     const [kind, id] = task.split(":", 2) as [Kind, string];
     const auth = { authorization: `Bearer ${klingToken(call.endpoint.apiKey)}` };
-    const res = await requestJson("GET", joinUrl(call.endpoint.baseUrl, `/v1/videos/${kind}/${encodeURIComponent(id)}`), auth, undefined, call, klingError);
+    const res = checkKlingPoll(await requestJson("GET", joinUrl(call.endpoint.baseUrl, `/v1/videos/${kind}/${encodeURIComponent(id)}`), auth, undefined, call, klingError), "kling");
     unwrap(res);
     return mapKlingPoll(res);
   },

@@ -8,6 +8,7 @@ import type { PromptSize } from "./estimate";
 import type { AttemptRecord, CallTrace } from "./trace";
 import type { Continuation } from "./continuation";
 import type { SearchResult, UrlCitation, WebPluginOptions } from "./web-search";
+import type { CallWarning } from "../upstream/warnings";
 
 export interface ChatCaller {
   /** The id the call is held, charged and recorded under. */
@@ -88,6 +89,8 @@ export interface ChatPlan {
   hedge?: boolean;
   /** Stream continuation asked for (`provider.continue_on_failure`): the parts of the answer (continuation.ts). */
   continuation?: Continuation;
+  /** What each provider's request left out, by provider id (warnings.ts). */
+  warnings?: Map<string, CallWarning[]>;
 }
 
 export interface Cost {

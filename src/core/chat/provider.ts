@@ -3,6 +3,7 @@
  * own contract; embeddings are optional.
  */
 import type { ChatRequest, ChatResult, StreamEvent } from "./types";
+import type { CallWarning } from "../upstream/warnings";
 
 export type Protocol = "openai" | "anthropic" | "gemini";
 
@@ -21,6 +22,11 @@ export interface CallContext {
   forwardServiceTier?: boolean;
   /** W3C trace context of this attempt's span, sent as the `traceparent` header (tracing on). */
   traceparent?: string;
+  /**
+   * Receives the settings of the request the adapter could not send to this vendor, once it
+   * built the request and before it sends it (nothing when every setting was sent).
+   */
+  warn?: (warnings: CallWarning[]) => void;
 }
 
 export interface ChatProvider {

@@ -36,6 +36,7 @@ import { continuationHold } from "./continuation-bill";
 import { CallBill, type StreamBill } from "./call-bill";
 import { traced, tracedHold } from "./traced";
 import { swallowed } from "../../lib/log";
+import { noteWarnings } from "./warnings";
 
 export type { ChatCaller, ChatOptions, ChatOutcome, ChatPlan, Cost, OpenedStream, Prepared, StreamEnd } from "./plan";
 export type { StreamBill } from "./call-bill";
@@ -327,6 +328,7 @@ export class ChatService {
       idleTimeoutMs: this.d.idleTimeoutMs,
       forwardServiceTier: c.provider.serviceTier,
       traceparent: attempt?.traceparent,
+      warn: (warnings) => noteWarnings(plan, c.provider.id, warnings),
     };
   }
 

@@ -7,6 +7,8 @@ import { ChatBodySchema, type ChatBody } from "../../surfaces/openai/chat-schema
 import { toCoreChatRequest } from "../../surfaces/openai/chat-to-core";
 import { completionId, toChatCompletion } from "../../surfaces/openai/chat-from-core";
 import { cachedEventStream, chatEventStream } from "../../surfaces/openai/chat-stream";
+import { callWarnings } from "../../core/chat/warnings";
+import { warningHeaders } from "../warnings";
 import { rateHeaders } from "../auth";
 import { callIdentity, requestId } from "../request-id";
 import { requestRecord } from "../request-log";
@@ -72,12 +74,14 @@ export function chatRoutes(d: AppDeps, c: ChatRouteDeps) {
         if (decision) set.headers["x-policy-decision"] = decision;
         set.headers["x-cost-krw"] = String(outcome.cost.krw);
         set.headers["x-cost-usd"] = String(outcome.cost.usd);
+        Object.assign(set.headers, warningHeaders(d.metrics, callWarnings(prepared.plan, outcome.provider)));
         return toChatCompletion(outcome, id, meta.created);
       }
       const opened = await c.chat.openStream(prepared.plan, "openai");
       const decision = c.chat.decisionOf(prepared.plan);
-      return slot.untilEnd(new Response(chatEventStream(c.chat, prepared.plan, opened, meta, c.pii), { headers: decision ? { ...sseHeaders, "x-policy-decision": decision } : sseHeaders }));
+      const streamHeaders = { ...sseHeaders, ...(decision && { "x-policy-decision": decision }), ...warningHeaders(d.metrics, callWarnings(prepared.plan, opened.candidate.provider.id)) };
+      return slot.untilEnd(new Response(chatEventStream(c.chat, prepared.plan, opened, meta, c.pii), { headers: streamHeaders }));
     },
-    { body: ChatBodySchema, detail: { security: AUTH.apiKey, tags: ["chat"], summary: "Chat completion (OpenAI-compatible), optionally streamed", responses: { ...withHeaders(okOrStream(ChatCompletion, "`chat.completion.chunk` events, then `data: [DONE]`"), "X-Cost-KRW", "X-Cost-USD", "X-Policy-Decision"), ...errors(402, 409, 502) } } },
+    { body: ChatBodySchema, detail: { security: AUTH.apiKey, tags: ["chat"], summary: "Chat completion (OpenAI-compatible), optionally streamed", responses: { ...withHeaders(okOrStream(ChatCompletion, "`chat.completion.chunk` events, then `data: [DONE]`"), "X-Cost-KRW", "X-Cost-USD", "X-Policy-Decision", "X-Gateway-Warnings"), ...errors(402, 409, 502) } } },
   );
 }

@@ -3,6 +3,7 @@ import { Elysia } from "elysia";
 import type { EmbeddingService } from "../../core/embeddings/service";
 import { EmbeddingsBodySchema, embeddingInputs, type EmbeddingsBody } from "../../surfaces/openai/embeddings-schema";
 import { toEmbeddingList } from "../../surfaces/openai/embeddings-from-core";
+import { warningHeaders } from "../warnings";
 import { rateHeaders } from "../auth";
 import { callIdentity } from "../request-id";
 import { requestRecord } from "../request-log";
@@ -25,6 +26,7 @@ export function embeddingsRoutes(d: AppDeps, embeddings: EmbeddingService) {
       const outcome = await embeddings.embed(caller, { model: b.model, inputs: embeddingInputs(b.input), dimensions: b.dimensions, user: b.user });
       set.headers["x-cost-krw"] = String(outcome.cost.krw);
       set.headers["x-cost-usd"] = String(outcome.cost.usd);
+      Object.assign(set.headers, warningHeaders(d.metrics, outcome.warnings));
       return toEmbeddingList(outcome, b.encoding_format);
     },
     {
@@ -33,7 +35,7 @@ export function embeddingsRoutes(d: AppDeps, embeddings: EmbeddingService) {
         security: AUTH.apiKey,
         tags: ["embeddings"],
         summary: "Embeddings (OpenAI-compatible): vectors for texts or token ids",
-        responses: { ...withHeaders(ok(EmbeddingList, "One embedding per input, in input order"), "X-Cost-KRW", "X-Cost-USD"), ...errors(402, 409, 502) },
+        responses: { ...withHeaders(ok(EmbeddingList, "One embedding per input, in input order"), "X-Cost-KRW", "X-Cost-USD", "X-Gateway-Warnings"), ...errors(402, 409, 502) },
       },
     },
   );

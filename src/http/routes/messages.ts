@@ -11,6 +11,8 @@ import { toCoreCountTokens, toCoreFromMessages } from "../../surfaces/anthropic/
 import { messageId, messageObject } from "../../surfaces/anthropic/from-core";
 import { cachedMessagesStream, messagesEventStream } from "../../surfaces/anthropic/stream";
 import { relayMessagesStream } from "../../surfaces/anthropic/relay";
+import { callWarnings } from "../../core/chat/warnings";
+import { warningHeaders } from "../warnings";
 import { rateHeaders } from "../auth";
 import type { AppDeps } from "../deps";
 import { callIdentity, requestId } from "../request-id";
@@ -53,13 +55,15 @@ export function messagesRoutes(d: AppDeps, c: ChatRouteDeps) {
           if (decision) set.headers["x-policy-decision"] = decision;
           set.headers["x-cost-krw"] = String(o.cost.krw);
           set.headers["x-cost-usd"] = String(o.cost.usd);
+          Object.assign(set.headers, warningHeaders(d.metrics, callWarnings(prepared.plan, o.provider)));
           // An Anthropic upstream's own answer, as it came (thinking blocks and all).
           return o.result.vendorBody ?? messageObject({ id: meta.id, model: o.model }, o.result, { provider: o.provider, cached: false });
         }
         const opened = await c.chat.openStream(prepared.plan, "anthropic");
         const decision = c.chat.decisionOf(prepared.plan);
         const out = opened.kind === "raw" ? relayMessagesStream(c.chat, prepared.plan, opened, c.keepaliveMs) : messagesEventStream(c.chat, prepared.plan, opened, { ...meta, model: opened.candidate.model.id }, c.pii);
-        return slot.untilEnd(new Response(out, { headers: decision ? { ...sseHeaders, "x-policy-decision": decision } : sseHeaders }));
+        const streamHeaders = { ...sseHeaders, ...(decision && { "x-policy-decision": decision }), ...warningHeaders(d.metrics, callWarnings(prepared.plan, opened.candidate.provider.id)) };
+        return slot.untilEnd(new Response(out, { headers: streamHeaders }));
       },
       {
         body: MessagesBodySchema,
@@ -67,7 +71,7 @@ export function messagesRoutes(d: AppDeps, c: ChatRouteDeps) {
           security: AUTH.apiKeyOrXApiKey,
           tags: ["messages"],
           summary: "Anthropic Messages call (any model; converted into a chat call, relayed for Anthropic upstreams), optionally streamed",
-          responses: { ...withHeaders(okOrStream(AnthropicMessage, "Anthropic's `message_start` … `message_stop` events; the last `message_delta`'s usage adds `cost_krw` and `cost_usd`"), "X-Cost-KRW", "X-Cost-USD", "X-Policy-Decision"), ...ERRORS },
+          responses: { ...withHeaders(okOrStream(AnthropicMessage, "Anthropic's `message_start` … `message_stop` events; the last `message_delta`'s usage adds `cost_krw` and `cost_usd`"), "X-Cost-KRW", "X-Cost-USD", "X-Policy-Decision", "X-Gateway-Warnings"), ...ERRORS },
         },
       },
     )

@@ -16,6 +16,8 @@ import { cachedResponsesStream, responsesEventStream } from "../../surfaces/resp
 import { toCoreFromResponses } from "../../surfaces/responses/to-core";
 import { resolveInput } from "../../surfaces/responses/history";
 import { historyOf, keepResponse, keeps, type ResponseStore } from "./responses-store";
+import { callWarnings } from "../../core/chat/warnings";
+import { warningHeaders } from "../warnings";
 import { rateHeaders } from "../auth";
 import type { AppDeps } from "../deps";
 import { notFound } from "../params";
@@ -79,15 +81,17 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
           if (decision) set.headers["x-policy-decision"] = decision;
           set.headers["x-cost-krw"] = String(o.cost.krw);
           set.headers["x-cost-usd"] = String(o.cost.usd);
+          Object.assign(set.headers, warningHeaders(d.metrics, callWarnings(prepared.plan, o.provider)));
           return answer(responseObject({ ...meta, model: o.model, provider: o.provider }, { status: "completed", output: outputItems(o.result, o.citations), usage: o.result.usage, finish: o.result.finishReason }));
         }
         // Typed events always: the Responses events are composed here, never relayed.
         const opened = await c.chat.openStream(prepared.plan, null);
         if (opened.kind !== "typed") throw new GatewayError("internal_error");
         const decision = c.chat.decisionOf(prepared.plan);
-        return slot.untilEnd(new Response(responsesEventStream(c.chat, prepared.plan, opened, meta, c.pii), { headers: decision ? { ...sseHeaders, "x-policy-decision": decision } : sseHeaders }));
+        const streamHeaders = { ...sseHeaders, ...(decision && { "x-policy-decision": decision }), ...warningHeaders(d.metrics, callWarnings(prepared.plan, opened.candidate.provider.id)) };
+        return slot.untilEnd(new Response(responsesEventStream(c.chat, prepared.plan, opened, meta, c.pii), { headers: streamHeaders }));
       },
-      { body: ResponsesBodySchema, transform: ({ body }) => dropNulls(body), detail: { security: AUTH.apiKey, tags: ["responses"], summary: "Responses-format call (converted into a chat call), optionally streamed", responses: { ...withHeaders(okOrStream(ResponseObject, "`response.*` events, then `data: [DONE]`"), "X-Cost-KRW", "X-Cost-USD", "X-Policy-Decision"), ...errors(402, 404, 409, 502) } } },
+      { body: ResponsesBodySchema, transform: ({ body }) => dropNulls(body), detail: { security: AUTH.apiKey, tags: ["responses"], summary: "Responses-format call (converted into a chat call), optionally streamed", responses: { ...withHeaders(okOrStream(ResponseObject, "`response.*` events, then `data: [DONE]`"), "X-Cost-KRW", "X-Cost-USD", "X-Policy-Decision", "X-Gateway-Warnings"), ...errors(402, 404, 409, 502) } } },
     )
     .post(
       "/v1/responses/:request_id/feedback",

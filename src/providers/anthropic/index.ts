@@ -8,7 +8,8 @@ import type { ChatRequest, ChatResult, StreamEvent } from "../../core/chat/types
 import { decodeSse } from "../../lib/sse";
 import { joinUrl, postUpstream, postUpstreamJson } from "../common/http";
 import { classifyAnthropicError } from "./errors";
-import { toAnthropicRequest } from "./request";
+import { buildAnthropicRequest } from "./request";
+import { reported, type BuiltRequest } from "../common/dropped";
 import { fromAnthropicResponse } from "./response";
 import { readAnthropicStream } from "./stream";
 import { anthropicJsonTool } from "./structured";
@@ -23,15 +24,19 @@ function anthropicHeaders(req: ChatRequest, ctx: CallContext, stream: boolean): 
   return h;
 }
 
-/** The client's own body when it sent one (only the routed model, capped max_tokens and stream set), else the translation. */
-function requestBody(req: ChatRequest, stream: boolean): Record<string, unknown> {
-  if (!req.anthropic) return toAnthropicRequest(req, { stream });
-  const { stream: _, ...body } = req.anthropic.body;
-  return stream ? { ...body, model: req.model, max_tokens: req.max_tokens, stream: true } : { ...body, model: req.model, max_tokens: req.max_tokens };
+/**
+ * The client's own body when it sent one (only the routed model, capped max_tokens and stream
+ * set: nothing of it is left out), else the translation.
+ */
+function requestBody(req: ChatRequest, opts: { stream: boolean }): BuiltRequest {
+  if (!req.anthropic) return buildAnthropicRequest(req, opts);
+  const { stream: _, ...own } = req.anthropic.body;
+  const body = { ...own, model: req.model, max_tokens: req.max_tokens };
+  return { body: opts.stream ? { ...body, stream: true } : body, dropped: [] };
 }
 
 async function openStream(req: ChatRequest, ctx: CallContext): Promise<ReadableStream<Uint8Array>> {
-  const { body } = await postUpstream(joinUrl(ctx.baseUrl, "/v1/messages"), anthropicHeaders(req, ctx, true), requestBody(req, true), ctx, classifyAnthropicError);
+  const { body } = await postUpstream(joinUrl(ctx.baseUrl, "/v1/messages"), anthropicHeaders(req, ctx, true), reported(ctx, requestBody(req, { stream: true })), ctx, classifyAnthropicError);
   return body;
 }
 
@@ -43,7 +48,8 @@ export const anthropicChatProvider: ChatProvider = {
 
   async chat(req: ChatRequest, ctx: CallContext): Promise<ChatResult> {
     const url = joinUrl(ctx.baseUrl, "/v1/messages");
-    const body = checkAnthropicResponse(await postUpstreamJson(url, anthropicHeaders(req, ctx, false), requestBody(req, false), ctx, classifyAnthropicError), ctx.providerId);
+    const sent = reported(ctx, requestBody(req, { stream: false }));
+    const body = checkAnthropicResponse(await postUpstreamJson(url, anthropicHeaders(req, ctx, false), sent, ctx, classifyAnthropicError), ctx.providerId);
     const result = fromAnthropicResponse(body, anthropicJsonTool(req));
     if (req.anthropic) result.vendorBody = body as Record<string, unknown>;
     return result;
@@ -56,7 +62,7 @@ export const anthropicChatProvider: ChatProvider = {
   openRawStream: openStream,
 
   async countTokens(req: ChatRequest, ctx: CallContext): Promise<number> {
-    const full = requestBody(req, false);
+    const full = requestBody(req, { stream: false }).body;
     const body = Object.fromEntries(COUNT_FIELDS.filter((k) => full[k] !== undefined).map((k) => [k, full[k]]));
     const answer = await postUpstreamJson(joinUrl(ctx.baseUrl, "/v1/messages/count_tokens"), anthropicHeaders(req, ctx, false), body, ctx, classifyAnthropicError);
     return checkAnthropicTokenCount(answer, ctx.providerId).input_tokens;

@@ -1,11 +1,13 @@
 /**
  * Gemini embeddings: `POST {baseUrl}/v1beta/models/{model}:embedContent` for one text,
  * `:batchEmbedContents` for several (one request each, answered in order). The API sends no
- * token count, so `promptTokens` is null and the caller counts the input itself.
+ * token count, so `promptTokens` is null and the caller counts the input itself. It takes no
+ * end-user id: a `user` is left out and reported.
  */
 import type { CallContext, EmbeddingInput, EmbeddingOptions, EmbeddingProvider, EmbeddingResult } from "../../core/chat/provider";
 import { UpstreamError } from "../../core/upstream/error";
 import { joinUrl, postUpstreamJson } from "../common/http";
+import { droppedIfSet, reported } from "../common/dropped";
 import { classifyGeminiError } from "./errors";
 import { checkGeminiEmbedResponse } from "./wire";
 
@@ -39,7 +41,10 @@ export const geminiEmbeddingProvider: EmbeddingProvider = {
     const base = `/v1beta/models/${encodeURIComponent(model)}`;
     const single = texts.length === 1;
     const url = joinUrl(ctx.baseUrl, single ? `${base}:embedContent` : `${base}:batchEmbedContents`);
-    const payload = single ? embedRequest(model, texts[0]!, opts) : { requests: texts.map((t) => embedRequest(model, t, opts)) };
+    const payload = reported(ctx, {
+      body: single ? embedRequest(model, texts[0]!, opts) : { requests: texts.map((t) => embedRequest(model, t, opts)) },
+      dropped: droppedIfSet(opts, ["user"]),
+    });
     return fromGeminiEmbedResponse(checkGeminiEmbedResponse(await postUpstreamJson(url, headers, payload, ctx, classifyGeminiError), ctx.providerId), texts.length);
   },
 };

@@ -8,7 +8,8 @@ import type { ChatRequest, ChatResult, StreamEvent } from "../../core/chat/types
 import { decodeSse } from "../../lib/sse";
 import { joinUrl, postUpstream, postUpstreamJson } from "../common/http";
 import { classifyOpenAIError } from "./errors";
-import { toOpenAIChatRequest, usesOpenAIMaxCompletionTokens } from "./request";
+import { buildOpenAIChatRequest, usesOpenAIMaxCompletionTokens } from "./request";
+import { reported } from "../common/dropped";
 import { fromOpenAIChatResponse } from "./response";
 import { readOpenAIChatStream } from "./stream";
 import { checkOpenAIChatResponse, checkOpenAIEmbeddingResponse, type OpenAIWireEmbeddingResponse } from "./wire";
@@ -19,12 +20,14 @@ function openAIHeaders(ctx: CallContext, stream: boolean): Record<string, string
   return h;
 }
 
+/** The request body; what it leaves out goes to `ctx.warn`. */
 function buildBody(req: ChatRequest, ctx: CallContext, stream: boolean): Record<string, unknown> {
-  return toOpenAIChatRequest(req, {
+  const built = buildOpenAIChatRequest(req, {
     stream,
     forwardServiceTier: ctx.forwardServiceTier === true,
     useMaxCompletionTokens: usesOpenAIMaxCompletionTokens(ctx.providerId, req.model),
   });
+  return reported(ctx, built);
 }
 
 async function openOpenAIStream(req: ChatRequest, ctx: CallContext): Promise<ReadableStream<Uint8Array>> {

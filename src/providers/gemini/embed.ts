@@ -7,6 +7,7 @@
 import type { CallContext, EmbeddingInput, EmbeddingOptions, EmbeddingProvider, EmbeddingResult } from "../../core/chat/provider";
 import { UpstreamError } from "../../core/upstream/error";
 import { joinUrl, postUpstreamJson } from "../common/http";
+import { badAnswer } from "../common/errors";
 import { droppedIfSet, reported } from "../common/dropped";
 import { classifyGeminiError } from "./errors";
 import { checkGeminiEmbedResponse } from "./wire";
@@ -23,7 +24,7 @@ export function fromGeminiEmbedResponse(body: LooseEmbedResponse, expected: numb
   const list = body.embeddings ?? (body.embedding ? [body.embedding] : []);
   const vectors = list.map((e) => e?.values);
   if (vectors.length !== expected || !vectors.every(Array.isArray)) {
-    throw new UpstreamError("transient", `upstream returned ${vectors.length} embeddings for ${expected} inputs`, 200, body);
+    throw badAnswer(`upstream returned ${vectors.length} embeddings for ${expected} inputs`, 200, body);
   }
   return { vectors: vectors as number[][], promptTokens: null };
 }

@@ -3,7 +3,7 @@
  * with `Authorization: Bearer`, and `POST {baseUrl}/v1/embeddings`.
  */
 import type { CallContext, ChatProvider, EmbeddingInput, EmbeddingOptions, EmbeddingProvider, EmbeddingResult } from "../../core/chat/provider";
-import { UpstreamError } from "../../core/upstream/error";
+import { badAnswer } from "../common/errors";
 import type { ChatRequest, ChatResult, StreamEvent } from "../../core/chat/types";
 import { decodeSse } from "../../lib/sse";
 import { joinUrl, postUpstream, postUpstreamJson } from "../common/http";
@@ -73,7 +73,7 @@ export function fromOpenAIEmbeddingResponse(body: OpenAIWireEmbeddingResponse, e
   const data = [...body.data].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
   const vectors = data.map((d) => d.embedding);
   if (vectors.length !== expected) {
-    throw new UpstreamError("transient", `upstream returned ${vectors.length} embeddings for ${expected} inputs`, 200, body);
+    throw badAnswer(`upstream returned ${vectors.length} embeddings for ${expected} inputs`, 200, body);
   }
   return { vectors, promptTokens: body.usage?.prompt_tokens ?? null };
 }

@@ -1,8 +1,8 @@
 /**
  * Keeps the layer arrows of the architecture honest: core imports only lib and TypeBox;
- * surfaces and providers import core and lib (and TypeBox, for their wire schemas); the
- * simulator imports only lib; lib imports nothing of the app; db implements core ports; http
- * and jobs sit on top (and never on each other).
+ * surfaces and providers import core and lib; the simulator imports only lib; lib imports
+ * nothing of the app; db implements core ports; http and jobs sit on top (and never on each
+ * other).
  */
 import { describe, expect, test } from "bun:test";
 import { Glob } from "bun";
@@ -13,6 +13,7 @@ const ROOT = resolve(import.meta.dir, "..");
 const RULES: Record<string, { internal: string[]; external: RegExp }> = {
   "src/core": { internal: ["src/core", "src/lib"], external: /^(@sinclair\/typebox(\/.*)?|node:crypto)$/ },
   "src/surfaces": { internal: ["src/surfaces", "src/core", "src/lib"], external: /^(elysia|@sinclair\/typebox(\/.*)?)$/ },
+  // Providers describe the vendor answers they check with TypeBox (providers/common/wire-check.ts).
   "src/providers": { internal: ["src/providers", "src/core", "src/lib"], external: /^(node:.*|@sinclair\/typebox(\/.*)?)$/ },
   "src/sim": { internal: ["src/sim", "src/lib"], external: /^(bun|node:.*)$/ },
   "src/lib": { internal: ["src/lib"], external: /^(bun|node:.*)$/ },

@@ -1,6 +1,7 @@
 /** The shapes a chat call passes through: caller, options, the prepared plan, outcome, cost. */
 import type { KeyPrincipal } from "../auth/principal";
 import type { Lang } from "../errors";
+import type { CallWarning } from "../upstream/warnings";
 import type { PolicyExecution } from "../routing/execution";
 import type { Candidate, ProviderPrefs } from "./candidates";
 import type { ChatRequest, ChatResult, StreamEvent, ToolCall, Usage } from "./types";
@@ -8,7 +9,6 @@ import type { PromptSize } from "./estimate";
 import type { AttemptRecord, CallTrace } from "./trace";
 import type { Continuation } from "./continuation";
 import type { SearchResult, UrlCitation, WebPluginOptions } from "./web-search";
-import type { CallWarning } from "../upstream/warnings";
 
 export interface ChatCaller {
   /** The id the call is held, charged and recorded under. */

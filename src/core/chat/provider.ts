@@ -2,8 +2,8 @@
  * The provider port: the small contract every upstream adapter implements. Video has its
  * own contract; embeddings are optional.
  */
-import type { ChatRequest, ChatResult, StreamEvent } from "./types";
 import type { CallWarning } from "../upstream/warnings";
+import type { ChatRequest, ChatResult, StreamEvent } from "./types";
 
 export type Protocol = "openai" | "anthropic" | "gemini";
 

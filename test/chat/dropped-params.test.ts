@@ -72,6 +72,23 @@ describe("dropped request settings", () => {
     expect(r.headers.get(HEADER)).toBe("unsupported-setting=temperature; provider=anthropic");
   });
 
+  test("Responses, JSON and streamed: the same header, the body as the Responses format has it", async () => {
+    const g = gw();
+    const { key } = await tenant(g);
+    const body = { model: "gemini-2.5-flash", input: "responses warn", parallel_tool_calls: false };
+    const json = await g.call("POST", "/v1/responses", { token: key.key, body });
+    expect(json.status).toBe(200);
+    expect(json.headers.get(HEADER)).toBe("unsupported-setting=parallel_tool_calls; provider=google");
+    expect(json.body.object).toBe("response");
+    expect(json.body.warnings).toBeUndefined();
+    const stream = await fetch(g.url + "/v1/responses", { method: "POST", headers: { authorization: `Bearer ${key.key}`, "content-type": "application/json" }, body: JSON.stringify({ ...body, stream: true }) });
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get(HEADER)).toBe("unsupported-setting=parallel_tool_calls; provider=google");
+    await stream.text();
+    const plain = await g.call("POST", "/v1/responses", { token: key.key, body: { model: "gemini-2.5-flash", input: "no warn" } });
+    expect(plain.headers.get(HEADER)).toBeNull();
+  });
+
   test("embeddings: Gemini takes no end-user id; OpenAI does", async () => {
     const g = gw();
     const { key } = await tenant(g);

@@ -13,7 +13,8 @@ const ROOT = resolve(import.meta.dir, "..");
 const RULES: Record<string, { internal: string[]; external: RegExp }> = {
   "src/core": { internal: ["src/core", "src/lib"], external: /^(@sinclair\/typebox(\/.*)?|node:crypto)$/ },
   "src/surfaces": { internal: ["src/surfaces", "src/core", "src/lib"], external: /^(elysia|@sinclair\/typebox(\/.*)?)$/ },
-  "src/providers": { internal: ["src/providers", "src/core", "src/lib"], external: /^(node:.*)$/ },
+  // Providers describe the vendor answers they check with TypeBox (providers/common/wire-check.ts).
+  "src/providers": { internal: ["src/providers", "src/core", "src/lib"], external: /^(node:.*|@sinclair\/typebox(\/.*)?)$/ },
   "src/sim": { internal: ["src/sim", "src/lib"], external: /^(bun|node:.*)$/ },
   "src/lib": { internal: ["src/lib"], external: /^(bun|node:.*)$/ },
   // The HTTP layer wires surfaces to the core and reads repositories; it never calls a vendor

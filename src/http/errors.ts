@@ -13,7 +13,7 @@ import { ValueErrorType } from "@sinclair/typebox/errors";
 import { GatewayError, ValidationFailure, text, type Lang, type ValidationIssue } from "../core/errors";
 import { isDatabaseUnavailable, isUnstorableValue } from "../lib/db-errors";
 import { log } from "../lib/log";
-import { upstreamWords } from "../core/chat/upstream-words";
+import { upstreamWords } from "../core/upstream/words";
 import { koreanIssueMessage } from "./validation-ko";
 
 const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };

@@ -26,6 +26,9 @@ export class GatewayMetrics {
   readonly hedges = this.registry.add(new Counter("gateway_hedges_total", "Hedged calls by outcome: primary_won, hedge_won, not_needed (answered or failed before the hedge delay), both_failed"));
   readonly continuations = this.registry.add(new Counter("gateway_continuations_total", "Streams broken mid-answer and continued by another candidate (continue_on_failure), by the provider that broke, the one that finished, and how the stream ended"));
   readonly hedgeCostKrw = this.registry.add(new Counter("gateway_hedge_cost_krw_total", "What cancelled hedge losers may cost us, by provider: their input tokens at their price, estimated (never charged to the client)"));
+  readonly droppedParams = this.registry.add(
+    new Counter("gateway_dropped_params_total", "Request settings an adapter could not send to the provider that answered, by provider and parameter (x-gateway-warnings)"),
+  );
   readonly costKrw = this.registry.add(new Counter("gateway_cost_krw_total", "KRW charged for settled calls by model and provider (at the call's price; a capped charge counts its price)"));
   readonly videoPolls = this.registry.add(new Histogram("gateway_video_poll_seconds", "Duration of video task status polls, by provider and outcome", UPSTREAM_BUCKETS));
   readonly videoJobs = this.registry.add(new Counter("gateway_video_jobs_total", "Video jobs that entered a state on this instance, by family and state (accepted, succeeded, failed, canceled)"));

@@ -4,7 +4,8 @@
  * Directives (see the simulator contract) go in the last user message.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { UpstreamError, type CallContext, type Protocol } from "../../src/core/chat/provider";
+import { type CallContext, type Protocol } from "../../src/core/chat/provider";
+import { UpstreamError } from "../../src/core/upstream/error";
 import type { ChatRequest, FunctionTool, StreamEvent, ToolCall } from "../../src/core/chat/types";
 import { chatProviderFor, embeddingProviderFor } from "../../src/providers";
 import { startSimulator } from "../../src/sim";

@@ -4,7 +4,7 @@
  * header, `models/<id>`, outputDimensionality), what it reads back, and its failures.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { UpstreamError } from "../../src/core/chat/provider";
+import { UpstreamError } from "../../src/core/upstream/error";
 import { fromGeminiEmbedResponse, geminiEmbeddingProvider } from "../../src/providers/gemini/embed";
 import { ctxFor, fixtureServer, httpFixture, type Reply } from "./helpers";
 

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { UpstreamError } from "../../src/core/chat/provider";
+import { UpstreamError } from "../../src/core/upstream/error";
 import type { ChatRequest } from "../../src/core/chat/types";
 import {
   classifyOpenAIError,

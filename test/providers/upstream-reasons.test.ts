@@ -7,8 +7,8 @@ import { describe, expect, test } from "bun:test";
 import { classifyOpenAIError, classifyOpenAIStreamError } from "../../src/providers/openai/errors";
 import { classifyAnthropicError, classifyAnthropicStreamError } from "../../src/providers/anthropic/errors";
 import { classifyGeminiError } from "../../src/providers/gemini/errors";
-import { failureWords, upstreamSummary } from "../../src/core/chat/upstream-words";
-import { UpstreamError } from "../../src/core/chat/provider";
+import { failureWords, upstreamSummary } from "../../src/core/upstream/words";
+import { UpstreamError } from "../../src/core/upstream/error";
 import { httpFixture } from "./helpers";
 
 const cases = [

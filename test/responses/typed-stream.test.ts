@@ -7,8 +7,8 @@ import { describe, expect, test } from "bun:test";
 import { piiMasking } from "../../src/core/chat/pii-mask";
 import type { StreamEvent } from "../../src/core/chat/types";
 import { drainTyped, drainedResult } from "../../src/core/chat/drain";
-import { UpstreamError } from "../../src/core/chat/provider";
-import { failureWords } from "../../src/core/chat/upstream-words";
+import { UpstreamError } from "../../src/core/upstream/error";
+import { failureWords } from "../../src/core/upstream/words";
 
 async function* upstream(events: StreamEvent[], failAfter?: number): AsyncGenerator<StreamEvent> {
   let i = 0;

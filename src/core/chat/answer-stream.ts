@@ -14,7 +14,7 @@ import type { ChatDeps } from "./ports";
 import type { ChatOutcome, ChatPlan, OpenedStream, StreamEnd } from "./plan";
 import { drainTyped, drainedResult } from "./drain";
 import { relayEvents } from "./relay";
-import { failureWords, logUpstreamFailure } from "./upstream-words";
+import { failureWords, logUpstreamFailure } from "../upstream/words";
 import { citationsOf } from "./web-search-step";
 
 type Opened<K extends OpenedStream["kind"]> = Extract<OpenedStream, { kind: K }>;

@@ -7,9 +7,10 @@
  * skipped or rate-limited, the client gets 429 with the earliest moment one may be back.
  */
 import { GatewayError } from "../errors";
-import { UpstreamError } from "./provider";
+import { asUpstreamError, type UpstreamError } from "../upstream/error";
+import { upstreamRateLimited, upstreamRejected, upstreamUnavailable } from "../upstream/client-error";
 import type { Candidate } from "./candidates";
-import { logUpstreamFailure, upstreamReason, upstreamSummary } from "./upstream-words";
+import { logUpstreamFailure, upstreamReason } from "../upstream/words";
 import type { AttemptRecord, CallTrace } from "./trace";
 import type { AttemptVerdict, HealthGate } from "../health/tracker";
 
@@ -110,9 +111,9 @@ export async function withFallback<T>(candidates: readonly Candidate[], call: At
           if (rec) ended(o.trace!, rec, "failed", t0, e.errorCode);
           throw e;
         }
-        const err = e instanceof UpstreamError ? e : new UpstreamError("transient", e instanceof Error ? e.message : String(e));
+        const err = asUpstreamError(e);
         gate?.ticket.end(verdictOf(err));
-        o.observe?.(c.provider.id, e instanceof UpstreamError ? err.kind : "error", performance.now() - t0);
+        o.observe?.(c.provider.id, err === e ? err.kind : "error", performance.now() - t0);
         if (rec) {
           const next = err.kind === "rejected" ? "failed" : err.kind !== "rate_limited" && n < retries ? "retry" : index < candidates.length - 1 ? "fallback" : "failed";
           rec.status = err.status;
@@ -121,9 +122,7 @@ export async function withFallback<T>(candidates: readonly Candidate[], call: At
         tried.push({ provider: c.provider.id, model: c.model.id, error: err.kind, ...(err.status !== undefined && { status: err.status }) });
         // What the provider said is for the operator; the client gets its meaning in our words.
         logUpstreamFailure(err, { request_id: o.requestId, provider: c.provider.id, model: c.model.id, attempt: attempts });
-        if (err.kind === "rejected") {
-          throw new GatewayError("upstream_request_rejected", undefined, { retryable: false, upstream: upstreamSummary(err), providers: [c.provider.id] });
-        }
+        if (err.kind === "rejected") throw upstreamRejected(err, [c.provider.id]);
         if (err.kind === "rate_limited") {
           if (err.retryAfterMs !== undefined) retryAfterMs = Math.min(retryAfterMs ?? Infinity, err.retryAfterMs);
           break; // this provider is saturated; the next one may not be
@@ -134,7 +133,7 @@ export async function withFallback<T>(candidates: readonly Candidate[], call: At
     }
   }
   if (onlyRateLimits && (tried.length || skipped.length)) {
-    throw new GatewayError("upstream_rate_limited", undefined, { retryAfter: Math.max(1, Math.ceil((retryAfterMs ?? 1000) / 1000)), providers: [...tried, ...skipped] });
+    throw upstreamRateLimited(retryAfterMs, [...tried, ...skipped]);
   }
-  throw new GatewayError("upstream_unavailable", undefined, { retryable: true, providers: [...tried, ...skipped] });
+  throw upstreamUnavailable([...tried, ...skipped]);
 }

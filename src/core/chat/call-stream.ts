@@ -9,9 +9,13 @@ import type { PartBill } from "./continuation-bill";
 import type { RawTail } from "./relay";
 import type { FinishReason, StreamEvent, ToolCall, Usage } from "./types";
 import type { UrlCitation } from "./web-search";
+import type { CallWarning } from "../upstream/warnings";
 
-/** One call's answer; `decision` is the `X-Policy-Decision` header value of a routing-policy call. */
-export type ChatRun = { kind: "json"; outcome: ChatOutcome; decision: string | null } | { kind: "stream"; stream: CallStream; decision: string | null };
+/**
+ * One call's answer; `decision` is the `X-Policy-Decision` header value of a routing-policy call,
+ * `warnings` the settings the answering provider could not take.
+ */
+export type ChatRun = ({ kind: "json"; outcome: ChatOutcome } | { kind: "stream"; stream: CallStream }) & { decision: string | null; warnings: CallWarning[] };
 
 export type ToolCallEvent = Extract<StreamEvent, { type: "tool_call" }>;
 

@@ -13,8 +13,8 @@ import type { AttemptRecord } from "./trace";
 import type { ChatMessage, ChatRequest, StreamEvent, Usage } from "./types";
 import { estimateTokens } from "./estimate";
 import { continuationRequest, type ContinuationVia } from "./continuation-request";
-import { logUpstreamFailure, upstreamReason } from "./upstream-words";
-import { UpstreamError } from "./provider";
+import { logUpstreamFailure, upstreamReason } from "../upstream/words";
+import { UpstreamError } from "../upstream/error";
 
 export type TypedStream = Extract<OpenedStream, { kind: "typed" }>;
 

@@ -10,7 +10,7 @@
 import type { PiiPort } from "./ports";
 import type { ChatResult, FinishReason, StreamEvent, ToolCall, Usage } from "./types";
 import { emptyUsage } from "./types";
-import { failureWords, logUpstreamFailure } from "./upstream-words";
+import { failureWords, logUpstreamFailure } from "../upstream/words";
 import type { Lang } from "../errors";
 
 export type ToolCallEvent = Extract<StreamEvent, { type: "tool_call" }>;

@@ -8,6 +8,7 @@
  */
 import { GatewayError } from "../errors";
 import { HedgeLost, withFallback, type AttemptCall, type AttemptOptions, type AttemptSuccess } from "./attempts";
+import { upstreamRateLimited, upstreamUnavailable } from "../upstream/client-error";
 import type { Candidate, ProviderPrefs } from "./candidates";
 import type { AttemptRecord } from "./trace";
 
@@ -108,7 +109,7 @@ export async function hedged<T>(candidates: readonly Candidate[], call: AttemptC
 function merged(x: GatewayError, y: GatewayError): GatewayError {
   const providers = [...(x.extras.providers ?? []), ...(y.extras.providers ?? [])];
   if (x.errorCode === "upstream_rate_limited" && y.errorCode === "upstream_rate_limited") {
-    return new GatewayError("upstream_rate_limited", undefined, { retryAfter: Math.min(x.extras.retryAfter ?? 1, y.extras.retryAfter ?? 1), providers });
+    return upstreamRateLimited(Math.min(x.extras.retryAfter ?? 1, y.extras.retryAfter ?? 1) * 1000, providers);
   }
-  return new GatewayError("upstream_unavailable", undefined, { retryable: true, providers });
+  return upstreamUnavailable(providers);
 }

@@ -1,6 +1,7 @@
 /** The shapes a chat call passes through: caller, options, the core's plan of it, outcome, cost. */
 import type { KeyPrincipal } from "../auth/principal";
 import type { Lang } from "../errors";
+import type { CallWarning } from "../upstream/warnings";
 import type { PolicyExecution } from "../routing/execution";
 import type { Candidate, ProviderPrefs } from "./candidates";
 import type { ChatRequest, ChatResult, StreamEvent, ToolCall, Usage } from "./types";
@@ -96,6 +97,8 @@ export interface ChatPlan {
   hedge?: boolean;
   /** Stream continuation asked for (`provider.continue_on_failure`): the parts of the answer (continuation.ts). */
   continuation?: Continuation;
+  /** What each provider's request left out, by provider id (warnings.ts). */
+  warnings?: Map<string, CallWarning[]>;
 }
 
 export interface Cost {

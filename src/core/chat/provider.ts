@@ -2,6 +2,7 @@
  * The provider port: the small contract every upstream adapter implements. Video has its
  * own contract; embeddings are optional.
  */
+import type { CallWarning } from "../upstream/warnings";
 import type { ChatRequest, ChatResult, StreamEvent } from "./types";
 import type { RawScanner } from "./relay";
 
@@ -22,6 +23,11 @@ export interface CallContext {
   forwardServiceTier?: boolean;
   /** W3C trace context of this attempt's span, sent as the `traceparent` header (tracing on). */
   traceparent?: string;
+  /**
+   * Receives the settings of the request the adapter could not send to this vendor, once it
+   * built the request and before it sends it (nothing when every setting was sent).
+   */
+  warn?: (warnings: CallWarning[]) => void;
 }
 
 export interface ChatProvider {
@@ -30,7 +36,8 @@ export interface ChatProvider {
   /**
    * Opens a stream. Resolves once the upstream accepted the request (so a failure before the
    * first byte can still be retried); the iterable then yields typed events and throws an
-   * UpstreamError of kind `truncated` if the stream ends without its terminal marker.
+   * UpstreamError (../upstream/error.ts) of kind `truncated` if the stream ends without its
+   * terminal marker.
    */
   chatStream(req: ChatRequest, ctx: CallContext): Promise<AsyncIterable<StreamEvent>>;
   /**
@@ -65,50 +72,4 @@ export interface EmbeddingProvider {
   /** Whether inputs may be token ids rather than text. */
   readonly tokenInputs: boolean;
   embed(input: EmbeddingInput[], model: string, ctx: CallContext, opts?: EmbeddingOptions): Promise<EmbeddingResult>;
-}
-
-/** How an upstream failure is classified; the chat pipeline decides retries from this. */
-export type UpstreamErrorKind =
-  | "transient" // 5xx, 529, connection errors: retry, then fall back
-  | "timeout" // first-byte or idle deadline passed: transient
-  | "rate_limited" // 429 (not quota): try another provider; Retry-After kept
-  | "rejected" // 4xx: the request is wrong for this upstream; no retry
-  | "truncated"; // a stream ended without its terminal marker
-
-/**
- * What an upstream failure means, as far as the vendor's error says (vendor errors.ts files
- * set it where they know better than the status): the client is told this, in our words,
- * never the vendor's body (see upstream-words.ts).
- */
-export type UpstreamReason =
-  | "invalid_request"
-  | "context_length"
-  | "content_policy"
-  | "auth"
-  | "quota"
-  | "not_found"
-  | "too_large"
-  | "rate_limited"
-  | "overloaded"
-  | "server_error"
-  | "timeout"
-  | "truncated"
-  | "connection";
-
-export class UpstreamError extends Error {
-  constructor(
-    readonly kind: UpstreamErrorKind,
-    /** For logs: may quote the vendor's own message. Clients get upstream-words.ts instead. */
-    message: string,
-    readonly status?: number,
-    /** The vendor's error body (parsed JSON when possible): for the operator's log only. */
-    readonly detail?: unknown,
-    readonly retryAfterMs?: number,
-    readonly reason?: UpstreamReason,
-  ) {
-    super(message);
-  }
-  get retryable(): boolean {
-    return this.kind === "transient" || this.kind === "timeout" || this.kind === "truncated";
-  }
 }

@@ -7,7 +7,7 @@
  * with the same mappings as its non-streaming parser; the bill is the core's (answer-stream.ts).
  */
 import { SseSplitter } from "../../lib/sse-split";
-import { UpstreamError } from "./provider";
+import { UpstreamError } from "../upstream/error";
 import type { ChatResult, Usage } from "./types";
 
 /**

@@ -16,12 +16,14 @@ import { primed } from "./primed";
 import { applyProMode, checkAllowed } from "./access";
 import type { ChatCaller, ChatOptions, ChatOutcome, ChatPlan, Cost, OpenedStream, Prepared } from "./plan";
 import type { ChatRun } from "./call-stream";
+import { callWarnings } from "./warnings";
 import { AnswerStream, cachedStream, leaveStream } from "./answer-stream";
 import { buildCandidates, type Candidate, type ProviderPrefs } from "./candidates";
 import { holdInputTokens, measurePrompt } from "./estimate";
 import { citationsOf, searchBeforeCall } from "./web-search-step";
 import type { CachedAnswer, ChatDeps } from "./ports";
-import { UpstreamError, type CallContext, type Protocol } from "./provider";
+import { type CallContext, type Protocol } from "./provider";
+import { UpstreamError } from "../upstream/error";
 import { buildExecution, executionHeader, type OrchestratedAnswer, type PolicyExecution } from "../routing/execution";
 import { runCascade, runParallel, type SubCaller } from "../routing/orchestrate";
 import { mergePrefs } from "../routing/prefs";
@@ -37,6 +39,7 @@ import { continuationHold } from "./continuation-bill";
 import { CallBill } from "./call-bill";
 import { traced, tracedHold } from "./traced";
 import { swallowed } from "../../lib/log";
+import { noteWarnings } from "./warnings";
 
 export type { ChatCaller, ChatOptions, ChatOutcome, Cost } from "./plan";
 export type { ChatRun } from "./call-stream";
@@ -59,14 +62,15 @@ export class ChatService {
    */
   async run(caller: ChatCaller, o: ChatOptions): Promise<ChatRun> {
     const prepared = await this.prepare(caller, o);
-    if (prepared.kind === "cached") return o.stream ? { kind: "stream", stream: cachedStream(prepared.outcome), decision: null } : { kind: "json", outcome: prepared.outcome, decision: null };
+    if (prepared.kind === "cached") return o.stream ? { kind: "stream", stream: cachedStream(prepared.outcome), decision: null, warnings: [] } : { kind: "json", outcome: prepared.outcome, decision: null, warnings: [] };
     const plan = prepared.plan;
     if (!o.stream) {
       const outcome = await this.complete(plan);
-      return { kind: "json", outcome, decision: this.decisionOf(plan) };
+      return { kind: "json", outcome, decision: this.decisionOf(plan), warnings: callWarnings(plan, outcome.provider) };
     }
     const opened = await this.openStream(plan, o.relay ?? null);
-    return { kind: "stream", stream: new AnswerStream(plan, opened, this.d, this.bill), decision: this.decisionOf(plan) };
+    const warnings = callWarnings(plan, opened.candidate.provider.id);
+    return { kind: "stream", stream: new AnswerStream(plan, opened, this.d, this.bill), decision: this.decisionOf(plan), warnings };
   }
 
   /** Everything before the upstream call. Throws the client's 4xx before any money moves. */
@@ -320,6 +324,7 @@ export class ChatService {
       idleTimeoutMs: this.d.idleTimeoutMs,
       forwardServiceTier: c.provider.serviceTier,
       traceparent: attempt?.traceparent,
+      warn: (warnings) => noteWarnings(plan, c.provider.id, warnings),
     };
   }
 

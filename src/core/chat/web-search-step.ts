@@ -1,6 +1,6 @@
 /** The web plugin's step of a chat call: search after the hold, put the sources in the prompt, cite them in the answer. */
 import type { ChatPlan } from "./plan";
-import { UpstreamError } from "./provider";
+import { UpstreamError } from "../upstream/error";
 import { withMessages } from "./types";
 import { citationsFor, lastUserText, searchFailure, withSearchResults, type SearchProvider, type SearchResult, type UrlCitation, type WebPluginOptions } from "./web-search";
 

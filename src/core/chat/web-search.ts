@@ -5,8 +5,9 @@
  */
 import { GatewayError, issue, text, ValidationFailure, type ValidationIssue } from "../errors";
 import type { ChatMessage } from "./types";
-import { UpstreamError } from "./provider";
-import { logUpstreamFailure, upstreamSummary } from "./upstream-words";
+import { asUpstreamError } from "../upstream/error";
+import { upstreamClientError, type FailureMessages } from "../upstream/client-error";
+import { logUpstreamFailure } from "../upstream/words";
 
 export interface SearchResult {
   title: string;
@@ -105,10 +106,13 @@ export function citationsFor(content: string | null, results: readonly SearchRes
  * or a transient failure (502); what the search engine said goes to the log.
  */
 export function searchFailure(e: unknown, providerId: string, requestId: string): GatewayError {
-  const u = e instanceof UpstreamError ? e : new UpstreamError("transient", String(e));
-  logUpstreamFailure(u, { request_id: requestId, provider: providerId });
-  const providers = [providerId];
-  if (u.kind === "rate_limited") return new GatewayError("upstream_rate_limited", text("웹 검색 제공자가 요청 한도에 도달했습니다.", "The web search provider reached its rate limit."), { retryAfter: Math.ceil((u.retryAfterMs ?? 1000) / 1000), providers });
-  if (u.kind === "rejected") return new GatewayError("upstream_request_rejected", text("웹 검색 제공자가 요청을 거부했습니다.", "The web search provider rejected the request."), { retryable: false, upstream: upstreamSummary(u), providers });
-  return new GatewayError("upstream_unavailable", text("웹 검색에 실패했습니다.", "The web search failed."), { retryable: true, providers });
+  const err = asUpstreamError(e);
+  logUpstreamFailure(err, { request_id: requestId, provider: providerId });
+  return upstreamClientError(err, [providerId], SEARCH_FAILURE);
 }
+
+const SEARCH_FAILURE: FailureMessages = {
+  rateLimited: text("웹 검색 제공자가 요청 한도에 도달했습니다.", "The web search provider reached its rate limit."),
+  rejected: text("웹 검색 제공자가 요청을 거부했습니다.", "The web search provider rejected the request."),
+  unavailable: text("웹 검색에 실패했습니다.", "The web search failed."),
+};

@@ -20,6 +20,7 @@ import { embeddingCandidates } from "./candidates";
 import { chargedTokensOf, holdTokensOf } from "./estimate";
 import type { EmbeddingCall, EmbeddingCaller, EmbeddingDeps, EmbeddingOutcome } from "./types";
 import { swallowed } from "../../lib/log";
+import type { CallWarning } from "../upstream/warnings";
 
 const usageOf = (promptTokens: number): Usage => ({ promptTokens, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 });
 
@@ -63,9 +64,12 @@ export class EmbeddingService {
     }
     this.d.keeper?.keep(caller.requestId);
 
+    // What each provider's request left out, for the one that answers.
+    const warned = new Map<string, CallWarning[]>();
+    const ctx = (c: Candidate, a?: AttemptRecord): CallContext => ({ ...this.ctx(caller, c, a), warn: (w) => warned.set(c.provider.id, w) });
     let won;
     try {
-      won = await withFallback(candidates, (c, a) => this.d.embedderFor(c.provider.protocol as Protocol)!.embed(call.inputs, c.offering.upstreamId, this.ctx(caller, c, a), { dimensions: call.dimensions, user: call.user }), {
+      won = await withFallback(candidates, (c, a) => this.d.embedderFor(c.provider.protocol as Protocol)!.embed(call.inputs, c.offering.upstreamId, ctx(c, a), { dimensions: call.dimensions, user: call.user }), {
         retryBaseMs: this.d.retryBaseMs,
         requestId: caller.requestId,
         trace: caller.trace,
@@ -89,7 +93,7 @@ export class EmbeddingService {
     endSettle?.();
     const cost = this.costOf(micro > holdMicro ? holdMicro : micro);
     caller.trace?.answered(c.model.id, c.provider.id, usage, Number(cost.micro) / 1e6, false);
-    return { vectors: won.value.vectors, model: c.model.id, provider: c.provider.id, promptTokens: usage.promptTokens, cost };
+    return { vectors: won.value.vectors, model: c.model.id, provider: c.provider.id, promptTokens: usage.promptTokens, cost, warnings: warned.get(c.provider.id) ?? [] };
   }
 
   private costOf(micro: bigint): Cost {

@@ -5,7 +5,9 @@ import type { Settlements } from "../billing/settlements";
 import type { HoldKeeper } from "../billing/hold-keeper";
 import type { ChatCaller, Cost } from "../chat/plan";
 import type { UpstreamEndpoint } from "../chat/ports";
-import type { EmbeddingInput, EmbeddingProvider, Protocol, UpstreamError } from "../chat/provider";
+import type { EmbeddingInput, EmbeddingProvider, Protocol } from "../chat/provider";
+import type { CallWarning } from "../upstream/warnings";
+import type { UpstreamError } from "../upstream/error";
 
 export interface EmbeddingCall {
   model: string;
@@ -23,6 +25,8 @@ export interface EmbeddingOutcome {
   provider: string;
   promptTokens: number;
   cost: Cost;
+  /** The settings the answering provider's request left out (CallContext.warn). */
+  warnings: CallWarning[];
 }
 
 /** Embeddings calls are observed and identified like chat calls. */

@@ -10,8 +10,8 @@
  * polling or downloading are retried with backoff until the job's deadline.
  */
 import type { UsageEvent } from "../billing/ledger";
-import { UpstreamError } from "../chat/provider";
-import { failureWords } from "../chat/upstream-words";
+import { asUpstreamError } from "../upstream/error";
+import { failureWords } from "../upstream/words";
 import { observed, type ContentStore, type JobFinish, type VideoJobStore, type VideoObserver } from "./ports";
 import { jobCostMicro } from "./pricing";
 import type { VideoEndpoint, VideoPollOutcome, VideoProvider } from "./provider";
@@ -95,7 +95,7 @@ export async function advanceJob(d: PollerDeps, owner: string, job: VideoJobReco
   try {
     outcome = await observed(d.observe, job.providerId, "poll", () => provider.poll(job.upstreamTask!, job.upstreamModel, call));
   } catch (e) {
-    const err = asUpstream(e);
+    const err = asUpstreamError(e);
     if (err.kind === "rejected") {
       d.log?.("video poll rejected", { job_id: job.id, provider: job.providerId, status: err.status, message: err.message, detail: err.detail });
       return fail(d, owner, job, jobError("upstream_error", failureWords(err)));
@@ -127,7 +127,7 @@ export async function advanceJob(d: PollerDeps, owner: string, job: VideoJobReco
       finish.contentExpiresAt = new Date((d.now?.() ?? Date.now()) + d.retentionMs);
     } catch (e) {
       await d.content.delete(key).catch(() => {});
-      const err = asUpstream(e);
+      const err = asUpstreamError(e);
       if (err.kind === "rejected") {
         d.log?.("video download rejected", { job_id: job.id, provider: job.providerId, status: err.status, message: err.message, detail: err.detail });
         return fail(d, owner, job, jobError("download_failed", failureWords(err)));
@@ -164,10 +164,6 @@ async function fail(d: PollerDeps, owner: string | null, job: VideoJobRecord, er
   const event = usageEvent(d, job, 502, d.now?.() ?? Date.now(), null);
   const done = await d.jobs.finish(job.id, owner, { status: "failed", error, ...(upstreamStatus !== undefined && { upstreamStatus }) }, { kind: "release", event });
   if (done) d.observe?.job(job.family, "failed");
-}
-
-function asUpstream(e: unknown): UpstreamError {
-  return e instanceof UpstreamError ? e : new UpstreamError("transient", e instanceof Error ? e.message : String(e));
 }
 
 function usageEvent(d: PollerDeps, job: VideoJobRecord, status: number, now: number, outputTokens: number | null): UsageEvent {

@@ -1,6 +1,6 @@
 /**
  * The video provider port: three calls shaped like every vendor's task API. Adapters live in
- * src/providers/video/<family>/ and throw `UpstreamError` (src/core/chat/provider.ts) for a
+ * src/providers/video/<family>/ and throw `UpstreamError` (src/core/upstream/error.ts) for a
  * failed HTTP call. A task that the vendor reports as failed is not an error: `poll` returns
  * it as an outcome (vendors answer 200 with a failed status).
  */

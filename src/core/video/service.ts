@@ -15,8 +15,9 @@ export type JobOwner = { keyId: string } | { userId: string };
 import { holdOrThrow, type JobLedger } from "../billing/ledger";
 import { findModel, resolveModelFor } from "../catalog/resolve";
 import { getProvider, type CatalogProvider, type CatalogSnapshot } from "../catalog/types";
-import { UpstreamError } from "../chat/provider";
-import { logUpstreamFailure, upstreamSummary } from "../chat/upstream-words";
+import { asUpstreamError } from "../upstream/error";
+import { upstreamClientError, upstreamRateLimited } from "../upstream/client-error";
+import { logUpstreamFailure } from "../upstream/words";
 import { GatewayError, invalid, text } from "../errors";
 import { microToKrwRounded } from "../../lib/money";
 import { sha256Hex } from "../../lib/secrets";
@@ -188,7 +189,7 @@ export class VideoService {
       task = await observed(this.d.observe, provider.id, "submit", () => adapter.submit(submission, { endpoint: this.d.endpointFor(provider), timeoutMs: this.d.submitTimeoutMs }));
       ticket?.end("ok", performance.now() - t0);
     } catch (e) {
-      const err = e instanceof UpstreamError ? e : new UpstreamError("transient", e instanceof Error ? e.message : String(e));
+      const err = asUpstreamError(e);
       ticket?.end(err.kind === "rejected" ? "neutral" : "failed");
       const error: JobError = { code: "submit_failed", message: `업스트림에 작업을 제출하지 못했습니다 (${err.kind}${err.status ? ` ${err.status}` : ""}).` };
       await this.d.jobs
@@ -198,7 +199,7 @@ export class VideoService {
       await forget();
       logUpstreamFailure(err, { job_id: jobId, provider: provider.id, model: model.id, step: "submit" });
       this.d.observe?.job(model.family, "failed");
-      throw submitError(err, provider.id);
+      throw upstreamClientError(err, [provider.id]);
     }
 
     job = (await this.d.jobs.markSubmitted(jobId, task, new Date(this.now() + this.d.firstPollDelayMs))) ?? job;
@@ -217,7 +218,7 @@ export class VideoService {
     const gate = this.d.health?.admit(providerId, modelId);
     if (!gate) return null;
     if (gate.allowed) return gate.ticket;
-    throw new GatewayError("upstream_rate_limited", undefined, { retryAfter: Math.max(1, Math.ceil(gate.retryAfterMs / 1000)), providers: [{ provider: providerId, model: modelId, error: "circuit_open" }] });
+    throw upstreamRateLimited(gate.retryAfterMs, [{ provider: providerId, model: modelId, error: "circuit_open" }]);
   }
 
   /** 422 for the first reference URL whose host is not public (all looked up at once). */
@@ -305,12 +306,3 @@ function alreadyFinal(job: VideoJobRecord): GatewayError {
   return new GatewayError("conflict", text(`이미 끝난 작업입니다 (상태: ${job.status}).`, `The job has already ended (status: ${job.status}).`));
 }
 
-function submitError(err: UpstreamError, providerId: string): GatewayError {
-  if (err.kind === "rate_limited") {
-    return new GatewayError("upstream_rate_limited", undefined, { retryAfter: Math.max(1, Math.ceil((err.retryAfterMs ?? 1000) / 1000)), providers: [providerId] });
-  }
-  if (err.kind === "rejected") {
-    return new GatewayError("upstream_request_rejected", undefined, { retryable: false, upstream: upstreamSummary(err), providers: [providerId] });
-  }
-  return new GatewayError("upstream_unavailable", undefined, { providers: [providerId] });
-}

@@ -47,6 +47,10 @@ export const HEADERS = {
   "X-Cost-KRW": { description: "What the call cost, in KRW (0 for a cache hit)", schema: { type: "string" } },
   "X-Cost-USD": { description: "What the call cost, in USD", schema: { type: "string" } },
   "X-Policy-Decision": { description: "What the routing policy chose, when one applied", schema: { type: "string" } },
+  "X-Gateway-Warnings": {
+    description: "Request settings the answering provider could not be sent, when any: `unsupported-setting=<parameter>; provider=<id>`, comma-separated",
+    schema: { type: "string" },
+  },
   "X-Token-Count-Source": { description: "Who counted the tokens: a provider id (its own count) or `estimate` (the gateway's)", schema: { type: "string" } },
   Location: { description: "The job's URL", schema: { type: "string" } },
   "Idempotent-Replayed": { description: "`true` when this is the stored answer to an earlier request with the same Idempotency-Key", schema: { type: "string" } },

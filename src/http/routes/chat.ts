@@ -7,6 +7,9 @@ import { toCoreChatRequest } from "../../surfaces/openai/chat-to-core";
 import { completionId, toChatCompletion } from "../../surfaces/openai/chat-from-core";
 import { chatEventStream } from "../../surfaces/openai/chat-stream";
 import { apiKeyAuth } from "../api-key-auth";
+import { warningHeaders } from "../warnings";
+import type { GatewayMetrics } from "../metrics";
+import type { ChatRun } from "../../core/chat/call-stream";
 import { callIdentity, requestId } from "../request-id";
 import { requestRecord } from "../request-log";
 import { requestLang } from "../lang";
@@ -17,9 +20,14 @@ import { ChatCompletion } from "../openapi/shapes";
 
 export const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache, no-store", connection: "keep-alive", "x-accel-buffering": "no" };
 
-/** A stream's response headers: SSE, the rate limits, the request id and a routing policy's decision. */
-export function streamHeaders(headers: Record<string, string>, id: string, decision: string | null): Record<string, string> {
-  return { ...SSE_HEADERS, ...headers, "x-request-id": id, ...(decision && { "x-policy-decision": decision }) };
+/** A stream's response headers: SSE, the rate limits, the request id and the call's own (runHeaders). */
+export function streamHeaders(headers: Record<string, string>, id: string, own: Record<string, string>): Record<string, string> {
+  return { ...SSE_HEADERS, ...headers, "x-request-id": id, ...own };
+}
+
+/** A chat call's own headers: a routing policy's decision, and the settings its provider could not take. */
+export function runHeaders(metrics: GatewayMetrics, run: ChatRun): Record<string, string> {
+  return { ...(run.decision && { "x-policy-decision": run.decision }), ...warningHeaders(metrics, run.warnings) };
 }
 
 /** The calling app, named by the headers OpenAI-compatible clients already send. */
@@ -60,14 +68,15 @@ export function chatRoutes(d: AppDeps, c: ChatRouteDeps) {
         relay: "openai",
       });
       const meta = { id: completionId(id), created: Math.floor(Date.now() / 1000), keepaliveMs: c.keepaliveMs };
+      const own = runHeaders(d.metrics, run);
       if (run.kind === "json") {
-        if (run.decision) set.headers["x-policy-decision"] = run.decision;
+        Object.assign(set.headers, own);
         set.headers["x-cost-krw"] = String(run.outcome.cost.krw);
         set.headers["x-cost-usd"] = String(run.outcome.cost.usd);
         return toChatCompletion(run.outcome, id, meta.created);
       }
-      return slot.untilEnd(new Response(chatEventStream(run.stream, meta), { headers: streamHeaders(headers, id, run.decision) }));
+      return slot.untilEnd(new Response(chatEventStream(run.stream, meta), { headers: streamHeaders(headers, id, own) }));
     },
-    { apiKey: "model", body: ChatBodySchema, detail: { security: AUTH.apiKey, tags: ["chat"], summary: "Chat completion (OpenAI-compatible), optionally streamed", responses: { ...withHeaders(okOrStream(ChatCompletion, "`chat.completion.chunk` events, then `data: [DONE]`"), "X-Cost-KRW", "X-Cost-USD", "X-Policy-Decision"), ...errors(402, 409, 502) } } },
+    { apiKey: "model", body: ChatBodySchema, detail: { security: AUTH.apiKey, tags: ["chat"], summary: "Chat completion (OpenAI-compatible), optionally streamed", responses: { ...withHeaders(okOrStream(ChatCompletion, "`chat.completion.chunk` events, then `data: [DONE]`"), "X-Cost-KRW", "X-Cost-USD", "X-Policy-Decision", "X-Gateway-Warnings"), ...errors(402, 409, 502) } } },
   );
 }

@@ -4,6 +4,7 @@ import type { EmbeddingService } from "../../core/embeddings/service";
 import { EmbeddingsBodySchema, embeddingInputs, type EmbeddingsBody } from "../../surfaces/openai/embeddings-schema";
 import { toEmbeddingList } from "../../surfaces/openai/embeddings-from-core";
 import { apiKeyAuth } from "../api-key-auth";
+import { warningHeaders } from "../warnings";
 import { callIdentity } from "../request-id";
 import { requestRecord } from "../request-log";
 import { requestLang } from "../lang";
@@ -23,6 +24,7 @@ export function embeddingsRoutes(d: AppDeps, embeddings: EmbeddingService) {
       const outcome = await embeddings.embed(caller, { model: b.model, inputs: embeddingInputs(b.input), dimensions: b.dimensions, user: b.user });
       set.headers["x-cost-krw"] = String(outcome.cost.krw);
       set.headers["x-cost-usd"] = String(outcome.cost.usd);
+      Object.assign(set.headers, warningHeaders(d.metrics, outcome.warnings));
       return toEmbeddingList(outcome, b.encoding_format);
     },
     {
@@ -32,7 +34,7 @@ export function embeddingsRoutes(d: AppDeps, embeddings: EmbeddingService) {
         security: AUTH.apiKey,
         tags: ["embeddings"],
         summary: "Embeddings (OpenAI-compatible): vectors for texts or token ids",
-        responses: { ...withHeaders(ok(EmbeddingList, "One embedding per input, in input order"), "X-Cost-KRW", "X-Cost-USD"), ...errors(402, 409, 502) },
+        responses: { ...withHeaders(ok(EmbeddingList, "One embedding per input, in input order"), "X-Cost-KRW", "X-Cost-USD", "X-Gateway-Warnings"), ...errors(402, 409, 502) },
       },
     },
   );

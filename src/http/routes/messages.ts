@@ -16,7 +16,7 @@ import type { AppDeps } from "../deps";
 import { callIdentity, requestId } from "../request-id";
 import { requestRecord } from "../request-log";
 import { requestLang } from "../lang";
-import { appName, SSE_HEADERS, streamHeaders, type ChatRouteDeps } from "./chat";
+import { appName, runHeaders, SSE_HEADERS, streamHeaders, type ChatRouteDeps } from "./chat";
 import { AUTH } from "../security";
 import { ok, okOrStream, withHeaders } from "../openapi/describe";
 import { AnthropicMessage, AnthropicTokenCount, anthropicErrors } from "../openapi/anthropic-shapes";
@@ -39,12 +39,13 @@ export function messagesRoutes(d: AppDeps, c: ChatRouteDeps) {
         const stream = b.stream === true;
         const run = await c.chat.run(caller, { model: b.model, request: core, prefs: b.provider, traceId: b.trace_id, stream, reasoningHint: true, relay: "anthropic" });
         const meta = { id: messageId(id), keepaliveMs: c.keepaliveMs };
+        const own = runHeaders(d.metrics, run);
         if (run.kind === "stream") {
           const out = run.stream.head.relayed ? relayMessagesStream(run.stream, c.keepaliveMs) : messagesEventStream(run.stream, meta);
-          return slot.untilEnd(new Response(out, { headers: streamHeaders({ ...headers, "cache-control": SSE_HEADERS["cache-control"] }, id, run.decision) }));
+          return slot.untilEnd(new Response(out, { headers: streamHeaders({ ...headers, "cache-control": SSE_HEADERS["cache-control"] }, id, own) }));
         }
         const o = run.outcome;
-        if (run.decision) set.headers["x-policy-decision"] = run.decision;
+        Object.assign(set.headers, own);
         set.headers["x-cost-krw"] = String(o.cost.krw);
         set.headers["x-cost-usd"] = String(o.cost.usd);
         // An Anthropic upstream's own answer, as it came (thinking blocks and all).
@@ -57,7 +58,7 @@ export function messagesRoutes(d: AppDeps, c: ChatRouteDeps) {
           security: AUTH.apiKeyOrXApiKey,
           tags: ["messages"],
           summary: "Anthropic Messages call (any model; converted into a chat call, relayed for Anthropic upstreams), optionally streamed",
-          responses: { ...withHeaders(okOrStream(AnthropicMessage, "Anthropic's `message_start` … `message_stop` events; the last `message_delta`'s usage adds `cost_krw` and `cost_usd`"), "X-Cost-KRW", "X-Cost-USD", "X-Policy-Decision"), ...ERRORS },
+          responses: { ...withHeaders(okOrStream(AnthropicMessage, "Anthropic's `message_start` … `message_stop` events; the last `message_delta`'s usage adds `cost_krw` and `cost_usd`"), "X-Cost-KRW", "X-Cost-USD", "X-Policy-Decision", "X-Gateway-Warnings"), ...ERRORS },
         },
       },
     )

@@ -22,7 +22,7 @@ import { notFound } from "../params";
 import { callIdentity, requestId } from "../request-id";
 import { requestRecord } from "../request-log";
 import { requestLang } from "../lang";
-import { appName, streamHeaders, type ChatRouteDeps } from "./chat";
+import { appName, runHeaders, streamHeaders, type ChatRouteDeps } from "./chat";
 import { AUTH } from "../security";
 import { created, errors, okOrStream, withHeaders } from "../openapi/describe";
 import { Feedback, ResponseObject } from "../openapi/shapes";
@@ -60,16 +60,17 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         const context = [...turns.prior, ...turns.input];
         const keep = store ? (r: ReturnType<typeof responseObject>) => keepResponse(c.store, principal.user.id, context, r) : undefined;
         const meta = { id: responseId(id), createdAt: Math.floor(Date.now() / 1000), echo: echoOf(b, core.request, { store, previousId: turns.previousId }), keepaliveMs: c.keepaliveMs, keep };
-        if (run.kind === "stream") return slot.untilEnd(new Response(responsesEventStream(run.stream, meta), { headers: streamHeaders(headers, id, run.decision) }));
+        const own = runHeaders(d.metrics, run);
+        if (run.kind === "stream") return slot.untilEnd(new Response(responsesEventStream(run.stream, meta), { headers: streamHeaders(headers, id, own) }));
         const o = run.outcome;
-        if (run.decision) set.headers["x-policy-decision"] = run.decision;
+        Object.assign(set.headers, own);
         set.headers["x-cost-krw"] = String(o.cost.krw);
         set.headers["x-cost-usd"] = String(o.cost.usd);
         const response = responseObject({ ...meta, model: o.model, provider: o.provider }, { status: "completed", output: outputItems(o.result, o.citations), usage: o.result.usage, finish: o.result.finishReason, cached: o.cached });
         await keep?.(response);
         return response;
       },
-      { apiKey: "model", body: ResponsesBodySchema, transform: ({ body }) => dropNulls(body), detail: { security: AUTH.apiKey, tags: ["responses"], summary: "Responses-format call (converted into a chat call), optionally streamed", responses: { ...withHeaders(okOrStream(ResponseObject, "`response.*` events, then `data: [DONE]`"), "X-Cost-KRW", "X-Cost-USD", "X-Policy-Decision"), ...errors(402, 404, 409, 502) } } },
+      { apiKey: "model", body: ResponsesBodySchema, transform: ({ body }) => dropNulls(body), detail: { security: AUTH.apiKey, tags: ["responses"], summary: "Responses-format call (converted into a chat call), optionally streamed", responses: { ...withHeaders(okOrStream(ResponseObject, "`response.*` events, then `data: [DONE]`"), "X-Cost-KRW", "X-Cost-USD", "X-Policy-Decision", "X-Gateway-Warnings"), ...errors(402, 404, 409, 502) } } },
     )
     .post(
       "/v1/responses/:request_id/feedback",

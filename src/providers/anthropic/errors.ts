@@ -1,16 +1,21 @@
 /** Anthropic error envelopes (HTTP and in-stream `event: error`) → UpstreamError. */
-import { UpstreamError, type UpstreamErrorKind, type UpstreamReason } from "../../core/chat/provider";
-import { classifyHttpStatus, parseErrorBody, parseRetryAfterHeaders } from "../common/errors";
+import { UpstreamError, type UpstreamErrorKind, type UpstreamReason } from "../../core/upstream/error";
+import { upstreamHttpError } from "../common/errors";
 import type { AnthropicWireErrorBody } from "./wire";
 
 /** HTTP errors: the shared status rule (529 overloaded → transient, 429 → rate_limited with retry-after). */
 export function classifyAnthropicError(status: number, headers: Headers, bodyText: string): UpstreamError {
-  const detail = parseErrorBody(bodyText);
-  const err = typeof detail === "object" && detail !== null ? (detail as AnthropicWireErrorBody).error : undefined;
-  const kind = classifyHttpStatus(status);
-  const retryAfterMs = kind === "rate_limited" || kind === "transient" ? parseRetryAfterHeaders(headers) : undefined;
-  const message = `upstream ${status}: ${err?.type ?? "error"}: ${err?.message ?? (typeof detail === "string" ? detail.slice(0, 200) : "")}`;
-  return new UpstreamError(kind, message, status, detail, retryAfterMs, anthropicReason(err));
+  return upstreamHttpError(status, headers, bodyText, {
+    message: (detail, s) => {
+      const err = envelope(detail);
+      return `upstream ${s}: ${err?.type ?? "error"}: ${err?.message ?? (typeof detail === "string" ? detail.slice(0, 200) : "")}`;
+    },
+    reason: (detail) => anthropicReason(envelope(detail)),
+  });
+}
+
+function envelope(detail: unknown): { type?: string; message?: string } | undefined {
+  return typeof detail === "object" && detail !== null ? (detail as AnthropicWireErrorBody).error : undefined;
 }
 
 /** What Anthropic's error type says beyond its status (the rest follows the status). */

@@ -3,17 +3,18 @@
  * `anthropic-version: 2023-06-01`. A call that came in as Anthropic Messages (`req.anthropic`)
  * sends the client's own body and `anthropic-beta`; its raw stream can be relayed as is.
  */
-import { UpstreamError, type CallContext, type ChatProvider } from "../../core/chat/provider";
+import { type CallContext, type ChatProvider } from "../../core/chat/provider";
 import type { ChatRequest, ChatResult, StreamEvent } from "../../core/chat/types";
 import { decodeSse } from "../../lib/sse";
 import { joinUrl, postUpstream, postUpstreamJson } from "../common/http";
 import { classifyAnthropicError } from "./errors";
-import { toAnthropicRequest } from "./request";
+import { buildAnthropicRequest } from "./request";
+import { reported, type BuiltRequest } from "../common/dropped";
 import { fromAnthropicResponse } from "./response";
 import { readAnthropicStream } from "./stream";
 import { AnthropicRawScanner } from "./relay";
 import { anthropicJsonTool } from "./structured";
-import type { AnthropicWireResponse } from "./wire";
+import { checkAnthropicResponse, checkAnthropicTokenCount } from "./wire";
 
 export const ANTHROPIC_VERSION = "2023-06-01";
 
@@ -24,15 +25,19 @@ function anthropicHeaders(req: ChatRequest, ctx: CallContext, stream: boolean): 
   return h;
 }
 
-/** The client's own body when it sent one (only the routed model, capped max_tokens and stream set), else the translation. */
-function requestBody(req: ChatRequest, stream: boolean): Record<string, unknown> {
-  if (!req.anthropic) return toAnthropicRequest(req, { stream });
-  const { stream: _, ...body } = req.anthropic.body;
-  return stream ? { ...body, model: req.model, max_tokens: req.max_tokens, stream: true } : { ...body, model: req.model, max_tokens: req.max_tokens };
+/**
+ * The client's own body when it sent one (only the routed model, capped max_tokens and stream
+ * set: nothing of it is left out), else the translation.
+ */
+function requestBody(req: ChatRequest, opts: { stream: boolean }): BuiltRequest {
+  if (!req.anthropic) return buildAnthropicRequest(req, opts);
+  const { stream: _, ...own } = req.anthropic.body;
+  const body = { ...own, model: req.model, max_tokens: req.max_tokens };
+  return { body: opts.stream ? { ...body, stream: true } : body, dropped: [] };
 }
 
 async function openStream(req: ChatRequest, ctx: CallContext): Promise<ReadableStream<Uint8Array>> {
-  const { body } = await postUpstream(joinUrl(ctx.baseUrl, "/v1/messages"), anthropicHeaders(req, ctx, true), requestBody(req, true), ctx, classifyAnthropicError);
+  const { body } = await postUpstream(joinUrl(ctx.baseUrl, "/v1/messages"), anthropicHeaders(req, ctx, true), reported(ctx, requestBody(req, { stream: true })), ctx, classifyAnthropicError);
   return body;
 }
 
@@ -44,7 +49,8 @@ export const anthropicChatProvider: ChatProvider = {
 
   async chat(req: ChatRequest, ctx: CallContext): Promise<ChatResult> {
     const url = joinUrl(ctx.baseUrl, "/v1/messages");
-    const body = (await postUpstreamJson(url, anthropicHeaders(req, ctx, false), requestBody(req, false), ctx, classifyAnthropicError)) as AnthropicWireResponse;
+    const sent = reported(ctx, requestBody(req, { stream: false }));
+    const body = checkAnthropicResponse(await postUpstreamJson(url, anthropicHeaders(req, ctx, false), sent, ctx, classifyAnthropicError), ctx.providerId);
     const result = fromAnthropicResponse(body, anthropicJsonTool(req));
     if (req.anthropic) result.vendorBody = body as Record<string, unknown>;
     return result;
@@ -58,11 +64,10 @@ export const anthropicChatProvider: ChatProvider = {
   rawScanner: () => new AnthropicRawScanner(),
 
   async countTokens(req: ChatRequest, ctx: CallContext): Promise<number> {
-    const full = requestBody(req, false);
+    const full = requestBody(req, { stream: false }).body;
     const body = Object.fromEntries(COUNT_FIELDS.filter((k) => full[k] !== undefined).map((k) => [k, full[k]]));
-    const answer = (await postUpstreamJson(joinUrl(ctx.baseUrl, "/v1/messages/count_tokens"), anthropicHeaders(req, ctx, false), body, ctx, classifyAnthropicError)) as { input_tokens?: unknown };
-    if (typeof answer.input_tokens !== "number") throw new UpstreamError("transient", "count_tokens answered without input_tokens");
-    return answer.input_tokens;
+    const answer = await postUpstreamJson(joinUrl(ctx.baseUrl, "/v1/messages/count_tokens"), anthropicHeaders(req, ctx, false), body, ctx, classifyAnthropicError);
+    return checkAnthropicTokenCount(answer, ctx.providerId).input_tokens;
   },
 };
 

@@ -6,7 +6,7 @@
  * `message_stop` ends the answer; an `error` event is the upstream's failure, its type kept.
  */
 import type { RawScanner, RawTail, RawVerdict } from "../../core/chat/relay";
-import type { UpstreamError } from "../../core/chat/provider";
+import type { UpstreamError } from "../../core/upstream/error";
 import { emptyUsage, type ChatResult, type ToolCall, type Usage } from "../../core/chat/types";
 import { eventJson } from "../../lib/sse-split";
 import { classifyAnthropicStreamError } from "./errors";

@@ -12,12 +12,16 @@
  * - response_format json_object / json_schema → `output_config.format` or a forced tool
  *   (structured.ts).
  * Not supported by the Messages API and dropped: seed, penalties, logit_bias, service_tier,
- * passthrough extras.
+ * passthrough extras; with thinking on, temperature and a top_p below 0.95 are dropped too,
+ * and a reasoning_effort thinking cannot honour (a forced tool, max_tokens ≤ 1024). Each drop
+ * is reported (buildAnthropicRequest).
  */
 import type { ChatMessage, ChatRequest, ContentPart, ReasoningEffort, ToolChoice } from "../../core/chat/types";
 import { anthropicStructuredOutput } from "./structured";
 import type { AnthropicWireBlock, AnthropicWireMessage } from "./wire";
 import { ANTHROPIC_MIN_THINKING_BUDGET, ANTHROPIC_THINKING_BUDGETS } from "../../core/chat/thinking";
+import type { DroppedSetting } from "../../core/upstream/warnings";
+import { droppedIfSet, type BuiltRequest } from "../common/dropped";
 
 export { ANTHROPIC_MIN_THINKING_BUDGET, ANTHROPIC_THINKING_BUDGETS };
 
@@ -36,6 +40,16 @@ export function anthropicThinkingBudget(effort: ReasoningEffort | undefined, max
 
 /** Builds the request body. Pure. */
 export function toAnthropicRequest(req: ChatRequest, opts: { stream: boolean }): Record<string, unknown> {
+  return buildAnthropicRequest(req, opts).body;
+}
+
+/** Settings the Messages API has no field for. */
+const UNSUPPORTED = ["seed", "frequency_penalty", "presence_penalty", "logit_bias", "service_tier"];
+const WITH_THINKING = "not sent with extended thinking";
+
+/** The body and the settings it leaves out (see the list above). Pure. */
+export function buildAnthropicRequest(req: ChatRequest, opts: { stream: boolean }): BuiltRequest {
+  const dropped: DroppedSetting[] = [...droppedIfSet(req, UNSUPPORTED), ...Object.keys(req.passthrough ?? {}).map((setting) => ({ setting }))];
   const system: AnthropicWireBlock[] = [];
   const messages: AnthropicWireMessage[] = [];
   const push = (role: "user" | "assistant", blocks: AnthropicWireBlock[]): void => {
@@ -71,9 +85,19 @@ export function toAnthropicRequest(req: ChatRequest, opts: { stream: boolean }):
   const budget = forcedTool ? undefined : anthropicThinkingBudget(req.reasoning_effort, req.max_tokens);
   if (budget !== undefined) body.thinking = { type: "enabled", budget_tokens: budget };
 
+  if (budget === undefined && req.reasoning_effort !== undefined && req.reasoning_effort !== "none") {
+    dropped.push({ setting: "reasoning_effort", details: forcedTool ? "not sent with a forced tool" : "max_tokens leaves no room for thinking" });
+  }
+
   // With thinking on, Anthropic rejects temperature (other than 1) and top_p below 0.95.
-  if (req.temperature !== undefined && budget === undefined) body.temperature = Math.min(1, Math.max(0, req.temperature));
-  if (req.top_p !== undefined && (budget === undefined || req.top_p >= 0.95)) body.top_p = req.top_p;
+  if (req.temperature !== undefined) {
+    if (budget === undefined) body.temperature = Math.min(1, Math.max(0, req.temperature));
+    else dropped.push({ setting: "temperature", details: WITH_THINKING });
+  }
+  if (req.top_p !== undefined) {
+    if (budget === undefined || req.top_p >= 0.95) body.top_p = req.top_p;
+    else dropped.push({ setting: "top_p", details: WITH_THINKING });
+  }
   if (req.stop !== undefined) {
     const stops = (Array.isArray(req.stop) ? req.stop : [req.stop]).filter((s) => s.length > 0);
     if (stops.length > 0) body.stop_sequences = stops;
@@ -98,7 +122,7 @@ export function toAnthropicRequest(req: ChatRequest, opts: { stream: boolean }):
   if (tools.length > 0) body.tools = tools;
   if (structured?.path === "native") body.output_config = { format: structured.format };
   if (opts.stream) body.stream = true;
-  return body;
+  return { body, dropped };
 }
 
 /** auto → auto, none → none, required → any, {function} → {type: tool, name}. */

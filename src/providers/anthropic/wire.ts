@@ -1,4 +1,9 @@
-/** Anthropic Messages API wire shapes (only what the adapter reads or writes). */
+/**
+ * Anthropic Messages API wire shapes (only what the adapter reads or writes). The answers the
+ * adapter reads whole are TypeBox schemas, checked on arrival (../common/wire-check.ts).
+ */
+import { Type as T, type Static } from "@sinclair/typebox";
+import { Count, Maybe, wireCheck } from "../common/wire-check";
 
 export interface AnthropicCacheControl {
   type: "ephemeral";
@@ -25,26 +30,38 @@ export interface AnthropicWireMessage {
   content: AnthropicWireBlock[];
 }
 
-export interface AnthropicWireUsage {
-  input_tokens?: number | null;
-  output_tokens?: number | null;
-  cache_creation_input_tokens?: number | null;
-  cache_read_input_tokens?: number | null;
+export const AnthropicWireUsage = T.Object({
+  input_tokens: Count,
+  output_tokens: Count,
+  cache_creation_input_tokens: Count,
+  cache_read_input_tokens: Count,
   /** The cache writes by TTL (their sum is cache_creation_input_tokens). */
-  cache_creation?: { ephemeral_5m_input_tokens?: number | null; ephemeral_1h_input_tokens?: number | null } | null;
-  output_tokens_details?: { thinking_tokens?: number | null } | null;
-}
+  cache_creation: Maybe(T.Object({ ephemeral_5m_input_tokens: Count, ephemeral_1h_input_tokens: Count })),
+  output_tokens_details: Maybe(T.Object({ thinking_tokens: Count })),
+});
+export type AnthropicWireUsage = Static<typeof AnthropicWireUsage>;
 
-export interface AnthropicWireResponse {
-  id?: string;
-  content?: Array<
-    | { type: "text"; text: string }
-    | { type: "tool_use"; id: string; name: string; input: unknown }
-    | { type: "thinking" | "redacted_thinking"; [k: string]: unknown }
-  >;
-  stop_reason?: string | null;
-  usage?: AnthropicWireUsage;
-}
+/**
+ * The answer's blocks: text and tool calls are read, every other type (thinking, server tool
+ * results, and types Anthropic adds later) passes unread.
+ */
+const AnthropicWireAnswerBlock = T.Union([
+  T.Object({ type: T.Literal("text"), text: T.String() }),
+  T.Object({ type: T.Literal("tool_use"), id: T.String(), name: T.String(), input: T.Unknown() }),
+  T.Object({ type: T.String({ pattern: "^(?!(text|tool_use)$)" }) }),
+]);
+
+export const AnthropicWireResponse = T.Object({
+  id: T.Optional(T.String()),
+  content: T.Array(AnthropicWireAnswerBlock),
+  stop_reason: Maybe(T.String()),
+  usage: T.Optional(AnthropicWireUsage),
+});
+export type AnthropicWireResponse = Static<typeof AnthropicWireResponse>;
+export const checkAnthropicResponse = wireCheck("message", AnthropicWireResponse);
+
+/** count_tokens' answer. */
+export const checkAnthropicTokenCount = wireCheck("token count", T.Object({ input_tokens: T.Number() }));
 
 /** One decoded stream event (`event:` name equals `type`). */
 export interface AnthropicWireStreamEvent {

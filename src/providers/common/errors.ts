@@ -1,9 +1,11 @@
 /**
- * Error classification shared by all adapters: HTTP status → UpstreamError kind, retry hints
- * from headers, and the mapping of transport failures (deadline, connection) to kinds.
- * Vendor errors.ts files add only what is vendor-specific (quota, RetryInfo, envelopes).
+ * The one normalisation of a vendor failure into an UpstreamError, for every adapter (chat,
+ * embeddings, web search, video): an HTTP error answer (status, retry hints, the vendor's
+ * envelope), a transport failure (deadline, connection, a body that broke off) and an answer
+ * we cannot read. Vendor errors.ts files add only what is vendor-specific (quota, RetryInfo,
+ * envelopes) through {@link VendorErrorReading}.
  */
-import { UpstreamError, type UpstreamErrorKind } from "../../core/chat/provider";
+import { UpstreamError, type UpstreamErrorKind, type UpstreamReason } from "../../core/upstream/error";
 import { DeadlineError } from "../../lib/http-deadline";
 
 /**
@@ -44,6 +46,36 @@ export function parseDurationMs(value: unknown): number | undefined {
   if (typeof value !== "string") return undefined;
   const m = /^(\d+(?:\.\d+)?)s$/.exec(value.trim());
   return m ? Math.round(Number.parseFloat(m[1]!) * 1000) : undefined;
+}
+
+/** What a vendor's error envelope says beyond the shared status rule; each part optional. */
+export interface VendorErrorReading {
+  /** The log's message from the parsed body (the vendor's own words); `upstream answered <status>` without. */
+  message?(detail: unknown, status: number): string | undefined;
+  /** What the failure means, where the envelope says more than the status. */
+  reason?(detail: unknown): UpstreamReason | undefined;
+  /** A kind other than the status says (an exhausted account answered as 429 is `rejected`). */
+  kind?(status: number, detail: unknown): UpstreamErrorKind | undefined;
+  /** A retry hint in the body (Gemini's RetryInfo), read before the Retry-After headers. */
+  retryAfterMs?(detail: unknown): number | undefined;
+}
+
+/**
+ * A vendor's non-2xx answer as an UpstreamError: the kind by {@link classifyHttpStatus} unless
+ * the vendor says otherwise, a retry hint for what may be retried (rate limits, transient
+ * failures), the parsed body kept as `detail` for the operator.
+ */
+export function upstreamHttpError(status: number, headers: Headers, bodyText: string, vendor: VendorErrorReading = {}): UpstreamError {
+  const detail = parseErrorBody(bodyText);
+  const kind = vendor.kind?.(status, detail) ?? classifyHttpStatus(status);
+  const retryAfterMs = kind === "rate_limited" || kind === "transient" ? (vendor.retryAfterMs?.(detail) ?? parseRetryAfterHeaders(headers)) : undefined;
+  const message = (detail !== undefined && vendor.message?.(detail, status)) || `upstream answered ${status}`;
+  return new UpstreamError(kind, message, status, detail, retryAfterMs, vendor.reason?.(detail));
+}
+
+/** A 2xx answer that is not what the vendor documents (not JSON, or the wrong shape): transient, so retried and fallen back. */
+export function badAnswer(message: string, status: number, body: unknown): UpstreamError {
+  return new UpstreamError("transient", message, status, body, undefined, "bad_answer");
 }
 
 /** Parses an error body as JSON when it is JSON; otherwise returns the text (or undefined if empty). */

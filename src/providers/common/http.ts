@@ -3,9 +3,9 @@
  * translation of every failure into an UpstreamError (or the caller's abort reason).
  */
 import type { CallContext } from "../../core/chat/provider";
-import { UpstreamError } from "../../core/chat/provider";
+import { UpstreamError } from "../../core/upstream/error";
 import { fetchAllWithDeadlines, fetchWithDeadlines, readAllBytes } from "../../lib/http-deadline";
-import { toTransportError } from "./errors";
+import { badAnswer, toTransportError } from "./errors";
 
 /** Turns a non-2xx response into the vendor's UpstreamError. */
 export type ErrorClassifier = (status: number, headers: Headers, bodyText: string) => UpstreamError;
@@ -99,7 +99,7 @@ function parseJsonBody(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    throw new UpstreamError("transient", "upstream sent a body that is not JSON", 200, text.slice(0, 1000));
+    throw badAnswer("upstream sent a body that is not JSON", 200, text.slice(0, 1000));
   }
 }
 

@@ -1,6 +1,6 @@
 /** Gemini error envelopes (`{"error": {code, message, status, details}}`) → UpstreamError. */
-import { UpstreamError, type UpstreamErrorKind, type UpstreamReason } from "../../core/chat/provider";
-import { classifyHttpStatus, parseDurationMs, parseErrorBody, parseRetryAfterHeaders } from "../common/errors";
+import { UpstreamError, type UpstreamErrorKind, type UpstreamReason } from "../../core/upstream/error";
+import { parseDurationMs, upstreamHttpError } from "../common/errors";
 import type { GeminiWireErrorBody } from "./wire";
 
 /**
@@ -9,13 +9,14 @@ import type { GeminiWireErrorBody } from "./wire";
  * else the Retry-After headers.
  */
 export function classifyGeminiError(status: number, headers: Headers, bodyText: string): UpstreamError {
-  const detail = parseErrorBody(bodyText);
-  const err = typeof detail === "object" && detail !== null ? (detail as GeminiWireErrorBody).error : undefined;
-  const kind = classifyHttpStatus(status);
-  let retryAfterMs: number | undefined;
-  if (kind === "rate_limited" || kind === "transient") retryAfterMs = geminiRetryDelayMs(detail) ?? parseRetryAfterHeaders(headers);
-  const message = `upstream ${status}: ${err?.status ?? "error"}: ${err?.message ?? (typeof detail === "string" ? detail.slice(0, 200) : "")}`;
-  return new UpstreamError(kind, message, status, detail, retryAfterMs, geminiReason(detail));
+  return upstreamHttpError(status, headers, bodyText, {
+    message: (detail, s) => {
+      const err = typeof detail === "object" && detail !== null ? (detail as GeminiWireErrorBody).error : undefined;
+      return `upstream ${s}: ${err?.status ?? "error"}: ${err?.message ?? (typeof detail === "string" ? detail.slice(0, 200) : "")}`;
+    },
+    reason: geminiReason,
+    retryAfterMs: geminiRetryDelayMs,
+  });
 }
 
 /**

@@ -7,10 +7,11 @@ import type { ChatRequest, ChatResult, StreamEvent } from "../../core/chat/types
 import { decodeSse } from "../../lib/sse";
 import { joinUrl, postUpstream, postUpstreamJson } from "../common/http";
 import { classifyGeminiError } from "./errors";
-import { toGeminiRequest } from "./request";
+import { buildGeminiRequest } from "./request";
+import { reported } from "../common/dropped";
 import { fromGeminiResponse } from "./response";
 import { readGeminiStream } from "./stream";
-import type { GeminiWireResponse } from "./wire";
+import { checkGeminiResponse } from "./wire";
 
 function geminiUrl(ctx: CallContext, model: string, stream: boolean): string {
   const method = stream ? "streamGenerateContent?alt=sse" : "generateContent";
@@ -27,11 +28,12 @@ export const geminiChatProvider: ChatProvider = {
   protocol: "gemini",
 
   async chat(req: ChatRequest, ctx: CallContext): Promise<ChatResult> {
-    return fromGeminiResponse((await postUpstreamJson(geminiUrl(ctx, req.model, false), geminiHeaders(ctx, false), toGeminiRequest(req), ctx, classifyGeminiError)) as GeminiWireResponse);
+    const answer = await postUpstreamJson(geminiUrl(ctx, req.model, false), geminiHeaders(ctx, false), reported(ctx, buildGeminiRequest(req)), ctx, classifyGeminiError);
+    return fromGeminiResponse(checkGeminiResponse(answer, ctx.providerId));
   },
 
   async chatStream(req: ChatRequest, ctx: CallContext): Promise<AsyncIterable<StreamEvent>> {
-    const { body } = await postUpstream(geminiUrl(ctx, req.model, true), geminiHeaders(ctx, true), toGeminiRequest(req), ctx, classifyGeminiError);
+    const { body } = await postUpstream(geminiUrl(ctx, req.model, true), geminiHeaders(ctx, true), reported(ctx, buildGeminiRequest(req)), ctx, classifyGeminiError);
     return readGeminiStream(decodeSse(body));
   },
 };

@@ -12,10 +12,11 @@
  * - tools → one `functionDeclarations` tool; tool_choice → toolConfig.functionCallingConfig
  *   (auto → AUTO, none → NONE, required → ANY, function → ANY + allowedFunctionNames).
  * Not supported and dropped: logit_bias, parallel_tool_calls, service_tier, cache_control,
- * passthrough extras.
+ * passthrough extras (each reported but cache_control, a caching hint: buildGeminiRequest).
  */
 import type { ChatMessage, ChatRequest, ContentPart, ReasoningEffort, ToolChoice } from "../../core/chat/types";
 import type { GeminiWireContent, GeminiWirePart } from "./wire";
+import { droppedIfSet, type BuiltRequest } from "../common/dropped";
 
 /**
  * reasoning_effort → thinkingBudget for Gemini 2.5 models, before the per-model clamp
@@ -66,6 +67,15 @@ export function toGeminiToolConfig(choice: ToolChoice | undefined): Record<strin
 
 /** Builds the request body. Pure. */
 export function toGeminiRequest(req: ChatRequest): Record<string, unknown> {
+  return buildGeminiRequest(req).body;
+}
+
+/** The body and the settings generateContent has no field for. Pure. */
+export function buildGeminiRequest(req: ChatRequest): BuiltRequest {
+  return { body: geminiBody(req), dropped: [...droppedIfSet(req, ["logit_bias", "parallel_tool_calls", "service_tier"]), ...Object.keys(req.passthrough ?? {}).map((setting) => ({ setting }))] };
+}
+
+function geminiBody(req: ChatRequest): Record<string, unknown> {
   const systemParts: GeminiWirePart[] = [];
   const contents: GeminiWireContent[] = [];
   const toolNames = new Map<string, string>();

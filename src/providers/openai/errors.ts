@@ -1,6 +1,6 @@
 /** OpenAI-compatible error envelopes → UpstreamError. */
-import { UpstreamError, type UpstreamErrorKind, type UpstreamReason } from "../../core/chat/provider";
-import { classifyHttpStatus, parseErrorBody, parseRetryAfterHeaders } from "../common/errors";
+import { UpstreamError, type UpstreamErrorKind, type UpstreamReason } from "../../core/upstream/error";
+import { upstreamHttpError } from "../common/errors";
 import type { OpenAIWireErrorBody } from "./wire";
 
 /**
@@ -8,13 +8,14 @@ import type { OpenAIWireErrorBody } from "./wire";
  * `insufficient_quota` (billing exhausted, not a rate limit) is `rejected`.
  */
 export function classifyOpenAIError(status: number, headers: Headers, bodyText: string): UpstreamError {
-  const detail = parseErrorBody(bodyText);
-  const err = errorObject(detail);
-  let kind = classifyHttpStatus(status);
-  if (status === 429 && (err?.code === "insufficient_quota" || err?.type === "insufficient_quota")) kind = "rejected";
-  const retryAfterMs = kind === "rate_limited" || kind === "transient" ? parseRetryAfterHeaders(headers) : undefined;
-  const message = `upstream ${status}: ${err?.message ?? (typeof detail === "string" ? detail.slice(0, 200) : "error")}`;
-  return new UpstreamError(kind, message, status, detail, retryAfterMs, openAIReason(err));
+  return upstreamHttpError(status, headers, bodyText, {
+    kind: (s, detail) => {
+      const err = errorObject(detail);
+      return s === 429 && (err?.code === "insufficient_quota" || err?.type === "insufficient_quota") ? "rejected" : undefined;
+    },
+    message: (detail, s) => `upstream ${s}: ${errorObject(detail)?.message ?? (typeof detail === "string" ? detail.slice(0, 200) : "error")}`,
+    reason: (detail) => openAIReason(errorObject(detail)),
+  });
 }
 
 /** What OpenAI's error code says beyond its status (the rest follows the status). */

@@ -3,16 +3,17 @@
  * with `Authorization: Bearer`, and `POST {baseUrl}/v1/embeddings`.
  */
 import type { CallContext, ChatProvider, EmbeddingInput, EmbeddingOptions, EmbeddingProvider, EmbeddingResult } from "../../core/chat/provider";
-import { UpstreamError } from "../../core/chat/provider";
+import { badAnswer } from "../common/errors";
 import type { ChatRequest, ChatResult, StreamEvent } from "../../core/chat/types";
 import { decodeSse } from "../../lib/sse";
 import { joinUrl, postUpstream, postUpstreamJson } from "../common/http";
 import { classifyOpenAIError } from "./errors";
-import { toOpenAIChatRequest, usesOpenAIMaxCompletionTokens } from "./request";
+import { buildOpenAIChatRequest, usesOpenAIMaxCompletionTokens } from "./request";
+import { reported } from "../common/dropped";
 import { fromOpenAIChatResponse } from "./response";
 import { readOpenAIChatStream } from "./stream";
 import { OpenAIRawScanner } from "./relay";
-import type { OpenAIWireChatResponse, OpenAIWireEmbeddingResponse } from "./wire";
+import { checkOpenAIChatResponse, checkOpenAIEmbeddingResponse, type OpenAIWireEmbeddingResponse } from "./wire";
 
 function openAIHeaders(ctx: CallContext, stream: boolean): Record<string, string> {
   const h: Record<string, string> = { authorization: `Bearer ${ctx.apiKey}` };
@@ -20,12 +21,14 @@ function openAIHeaders(ctx: CallContext, stream: boolean): Record<string, string
   return h;
 }
 
+/** The request body; what it leaves out goes to `ctx.warn`. */
 function buildBody(req: ChatRequest, ctx: CallContext, stream: boolean): Record<string, unknown> {
-  return toOpenAIChatRequest(req, {
+  const built = buildOpenAIChatRequest(req, {
     stream,
     forwardServiceTier: ctx.forwardServiceTier === true,
     useMaxCompletionTokens: usesOpenAIMaxCompletionTokens(ctx.providerId, req.model),
   });
+  return reported(ctx, built);
 }
 
 async function openOpenAIStream(req: ChatRequest, ctx: CallContext): Promise<ReadableStream<Uint8Array>> {
@@ -39,7 +42,7 @@ export const openAIChatProvider: ChatProvider = {
 
   async chat(req: ChatRequest, ctx: CallContext): Promise<ChatResult> {
     const url = joinUrl(ctx.baseUrl, "/v1/chat/completions");
-    return fromOpenAIChatResponse((await postUpstreamJson(url, openAIHeaders(ctx, false), buildBody(req, ctx, false), ctx, classifyOpenAIError)) as OpenAIWireChatResponse);
+    return fromOpenAIChatResponse(checkOpenAIChatResponse(await postUpstreamJson(url, openAIHeaders(ctx, false), buildBody(req, ctx, false), ctx, classifyOpenAIError), ctx.providerId));
   },
 
   async chatStream(req: ChatRequest, ctx: CallContext): Promise<AsyncIterable<StreamEvent>> {
@@ -63,16 +66,16 @@ export const openAIEmbeddingProvider: EmbeddingProvider = {
     const url = joinUrl(ctx.baseUrl, "/v1/embeddings");
     // Floats on the wire: the gateway encodes base64 itself when its client asks for it.
     const body = { model, input, encoding_format: "float", ...(opts.dimensions !== undefined && { dimensions: opts.dimensions }), ...(opts.user !== undefined && { user: opts.user }) };
-    return fromOpenAIEmbeddingResponse((await postUpstreamJson(url, openAIHeaders(ctx, false), body, ctx, classifyOpenAIError)) as OpenAIWireEmbeddingResponse, input.length);
+    return fromOpenAIEmbeddingResponse(checkOpenAIEmbeddingResponse(await postUpstreamJson(url, openAIHeaders(ctx, false), body, ctx, classifyOpenAIError), ctx.providerId), input.length);
   },
 };
 
 /** Embeddings body → vectors in input order (sorted by `index`). Pure. */
 export function fromOpenAIEmbeddingResponse(body: OpenAIWireEmbeddingResponse, expected: number): EmbeddingResult {
-  const data = [...(body.data ?? [])].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
-  const vectors = data.map((d) => d.embedding ?? []);
-  if (vectors.length !== expected || vectors.some((v) => !Array.isArray(v))) {
-    throw new UpstreamError("transient", `upstream returned ${vectors.length} embeddings for ${expected} inputs`, 200, body);
+  const data = [...body.data].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
+  const vectors = data.map((d) => d.embedding);
+  if (vectors.length !== expected) {
+    throw badAnswer(`upstream returned ${vectors.length} embeddings for ${expected} inputs`, 200, body);
   }
   return { vectors, promptTokens: body.usage?.prompt_tokens ?? null };
 }

@@ -7,7 +7,7 @@
  * the same streamed or not; the forwarded text is rebuilt only when the bill asks for it.
  */
 import type { RawScanner, RawTail, RawVerdict } from "../../core/chat/relay";
-import type { UpstreamError } from "../../core/chat/provider";
+import type { UpstreamError } from "../../core/upstream/error";
 import { emptyUsage, type ChatResult, type FinishReason, type ToolCall, type Usage } from "../../core/chat/types";
 import { eventJson } from "../../lib/sse-split";
 import { classifyOpenAIStreamError } from "./errors";

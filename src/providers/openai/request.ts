@@ -3,6 +3,7 @@
  * Groq and other compatible upstreams).
  */
 import type { ChatMessage, ChatRequest, ContentPart, ReasoningEffort } from "../../core/chat/types";
+import { droppedIfSet, type BuiltRequest } from "../common/dropped";
 
 export interface OpenAIRequestOptions {
   stream: boolean;
@@ -33,6 +34,14 @@ export function usesOpenAIMaxCompletionTokens(providerId: string, model: string)
 
 /** Builds the request body. Pure. */
 export function toOpenAIChatRequest(req: ChatRequest, opts: OpenAIRequestOptions): Record<string, unknown> {
+  return buildOpenAIChatRequest(req, opts).body;
+}
+
+/**
+ * The body and what it leaves out: `service_tier` for a provider that takes none (every
+ * other setting reaches an OpenAI-compatible upstream as it came).
+ */
+export function buildOpenAIChatRequest(req: ChatRequest, opts: OpenAIRequestOptions): BuiltRequest {
   const body: Record<string, unknown> = {};
   if (req.passthrough) {
     for (const [k, v] of Object.entries(req.passthrough)) {
@@ -64,7 +73,7 @@ export function toOpenAIChatRequest(req: ChatRequest, opts: OpenAIRequestOptions
     body.stream = true;
     body.stream_options = { ...(isObject(extra) ? extra : {}), include_usage: true };
   }
-  return body;
+  return { body, dropped: opts.forwardServiceTier ? [] : droppedIfSet(req, ["service_tier"]) };
 }
 
 /** One message as OpenAI takes it: `cache_control` (an Anthropic-style hint) is dropped. */

@@ -1,6 +1,6 @@
 /** OpenAI Chat Completions response → canonical ChatResult, usage and finish reasons. */
 import type { ChatResult, FinishReason, ToolCall, Usage } from "../../core/chat/types";
-import { UpstreamError } from "../../core/chat/provider";
+import { badAnswer } from "../common/errors";
 import type { OpenAIWireChatResponse, OpenAIWireUsage } from "./wire";
 
 /** stop → stop, length → length, tool_calls / function_call → tool_calls, content_filter → content_filter; unknown → stop. */
@@ -35,8 +35,8 @@ export function mapOpenAIUsage(u: OpenAIWireUsage | null | undefined): Usage {
 
 /** Maps a non-streaming response body. Pure. */
 export function fromOpenAIChatResponse(body: OpenAIWireChatResponse): ChatResult {
-  const choice = body.choices?.[0];
-  if (!choice) throw new UpstreamError("transient", "upstream response has no choices", 200, body);
+  const choice = body.choices[0];
+  if (!choice) throw badAnswer("upstream response has no choices", 200, body);
   const msg = choice.message ?? {};
   const toolCalls: ToolCall[] = (msg.tool_calls ?? []).map((tc) => ({
     id: tc.id,

@@ -2,10 +2,11 @@
  * Brave Search's web search API as a SearchProvider: `GET {base}/res/v1/web/search?q=&count=`
  * with the `X-Subscription-Token` header. Failures become UpstreamErrors like every adapter's.
  */
-import { UpstreamError } from "../../core/chat/provider";
 import type { SearchProvider, SearchResult } from "../../core/chat/web-search";
 import { fetchWithDeadlines, readAllBytes } from "../../lib/http-deadline";
-import { classifyHttpStatus, parseRetryAfterHeaders, toTransportError } from "../common/errors";
+import { Type as T, type Static } from "@sinclair/typebox";
+import { badAnswer, toTransportError, upstreamHttpError } from "../common/errors";
+import { wireCheck } from "../common/wire-check";
 
 export interface BraveOptions {
   baseUrl: string;
@@ -13,9 +14,12 @@ export interface BraveOptions {
   timeoutMs: number;
 }
 
-interface BraveWire {
-  web?: { results?: { title?: string; url?: string; description?: string }[] };
-}
+/** The fields of Brave's answer the adapter reads, checked on arrival (../common/wire-check.ts). */
+const BraveWire = T.Object({
+  web: T.Optional(T.Object({ results: T.Optional(T.Array(T.Object({ title: T.Optional(T.String()), url: T.Optional(T.String()), description: T.Optional(T.String()) }))) })),
+});
+type BraveWire = Static<typeof BraveWire>;
+const checkBraveAnswer = wireCheck("search answer", BraveWire);
 
 const utf8 = new TextDecoder();
 
@@ -47,14 +51,14 @@ export function braveSearchProvider(o: BraveOptions): SearchProvider {
         throw toTransportError(e, "connect", signal);
       }
       const text = utf8.decode(await readAllBytes(res.body));
-      if (!res.response.ok) {
-        throw new UpstreamError(classifyHttpStatus(res.response.status), `search failed with ${res.response.status}`, res.response.status, text.slice(0, 500), parseRetryAfterHeaders(res.response.headers));
-      }
+      if (!res.response.ok) throw upstreamHttpError(res.response.status, res.response.headers, text, { message: (_body, status) => `search failed with ${status}` });
+      let body: unknown;
       try {
-        return fromBraveResponse(JSON.parse(text) as BraveWire, count);
+        body = JSON.parse(text);
       } catch {
-        throw new UpstreamError("transient", "search answer is not JSON", 200, text.slice(0, 500));
+        throw badAnswer("search answer is not JSON", 200, text.slice(0, 500));
       }
+      return fromBraveResponse(checkBraveAnswer(body, "brave"), count);
     },
   };
 }

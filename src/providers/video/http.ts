@@ -2,19 +2,14 @@
  * The one place video adapters call `fetch`: a deadline per exchange, the caller's signal,
  * and every failure as an `UpstreamError` (status-classified, vendor body kept as detail).
  */
-import { UpstreamError } from "../../core/chat/provider";
+import { UpstreamError } from "../../core/upstream/error";
 import type { VideoCall, VideoDownload } from "../../core/video/provider";
 import { fetchWithDeadlines, readAllBytes } from "../../lib/http-deadline";
-import { classifyHttpStatus, parseErrorBody, parseRetryAfterHeaders, toTransportError } from "../common/errors";
+import { badAnswer, toTransportError } from "../common/errors";
+
+export { upstreamHttpError } from "../common/errors";
 
 export { joinUrl } from "../common/http";
-
-/** Turns a non-2xx answer into the vendor's UpstreamError; `message` digs the vendor's text out. */
-export function httpError(status: number, headers: Headers, text: string, message: (body: unknown) => string | undefined): UpstreamError {
-  const detail = parseErrorBody(text);
-  const msg = (detail !== undefined && message(detail)) || `upstream answered ${status}`;
-  return new UpstreamError(classifyHttpStatus(status), msg, status, detail, parseRetryAfterHeaders(headers));
-}
 
 export type Classifier = (status: number, headers: Headers, text: string) => UpstreamError;
 
@@ -60,7 +55,7 @@ export async function requestJson(
   try {
     return JSON.parse(text);
   } catch {
-    throw new UpstreamError("transient", "upstream sent a body that is not JSON", response.status, text.slice(0, 500));
+    throw badAnswer("upstream sent a body that is not JSON", response.status, text.slice(0, 500));
   }
 }
 
@@ -108,5 +103,5 @@ export const str = (v: unknown): string | undefined => (typeof v === "string" ? 
 
 /** An upstream 2xx body that does not have the shape the vendor documents. */
 export function badShape(what: string, body: unknown): UpstreamError {
-  return new UpstreamError("transient", `upstream ${what} has an unexpected shape`, 200, body);
+  return badAnswer(`upstream ${what} has an unexpected shape`, 200, body);
 }

@@ -9,9 +9,10 @@
  * Credential: an `ACCESS_KEY:SECRET_KEY` pair is turned into Kling's short-lived HS256 JWT;
  * any other value is sent as a bearer token as is (newer accounts get plain API keys).
  */
-import { UpstreamError } from "../../../core/chat/provider";
+import { UpstreamError } from "../../../core/upstream/error";
 import type { VideoCall, VideoPollOutcome, VideoProvider, VideoSubmission } from "../../../core/video/provider";
-import { badShape, dig, httpError, joinUrl, requestJson, str } from "../http";
+import { badShape, dig, upstreamHttpError, joinUrl, requestJson, str } from "../http";
+import { checkKlingPoll, checkKlingSubmit } from "../wire";
 
 type Kind = "text2video" | "image2video";
 
@@ -56,10 +57,13 @@ export function mapKlingPoll(body: unknown): VideoPollOutcome {
  * account (arrears, resource pack used up), not a rate limit: retrying does not help.
  */
 export function klingError(status: number, headers: Headers, text: string): UpstreamError {
-  const err = httpError(status, headers, text, (b) => str(dig(b, "message")));
-  const code = Number(dig(err.detail, "code"));
-  if (status === 429 && code >= 1100 && code <= 1102) return new UpstreamError("rejected", err.message, status, err.detail);
-  return err;
+  return upstreamHttpError(status, headers, text, {
+    message: (b) => str(dig(b, "message")),
+    kind: (s, b) => {
+      const code = Number(dig(b, "code"));
+      return s === 429 && code >= 1100 && code <= 1102 ? "rejected" : undefined;
+    },
+  });
 }
 
 /** Bearer value: a JWT for an `AK:SK` pair, the key itself otherwise. */
@@ -84,7 +88,7 @@ export const klingVideo: VideoProvider = {
   async submit(s: VideoSubmission, call: VideoCall): Promise<string> {
     const { kind, body } = toKlingRequest(s);
     const auth = { authorization: `Bearer ${klingToken(call.endpoint.apiKey)}` };
-    const res = await requestJson("POST", joinUrl(call.endpoint.baseUrl, `/v1/videos/${kind}`), auth, body, call, klingError);
+    const res = checkKlingSubmit(await requestJson("POST", joinUrl(call.endpoint.baseUrl, `/v1/videos/${kind}`), auth, body, call, klingError), "kling");
     const id = str(dig(unwrap(res), "task_id"));
     if (!id) throw badShape("create-task answer", res);
     return `${kind}:${id}`;
@@ -92,7 +96,7 @@ export const klingVideo: VideoProvider = {
   async poll(task: string, _model: string, call: VideoCall): Promise<VideoPollOutcome> {
     const [kind, id] = task.split(":", 2) as [Kind, string];
     const auth = { authorization: `Bearer ${klingToken(call.endpoint.apiKey)}` };
-    const res = await requestJson("GET", joinUrl(call.endpoint.baseUrl, `/v1/videos/${kind}/${encodeURIComponent(id)}`), auth, undefined, call, klingError);
+    const res = checkKlingPoll(await requestJson("GET", joinUrl(call.endpoint.baseUrl, `/v1/videos/${kind}/${encodeURIComponent(id)}`), auth, undefined, call, klingError), "kling");
     unwrap(res);
     return mapKlingPoll(res);
   },

@@ -7,10 +7,11 @@
  * assumption (no authoritative sample exists; docs/video.md). Resolutions travel as pixel
  * sizes; errors use LTX's `{"type":"error","error":{type, message}}` envelope.
  */
-import type { UpstreamError } from "../../../core/chat/provider";
+import type { UpstreamError } from "../../../core/upstream/error";
 import type { Resolution } from "../../../core/catalog/types";
 import type { VideoCall, VideoPollOutcome, VideoProvider, VideoSubmission } from "../../../core/video/provider";
-import { badShape, dig, httpError, joinUrl, requestJson, str } from "../http";
+import { badShape, dig, upstreamHttpError, joinUrl, requestJson, str } from "../http";
+import { checkLtxPoll, checkTaskId } from "../wire";
 
 const PIXELS: Partial<Record<Resolution, string>> = { "1080p": "1920x1080", "1440p": "2560x1440", "4k": "3840x2160" };
 
@@ -41,21 +42,18 @@ export function mapLtxPoll(body: unknown): VideoPollOutcome {
 }
 
 export function ltxError(status: number, headers: Headers, text: string): UpstreamError {
-  return httpError(status, headers, text, (b) => str(dig(b, "error", "message")));
+  return upstreamHttpError(status, headers, text, { message: (b) => str(dig(b, "error", "message")) });
 }
 
 export const ltxVideo: VideoProvider = {
   protocol: "video-ltx",
   async submit(s: VideoSubmission, call: VideoCall): Promise<string> {
     const auth = { authorization: `Bearer ${call.endpoint.apiKey}` };
-    const res = await requestJson("POST", joinUrl(call.endpoint.baseUrl, "/v2/text-to-video"), auth, toLtxRequest(s), call, ltxError);
-    const id = str(dig(res, "id"));
-    if (!id) throw badShape("create-task answer", res);
-    return id;
+    return checkTaskId(await requestJson("POST", joinUrl(call.endpoint.baseUrl, "/v2/text-to-video"), auth, toLtxRequest(s), call, ltxError), "ltx").id;
   },
   async poll(task: string, _model: string, call: VideoCall): Promise<VideoPollOutcome> {
     const auth = { authorization: `Bearer ${call.endpoint.apiKey}` };
     const res = await requestJson("GET", joinUrl(call.endpoint.baseUrl, `/v2/text-to-video/${encodeURIComponent(task)}`), auth, undefined, call, ltxError);
-    return mapLtxPoll(res);
+    return mapLtxPoll(checkLtxPoll(res, "ltx"));
   },
 };

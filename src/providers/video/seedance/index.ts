@@ -7,9 +7,10 @@
  * `cancelled`, `expired`; the result is `content.video_url`, usage `completion_tokens`.
  * Errors are `{"error": {code, message, param, type}}`.
  */
-import type { UpstreamError } from "../../../core/chat/provider";
+import type { UpstreamError } from "../../../core/upstream/error";
 import type { VideoCall, VideoPollOutcome, VideoProvider, VideoSubmission } from "../../../core/video/provider";
-import { badShape, dig, httpError, joinUrl, requestJson, str } from "../http";
+import { badShape, dig, upstreamHttpError, joinUrl, requestJson, str } from "../http";
+import { checkSeedancePoll, checkTaskId } from "../wire";
 
 export function toSeedanceRequest(s: VideoSubmission): Record<string, unknown> {
   const r = s.request;
@@ -49,21 +50,18 @@ export function mapSeedancePoll(body: unknown): VideoPollOutcome {
 }
 
 export function seedanceError(status: number, headers: Headers, text: string): UpstreamError {
-  return httpError(status, headers, text, (b) => str(dig(b, "error", "message")));
+  return upstreamHttpError(status, headers, text, { message: (b) => str(dig(b, "error", "message")) });
 }
 
 export const seedanceVideo: VideoProvider = {
   protocol: "video-seedance",
   async submit(s: VideoSubmission, call: VideoCall): Promise<string> {
     const auth = { authorization: `Bearer ${call.endpoint.apiKey}` };
-    const res = await requestJson("POST", joinUrl(call.endpoint.baseUrl, "/contents/generations/tasks"), auth, toSeedanceRequest(s), call, seedanceError);
-    const id = str(dig(res, "id"));
-    if (!id) throw badShape("create-task answer", res);
-    return id;
+    return checkTaskId(await requestJson("POST", joinUrl(call.endpoint.baseUrl, "/contents/generations/tasks"), auth, toSeedanceRequest(s), call, seedanceError), "seedance").id;
   },
   async poll(task: string, _model: string, call: VideoCall): Promise<VideoPollOutcome> {
     const auth = { authorization: `Bearer ${call.endpoint.apiKey}` };
     const res = await requestJson("GET", joinUrl(call.endpoint.baseUrl, `/contents/generations/tasks/${encodeURIComponent(task)}`), auth, undefined, call, seedanceError);
-    return mapSeedancePoll(res);
+    return mapSeedancePoll(checkSeedancePoll(res, "seedance"));
   },
 };

@@ -11,9 +11,10 @@
  * (our reading of the Gemini usage vocabulary; docs/video.md). Reference URLs are passed as
  * `{uri}`: the gateway never fetches user-supplied URLs itself.
  */
-import type { UpstreamError } from "../../../core/chat/provider";
+import type { UpstreamError } from "../../../core/upstream/error";
 import type { VideoCall, VideoPollOutcome, VideoProvider, VideoSubmission } from "../../../core/video/provider";
-import { badShape, dig, downloadFile, httpError, joinUrl, requestJson, str } from "../http";
+import { badShape, dig, downloadFile, upstreamHttpError, joinUrl, requestJson, str } from "../http";
+import { checkVeoPoll, checkVeoSubmit } from "../wire";
 
 export function toVeoRequest(s: VideoSubmission): Record<string, unknown> {
   const r = s.request;
@@ -63,7 +64,7 @@ export function mapVeoPoll(body: unknown): VideoPollOutcome {
 }
 
 export function veoError(status: number, headers: Headers, text: string): UpstreamError {
-  return httpError(status, headers, text, (b) => str(dig(b, "error", "message")));
+  return upstreamHttpError(status, headers, text, { message: (b) => str(dig(b, "error", "message")) });
 }
 
 const sameOrigin = (a: string, b: string) => {
@@ -78,15 +79,12 @@ export const veoVideo: VideoProvider = {
   protocol: "video-veo",
   async submit(s: VideoSubmission, call: VideoCall): Promise<string> {
     const url = joinUrl(call.endpoint.baseUrl, `/v1beta/models/${encodeURIComponent(s.upstreamModel)}:predictLongRunning`);
-    const res = await requestJson("POST", url, { "x-goog-api-key": call.endpoint.apiKey }, toVeoRequest(s), call, veoError);
-    const name = str(dig(res, "name"));
-    if (!name) throw badShape("operation", res);
-    return name;
+    return checkVeoSubmit(await requestJson("POST", url, { "x-goog-api-key": call.endpoint.apiKey }, toVeoRequest(s), call, veoError), "veo").name;
   },
   async poll(task: string, _model: string, call: VideoCall): Promise<VideoPollOutcome> {
     const path = task.split("/").map(encodeURIComponent).join("/");
     const res = await requestJson("GET", joinUrl(call.endpoint.baseUrl, `/v1beta/${path}`), { "x-goog-api-key": call.endpoint.apiKey }, undefined, call, veoError);
-    return mapVeoPoll(res);
+    return mapVeoPoll(checkVeoPoll(res, "veo"));
   },
   async download(videoUrl: string, call: VideoCall) {
     // Our credential goes only to the vendor's own host, never to a URL elsewhere.

@@ -6,7 +6,7 @@
  */
 import { log } from "../../lib/log";
 import type { Lang } from "../errors";
-import { UpstreamError, type UpstreamReason } from "./provider";
+import { UpstreamError, type UpstreamReason } from "./error";
 
 const WORDS: Record<UpstreamReason, string> = {
   invalid_request: "제공자가 요청의 형식이나 파라미터를 받아들이지 않았습니다.",
@@ -22,6 +22,7 @@ const WORDS: Record<UpstreamReason, string> = {
   timeout: "제공자가 제한 시간 안에 응답하지 않았습니다.",
   truncated: "제공자의 응답 스트림이 중간에 끊겼습니다.",
   connection: "제공자에 연결하지 못했습니다.",
+  bad_answer: "제공자의 응답을 처리하지 못했습니다.",
 };
 
 const WORDS_EN: Record<UpstreamReason, string> = {
@@ -38,6 +39,7 @@ const WORDS_EN: Record<UpstreamReason, string> = {
   timeout: "The provider did not respond in time.",
   truncated: "The provider's response stream broke off.",
   connection: "Could not connect to the provider.",
+  bad_answer: "The provider's response could not be processed.",
 };
 
 /** Our words for a reason, in a language (an unknown reason: the generic failure). */

@@ -1,0 +1,16 @@
+/**
+ * The settings a chat call could not send, kept per provider as each attempt's adapter reports
+ * them (CallContext.warn), and read for the provider that answered: a stream's headers go out
+ * before its answer exists, so they ride on the call's plan, not on a result.
+ */
+import type { CallWarning } from "../upstream/warnings";
+import type { ChatPlan } from "./plan";
+
+export function noteWarnings(plan: ChatPlan, providerId: string, warnings: CallWarning[]): void {
+  (plan.warnings ??= new Map()).set(providerId, warnings);
+}
+
+/** What the answering provider's request left out (none for a cached answer or an unknown provider). */
+export function callWarnings(plan: ChatPlan, providerId: string | null): CallWarning[] {
+  return (providerId !== null && plan.warnings?.get(providerId)) || [];
+}

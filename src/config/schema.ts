@@ -110,8 +110,8 @@ export const EnvSchema = T.Object({
   LEDGER_COMMIT: T.Union([T.Literal("durable"), T.Literal("async")], { default: "durable", description: "Ledger commits: durable (a PostgreSQL crash loses nothing) or async (faster; a PostgreSQL crash may lose the last ~600 ms of charges)" }),
   LEDGER_SETTLE: T.Union([T.Literal("before_answer"), T.Literal("behind_answer")], { default: "before_answer", description: "When an answered call's settle lands: before_answer (the answer's last bytes wait for it, so a killed process has charged every call it answered) or behind_answer (lower latency; a crash may leave the last answered calls uncharged)" }),
   LEDGER_LEASES: Bool(
-    "Credit leases for busy keys on PostgreSQL: on (a busy key's calls are held in memory against one database hold; their charges follow the answers in batches, so a killed process can lose answered calls' charges) or off (every call holds in the database)",
-    { default: false },
+    "Credit leases for busy keys on PostgreSQL: on (a busy key's calls are held in memory against one database hold; their charges land in batches, before the answers with LEDGER_SETTLE=before_answer) or off (every call holds in the database)",
+    { default: true },
   ),
   CORS_ORIGINS: T.String({ default: "", description: "Comma-separated origins allowed to call the API from a browser (`*` for any); empty = CORS off" }),
 });

@@ -51,7 +51,7 @@ describe("loadConfig", () => {
       const c = loadConfig({ DEMO_MODE: text, LEDGER_LEASES: text, VIDEO_URL_PRIVATE_HOSTS_ALLOWED: text });
       expect([text, c.demoMode, c.LEDGER_LEASES, c.VIDEO_URL_PRIVATE_HOSTS_ALLOWED]).toEqual([text, value, value, value]);
     }
-    expect(loadConfig({})).toMatchObject({ LEDGER_LEASES: false, VIDEO_URL_PRIVATE_HOSTS_ALLOWED: false, demoMode: true });
+    expect(loadConfig({})).toMatchObject({ LEDGER_LEASES: true, VIDEO_URL_PRIVATE_HOSTS_ALLOWED: false, demoMode: true });
     const p = problems({ DEMO_MODE: "yes", LEDGER_LEASES: "enabled" });
     expect(p).toEqual([
       'DEMO_MODE: expected one of true, false, on, off, 1, 0 (any case), got "yes"',

@@ -20,10 +20,10 @@ const pg = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postg
 
 const VARIANTS: { name: string; env: Record<string, string> }[] = [
   { name: "defaults", env: {} },
-  { name: "leases", env: { LEDGER_LEASES: "on" } },
-  { name: "leases, no request log", env: { LEDGER_LEASES: "on", LOG_REQUESTS: "off" } },
-  { name: "leases, settle behind answer", env: { LEDGER_LEASES: "on", LEDGER_SETTLE: "behind_answer" } },
-  { name: "leases, async commit", env: { LEDGER_LEASES: "on", LEDGER_COMMIT: "async" } },
+  { name: "no leases", env: { LEDGER_LEASES: "off" } },
+  { name: "no request log", env: { LOG_REQUESTS: "off" } },
+  { name: "settle behind answer", env: { LEDGER_SETTLE: "behind_answer" } },
+  { name: "async commit", env: { LEDGER_COMMIT: "async" } },
 ];
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

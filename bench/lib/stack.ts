@@ -115,8 +115,8 @@ export async function startStack(o: StackOptions): Promise<Stack> {
         ...baseEnv,
         ...providerEnv,
         DATABASE_URL: dbUrl,
-        // The gateway's defaults (durable commits, no credit leases, settles before the answer)
-        // unless the run asks for LEDGER_COMMIT=async, LEDGER_LEASES=on or
+        // The gateway's defaults (durable commits, credit leases, settles before the answer)
+        // unless the run asks for LEDGER_COMMIT=async, LEDGER_LEASES=off or
         // LEDGER_SETTLE=behind_answer.
         ...(process.env.LEDGER_COMMIT && { LEDGER_COMMIT: process.env.LEDGER_COMMIT }),
         ...(process.env.LEDGER_LEASES && { LEDGER_LEASES: process.env.LEDGER_LEASES }),

@@ -112,12 +112,12 @@ export class RequestRecord implements CallTrace {
     span.end(rec.outcome === "ok" ? undefined : rec.reason);
   }
 
-  answered(model: string, provider: string | null, usage: Usage, costKrw: number, cached: boolean): void {
+  answered(model: string, provider: string | null, usage: Usage, costKrw: number, opts: { cached: boolean }): void {
     this.responseModel = model;
     this.provider = provider;
     this.usage = usage;
     this.costKrw = costKrw;
-    this.cached = cached;
+    this.cached = opts.cached;
   }
 
   streamOpened(): void {

@@ -15,14 +15,14 @@ const image = (detail?: string) => ({ type: "image_url" as const, image_url: { u
 
 describe("the hold's estimate of a prompt", () => {
   test("an image part counts as the most its provider documents for one image", () => {
-    expect(imageTokens("openai", "gpt-4o-mini", false)).toBe(2833 + 8 * 5667);
-    expect(imageTokens("openai", "gpt-4o-mini", true)).toBe(2833);
-    expect(imageTokens("openai", "gpt-4o", false)).toBe(85 + 8 * 170);
-    expect(imageTokens("openai", "gpt-4o-2024-11-20", true)).toBe(85);
-    expect(imageTokens("openai", "gpt-4.1-mini", false)).toBe(3779);
-    expect(imageTokens("openai", "meta-llama/Llama-4-Scout", false)).toBe(3779);
-    expect(imageTokens("anthropic", "claude-haiku-4-5", false)).toBe(1600);
-    expect(imageTokens("gemini", "gemini-2.5-flash", false)).toBe(2580);
+    expect(imageTokens("openai", "gpt-4o-mini", { low: false })).toBe(2833 + 8 * 5667);
+    expect(imageTokens("openai", "gpt-4o-mini", { low: true })).toBe(2833);
+    expect(imageTokens("openai", "gpt-4o", { low: false })).toBe(85 + 8 * 170);
+    expect(imageTokens("openai", "gpt-4o-2024-11-20", { low: true })).toBe(85);
+    expect(imageTokens("openai", "gpt-4.1-mini", { low: false })).toBe(3779);
+    expect(imageTokens("openai", "meta-llama/Llama-4-Scout", { low: false })).toBe(3779);
+    expect(imageTokens("anthropic", "claude-haiku-4-5", { low: false })).toBe(1600);
+    expect(imageTokens("gemini", "gemini-2.5-flash", { low: false })).toBe(2580);
     const p = measurePrompt({ messages: [{ role: "user", content: [{ type: "text", text: "what is this?" }, image(), image("low")] }] });
     const text = measurePrompt({ messages: [{ role: "user", content: [{ type: "text", text: "what is this?" }] }] });
     expect(holdInputTokens(p, "openai", "gpt-4o-mini") - holdInputTokens(text, "openai", "gpt-4o-mini")).toBe(48169 + 2833);

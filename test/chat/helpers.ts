@@ -19,7 +19,7 @@ let passwordHash: Promise<string> | null = null;
 export async function fastUser(g: TestGateway, opts: { creditKrw?: number } = {}): Promise<TestUser> {
   passwordHash ??= Bun.password.hash(PASSWORD, { algorithm: "argon2id" });
   const email = `c${crypto.randomUUID().slice(0, 12)}@test.example`;
-  const row = await g.gw.deps.users.create(email, await passwordHash, "general", false);
+  const row = await g.gw.deps.users.create({ email, passwordHash: await passwordHash, industry: "general", regulated: false });
   if (!row) throw new Error("fastUser: insert failed");
   if (opts.creditKrw) await g.credit(row.id, opts.creditKrw);
   const jwt = signJwt({ sub: row.id, typ: "access" }, g.gw.deps.jwtSecret, g.gw.deps.config.JWT_TTL_SECONDS);

@@ -42,7 +42,7 @@ export async function fastUser(g: TestGateway, opts: { creditKrw?: number; indus
   const email = `f${crypto.randomUUID().slice(0, 12)}@test.example`;
   const industry = opts.industry ?? "general";
   const regulated = opts.regulated ?? (industry !== "general" && industry !== "education");
-  const row = await g.gw.deps.users.create(email, await passwordHash, industry, regulated);
+  const row = await g.gw.deps.users.create({ email, passwordHash: await passwordHash, industry, regulated });
   if (!row) throw new Error("fastUser: insert failed");
   if (opts.creditKrw) await g.credit(row.id, opts.creditKrw);
   const jwt = signJwt({ sub: row.id, typ: "access" }, g.gw.deps.jwtSecret, g.gw.deps.config.JWT_TTL_SECONDS);

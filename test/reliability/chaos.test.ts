@@ -94,7 +94,7 @@ describe.skipIf(!pg)("chaos", () => {
     const users = new UserRepo(db);
     const tenants: { id: string; keys: string[] }[] = [];
     for (let i = 0; i < USERS; i++) {
-      const row = (await users.create(`chaos${i}-${crypto.randomUUID().slice(0, 8)}@test.example`, hash, "general", false))!;
+      const row = (await users.create({ email: `chaos${i}-${crypto.randomUUID().slice(0, 8)}@test.example`, passwordHash: hash, industry: "general", regulated: false }))!;
       const jwt = signJwt({ sub: row.id, typ: "access" }, TEST_JWT_SECRET, 3600);
       expect((await call(a.url, "POST", `/v1/admin/users/${row.id}/topups`, { token: ADMIN_TOKEN, body: { amount_krw: 30000 * Math.max(1, Math.ceil(SECONDS / 20)) } })).status).toBe(201);
       const keys: string[] = [];

@@ -51,7 +51,7 @@ describe.skipIf(!pg)("fairness between tenants (a real process, Bun's fetch limi
   });
 
   async function account(keys: number): Promise<{ id: string; keys: string[] }> {
-    const row = (await new UserRepo(db).create(`fair-${crypto.randomUUID().slice(0, 8)}@test.example`, "x", "general", false))!;
+    const row = (await new UserRepo(db).create({ email: `fair-${crypto.randomUUID().slice(0, 8)}@test.example`, passwordHash: "x", industry: "general", regulated: false }))!;
     const jwt = signJwt({ sub: row.id, typ: "access" }, TEST_JWT_SECRET, 3600);
     expect((await call(g.url, "POST", `/v1/admin/users/${row.id}/topups`, { token: ADMIN_TOKEN, body: { amount_krw: 10_000 } })).status).toBe(201);
     const out: string[] = [];

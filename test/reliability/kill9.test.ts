@@ -39,7 +39,7 @@ for (const leases of ["off", "on"]) test(`kill -9 under load, leases ${leases}: 
   const gw = await new GatewayProcess({ ...sim.providerEnv(), DATABASE_URL: fresh.url, LEDGER_LEASES: leases, RATE_LIMIT_RPM: "0", STATS_ROLLUP_INTERVAL_MS: "0", VIDEO_POLL_WORKERS: "0" }).start();
   try {
     const hash = await Bun.password.hash("correct horse battery", { algorithm: "argon2id" });
-    const user = (await new UserRepo(db).create(`k9-${crypto.randomUUID().slice(0, 8)}@test.example`, hash, "general", false))!;
+    const user = (await new UserRepo(db).create({ email: `k9-${crypto.randomUUID().slice(0, 8)}@test.example`, passwordHash: hash, industry: "general", regulated: false }))!;
     const jwt = signJwt({ sub: user.id, typ: "access" }, TEST_JWT_SECRET, 3600);
     expect((await call(gw.url, "POST", `/v1/admin/users/${user.id}/topups`, { token: ADMIN_TOKEN, body: { amount_krw: 100000 } })).status).toBe(201);
     const key = (await call(gw.url, "POST", "/v1/keys", { token: jwt, body: { name: "k9" } })).body.key as string;

@@ -37,7 +37,7 @@ describe.skipIf(!pg)("graceful shutdown (SIGTERM)", () => {
   });
 
   test("in-flight work finishes and is settled; new connections are refused; claims released; exit 0", async () => {
-    const row = (await new UserRepo(db).create(`sd-${crypto.randomUUID().slice(0, 8)}@test.example`, "x", "general", false))!;
+    const row = (await new UserRepo(db).create({ email: `sd-${crypto.randomUUID().slice(0, 8)}@test.example`, passwordHash: "x", industry: "general", regulated: false }))!;
     const jwt = signJwt({ sub: row.id, typ: "access" }, TEST_JWT_SECRET, 3600);
     expect((await call(g.url, "POST", `/v1/admin/users/${row.id}/topups`, { token: ADMIN_TOKEN, body: { amount_krw: 10_000 } })).status).toBe(201);
     const key = (await call(g.url, "POST", "/v1/keys", { token: jwt, body: {} })).body.key;

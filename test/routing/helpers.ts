@@ -13,7 +13,7 @@ let passwordHash: Promise<string> | null = null;
 export async function quickUser(g: TestGateway, creditKrw = 0): Promise<TestUser> {
   passwordHash ??= Bun.password.hash(PASSWORD, { algorithm: "bcrypt", cost: 4 });
   const email = `r${crypto.randomUUID().slice(0, 12)}@test.example`;
-  const row = await g.gw.deps.users.create(email, await passwordHash, "general", false);
+  const row = await g.gw.deps.users.create({ email, passwordHash: await passwordHash, industry: "general", regulated: false });
   if (!row) throw new Error("quickUser: insert failed");
   if (creditKrw) await g.credit(row.id, creditKrw);
   const jwt = signJwt({ sub: row.id, typ: "access" }, g.gw.deps.jwtSecret, g.gw.deps.config.JWT_TTL_SECONDS);

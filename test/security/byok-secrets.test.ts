@@ -200,7 +200,7 @@ describe("demo mode", () => {
       const file = join(dataDir, "byok-encryption-key");
       expect(statSync(file).mode & 0o777).toBe(0o600);
       expect(Buffer.from(readFileSync(file, "utf8").trim(), "base64").length).toBe(32);
-      const u = await gw.deps.users.create(`demo-${crypto.randomUUID()}@test.example`, "x", "general", false);
+      const u = await gw.deps.users.create({ email: `demo-${crypto.randomUUID()}@test.example`, passwordHash: "x", industry: "general", regulated: false });
       const made = await fetch(`${url}/v1/admin/users/${u!.id}/byok-keys`, {
         method: "POST",
         headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },

@@ -92,7 +92,7 @@ export class AnswerStream implements CallStream {
     const bill = await this.bill.closeStream(plan, this.candidate, end);
     if (trace) {
       const answered = plan.policy?.outcome?.candidate ?? (plan.continuation?.continued ? plan.continuation.last!.candidate : this.candidate);
-      trace.answered(answered.model.id, answered.provider.id, bill.usage, Number(bill.cost.micro) / 1e6, false);
+      trace.answered(answered.model.id, answered.provider.id, bill.usage, Number(bill.cost.micro) / 1e6, { cached: false });
       trace.streamEnded(end.ending);
     }
     return bill;

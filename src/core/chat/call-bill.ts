@@ -63,7 +63,7 @@ export class CallBill {
   /** A continued stream's end: every part at its own price, summed, settled once (continuation-bill.ts). */
   async closeContinued(plan: ChatPlan, k: Continuation, end: StreamEnd): Promise<StreamBill> {
     this.d.continued?.(k.parts[0]!.candidate.provider.id, k.last!.candidate.provider.id, end.ending);
-    const bills = billParts(k, plan.prompt, end, this.d.fxMilli, plan.byok);
+    const bills = billParts(k, plan.prompt, end, this.d.fxMilli, { free: plan.byok });
     const usage = summedUsage(bills);
     const parts = bills.map((b) => ({ ...b, cost: this.costOf(b.micro) }));
     const last = k.last!.candidate;

@@ -31,12 +31,12 @@ export interface PartBill {
 }
 
 /** Each part's usage and price; the last part ended as `end` says, the earlier ones broke. */
-export function billParts(k: Continuation, prompt: PromptSize, end: StreamEnd, fxMilli: bigint, free: boolean): PartBill[] {
+export function billParts(k: Continuation, prompt: PromptSize, end: StreamEnd, fxMilli: bigint, opts: { free: boolean }): PartBill[] {
   return k.parts.map((p, i) => {
     const last = i === k.parts.length - 1;
     const usage = p.usage ?? estimate(p, prompt, last ? end : { ...end, ending: "failed", toolCalls: [] });
     const c = p.candidate;
-    const micro = free ? 0n : usageCostMicro(c.offering.pricing!, c.provider.caching, usage, fxMilli);
+    const micro = opts.free ? 0n : usageCostMicro(c.offering.pricing!, c.provider.caching, usage, fxMilli);
     return { candidate: c, usage, estimated: p.usage === null, micro, ...(p.via && { via: p.via }) };
   });
 }

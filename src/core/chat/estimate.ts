@@ -90,11 +90,11 @@ export function measurePrompt(req: Pick<ChatRequest, "messages" | "tools" | "res
  * - Gemini: 258 per 768×768 tile (2.x), 1,120 at the default high media resolution (3.x):
  *   held at ten tiles, 2,580.
  */
-export function imageTokens(protocol: string, upstreamModel: string, low: boolean): number {
+export function imageTokens(protocol: string, upstreamModel: string, detail: { low: boolean }): number {
   if (protocol === "anthropic") return 1600;
   if (protocol === "gemini") return 2580;
-  if (/^gpt-4o-mini/.test(upstreamModel)) return low ? 2833 : 48169;
-  if (/^(gpt-4o|chatgpt-4o|gpt-4-turbo|gpt-4\.1(?!-mini|-nano))/.test(upstreamModel)) return low ? 85 : 1445;
+  if (/^gpt-4o-mini/.test(upstreamModel)) return detail.low ? 2833 : 48169;
+  if (/^(gpt-4o|chatgpt-4o|gpt-4-turbo|gpt-4\.1(?!-mini|-nano))/.test(upstreamModel)) return detail.low ? 85 : 1445;
   return 3779;
 }
 
@@ -106,7 +106,7 @@ const PER_TOOL = 16;
 /** Upper-side estimate of the prompt tokens of `p` sent to one provider model, for sizing the hold. */
 export function holdInputTokens(p: PromptSize, protocol: string, upstreamModel: string): number {
   let images = 0;
-  for (const low of p.images) images += imageTokens(protocol, upstreamModel, low);
+  for (const low of p.images) images += imageTokens(protocol, upstreamModel, { low });
   const tools = p.tools ? p.tools * PER_TOOL + (protocol === "anthropic" ? ANTHROPIC_TOOL_PROMPT : 0) : 0;
   return Math.ceil(p.ascii / 3) + p.other + 4 * p.messages + 8 + images + tools;
 }

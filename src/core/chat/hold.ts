@@ -38,8 +38,8 @@ export async function placeHold(ledger: Ledger, settlements: Settlements, h: Hol
  * either way, so they reach the ledger in the order the estimate counted them. (The promise is
  * wrapped: an async function's result would otherwise wait for it.)
  */
-export async function startHold(ledger: Ledger, settlements: Settlements, h: HoldRequest, overlap: boolean): Promise<{ pending: Promise<unknown> | null }> {
-  if (overlap && ledger.speculate?.(h) === true) return { pending: placeHold(ledger, settlements, h).then(() => null, (e: unknown) => e ?? new Error("hold failed")) };
+export async function startHold(ledger: Ledger, settlements: Settlements, h: HoldRequest, opts: { overlap: boolean }): Promise<{ pending: Promise<unknown> | null }> {
+  if (opts.overlap && ledger.speculate?.(h) === true) return { pending: placeHold(ledger, settlements, h).then(() => null, (e: unknown) => e ?? new Error("hold failed")) };
   await placeHold(ledger, settlements, h);
   return { pending: null };
 }

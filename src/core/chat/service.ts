@@ -164,7 +164,7 @@ export class ChatService {
     // every call that pays someone else first (web search) or runs several calls (cascade, parallel).
     // Matching by similarity embeds the prompt, an upstream call we pay for: only after the hold.
     const similar = cacheMode === "semantic" && this.d.cache;
-    const { pending: pendingHold } = named ? { pending: null } : await tracedHold(caller.trace, startHold(this.d.ledger, this.d.settlements, hold, single && !similar));
+    const { pending: pendingHold } = named ? { pending: null } : await tracedHold(caller.trace, startHold(this.d.ledger, this.d.settlements, hold, { overlap: single && !similar }));
     const hit = similar ? await similar.lookup(p.keyId, cacheMode, cacheModel, request, "similar") : null;
     if (hit) return this.cachedHit(caller, hit, release);
     this.d.keeper?.keep(caller.requestId); // until its settle or release starts
@@ -198,7 +198,7 @@ export class ChatService {
   /** A response-cache hit: free; `close` records it (and gives back the hold, if one was placed). */
   private async cachedHit(caller: ChatCaller, hit: CachedAnswer, close: (e: UsageEvent) => Promise<unknown>): Promise<Prepared> {
     await close(this.bill.event(caller, hit.model, hit.provider, hit.result.usage, 200, true)).catch(swallowed("cache hit's usage record", { request_id: caller.requestId }));
-    caller.trace?.answered(hit.model, hit.provider, hit.result.usage, 0, true);
+    caller.trace?.answered(hit.model, hit.provider, hit.result.usage, 0, { cached: true });
     return { kind: "cached", outcome: { result: hit.result, model: hit.model, provider: hit.provider, cost: this.bill.costOf(0n), cached: true } };
   }
 
@@ -237,7 +237,7 @@ export class ChatService {
       for (const tc of result.toolCalls ?? []) tc.function.arguments = this.d.pii!.unmask(tc.function.arguments, m);
     }
     const cost = await settle();
-    plan.caller.trace?.answered(candidate.model.id, candidate.provider.id, result.usage, Number(cost.micro) / 1e6, false);
+    plan.caller.trace?.answered(candidate.model.id, candidate.provider.id, result.usage, Number(cost.micro) / 1e6, { cached: false });
     const outcome: ChatOutcome = { result, model: candidate.model.id, provider: candidate.provider.id, cost, cached: false, ...citationsOf(plan, result.content) };
     this.bill.remember(plan, outcome);
     return outcome;

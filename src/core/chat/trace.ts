@@ -38,7 +38,7 @@ export interface CallTrace {
   attempt(provider: string, model: string): AttemptRecord;
   attemptEnded(record: AttemptRecord): void;
   /** The answer: the model and provider that gave it, its usage, its cost in KRW, whether it came from the response cache. */
-  answered(model: string, provider: string | null, usage: Usage, costKrw: number, cached: boolean): void;
+  answered(model: string, provider: string | null, usage: Usage, costKrw: number, opts: { cached: boolean }): void;
   /** A stream opened to the client; `streamEnded` comes once its bill is settled, however it ended. */
   streamOpened(): void;
   streamEnded(ending: "complete" | "failed" | "client_left"): void;

@@ -92,7 +92,7 @@ export class EmbeddingService {
     await this.d.settlements.start({ id: caller.requestId, userId: p.user.id, costMicro: micro, tokens: usage.promptTokens, event: event(c, usage, 200) });
     endSettle?.();
     const cost = this.costOf(micro > holdMicro ? holdMicro : micro);
-    caller.trace?.answered(c.model.id, c.provider.id, usage, Number(cost.micro) / 1e6, false);
+    caller.trace?.answered(c.model.id, c.provider.id, usage, Number(cost.micro) / 1e6, { cached: false });
     return { vectors: won.value.vectors, model: c.model.id, provider: c.provider.id, promptTokens: usage.promptTokens, cost, warnings: warned.get(c.provider.id) ?? [] };
   }
 

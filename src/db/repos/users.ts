@@ -23,7 +23,8 @@ export class UserRepo {
   constructor(private db: Database) {}
 
   /** Creates an account; null when the email is taken. */
-  async create(email: string, passwordHash: string, industry: string, regulated: boolean): Promise<UserRow | null> {
+  async create(account: { email: string; passwordHash: string; industry: string; regulated: boolean }): Promise<UserRow | null> {
+    const { email, passwordHash, industry, regulated } = account;
     const rows = await this.db.orm.insert(users).values({ email, passwordHash, industry, regulated }).onConflictDoNothing({ target: users.email }).returning();
     return rows[0] ?? null;
   }

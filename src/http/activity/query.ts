@@ -20,11 +20,11 @@ export function decodeCursor(cursor: string): number | null {
 }
 
 /** A date (`2026-01-31`, UTC midnight; as `to` the whole day is included) or an RFC 3339 time. */
-function instant(v: string, endOfDay: boolean): Date | null {
+function instant(v: string, opts: { endOfDay: boolean }): Date | null {
   if (DATE_ONLY.test(v)) {
     const d = new Date(`${v}T00:00:00Z`);
     if (Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== v) return null;
-    return endOfDay ? new Date(d.getTime() + 86_400_000) : d;
+    return opts.endOfDay ? new Date(d.getTime() + 86_400_000) : d;
   }
   if (!DATE_TIME.test(v)) return null;
   const d = new Date(v);
@@ -72,7 +72,7 @@ export function parseActivityQuery(q: URLSearchParams, userId: string): Activity
   for (const field of ["from", "to"] as const) {
     const v = one(field);
     if (v === undefined) continue;
-    const d = instant(v, field === "to");
+    const d = instant(v, { endOfDay: field === "to" });
     if (d) out[field] = d;
     else bad(field, "YYYY-MM-DD 날짜나 RFC 3339 시각이어야 합니다.", "Expected a YYYY-MM-DD date or an RFC 3339 date-time", "datetime_parsing");
   }

@@ -39,7 +39,7 @@ export function accountRoutes(d: AppDeps) {
         const email = body.email.trim().toLowerCase();
         const industry = body.industry ?? "general";
         const hash = await Bun.password.hash(body.password, { algorithm: "argon2id" });
-        const user = await d.users.create(email, hash, industry, isRegulatedIndustry(industry));
+        const user = await d.users.create({ email, passwordHash: hash, industry, regulated: isRegulatedIndustry(industry) });
         if (!user) throw new GatewayError("conflict", text("이미 가입된 이메일입니다.", "This email is already registered."));
         set.status = 201;
         return { user_id: user.id, email: user.email };

@@ -19,4 +19,6 @@ await pg.close();
 writeFileSync(join(dir, "pglite-template.tar.gz"), Bun.gzipSync(tar, { level: 9 }));
 const digest = await pgliteBuildDigest();
 writeFileSync(join(dir, "pglite-template.json"), JSON.stringify({ pglite_build_sha256: digest }, null, 2) + "\n");
-console.log(`wrote src/db/pglite-template.tar.gz (${tar.length} bytes unpacked) for PGlite build ${digest.slice(0, 12)}`);
+console.log(
+  `wrote src/db/pglite-template.tar.gz (${tar.length} bytes unpacked) for PGlite build ${digest.slice(0, 12)}`,
+);

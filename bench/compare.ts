@@ -14,16 +14,46 @@ const f = (x: unknown, d = 2) => (typeof x === "number" && Number.isFinite(x) ? 
 const get = (o: any, path: string) => path.split(".").reduce((v, k) => (v == null ? undefined : v[k]), o);
 
 const rows: [string, string, number, string][] = [
-  ["non-streaming p50 added over direct (ms)", "results.nonstream.summary.latency.p50.gatewayMinusDirect.median", 2, "≤ 0.8"],
-  ["non-streaming p90 added over direct (ms)", "results.nonstream.summary.latency.p90.gatewayMinusDirect.median", 2, ""],
-  ["non-streaming p99 added over direct (ms)", "results.nonstream.summary.latency.p99.gatewayMinusDirect.median", 2, "≤ 3"],
-  ["non-streaming p50 added over the bare proxy (ms)", "results.nonstream.summary.latency.p50.gatewayMinusProxy.median", 2, "≤ ~0.3"],
+  [
+    "non-streaming p50 added over direct (ms)",
+    "results.nonstream.summary.latency.p50.gatewayMinusDirect.median",
+    2,
+    "≤ 0.8",
+  ],
+  [
+    "non-streaming p90 added over direct (ms)",
+    "results.nonstream.summary.latency.p90.gatewayMinusDirect.median",
+    2,
+    "",
+  ],
+  [
+    "non-streaming p99 added over direct (ms)",
+    "results.nonstream.summary.latency.p99.gatewayMinusDirect.median",
+    2,
+    "≤ 3",
+  ],
+  [
+    "non-streaming p50 added over the bare proxy (ms)",
+    "results.nonstream.summary.latency.p50.gatewayMinusProxy.median",
+    2,
+    "≤ ~0.3",
+  ],
   ["bare proxy p50 added over direct (ms)", "results.nonstream.summary.latency.p50.proxyMinusDirect.median", 2, ""],
   ["streaming TTFB p50 added over direct (ms)", "results.stream.summary.ttfb.p50.gatewayMinusDirect.median", 2, "≤ 1"],
   ["streaming TTFB p99 added over direct (ms)", "results.stream.summary.ttfb.p99.gatewayMinusDirect.median", 2, ""],
   ["streaming total p50 added over direct (ms)", "results.stream.summary.total.p50.gatewayMinusDirect.median", 2, ""],
-  ["streaming median gap between chunks, added (ms)", "results.stream.summary.medianChunkGap.p50.gatewayMinusDirect.median", 2, "≈ 0"],
-  ["streaming longest gap (the held-back usage chunk), added (ms)", "results.stream.summary.maxChunkGap.p50.gatewayMinusDirect.median", 2, ""],
+  [
+    "streaming median gap between chunks, added (ms)",
+    "results.stream.summary.medianChunkGap.p50.gatewayMinusDirect.median",
+    2,
+    "≈ 0",
+  ],
+  [
+    "streaming longest gap (the held-back usage chunk), added (ms)",
+    "results.stream.summary.maxChunkGap.p50.gatewayMinusDirect.median",
+    2,
+    "",
+  ],
   ["saturation: bare proxy (req/s)", "results.saturation.rps.proxy.median", 0, ""],
   ["saturation: gateway, one account (req/s)", "results.saturation.rps.gateway.median", 0, ""],
   ["saturation: gateway ÷ proxy", "results.saturation.gatewayOverProxy.median", 3, "≥ 0.45"],

@@ -11,7 +11,8 @@ import { wrk, type Target } from "./lib/load";
 import { cpuMs } from "./lib/procs";
 import { checkPostgres, startStack } from "./lib/stack";
 
-const arg = (name: string, d: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? d);
+const arg = (name: string, d: number) =>
+  Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? d);
 const seconds = arg("seconds", 6);
 const conns = arg("conns", 50);
 const pg = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -41,8 +42,19 @@ function machineMs(): number {
 }
 
 await checkPostgres(pg);
-const stack = await startStack({ serverUrl: pg, targetCore: null, loadCore: null, gatewayBunFlags: [], gatewayEnv: {}, accounts: 1 });
-const body = JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Say hello in one short sentence." }], max_tokens: 16 });
+const stack = await startStack({
+  serverUrl: pg,
+  targetCore: null,
+  loadCore: null,
+  gatewayBunFlags: [],
+  gatewayEnv: {},
+  accounts: 1,
+});
+const body = JSON.stringify({
+  model: "gpt-4o-mini",
+  messages: [{ role: "user", content: "Say hello in one short sentence." }],
+  max_tokens: 16,
+});
 const rows: string[] = [];
 try {
   for (const [name, url, child] of [

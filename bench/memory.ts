@@ -76,12 +76,23 @@ function treeRss(pid: number): number {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 const r1 = (x: number) => Math.round(x * 10) / 10;
 
-async function oneStart(o: MemoryOptions, dataDir: string, key: string | null): Promise<{ figures: StartFigures; key: string }> {
+async function oneStart(
+  o: MemoryOptions,
+  dataDir: string,
+  key: string | null,
+): Promise<{ figures: StartFigures; key: string }> {
   const port = await freePort();
   const cmd = o.binary ? [resolve(o.binary)] : [process.execPath, join(ROOT, "src/main.ts")];
   // What `npm start` gets, plus a port and no per-key rate limit (60 a minute would refuse
   // most of the calls). No BUN_CONFIG_MAX_HTTP_REQUESTS: the gateway re-executes itself as it does there.
-  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/root", DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1", RATE_LIMIT_RPM: "0" };
+  const env = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: process.env.HOME ?? "/root",
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    RATE_LIMIT_RPM: "0",
+  };
   const t0 = performance.now();
   const proc = Bun.spawn(cmd, { cwd: ROOT, env, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
   let stderr = "";
@@ -98,9 +109,13 @@ async function oneStart(o: MemoryOptions, dataDir: string, key: string | null): 
     // Ready: /healthz answers and the demo banner (printed after the demo seed) is out.
     for (;;) {
       if (proc.exitCode !== null) throw new Error(`the gateway exited (${proc.exitCode}):\n${stderr.slice(-2000)}`);
-      const up = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
+      const up = await fetch(`${base}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (up && /Demo (API key|account)/.test(stderr)) break;
-      if (performance.now() - t0 > 120_000) throw new Error(`the gateway did not start within 120 s:\n${stderr.slice(-2000)}`);
+      if (performance.now() - t0 > 120_000)
+        throw new Error(`the gateway did not start within 120 s:\n${stderr.slice(-2000)}`);
       await Bun.sleep(50);
     }
     const readyMs = performance.now() - t0;
@@ -115,8 +130,16 @@ async function oneStart(o: MemoryOptions, dataDir: string, key: string | null): 
       Array.from({ length: 8 }, async () => {
         while (sent < o.calls) {
           const n = ++sent;
-          const body = { model: "gpt-4o-mini", messages: [{ role: "user", content: `Hello ${n}` }], ...(n % 3 === 0 && { stream: true }) };
-          const res = await fetch(`${base}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+          const body = {
+            model: "gpt-4o-mini",
+            messages: [{ role: "user", content: `Hello ${n}` }],
+            ...(n % 3 === 0 && { stream: true }),
+          };
+          const res = await fetch(`${base}/v1/chat/completions`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+            body: JSON.stringify(body),
+          });
           const text = await res.text();
           if (res.ok) ok++;
           else {
@@ -155,13 +178,21 @@ async function oneStart(o: MemoryOptions, dataDir: string, key: string | null): 
 export async function memoryScenario(o: MemoryOptions, log: (m: string) => void = console.log): Promise<MemoryResult> {
   const dataDir = mkdtempSync(join(tmpdir(), "gw-bench-mem-"));
   const show = (name: string, f: StartFigures) =>
-    log(`memory ${name}: ready in ${(f.readyMs / 1000).toFixed(1)} s; RSS peak ${f.peakMiB} MiB, at ready ${f.atReadyMiB}, after ${o.calls} calls ${f.afterCallsMiB}, steady ${f.steadyMiB}; ${f.ok} ok, ${f.errors} errors${f.firstError ? ` (${f.firstError})` : ""}`);
+    log(
+      `memory ${name}: ready in ${(f.readyMs / 1000).toFixed(1)} s; RSS peak ${f.peakMiB} MiB, at ready ${f.atReadyMiB}, after ${o.calls} calls ${f.afterCallsMiB}, steady ${f.steadyMiB}; ${f.ok} ok, ${f.errors} errors${f.firstError ? ` (${f.firstError})` : ""}`,
+    );
   try {
     const first = await oneStart(o, dataDir, null);
     show("first start", first.figures);
     const restart = await oneStart(o, dataDir, first.key);
     show("restart", restart.figures);
-    return { command: o.binary ? "compiled binary" : "bun src/main.ts", calls: o.calls, idleSeconds: o.idleSeconds, first: first.figures, restart: restart.figures };
+    return {
+      command: o.binary ? "compiled binary" : "bun src/main.ts",
+      calls: o.calls,
+      idleSeconds: o.idleSeconds,
+      first: first.figures,
+      restart: restart.figures,
+    };
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
@@ -169,7 +200,11 @@ export async function memoryScenario(o: MemoryOptions, log: (m: string) => void 
 
 if (import.meta.main) {
   const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1];
-  const result = await memoryScenario({ calls: Number(arg("calls") ?? 300), idleSeconds: Number(arg("idle") ?? 10), binary: arg("binary") });
+  const result = await memoryScenario({
+    calls: Number(arg("calls") ?? 300),
+    idleSeconds: Number(arg("idle") ?? 10),
+    binary: arg("binary"),
+  });
   const out = arg("json");
   if (out) writeFileSync(out, JSON.stringify(result, null, 2) + "\n");
   else console.log(JSON.stringify(result, null, 2));

@@ -28,7 +28,10 @@ const server = Bun.serve({
       body: req.method === "GET" || req.method === "HEAD" ? undefined : await req.arrayBuffer(),
     });
     // Bun's fetch already decoded any compression; the stream is passed through as it arrives.
-    return new Response(up.body, { status: up.status, headers: { "content-type": up.headers.get("content-type") ?? "application/json" } });
+    return new Response(up.body, {
+      status: up.status,
+      headers: { "content-type": up.headers.get("content-type") ?? "application/json" },
+    });
   },
 });
 console.log(`bare proxy on http://127.0.0.1:${server.port} -> ${upstream}`);

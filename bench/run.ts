@@ -47,13 +47,22 @@ function flag(name: string): string | undefined {
   return a.includes("=") ? a.slice(a.indexOf("=") + 1) : "true";
 }
 
-const unknown = process.argv.slice(2).filter((a) => !/^--(only|stats|quick|scale|repeats|rate|conns|streams|accounts|pin|no-pin|profile|pg|out|label|otel)(=.*)?$/.test(a));
+const unknown = process.argv
+  .slice(2)
+  .filter(
+    (a) =>
+      !/^--(only|stats|quick|scale|repeats|rate|conns|streams|accounts|pin|no-pin|profile|pg|out|label|otel)(=.*)?$/.test(
+        a,
+      ),
+  );
 if (unknown.length || flag("help")) {
   console.error(`unknown argument(s): ${unknown.join(" ")}\nsee the header of bench/run.ts for the flags`);
   process.exit(2);
 }
 
-const only = new Set<Scenario>((flag("only")?.split(",") as Scenario[] | undefined) ?? ALL.filter((x) => x !== "stats"));
+const only = new Set<Scenario>(
+  (flag("only")?.split(",") as Scenario[] | undefined) ?? ALL.filter((x) => x !== "stats"),
+);
 if (flag("stats")) only.add("stats");
 for (const s of only) if (!ALL.includes(s)) throw new Error(`unknown scenario ${s}; known: ${ALL.join(", ")}`);
 const scale = Number(flag("scale") ?? (flag("quick") ? 0.5 : 1));
@@ -88,39 +97,55 @@ if (!process.env.BENCH_CHILD) {
 const log = (...a: unknown[]) => console.log(`[${new Date().toISOString().slice(11, 19)}]`, ...a);
 
 if ((only.has("saturation") || only.has("sweep")) && !Bun.which("wrk")) {
-  console.error("wrk is not installed. Install it (Debian/Ubuntu: apt-get update && apt-get install -y wrk) or run only the other scenarios: --only=nonstream,stream,messages,streams");
+  console.error(
+    "wrk is not installed. Install it (Debian/Ubuntu: apt-get update && apt-get install -y wrk) or run only the other scenarios: --only=nonstream,stream,messages,streams",
+  );
   process.exit(2);
 }
 // The default path's memory, measured on a machine the PostgreSQL stack does not load yet.
 let memory: MemoryResult | null = null;
-if (only.has("memory")) memory = await memoryScenario({ calls: 300, idleSeconds: Math.max(4, Math.round(10 * scale)) }, log);
+if (only.has("memory"))
+  memory = await memoryScenario({ calls: 300, idleSeconds: Math.max(4, Math.round(10 * scale)) }, log);
 // Every other scenario measures the PostgreSQL stack; the memory scenario alone needs none.
 const needStack = [...only].some((s) => s !== "memory");
 
-if (needStack) await checkPostgres(pgServer).catch((e) => {
-  console.error(e.message);
-  process.exit(2);
-});
+if (needStack)
+  await checkPostgres(pgServer).catch((e) => {
+    console.error(e.message);
+    process.exit(2);
+  });
 
 const profileDir = join(import.meta.dir, "results", "profile");
 if (profile) mkdirSync(profileDir, { recursive: true });
-if (needStack) log(`starting simulator, gateway (PostgreSQL at ${pgServer.replace(/\/[^/]*$/, "")}) and bare proxy; pinning ${pin ? "on" : "off"}`);
+if (needStack)
+  log(
+    `starting simulator, gateway (PostgreSQL at ${pgServer.replace(/\/[^/]*$/, "")}) and bare proxy; pinning ${pin ? "on" : "off"}`,
+  );
 // Without it `stack` is never read: every scenario that reads it is off.
-const stack: Stack = needStack ? await startStack({
-  serverUrl: pgServer,
-  targetCore: TARGET_CORE,
-  loadCore: LOAD_CORE,
-  gatewayBunFlags: profile ? ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${profileDir}`] : [],
-  gatewayEnv: {},
-  accounts: only.has("saturation") ? nAccounts : 1,
-  otel,
-}) : (null as unknown as Stack);
+const stack: Stack = needStack
+  ? await startStack({
+      serverUrl: pgServer,
+      targetCore: TARGET_CORE,
+      loadCore: LOAD_CORE,
+      gatewayBunFlags: profile ? ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${profileDir}`] : [],
+      gatewayEnv: {},
+      accounts: only.has("saturation") ? nAccounts : 1,
+      otel,
+    })
+  : (null as unknown as Stack);
 /** What the gateway wrote while measured: request log lines, and trace exports the sink took. */
 async function observability(s: Stack) {
   const text = existsSync(s.gatewayLog) ? readFileSync(s.gatewayLog, "utf8") : "";
   const requestLines = text.split("\n").filter((l) => l.includes('"msg":"request"')).length;
-  const sink = s.otelUrl ? ((await (await fetch(`${s.otelUrl}/stats`)).json()) as { exports: number; bytes: number }) : null;
-  return { logLevel: process.env.LOG_LEVEL ?? "info", logRequests: process.env.LOG_REQUESTS ?? "on", requestLogLines: requestLines, otlpExports: sink };
+  const sink = s.otelUrl
+    ? ((await (await fetch(`${s.otelUrl}/stats`)).json()) as { exports: number; bytes: number })
+    : null;
+  return {
+    logLevel: process.env.LOG_LEVEL ?? "info",
+    logRequests: process.env.LOG_REQUESTS ?? "on",
+    requestLogLines: requestLines,
+    otlpExports: sink,
+  };
 }
 let observed: Awaited<ReturnType<typeof observability>> | null = null;
 
@@ -148,24 +173,38 @@ const messagesTargets = (s: Stack): Target[] => [
   { name: "proxy", url: `${s.proxyUrl}/anthropic/v1/messages`, end: "message_stop" },
   { name: "gateway", url: `${s.gatewayUrl}/v1/messages`, end: "message_stop" },
 ];
-const pidOf = (t: Target) => (t.name === "gateway" ? stack.gateway.pid : t.name === "proxy" ? stack.proxy.pid : stack.sim.pid);
+const pidOf = (t: Target) =>
+  t.name === "gateway" ? stack.gateway.pid : t.name === "proxy" ? stack.proxy.pid : stack.sim.pid;
 /** Repeat r visits the targets in a rotated order, so no target always runs first or last. */
 const order = (ts: Target[], r: number) => ts.map((_, i) => ts[(i + r) % ts.length]!);
 
 const body = (content: string, stream: boolean) =>
-  JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content }], max_tokens: 64, ...(stream && { stream: true, stream_options: { include_usage: true } }) });
+  JSON.stringify({
+    model: "gpt-4o-mini",
+    messages: [{ role: "user", content }],
+    max_tokens: 64,
+    ...(stream && { stream: true, stream_options: { include_usage: true } }),
+  });
 // The proxy and the simulator get the very body the gateway gets; the simulator ignores `stream_options` when absent.
 const NONSTREAM_BODY = body("Say hello to the benchmark. [sim:latency=20]", false);
 const STREAM_BODY = body("Stream a short answer to the benchmark. [sim:latency=20] [sim:chunk_ms=5]", true);
 const INSTANT_BODY = body("Say hello to the benchmark.", false);
 const LONG_STREAM_BODY = body("Hold this stream open. [sim:chunk_ms=500]", true);
-const MESSAGES_STREAM_BODY = JSON.stringify({ model: "claude-haiku-4-5", max_tokens: 64, stream: true, messages: [{ role: "user", content: "Stream a short answer to the benchmark. [sim:latency=20] [sim:chunk_ms=5]" }] });
+const MESSAGES_STREAM_BODY = JSON.stringify({
+  model: "claude-haiku-4-5",
+  max_tokens: 64,
+  stream: true,
+  messages: [{ role: "user", content: "Stream a short answer to the benchmark. [sim:latency=20] [sim:chunk_ms=5]" }],
+});
 
 const results: Record<string, unknown> = {};
 if (memory) results.memory = memory;
 const started = Date.now();
 
-async function cpuPerRequest<T extends { ok?: number; requests?: number }>(t: Target, fn: () => Promise<T>): Promise<{ r: T; cpuMsPerReq: number | null }> {
+async function cpuPerRequest<T extends { ok?: number; requests?: number }>(
+  t: Target,
+  fn: () => Promise<T>,
+): Promise<{ r: T; cpuMsPerReq: number | null }> {
   const pid = pidOf(t);
   const before = cpuMs(pid);
   const r = await fn();
@@ -177,22 +216,53 @@ async function cpuPerRequest<T extends { ok?: number; requests?: number }>(t: Ta
 type Metric = (r: OpenLoopResult) => number[];
 
 /** Open-loop comparison: per repeat, every target in rotated order; medians of per-repeat percentiles. */
-async function compareOpenLoop(name: string, o: { rate: number; ms: number; body: string; stream: boolean; metrics: Record<string, Metric>; targets?: Target[] }) {
+async function compareOpenLoop(
+  name: string,
+  o: { rate: number; ms: number; body: string; stream: boolean; metrics: Record<string, Metric>; targets?: Target[] },
+) {
   const ts = o.targets ?? targets(stack);
   log(`${name}: warm-up`);
   // Long enough for the JIT to settle on every path the measured requests take (a 2 s warm-up
   // left the gateway's first repeat 0.3–0.5 ms slower than its later ones).
-  for (const t of ts) await openLoop(t, { rate: o.rate, durationMs: sec(5), body: o.body, token: stack.token, stream: o.stream });
-  const runs: { repeat: number; order: string[]; byTarget: Record<string, { metrics: Record<string, Dist>; errors: number; sent: number; firstError?: string; sendLag: Dist; cpuMsPerReq: number | null }> }[] = [];
+  for (const t of ts)
+    await openLoop(t, { rate: o.rate, durationMs: sec(5), body: o.body, token: stack.token, stream: o.stream });
+  const runs: {
+    repeat: number;
+    order: string[];
+    byTarget: Record<
+      string,
+      {
+        metrics: Record<string, Dist>;
+        errors: number;
+        sent: number;
+        firstError?: string;
+        sendLag: Dist;
+        cpuMsPerReq: number | null;
+      }
+    >;
+  }[] = [];
   for (let r = 0; r < repeats; r++) {
     const byTarget: (typeof runs)[number]["byTarget"] = {};
     const ord = order(ts, r);
     for (const t of ord) {
-      const { r: res, cpuMsPerReq } = await cpuPerRequest(t, () => openLoop(t, { rate: o.rate, durationMs: o.ms, body: o.body, token: stack.token, stream: o.stream }));
+      const { r: res, cpuMsPerReq } = await cpuPerRequest(t, () =>
+        openLoop(t, { rate: o.rate, durationMs: o.ms, body: o.body, token: stack.token, stream: o.stream }),
+      );
       const metrics: Record<string, Dist> = {};
       for (const [m, f] of Object.entries(o.metrics)) metrics[m] = dist(f(res));
-      byTarget[t.name] = { metrics, errors: res.errors, sent: res.sent, firstError: res.firstError, sendLag: dist(res.sendLag), cpuMsPerReq };
-      log(`${name} #${r + 1} ${t.name.padEnd(7)} ${Object.entries(metrics).map(([m, d]) => `${m} p50 ${d.p50.toFixed(2)} p99 ${d.p99.toFixed(2)}`).join(" | ")} errors ${res.errors}${res.firstError ? ` (${res.firstError})` : ""}`);
+      byTarget[t.name] = {
+        metrics,
+        errors: res.errors,
+        sent: res.sent,
+        firstError: res.firstError,
+        sendLag: dist(res.sendLag),
+        cpuMsPerReq,
+      };
+      log(
+        `${name} #${r + 1} ${t.name.padEnd(7)} ${Object.entries(metrics)
+          .map(([m, d]) => `${m} p50 ${d.p50.toFixed(2)} p99 ${d.p99.toFixed(2)}`)
+          .join(" | ")} errors ${res.errors}${res.firstError ? ` (${res.firstError})` : ""}`,
+      );
     }
     runs.push({ repeat: r + 1, order: ord.map((t) => t.name), byTarget });
   }
@@ -202,7 +272,8 @@ async function compareOpenLoop(name: string, o: { rate: number; ms: number; body
     const s: Record<string, unknown> = {};
     for (const p of ["p50", "p90", "p99"] as const) {
       const v = (tn: string) => runs.map((run) => run.byTarget[tn]!.metrics[m]![p]);
-      const diff = (a: string, b: string) => runs.map((run) => run.byTarget[a]!.metrics[m]![p] - run.byTarget[b]!.metrics[m]![p]);
+      const diff = (a: string, b: string) =>
+        runs.map((run) => run.byTarget[a]!.metrics[m]![p] - run.byTarget[b]!.metrics[m]![p]);
       s[p] = {
         direct: robust(v("direct")),
         proxy: robust(v("proxy")),
@@ -210,21 +281,44 @@ async function compareOpenLoop(name: string, o: { rate: number; ms: number; body
         gatewayMinusDirect: robust(diff("gateway", "direct")),
         gatewayMinusProxy: robust(diff("gateway", "proxy")),
         proxyMinusDirect: robust(diff("proxy", "direct")),
-        gatewayOverDirect: median(runs.map((run) => run.byTarget.gateway!.metrics[m]![p] / run.byTarget.direct!.metrics[m]![p])),
-        gatewayOverProxy: median(runs.map((run) => run.byTarget.gateway!.metrics[m]![p] / run.byTarget.proxy!.metrics[m]![p])),
+        gatewayOverDirect: median(
+          runs.map((run) => run.byTarget.gateway!.metrics[m]![p] / run.byTarget.direct!.metrics[m]![p]),
+        ),
+        gatewayOverProxy: median(
+          runs.map((run) => run.byTarget.gateway!.metrics[m]![p] / run.byTarget.proxy!.metrics[m]![p]),
+        ),
       };
     }
     summary[m] = s;
   }
-  const cpu = Object.fromEntries(["proxy", "gateway"].map((tn) => [tn, median(runs.map((run) => run.byTarget[tn]!.cpuMsPerReq ?? NaN))]));
-  const errors = Object.fromEntries(ts.map((t) => [t.name, runs.reduce((a, run) => a + run.byTarget[t.name]!.errors, 0)]));
+  const cpu = Object.fromEntries(
+    ["proxy", "gateway"].map((tn) => [tn, median(runs.map((run) => run.byTarget[tn]!.cpuMsPerReq ?? NaN))]),
+  );
+  const errors = Object.fromEntries(
+    ts.map((t) => [t.name, runs.reduce((a, run) => a + run.byTarget[t.name]!.errors, 0)]),
+  );
   const sendLagP99 = median(runs.flatMap((run) => Object.values(run.byTarget).map((b) => b.sendLag.p99)));
-  return { rate: o.rate, seconds: o.ms / 1000, repeats, summary, cpuMsPerRequest: cpu, errors, proberSendLagP99Ms: sendLagP99, runs };
+  return {
+    rate: o.rate,
+    seconds: o.ms / 1000,
+    repeats,
+    summary,
+    cpuMsPerRequest: cpu,
+    errors,
+    proberSendLagP99Ms: sendLagP99,
+    runs,
+  };
 }
 
 try {
   if (only.has("nonstream")) {
-    results.nonstream = await compareOpenLoop("non-streaming", { rate, ms: sec(8), body: NONSTREAM_BODY, stream: false, metrics: { latency: (r) => r.latency } });
+    results.nonstream = await compareOpenLoop("non-streaming", {
+      rate,
+      ms: sec(8),
+      body: NONSTREAM_BODY,
+      stream: false,
+      metrics: { latency: (r) => r.latency },
+    });
   }
   if (only.has("stream")) {
     results.stream = await compareOpenLoop("streaming", {
@@ -232,7 +326,12 @@ try {
       ms: sec(5),
       body: STREAM_BODY,
       stream: true,
-      metrics: { ttfb: (r) => r.ttfb, total: (r) => r.latency, medianChunkGap: (r) => r.medianGap, maxChunkGap: (r) => r.maxGap },
+      metrics: {
+        ttfb: (r) => r.ttfb,
+        total: (r) => r.latency,
+        medianChunkGap: (r) => r.medianGap,
+        maxChunkGap: (r) => r.maxGap,
+      },
     });
   }
   if (only.has("messages")) {
@@ -242,27 +341,63 @@ try {
       body: MESSAGES_STREAM_BODY,
       stream: true,
       targets: messagesTargets(stack),
-      metrics: { ttfb: (r) => r.ttfb, total: (r) => r.latency, medianChunkGap: (r) => r.medianGap, maxChunkGap: (r) => r.maxGap },
+      metrics: {
+        ttfb: (r) => r.ttfb,
+        total: (r) => r.latency,
+        medianChunkGap: (r) => r.medianGap,
+        maxChunkGap: (r) => r.maxGap,
+      },
     });
   }
   if (only.has("saturation")) {
     const ts = targets(stack);
     log(`saturation: wrk -c${conns}, instant upstream; warm-up`);
-    for (const t of ts) await wrk(t, { connections: conns, seconds: Math.max(1, Math.round(2 * scale)), body: INSTANT_BODY, token: stack.token, core: LOAD_CORE });
-    const runs: { repeat: number; order: string[]; byTarget: Record<string, WrkResult & { cpuMsPerReq: number | null }> }[] = [];
+    for (const t of ts)
+      await wrk(t, {
+        connections: conns,
+        seconds: Math.max(1, Math.round(2 * scale)),
+        body: INSTANT_BODY,
+        token: stack.token,
+        core: LOAD_CORE,
+      });
+    const runs: {
+      repeat: number;
+      order: string[];
+      byTarget: Record<string, WrkResult & { cpuMsPerReq: number | null }>;
+    }[] = [];
     for (let r = 0; r < repeats; r++) {
       const byTarget: (typeof runs)[number]["byTarget"] = {};
       const ord = order(ts, r);
       for (const t of ord) {
-        const { r: w, cpuMsPerReq } = await cpuPerRequest(t, () => wrk(t, { connections: conns, seconds: Math.max(2, Math.round(6 * scale)), body: INSTANT_BODY, token: stack.token, core: LOAD_CORE }));
+        const { r: w, cpuMsPerReq } = await cpuPerRequest(t, () =>
+          wrk(t, {
+            connections: conns,
+            seconds: Math.max(2, Math.round(6 * scale)),
+            body: INSTANT_BODY,
+            token: stack.token,
+            core: LOAD_CORE,
+          }),
+        );
         byTarget[t.name] = { ...w, cpuMsPerReq };
-        log(`saturation #${r + 1} ${t.name.padEnd(7)} ${w.rps.toFixed(0)} req/s p50 ${w.latencyMs.p50.toFixed(2)} ms p99 ${w.latencyMs.p99.toFixed(2)} ms errors ${w.errors}`);
+        log(
+          `saturation #${r + 1} ${t.name.padEnd(7)} ${w.rps.toFixed(0)} req/s p50 ${w.latencyMs.p50.toFixed(2)} ms p99 ${w.latencyMs.p99.toFixed(2)} ms errors ${w.errors}`,
+        );
       }
       if (nAccounts > 1) {
         const gw = ts.find((t) => t.name === "gateway")!;
-        const { r: w, cpuMsPerReq } = await cpuPerRequest(gw, () => wrk(gw, { connections: conns, seconds: Math.max(2, Math.round(6 * scale)), body: INSTANT_BODY, token: stack.tokens, core: LOAD_CORE }));
+        const { r: w, cpuMsPerReq } = await cpuPerRequest(gw, () =>
+          wrk(gw, {
+            connections: conns,
+            seconds: Math.max(2, Math.round(6 * scale)),
+            body: INSTANT_BODY,
+            token: stack.tokens,
+            core: LOAD_CORE,
+          }),
+        );
         byTarget.gatewayAccounts = { ...w, cpuMsPerReq };
-        log(`saturation #${r + 1} gateway, ${nAccounts} accounts ${w.rps.toFixed(0)} req/s p50 ${w.latencyMs.p50.toFixed(2)} ms p99 ${w.latencyMs.p99.toFixed(2)} ms errors ${w.errors}`);
+        log(
+          `saturation #${r + 1} gateway, ${nAccounts} accounts ${w.rps.toFixed(0)} req/s p50 ${w.latencyMs.p50.toFixed(2)} ms p99 ${w.latencyMs.p99.toFixed(2)} ms errors ${w.errors}`,
+        );
       }
       runs.push({ repeat: r + 1, order: ord.map((t) => t.name), byTarget });
     }
@@ -271,19 +406,36 @@ try {
       connections: conns,
       seconds: Math.max(2, Math.round(6 * scale)),
       repeats,
-      rps: { direct: rps("direct"), proxy: rps("proxy"), gateway: rps("gateway"), ...(nAccounts > 1 && { gatewayAccounts: rps("gatewayAccounts") }) },
+      rps: {
+        direct: rps("direct"),
+        proxy: rps("proxy"),
+        gateway: rps("gateway"),
+        ...(nAccounts > 1 && { gatewayAccounts: rps("gatewayAccounts") }),
+      },
       accounts: nAccounts,
       gatewayOverProxy: robust(runs.map((run) => run.byTarget.gateway!.rps / run.byTarget.proxy!.rps)),
-      ...(nAccounts > 1 && { gatewayAccountsOverProxy: robust(runs.map((run) => run.byTarget.gatewayAccounts!.rps / run.byTarget.proxy!.rps)) }),
+      ...(nAccounts > 1 && {
+        gatewayAccountsOverProxy: robust(
+          runs.map((run) => run.byTarget.gatewayAccounts!.rps / run.byTarget.proxy!.rps),
+        ),
+      }),
       gatewayOverDirect: robust(runs.map((run) => run.byTarget.gateway!.rps / run.byTarget.direct!.rps)),
       // The tail, as a ratio within each run (the machine's noise moves both targets alike).
-      gatewayP99OverProxy: robust(runs.map((run) => run.byTarget.gateway!.latencyMs.p99 / run.byTarget.proxy!.latencyMs.p99)),
-      latencyP50Ms: Object.fromEntries(ts.map((t) => [t.name, robust(runs.map((run) => run.byTarget[t.name]!.latencyMs.p50))])),
-      latencyP99Ms: Object.fromEntries(ts.map((t) => [t.name, robust(runs.map((run) => run.byTarget[t.name]!.latencyMs.p99))])),
+      gatewayP99OverProxy: robust(
+        runs.map((run) => run.byTarget.gateway!.latencyMs.p99 / run.byTarget.proxy!.latencyMs.p99),
+      ),
+      latencyP50Ms: Object.fromEntries(
+        ts.map((t) => [t.name, robust(runs.map((run) => run.byTarget[t.name]!.latencyMs.p50))]),
+      ),
+      latencyP99Ms: Object.fromEntries(
+        ts.map((t) => [t.name, robust(runs.map((run) => run.byTarget[t.name]!.latencyMs.p99))]),
+      ),
       cpuMsPerRequest: {
         proxy: median(runs.map((run) => run.byTarget.proxy!.cpuMsPerReq ?? NaN)),
         gateway: median(runs.map((run) => run.byTarget.gateway!.cpuMsPerReq ?? NaN)),
-        ...(nAccounts > 1 && { gatewayAccounts: median(runs.map((run) => run.byTarget.gatewayAccounts!.cpuMsPerReq ?? NaN)) }),
+        ...(nAccounts > 1 && {
+          gatewayAccounts: median(runs.map((run) => run.byTarget.gatewayAccounts!.cpuMsPerReq ?? NaN)),
+        }),
       },
       errors: Object.fromEntries(ts.map((t) => [t.name, runs.reduce((a, run) => a + run.byTarget[t.name]!.errors, 0)])),
       runs,
@@ -295,9 +447,19 @@ try {
     for (const c of levels) {
       const byTarget: Record<string, WrkResult> = {};
       for (const t of order(targets(stack), levels.indexOf(c))) {
-        byTarget[t.name] = await wrk(t, { connections: c, seconds: Math.max(1, Math.round(2 * scale)), body: INSTANT_BODY, token: stack.token, core: LOAD_CORE });
+        byTarget[t.name] = await wrk(t, {
+          connections: c,
+          seconds: Math.max(1, Math.round(2 * scale)),
+          body: INSTANT_BODY,
+          token: stack.token,
+          core: LOAD_CORE,
+        });
       }
-      log(`sweep c=${c}: ${Object.entries(byTarget).map(([n, w]) => `${n} ${w.rps.toFixed(0)}/s p99 ${w.latencyMs.p99.toFixed(2)}ms`).join(" | ")}`);
+      log(
+        `sweep c=${c}: ${Object.entries(byTarget)
+          .map(([n, w]) => `${n} ${w.rps.toFixed(0)}/s p99 ${w.latencyMs.p99.toFixed(2)}ms`)
+          .join(" | ")}`,
+      );
       rows.push({ connections: c, byTarget });
     }
     results.sweep = { seconds: Math.max(1, Math.round(2 * scale)), rows };
@@ -309,7 +471,14 @@ try {
       Bun.gc(true);
       await Bun.sleep(1000);
       const before = rssMiB(pid);
-      const rounds: { peakMiB: number | null; afterMiB: number | null; ok: number; errors: number; seconds: number; firstError?: string }[] = [];
+      const rounds: {
+        peakMiB: number | null;
+        afterMiB: number | null;
+        ok: number;
+        errors: number;
+        seconds: number;
+        firstError?: string;
+      }[] = [];
       // Round 1 also warms the heap; "flat" is judged on the rounds after it.
       for (let round = 0; round < 5; round++) {
         let peak = 0;
@@ -322,8 +491,17 @@ try {
           },
         });
         await Bun.sleep(2000);
-        rounds.push({ peakMiB: peak || null, afterMiB: rssMiB(pid), ok: res.ok, errors: res.errors, seconds: r2(res.ms / 1000)!, firstError: res.firstError });
-        log(`streams ${t.name} round ${round + 1}: ${res.ok}/${nStreams} ok in ${(res.ms / 1000).toFixed(1)} s, RSS before ${before} peak ${peak} after ${rssMiB(pid)} MiB${res.firstError ? ` (${res.firstError})` : ""}`);
+        rounds.push({
+          peakMiB: peak || null,
+          afterMiB: rssMiB(pid),
+          ok: res.ok,
+          errors: res.errors,
+          seconds: r2(res.ms / 1000)!,
+          firstError: res.firstError,
+        });
+        log(
+          `streams ${t.name} round ${round + 1}: ${res.ok}/${nStreams} ok in ${(res.ms / 1000).toFixed(1)} s, RSS before ${before} peak ${peak} after ${rssMiB(pid)} MiB${res.firstError ? ` (${res.firstError})` : ""}`,
+        );
       }
       out[t.name] = { streams: nStreams, beforeMiB: before, rounds };
     }
@@ -331,16 +509,28 @@ try {
   }
   if (only.has("stats")) {
     const statsBench = join(import.meta.dir, "stats.ts");
-    if (!existsSync(statsBench)) results.stats = { note: "bench/stats.ts is not present in this tree; no stats figures" };
+    if (!existsSync(statsBench))
+      results.stats = { note: "bench/stats.ts is not present in this tree; no stats figures" };
     else {
       // Its own throwaway database, a million events and its own in-process gateway; the
       // system under test above is idle meanwhile.
       log("stats: bench/stats.ts (a million usage events; about two minutes)");
       const out = join(tmpdir(), `bench-stats-${process.pid}.json`);
-      const p = Bun.spawn([process.execPath, statsBench, `--json=${out}`, `--pg=${pgServer}`, `--requests=${Math.max(50, Math.round(300 * scale))}`], { stdout: "pipe", stderr: "pipe" });
+      const p = Bun.spawn(
+        [
+          process.execPath,
+          statsBench,
+          `--json=${out}`,
+          `--pg=${pgServer}`,
+          `--requests=${Math.max(50, Math.round(300 * scale))}`,
+        ],
+        { stdout: "pipe", stderr: "pipe" },
+      );
       const [text, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()]);
       await p.exited;
-      results.stats = existsSync(out) ? { ...JSON.parse(readFileSync(out, "utf8")), source: "bench/stats.ts" } : { note: `bench/stats.ts failed (exit ${p.exitCode}): ${(err || text).slice(-500)}` };
+      results.stats = existsSync(out)
+        ? { ...JSON.parse(readFileSync(out, "utf8")), source: "bench/stats.ts" }
+        : { note: `bench/stats.ts failed (exit ${p.exitCode}): ${(err || text).slice(-500)}` };
       rmSync(out, { force: true });
     }
   }
@@ -357,7 +547,9 @@ const meta = {
   date: new Date().toISOString(),
   durationSeconds: Math.round((Date.now() - started) / 1000),
   commit: (await Bun.$`git -C ${join(import.meta.dir, "..")} rev-parse --short HEAD`.nothrow().quiet().text()).trim(),
-  dirty: (await Bun.$`git -C ${join(import.meta.dir, "..")} status --porcelain -- src`.nothrow().quiet().text()).trim().length > 0,
+  dirty:
+    (await Bun.$`git -C ${join(import.meta.dir, "..")} status --porcelain -- src`.nothrow().quiet().text()).trim()
+      .length > 0,
   bun: Bun.version,
   cpu: cpus()[0]?.model ?? "?",
   cores: cpus().length,
@@ -365,12 +557,23 @@ const meta = {
     ? "core 0: the target under test (gateway or bare proxy, each its own process); core 1: simulator, this runner (open-loop prober) and wrk; PostgreSQL: unpinned"
     : "no pinning: the target, simulator, runner (prober), wrk and PostgreSQL share both cores",
   options: { scale, repeats, rate, conns, streams: nStreams, accounts: nAccounts, profile },
-  machineLoad: { atStart: loadAtStart, meanDuringRun: loadSamples.length ? loadSamples.reduce((a, b) => a + b, 0) / loadSamples.length : null, maxDuringRun: loadSamples.length ? Math.max(...loadSamples) : null },
+  machineLoad: {
+    atStart: loadAtStart,
+    meanDuringRun: loadSamples.length ? loadSamples.reduce((a, b) => a + b, 0) / loadSamples.length : null,
+    maxDuringRun: loadSamples.length ? Math.max(...loadSamples) : null,
+  },
 };
 const report = { meta, results };
 const dir = join(import.meta.dir, "results");
 mkdirSync(dir, { recursive: true });
-writeFileSync(join(dir, `${outName}.json`), JSON.stringify(report, (_, v) => (typeof v === "number" ? (Number.isFinite(v) ? Math.round(v * 1000) / 1000 : null) : v), 2) + "\n");
+writeFileSync(
+  join(dir, `${outName}.json`),
+  JSON.stringify(
+    report,
+    (_, v) => (typeof v === "number" ? (Number.isFinite(v) ? Math.round(v * 1000) / 1000 : null) : v),
+    2,
+  ) + "\n",
+);
 writeFileSync(join(dir, `${outName}.md`), renderMarkdown(report));
 log(`wrote bench/results/${outName}.json and .md`);
 console.log("\n" + renderMarkdown(report));

@@ -52,7 +52,14 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   await checkPostgres(o.pg);
   // Circuit breaking off: each call's expected status assumes it reaches the simulator, and the
   // failing share of one model's calls (up to ~43 %) sits close to the default threshold.
-  const stack = await startStack({ serverUrl: o.pg, targetCore: null, loadCore: null, gatewayBunFlags: [], gatewayEnv: { STATS_ROLLUP_INTERVAL_MS: "0", RATE_LIMIT_RPM: "0", CIRCUIT_BREAKER: "off" }, accounts: o.accounts });
+  const stack = await startStack({
+    serverUrl: o.pg,
+    targetCore: null,
+    loadCore: null,
+    gatewayBunFlags: [],
+    gatewayEnv: { STATS_ROLLUP_INTERVAL_MS: "0", RATE_LIMIT_RPM: "0", CIRCUIT_BREAKER: "off" },
+    accounts: o.accounts,
+  });
   const log = o.log ?? (() => {});
   const url = `${stack.gatewayUrl}/v1/chat/completions`;
   const outcomes: Record<string, number> = {};
@@ -71,7 +78,12 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   };
   const token = () => stack.tokens[i % stack.tokens.length]!;
   const post = (body: unknown, signal?: AbortSignal) =>
-    fetch(url, { method: "POST", headers: { authorization: `Bearer ${token()}`, "content-type": "application/json" }, body: JSON.stringify(body), signal });
+    fetch(url, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token()}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+      signal,
+    });
 
   let stop = false;
   let open = 0;
@@ -84,7 +96,11 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     const expected = fault === "[sim:fail=503]" ? 502 : 200;
     const t = performance.now();
     try {
-      const res = await post({ model: MODELS[n % MODELS.length], max_tokens: 30, messages: [{ role: "user", content: `soak json ${n} ${crypto.randomUUID()} ${fault}` }] });
+      const res = await post({
+        model: MODELS[n % MODELS.length],
+        max_tokens: 30,
+        messages: [{ role: "user", content: `soak json ${n} ${crypto.randomUUID()} ${fault}` }],
+      });
       const text = await res.text();
       if (res.status === 200) json.push(performance.now() - t);
       count(`json ${fault || "plain"} ${res.status}`, res.status === expected, text);
@@ -100,7 +116,17 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     open++;
     maxOpen = Math.max(maxOpen, open);
     try {
-      const res = await post({ model: MODELS[n % MODELS.length], stream: true, max_tokens: 60, messages: [{ role: "user", content: `soak stream ${n} [sim:tokens=30] [sim:chunk_ms=100]${drop ? " [sim:drop=5]" : ""}` }] });
+      const res = await post({
+        model: MODELS[n % MODELS.length],
+        stream: true,
+        max_tokens: 60,
+        messages: [
+          {
+            role: "user",
+            content: `soak stream ${n} [sim:tokens=30] [sim:chunk_ms=100]${drop ? " [sim:drop=5]" : ""}`,
+          },
+        ],
+      });
       const reader = res.body!.getReader();
       let first = true;
       let text = "";
@@ -118,7 +144,11 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       const ended = text.includes("data: [DONE]");
       const failed = text.includes('"upstream_error"');
       const kind = drop ? "stream drop" : "stream plain";
-      count(`${kind} ${res.status}${failed ? " upstream_error" : ended ? " done" : " cut"}`, res.status === 200 && ended && failed === drop, text.slice(-200));
+      count(
+        `${kind} ${res.status}${failed ? " upstream_error" : ended ? " done" : " cut"}`,
+        res.status === 200 && ended && failed === drop,
+        text.slice(-200),
+      );
     } catch (e) {
       count(`stream ${drop ? "drop" : "plain"} network error`, false, String(e));
     } finally {
@@ -154,7 +184,13 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       if (wait > 0) await Bun.sleep(wait);
     }
   })();
-  const progress = setInterval(() => log(`[soak] ${Math.round((performance.now() - t0) / 1000)} s: ${i} requests, ${open} streams open, RSS ${rss.at(-1) ?? "?"} MiB, unexpected ${unexpected}`), 10_000);
+  const progress = setInterval(
+    () =>
+      log(
+        `[soak] ${Math.round((performance.now() - t0) / 1000)} s: ${i} requests, ${open} streams open, RSS ${rss.at(-1) ?? "?"} MiB, unexpected ${unexpected}`,
+      ),
+    10_000,
+  );
 
   await jsonLoop;
   const rssEnd = rssMiB(stack.gateway.pid);
@@ -181,7 +217,12 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     unexpected,
     unexpectedSamples,
     latencyMs: { json: dist(json), streamFirstByte: dist(ttfb), streamTotal: dist(total) },
-    rssMiB: { start: rssStart, end: rssEnd, max: rss.length ? Math.max(...rss) : null, samples: rss.filter((_, k) => k % 10 === 0).map((x) => Math.round(x)) },
+    rssMiB: {
+      start: rssStart,
+      end: rssEnd,
+      max: rss.length ? Math.max(...rss) : null,
+      samples: rss.filter((_, k) => k % 10 === 0).map((x) => Math.round(x)),
+    },
     openHoldsAfter: h!.n as number,
     maxConcurrentStreams: maxOpen,
   };
@@ -200,7 +241,9 @@ export function soakMarkdown(r: SoakReport): string {
     `- stream total (ms): ${d(r.latencyMs.streamTotal)}`,
     `- errors beyond the injected ones: ${r.unexpected}${r.unexpectedSamples.length ? ` (${r.unexpectedSamples.join("; ")})` : ""}`,
     `- open holds after the run: ${r.openHoldsAfter}`,
-    `- outcomes: ${Object.entries(r.outcomes).map(([k, v]) => `${k}: ${v}`).join(", ")}`,
+    `- outcomes: ${Object.entries(r.outcomes)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join(", ")}`,
     "",
   ].join("\n");
 }

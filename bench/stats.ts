@@ -83,9 +83,18 @@ const admin = postgres(SERVER, { max: 1, onnotice: () => {} });
 await admin.unsafe(`create database ${name}`);
 const url = SERVER.replace(/\/[^/]*$/, `/${name}`);
 const db = await openDatabase({ url, max: 10 });
-const figures: Record<string, unknown> = { events: EVENTS, requests: REQUESTS, cpus: cpus().length, loadavg_start: loadavg().map((x) => r2(x)) };
+const figures: Record<string, unknown> = {
+  events: EVENTS,
+  requests: REQUESTS,
+  cpus: cpus().length,
+  loadavg_start: loadavg().map((x) => r2(x)),
+};
 // Figures from a shared machine are only comparable with the load they were taken under.
-log(`${cpus().length} CPUs, load average ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
+log(
+  `${cpus().length} CPUs, load average ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ")}`,
+);
 try {
   await runMigrations(db);
   log(`database ${name}: loading ${EVENTS.toLocaleString()} usage events…`);
@@ -111,8 +120,15 @@ try {
 
   const repo = new RollupRepo(db, { accountCap: 3 });
   const [run, rollMs] = await timed(() => runRollup(repo, { limit: 50_000, wait: true, maxBatches: 10_000 }));
-  log(`rollup: ${run.folded.toLocaleString()} events in ${run.batches} batches, ${secs(rollMs)} (${Math.round(run.folded / (rollMs / 1000)).toLocaleString()} events/s)`);
-  figures.rollup = { events: run.folded, batches: run.batches, ms: Math.round(rollMs), events_per_s: Math.round(run.folded / (rollMs / 1000)) };
+  log(
+    `rollup: ${run.folded.toLocaleString()} events in ${run.batches} batches, ${secs(rollMs)} (${Math.round(run.folded / (rollMs / 1000)).toLocaleString()} events/s)`,
+  );
+  figures.rollup = {
+    events: run.folded,
+    batches: run.batches,
+    ms: Math.round(rollMs),
+    events_per_s: Math.round(run.folded / (rollMs / 1000)),
+  };
   const sizes = await db.query<Record<string, string>>(
     `select (select count(*) from stats_model_hourly)::text as model_hourly, (select count(*) from stats_model_daily)::text as model_daily,
             (select count(*) from stats_app_hourly)::text as app_hourly, (select count(*) from stats_hourly_accounts)::text as hourly_accounts,
@@ -137,12 +153,24 @@ try {
   log(`  folding 1,000 new events: median ${r2(incD.p50)} ms (5 rounds, max ${r2(incD.max)} ms)`);
   figures.incremental_1000_ms = { p50: r2(incD.p50), max: r2(incD.max) };
 
-  const cfg = loadConfig({ DATABASE_URL: url, DEMO_MODE: "false", LOG_LEVEL: "warn", STATS_ROLLUP_INTERVAL_MS: "0", RATE_LIMIT_RPM: "0", DATA_DIR: `/tmp/${name}` });
+  const cfg = loadConfig({
+    DATABASE_URL: url,
+    DEMO_MODE: "false",
+    LOG_LEVEL: "warn",
+    STATS_ROLLUP_INTERVAL_MS: "0",
+    RATE_LIMIT_RPM: "0",
+    DATA_DIR: `/tmp/${name}`,
+  });
   const gw = await buildGateway(cfg, { db });
   gw.app.listen({ port: 0, hostname: "127.0.0.1", reusePort: false });
   const cachedBase = `http://127.0.0.1:${gw.app.server!.port}`;
   // The same routes without the per-process cache: every request reads the rollups.
-  const uncached = new Elysia({ normalize: false }).use(statsRoutes({ stats: new StatsService({ reader: new RollupRepo(db, { accountCap: 3 }), minAccounts: 3, ttlMs: 0 }), maxAgeSeconds: 10 }));
+  const uncached = new Elysia({ normalize: false }).use(
+    statsRoutes({
+      stats: new StatsService({ reader: new RollupRepo(db, { accountCap: 3 }), minAccounts: 3, ttlMs: 0 }),
+      maxAgeSeconds: 10,
+    }),
+  );
   uncached.listen({ port: 0, hostname: "127.0.0.1", reusePort: false });
   const uncachedBase = `http://127.0.0.1:${uncached.server!.port}`;
 
@@ -163,10 +191,20 @@ try {
     await gw.stop();
   }
   figures.latency_ms = Object.fromEntries(
-    Object.entries(rows).map(([k, v]) => [k, { cached: { p50: r2(v.cached.p50), p90: r2(v.cached.p90), p99: r2(v.cached.p99) }, uncached: { p50: r2(v.uncached.p50), p90: r2(v.uncached.p90), p99: r2(v.uncached.p99) } }]),
+    Object.entries(rows).map(([k, v]) => [
+      k,
+      {
+        cached: { p50: r2(v.cached.p50), p90: r2(v.cached.p90), p99: r2(v.cached.p99) },
+        uncached: { p50: r2(v.uncached.p50), p90: r2(v.uncached.p90), p99: r2(v.uncached.p99) },
+      },
+    ]),
   );
   figures.loadavg_end = loadavg().map((x) => r2(x));
-  log(`load average at the end: ${loadavg().map((x) => x.toFixed(2)).join(" ")}`);
+  log(
+    `load average at the end: ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(" ")}`,
+  );
   if (JSON_OUT) writeFileSync(JSON_OUT, JSON.stringify(figures, null, 2));
 } finally {
   await db.close();

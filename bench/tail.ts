@@ -11,11 +11,15 @@ import { wrk, type Target } from "./lib/load";
 import { cpuMs } from "./lib/procs";
 import { checkPostgres, startStack } from "./lib/stack";
 
-const arg = (name: string, d: number) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? d);
+const arg = (name: string, d: number) =>
+  Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? d);
 const seconds = arg("seconds", 6);
 const repeats = arg("repeats", 3);
 const conns = arg("conns", 64);
-const only = process.argv.find((a) => a.startsWith("--only="))?.split("=")[1]?.split(",");
+const only = process.argv
+  .find((a) => a.startsWith("--only="))
+  ?.split("=")[1]
+  ?.split(",");
 const pg = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 
 const VARIANTS: { name: string; env: Record<string, string> }[] = [
@@ -66,22 +70,44 @@ function quantileMs(before: Map<number, number>, after: Map<number, number>, q: 
 const metrics = async (url: string) => (await fetch(`${url}/metrics`)).text();
 
 await checkPostgres(pg);
-const body = JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Say hello in one short sentence." }], max_tokens: 16 });
+const body = JSON.stringify({
+  model: "gpt-4o-mini",
+  messages: [{ role: "user", content: "Say hello in one short sentence." }],
+  max_tokens: 16,
+});
 const rows: string[] = [];
 for (const variant of VARIANTS.filter((v) => !only || only.includes(v.name))) {
-  const stack = await startStack({ serverUrl: pg, targetCore: null, loadCore: null, gatewayBunFlags: [], gatewayEnv: variant.env, accounts: 1 });
+  const stack = await startStack({
+    serverUrl: pg,
+    targetCore: null,
+    loadCore: null,
+    gatewayBunFlags: [],
+    gatewayEnv: variant.env,
+    accounts: 1,
+  });
   const proxy: Target = { name: "proxy", url: `${stack.proxyUrl}/v1/chat/completions` } as Target;
   const gateway: Target = { name: "gateway", url: `${stack.gatewayUrl}/v1/chat/completions` } as Target;
   const runs: Record<string, number>[] = [];
   try {
-    for (const t of [proxy, gateway]) await wrk(t, { connections: conns, seconds: 3, body, token: stack.token, core: null });
+    for (const t of [proxy, gateway])
+      await wrk(t, { connections: conns, seconds: 3, body, token: stack.token, core: null });
     for (let r = 0; r < repeats; r++) {
       const p = await wrk(proxy, { connections: conns, seconds, body, token: stack.token, core: null });
       const before = { text: await metrics(stack.gatewayUrl), gw: cpuMs(stack.gateway.pid)!, pg: postgresMs() };
       const g = await wrk(gateway, { connections: conns, seconds, body, token: stack.token, core: null });
       const after = { text: await metrics(stack.gatewayUrl), gw: cpuMs(stack.gateway.pid)!, pg: postgresMs() };
-      const wait = (step: string, q: number) => quantileMs(buckets(before.text, "gateway_ledger_wait_seconds", `step="${step}"`), buckets(after.text, "gateway_ledger_wait_seconds", `step="${step}"`), q);
-      const lag = (q: number) => quantileMs(buckets(before.text, "gateway_event_loop_lag_seconds", ""), buckets(after.text, "gateway_event_loop_lag_seconds", ""), q);
+      const wait = (step: string, q: number) =>
+        quantileMs(
+          buckets(before.text, "gateway_ledger_wait_seconds", `step="${step}"`),
+          buckets(after.text, "gateway_ledger_wait_seconds", `step="${step}"`),
+          q,
+        );
+      const lag = (q: number) =>
+        quantileMs(
+          buckets(before.text, "gateway_event_loop_lag_seconds", ""),
+          buckets(after.text, "gateway_event_loop_lag_seconds", ""),
+          q,
+        );
       runs.push({
         proxyRps: p.rps,
         proxyP99: p.latencyMs.p99,
@@ -96,7 +122,9 @@ for (const variant of VARIANTS.filter((v) => !only || only.includes(v.name))) {
         gwCpu: (after.gw - before.gw) / g.requests,
         pgCpu: (after.pg - before.pg) / g.requests,
       });
-      console.error(`${variant.name} #${r + 1}: gateway ${g.rps.toFixed(0)} req/s p99 ${g.latencyMs.p99.toFixed(2)} ms; proxy ${p.rps.toFixed(0)} req/s p99 ${p.latencyMs.p99.toFixed(2)} ms`);
+      console.error(
+        `${variant.name} #${r + 1}: gateway ${g.rps.toFixed(0)} req/s p99 ${g.latencyMs.p99.toFixed(2)} ms; proxy ${p.rps.toFixed(0)} req/s p99 ${p.latencyMs.p99.toFixed(2)} ms`,
+      );
     }
   } finally {
     await stack.stop();
@@ -108,7 +136,11 @@ for (const variant of VARIANTS.filter((v) => !only || only.includes(v.name))) {
     `| ${variant.name} | ${m("rps").toFixed(0)} | ${(ratio("rps", "proxyRps") * 100).toFixed(1)} % | ${m("p50").toFixed(2)} | ${m("p99").toFixed(2)} | ${ratio("p99", "proxyP99").toFixed(2)} × | ${ms(m("holdP50"))} / ${ms(m("holdP99"))} | ${ms(m("settleP50"))} / ${ms(m("settleP99"))} | ${ms(m("lagP99"))} | ${m("gwCpu").toFixed(3)} | ${m("pgCpu").toFixed(3)} |`,
   );
 }
-console.log(`wrk -c${conns}, ${seconds} s × ${repeats} per variant (each beside a proxy run), instant upstream; medians over repeats\n`);
-console.log("| variant | gateway req/s | ÷ proxy | p50 ms | p99 ms | p99 ÷ proxy p99 | hold wait p50 / p99 ms | settle wait p50 / p99 ms | event-loop lag p99 ms | gateway CPU ms/req | PostgreSQL CPU ms/req |");
+console.log(
+  `wrk -c${conns}, ${seconds} s × ${repeats} per variant (each beside a proxy run), instant upstream; medians over repeats\n`,
+);
+console.log(
+  "| variant | gateway req/s | ÷ proxy | p50 ms | p99 ms | p99 ÷ proxy p99 | hold wait p50 / p99 ms | settle wait p50 / p99 ms | event-loop lag p99 ms | gateway CPU ms/req | PostgreSQL CPU ms/req |",
+);
 console.log("|---|---|---|---|---|---|---|---|---|---|---|");
 for (const r of rows) console.log(r);

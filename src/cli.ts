@@ -18,14 +18,30 @@ export function versionLine(): string {
   if (!commit) {
     // From source: the checkout's commit, when git is at hand.
     try {
-      const r = Bun.spawnSync(["git", "rev-parse", "--short", "HEAD"], { cwd: import.meta.dir, stdout: "pipe", stderr: "ignore" });
+      const r = Bun.spawnSync(["git", "rev-parse", "--short", "HEAD"], {
+        cwd: import.meta.dir,
+        stdout: "pipe",
+        stderr: "ignore",
+      });
       if (r.success) commit = r.stdout.toString().trim();
     } catch {} // no git, or no such directory (a binary built without the commit)
   }
   return `${pkg.name} ${pkg.version}${commit ? ` (commit ${commit})` : ""}`;
 }
 
-const MAIN_VARS = ["PORT", "HOST", "DATABASE_URL", "DB_CONNECT_TIMEOUT_SECONDS", "DATA_DIR", "DEMO_MODE", "ADMIN_TOKEN", "JWT_SECRET", "BYOK_ENCRYPTION_KEY", "REDIS_URL", "LOG_LEVEL"] as const;
+const MAIN_VARS = [
+  "PORT",
+  "HOST",
+  "DATABASE_URL",
+  "DB_CONNECT_TIMEOUT_SECONDS",
+  "DATA_DIR",
+  "DEMO_MODE",
+  "ADMIN_TOKEN",
+  "JWT_SECRET",
+  "BYOK_ENCRYPTION_KEY",
+  "REDIS_URL",
+  "LOG_LEVEL",
+] as const;
 
 export function usage(): string {
   const props = EnvSchema.properties as Record<string, { description?: string; default?: unknown }>;
@@ -57,8 +73,12 @@ export function usage(): string {
 /** The short summary `--check-config` prints after "configuration OK". */
 export function summary(cfg: Config): string[] {
   const keyed = Object.keys(cfg.providerKeys).sort();
-  const rerouted = Object.keys(cfg.providerBaseUrls).filter((p) => !cfg.providerKeys[p]).sort();
-  const catalog = new CatalogStore({ env: { CATALOG_PATH: cfg.CATALOG_PATH, CATALOG_HASH_PATH: cfg.CATALOG_HASH_PATH } });
+  const rerouted = Object.keys(cfg.providerBaseUrls)
+    .filter((p) => !cfg.providerKeys[p])
+    .sort();
+  const catalog = new CatalogStore({
+    env: { CATALOG_PATH: cfg.CATALOG_PATH, CATALOG_HASH_PATH: cfg.CATALOG_HASH_PATH },
+  });
   const snap = catalog.peek();
   return [
     `  mode: ${cfg.demoMode ? "demo (seeded demo account, generated secrets)" : "production"}`,
@@ -78,7 +98,12 @@ export function summary(cfg: Config): string[] {
  * Handles the flags in `args`. Returns the exit code when a flag was handled (the process
  * should exit with it), or undefined when the gateway should start.
  */
-export function runCli(args: readonly string[], env: Record<string, string | undefined> = process.env, out = (s: string) => process.stdout.write(s), err = (s: string) => process.stderr.write(s)): number | undefined {
+export function runCli(
+  args: readonly string[],
+  env: Record<string, string | undefined> = process.env,
+  out = (s: string) => process.stdout.write(s),
+  err = (s: string) => process.stderr.write(s),
+): number | undefined {
   if (args.length === 0) return undefined;
   const flag = args[0]!;
   if (args.length > 1) {

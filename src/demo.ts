@@ -21,14 +21,24 @@ export async function seedDemo(gw: Gateway): Promise<DemoSeed | null> {
   const { users, keys } = gw.deps;
   if (await users.byEmail(DEMO_EMAIL)) return null;
   const password = randomToken(16);
-  const user = await users.create({ email: DEMO_EMAIL, passwordHash: await Bun.password.hash(password, { algorithm: "argon2id" }), industry: "general", regulated: false });
+  const user = await users.create({
+    email: DEMO_EMAIL,
+    passwordHash: await Bun.password.hash(password, { algorithm: "argon2id" }),
+    industry: "general",
+    regulated: false,
+  });
   if (!user) return null;
   await users.topup(user.id, krwToMicro(BigInt(DEMO_CREDIT_KRW)), { demo: true });
   const key = await issueApiKey(keys, { userId: user.id, kind: "standard", name: "demo" });
   return { email: DEMO_EMAIL, password, apiKey: key.key! };
 }
 
-export function demoBanner(base: string, seed: DemoSeed | null, adminToken: string | null, simulated: string[]): string {
+export function demoBanner(
+  base: string,
+  seed: DemoSeed | null,
+  adminToken: string | null,
+  simulated: string[],
+): string {
   const lines = [
     "",
     `  Model gateway (demo mode) listening on ${base}`,

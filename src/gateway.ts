@@ -101,7 +101,13 @@ export interface Gateway {
 }
 
 /** A secret from the environment, or one generated once and kept in DATA_DIR. */
-export function persistentSecret(cfg: Config, file: string, given: string | undefined, length: number, generate = () => randomToken(length)): string {
+export function persistentSecret(
+  cfg: Config,
+  file: string,
+  given: string | undefined,
+  length: number,
+  generate = () => randomToken(length),
+): string {
   if (given) return given;
   mkdirSync(cfg.DATA_DIR, { recursive: true });
   const path = join(cfg.DATA_DIR, file);
@@ -119,7 +125,9 @@ export function persistentSecret(cfg: Config, file: string, given: string | unde
  */
 async function byokBox(cfg: Config, db: Database): Promise<SecretBox | null> {
   const file = "byok-encryption-key";
-  const text = cfg.BYOK_ENCRYPTION_KEY ?? (cfg.demoMode ? persistentSecret(cfg, file, undefined, 0, SecretBox.generateText) : null);
+  const text =
+    cfg.BYOK_ENCRYPTION_KEY ??
+    (cfg.demoMode ? persistentSecret(cfg, file, undefined, 0, SecretBox.generateText) : null);
   let box: SecretBox | null = null;
   try {
     box = text === null ? null : SecretBox.fromText(text);
@@ -137,7 +145,14 @@ async function byokBox(cfg: Config, db: Database): Promise<SecretBox | null> {
 }
 
 export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promise<Gateway> {
-  const db = opts.db ?? (await openDatabase(opts.dbOptions ?? (cfg.DATABASE_URL ? { url: cfg.DATABASE_URL, queryTimeoutMs: cfg.DB_QUERY_TIMEOUT_MS } : { dataDir: cfg.DATA_DIR })));
+  const db =
+    opts.db ??
+    (await openDatabase(
+      opts.dbOptions ??
+        (cfg.DATABASE_URL
+          ? { url: cfg.DATABASE_URL, queryTimeoutMs: cfg.DB_QUERY_TIMEOUT_MS }
+          : { dataDir: cfg.DATA_DIR }),
+    ));
   await runMigrations(db);
   const byok = await byokBox(cfg, db);
 
@@ -194,7 +209,11 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   });
   const settlements = new Settlements(
     meteredSettle(ledger, (event, cost) => metrics.settled(event, cost)),
-    (call, error) => log.error("settle failed after every retry; the sweeper releases the hold uncharged", { request_id: call.id, error }),
+    (call, error) =>
+      log.error("settle failed after every retry; the sweeper releases the hold uncharged", {
+        request_id: call.id,
+        error,
+      }),
     cfg.LEDGER_SETTLE,
     cfg.DB_QUERY_TIMEOUT_MS || 5000,
   );
@@ -215,16 +234,27 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     throttle,
   });
 
-  const catalog = new CatalogStore({ env: { CATALOG_PATH: cfg.CATALOG_PATH, CATALOG_HASH_PATH: cfg.CATALOG_HASH_PATH } });
-  if (!catalog.peek()) log.error("catalog failed verification; model endpoints answer 503", { problems: catalog.describeErrors() });
+  const catalog = new CatalogStore({
+    env: { CATALOG_PATH: cfg.CATALOG_PATH, CATALOG_HASH_PATH: cfg.CATALOG_HASH_PATH },
+  });
+  if (!catalog.peek())
+    log.error("catalog failed verification; model endpoints answer 503", { problems: catalog.describeErrors() });
   const snapshot = catalog.peek();
   // The simulator runs only when it is on (demo mode, SIMULATOR=on) and some provider (the web
   // plugin's search engine included) has neither credential nor base URL of its own.
   const sim = needsSimulator(cfg, snapshot) ? await startSimulator({ port: cfg.SIM_PORT }) : null;
-  const upstreams = upstreamDirectory(cfg, sim ? (p) => sim.baseUrl(p) : null, [...(snapshot?.providers ?? []), SEARCH_PROVIDER], byok);
+  const upstreams = upstreamDirectory(
+    cfg,
+    sim ? (p) => sim.baseUrl(p) : null,
+    [...(snapshot?.providers ?? []), SEARCH_PROVIDER],
+    byok,
+  );
   // Outside demo mode the simulator is an explicit opt-in: say so at every start, naming what it answers for.
   if (cfg.simulator && !cfg.demoMode) {
-    log.warn("SIMULATOR=on: the built-in simulator answers (and calls are charged) for providers without a credential; never use it in production", { simulated: upstreams.simulated() });
+    log.warn(
+      "SIMULATOR=on: the built-in simulator answers (and calls are charged) for providers without a credential; never use it in production",
+      { simulated: upstreams.simulated() },
+    );
   }
 
   // Workers need a URL of their own; a database handed in (tests) is polled inline.
@@ -244,37 +274,55 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     metrics.videoProcessing.replace(rows.map((r) => ({ labels: { family: r.family }, value: r.processing })));
     metrics.videoQueueDepth.replace(rows.map((r) => ({ labels: { family: r.family }, value: r.due })));
   });
-  metrics.registry.add(new Gauge("gateway_leases_open", "Credit leases this process holds (LEDGER_LEASES=on)", () => ledger.leases?.totals().open ?? 0));
-  metrics.registry.add(new Gauge("gateway_leased_krw", "Credit room still available in this process's leases, KRW", () => Number(ledger.leases?.totals().availableMicro ?? 0n) / 1e6));
+  metrics.registry.add(
+    new Gauge(
+      "gateway_leases_open",
+      "Credit leases this process holds (LEDGER_LEASES=on)",
+      () => ledger.leases?.totals().open ?? 0,
+    ),
+  );
+  metrics.registry.add(
+    new Gauge(
+      "gateway_leased_krw",
+      "Credit room still available in this process's leases, KRW",
+      () => Number(ledger.leases?.totals().availableMicro ?? 0n) / 1e6,
+    ),
+  );
   // Semantic matching embeds with the catalog's embedding model; where its provider cannot be
   // called the cache matches exactly only (ResponseCache without `embed`).
   const embeddingOffering = (snap: CatalogSnapshot) => {
     const model = snap.models.find((m) => m.modality === "embedding" && m.active);
-    return model && getOfferings(snap, model.id).find((o) => {
-      const p = getProvider(snap, o.providerId);
-      return p && upstreams.available(p);
-    });
+    return (
+      model &&
+      getOfferings(snap, model.id).find((o) => {
+        const p = getProvider(snap, o.providerId);
+        return p && upstreams.available(p);
+      })
+    );
   };
   const responseCache = new ResponseCache(new ResponseCacheRepo(db), {
     ttlSeconds: cfg.RESPONSE_CACHE_TTL_SECONDS,
     threshold: cfg.SEMANTIC_CACHE_THRESHOLD,
-    embed: snapshot && !embeddingOffering(snapshot) ? undefined : async (text) => {
-      // The catalog's embedding model, through its provider's adapter (simulated only while the simulator is on).
-      const snap = catalog.current();
-      const offering = embeddingOffering(snap);
-      const provider = offering && getProvider(snap, offering.providerId);
-      const adapter = provider && embeddingProviderFor(provider.protocol as Protocol);
-      if (!offering || !provider || !adapter) throw new Error("no embedding model in the catalog");
-      const ep = upstreams.endpoint(provider);
-      const out = await adapter.embed([text], offering.upstreamId, {
-        providerId: provider.id,
-        baseUrl: ep.baseUrl,
-        apiKey: ep.apiKey,
-        firstByteTimeoutMs: 2000,
-        idleTimeoutMs: 2000,
-      });
-      return out.vectors[0]!;
-    },
+    embed:
+      snapshot && !embeddingOffering(snapshot)
+        ? undefined
+        : async (text) => {
+            // The catalog's embedding model, through its provider's adapter (simulated only while the simulator is on).
+            const snap = catalog.current();
+            const offering = embeddingOffering(snap);
+            const provider = offering && getProvider(snap, offering.providerId);
+            const adapter = provider && embeddingProviderFor(provider.protocol as Protocol);
+            if (!offering || !provider || !adapter) throw new Error("no embedding model in the catalog");
+            const ep = upstreams.endpoint(provider);
+            const out = await adapter.embed([text], offering.upstreamId, {
+              providerId: provider.id,
+              baseUrl: ep.baseUrl,
+              apiKey: ep.apiKey,
+              firstByteTimeoutMs: 2000,
+              idleTimeoutMs: 2000,
+            });
+            return out.vectors[0]!;
+          },
   });
   // First-byte times per provider: the recent average orders `provider.sort: latency`, the p95 times hedges.
   const firstByte = new FirstByteWindow();
@@ -285,8 +333,14 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     if (ev.t === "policy" || ev.t === "all") policySource.invalidateAll();
   });
   const benchmarks = loadBenchmarks();
-  if (benchmarks.problems.length) log.warn("benchmark table failed its schema; auto policies keep entry order", { problems: benchmarks.problems });
-  const policyRouter = new PolicyRouter({ source: policySource, gates: () => settings.get(), benchmarks: () => benchmarks.table, latency: new LatencyTracker() });
+  if (benchmarks.problems.length)
+    log.warn("benchmark table failed its schema; auto policies keep entry order", { problems: benchmarks.problems });
+  const policyRouter = new PolicyRouter({
+    source: policySource,
+    gates: () => settings.get(),
+    benchmarks: () => benchmarks.table,
+    latency: new LatencyTracker(),
+  });
   const embeddings = new EmbeddingService({
     catalog: () => catalog.current(),
     ledger,
@@ -328,7 +382,9 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     policies: policyRouter,
     pii: piiMasking,
     // No search engine where Brave cannot be called: the web plugin is refused (503) unless optional.
-    search: upstreams.available(SEARCH_PROVIDER) ? braveSearchProvider({ ...upstreams.endpoint(SEARCH_PROVIDER), timeoutMs: cfg.WEB_SEARCH_TIMEOUT_MS }) : undefined,
+    search: upstreams.available(SEARCH_PROVIDER)
+      ? braveSearchProvider({ ...upstreams.endpoint(SEARCH_PROVIDER), timeoutMs: cfg.WEB_SEARCH_TIMEOUT_MS })
+      : undefined,
     searchPriceMicro: krwToMicro(cfg.WEB_SEARCH_PRICE_KRW),
   });
 
@@ -351,12 +407,24 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     perKey: cfg.CONCURRENCY_PER_KEY,
     queueTimeoutMs: cfg.UPSTREAM_QUEUE_TIMEOUT_MS,
   });
-  metrics.registry.add(new Gauge("gateway_calls_in_flight", "Model calls holding a slot of this process's upstream budget", () => admission.running));
-  metrics.registry.add(new Gauge("gateway_calls_waiting", "Model calls waiting for a slot of the full budget", () => admission.waiting));
+  metrics.registry.add(
+    new Gauge(
+      "gateway_calls_in_flight",
+      "Model calls holding a slot of this process's upstream budget",
+      () => admission.running,
+    ),
+  );
+  metrics.registry.add(
+    new Gauge("gateway_calls_waiting", "Model calls waiting for a slot of the full budget", () => admission.waiting),
+  );
 
   // Tracing off costs nothing: its packages are loaded only when an OTLP endpoint is set.
-  const otlpUrl = cfg.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (cfg.OTEL_EXPORTER_OTLP_ENDPOINT ? cfg.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, "") + "/v1/traces" : null);
-  const tracer = otlpUrl ? (await import("./http/tracing")).otlpTracer({ url: otlpUrl, serviceName: cfg.OTEL_SERVICE_NAME }) : null;
+  const otlpUrl =
+    cfg.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+    (cfg.OTEL_EXPORTER_OTLP_ENDPOINT ? cfg.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, "") + "/v1/traces" : null);
+  const tracer = otlpUrl
+    ? (await import("./http/tracing")).otlpTracer({ url: otlpUrl, serviceName: cfg.OTEL_SERVICE_NAME })
+    : null;
   const deps: AppDeps = {
     tracer,
     config: cfg,
@@ -376,21 +444,53 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   };
   const statsCfg = statsSettings(cfg);
   if (cfg.STATS_MIN_DISTINCT_KEYS !== undefined) {
-    log.warn("STATS_MIN_DISTINCT_KEYS is deprecated: set STATS_MIN_DISTINCT_ACCOUNTS (the threshold counts accounts now)", { threshold: statsCfg.minAccounts });
+    log.warn(
+      "STATS_MIN_DISTINCT_KEYS is deprecated: set STATS_MIN_DISTINCT_ACCOUNTS (the threshold counts accounts now)",
+      { threshold: statsCfg.minAccounts },
+    );
   }
   const rollups = new RollupRepo(db, { accountCap: statsCfg.minAccounts });
-  const stats = new StatsService({ reader: rollups, minAccounts: statsCfg.minAccounts, ttlMs: statsCfg.maxAgeSeconds * 1000 });
+  const stats = new StatsService({
+    reader: rollups,
+    minAccounts: statsCfg.minAccounts,
+    ttlMs: statsCfg.maxAgeSeconds * 1000,
+  });
   const statsJob =
-    statsCfg.intervalMs > 0 ? startStatsRollup({ db, url: opts.db ? undefined : (opts.dbOptions?.url ?? cfg.DATABASE_URL), intervalMs: statsCfg.intervalMs, accountCap: statsCfg.minAccounts }) : null;
+    statsCfg.intervalMs > 0
+      ? startStatsRollup({
+          db,
+          url: opts.db ? undefined : (opts.dbOptions?.url ?? cfg.DATABASE_URL),
+          intervalMs: statsCfg.intervalMs,
+          accountCap: statsCfg.minAccounts,
+        })
+      : null;
 
   const app = createApp(deps, [
-    new Elysia({ name: "models-guard" }).use(modelsRoutes(() => catalog.current(), (p) => upstreams.available(p), health.tracker)),
+    new Elysia({ name: "models-guard" }).use(
+      modelsRoutes(
+        () => catalog.current(),
+        (p) => upstreams.available(p),
+        health.tracker,
+      ),
+    ),
     chatRoutes(deps, { chat, keepaliveMs: cfg.SSE_KEEPALIVE_MS }),
     embeddingsRoutes(deps, embeddings),
     compactRoutes(deps),
     videoRoutes(deps, video),
-    policyRoutes(deps, new PolicyService({ store: policyRepo, catalog: () => catalog.current(), changed: (id) => bus.publish({ t: "policy", id }) })),
-    responsesRoutes(deps, { chat, keepaliveMs: cfg.SSE_KEEPALIVE_MS, feedback: new FeedbackRepo(db), store: responseStore }),
+    policyRoutes(
+      deps,
+      new PolicyService({
+        store: policyRepo,
+        catalog: () => catalog.current(),
+        changed: (id) => bus.publish({ t: "policy", id }),
+      }),
+    ),
+    responsesRoutes(deps, {
+      chat,
+      keepaliveMs: cfg.SSE_KEEPALIVE_MS,
+      feedback: new FeedbackRepo(db),
+      store: responseStore,
+    }),
     responseStoreRoutes(deps, responseStore),
     messagesRoutes(deps, { chat, keepaliveMs: cfg.SSE_KEEPALIVE_MS }),
     statsRoutes({ stats, maxAgeSeconds: statsCfg.maxAgeSeconds }),

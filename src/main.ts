@@ -30,7 +30,8 @@ try {
 setLogLevel(cfg.LOG_LEVEL);
 
 // A database that comes up after the gateway (compose, orchestrators) is waited for.
-if (cfg.DATABASE_URL && !(await waitForPostgres(cfg.DATABASE_URL, { timeoutSeconds: cfg.DB_CONNECT_TIMEOUT_SECONDS }))) process.exit(1);
+if (cfg.DATABASE_URL && !(await waitForPostgres(cfg.DATABASE_URL, { timeoutSeconds: cfg.DB_CONNECT_TIMEOUT_SECONDS })))
+  process.exit(1);
 
 // A configuration problem found at start (a BYOK_ENCRYPTION_KEY that cannot open the stored
 // credentials) stops the process like a bad variable, with the reason and no stack; any other
@@ -40,7 +41,11 @@ const gw = await buildGateway(cfg).catch((e) => {
     console.error(e.message);
     process.exit(2);
   }
-  console.error(`The gateway could not start: ${String((e as Error)?.message ?? e).split("\n")[0]!.replace(/\.$/, "")}.`);
+  console.error(
+    `The gateway could not start: ${String((e as Error)?.message ?? e)
+      .split("\n")[0]!
+      .replace(/\.$/, "")}.`,
+  );
   if (cfg.LOG_LEVEL === "debug") console.error((e as Error)?.stack);
   process.exit(1);
 });
@@ -54,7 +59,11 @@ log.info("gateway listening", {
   demo: cfg.demoMode,
   simulated: gw.upstreams.simulated(),
   // The operator sees the limits in force, derived ones included (see README, "Concurrency").
-  calls: { budget: cfg.UPSTREAM_MAX_CONCURRENT, per_account: cfg.CONCURRENCY_PER_ACCOUNT, per_key: cfg.CONCURRENCY_PER_KEY },
+  calls: {
+    budget: cfg.UPSTREAM_MAX_CONCURRENT,
+    per_account: cfg.CONCURRENCY_PER_ACCOUNT,
+    per_key: cfg.CONCURRENCY_PER_KEY,
+  },
 });
 if (cfg.demoMode) {
   const seed = await seedDemo(gw);

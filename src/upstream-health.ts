@@ -27,19 +27,42 @@ export function upstreamHealth(cfg: Config, registry: Registry): UpstreamHealth 
     probes: cfg.CIRCUIT_PROBES,
     slowMs: cfg.CIRCUIT_SLOW_CALL_MS,
   });
-  const gauge = new GaugeSet("gateway_circuit_state", "Circuit of each provider (model `*`) and provider × model this instance knows: 0 closed, 1 half-open, 2 open");
+  const gauge = new GaugeSet(
+    "gateway_circuit_state",
+    "Circuit of each provider (model `*`) and provider × model this instance knows: 0 closed, 1 half-open, 2 open",
+  );
   // Read at each scrape (not through the registry's 5-second collector cache): a state is cheap to read.
   registry.add({
     render: () => {
-      gauge.replace(tracker.states().map((c) => ({ labels: { provider: c.provider, model: c.model }, value: STATE_VALUE[c.state] })));
+      gauge.replace(
+        tracker
+          .states()
+          .map((c) => ({ labels: { provider: c.provider, model: c.model }, value: STATE_VALUE[c.state] })),
+      );
       return gauge.render();
     },
   });
-  const transitions = registry.add(new Counter("gateway_circuit_transitions_total", "Circuit state changes by provider, model and new state (`remote`: learned from another instance)"));
-  const board = cfg.REDIS_URL ? new RedisCircuitBoard(cfg.REDIS_URL, (e) => tracker.learned(e.provider, e.model, e.until), cfg.CIRCUIT_COOLDOWN_MS) : null;
+  const transitions = registry.add(
+    new Counter(
+      "gateway_circuit_transitions_total",
+      "Circuit state changes by provider, model and new state (`remote`: learned from another instance)",
+    ),
+  );
+  const board = cfg.REDIS_URL
+    ? new RedisCircuitBoard(
+        cfg.REDIS_URL,
+        (e) => tracker.learned(e.provider, e.model, e.until),
+        cfg.CIRCUIT_COOLDOWN_MS,
+      )
+    : null;
   tracker.onTransition((t) => {
     transitions.inc({ provider: t.provider, model: t.model, to: t.to, source: t.remote ? "remote" : "local" });
-    if (t.to !== "half_open") log.warn(t.to === "open" ? "circuit opened" : "circuit closed", { provider: t.provider, model: t.model, remote: t.remote });
+    if (t.to !== "half_open")
+      log.warn(t.to === "open" ? "circuit opened" : "circuit closed", {
+        provider: t.provider,
+        model: t.model,
+        remote: t.remote,
+      });
     if (!board || t.remote) return;
     if (t.to === "open") board.opened({ provider: t.provider, model: t.model, until: t.until });
     else if (t.to === "closed") board.closed(t.provider, t.model);

@@ -16,7 +16,12 @@ import { byokContext, type SecretBox } from "./lib/secret-box";
 export type ProviderRef = Pick<CatalogProvider, "id" | "credentialEnv" | "baseUrlEnv" | "baseUrl">;
 
 /** The web plugin's search engine (Brave Search): not a catalog provider, configured the same way. */
-export const SEARCH_PROVIDER: ProviderRef = { id: "brave", credentialEnv: "BRAVE_API_KEY", baseUrlEnv: "BRAVE_BASE_URL", baseUrl: "https://api.search.brave.com" };
+export const SEARCH_PROVIDER: ProviderRef = {
+  id: "brave",
+  credentialEnv: "BRAVE_API_KEY",
+  baseUrlEnv: "BRAVE_BASE_URL",
+  baseUrl: "https://api.search.brave.com",
+};
 
 export interface UpstreamDirectory {
   endpoint(provider: ProviderRef, principal?: KeyPrincipal): UpstreamEndpoint;
@@ -32,7 +37,8 @@ export interface UpstreamDirectory {
 const prefixOf = (envName: string) => envName.replace(/_(API_KEY|BASE_URL)$/, "");
 
 /** The simulator would serve this provider: no credential and no base URL of its own. */
-const simulatable = (cfg: Config, p: ProviderRef) => !cfg.providerKeys[prefixOf(p.credentialEnv)] && !cfg.providerBaseUrls[prefixOf(p.baseUrlEnv)];
+const simulatable = (cfg: Config, p: ProviderRef) =>
+  !cfg.providerKeys[prefixOf(p.credentialEnv)] && !cfg.providerBaseUrls[prefixOf(p.baseUrlEnv)];
 
 /** True when the simulator is on and some provider (the catalog's, or the search engine) would be served by it. */
 export function needsSimulator(cfg: Config, snapshot: CatalogSnapshot | null): boolean {
@@ -48,7 +54,13 @@ function openByok(byok: SecretBox | null, principal: KeyPrincipal): string {
   try {
     if (byok) return byok.open(principal.byokSecretSealed!, byokContext(principal.keyId));
   } catch {}
-  throw new GatewayError("byok_encryption_unavailable", text("이 BYOK 키의 자격 증명을 열 수 없습니다. 운영자에게 BYOK_ENCRYPTION_KEY 설정을 확인해 달라고 요청하세요.", "This BYOK key's credential cannot be opened. Ask the operator to check the BYOK_ENCRYPTION_KEY setting."));
+  throw new GatewayError(
+    "byok_encryption_unavailable",
+    text(
+      "이 BYOK 키의 자격 증명을 열 수 없습니다. 운영자에게 BYOK_ENCRYPTION_KEY 설정을 확인해 달라고 요청하세요.",
+      "This BYOK key's credential cannot be opened. Ask the operator to check the BYOK_ENCRYPTION_KEY setting.",
+    ),
+  );
 }
 
 interface Resolved {
@@ -71,7 +83,8 @@ export function upstreamDirectory(
     // Without a credential only the simulator's switch makes a provider callable; a base URL of
     // its own (a test double, a staging server) is then where it is reached. Off, the endpoint
     // stays the provider's own, for BYOK keys that bring the credential.
-    if (cfg.simulator && !base && simBaseUrl) return { baseUrl: simBaseUrl(p.id), apiKey: "simulated", simulated: true, available: true };
+    if (cfg.simulator && !base && simBaseUrl)
+      return { baseUrl: simBaseUrl(p.id), apiKey: "simulated", simulated: true, available: true };
     return { baseUrl: base ?? p.baseUrl, apiKey: "not-configured", simulated: false, available: cfg.simulator };
   };
   const seen = new Map<string, Resolved>();
@@ -85,7 +98,8 @@ export function upstreamDirectory(
     endpoint(p, principal) {
       const e = get(p);
       // A BYOK key calls the same endpoint with the user's own credential.
-      if (principal?.kind === "byok" && principal.byokProvider === p.id && principal.byokSecretSealed) return { baseUrl: e.baseUrl, apiKey: openByok(byok, principal) };
+      if (principal?.kind === "byok" && principal.byokProvider === p.id && principal.byokSecretSealed)
+        return { baseUrl: e.baseUrl, apiKey: openByok(byok, principal) };
       return { baseUrl: e.baseUrl, apiKey: e.apiKey };
     },
     available: (p) => get(p).available,

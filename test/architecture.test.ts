@@ -12,9 +12,15 @@ const ROOT = resolve(import.meta.dir, "..");
 
 const RULES: Record<string, { internal: string[]; external: RegExp }> = {
   "src/core": { internal: ["src/core", "src/lib"], external: /^(@sinclair\/typebox(\/.*)?|node:crypto)$/ },
-  "src/surfaces": { internal: ["src/surfaces", "src/core", "src/lib"], external: /^(elysia|@sinclair\/typebox(\/.*)?)$/ },
+  "src/surfaces": {
+    internal: ["src/surfaces", "src/core", "src/lib"],
+    external: /^(elysia|@sinclair\/typebox(\/.*)?)$/,
+  },
   // Providers describe the vendor answers they check with TypeBox (providers/common/wire-check.ts).
-  "src/providers": { internal: ["src/providers", "src/core", "src/lib"], external: /^(node:.*|@sinclair\/typebox(\/.*)?)$/ },
+  "src/providers": {
+    internal: ["src/providers", "src/core", "src/lib"],
+    external: /^(node:.*|@sinclair\/typebox(\/.*)?)$/,
+  },
   "src/sim": { internal: ["src/sim", "src/lib"], external: /^(bun|node:.*)$/ },
   "src/lib": { internal: ["src/lib"], external: /^(bun|node:.*)$/ },
   // The HTTP layer wires surfaces to the core and reads repositories; it never calls a vendor
@@ -24,9 +30,15 @@ const RULES: Record<string, { internal: string[]; external: RegExp }> = {
     external: /^(bun|node:.*|elysia|@sinclair\/typebox(\/.*)?|@opentelemetry\/.*|swagger-ui-dist(\/.*)?)$/,
   },
   // Repositories implement core ports over SQL; nothing above them.
-  "src/db": { internal: ["src/db", "src/core", "src/lib"], external: /^(bun|node:.*|postgres|drizzle-orm(\/.*)?|@electric-sql\/pglite(\/.*)?)$/ },
+  "src/db": {
+    internal: ["src/db", "src/core", "src/lib"],
+    external: /^(bun|node:.*|postgres|drizzle-orm(\/.*)?|@electric-sql\/pglite(\/.*)?)$/,
+  },
   // Jobs compose core use cases with repositories and adapters; no HTTP.
-  "src/jobs": { internal: ["src/jobs", "src/core", "src/db", "src/providers", "src/lib", "src/config"], external: /^(bun|node:.*)$/ },
+  "src/jobs": {
+    internal: ["src/jobs", "src/core", "src/db", "src/providers", "src/lib", "src/config"],
+    external: /^(bun|node:.*)$/,
+  },
 };
 
 function importsOf(source: string): string[] {
@@ -64,7 +76,9 @@ describe("import direction", () => {
     const bad: string[] = [];
     for await (const file of new Glob("src/surfaces/**/*.ts").scan(ROOT)) {
       const text = await Bun.file(join(ROOT, file)).text();
-      for (const spec of importsOf(text)) if (relative(ROOT, resolve(ROOT, dirname(file), spec)) === "src/core/chat/service") bad.push(`${file} → ${spec}`);
+      for (const spec of importsOf(text))
+        if (relative(ROOT, resolve(ROOT, dirname(file), spec)) === "src/core/chat/service")
+          bad.push(`${file} → ${spec}`);
     }
     expect(bad).toEqual([]);
   });

@@ -109,7 +109,11 @@ export class TestGateway {
     private cleanup: () => Promise<void>,
   ) {}
 
-  async call<T = any>(method: string, path: string, opts: { token?: string; body?: unknown; headers?: Record<string, string>; raw?: string } = {}): Promise<Reply<T>> {
+  async call<T = any>(
+    method: string,
+    path: string,
+    opts: { token?: string; body?: unknown; headers?: Record<string, string>; raw?: string } = {},
+  ): Promise<Reply<T>> {
     const headers: Record<string, string> = { ...opts.headers };
     if (opts.token) headers.authorization = `Bearer ${opts.token}`;
     let body: string | undefined = opts.raw;
@@ -134,7 +138,9 @@ export class TestGateway {
   async newUser(opts: { creditKrw?: number; industry?: string } = {}): Promise<TestUser> {
     const email = `u${crypto.randomUUID().slice(0, 12)}@test.example`;
     const password = "correct horse battery";
-    const s = await this.call("POST", "/v1/auth/signup", { body: { email, password, ...(opts.industry && { industry: opts.industry }) } });
+    const s = await this.call("POST", "/v1/auth/signup", {
+      body: { email, password, ...(opts.industry && { industry: opts.industry }) },
+    });
     if (s.status !== 201) throw new Error(`signup failed: ${s.status} ${JSON.stringify(s.body)}`);
     const l = await this.call("POST", "/v1/auth/login", { body: { email, password } });
     if (opts.creditKrw) await this.credit(s.body.user_id, opts.creditKrw);

@@ -48,10 +48,27 @@ function endsWithDone(tail: Uint8Array, DONE: Uint8Array): boolean {
  * With `stream`, the body is read chunk by chunk and a stream counts as ok only if it ended
  * with `[DONE]`.
  */
-export async function openLoop(t: Target, o: { rate: number; durationMs: number; body: string; token: string; stream: boolean }): Promise<OpenLoopResult> {
-  const r: OpenLoopResult = { sent: 0, ok: 0, errors: 0, latency: [], ttfb: [], maxGap: [], medianGap: [], sendLag: [] };
+export async function openLoop(
+  t: Target,
+  o: { rate: number; durationMs: number; body: string; token: string; stream: boolean },
+): Promise<OpenLoopResult> {
+  const r: OpenLoopResult = {
+    sent: 0,
+    ok: 0,
+    errors: 0,
+    latency: [],
+    ttfb: [],
+    maxGap: [],
+    medianGap: [],
+    sendLag: [],
+  };
   // Anthropic's headers too: the simulator's Messages endpoint asks for them (the gateway takes the bearer).
-  const headers = { "content-type": "application/json", authorization: `Bearer ${o.token}`, "x-api-key": o.token, "anthropic-version": "2023-06-01" };
+  const headers = {
+    "content-type": "application/json",
+    authorization: `Bearer ${o.token}`,
+    "x-api-key": o.token,
+    "anthropic-version": "2023-06-01",
+  };
   const end = enc.encode(t.end ?? "[DONE]");
   const interval = 1000 / o.rate;
   const total = Math.round((o.durationMs / 1000) * o.rate);
@@ -130,12 +147,28 @@ export interface WrkResult {
 }
 
 /** Closed loop: wrk with `connections` keep-alive connections for `seconds`, on `core`. */
-export async function wrk(t: Target, o: { connections: number; seconds: number; body: string; token: string | string[]; core: number | null }): Promise<WrkResult> {
+export async function wrk(
+  t: Target,
+  o: { connections: number; seconds: number; body: string; token: string | string[]; core: number | null },
+): Promise<WrkResult> {
   const bodyFile = join(tmpdir(), `bench-body-${process.pid}.json`);
   writeFileSync(bodyFile, o.body);
   const script = join(import.meta.dir, "..", "post.lua");
   const threads = Math.min(2, o.connections);
-  const cmd = ["wrk", `-t${threads}`, `-c${o.connections}`, `-d${o.seconds}s`, "--timeout", "10s", "-s", script, t.url, "--", bodyFile, ...(Array.isArray(o.token) ? o.token : [o.token])];
+  const cmd = [
+    "wrk",
+    `-t${threads}`,
+    `-c${o.connections}`,
+    `-d${o.seconds}s`,
+    "--timeout",
+    "10s",
+    "-s",
+    script,
+    t.url,
+    "--",
+    bodyFile,
+    ...(Array.isArray(o.token) ? o.token : [o.token]),
+  ];
   const ts = taskset();
   const argv = o.core !== null && ts ? [ts, "-c", String(o.core), ...cmd] : cmd;
   const p = Bun.spawn(argv, { stdout: "pipe", stderr: "pipe" });
@@ -158,7 +191,10 @@ export async function wrk(t: Target, o: { connections: number; seconds: number; 
  * Opens `n` streams at once (each lasting a few seconds) and reads them to the end; returns
  * how many ended with [DONE], and calls `sample` every 200 ms while they are open.
  */
-export async function openStreams(t: Target, o: { n: number; body: string; token: string; sample: () => void }): Promise<{ ok: number; errors: number; firstError?: string; ms: number }> {
+export async function openStreams(
+  t: Target,
+  o: { n: number; body: string; token: string; sample: () => void },
+): Promise<{ ok: number; errors: number; firstError?: string; ms: number }> {
   const headers = { "content-type": "application/json", authorization: `Bearer ${o.token}` };
   let ok = 0;
   let errors = 0;

@@ -25,10 +25,21 @@ export function taskset(): string | null {
  * `stdoutFile`, stdout goes to that file (the gateway's request log: a line per call, as in
  * production, without the runner reading each one).
  */
-export function spawnChild(name: string, cmd: string[], env: Record<string, string>, core: number | null, stdoutFile?: string): Child {
+export function spawnChild(
+  name: string,
+  cmd: string[],
+  env: Record<string, string>,
+  core: number | null,
+  stdoutFile?: string,
+): Child {
   const ts = taskset();
   const argv = core !== null && ts ? [ts, "-c", String(core), ...cmd] : cmd;
-  const proc = Bun.spawn(argv, { env, stdout: stdoutFile ? Bun.file(stdoutFile) : "pipe", stderr: "pipe", stdin: "ignore" });
+  const proc = Bun.spawn(argv, {
+    env,
+    stdout: stdoutFile ? Bun.file(stdoutFile) : "pipe",
+    stderr: "pipe",
+    stdin: "ignore",
+  });
   const lines: string[] = [];
   const keep = async (s: ReadableStream<Uint8Array>) => {
     const dec = new TextDecoder();
@@ -58,12 +69,14 @@ export function spawnChild(name: string, cmd: string[], env: Record<string, stri
 export async function waitReady(child: Child, url: string, timeoutMs = 30_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   for (;;) {
-    if (child.proc.exitCode !== null) throw new Error(`${child.name} exited (${child.proc.exitCode}):\n${child.output()}`);
+    if (child.proc.exitCode !== null)
+      throw new Error(`${child.name} exited (${child.proc.exitCode}):\n${child.output()}`);
     try {
       await fetch(url, { signal: AbortSignal.timeout(1000) });
       return;
     } catch {}
-    if (Date.now() > until) throw new Error(`${child.name} did not answer ${url} within ${timeoutMs} ms:\n${child.output()}`);
+    if (Date.now() > until)
+      throw new Error(`${child.name} did not answer ${url} within ${timeoutMs} ms:\n${child.output()}`);
     await Bun.sleep(100);
   }
 }

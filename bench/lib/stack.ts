@@ -53,7 +53,9 @@ export async function checkPostgres(serverUrl: string): Promise<void> {
   try {
     await sql`select 1`;
   } catch (e) {
-    throw new Error(`PostgreSQL is not reachable at ${serverUrl} (${e instanceof Error ? e.message : e}). Start it, or pass --pg=postgres://user@host:port/db`);
+    throw new Error(
+      `PostgreSQL is not reachable at ${serverUrl} (${e instanceof Error ? e.message : e}). Start it, or pass --pg=postgres://user@host:port/db`,
+    );
   } finally {
     await sql.end({ timeout: 1 });
   }
@@ -68,7 +70,11 @@ export async function startStack(o: StackOptions): Promise<Stack> {
   const dataDir = mkdtempSync(join(tmpdir(), "gw-bench-"));
   const bun = process.execPath;
   const children: Child[] = [];
-  const baseEnv = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/root", BUN_CONFIG_MAX_HTTP_REQUESTS: "4096" };
+  const baseEnv = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: process.env.HOME ?? "/root",
+    BUN_CONFIG_MAX_HTTP_REQUESTS: "4096",
+  };
 
   const stopAll = async () => {
     for (const c of children.reverse()) await c.stop().catch(() => {});
@@ -80,14 +86,21 @@ export async function startStack(o: StackOptions): Promise<Stack> {
 
   try {
     const simPort = await freePort();
-    const sim = spawnChild("simulator", [bun, join(ROOT, "src/sim/main.ts")], { ...baseEnv, SIM_PORT: String(simPort), SIM_HOST: "127.0.0.1" }, o.loadCore);
+    const sim = spawnChild(
+      "simulator",
+      [bun, join(ROOT, "src/sim/main.ts")],
+      { ...baseEnv, SIM_PORT: String(simPort), SIM_HOST: "127.0.0.1" },
+      o.loadCore,
+    );
     children.push(sim);
     const simUrl = `http://127.0.0.1:${simPort}`;
     await waitReady(sim, `${simUrl}/sim/stats`);
 
     // Every provider of the catalog configured (a credential and a base URL) at the simulator, as
     // a production deployment configures real ones: the gateway starts no simulator of its own.
-    const catalog = JSON.parse(readFileSync(join(ROOT, "src/core/catalog/catalog.json"), "utf8")) as { providers: { id: string; base_url_env: string; credential_env: string }[] };
+    const catalog = JSON.parse(readFileSync(join(ROOT, "src/core/catalog/catalog.json"), "utf8")) as {
+      providers: { id: string; base_url_env: string; credential_env: string }[];
+    };
     const providerEnv: Record<string, string> = {};
     for (const p of catalog.providers) {
       providerEnv[p.base_url_env] = `${simUrl}/sim/${p.id}`;
@@ -100,7 +113,12 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     let otelUrl: string | null = null;
     if (o.otel) {
       const sinkPort = await freePort();
-      const sink = spawnChild("otlp sink", [bun, join(ROOT, "bench/otlp-sink.ts")], { ...baseEnv, SINK_PORT: String(sinkPort) }, o.loadCore);
+      const sink = spawnChild(
+        "otlp sink",
+        [bun, join(ROOT, "bench/otlp-sink.ts")],
+        { ...baseEnv, SINK_PORT: String(sinkPort) },
+        o.loadCore,
+      );
       children.push(sink);
       otelUrl = `http://127.0.0.1:${sinkPort}`;
       await waitReady(sink, otelUrl);
@@ -150,7 +168,12 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     await waitReady(gateway, `${gatewayUrl}/healthz`, 60_000);
 
     const proxyPort = await freePort();
-    const proxy = spawnChild("bare proxy", [bun, join(ROOT, "bench/proxy.ts")], { ...baseEnv, PROXY_PORT: String(proxyPort), UPSTREAM: `${simUrl}/sim` }, o.targetCore);
+    const proxy = spawnChild(
+      "bare proxy",
+      [bun, join(ROOT, "bench/proxy.ts")],
+      { ...baseEnv, PROXY_PORT: String(proxyPort), UPSTREAM: `${simUrl}/sim` },
+      o.targetCore,
+    );
     children.push(proxy);
     const proxyUrl = `http://127.0.0.1:${proxyPort}`;
     await waitReady(proxy, `${proxyUrl}/health`);
@@ -158,7 +181,21 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     const accounts = [];
     for (let i = 0; i < Math.max(1, o.accounts ?? 1); i++) accounts.push(await fundedKey(gatewayUrl));
     const { token, userId } = accounts[0]!;
-    return { simUrl, gatewayUrl, proxyUrl, sim, gateway, proxy, token, userId, tokens: accounts.map((a) => a.token), dbName, gatewayLog, otelUrl, stop: stopAll };
+    return {
+      simUrl,
+      gatewayUrl,
+      proxyUrl,
+      sim,
+      gateway,
+      proxy,
+      token,
+      userId,
+      tokens: accounts.map((a) => a.token),
+      dbName,
+      gatewayLog,
+      otelUrl,
+      stop: stopAll,
+    };
   } catch (e) {
     await stopAll();
     throw e;

@@ -19,7 +19,14 @@ export interface Dist {
 export function dist(samples: number[]): Dist {
   const s = [...samples].sort((a, b) => a - b);
   const mean = s.reduce((a, b) => a + b, 0) / (s.length || 1);
-  return { n: s.length, p50: quantile(s, 0.5), p90: quantile(s, 0.9), p99: quantile(s, 0.99), max: s[s.length - 1] ?? NaN, mean };
+  return {
+    n: s.length,
+    p50: quantile(s, 0.5),
+    p90: quantile(s, 0.9),
+    p99: quantile(s, 0.99),
+    max: s[s.length - 1] ?? NaN,
+    mean,
+  };
 }
 
 /** The median (mean of the middle two for an even count). */

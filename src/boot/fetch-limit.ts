@@ -13,12 +13,19 @@ export const FETCH_LIMIT_VAR = "BUN_CONFIG_MAX_HTTP_REQUESTS";
 export const DEFAULT_FETCH_LIMIT = String(EnvSchema.properties.BUN_CONFIG_MAX_HTTP_REQUESTS.default);
 
 /** The C libraries that may provide execve: glibc, musl (Alpine), macOS. */
-const LIBC = process.platform === "darwin" ? ["libSystem.B.dylib"] : process.platform === "win32" ? [] : ["libc.so.6", `libc.musl-${process.arch === "arm64" ? "aarch64" : "x86_64"}.so.1`];
+const LIBC =
+  process.platform === "darwin"
+    ? ["libSystem.B.dylib"]
+    : process.platform === "win32"
+      ? []
+      : ["libc.so.6", `libc.musl-${process.arch === "arm64" ? "aarch64" : "x86_64"}.so.1`];
 
 /** The operating-system argv of this process (a compiled binary hides its own entry path). */
 function osArgv(): string[] {
   const compiled = Bun.main.startsWith("/$bunfs/") || Bun.main.startsWith("B:/~BUN/");
-  return compiled ? [process.execPath, ...process.argv.slice(2)] : [process.execPath, ...process.execArgv, process.argv[1]!, ...process.argv.slice(2)];
+  return compiled
+    ? [process.execPath, ...process.argv.slice(2)]
+    : [process.execPath, ...process.execArgv, process.argv[1]!, ...process.argv.slice(2)];
 }
 
 export function applyFetchLimit(env: NodeJS.ProcessEnv = process.env): void {
@@ -44,6 +51,8 @@ export function applyFetchLimit(env: NodeJS.ProcessEnv = process.env): void {
       break; // only a failed execve returns
     } catch {} // no such library here: try the next
   }
-  console.error(`${FETCH_LIMIT_VAR} could not be applied to this process, so Bun's default of 256 simultaneous fetches stays in force; set it in the environment.`);
+  console.error(
+    `${FETCH_LIMIT_VAR} could not be applied to this process, so Bun's default of 256 simultaneous fetches stays in force; set it in the environment.`,
+  );
   process.env[FETCH_LIMIT_VAR] = "256"; // the config then sizes the upstream budget to what is real
 }

@@ -27,8 +27,16 @@ export class ConfigError extends Error {
 }
 
 const SECRET = /(SECRET|TOKEN|_KEY)$/;
-const NUMERIC = new Set(Object.entries(EnvSchema.properties).filter(([, s]) => s.type === "integer" || s.type === "number").map(([k]) => k));
-const BOOLEAN = new Set(Object.entries(EnvSchema.properties).filter(([, s]) => s.type === "boolean").map(([k]) => k));
+const NUMERIC = new Set(
+  Object.entries(EnvSchema.properties)
+    .filter(([, s]) => s.type === "integer" || s.type === "number")
+    .map(([k]) => k),
+);
+const BOOLEAN = new Set(
+  Object.entries(EnvSchema.properties)
+    .filter(([, s]) => s.type === "boolean")
+    .map(([k]) => k),
+);
 const BOOL_LIST = BOOL_SPELLINGS.join(", ");
 
 /** Why a DATABASE_URL cannot be used, or null; the URL itself is not repeated (it holds a password). */
@@ -40,7 +48,8 @@ export function databaseUrlProblem(url: string): string | null {
     return "DATABASE_URL: not a valid URL (expected postgres://user:password@host:5432/database)";
   }
   // A Unix socket is named by ?host=/path with an empty host part.
-  if (!u.hostname && !u.searchParams.get("host")) return "DATABASE_URL: the URL names no host (expected postgres://user:password@host:5432/database)";
+  if (!u.hostname && !u.searchParams.get("host"))
+    return "DATABASE_URL: the URL names no host (expected postgres://user:password@host:5432/database)";
   return null;
 }
 
@@ -67,7 +76,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const got = SECRET.test(name) ? "value hidden" : `got ${JSON.stringify(e.value)}`;
     if (!problems.some((p) => p.startsWith(`${name}:`))) problems.push(`${name}: ${e.message} (${got})`);
   }
-  for (const p of String(env.TRUSTED_PROXIES ?? "").split(",").map((s) => s.trim()).filter(Boolean)) {
+  for (const p of String(env.TRUSTED_PROXIES ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     if (!/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(p)) problems.push(`TRUSTED_PROXIES: "${p}" is not an IP or CIDR`);
   }
   if (typeof withDefaults.DATABASE_URL === "string" && !problems.some((p) => p.startsWith("DATABASE_URL:"))) {
@@ -78,11 +90,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   // main.ts applies the schema's default to the process, see src/boot/fetch-limit.ts) and
   // silently queues the rest: the budget stays under it, with a quarter left for what is not
   // a model call (embeddings, web searches, video polls, parallel policies' extra sub-calls).
-  const bunMax = typeof withDefaults.BUN_CONFIG_MAX_HTTP_REQUESTS === "number" ? withDefaults.BUN_CONFIG_MAX_HTTP_REQUESTS : 4096;
+  const bunMax =
+    typeof withDefaults.BUN_CONFIG_MAX_HTTP_REQUESTS === "number" ? withDefaults.BUN_CONFIG_MAX_HTTP_REQUESTS : 4096;
   const budgetCap = Math.floor((bunMax * 3) / 4);
   const budget = withDefaults.UPSTREAM_MAX_CONCURRENT;
   if (typeof budget === "number" && budget > budgetCap) {
-    problems.push(`UPSTREAM_MAX_CONCURRENT: ${budget} is more than 3/4 of Bun's fetch limit (BUN_CONFIG_MAX_HTTP_REQUESTS=${bunMax}); raise BUN_CONFIG_MAX_HTTP_REQUESTS to at least ${Math.ceil((budget * 4) / 3)}`);
+    problems.push(
+      `UPSTREAM_MAX_CONCURRENT: ${budget} is more than 3/4 of Bun's fetch limit (BUN_CONFIG_MAX_HTTP_REQUESTS=${bunMax}); raise BUN_CONFIG_MAX_HTTP_REQUESTS to at least ${Math.ceil((budget * 4) / 3)}`,
+    );
   }
   const { HEDGE_MIN_DELAY_MS: hedgeMin, HEDGE_MAX_DELAY_MS: hedgeMax } = withDefaults;
   if (typeof hedgeMin === "number" && typeof hedgeMax === "number" && hedgeMin > hedgeMax) {
@@ -108,5 +123,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const demoMode = cfg.DEMO_MODE ?? !cfg.DATABASE_URL;
   const simulator = cfg.SIMULATOR ?? demoMode;
-  return Object.freeze({ ...cfg, demoMode, simulator, providerKeys: Object.freeze(providerKeys), providerBaseUrls: Object.freeze(providerBaseUrls) });
+  return Object.freeze({
+    ...cfg,
+    demoMode,
+    simulator,
+    providerKeys: Object.freeze(providerKeys),
+    providerBaseUrls: Object.freeze(providerBaseUrls),
+  });
 }

@@ -16,12 +16,21 @@ type Variant = "plain" | "gzip" | "br";
 const VARIANTS: Variant[] = ["plain", "gzip", "br"];
 
 export function serializeBundle(b: ConsoleBundle): string {
-  const files = Object.fromEntries(Object.entries(b.files).map(([name, f]) => [name, { type: f.type, ...Object.fromEntries(VARIANTS.map((v) => [v, Buffer.from(f[v]).toString("base64")])) }]));
+  const files = Object.fromEntries(
+    Object.entries(b.files).map(([name, f]) => [
+      name,
+      { type: f.type, ...Object.fromEntries(VARIANTS.map((v) => [v, Buffer.from(f[v]).toString("base64")])) },
+    ]),
+  );
   return JSON.stringify({ scripts: b.scripts, styles: b.styles, files });
 }
 
 export function parseBundle(text: string): ConsoleBundle {
-  const raw = JSON.parse(text) as { scripts: string[]; styles: string[]; files: Record<string, Record<string, string>> };
+  const raw = JSON.parse(text) as {
+    scripts: string[];
+    styles: string[];
+    files: Record<string, Record<string, string>>;
+  };
   const files: Record<string, ConsoleFile> = {};
   for (const [name, f] of Object.entries(raw.files)) {
     const bytes = (v: Variant) => new Uint8Array(Buffer.from(f[v]!, "base64"));

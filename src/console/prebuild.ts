@@ -11,7 +11,8 @@ import { EMBEDDED_FILE, serializeBundle } from "./assets";
 const outDir = process.argv[2] ?? "dist/console";
 const b = await bundleConsole();
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
-for (const [name, f] of Object.entries(b.files)) console.log(`console ${name}: ${kb(f.plain.length)}, gzip ${kb(f.gzip.length)}, brotli ${kb(f.br.length)}`);
+for (const [name, f] of Object.entries(b.files))
+  console.log(`console ${name}: ${kb(f.plain.length)}, gzip ${kb(f.gzip.length)}, brotli ${kb(f.br.length)}`);
 const js = firstLoadJsGzip(b);
 console.log(`console first load: ${kb(js)} of gzipped JavaScript (budget ${kb(JS_BUDGET_GZIP_BYTES)})`);
 if (js > JS_BUDGET_GZIP_BYTES) {

@@ -20,7 +20,14 @@ function encoded(file: ConsoleFile, request: Request): { body: Uint8Array; encod
 
 function respond(file: ConsoleFile, request: Request, headers: Record<string, string>): Response {
   const { body, encoding } = encoded(file, request);
-  return new Response(body as Uint8Array<ArrayBuffer>, { headers: { ...headers, "content-type": file.type, vary: "accept-encoding", ...(encoding && { "content-encoding": encoding }) } });
+  return new Response(body as Uint8Array<ArrayBuffer>, {
+    headers: {
+      ...headers,
+      "content-type": file.type,
+      vary: "accept-encoding",
+      ...(encoding && { "content-encoding": encoding }),
+    },
+  });
 }
 
 export function consoleRoutes(fxUsdKrw: number) {
@@ -29,7 +36,10 @@ export function consoleRoutes(fxUsdKrw: number) {
     .get(
       "/",
       async ({ request }) => {
-        index ??= compressed("text/html; charset=utf-8", new TextEncoder().encode(indexPage(await consoleBundle(), fxUsdKrw)));
+        index ??= compressed(
+          "text/html; charset=utf-8",
+          new TextEncoder().encode(indexPage(await consoleBundle(), fxUsdKrw)),
+        );
         return respond(index, request, { ...PAGE_HEADERS, "cache-control": "no-cache" });
       },
       HIDDEN,

@@ -19,7 +19,8 @@ export const ERROR_MESSAGES_EN: { readonly [K in ErrorCode]?: string } = {
   policy_cost_limit_exceeded: "No model can run within the policy's maximum cost per call.",
   unknown_plugin: "Unknown plugin.",
   reasoning_mode_unsupported: "This model does not support the pro reasoning mode.",
-  provider_not_configured: "The provider is not configured on this deployment. The operator must set its credential before it can be called.",
+  provider_not_configured:
+    "The provider is not configured on this deployment. The operator must set its credential before it can be called.",
   unauthorized: "Missing or invalid credentials.",
   insufficient_credits: "Insufficient credits. Top up and try again.",
   monthly_budget_exceeded: "The key's monthly budget is exceeded.",

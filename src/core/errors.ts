@@ -29,7 +29,11 @@ export const ERROR_CODES = {
   policy_inactive: { status: 400, shape: "detail", message: "비활성화된 라우팅 정책입니다." },
   policy_not_found: { status: 400, shape: "detail", message: "라우팅 정책을 찾을 수 없습니다." },
   invalid_policy_entry: { status: 400, shape: "detail", message: "정책 항목으로 사용할 수 없는 모델입니다." },
-  policy_cost_limit_exceeded: { status: 400, shape: "detail", message: "정책의 호출당 최대 비용 안에서 실행할 수 있는 모델이 없습니다." },
+  policy_cost_limit_exceeded: {
+    status: 400,
+    shape: "detail",
+    message: "정책의 호출당 최대 비용 안에서 실행할 수 있는 모델이 없습니다.",
+  },
   unknown_plugin: { status: 400, shape: "detail", message: "알 수 없는 플러그인입니다." },
   reasoning_mode_unsupported: { status: 400, shape: "detail", message: "이 모델은 pro 추론 모드를 지원하지 않습니다." },
   // 401
@@ -43,10 +47,18 @@ export const ERROR_CODES = {
   forbidden: { status: 403, shape: "detail", message: "이 작업을 수행할 권한이 없습니다." },
   ip_not_allowed: { status: 403, shape: "detail", message: "허용되지 않은 IP 주소입니다." },
   scope_required: { status: 403, shape: "detail", message: "이 키의 권한 범위로는 호출할 수 없습니다." },
-  xborder_training_consent_required: { status: 403, shape: "detail", message: "학습 사용 제공자에 대한 별도 동의가 필요합니다." },
+  xborder_training_consent_required: {
+    status: 403,
+    shape: "detail",
+    message: "학습 사용 제공자에 대한 별도 동의가 필요합니다.",
+  },
   org_membership_required: { status: 403, shape: "detail", message: "유효한 팀 멤버십이 필요합니다." },
   pii_masking_required: { status: 403, shape: "detail", message: "규제 업종 계정은 개인정보 마스킹을 끌 수 없습니다." },
-  charge_amount_not_allowed: { status: 403, shape: "detail", message: "이 키는 charge_amount_krw를 사용할 수 없습니다." },
+  charge_amount_not_allowed: {
+    status: 403,
+    shape: "detail",
+    message: "이 키는 charge_amount_krw를 사용할 수 없습니다.",
+  },
   // 404
   not_found: { status: 404, shape: "envelope", message: "찾을 수 없습니다." },
   // 408: a body still arriving after BODY_READ_TIMEOUT_MS (not in the specification's table)
@@ -55,7 +67,12 @@ export const ERROR_CODES = {
   conflict: { status: 409, shape: "detail", message: "이미 존재하거나 처리 중입니다." },
   idempotency_in_progress: { status: 409, shape: "detail", message: "같은 Idempotency-Key 요청이 처리 중입니다." },
   job_not_ready: { status: 409, shape: "detail", message: "아직 생성 중인 작업입니다." },
-  request_id_reused: { status: 409, shape: "detail", message: "이 X-Request-Id로 이미 요청했습니다. 요청마다 새 ID를 사용하세요.", retryable: false },
+  request_id_reused: {
+    status: 409,
+    shape: "detail",
+    message: "이 X-Request-Id로 이미 요청했습니다. 요청마다 새 ID를 사용하세요.",
+    retryable: false,
+  },
   // 410
   content_expired: { status: 410, shape: "detail", message: "결과 파일의 보관 기간이 지났습니다." },
   // 413, 415
@@ -64,24 +81,78 @@ export const ERROR_CODES = {
   // 416: a Range outside the file (video /content)
   range_not_satisfiable: { status: 416, shape: "envelope", message: "요청한 바이트 범위를 제공할 수 없습니다." },
   // 422 (our structured ones; schema failures use the validation list)
-  idempotency_key_reused: { status: 422, shape: "detail", message: "같은 Idempotency-Key가 다른 요청 본문과 함께 사용되었습니다." },
+  idempotency_key_reused: {
+    status: 422,
+    shape: "detail",
+    message: "같은 Idempotency-Key가 다른 요청 본문과 함께 사용되었습니다.",
+  },
   // 429
-  rate_limited: { status: 429, shape: "detail", message: "요청 한도를 초과했습니다. 잠시 후 다시 시도하세요.", retryable: true },
-  upstream_rate_limited: { status: 429, shape: "detail", message: "모든 업스트림이 요청 한도에 도달했습니다.", retryable: true },
-  concurrency_limit_exceeded: { status: 429, shape: "detail", message: "동시에 처리 중인 요청이 한도에 도달했습니다. 진행 중인 요청이 끝난 뒤 다시 시도하세요.", retryable: true },
+  rate_limited: {
+    status: 429,
+    shape: "detail",
+    message: "요청 한도를 초과했습니다. 잠시 후 다시 시도하세요.",
+    retryable: true,
+  },
+  upstream_rate_limited: {
+    status: 429,
+    shape: "detail",
+    message: "모든 업스트림이 요청 한도에 도달했습니다.",
+    retryable: true,
+  },
+  concurrency_limit_exceeded: {
+    status: 429,
+    shape: "detail",
+    message: "동시에 처리 중인 요청이 한도에 도달했습니다. 진행 중인 요청이 끝난 뒤 다시 시도하세요.",
+    retryable: true,
+  },
   // 501
   not_implemented: { status: 501, shape: "envelope", message: "지원하지 않는 기능입니다." },
   // 502
-  upstream_unavailable: { status: 502, shape: "detail", message: "업스트림 제공자가 일시적으로 응답하지 않습니다.", retryable: true },
-  upstream_request_rejected: { status: 502, shape: "detail", message: "업스트림 제공자가 요청을 거부했습니다.", retryable: false },
+  upstream_unavailable: {
+    status: 502,
+    shape: "detail",
+    message: "업스트림 제공자가 일시적으로 응답하지 않습니다.",
+    retryable: true,
+  },
+  upstream_request_rejected: {
+    status: 502,
+    shape: "detail",
+    message: "업스트림 제공자가 요청을 거부했습니다.",
+    retryable: false,
+  },
   // 503
-  catalog_snapshot_stale: { status: 503, shape: "detail", message: "모델 카탈로그를 확인할 수 없습니다. 잠시 후 다시 시도하세요.", retryable: true },
-  limiter_unavailable: { status: 503, shape: "envelope", message: "요청 한도 확인이 일시적으로 불가능합니다.", retryable: true },
-  service_unavailable: { status: 503, shape: "detail", message: "서비스를 일시적으로 사용할 수 없습니다.", retryable: true },
+  catalog_snapshot_stale: {
+    status: 503,
+    shape: "detail",
+    message: "모델 카탈로그를 확인할 수 없습니다. 잠시 후 다시 시도하세요.",
+    retryable: true,
+  },
+  limiter_unavailable: {
+    status: 503,
+    shape: "envelope",
+    message: "요청 한도 확인이 일시적으로 불가능합니다.",
+    retryable: true,
+  },
+  service_unavailable: {
+    status: 503,
+    shape: "detail",
+    message: "서비스를 일시적으로 사용할 수 없습니다.",
+    retryable: true,
+  },
   // A provider without a credential outside demo mode (and without SIMULATOR=on): never simulated, never charged.
-  provider_not_configured: { status: 503, shape: "detail", message: "이 배포에 설정되지 않은 제공자입니다. 운영자가 자격 증명을 설정해야 호출할 수 있습니다.", retryable: false },
+  provider_not_configured: {
+    status: 503,
+    shape: "detail",
+    message: "이 배포에 설정되지 않은 제공자입니다. 운영자가 자격 증명을 설정해야 호출할 수 있습니다.",
+    retryable: false,
+  },
   // BYOK credentials are sealed at rest; without the right BYOK_ENCRYPTION_KEY none is stored or opened.
-  byok_encryption_unavailable: { status: 503, shape: "detail", message: "BYOK 자격 증명 암호화 키(BYOK_ENCRYPTION_KEY)가 없거나 맞지 않습니다.", retryable: false },
+  byok_encryption_unavailable: {
+    status: 503,
+    shape: "detail",
+    message: "BYOK 자격 증명 암호화 키(BYOK_ENCRYPTION_KEY)가 없거나 맞지 않습니다.",
+    retryable: false,
+  },
   // 500: never caused by a client; rendered without internals.
   internal_error: { status: 500, shape: "envelope", message: "내부 오류가 발생했습니다." },
 } as const satisfies Record<string, CodeSpec>;

@@ -94,7 +94,10 @@ async function openPostgres(url: string, max: number, timeoutMs: number): Promis
     if (++timeouts < 3 || probing || Date.now() - lastRebuild < 5000) return;
     probing = true;
     const probe = postgres(url, { max: 1, connect_timeout: 2, idle_timeout: 1, onnotice: () => {} });
-    const answered = probe`select 1`.then(() => true, () => false);
+    const answered = probe`select 1`.then(
+      () => true,
+      () => false,
+    );
     Promise.race([answered, Bun.sleep(2500).then(() => false)])
       .then((ok) => {
         if (!ok) return; // the database itself is down: the pool reconnects once it is back
@@ -119,7 +122,9 @@ async function openPostgres(url: string, max: number, timeoutMs: number): Promis
     },
     async listen(channel, onPayload, onListen) {
       const sub = await sql.listen(channel, onPayload, onListen);
-      return async () => { await sub.unlisten().catch(() => {}); };
+      return async () => {
+        await sub.unlisten().catch(() => {});
+      };
     },
     async notify(channel, payload) {
       await sql.notify(channel, payload);
@@ -151,7 +156,12 @@ interface PendingQuery {
  * test/reliability/db-outage.test.ts). A query already sent is cancelled on the server (best effort;
  * over a dead connection the cancel cannot arrive, and the caller has stopped waiting).
  */
-function withQueryDeadline(sql: postgres.Sql<any>, timeoutMs: number, onTimeout: () => void, onAnswer: () => void): void {
+function withQueryDeadline(
+  sql: postgres.Sql<any>,
+  timeoutMs: number,
+  onTimeout: () => void,
+  onAnswer: () => void,
+): void {
   const unsafe = sql.unsafe.bind(sql);
   (sql as { unsafe: unknown }).unsafe = (text: string, params?: never[], o?: never) => {
     const q = unsafe(text, params, o) as unknown as PendingQuery;
@@ -208,7 +218,9 @@ async function openPglite(opts: OpenOptions): Promise<Database> {
     },
     async listen(channel, onPayload) {
       const unsub = await pg.listen(channel, onPayload);
-      return async () => { await unsub().catch(() => {}); };
+      return async () => {
+        await unsub().catch(() => {});
+      };
     },
     async notify(channel, payload) {
       await pg.query("select pg_notify($1, $2)", [channel, payload]);

@@ -101,7 +101,9 @@ export class InvalidationBus {
 
   async publish(ev: Invalidation): Promise<void> {
     this.dispatch(ev);
-    await this.db.notify(CHANNEL, JSON.stringify({ ...ev, origin: this.origin })).catch((e) => log.warn("notify failed", { error: e }));
+    await this.db
+      .notify(CHANNEL, JSON.stringify({ ...ev, origin: this.origin }))
+      .catch((e) => log.warn("notify failed", { error: e }));
   }
 
   private dispatch(ev: Invalidation): void {

@@ -9,7 +9,11 @@ import pgliteData from "@electric-sql/pglite/pglite.data" with { type: "file" };
 /** The files a PGlite data directory's format depends on (see pglite-template.ts). */
 export const pgliteFiles = [pgliteWasm, initdbWasm, pgliteData];
 
-let modules: Promise<{ pgliteWasmModule: WebAssembly.Module; initdbWasmModule: WebAssembly.Module; fsBundle: Blob }> | null = null;
+let modules: Promise<{
+  pgliteWasmModule: WebAssembly.Module;
+  initdbWasmModule: WebAssembly.Module;
+  fsBundle: Blob;
+}> | null = null;
 
 /** Only needed inside a compiled binary; elsewhere PGlite loads its own files. */
 export function pgliteAssets() {

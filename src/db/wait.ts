@@ -21,7 +21,9 @@ export function describeTarget(url: string): string {
 export function connectFailure(e: unknown, target: string): string {
   const err = e as { code?: string; errno?: string; message?: string };
   const code = String(err?.code ?? err?.errno ?? "");
-  const detail = String(err?.message ?? e).split("\n")[0]!.trim();
+  const detail = String(err?.message ?? e)
+    .split("\n")[0]!
+    .trim();
   switch (code) {
     case "ECONNREFUSED":
       return `PostgreSQL at ${target} refused the connection (nothing listens there yet?)`;
@@ -68,7 +70,10 @@ export async function waitForPostgres(url: string, o: WaitOptions): Promise<bool
     const sql = postgres(url, { max: 1, connect_timeout: Math.min(5, left), idle_timeout: 1, onnotice: () => {} });
     let why: string | null = null;
     try {
-      await Promise.race([sql`select 1`, Bun.sleep((Math.min(5, left) + 1) * 1000).then(() => Promise.reject({ code: "CONNECT_TIMEOUT" }))]);
+      await Promise.race([
+        sql`select 1`,
+        Bun.sleep((Math.min(5, left) + 1) * 1000).then(() => Promise.reject({ code: "CONNECT_TIMEOUT" })),
+      ]);
     } catch (e) {
       why = connectFailure(e, target);
     }
@@ -80,7 +85,9 @@ export async function waitForPostgres(url: string, o: WaitOptions): Promise<bool
     const remaining = deadline - performance.now();
     if (remaining <= 0) {
       say(`${why}.`);
-      say(`Giving up: no usable connection to PostgreSQL at ${target} within DB_CONNECT_TIMEOUT_SECONDS=${o.timeoutSeconds}.`);
+      say(
+        `Giving up: no usable connection to PostgreSQL at ${target} within DB_CONNECT_TIMEOUT_SECONDS=${o.timeoutSeconds}.`,
+      );
       return false;
     }
     const wait = Math.min(pause, remaining);

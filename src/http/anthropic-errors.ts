@@ -18,6 +18,11 @@ export async function asAnthropicError(res: Response, requestId: string): Promis
   const e = body?.error ?? {};
   const retryable = body?.detail && !Array.isArray(body.detail) ? body.detail.retryable : undefined;
   const type = anthropicErrorType(res.status, retryable, e.code);
-  const out = anthropicErrorBody(type, typeof e.message === "string" ? e.message : "", typeof e.code === "string" ? e.code : undefined, requestId);
+  const out = anthropicErrorBody(
+    type,
+    typeof e.message === "string" ? e.message : "",
+    typeof e.code === "string" ? e.code : undefined,
+    requestId,
+  );
   return new Response(JSON.stringify(out), { status: res.status, headers: res.headers });
 }

@@ -42,7 +42,12 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
   })
     .use(
       docsRoutes(
-        { title: "Model Gateway API", version: "0.1.0", description: "OpenAI-compatible chat and Responses, Anthropic Messages, keys, routing policies, video jobs, statistics. Amounts in KRW." },
+        {
+          title: "Model Gateway API",
+          version: "0.1.0",
+          description:
+            "OpenAI-compatible chat and Responses, Anthropic Messages, keys, routing policies, video jobs, statistics. Amounts in KRW.",
+        },
         (): DocRoute[] => app.routes,
       ),
     )
@@ -53,7 +58,8 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
       // Security headers on every answer (a handler's own Cache-Control wins: stats stay
       // publicly cacheable, streams keep theirs); an authenticated answer is never stored.
       set.headers["x-content-type-options"] = "nosniff";
-      if (request.headers.has("authorization") || request.headers.has("x-api-key")) set.headers["cache-control"] = "no-store";
+      if (request.headers.has("authorization") || request.headers.has("x-api-key"))
+        set.headers["cache-control"] = "no-store";
       if (cors) {
         const preflight = cors.apply(request, set.headers);
         if (preflight) {
@@ -67,7 +73,8 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
         if (rec) rec.error = err.errorCode;
         const res = renderError(undefined, err, id, requestLang(request));
         rec?.answeredEarly(res.status);
-        if (isMessagesPath(request)) return asAnthropicError(res, id).then((r) => (r.headers.set("connection", "close"), r));
+        if (isMessagesPath(request))
+          return asAnthropicError(res, id).then((r) => (r.headers.set("connection", "close"), r));
         res.headers.set("connection", "close"); // the body is not read: stop receiving it
         return res;
       }
@@ -96,16 +103,20 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
       set.status = res.status; // so /metrics counts the status actually sent
       if (rec) rec.error = errorCodeOf(code, error, res.status);
       res.headers.set("x-request-id", id);
-      for (const [k, v] of Object.entries(set.headers)) if (k.startsWith("x-ratelimit") || k.startsWith("access-control-") || k === "vary") res.headers.set(k, String(v));
+      for (const [k, v] of Object.entries(set.headers))
+        if (k.startsWith("x-ratelimit") || k.startsWith("access-control-") || k === "vary")
+          res.headers.set(k, String(v));
       res.headers.set("x-content-type-options", "nosniff");
-      if (request.headers.has("authorization") || request.headers.has("x-api-key")) res.headers.set("cache-control", "no-store");
+      if (request.headers.has("authorization") || request.headers.has("x-api-key"))
+        res.headers.set("cache-control", "no-store");
       // Refused before (or while) its body was read: close rather than receive the rest.
       if (bodyLeftUnread(request)) res.headers.set("connection", "close");
       return res;
     })
     .onAfterResponse(({ request, route, set, responseValue }) => {
       const start = requestStart(request);
-      const status = responseValue instanceof Response ? responseValue.status : typeof set.status === "number" ? set.status : 200;
+      const status =
+        responseValue instanceof Response ? responseValue.status : typeof set.status === "number" ? set.status : 200;
       const rec = requestRecord(request);
       if (rec) {
         rec.route = route || "unmatched";
@@ -114,7 +125,8 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
         rec.release();
       }
       d.metrics.requests.inc({ route: route || "unmatched", method: request.method, status });
-      if (start !== undefined) d.metrics.latency.observe((performance.now() - start) / 1000, { route: route || "unmatched" });
+      if (start !== undefined)
+        d.metrics.latency.observe((performance.now() - start) / 1000, { route: route || "unmatched" });
     })
     .use(healthRoutes(d))
     .use(accountRoutes(d))
@@ -126,4 +138,3 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
   assertSecurityDeclared(app.routes);
   return app;
 }
-

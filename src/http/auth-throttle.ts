@@ -32,13 +32,34 @@ export class AuthThrottle {
 
   /** Counts a sign-up from `ip`; 429 past the limit. */
   async signup(ip: string): Promise<void> {
-    await this.check("hit", `auth:signup:${ip}`, this.l.signupsPerIp, HOUR, text("가입 요청이 너무 많습니다. 잠시 후 다시 시도하세요.", "Too many sign-ups. Try again shortly."));
+    await this.check(
+      "hit",
+      `auth:signup:${ip}`,
+      this.l.signupsPerIp,
+      HOUR,
+      text("가입 요청이 너무 많습니다. 잠시 후 다시 시도하세요.", "Too many sign-ups. Try again shortly."),
+    );
   }
 
   /** Counts a login attempt from `ip` and refuses an email with too many recent failures. */
   async login(ip: string, email: string): Promise<void> {
-    await this.check("hit", `auth:login:${ip}`, this.l.loginsPerIp, MINUTE, text("로그인 시도가 너무 많습니다. 잠시 후 다시 시도하세요.", "Too many login attempts. Try again shortly."));
-    await this.check("peek", emailKey(email), this.l.loginFailuresPerEmail, HOUR, text("이 계정의 로그인 실패가 너무 많습니다. 잠시 후 다시 시도하세요.", "Too many failed logins for this account. Try again shortly."));
+    await this.check(
+      "hit",
+      `auth:login:${ip}`,
+      this.l.loginsPerIp,
+      MINUTE,
+      text("로그인 시도가 너무 많습니다. 잠시 후 다시 시도하세요.", "Too many login attempts. Try again shortly."),
+    );
+    await this.check(
+      "peek",
+      emailKey(email),
+      this.l.loginFailuresPerEmail,
+      HOUR,
+      text(
+        "이 계정의 로그인 실패가 너무 많습니다. 잠시 후 다시 시도하세요.",
+        "Too many failed logins for this account. Try again shortly.",
+      ),
+    );
   }
 
   /** Counts a failed login for `email`. */
@@ -48,7 +69,16 @@ export class AuthThrottle {
 
   /** Before a key lookup the database would answer: 429 when `ip` sent too many invalid keys. */
   async keyLookup(ip: string): Promise<void> {
-    await this.check("peek", `auth:badkey:${ip}`, this.l.invalidKeysPerIp, MINUTE, text("올바르지 않은 키로 보낸 요청이 너무 많습니다. 잠시 후 다시 시도하세요.", "Too many requests with invalid keys. Try again shortly."));
+    await this.check(
+      "peek",
+      `auth:badkey:${ip}`,
+      this.l.invalidKeysPerIp,
+      MINUTE,
+      text(
+        "올바르지 않은 키로 보낸 요청이 너무 많습니다. 잠시 후 다시 시도하세요.",
+        "Too many requests with invalid keys. Try again shortly.",
+      ),
+    );
   }
 
   /** Counts an invalid key from `ip`. */
@@ -57,7 +87,13 @@ export class AuthThrottle {
   }
 
   /** `refusal` null: only count (the attempt already failed on its own). */
-  private async check(op: "hit" | "peek", key: string, limit: number, windowMs: number, refusal: Text | null): Promise<void> {
+  private async check(
+    op: "hit" | "peek",
+    key: string,
+    limit: number,
+    windowMs: number,
+    refusal: Text | null,
+  ): Promise<void> {
     if (limit <= 0) return;
     let d: RateDecision;
     try {

@@ -7,7 +7,13 @@ import { requestRecord } from "./request-log";
 import type { Server } from "bun";
 import { createHash, timingSafeEqual } from "node:crypto";
 import { GatewayError, text, type Text } from "../core/errors";
-import { API_KEY_PREFIX, MGMT_KEY_PREFIX, type KeyPrincipal, type MgmtPrincipal, type Scope } from "../core/auth/principal";
+import {
+  API_KEY_PREFIX,
+  MGMT_KEY_PREFIX,
+  type KeyPrincipal,
+  type MgmtPrincipal,
+  type Scope,
+} from "../core/auth/principal";
 import type { KeyCache } from "../core/auth/key-cache";
 import type { KeyRepo } from "../db/repos/keys";
 import type { UserRepo, UserRow } from "../db/repos/users";
@@ -55,14 +61,22 @@ export class Authenticator {
    */
   private outcomes = new WeakMap<Request, Map<string, Promise<unknown>>>();
   constructor(private d: AuthDeps) {
-    this.trusted = d.trustedProxies.split(",").map((s) => s.trim()).filter(Boolean).map((s) => parseCidr(s)!).filter(Boolean);
+    this.trusted = d.trustedProxies
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean)
+      .map((s) => parseCidr(s)!)
+      .filter(Boolean);
   }
 
   /** The client address: the socket peer, or X-Forwarded-For when the peer is a trusted proxy. */
   clientIp(request: Request, server: Server<unknown> | null): string {
     const peer = server?.requestIP(request)?.address ?? "";
     if (!this.trusted.length || !this.isTrusted(peer)) return peer;
-    const hops = (request.headers.get("x-forwarded-for") ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+    const hops = (request.headers.get("x-forwarded-for") ?? "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
     for (let i = hops.length - 1; i >= 0; i--) if (!this.isTrusted(hops[i]!)) return hops[i]!;
     return hops[0] ?? peer;
   }
@@ -109,7 +123,11 @@ export class Authenticator {
       } catch {
         throw new GatewayError("limiter_unavailable");
       }
-      if (!rate.allowed) throw new GatewayError("rate_limited", undefined, { retryAfter: rate.resetSeconds, headers: rateHeaders(rate) });
+      if (!rate.allowed)
+        throw new GatewayError("rate_limited", undefined, {
+          retryAfter: rate.resetSeconds,
+          headers: rateHeaders(rate),
+        });
     }
     return { principal: p, rate };
   }
@@ -123,7 +141,8 @@ export class Authenticator {
     return this.once(request, "apiKey", async () => {
       // Anthropic's clients send the key as `x-api-key` (ANTHROPIC_API_KEY); the bearer wins when both come.
       const secret = bearer(request) ?? (request.headers.get("x-api-key")?.trim() || null);
-      if (!secret || !secret.startsWith(API_KEY_PREFIX)) throw unauthorized(text("유효한 API 키가 필요합니다.", "A valid API key is required."));
+      if (!secret || !secret.startsWith(API_KEY_PREFIX))
+        throw unauthorized(text("유효한 API 키가 필요합니다.", "A valid API key is required."));
       const ip = this.clientIp(request, server);
       const p = await this.lookupKey(secret, ip);
       const invalid = whyInvalid(p);
@@ -149,13 +168,18 @@ export class Authenticator {
 
   private async checkJwt(request: Request): Promise<UserRow> {
     const token = bearer(request);
-    if (!token || token.startsWith(API_KEY_PREFIX) || token.startsWith(MGMT_KEY_PREFIX)) throw unauthorized(text("대시보드 로그인 토큰(JWT)이 필요합니다.", "A dashboard login token (JWT) is required."));
+    if (!token || token.startsWith(API_KEY_PREFIX) || token.startsWith(MGMT_KEY_PREFIX))
+      throw unauthorized(text("대시보드 로그인 토큰(JWT)이 필요합니다.", "A dashboard login token (JWT) is required."));
     const claims = verifyJwt(token, this.d.jwtSecret);
-    if (!claims || claims.typ !== "access") throw unauthorized(text("로그인 토큰이 올바르지 않거나 만료되었습니다.", "The login token is invalid or expired."));
+    if (!claims || claims.typ !== "access")
+      throw unauthorized(
+        text("로그인 토큰이 올바르지 않거나 만료되었습니다.", "The login token is invalid or expired."),
+      );
     // The dashboard shows balances and usage: the account's own recent calls are in them.
     await this.d.settled?.(claims.sub);
     const user = await this.d.users.live(claims.sub);
-    if (!user) throw unauthorized(text("삭제되었거나 존재하지 않는 계정입니다.", "The account was deleted or does not exist."));
+    if (!user)
+      throw unauthorized(text("삭제되었거나 존재하지 않는 계정입니다.", "The account was deleted or does not exist."));
     return user;
   }
 
@@ -166,13 +190,16 @@ export class Authenticator {
 
   private async checkMgmtKey(request: Request, server: Server<unknown> | null): Promise<MgmtPrincipal> {
     const secret = bearer(request);
-    if (!secret || !secret.startsWith(MGMT_KEY_PREFIX)) throw unauthorized(text("관리 키가 필요합니다.", "A management key is required."));
+    if (!secret || !secret.startsWith(MGMT_KEY_PREFIX))
+      throw unauthorized(text("관리 키가 필요합니다.", "A management key is required."));
     const ip = this.clientIp(request, server);
     await this.d.throttle?.keyLookup(ip);
     const m = await this.d.keys.mgmtByHash(sha256Hex(secret));
     if (!m) {
       await this.d.throttle?.keyFailed(ip);
-      throw unauthorized(text("관리 키가 올바르지 않거나 삭제되었습니다.", "The management key is invalid or deleted."));
+      throw unauthorized(
+        text("관리 키가 올바르지 않거나 삭제되었습니다.", "The management key is invalid or deleted."),
+      );
     }
     await this.d.settled?.(m.userId);
     return { mgmtKeyId: m.id, userId: m.userId };
@@ -180,12 +207,16 @@ export class Authenticator {
 
   /** Operator token. Admin endpoints do not exist (404) when no token is configured. */
   admin(request: Request): void {
-    if (!this.d.adminToken) throw new GatewayError("not_found", text("요청한 경로를 찾을 수 없습니다.", "The requested path was not found."));
+    if (!this.d.adminToken)
+      throw new GatewayError("not_found", text("요청한 경로를 찾을 수 없습니다.", "The requested path was not found."));
     // Digests of equal length, compared in constant time: neither the token's content nor its
     // length shows in the timing.
-    const given = createHash("sha256").update(bearer(request) ?? "").digest();
+    const given = createHash("sha256")
+      .update(bearer(request) ?? "")
+      .digest();
     const want = createHash("sha256").update(this.d.adminToken).digest();
-    if (!timingSafeEqual(given, want)) throw unauthorized(text("관리자 토큰이 올바르지 않습니다.", "The admin token is invalid."));
+    if (!timingSafeEqual(given, want))
+      throw unauthorized(text("관리자 토큰이 올바르지 않습니다.", "The admin token is invalid."));
   }
 }
 
@@ -199,7 +230,9 @@ async function observed<T>(request: Request, check: () => Promise<T>): Promise<T
   const end = rec.phase("authorize");
   try {
     const who = await check();
-    const w = who as { keyId?: string; mgmtKeyId?: string; userId?: string; user?: { id: string }; id?: string } | undefined;
+    const w = who as
+      | { keyId?: string; mgmtKeyId?: string; userId?: string; user?: { id: string }; id?: string }
+      | undefined;
     if (w?.keyId && w.user) rec.caller(w.user.id, w.keyId);
     else if (w?.mgmtKeyId && w.userId) rec.caller(w.userId, w.mgmtKeyId);
     else if (w?.id) rec.caller(w.id);
@@ -213,9 +246,11 @@ async function observed<T>(request: Request, check: () => Promise<T>): Promise<T
 
 /** Why a looked-up key may not authenticate (the 401 message), or null when it may. */
 function whyInvalid(p: KeyPrincipal | null): Text | null {
-  if (!p || p.deleted || p.user.deleted) return text("API 키가 올바르지 않거나 삭제되었습니다.", "The API key is invalid or deleted.");
+  if (!p || p.deleted || p.user.deleted)
+    return text("API 키가 올바르지 않거나 삭제되었습니다.", "The API key is invalid or deleted.");
   if (!p.isActive) return text("비활성화된 API 키입니다.", "The API key is disabled.");
-  if (p.expiresAt && p.expiresAt.getTime() <= Date.now()) return text("만료된 API 키입니다.", "The API key has expired.");
+  if (p.expiresAt && p.expiresAt.getTime() <= Date.now())
+    return text("만료된 API 키입니다.", "The API key has expired.");
   return null;
 }
 
@@ -224,7 +259,11 @@ function checkScope(p: KeyPrincipal, need: Scope | "model" | "any"): void {
   const want: Scope = need === "model" ? "chat" : need;
   // null scopes: the legacy behaviour, "model calls only" in the specification.
   const granted = p.scopes ?? ["chat"];
-  if (!granted.includes(want)) throw new GatewayError("scope_required", text(`이 키에는 '${want}' 권한이 없습니다.`, `This key lacks the '${want}' scope.`));
+  if (!granted.includes(want))
+    throw new GatewayError(
+      "scope_required",
+      text(`이 키에는 '${want}' 권한이 없습니다.`, `This key lacks the '${want}' scope.`),
+    );
 }
 
 export function rateHeaders(r: RateDecision): Record<string, string> {

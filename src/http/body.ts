@@ -18,10 +18,17 @@ export interface BodyLimits {
 }
 
 export function tooLarge(): GatewayError {
-  return new GatewayError("payload_too_large", text("요청 본문이 허용된 크기를 초과했습니다.", "The request body exceeds the allowed size."));
+  return new GatewayError(
+    "payload_too_large",
+    text("요청 본문이 허용된 크기를 초과했습니다.", "The request body exceeds the allowed size."),
+  );
 }
 
-const notJson = () => new GatewayError("invalid_request", text("요청 본문이 올바른 JSON이 아닙니다.", "The request body is not valid JSON."));
+const notJson = () =>
+  new GatewayError(
+    "invalid_request",
+    text("요청 본문이 올바른 JSON이 아닙니다.", "The request body is not valid JSON."),
+  );
 
 /** Requests whose body was read to its end; any other request with a body still has bytes in flight. */
 const readToEnd = new WeakSet<Request>();
@@ -36,7 +43,10 @@ export function bodyLeftUnread(request: Request): boolean {
   return request.headers.has("transfer-encoding") || Number(request.headers.get("content-length") ?? 0) > 0;
 }
 
-export async function readLimited(request: Request, limits: Pick<BodyLimits, "maxBytes" | "timeoutMs">): Promise<Uint8Array> {
+export async function readLimited(
+  request: Request,
+  limits: Pick<BodyLimits, "maxBytes" | "timeoutMs">,
+): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > limits.maxBytes) throw tooLarge();
   if (!request.body) {
@@ -89,7 +99,13 @@ const decoder = new TextDecoder();
 export function parseJsonBytes(bytes: Uint8Array, maxDepth: number): unknown {
   if (bytes.byteLength === 0) return undefined;
   if (jsonDepthExceeds(bytes, maxDepth)) {
-    throw new GatewayError("invalid_request", text(`요청 본문의 JSON 중첩이 너무 깊습니다 (최대 ${maxDepth}단계).`, `The request body's JSON is nested too deeply (at most ${maxDepth} levels).`));
+    throw new GatewayError(
+      "invalid_request",
+      text(
+        `요청 본문의 JSON 중첩이 너무 깊습니다 (최대 ${maxDepth}단계).`,
+        `The request body's JSON is nested too deeply (at most ${maxDepth} levels).`,
+      ),
+    );
   }
   try {
     return JSON.parse(decoder.decode(bytes));
@@ -99,9 +115,14 @@ export function parseJsonBytes(bytes: Uint8Array, maxDepth: number): unknown {
 }
 
 /** A JSON body (by Content-Type, or none given) parsed; any other media type as text. */
-export async function readBody(request: Request, contentType: string | undefined, limits: BodyLimits): Promise<unknown> {
+export async function readBody(
+  request: Request,
+  contentType: string | undefined,
+  limits: BodyLimits,
+): Promise<unknown> {
   const bytes = await readLimited(request, limits);
-  if (!contentType || contentType.startsWith("application/json") || contentType.endsWith("+json")) return parseJsonBytes(bytes, limits.maxDepth);
+  if (!contentType || contentType.startsWith("application/json") || contentType.endsWith("+json"))
+    return parseJsonBytes(bytes, limits.maxDepth);
   // Other media types: the same limits; the routes take JSON only and their schemas say so.
   return decoder.decode(bytes);
 }

@@ -13,7 +13,11 @@ export class CallSlots {
 
   /** A slot for this key's call, or the 429 / 503 GatewayError. */
   async take(p: KeyPrincipal, request: Request): Promise<HeldSlot> {
-    return new HeldSlot(await this.admission.admit({ userId: p.user.id, keyId: p.keyId }, request.signal), request.signal, requestRecord(request));
+    return new HeldSlot(
+      await this.admission.admit({ userId: p.user.id, keyId: p.keyId }, request.signal),
+      request.signal,
+      requestRecord(request),
+    );
   }
 }
 

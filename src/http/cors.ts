@@ -6,7 +6,8 @@
  */
 const ALLOW_METHODS = "GET, POST, PATCH, DELETE, OPTIONS";
 // Anthropic's clients send the key as x-api-key and name the API version and betas.
-const ALLOW_HEADERS = "authorization, content-type, idempotency-key, x-request-id, x-title, http-referer, range, x-api-key, anthropic-version, anthropic-beta, anthropic-dangerous-direct-browser-access";
+const ALLOW_HEADERS =
+  "authorization, content-type, idempotency-key, x-request-id, x-title, http-referer, range, x-api-key, anthropic-version, anthropic-beta, anthropic-dangerous-direct-browser-access";
 const EXPOSE_HEADERS =
   "x-request-id, x-cost-krw, x-cost-usd, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset, retry-after, x-policy-decision, x-gateway-warnings, x-token-count-source, location, idempotent-replayed, content-range";
 
@@ -16,7 +17,10 @@ export interface CorsPolicy {
 }
 
 export function corsPolicy(setting: string): CorsPolicy | null {
-  const list = setting.split(",").map((s) => s.trim().replace(/\/+$/, "")).filter(Boolean);
+  const list = setting
+    .split(",")
+    .map((s) => s.trim().replace(/\/+$/, ""))
+    .filter(Boolean);
   if (!list.length) return null;
   const any = list.includes("*");
   const allowed = new Set(list.map((o) => o.toLowerCase()));
@@ -31,7 +35,12 @@ export function corsPolicy(setting: string): CorsPolicy | null {
       if (request.method === "OPTIONS" && request.headers.has("access-control-request-method")) {
         return new Response(null, {
           status: 204,
-          headers: { ...h, "access-control-allow-methods": ALLOW_METHODS, "access-control-allow-headers": ALLOW_HEADERS, "access-control-max-age": "600" },
+          headers: {
+            ...h,
+            "access-control-allow-methods": ALLOW_METHODS,
+            "access-control-allow-headers": ALLOW_HEADERS,
+            "access-control-max-age": "600",
+          },
         });
       }
       Object.assign(headers, h, { "access-control-expose-headers": EXPOSE_HEADERS });

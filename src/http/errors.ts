@@ -49,14 +49,20 @@ export function errorBody(err: GatewayError, lang: Lang = "ko"): unknown {
       ...(action && { action }),
       ...(retryable !== undefined && { retryable }),
       ...(providers && { providers }),
-      ...(upstream && { upstream: lang === "en" ? { ...upstream, detail: upstreamWords(upstream.reason, "en") } : upstream }),
+      ...(upstream && {
+        upstream: lang === "en" ? { ...upstream, detail: upstreamWords(upstream.reason, "en") } : upstream,
+      }),
       ...(suggestions && { suggestions }),
     },
     error: { message, type: openaiType(err.status), code: err.errorCode, param },
   };
 }
 
-export function gatewayErrorResponse(err: GatewayError, headers: Record<string, string> = {}, lang: Lang = "ko"): Response {
+export function gatewayErrorResponse(
+  err: GatewayError,
+  headers: Record<string, string> = {},
+  lang: Lang = "ko",
+): Response {
   const h: Record<string, string> = { ...JSON_HEADERS, ...headers, ...err.extras.headers };
   if (err.extras.retryAfter !== undefined) h["retry-after"] = String(Math.max(1, Math.ceil(err.extras.retryAfter)));
   return new Response(JSON.stringify(errorBody(err, lang)), { status: err.status, headers: h });
@@ -71,11 +77,19 @@ export function validationResponse(issues: ValidationIssue[], lang: Lang = "ko")
   const shown = detail.slice(0, 3).map((i) => `${i.loc.join(".")}: ${i.msg}${/[.!?]$/.test(i.msg) ? "" : "."}`);
   if (detail.length > 3) shown.push(lang === "en" ? `(${detail.length - 3} more)` : `(외 ${detail.length - 3}건)`);
   const message = `${VALIDATION_SUMMARY[lang]} ${shown.join(" ")}`;
-  const error = { message, type: "invalid_request_error", code: VALIDATION_CODE, param: detail[0] ? paramOf(detail[0].loc) : null };
+  const error = {
+    message,
+    type: "invalid_request_error",
+    code: VALIDATION_CODE,
+    param: detail[0] ? paramOf(detail[0].loc) : null,
+  };
   return new Response(JSON.stringify({ detail, error }), { status: 422, headers: JSON_HEADERS });
 }
 
-const depth = (path: unknown) => String(path ?? "").split("/").filter(Boolean).length;
+const depth = (path: unknown) =>
+  String(path ?? "")
+    .split("/")
+    .filter(Boolean).length;
 
 /**
  * A failed union (every nullable field is one) is reported by TypeBox at the union's own
@@ -109,13 +123,26 @@ export function issuesFromElysia(e: ValidationError): ValidationIssue[] {
   const seen = new Set<string>();
   const where = e.type === "property" ? "query" : e.type;
   return e.all.flatMap(refineUnion).flatMap((v: any) => {
-    const loc: (string | number)[] = [where, ...String(v.path ?? "").split("/").filter(Boolean).map((p: string) => (/^\d+$/.test(p) ? Number(p) : p))];
+    const loc: (string | number)[] = [
+      where,
+      ...String(v.path ?? "")
+        .split("/")
+        .filter(Boolean)
+        .map((p: string) => (/^\d+$/.test(p) ? Number(p) : p)),
+    ];
     const key = JSON.stringify(loc);
     if (seen.has(key)) return [];
     seen.add(key);
     const missing = v.value === undefined;
     const en = missing ? "Field required" : String(v.message ?? v.summary ?? "invalid");
-    return [{ loc, msg: missing ? "필수 항목입니다." : koreanIssueMessage(v, en), en, type: missing ? "missing" : (ValueErrorType[v.type] ?? String(v.type)) }];
+    return [
+      {
+        loc,
+        msg: missing ? "필수 항목입니다." : koreanIssueMessage(v, en),
+        en,
+        type: missing ? "missing" : (ValueErrorType[v.type] ?? String(v.type)),
+      },
+    ];
   });
 }
 
@@ -127,7 +154,8 @@ export function renderError(code: unknown, error: unknown, requestId: string, la
   const as = (e: GatewayError) => gatewayErrorResponse(e, {}, lang);
   if (error instanceof GatewayError) return as(error);
   if (error instanceof ValidationFailure) return validationResponse(error.issues, lang);
-  if (error instanceof ValidationError || code === "VALIDATION") return validationResponse(issuesFromElysia(error as ValidationError), lang);
+  if (error instanceof ValidationError || code === "VALIDATION")
+    return validationResponse(issuesFromElysia(error as ValidationError), lang);
   // Elysia wraps whatever the parse stage throws in a ParseError: the body gate's 401/403, a
   // database outage while it looks the caller up, the body reader's 400/408/413. Rendered
   // as themselves.
@@ -137,17 +165,42 @@ export function renderError(code: unknown, error: unknown, requestId: string, la
     return as(new GatewayError("invalid_request", NOT_JSON));
   }
   if (code === "NOT_FOUND") return as(new GatewayError("not_found", NO_ROUTE));
-  if (code === "INVALID_COOKIE_SIGNATURE" || code === "INVALID_FILE_TYPE") return as(new GatewayError("invalid_request"));
-  if (isUnstorableValue(error)) return as(new GatewayError("invalid_request", text("저장할 수 없는 값(NUL 문자, 범위를 벗어난 날짜나 숫자 등)이 포함되어 있습니다.", "The request contains a value that cannot be stored (a NUL character, an out-of-range date or number, …).")));
+  if (code === "INVALID_COOKIE_SIGNATURE" || code === "INVALID_FILE_TYPE")
+    return as(new GatewayError("invalid_request"));
+  if (isUnstorableValue(error))
+    return as(
+      new GatewayError(
+        "invalid_request",
+        text(
+          "저장할 수 없는 값(NUL 문자, 범위를 벗어난 날짜나 숫자 등)이 포함되어 있습니다.",
+          "The request contains a value that cannot be stored (a NUL character, an out-of-range date or number, …).",
+        ),
+      ),
+    );
   // The database is down or too slow: a transient 503 the client may retry, never a 500.
   if (isDatabaseUnavailable(error)) {
-    log.warn("database unavailable", { request_id: requestId, code: (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code });
-    return as(new GatewayError("service_unavailable", text("데이터베이스에 일시적으로 연결할 수 없습니다. 잠시 후 다시 시도하세요.", "The database is temporarily unreachable. Try again shortly.")));
+    log.warn("database unavailable", {
+      request_id: requestId,
+      code: (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code,
+    });
+    return as(
+      new GatewayError(
+        "service_unavailable",
+        text(
+          "데이터베이스에 일시적으로 연결할 수 없습니다. 잠시 후 다시 시도하세요.",
+          "The database is temporarily unreachable. Try again shortly.",
+        ),
+      ),
+    );
   }
   // Elysia writes a value that failed validation into its message with `${value}`, which throws
   // (JSC: "No default value") when a JSON body puts an object with its own non-function
   // toString / valueOf where a scalar belongs: the body failed validation all the same.
-  if (error instanceof TypeError && error.message === "No default value") return validationResponse([{ loc: ["body"], msg: "값이 올바르지 않습니다.", en: "Invalid value", type: "invalid" }], lang);
+  if (error instanceof TypeError && error.message === "No default value")
+    return validationResponse(
+      [{ loc: ["body"], msg: "값이 올바르지 않습니다.", en: "Invalid value", type: "invalid" }],
+      lang,
+    );
   log.error("unhandled error", { request_id: requestId, error });
   return as(new GatewayError("internal_error"));
 }

@@ -8,7 +8,11 @@ import type { HedgePort } from "../core/chat/ports";
 import { FirstByteWindow, hedgeDelayMs } from "../core/health/first-byte";
 import type { GatewayMetrics } from "./metrics";
 
-export function hedgePort(window: FirstByteWindow, cfg: { HEDGE_MIN_DELAY_MS: number; HEDGE_MAX_DELAY_MS: number }, metrics: GatewayMetrics): HedgePort {
+export function hedgePort(
+  window: FirstByteWindow,
+  cfg: { HEDGE_MIN_DELAY_MS: number; HEDGE_MAX_DELAY_MS: number },
+  metrics: GatewayMetrics,
+): HedgePort {
   return {
     delayMs: (provider) => hedgeDelayMs(window, provider, cfg.HEDGE_MIN_DELAY_MS, cfg.HEDGE_MAX_DELAY_MS),
     ended(outcome, loser) {

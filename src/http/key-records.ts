@@ -55,12 +55,19 @@ export function toMgmtRecord(row: MgmtKeyRow, secret?: string) {
 export function keyPatchFromBody(body: KeyBody): KeyPatch {
   const issues: ValidationIssue[] = [];
   (body.ip_allowlist ?? []).forEach((e, i) => {
-    if (!parseCidr(e)) issues.push(issue(["body", "ip_allowlist", i], text(`'${e}'은(는) IP 주소나 CIDR 범위가 아닙니다.`, `'${e}' is not an IP address or CIDR range`)));
+    if (!parseCidr(e))
+      issues.push(
+        issue(
+          ["body", "ip_allowlist", i],
+          text(`'${e}'은(는) IP 주소나 CIDR 범위가 아닙니다.`, `'${e}' is not an IP address or CIDR range`),
+        ),
+      );
   });
   let expiresAt: Date | null | undefined;
   if (body.expires_at !== undefined) {
     expiresAt = body.expires_at === null ? null : new Date(body.expires_at);
-    if (expiresAt && Number.isNaN(expiresAt.getTime())) issues.push(issue(["body", "expires_at"], text("올바른 날짜·시간이 아닙니다.", "invalid datetime")));
+    if (expiresAt && Number.isNaN(expiresAt.getTime()))
+      issues.push(issue(["body", "expires_at"], text("올바른 날짜·시간이 아닙니다.", "invalid datetime")));
   }
   if (issues.length) throw new ValidationFailure(issues);
   const p: KeyPatch = {};
@@ -90,4 +97,3 @@ export async function issueMgmtKey(repo: KeyRepo, userId: string, name: string) 
   const row = await repo.createMgmt(userId, name, hash, display);
   return toMgmtRecord(row, secret);
 }
-

@@ -10,31 +10,98 @@ export class GatewayMetrics {
   readonly registry = new Registry();
   /** Holds this process has opened and not yet closed. */
   openHolds = 0;
-  readonly requests = this.registry.add(new Counter("gateway_http_requests_total", "HTTP requests by route, method and status"));
-  readonly latency = this.registry.add(
-    new Histogram("gateway_http_request_duration_seconds", "Time to the response head, by route", [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]),
+  readonly requests = this.registry.add(
+    new Counter("gateway_http_requests_total", "HTTP requests by route, method and status"),
   );
-  readonly upstreamCalls = this.registry.add(new Counter("gateway_upstream_calls_total", "Upstream calls (text and video) by provider and outcome"));
-  readonly upstreamLatency = this.registry.add(new Histogram("gateway_upstream_first_byte_seconds", "Upstream time to first byte of successful calls, by provider", UPSTREAM_BUCKETS));
+  readonly latency = this.registry.add(
+    new Histogram(
+      "gateway_http_request_duration_seconds",
+      "Time to the response head, by route",
+      [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    ),
+  );
+  readonly upstreamCalls = this.registry.add(
+    new Counter("gateway_upstream_calls_total", "Upstream calls (text and video) by provider and outcome"),
+  );
+  readonly upstreamLatency = this.registry.add(
+    new Histogram(
+      "gateway_upstream_first_byte_seconds",
+      "Upstream time to first byte of successful calls, by provider",
+      UPSTREAM_BUCKETS,
+    ),
+  );
   readonly chargesCapped = this.registry.add(
-    new Counter("gateway_charges_capped_total", "Charges the ledger capped at their hold: the usage cost more than the hold's estimate (the difference is not billed)"),
+    new Counter(
+      "gateway_charges_capped_total",
+      "Charges the ledger capped at their hold: the usage cost more than the hold's estimate (the difference is not billed)",
+    ),
   );
   readonly ledgerWait = this.registry.add(
-    new Histogram("gateway_ledger_wait_seconds", "How long calls waited for their hold or settle (step), leases, batching and retries included", [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1, 5]),
+    new Histogram(
+      "gateway_ledger_wait_seconds",
+      "How long calls waited for their hold or settle (step), leases, batching and retries included",
+      [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1, 5],
+    ),
   );
-  readonly tokens = this.registry.add(new Counter("gateway_tokens_total", "Tokens of settled calls by model, provider and kind (input, output, cached_input, cache_write)"));
-  readonly hedges = this.registry.add(new Counter("gateway_hedges_total", "Hedged calls by outcome: primary_won, hedge_won, not_needed (answered or failed before the hedge delay), both_failed"));
-  readonly continuations = this.registry.add(new Counter("gateway_continuations_total", "Streams broken mid-answer and continued by another candidate (continue_on_failure), by the provider that broke, the one that finished, and how the stream ended"));
-  readonly hedgeCostKrw = this.registry.add(new Counter("gateway_hedge_cost_krw_total", "What cancelled hedge losers may cost us, by provider: their input tokens at their price, estimated (never charged to the client)"));
+  readonly tokens = this.registry.add(
+    new Counter(
+      "gateway_tokens_total",
+      "Tokens of settled calls by model, provider and kind (input, output, cached_input, cache_write)",
+    ),
+  );
+  readonly hedges = this.registry.add(
+    new Counter(
+      "gateway_hedges_total",
+      "Hedged calls by outcome: primary_won, hedge_won, not_needed (answered or failed before the hedge delay), both_failed",
+    ),
+  );
+  readonly continuations = this.registry.add(
+    new Counter(
+      "gateway_continuations_total",
+      "Streams broken mid-answer and continued by another candidate (continue_on_failure), by the provider that broke, the one that finished, and how the stream ended",
+    ),
+  );
+  readonly hedgeCostKrw = this.registry.add(
+    new Counter(
+      "gateway_hedge_cost_krw_total",
+      "What cancelled hedge losers may cost us, by provider: their input tokens at their price, estimated (never charged to the client)",
+    ),
+  );
   readonly droppedParams = this.registry.add(
-    new Counter("gateway_dropped_params_total", "Request settings an adapter could not send to the provider that answered, by provider and parameter (x-gateway-warnings)"),
+    new Counter(
+      "gateway_dropped_params_total",
+      "Request settings an adapter could not send to the provider that answered, by provider and parameter (x-gateway-warnings)",
+    ),
   );
-  readonly costKrw = this.registry.add(new Counter("gateway_cost_krw_total", "KRW charged for settled calls by model and provider (at the call's price; a capped charge counts its price)"));
-  readonly videoPolls = this.registry.add(new Histogram("gateway_video_poll_seconds", "Duration of video task status polls, by provider and outcome", UPSTREAM_BUCKETS));
-  readonly videoJobs = this.registry.add(new Counter("gateway_video_jobs_total", "Video jobs that entered a state on this instance, by family and state (accepted, succeeded, failed, canceled)"));
+  readonly costKrw = this.registry.add(
+    new Counter(
+      "gateway_cost_krw_total",
+      "KRW charged for settled calls by model and provider (at the call's price; a capped charge counts its price)",
+    ),
+  );
+  readonly videoPolls = this.registry.add(
+    new Histogram(
+      "gateway_video_poll_seconds",
+      "Duration of video task status polls, by provider and outcome",
+      UPSTREAM_BUCKETS,
+    ),
+  );
+  readonly videoJobs = this.registry.add(
+    new Counter(
+      "gateway_video_jobs_total",
+      "Video jobs that entered a state on this instance, by family and state (accepted, succeeded, failed, canceled)",
+    ),
+  );
   /** Read from the database before a scrape: the same on every instance. */
-  readonly videoProcessing = this.registry.add(new GaugeSet("gateway_video_jobs_processing", "Video jobs in progress, by family (all instances)"));
-  readonly videoQueueDepth = this.registry.add(new GaugeSet("gateway_video_queue_depth", "Video jobs due for a poll that no poller has claimed yet, by family (all instances)"));
+  readonly videoProcessing = this.registry.add(
+    new GaugeSet("gateway_video_jobs_processing", "Video jobs in progress, by family (all instances)"),
+  );
+  readonly videoQueueDepth = this.registry.add(
+    new GaugeSet(
+      "gateway_video_queue_depth",
+      "Video jobs due for a poll that no poller has claimed yet, by family (all instances)",
+    ),
+  );
   private process = processMetrics(this.registry);
 
   /** What the video pollers and submits report, counted here. */
@@ -49,7 +116,13 @@ export class GatewayMetrics {
 
   constructor() {
     this.chargesCapped.inc(undefined, 0); // shown as 0 before the first one
-    this.registry.add(new Gauge("gateway_holds_open", "Credit holds opened by this process and not yet settled or released", () => this.openHolds));
+    this.registry.add(
+      new Gauge(
+        "gateway_holds_open",
+        "Credit holds opened by this process and not yet settled or released",
+        () => this.openHolds,
+      ),
+    );
   }
 
   /** An upstream call ended (chat attempt, video submit, poll or download). */

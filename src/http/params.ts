@@ -5,7 +5,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A non-UUID where a UUID is expected is 400 invalid_request (docs/decisions.md #2). */
 export function requireUuid(value: string, what = "id"): string {
-  if (!UUID.test(value)) throw new GatewayError("invalid_request", text(`${what} 값이 올바른 UUID 형식이 아닙니다.`, `${what} is not a valid UUID.`), { param: what });
+  if (!UUID.test(value))
+    throw new GatewayError(
+      "invalid_request",
+      text(`${what} 값이 올바른 UUID 형식이 아닙니다.`, `${what} is not a valid UUID.`),
+      { param: what },
+    );
   return value.toLowerCase();
 }
 
@@ -34,5 +39,11 @@ export function queryFlag(request: Request, field: string, def = false): boolean
   if (!values.length) return def;
   if (values.length === 1 && values[0] === "true") return true;
   if (values.length === 1 && values[0] === "false") return false;
-  throw invalid(["query", field], values.length > 1 ? text("값은 하나만 보낼 수 있습니다.", "Expected a single value") : text("true 또는 false여야 합니다.", "Expected true or false"), "bool_parsing");
+  throw invalid(
+    ["query", field],
+    values.length > 1
+      ? text("값은 하나만 보낼 수 있습니다.", "Expected a single value")
+      : text("true 또는 false여야 합니다.", "Expected true or false"),
+    "bool_parsing",
+  );
 }

@@ -30,5 +30,7 @@ export function requestStart(request: Request): number | undefined {
 export function callIdentity(request: Request, userId: string): { requestId: string; clientChosen: boolean } {
   const m = meta.get(request);
   if (!m) return { requestId: crypto.randomUUID(), clientChosen: false };
-  return m.chosen ? { requestId: accountRequestId(userId, m.id), clientChosen: true } : { requestId: m.id, clientChosen: false };
+  return m.chosen
+    ? { requestId: accountRequestId(userId, m.id), clientChosen: true }
+    : { requestId: m.id, clientChosen: false };
 }

@@ -108,7 +108,11 @@ export class RequestRecord implements CallTrace {
     const span = this.spans?.get(rec);
     if (!span) return;
     this.spans!.delete(rec);
-    span.set({ "gateway.attempt.outcome": rec.outcome, "error.type": rec.reason, "http.response.status_code": rec.status });
+    span.set({
+      "gateway.attempt.outcome": rec.outcome,
+      "error.type": rec.reason,
+      "http.response.status_code": rec.status,
+    });
     span.end(rec.outcome === "ok" ? undefined : rec.reason);
   }
 
@@ -179,7 +183,14 @@ export class RequestRecord implements CallTrace {
       model: this.model,
       response_model: this.responseModel,
       provider: this.provider,
-      attempts: this.attempts?.map((a) => ({ provider: a.provider, model: a.model, outcome: a.outcome, reason: a.reason, status: a.status, ms: a.ms })),
+      attempts: this.attempts?.map((a) => ({
+        provider: a.provider,
+        model: a.model,
+        outcome: a.outcome,
+        reason: a.reason,
+        status: a.status,
+        ms: a.ms,
+      })),
       tokens: u && { in: u.promptTokens, out: u.completionTokens, cached: u.cachedTokens },
       cost_krw: this.costKrw,
       cache_hit: this.cached,
@@ -210,12 +221,17 @@ export class RequestRecord implements CallTrace {
       "gateway.ttfb_ms": this.ttfbMs,
       "error.type": this.error,
     });
-    root.end(this.status >= 500 ? this.error ?? String(this.status) : undefined);
+    root.end(this.status >= 500 ? (this.error ?? String(this.status)) : undefined);
   }
 }
 
 /** Starts the request's record; none when neither the log line nor traces are on. */
-export function beginRecord(request: Request, id: string, start: number, o: RequestLogOptions): RequestRecord | undefined {
+export function beginRecord(
+  request: Request,
+  id: string,
+  start: number,
+  o: RequestLogOptions,
+): RequestRecord | undefined {
   if (!o.lines && !o.tracer) return undefined;
   const r = new RequestRecord(request, id, start, o);
   records.set(request, r);

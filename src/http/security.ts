@@ -10,8 +10,18 @@ import type { Authenticator } from "./auth";
 /** The credential kinds, as OpenAPI security schemes (`Authorization: Bearer …`; an API key also as `x-api-key`). */
 export const SECURITY_SCHEMES = {
   apiKey: { type: "http", scheme: "bearer", description: "API key (`sk-gw-…`): model calls, video jobs, usage report" },
-  xApiKey: { type: "apiKey", in: "header", name: "x-api-key", description: "The same API key in Anthropic's header (`ANTHROPIC_API_KEY`); accepted wherever an API key is" },
-  dashboardJwt: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "Dashboard access token from `POST /v1/auth/login`" },
+  xApiKey: {
+    type: "apiKey",
+    in: "header",
+    name: "x-api-key",
+    description: "The same API key in Anthropic's header (`ANTHROPIC_API_KEY`); accepted wherever an API key is",
+  },
+  dashboardJwt: {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "JWT",
+    description: "Dashboard access token from `POST /v1/auth/login`",
+  },
   managementKey: { type: "http", scheme: "bearer", description: "Management key (`mk-gw-…`): provisioning" },
   adminToken: { type: "http", scheme: "bearer", description: "The operator's `ADMIN_TOKEN`" },
 } as const;
@@ -46,8 +56,13 @@ const takesBody = (method: string) => method !== "GET" && method !== "HEAD" && m
  * otherwise, so a new route cannot silently read bodies from anyone.
  */
 export function assertSecurityDeclared(routes: RouteInfo[]): void {
-  const missing = routes.filter((r) => takesBody(r.method) && !Array.isArray(r.hooks?.detail?.security)).map((r) => `${r.method} ${r.path}`);
-  if (missing.length) throw new Error(`routes taking a body must declare detail.security (see src/http/security.ts): ${missing.join(", ")}`);
+  const missing = routes
+    .filter((r) => takesBody(r.method) && !Array.isArray(r.hooks?.detail?.security))
+    .map((r) => `${r.method} ${r.path}`);
+  if (missing.length)
+    throw new Error(
+      `routes taking a body must declare detail.security (see src/http/security.ts): ${missing.join(", ")}`,
+    );
 }
 
 export class BodyGate {
@@ -60,7 +75,9 @@ export class BodyGate {
 
   /** Throws the caller's 401/403 (404 for disabled admin endpoints) unless it may send this route a body. */
   async check(request: Request, server: Server<unknown> | null, route: string): Promise<void> {
-    this.byRoute ??= new Map(this.routes().map((r) => [`${r.method} ${r.path}`, (r.hooks?.detail?.security ?? []) as Requirement]));
+    this.byRoute ??= new Map(
+      this.routes().map((r) => [`${r.method} ${r.path}`, (r.hooks?.detail?.security ?? []) as Requirement]),
+    );
     const need = this.byRoute.get(`${request.method} ${route}`);
     if (!need?.length) return;
     let refusal: unknown;

@@ -8,7 +8,15 @@
  * root span, kept in its record. A client's W3C `traceparent` is continued; each upstream
  * attempt sends the traceparent of its own span.
  */
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type TextMapGetter } from "@opentelemetry/api";
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Span,
+  type TextMapGetter,
+} from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
@@ -53,15 +61,26 @@ class OtelSpan implements TraceSpan {
 
 export function otlpTracer(o: TracingOptions): RequestTracer {
   const provider = new TracerProvider({
-    resource: resourceFromAttributes({ "service.name": o.serviceName, ...(o.serviceVersion && { "service.version": o.serviceVersion }) }),
+    resource: resourceFromAttributes({
+      "service.name": o.serviceName,
+      ...(o.serviceVersion && { "service.version": o.serviceVersion }),
+    }),
     spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: o.url }) })],
   });
   const tracer = provider.getTracer("model-gateway");
   const propagator = new W3CTraceContextPropagator();
   return {
     begin(request, name) {
-      const parent = request.headers.has("traceparent") ? propagator.extract(ROOT_CONTEXT, request.headers, headerGetter) : ROOT_CONTEXT;
-      return new OtelSpan(tracer.startSpan(name, { kind: SpanKind.SERVER, attributes: { "http.request.method": request.method } }, parent));
+      const parent = request.headers.has("traceparent")
+        ? propagator.extract(ROOT_CONTEXT, request.headers, headerGetter)
+        : ROOT_CONTEXT;
+      return new OtelSpan(
+        tracer.startSpan(
+          name,
+          { kind: SpanKind.SERVER, attributes: { "http.request.method": request.method } },
+          parent,
+        ),
+      );
     },
     child(parent, name, attrs) {
       const ctx = trace.setSpan(ROOT_CONTEXT, (parent as OtelSpan).span);

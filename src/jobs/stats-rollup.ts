@@ -42,8 +42,13 @@ export interface StatsRollupJob {
 }
 
 /** Messages between the main thread and stats-rollup.worker.ts. */
-export type RollupWorkerIn = { type: "start"; url: string; intervalMs: number; accountCap: number; batchSize: number } | { type: "stop" };
-export type RollupWorkerOut = { type: "error"; message: string } | { type: "folded"; events: number } | { type: "stopped" };
+export type RollupWorkerIn =
+  | { type: "start"; url: string; intervalMs: number; accountCap: number; batchSize: number }
+  | { type: "stop" };
+export type RollupWorkerOut =
+  | { type: "error"; message: string }
+  | { type: "folded"; events: number }
+  | { type: "stopped" };
 
 export function startStatsRollup(o: StatsRollupOptions): StatsRollupJob {
   if (o.url && o.db.kind === "postgres") return startWorker(o.url, o);
@@ -84,7 +89,9 @@ function startInline(o: StatsRollupOptions): StatsRollupJob {
  * next to this file fails there with ModuleNotFound).
  */
 function workerEntry(): URL {
-  return Bun.isStandaloneExecutable ? new URL("./jobs/stats-rollup.worker.ts", import.meta.url) : new URL("./stats-rollup.worker.ts", import.meta.url);
+  return Bun.isStandaloneExecutable
+    ? new URL("./jobs/stats-rollup.worker.ts", import.meta.url)
+    : new URL("./stats-rollup.worker.ts", import.meta.url);
 }
 
 function startWorker(url: string, o: StatsRollupOptions): StatsRollupJob {
@@ -100,7 +107,13 @@ function startWorker(url: string, o: StatsRollupOptions): StatsRollupJob {
     log.error("stats rollup worker crashed", { error: e.message });
     onStopped();
   };
-  worker.postMessage({ type: "start", url, intervalMs: o.intervalMs, accountCap: o.accountCap, batchSize: o.batchSize ?? 50_000 } satisfies RollupWorkerIn);
+  worker.postMessage({
+    type: "start",
+    url,
+    intervalMs: o.intervalMs,
+    accountCap: o.accountCap,
+    batchSize: o.batchSize ?? 50_000,
+  } satisfies RollupWorkerIn);
   worker.unref();
   return {
     mode: "worker",

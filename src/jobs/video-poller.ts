@@ -98,11 +98,23 @@ export class VideoPollerPool {
     if (this.mode === "inline") {
       const owner = `${this.instanceId}/inline`;
       this.owners.add(owner);
-      this.inline = new PollLoop(this.deps, owner, this.o.size * SLOTS_PER_POLLER, this.tickMs, (error) => log.warn("video poll step failed", { error }));
+      this.inline = new PollLoop(this.deps, owner, this.o.size * SLOTS_PER_POLLER, this.tickMs, (error) =>
+        log.warn("video poll step failed", { error }),
+      );
       this.inline.start();
     } else if (this.mode === "workers") {
       for (let i = 0; i < this.o.size; i++) {
-        const slot: Slot = { index: i, generation: 0, restarts: 0, worker: null, owner: "", alive: false, lastBeat: Date.now(), restartTimer: null, stopped: null };
+        const slot: Slot = {
+          index: i,
+          generation: 0,
+          restarts: 0,
+          worker: null,
+          owner: "",
+          alive: false,
+          lastBeat: Date.now(),
+          restartTimer: null,
+          stopped: null,
+        };
         this.slots.push(slot);
         this.spawn(slot);
       }
@@ -139,7 +151,15 @@ export class VideoPollerPool {
   }
 
   status(): { mode: VideoPollerPool["mode"]; workers: WorkerStatus[] } {
-    return { mode: this.mode, workers: this.slots.map((slot) => ({ index: slot.index, owner: slot.owner, restarts: slot.restarts, alive: slot.alive })) };
+    return {
+      mode: this.mode,
+      workers: this.slots.map((slot) => ({
+        index: slot.index,
+        owner: slot.owner,
+        restarts: slot.restarts,
+        alive: slot.alive,
+      })),
+    };
   }
 
   /** Kills a worker without letting it clean up, as a crash would (supervision tests). */
@@ -172,11 +192,13 @@ export class VideoPollerPool {
       const message = ev.data as WorkerMessage;
       // A beat carries the loop's last round, so a loop stuck on an await counts as hung too.
       if (message.type === "beat") slot.lastBeat = message.at ?? Date.now();
-      else if (message.type === "upstream") this.o.observe?.upstream(message.providerId, message.step, message.outcome, message.ms);
+      else if (message.type === "upstream")
+        this.o.observe?.upstream(message.providerId, message.step, message.outcome, message.ms);
       else if (message.type === "settled") this.o.observe?.settled(message.event, message.costMicro);
       else if (message.type === "job") this.o.observe?.job(message.family, message.state);
       else if (message.type === "started") slot.lastBeat = Date.now();
-      else if (message.type === "error") log.warn("video worker failed to start", { owner: slot.owner, message: message.message });
+      else if (message.type === "error")
+        log.warn("video worker failed to start", { owner: slot.owner, message: message.message });
     });
     worker.addEventListener("error", (ev) => {
       log.warn("video worker error", { owner: slot.owner, message: (ev as ErrorEvent).message });
@@ -230,5 +252,7 @@ export class VideoPollerPool {
  * bundled into the main entry at the root.
  */
 function pollerEntry(): URL {
-  return Bun.isStandaloneExecutable ? new URL("./jobs/video-poller.worker.ts", import.meta.url) : new URL("./video-poller.worker.ts", import.meta.url);
+  return Bun.isStandaloneExecutable
+    ? new URL("./jobs/video-poller.worker.ts", import.meta.url)
+    : new URL("./video-poller.worker.ts", import.meta.url);
 }

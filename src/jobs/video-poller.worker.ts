@@ -52,9 +52,14 @@ async function start(setup: WorkerStart): Promise<void> {
       },
     });
     repo = runtime.repo;
-    loop = new PollLoop(runtime.deps, setup.owner, setup.slots, setup.tickMs, (error) => log.warn("video poll step failed", { owner: setup.owner, error }));
+    loop = new PollLoop(runtime.deps, setup.owner, setup.slots, setup.tickMs, (error) =>
+      log.warn("video poll step failed", { owner: setup.owner, error }),
+    );
     loop.start();
-    beat = setInterval(() => postMessage({ type: "beat", at: loop?.lastBeat ?? 0 }), Math.max(200, Math.min(5000, setup.tickMs * 2)));
+    beat = setInterval(
+      () => postMessage({ type: "beat", at: loop?.lastBeat ?? 0 }),
+      Math.max(200, Math.min(5000, setup.tickMs * 2)),
+    );
     postMessage({ type: "started" });
     if (queued === "stop") await stop();
     else if (queued === "wake") loop.wake();

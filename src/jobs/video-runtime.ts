@@ -50,7 +50,11 @@ export function claimMs(cfg: Config): number {
   return cfg.VIDEO_CLAIM_MS ?? cfg.VIDEO_LEASE_MS ?? 60_000;
 }
 
-export function runtimeConfig(cfg: Config, endpoints: Record<string, VideoEndpoint>, makers: Record<string, string> = {}): VideoRuntimeConfig {
+export function runtimeConfig(
+  cfg: Config,
+  endpoints: Record<string, VideoEndpoint>,
+  makers: Record<string, string> = {},
+): VideoRuntimeConfig {
   return {
     storage: storageConfig(cfg),
     endpoints,
@@ -74,7 +78,11 @@ export interface PollerRuntime {
 }
 
 /** Poller dependencies over `db` (storage opened from the config unless given). */
-export function pollerRuntime(db: Database, rc: VideoRuntimeConfig, opts: { storage?: ObjectStorage; observe?: VideoObserver } = {}): PollerRuntime {
+export function pollerRuntime(
+  db: Database,
+  rc: VideoRuntimeConfig,
+  opts: { storage?: ObjectStorage; observe?: VideoObserver } = {},
+): PollerRuntime {
   const repo = new VideoJobRepo(db);
   const storage = opts.storage ?? openStorage(rc.storage);
   const deps: PollerDeps = {

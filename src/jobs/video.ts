@@ -45,12 +45,16 @@ export interface VideoModuleDeps {
 
 export function startVideo(cfg: Config, d: VideoModuleDeps): VideoModule {
   const endpoints: Record<string, VideoEndpoint> = {};
-  for (const provider of d.snapshot?.providers ?? []) if (provider.kind === "video") endpoints[provider.id] = d.endpoint(provider);
+  for (const provider of d.snapshot?.providers ?? [])
+    if (provider.kind === "video") endpoints[provider.id] = d.endpoint(provider);
   const makers: Record<string, string> = {};
-  for (const model of d.snapshot?.models ?? []) if (model.modality === "video" && model.maker) makers[model.id] = model.maker;
+  for (const model of d.snapshot?.models ?? [])
+    if (model.modality === "video" && model.maker) makers[model.id] = model.maker;
   const runtime = runtimeConfig(cfg, endpoints, makers);
   if (cfg.VIDEO_LEASE_MS !== undefined) {
-    log.warn("VIDEO_LEASE_MS is deprecated: set VIDEO_CLAIM_MS (\"lease\" names the credit leases)", { claim_ms: runtime.claimMs });
+    log.warn('VIDEO_LEASE_MS is deprecated: set VIDEO_CLAIM_MS ("lease" names the credit leases)', {
+      claim_ms: runtime.claimMs,
+    });
   }
   const storage = openStorage(runtime.storage);
   const pool = new VideoPollerPool({

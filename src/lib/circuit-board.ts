@@ -35,7 +35,12 @@ export class RedisCircuitBoard {
     private ttlMs: number,
     pollMs = 1000,
   ) {
-    this.client = new RedisClient(url, { connectionTimeout: 1000, enableOfflineQueue: false, autoReconnect: true, maxRetries: 1000000 });
+    this.client = new RedisClient(url, {
+      connectionTimeout: 1000,
+      enableOfflineQueue: false,
+      autoReconnect: true,
+      maxRetries: 1000000,
+    });
     this.client.connect().catch(() => {});
     this.timer = setInterval(() => void this.poll(), pollMs);
     this.timer.unref?.();
@@ -60,7 +65,9 @@ export class RedisCircuitBoard {
     const raw = await this.run(() => this.client.send("HGETALL", [HASH]));
     if (!raw) return;
     // RESP3 answers a map (an object), RESP2 a flat array.
-    const pairs: [string, string][] = Array.isArray(raw) ? raw.flatMap((v, i) => (i % 2 ? [] : [[String(v), String(raw[i + 1])] as [string, string]])) : Object.entries(raw as Record<string, string>);
+    const pairs: [string, string][] = Array.isArray(raw)
+      ? raw.flatMap((v, i) => (i % 2 ? [] : [[String(v), String(raw[i + 1])] as [string, string]]))
+      : Object.entries(raw as Record<string, string>);
     const now = Date.now();
     for (const [field, value] of pairs) {
       const [provider, model] = field.split("\u0000");
@@ -74,13 +81,20 @@ export class RedisCircuitBoard {
   private async run<T>(f: () => Promise<T>): Promise<T | null> {
     try {
       // Without an offline queue a command sent while connecting fails: wait for the connection, briefly.
-      if (!this.client.connected) await Promise.race([this.client.connect(), Bun.sleep(1000).then(() => Promise.reject(new Error("redis connect timed out")))]);
+      if (!this.client.connected)
+        await Promise.race([
+          this.client.connect(),
+          Bun.sleep(1000).then(() => Promise.reject(new Error("redis connect timed out"))),
+        ]);
       const v = await f();
       if (this.down) log.info("circuit board: Redis is back");
       this.down = false;
       return v;
     } catch (e) {
-      if (!this.down) log.warn("circuit board: Redis unreachable, circuits stay local to this instance", { error: e instanceof Error ? e.message : String(e) });
+      if (!this.down)
+        log.warn("circuit board: Redis unreachable, circuits stay local to this instance", {
+          error: e instanceof Error ? e.message : String(e),
+        });
       this.down = true;
       return null;
     }

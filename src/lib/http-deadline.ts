@@ -62,7 +62,10 @@ export async function fetchWithDeadlines(
     firstByteTimer = undefined;
     call.detach();
   };
-  firstByteTimer = setTimeout(() => abort(new DeadlineError("first_byte", opts.firstByteTimeoutMs)), opts.firstByteTimeoutMs);
+  firstByteTimer = setTimeout(
+    () => abort(new DeadlineError("first_byte", opts.firstByteTimeoutMs)),
+    opts.firstByteTimeoutMs,
+  );
 
   /** Settles (rejects) when the call is aborted for any reason: raced against every wait. */
   const aborted = new Promise<never>((_, reject) => {
@@ -141,12 +144,19 @@ export async function fetchWithDeadlines(
  * without the wrapping stream and its per-read races, which cost more than the fetch itself
  * on the hot path. Errors: as fetchWithDeadlines; body errors pass through `mapBodyError`.
  */
-export async function fetchAllWithDeadlines(url: string, init: RequestInit, opts: DeadlineOptions): Promise<{ response: Response; bytes: Uint8Array }> {
+export async function fetchAllWithDeadlines(
+  url: string,
+  init: RequestInit,
+  opts: DeadlineOptions,
+): Promise<{ response: Response; bytes: Uint8Array }> {
   const { signal } = opts;
   if (signal?.aborted) throw signal.reason ?? abortError();
   const call = callAbort(signal);
   const { controller, abort } = call;
-  let timer: ReturnType<typeof setTimeout> | undefined = setTimeout(() => abort(new DeadlineError("first_byte", opts.firstByteTimeoutMs)), opts.firstByteTimeoutMs);
+  let timer: ReturnType<typeof setTimeout> | undefined = setTimeout(
+    () => abort(new DeadlineError("first_byte", opts.firstByteTimeoutMs)),
+    opts.firstByteTimeoutMs,
+  );
   // A failure after our own abort is reported as the abort's reason (deadline or caller).
   const why = (err: unknown) => (call.reason !== undefined ? call.reason : err);
   try {

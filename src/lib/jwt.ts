@@ -14,7 +14,12 @@ export interface JwtClaims {
   [k: string]: unknown;
 }
 
-export function signJwt(claims: Omit<JwtClaims, "iat" | "exp">, secret: string, ttlSeconds: number, now = Date.now()): string {
+export function signJwt(
+  claims: Omit<JwtClaims, "iat" | "exp">,
+  secret: string,
+  ttlSeconds: number,
+  now = Date.now(),
+): string {
   const iat = Math.floor(now / 1000);
   const body = b64url(JSON.stringify({ ...claims, iat, exp: iat + ttlSeconds }));
   const sig = createHmac("sha256", secret).update(`${HEADER}.${body}`).digest("base64url");

@@ -16,7 +16,11 @@ export function logEnabled(level: Level): boolean {
 function write(level: Level, msg: string, fields?: Record<string, unknown>): void {
   if (ORDER[level]! < threshold) return;
   const line = JSON.stringify({ ts: new Date().toISOString(), level, msg, ...fields }, (_k, v) =>
-    typeof v === "bigint" ? v.toString() : v instanceof Error ? { name: v.name, message: v.message, stack: v.stack } : v,
+    typeof v === "bigint"
+      ? v.toString()
+      : v instanceof Error
+        ? { name: v.name, message: v.message, stack: v.stack }
+        : v,
   );
   process.stdout.write(line + "\n");
 }

@@ -30,7 +30,10 @@ interface Metric {
 
 export class Counter implements Metric {
   private series = new Map<string, number>();
-  constructor(readonly name: string, readonly help: string) {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+  ) {}
   inc(labels?: Labels, by = 1): void {
     const k = labelKey(labels);
     this.series.set(k, (this.series.get(k) ?? 0) + by);
@@ -46,7 +49,11 @@ export class Counter implements Metric {
 }
 
 export class Gauge implements Metric {
-  constructor(readonly name: string, readonly help: string, private read: () => number) {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private read: () => number,
+  ) {}
   render(): string {
     return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`, `${this.name} ${this.read()}`].join("\n");
   }
@@ -55,7 +62,10 @@ export class Gauge implements Metric {
 /** A gauge with label sets, whose rows are replaced as a whole by a collector before a scrape. */
 export class GaugeSet implements Metric {
   private rows: { labels: Labels; value: number }[] = [];
-  constructor(readonly name: string, readonly help: string) {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+  ) {}
   replace(rows: { labels: Labels; value: number }[]): void {
     this.rows = rows;
   }
@@ -68,15 +78,25 @@ export class GaugeSet implements Metric {
 
 /** A counter whose value is read on scrape (a total kept elsewhere, e.g. the process's CPU time). */
 export class CounterFn implements Metric {
-  constructor(readonly name: string, readonly help: string, private read: () => number) {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private read: () => number,
+  ) {}
   render(): string {
-    return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`, `${this.name} ${this.read()}`].join("\n");
+    return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`, `${this.name} ${this.read()}`].join(
+      "\n",
+    );
   }
 }
 
 export class Histogram implements Metric {
   private series = new Map<string, { counts: number[]; sum: number; count: number; labels: Labels | undefined }>();
-  constructor(readonly name: string, readonly help: string, readonly buckets: number[]) {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly buckets: number[],
+  ) {}
   observe(value: number, labels?: Labels): void {
     const k = labelKey(labels);
     let s = this.series.get(k);
@@ -88,7 +108,9 @@ export class Histogram implements Metric {
   render(): string {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
     for (const s of this.series.values()) {
-      this.buckets.forEach((b, i) => lines.push(`${this.name}_bucket${labelKey({ ...s.labels, le: b })} ${s.counts[i]}`));
+      this.buckets.forEach((b, i) =>
+        lines.push(`${this.name}_bucket${labelKey({ ...s.labels, le: b })} ${s.counts[i]}`),
+      );
       lines.push(`${this.name}_bucket${labelKey({ ...s.labels, le: "+Inf" })} ${s.count}`);
       lines.push(`${this.name}_sum${labelKey(s.labels)} ${s.sum}`);
       lines.push(`${this.name}_count${labelKey(s.labels)} ${s.count}`);

@@ -28,7 +28,9 @@ export class SecretBox {
   static fromText(text: string): SecretBox {
     const t = text.trim();
     if (!new RegExp(KEY_TEXT_PATTERN).test(t)) throw new Error("expected 32 bytes as 64 hex digits or base64");
-    const key = /^[0-9a-fA-F]{64}$/.test(t) ? Buffer.from(t, "hex") : Buffer.from(t.replace(/-/g, "+").replace(/_/g, "/"), "base64");
+    const key = /^[0-9a-fA-F]{64}$/.test(t)
+      ? Buffer.from(t, "hex")
+      : Buffer.from(t.replace(/-/g, "+").replace(/_/g, "/"), "base64");
     if (key.length !== KEY_BYTES) throw new Error("expected 32 bytes as 64 hex digits or base64");
     return new SecretBox(key);
   }

@@ -32,4 +32,10 @@ export function embeddingProviderFor(protocol: Protocol): EmbeddingProvider | un
   return EMBEDDING[protocol];
 }
 
-export { openAIChatProvider, openAIEmbeddingProvider, anthropicChatProvider, geminiChatProvider, geminiEmbeddingProvider };
+export {
+  openAIChatProvider,
+  openAIEmbeddingProvider,
+  anthropicChatProvider,
+  geminiChatProvider,
+  geminiEmbeddingProvider,
+};

@@ -80,7 +80,8 @@ export function planReply(r: ReplyRequest): ReplyPlan {
   const head = replyHead(r.provider, r.model, r.lastUserText);
   if (r.json && !r.directives.has("not_json")) return planJson(r.json.schema, head, thinkingTokens);
   const asked = directiveInt(r.directives, "tokens");
-  const wanted = asked === undefined ? Math.max(DEFAULT_REPLY_TOKENS, countTokens(head)) : Math.min(asked, MAX_REPLY_TOKENS);
+  const wanted =
+    asked === undefined ? Math.max(DEFAULT_REPLY_TOKENS, countTokens(head)) : Math.min(asked, MAX_REPLY_TOKENS);
   const outputTokens = Math.min(wanted, cap - thinkingTokens);
   const text = textOfTokens(head, outputTokens);
   return {

@@ -43,7 +43,9 @@ export function sampleFromSchema(schema: unknown, name = "value", depth = 0, roo
     case "array": {
       // Deep in a recursive schema an optional array stays empty, so the sample ends.
       const count = Math.max(depth > 4 ? 0 : 1, s.minItems ?? 0);
-      return Array.from({ length: count }, () => sampleFromSchema(s.items ?? { type: "string" }, name, depth + 1, root));
+      return Array.from({ length: count }, () =>
+        sampleFromSchema(s.items ?? { type: "string" }, name, depth + 1, root),
+      );
     }
     case "string": {
       const text = sampleString(s.format, name);

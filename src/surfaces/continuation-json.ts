@@ -7,7 +7,9 @@
  */
 import type { PartCost } from "../core/chat/call-stream";
 
-export function continuationJson(parts: readonly PartCost[] | undefined): { continuation?: { parts: Record<string, unknown>[] } } {
+export function continuationJson(parts: readonly PartCost[] | undefined): {
+  continuation?: { parts: Record<string, unknown>[] };
+} {
   if (!parts) return {};
   return {
     continuation: {

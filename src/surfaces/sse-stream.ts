@@ -24,7 +24,11 @@ export function streamError(message: string, partial: string) {
   return { code: "upstream_error", message, partial, type: "server_error", param: null };
 }
 
-export function sseStream(keepaliveMs: number, pump: (write: Write, gone: () => boolean) => Promise<void>, onLeave: () => void): ReadableStream<Uint8Array> {
+export function sseStream(
+  keepaliveMs: number,
+  pump: (write: Write, gone: () => boolean) => Promise<void>,
+  onLeave: () => void,
+): ReadableStream<Uint8Array> {
   let closed = false;
   let clientGone = false;
   let lastWrite = Date.now();
@@ -46,9 +50,12 @@ export function sseStream(keepaliveMs: number, pump: (write: Write, gone: () => 
           leave();
         }
       };
-      timer = setInterval(() => {
-        if (Date.now() - lastWrite >= keepaliveMs) write(KEEPALIVE);
-      }, Math.max(50, Math.floor(keepaliveMs / 3)));
+      timer = setInterval(
+        () => {
+          if (Date.now() - lastWrite >= keepaliveMs) write(KEEPALIVE);
+        },
+        Math.max(50, Math.floor(keepaliveMs / 3)),
+      );
       pump(write, () => clientGone)
         .catch(() => {})
         .finally(() => {

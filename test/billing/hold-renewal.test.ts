@@ -23,7 +23,8 @@ async function readStream(res: Response): Promise<{ rid: string; final: any; tex
 describe("a stream longer than HOLD_TTL_SECONDS", () => {
   const gws: TestGateway[] = [];
   beforeAll(async () => {
-    for (const kind of await dbKinds()) gws.push(await startTestGateway({ db: kind, env: { HOLD_TTL_SECONDS: String(TTL) } }));
+    for (const kind of await dbKinds())
+      gws.push(await startTestGateway({ db: kind, env: { HOLD_TTL_SECONDS: String(TTL) } }));
   }, 60_000);
   afterAll(async () => {
     for (const g of gws) await g.stop();
@@ -35,23 +36,36 @@ describe("a stream longer than HOLD_TTL_SECONDS", () => {
       gws.map(async (g) => {
         const { user: u, key } = await tenant(g, 100);
         const t0 = performance.now();
-        const res = await chatFetch(g, key.key, { model: "gpt-4o-mini", stream: true, messages: user("a long answer [sim:tokens=40] [sim:chunk_ms=3200]") });
+        const res = await chatFetch(g, key.key, {
+          model: "gpt-4o-mini",
+          stream: true,
+          messages: user("a long answer [sim:tokens=40] [sim:chunk_ms=3200]"),
+        });
         expect(res.status).toBe(200);
         const reading = readStream(res);
         // The hold was placed with a 30 s TTL: past it, an instance's sweeper runs.
         await Bun.sleep(TTL * 1000 + 2000 - (performance.now() - t0));
         const rid = res.headers.get("x-request-id")!;
         await g.gw.ledger.sweepExpired();
-        const [open] = await g.gw.deps.db.query<{ status: string; left: number }>("select status, extract(epoch from expires_at - now())::float8 as left from holds where id = $1", [rid]);
+        const [open] = await g.gw.deps.db.query<{ status: string; left: number }>(
+          "select status, extract(epoch from expires_at - now())::float8 as left from holds where id = $1",
+          [rid],
+        );
         expect(open!.status).toBe("open");
         expect(open!.left).toBeGreaterThan(TTL / 2);
         const { final, text } = await reading;
         expect(performance.now() - t0).toBeGreaterThan(TTL * 1000);
         expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
         await g.gw.settlements.quiesce();
-        const [h] = await g.gw.deps.db.query<{ status: string; charged: string }>("select status, charged_micro::text as charged from holds where id = $1", [rid]);
+        const [h] = await g.gw.deps.db.query<{ status: string; charged: string }>(
+          "select status, charged_micro::text as charged from holds where id = $1",
+          [rid],
+        );
         expect(h!.status).toBe("settled");
-        const charges = await g.gw.deps.db.query<{ a: string }>("select (-amount_micro)::text as a from ledger_entries where request_id = $1 and kind = 'charge'", [rid]);
+        const charges = await g.gw.deps.db.query<{ a: string }>(
+          "select (-amount_micro)::text as a from ledger_entries where request_id = $1 and kind = 'charge'",
+          [rid],
+        );
         expect(charges.map((c) => c.a)).toEqual([h!.charged]);
         expect(final.usage.completion_tokens).toBe(40);
         expect(await money(g, u.id)).toEqual({ balance: 100_000_000n - BigInt(h!.charged), held: 0n });
@@ -73,14 +87,21 @@ for (const kind of await dbKinds()) {
 
     test("a live stream's hold is renewed to a full TTL; another instance's sweep then leaves it; a finished call is let go", async () => {
       const { user: u, key } = await tenant(g, 100);
-      const res = await chatFetch(g, key.key, { model: "gpt-4o-mini", stream: true, messages: user("renew me [sim:tokens=20] [sim:chunk_ms=400]") });
+      const res = await chatFetch(g, key.key, {
+        model: "gpt-4o-mini",
+        stream: true,
+        messages: user("renew me [sim:tokens=20] [sim:chunk_ms=400]"),
+      });
       const rid = res.headers.get("x-request-id")!;
       const db = g.gw.deps.db;
       // As if the TTL had nearly run out.
       await db.query("update holds set expires_at = now() + interval '1 second' where id = $1", [rid]);
       expect(g.gw.keeper.size).toBeGreaterThan(0);
       await g.gw.keeper.renewNow();
-      const [h] = await db.query<{ left: number }>("select extract(epoch from expires_at - now())::float8 as left from holds where id = $1", [rid]);
+      const [h] = await db.query<{ left: number }>(
+        "select extract(epoch from expires_at - now())::float8 as left from holds where id = $1",
+        [rid],
+      );
       expect(h!.left).toBeGreaterThan(TTL - 5);
       await Bun.sleep(1500);
       await g.gw.ledger.sweepExpired(); // what any instance's sweeper does
@@ -122,15 +143,27 @@ if (await postgresAvailable()) {
       let lease: string | undefined;
       for (let attempt = 0; attempt < 5 && !lease; attempt++) {
         if (res) await res.text();
-        await Promise.all(Array.from({ length: 40 }, () => chat(g, key.key, { model: "gpt-4o-mini", messages: user("hi"), max_tokens: 20 })));
-        res = await chatFetch(g, key.key, { model: "gpt-4o-mini", stream: true, max_tokens: 20, messages: user("hi [sim:chunk_ms=300]") });
+        await Promise.all(
+          Array.from({ length: 40 }, () =>
+            chat(g, key.key, { model: "gpt-4o-mini", messages: user("hi"), max_tokens: 20 }),
+          ),
+        );
+        res = await chatFetch(g, key.key, {
+          model: "gpt-4o-mini",
+          stream: true,
+          max_tokens: 20,
+          messages: user("hi [sim:chunk_ms=300]"),
+        });
         lease = g.gw.ledger.leases!.leaseOf(res.headers.get("x-request-id")!);
       }
       expect(lease).toBeString();
       const db = g.gw.deps.db;
       await db.query("update holds set expires_at = now() + interval '1 second' where id = $1", [lease]);
       await g.gw.keeper.renewNow();
-      const [h] = await db.query<{ left: number }>("select extract(epoch from expires_at - now())::float8 as left from holds where id = $1", [lease]);
+      const [h] = await db.query<{ left: number }>(
+        "select extract(epoch from expires_at - now())::float8 as left from holds where id = $1",
+        [lease],
+      );
       expect(h!.left).toBeGreaterThan(TTL - 5);
       await res!.text();
     });

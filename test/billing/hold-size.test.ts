@@ -11,7 +11,10 @@ import type { ChatMessage } from "../../src/core/chat/types";
 
 setDefaultTimeout(30_000);
 
-const image = (detail?: string) => ({ type: "image_url" as const, image_url: { url: "https://example.com/photo.png", ...(detail && { detail }) } });
+const image = (detail?: string) => ({
+  type: "image_url" as const,
+  image_url: { url: "https://example.com/photo.png", ...(detail && { detail }) },
+});
 
 describe("the hold's estimate of a prompt", () => {
   test("an image part counts as the most its provider documents for one image", () => {
@@ -23,20 +26,41 @@ describe("the hold's estimate of a prompt", () => {
     expect(imageTokens("openai", "meta-llama/Llama-4-Scout", { low: false })).toBe(3779);
     expect(imageTokens("anthropic", "claude-haiku-4-5", { low: false })).toBe(1600);
     expect(imageTokens("gemini", "gemini-2.5-flash", { low: false })).toBe(2580);
-    const p = measurePrompt({ messages: [{ role: "user", content: [{ type: "text", text: "what is this?" }, image(), image("low")] }] });
+    const p = measurePrompt({
+      messages: [{ role: "user", content: [{ type: "text", text: "what is this?" }, image(), image("low")] }],
+    });
     const text = measurePrompt({ messages: [{ role: "user", content: [{ type: "text", text: "what is this?" }] }] });
-    expect(holdInputTokens(p, "openai", "gpt-4o-mini") - holdInputTokens(text, "openai", "gpt-4o-mini")).toBe(48169 + 2833);
-    expect(holdInputTokens(p, "anthropic", "claude-haiku-4-5") - holdInputTokens(text, "anthropic", "claude-haiku-4-5")).toBe(3200);
+    expect(holdInputTokens(p, "openai", "gpt-4o-mini") - holdInputTokens(text, "openai", "gpt-4o-mini")).toBe(
+      48169 + 2833,
+    );
+    expect(
+      holdInputTokens(p, "anthropic", "claude-haiku-4-5") - holdInputTokens(text, "anthropic", "claude-haiku-4-5"),
+    ).toBe(3200);
   });
 
   test("tools, the tool-call history, the response schema and web-search results all count", () => {
     const base: ChatMessage[] = [{ role: "user", content: "weather?" }];
     const history: ChatMessage[] = [
       ...base,
-      { role: "assistant", content: null, tool_calls: [{ id: "call_abcdefghijkl", type: "function", function: { name: "lookup_weather", arguments: '{"city":"Seoul","unit":"c"}' } }] },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          {
+            id: "call_abcdefghijkl",
+            type: "function",
+            function: { name: "lookup_weather", arguments: '{"city":"Seoul","unit":"c"}' },
+          },
+        ],
+      },
       { role: "tool", tool_call_id: "call_abcdefghijkl", content: '{"temp_c":21}' },
     ];
-    const tools = [{ type: "function" as const, function: { name: "lookup_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } }];
+    const tools = [
+      {
+        type: "function" as const,
+        function: { name: "lookup_weather", parameters: { type: "object", properties: { city: { type: "string" } } } },
+      },
+    ];
     const at = (p: ReturnType<typeof measurePrompt>, protocol = "openai") => holdInputTokens(p, protocol, "gpt-4o");
     const plain = at(measurePrompt({ messages: base }));
     const withHistory = at(measurePrompt({ messages: history }));
@@ -46,9 +70,16 @@ describe("the hold's estimate of a prompt", () => {
     expect(at(withTools)).toBeGreaterThan(plain + JSON.stringify(tools).length / 3);
     // Anthropic's tool-use system prompt.
     expect(at(withTools, "anthropic") - at(withTools)).toBe(346);
-    const schema = { type: "json_schema", json_schema: { name: "answer", schema: { type: "object", properties: { text: { type: "string" } } } } };
-    expect(at(measurePrompt({ messages: base, response_format: schema }))).toBeGreaterThan(plain + JSON.stringify(schema).length / 3 - 1);
-    expect(at(measurePrompt({ messages: base }, { maxResults: 5, searchPrompt: "Use these results." }))).toBeGreaterThan(plain + (5 * 1000) / 3);
+    const schema = {
+      type: "json_schema",
+      json_schema: { name: "answer", schema: { type: "object", properties: { text: { type: "string" } } } },
+    };
+    expect(at(measurePrompt({ messages: base, response_format: schema }))).toBeGreaterThan(
+      plain + JSON.stringify(schema).length / 3 - 1,
+    );
+    expect(
+      at(measurePrompt({ messages: base }, { maxResults: 5, searchPrompt: "Use these results." })),
+    ).toBeGreaterThan(plain + (5 * 1000) / 3);
   });
 });
 
@@ -67,9 +98,15 @@ describe("the hold of a request with images (HTTP)", () => {
   ] as const) {
     test(`${model}: two image parts are held at the provider's maximum each`, async () => {
       const { key } = await tenant(g, 1000);
-      const r = await chat(g, key.key, { model, max_tokens: 1, messages: [{ role: "user", content: [{ type: "text", text: "compare" }, image(), image()] }] });
+      const r = await chat(g, key.key, {
+        model,
+        max_tokens: 1,
+        messages: [{ role: "user", content: [{ type: "text", text: "compare" }, image(), image()] }],
+      });
       expect(r.status).toBe(200);
-      const [h] = await g.gw.deps.db.query<{ a: string }>("select amount_micro::text as a from holds where id = $1", [r.headers.get("x-request-id")]);
+      const [h] = await g.gw.deps.db.query<{ a: string }>("select amount_micro::text as a from holds where id = $1", [
+        r.headers.get("x-request-id"),
+      ]);
       const imagesMicro = (2 * perImage * inputUsdPerM * 1400) | 0; // USD per M tokens × 1400 KRW/USD = micro-won per token
       expect(BigInt(h!.a)).toBeGreaterThanOrEqual(BigInt(imagesMicro));
     });

@@ -60,7 +60,14 @@ function run(seed: number, steps: number) {
   const rnd = prng(seed);
   const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)]!;
   const db = new ModelDb(50_000_000n);
-  const policy = new LeasePolicy({ busyCalls: 4, busyWindowMs: 100, leaseCalls: 64n, minCalls: 4n, maxAgeMs: 5_000, idleMs: 1_000 });
+  const policy = new LeasePolicy({
+    busyCalls: 4,
+    busyWindowMs: 100,
+    leaseCalls: 64n,
+    minCalls: 4n,
+    maxAgeMs: 5_000,
+    idleMs: 1_000,
+  });
   const leases = new Map<string, Lease>();
   const pending: (LeaseEffect | { kind: "charge"; call: Call })[] = [];
   const calls = new Map<string, Call>();
@@ -97,7 +104,10 @@ function run(seed: number, steps: number) {
         // A failed statement changes nothing; the settle is retried (asked again, accounted once).
         if (fails) {
           const { lease, holdMicro } = policy.chargeAsked(item.call.req.id, item.call.asked!.costMicro, 0);
-          pending.push({ kind: "charge", call: { ...item.call, asked: { ...item.call.asked!, holdMicro, lease: lease.id } } });
+          pending.push({
+            kind: "charge",
+            call: { ...item.call, asked: { ...item.call.asked!, holdMicro, lease: lease.id } },
+          });
           return;
         }
         db.charge(item.call.asked!.lease, item.call.req.id, item.call.asked!.costMicro, item.call.asked!.holdMicro);
@@ -119,8 +129,21 @@ function run(seed: number, steps: number) {
     const inFlight = [...calls.values()].filter((c) => !c.asked);
     if (r < 0.4) {
       const keyId = pick(["k1", "k2"]);
-      const req: HoldRequest = { id: `c${next++}`, userId: "u", keyId, amountMicro: BigInt(1 + Math.floor(rnd() * 50)) * 1000n, tokens: 0, ttlSeconds: 60, leasable: rnd() < 0.95 };
-      const { held, effects } = policy.carve(req, { now, month: () => "2026-11", room: () => ({ micro: db.free, tokens: null }), newId: () => `l${next++}` });
+      const req: HoldRequest = {
+        id: `c${next++}`,
+        userId: "u",
+        keyId,
+        amountMicro: BigInt(1 + Math.floor(rnd() * 50)) * 1000n,
+        tokens: 0,
+        ttlSeconds: 60,
+        leasable: rnd() < 0.95,
+      };
+      const { held, effects } = policy.carve(req, {
+        now,
+        month: () => "2026-11",
+        room: () => ({ micro: db.free, tokens: null }),
+        newId: () => `l${next++}`,
+      });
       queue(effects);
       if (held) calls.set(req.id, { req, asked: null });
     } else if (r < 0.55 && inFlight.length) {

@@ -61,7 +61,10 @@ if (await postgresAvailable()) {
       expect(n!.own).toBeLessThan(300);
       expect(n!.own + n!.leased).toBe(300);
       // Leased charges write the same usage record as the others (drizzle/0018: the API named).
-      const [api] = await g.gw.deps.db.query<{ chat: number }>("select count(*)::int as chat from usage_events where user_id = $1 and api = 'chat' and streamed = false", [u.id]);
+      const [api] = await g.gw.deps.db.query<{ chat: number }>(
+        "select count(*)::int as chat from usage_events where user_id = $1 and api = 'chat' and streamed = false",
+        [u.id],
+      );
       expect(api!.chat).toBe(300);
       expect(n!.events).toBe(300);
       expect((await checkBooks(g.gw.deps.db, [u.id])).violations).toEqual([]);
@@ -76,11 +79,19 @@ if (await postgresAvailable()) {
       const g = gateway();
       // Learn one call's hold, then give the key a budget for five of them.
       const probe = await tenant(g, 1000);
-      expect((await chat(g, probe.key.key, { model: "gpt-4o-mini", messages: user("hi"), max_tokens: 20 })).status).toBe(200);
-      const [h] = await g.gw.deps.db.query<{ a: string }>("select amount_micro::text as a from holds where user_id = $1 and not lease", [probe.user.id]);
+      expect(
+        (await chat(g, probe.key.key, { model: "gpt-4o-mini", messages: user("hi"), max_tokens: 20 })).status,
+      ).toBe(200);
+      const [h] = await g.gw.deps.db.query<{ a: string }>(
+        "select amount_micro::text as a from holds where user_id = $1 and not lease",
+        [probe.user.id],
+      );
       const hold = BigInt(h!.a);
       const { user: u, key } = await tenant(g, 1000);
-      await g.gw.deps.db.query("update users set balance_micro = $2 where id = $1", [u.id, (hold * 5n + hold / 2n).toString()]);
+      await g.gw.deps.db.query("update users set balance_micro = $2 where id = $1", [
+        u.id,
+        (hold * 5n + hold / 2n).toString(),
+      ]);
       const statuses = await burst(g, key.key, 60, 30);
       expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(5);
       expect(statuses.filter((s) => s !== 200 && s !== 402)).toEqual([]);
@@ -112,10 +123,26 @@ if (await postgresAvailable()) {
       const { balance, held } = await money(g, u.id);
       // One micro-won more than the database has free: it fits only with the lease's room back.
       const id = crypto.randomUUID();
-      const r = await g.gw.ledger.hold({ id, userId: u.id, keyId: key.id, amountMicro: balance - held + 1n, tokens: 1, ttlSeconds: 60 });
+      const r = await g.gw.ledger.hold({
+        id,
+        userId: u.id,
+        keyId: key.id,
+        amountMicro: balance - held + 1n,
+        tokens: 1,
+        ttlSeconds: 60,
+      });
       expect(r).toBe("ok");
       expect(await g.gw.ledger.release(id, null)).toBe(true);
-      expect(await g.gw.ledger.hold({ id: crypto.randomUUID(), userId: u.id, keyId: key.id, amountMicro: balance + 1n, tokens: 1, ttlSeconds: 60 })).toBe("insufficient_credits");
+      expect(
+        await g.gw.ledger.hold({
+          id: crypto.randomUUID(),
+          userId: u.id,
+          keyId: key.id,
+          amountMicro: balance + 1n,
+          tokens: 1,
+          ttlSeconds: 60,
+        }),
+      ).toBe("insufficient_credits");
     });
 
     test("a chat key holding a lease does not get a video submit of the same account a false 402 (840 KRW on a 994 KRW balance)", async () => {
@@ -130,9 +157,14 @@ if (await postgresAvailable()) {
       const { balance, held } = await money(g, u.id);
       expect(balance - held).toBeLessThan(840_000_000n); // what the database alone has free would refuse it
       // seedance-2-0, 720p, 6 s: 140 KRW a second.
-      const r = await g.call("POST", "/v1/video/generations", { token: videoKey.key, body: { model: "seedance-2-0", prompt: "a paper boat", duration_seconds: 6 } });
+      const r = await g.call("POST", "/v1/video/generations", {
+        token: videoKey.key,
+        body: { model: "seedance-2-0", prompt: "a paper boat", duration_seconds: 6 },
+      });
       expect(r.status).toBe(202);
-      const [job] = await g.gw.deps.db.query<{ a: string }>("select amount_micro::text as a from holds where id = $1", [r.body.job_id]);
+      const [job] = await g.gw.deps.db.query<{ a: string }>("select amount_micro::text as a from holds where id = $1", [
+        r.body.job_id,
+      ]);
       expect(job!.a).toBe("840000000");
       expect((await g.call("POST", `/v1/jobs/${r.body.job_id}/cancel`, { token: videoKey.key })).status).toBe(200);
       expect((await checkBooks(g.gw.deps.db, [u.id])).violations).toEqual([]);
@@ -145,7 +177,10 @@ if (await postgresAvailable()) {
         const { user: u, key } = await tenant(off, 1000);
         expect((await burst(off, key.key, 120, 32)).every((s) => s === 200)).toBe(true);
         expect(await leaseRows(off, u.id)).toEqual([]);
-        const [n] = await off.gw.deps.db.query<{ n: number }>("select count(*)::int as n from holds where user_id = $1", [u.id]);
+        const [n] = await off.gw.deps.db.query<{ n: number }>(
+          "select count(*)::int as n from holds where user_id = $1",
+          [u.id],
+        );
         expect(n!.n).toBe(120);
       } finally {
         await off.stop();
@@ -156,7 +191,15 @@ if (await postgresAvailable()) {
       const g = gateway();
       const { user: u, key } = await tenant(g, 1000);
       const ledger = new SqlLedger(g.gw.deps.db, { leases: true });
-      const h = () => ({ id: crypto.randomUUID(), userId: u.id, keyId: key.id, amountMicro: 10_000n, tokens: 50, ttlSeconds: 60, leasable: true });
+      const h = () => ({
+        id: crypto.randomUUID(),
+        userId: u.id,
+        keyId: key.id,
+        amountMicro: 10_000n,
+        tokens: 50,
+        ttlSeconds: 60,
+        leasable: true,
+      });
       const first = h();
       expect(await ledger.hold(first)).toBe("ok"); // the key's room is known now
       // A burst makes the key busy: the lease is asked for while these holds are still on their way…
@@ -179,7 +222,15 @@ if (await postgresAvailable()) {
       const { user: u, key } = await tenant(g, 1000);
       const db = g.gw.deps.db;
       const dead = new SqlLedger(db, { leases: true }); // an instance of its own, never stopped
-      const h = (id: string) => ({ id, userId: u.id, keyId: key.id, amountMicro: 10_000n, tokens: 50, ttlSeconds: 60, leasable: true });
+      const h = (id: string) => ({
+        id,
+        userId: u.id,
+        keyId: key.id,
+        amountMicro: 10_000n,
+        tokens: 50,
+        ttlSeconds: 60,
+        leasable: true,
+      });
       const first = crypto.randomUUID();
       expect(await dead.hold(h(first))).toBe("ok"); // the key's room is known now
       expect(await dead.settle(first, 0n, 0, null)).toBe(true);
@@ -194,11 +245,28 @@ if (await postgresAvailable()) {
         await Bun.sleep(1);
       }
       expect(ids.length).toBe(3);
-      const event = { model: "gpt-4o-mini", provider: "openai", maker: "openai", modality: "text" as const, app: null, status: 200, promptTokens: 5, completionTokens: 5, cachedTokens: 0, cacheWriteTokens: 0, fxMilli: null, latencyMs: 1, cached: false };
+      const event = {
+        model: "gpt-4o-mini",
+        provider: "openai",
+        maker: "openai",
+        modality: "text" as const,
+        app: null,
+        status: 200,
+        promptTokens: 5,
+        completionTokens: 5,
+        cachedTokens: 0,
+        cacheWriteTokens: 0,
+        fxMilli: null,
+        latencyMs: 1,
+        cached: false,
+      };
       expect(await dead.settle(ids[0]!, 7_000n, 10, event)).toBe(true);
       expect(await dead.settle(ids[0]!, 7_000n, 10, event)).toBe(false); // never twice
       // The instance dies; its lease expires and another instance's sweeper closes it.
-      await db.query("update holds set expires_at = now() - interval '1 second' where lease and user_id = $1 and status = 'open'", [u.id]);
+      await db.query(
+        "update holds set expires_at = now() - interval '1 second' where lease and user_id = $1 and status = 'open'",
+        [u.id],
+      );
       expect(await new SqlLedger(db).sweepExpired()).toBeGreaterThan(0);
       let m = await money(g, u.id);
       expect(m.held).toBe(0n);

@@ -60,7 +60,10 @@ if (await postgresAvailable()) {
       return { userId: u.id, keyId: k.id as string };
     }
     const money = async (userId: string) => {
-      const [r] = await g.gw.deps.db.query<{ b: string; h: string }>("select balance_micro::text as b, held_micro::text as h from users where id = $1", [userId]);
+      const [r] = await g.gw.deps.db.query<{ b: string; h: string }>(
+        "select balance_micro::text as b, held_micro::text as h from users where id = $1",
+        [userId],
+      );
       return { balance: BigInt(r!.b), held: BigInt(r!.h) };
     };
 
@@ -74,7 +77,14 @@ if (await postgresAvailable()) {
         Array.from({ length: 80 }, async (_, i) => {
           const id = crypto.randomUUID();
           ids.push(id);
-          const h = await ledger.hold({ id, userId: a.userId, keyId: i % 2 ? a.keyId : null, amountMicro: 5_000n, tokens: 100, ttlSeconds: 900 });
+          const h = await ledger.hold({
+            id,
+            userId: a.userId,
+            keyId: i % 2 ? a.keyId : null,
+            amountMicro: 5_000n,
+            tokens: 100,
+            ttlSeconds: 900,
+          });
           if (h !== "ok") return `hold ${h}`;
           const s = await ledger.settle(id, BigInt(1_000 + i), 30 + i, i % 5 ? event(i) : null);
           const again = await ledger.settle(id, 1n, 1, null);
@@ -107,7 +117,16 @@ if (await postgresAvailable()) {
       const ledger = new SqlLedger(g.gw.deps.db);
       const id = crypto.randomUUID();
       const burst = await Promise.all([
-        ...Array.from({ length: 10 }, () => ledger.hold({ id: crypto.randomUUID(), userId: a.userId, keyId: a.keyId, amountMicro: 1_000n, tokens: 1, ttlSeconds: 900 })),
+        ...Array.from({ length: 10 }, () =>
+          ledger.hold({
+            id: crypto.randomUUID(),
+            userId: a.userId,
+            keyId: a.keyId,
+            amountMicro: 1_000n,
+            tokens: 1,
+            ttlSeconds: 900,
+          }),
+        ),
         ledger.hold({ id, userId: a.userId, keyId: a.keyId, amountMicro: 1_000n, tokens: 1, ttlSeconds: 900 }),
         ledger.hold({ id, userId: a.userId, keyId: a.keyId, amountMicro: 1_000n, tokens: 1, ttlSeconds: 900 }),
       ]);
@@ -119,7 +138,18 @@ if (await postgresAvailable()) {
     test("holds past the balance in one burst: exactly those that fit succeed", async () => {
       const a = await account(1); // 1 KRW = 1,000,000 micro-won
       const ledger = new SqlLedger(g.gw.deps.db);
-      const out = await Promise.all(Array.from({ length: 30 }, () => ledger.hold({ id: crypto.randomUUID(), userId: a.userId, keyId: a.keyId, amountMicro: 100_000n, tokens: 1, ttlSeconds: 900 })));
+      const out = await Promise.all(
+        Array.from({ length: 30 }, () =>
+          ledger.hold({
+            id: crypto.randomUUID(),
+            userId: a.userId,
+            keyId: a.keyId,
+            amountMicro: 100_000n,
+            tokens: 1,
+            ttlSeconds: 900,
+          }),
+        ),
+      );
       expect(out.filter((r) => r === "ok").length).toBe(10);
       expect(out.filter((r) => r === "insufficient_credits").length).toBe(20);
       expect(await money(a.userId)).toEqual({ balance: 1_000_000n, held: 1_000_000n });
@@ -128,13 +158,27 @@ if (await postgresAvailable()) {
     test("one burst of settles and holds of several accounts, one with an org budget: each gets what one by one would", async () => {
       const plain = await account(1_000);
       const member = await account(1_000);
-      const org = await g.admin("POST", "/v1/admin/orgs", { name: `batch-${crypto.randomUUID().slice(0, 6)}`, owner_user_id: plain.userId });
+      const org = await g.admin("POST", "/v1/admin/orgs", {
+        name: `batch-${crypto.randomUUID().slice(0, 6)}`,
+        owner_user_id: plain.userId,
+      });
       expect(org.status).toBe(201);
       // 1 KRW a month for the member: exactly ten 0.1 KRW holds fit.
-      expect((await g.admin("POST", `/v1/admin/orgs/${org.body.org_id}/members`, { user_id: member.userId, role: "member", monthly_budget_krw: 1 })).status).toBe(201);
+      expect(
+        (
+          await g.admin("POST", `/v1/admin/orgs/${org.body.org_id}/members`, {
+            user_id: member.userId,
+            role: "member",
+            monthly_budget_krw: 1,
+          })
+        ).status,
+      ).toBe(201);
       const { db, batches } = counting(g.gw.deps.db);
       const ledger = new SqlLedger(db);
-      const hold = (a: { userId: string; keyId: string }, id = crypto.randomUUID()) => ledger.hold({ id, userId: a.userId, keyId: a.keyId, amountMicro: 100_000n, tokens: 1, ttlSeconds: 900 }).then((r) => ({ id, r }));
+      const hold = (a: { userId: string; keyId: string }, id = crypto.randomUUID()) =>
+        ledger
+          .hold({ id, userId: a.userId, keyId: a.keyId, amountMicro: 100_000n, tokens: 1, ttlSeconds: 900 })
+          .then((r) => ({ id, r }));
       const first = await Promise.all(Array.from({ length: 10 }, () => hold(plain)));
       expect(first.map((x) => x.r)).toEqual(Array(10).fill("ok"));
       // Settles of the first ten go out together with new holds of both accounts.
@@ -153,9 +197,15 @@ if (await postgresAvailable()) {
       // The books: ten settled at 0.04 KRW, ten and ten still held.
       expect(await money(plain.userId)).toEqual({ balance: 1_000_000_000n - 400_000n, held: 1_000_000n });
       expect(await money(member.userId)).toEqual({ balance: 1_000_000_000n, held: 1_000_000n });
-      const [om] = await g.gw.deps.db.query<{ h: string }>("select held_micro::text as h from org_member_monthly where user_id = $1", [member.userId]);
+      const [om] = await g.gw.deps.db.query<{ h: string }>(
+        "select held_micro::text as h from org_member_monthly where user_id = $1",
+        [member.userId],
+      );
       expect(om!.h).toBe("1000000");
-      const [entries] = await g.gw.deps.db.query<{ n: number }>("select count(*)::int as n from ledger_entries where kind = 'charge' and user_id = $1", [plain.userId]);
+      const [entries] = await g.gw.deps.db.query<{ n: number }>(
+        "select count(*)::int as n from ledger_entries where kind = 'charge' and user_id = $1",
+        [plain.userId],
+      );
       expect(entries!.n).toBe(10);
     });
 
@@ -167,13 +217,29 @@ if (await postgresAvailable()) {
       const ledger = new SqlLedger(g.gw.deps.db);
       for (let round = 0; round < 3; round++) {
         const ids = Array.from({ length: 20 }, () => crypto.randomUUID());
-        for (const id of ids) expect(await ledger.hold({ id, userId: a.userId, keyId: a.keyId, amountMicro: 1_000n, tokens: 1, ttlSeconds: 900 })).toBe("ok");
+        for (const id of ids)
+          expect(
+            await ledger.hold({
+              id,
+              userId: a.userId,
+              keyId: a.keyId,
+              amountMicro: 1_000n,
+              tokens: 1,
+              ttlSeconds: 900,
+            }),
+          ).toBe("ok");
         const list = `'{${ids.join(",")}}'::uuid[]`;
         const scans = await g.gw.deps.db.orm.transaction(async (tx) => {
-          const settled: { r: string }[] = await tx.execute(sql.raw(`select r from gw_settle_many(${list}, array_fill(10::bigint, array[20]), array_fill(1::bigint, array[20]), array_fill(null::jsonb, array[20]))`)) as never;
+          const settled: { r: string }[] = (await tx.execute(
+            sql.raw(
+              `select r from gw_settle_many(${list}, array_fill(10::bigint, array[20]), array_fill(1::bigint, array[20]), array_fill(null::jsonb, array[20]))`,
+            ),
+          )) as never;
           expect(settled.map((x) => x.r)).toEqual(Array(20).fill("ok"));
           const [row]: { open: number; pkey: number }[] = (await tx.execute(
-            sql.raw(`select pg_stat_get_xact_numscans('holds_open_idx'::regclass)::int as open, pg_stat_get_xact_numscans('holds_pkey'::regclass)::int as pkey`),
+            sql.raw(
+              `select pg_stat_get_xact_numscans('holds_open_idx'::regclass)::int as open, pg_stat_get_xact_numscans('holds_pkey'::regclass)::int as pkey`,
+            ),
           )) as never;
           return row!;
         });
@@ -187,9 +253,24 @@ if (await postgresAvailable()) {
       const a = await account(1_000);
       const { db, batches } = counting(g.gw.deps.db);
       const ledger = new SqlLedger(db);
-      const ok = () => ledger.hold({ id: crypto.randomUUID(), userId: a.userId, keyId: a.keyId, amountMicro: 1_000n, tokens: 1, ttlSeconds: 900 });
+      const ok = () =>
+        ledger.hold({
+          id: crypto.randomUUID(),
+          userId: a.userId,
+          keyId: a.keyId,
+          amountMicro: 1_000n,
+          tokens: 1,
+          ttlSeconds: 900,
+        });
       // A TTL beyond PostgreSQL's int fails the whole statement it rides in.
-      const bad = ledger.hold({ id: crypto.randomUUID(), userId: a.userId, keyId: a.keyId, amountMicro: 1_000n, tokens: 1, ttlSeconds: 3_000_000_000 });
+      const bad = ledger.hold({
+        id: crypto.randomUUID(),
+        userId: a.userId,
+        keyId: a.keyId,
+        amountMicro: 1_000n,
+        tokens: 1,
+        ttlSeconds: 3_000_000_000,
+      });
       const results = await Promise.allSettled([ok(), ok(), ok(), ok(), bad, ok(), ok(), ok(), ok()]);
       expect(batches()).toBeGreaterThan(0); // the bad call did ride in a batch
       expect(results[4]!.status).toBe("rejected");

@@ -27,7 +27,21 @@ function rng(seed: number) {
 
 const SEED = Number(process.env.LEDGER_SEED ?? Date.now() % 1_000_000);
 const MODELS = ["gpt-4o-mini", "gpt-4o", "claude-haiku-4-5", "gemini-2.5-flash", "deepseek-v3"];
-const EVENT = { model: "gpt-4o-mini", provider: "openai", maker: "openai", modality: "text" as const, app: null, status: 200, promptTokens: 3, completionTokens: 5, cachedTokens: 0, cacheWriteTokens: 0, fxMilli: 1_400_000n, latencyMs: 1, cached: false };
+const EVENT = {
+  model: "gpt-4o-mini",
+  provider: "openai",
+  maker: "openai",
+  modality: "text" as const,
+  app: null,
+  status: 200,
+  promptTokens: 3,
+  completionTokens: 5,
+  cachedTokens: 0,
+  cacheWriteTokens: 0,
+  fxMilli: 1_400_000n,
+  latencyMs: 1,
+  cached: false,
+};
 
 /** Runs `tasks` with at most `n` in flight. */
 async function pool<T>(n: number, tasks: (() => Promise<T>)[]): Promise<T[]> {
@@ -61,12 +75,20 @@ for (const kind of await dbKinds()) {
       const t0 = performance.now();
 
       // Tenants: some rich, some nearly broke (402s), keys with budgets, token limits and caches.
-      const users = await Promise.all(Array.from({ length: 6 }, (_, i) => fastUser(g, { creditKrw: [2000, 500, 60, 15, 3, 1000][i] })));
-      for (const u of users.slice(0, 2)) await g.admin("PATCH", `/v1/admin/users/${u.id}`, { xborder_training_consent: true });
+      const users = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => fastUser(g, { creditKrw: [2000, 500, 60, 15, 3, 1000][i] })),
+      );
+      for (const u of users.slice(0, 2))
+        await g.admin("PATCH", `/v1/admin/users/${u.id}`, { xborder_training_consent: true });
       const keys: { key: string; userId: string }[] = [];
       const cacheKeys: string[] = [];
       for (const u of users) {
-        for (const body of [{}, { response_cache_mode: "exact" }, { monthly_budget_krw: 40 }, { monthly_token_limit: 30_000 }]) {
+        for (const body of [
+          {},
+          { response_cache_mode: "exact" },
+          { monthly_budget_krw: 40 },
+          { monthly_token_limit: 30_000 },
+        ]) {
           const k = await g.newKey(u, body);
           keys.push({ key: k.key, userId: u.id });
           if (body.response_cache_mode && cacheKeys.length < 2) cacheKeys.push(k.key);
@@ -83,7 +105,12 @@ for (const kind of await dbKinds()) {
         const tag = `n${i}-${SEED}`;
         if (rand() < 0.15) {
           // The same request again and again: the exact-cache keys answer it from the cache.
-          const res = await chatFetch(g, pick(cacheKeys), { model: "gpt-4o-mini", messages: [{ role: "user", content: "repeat me" }], max_tokens: 50, stream });
+          const res = await chatFetch(g, pick(cacheKeys), {
+            model: "gpt-4o-mini",
+            messages: [{ role: "user", content: "repeat me" }],
+            max_tokens: 50,
+            stream,
+          });
           statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
           await res.text();
           return;
@@ -93,11 +120,16 @@ for (const kind of await dbKinds()) {
         else if (r < 0.16) text += ` ${tag} [sim:fail=503x1]`;
         else if (r < 0.2) text += " [sim:fail=400]";
         else if (r < 0.24) text += " [sim:fail=429]";
-        else if (r < 0.34 && stream) text += ` [sim:tokens=${50 + Math.floor(rand() * 200)}] [sim:drop=${Math.floor(rand() * 3)}]`;
+        else if (r < 0.34 && stream)
+          text += ` [sim:tokens=${50 + Math.floor(rand() * 200)}] [sim:drop=${Math.floor(rand() * 3)}]`;
         else if (r < 0.5) text += ` [sim:tokens=${1 + Math.floor(rand() * 400)}]`;
         const abort = stream && rand() < 0.08;
         if (abort) text += " [sim:chunk_ms=30]";
-        const body: Record<string, unknown> = { model: pick(MODELS), messages: [{ role: "user", content: text }], stream };
+        const body: Record<string, unknown> = {
+          model: pick(MODELS),
+          messages: [{ role: "user", content: text }],
+          stream,
+        };
         if (rand() < 0.7) body.max_tokens = 1 + Math.floor(rand() * 2000);
         const ac = new AbortController();
         try {
@@ -128,7 +160,14 @@ for (const kind of await dbKinds()) {
           const id = crypto.randomUUID();
           const u = pick(users);
           const amount = BigInt(1 + Math.floor(rand() * 3_000_000));
-          const res = await g.gw.ledger.hold({ id, userId: u.id, keyId: null, amountMicro: amount, tokens: 10, ttlSeconds: rand() < 0.05 ? 0 : 900 });
+          const res = await g.gw.ledger.hold({
+            id,
+            userId: u.id,
+            keyId: null,
+            amountMicro: amount,
+            tokens: 10,
+            ttlSeconds: rand() < 0.05 ? 0 : 900,
+          });
           if (res === "ok") {
             ids.push(id);
             amounts.set(id, amount);
@@ -169,7 +208,10 @@ for (const kind of await dbKinds()) {
         );
         expect(balance).toBe(BigInt(sums!.topups) - BigInt(sums!.charges));
         expect(sums!.n).toBe(sums!.distinct_ids);
-        const [ev] = await q<{ c: string }>("select coalesce(sum(cost_micro), 0)::text as c from usage_events where user_id = $1", [u.id]);
+        const [ev] = await q<{ c: string }>(
+          "select coalesce(sum(cost_micro), 0)::text as c from usage_events where user_id = $1",
+          [u.id],
+        );
         expect(BigInt(ev!.c)).toBe(BigInt(sums!.charges));
         // Every charge belongs to exactly one settled hold, for the amount the hold recorded; a
         // call held against a credit lease is charged against the lease its entry names, and the
@@ -193,12 +235,17 @@ for (const kind of await dbKinds()) {
           [u.id],
         );
         expect(unbooked!.n).toBe("0");
-        const [open] = await q<{ n: string }>("select count(*)::text as n from holds where user_id = $1 and status = 'open'", [u.id]);
+        const [open] = await q<{ n: string }>(
+          "select count(*)::text as n from holds where user_id = $1 and status = 'open'",
+          [u.id],
+        );
         expect(open!.n).toBe("0");
       }
       // Chat holds (the ones with a key) are never charged more than they held.
       // (A lease's amount is what it still holds, not what it held: it is left out.)
-      const [over] = await q<{ n: string }>("select count(*)::text as n from holds where key_id is not null and not lease and charged_micro > amount_micro");
+      const [over] = await q<{ n: string }>(
+        "select count(*)::text as n from holds where key_id is not null and not lease and charged_micro > amount_micro",
+      );
       expect(over!.n).toBe("0");
       // Monthly key counters equal their charges and hold nothing.
       const badKeys = await q<{ key_id: string }>(
@@ -212,9 +259,13 @@ for (const kind of await dbKinds()) {
       for (const s of [200, 402, 429, 502]) expect([s, seen.includes(s)]).toEqual([s, true]);
       const [cachedHits] = await q<{ n: string }>("select count(*)::text as n from usage_events where cached");
       expect(Number(cachedHits!.n)).toBeGreaterThan(0);
-      const [partials] = await q<{ n: string }>("select count(*)::text as n from usage_events where status = 502 and cost_micro > 0");
+      const [partials] = await q<{ n: string }>(
+        "select count(*)::text as n from usage_events where status = 502 and cost_micro > 0",
+      );
       expect(Number(partials!.n)).toBeGreaterThan(0);
-      console.log(`ledger property on ${kind}: seed ${SEED}, ${CALLS} HTTP calls in ${Math.round(httpMs)} ms (statuses ${JSON.stringify(Object.fromEntries(statuses))}), ${STEPS} ledger steps in ${Math.round(performance.now() - t1)} ms, total ${Math.round(performance.now() - t0)} ms`);
+      console.log(
+        `ledger property on ${kind}: seed ${SEED}, ${CALLS} HTTP calls in ${Math.round(httpMs)} ms (statuses ${JSON.stringify(Object.fromEntries(statuses))}), ${STEPS} ledger steps in ${Math.round(performance.now() - t1)} ms, total ${Math.round(performance.now() - t0)} ms`,
+      );
     }, 60_000);
   });
 }

@@ -7,7 +7,21 @@
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { dbKinds, startTestGateway, type TestGateway } from "../harness";
-import { chargeOf, chat, chatFetch, errorCode, fastUser, krwMicro, money, parseSse, sdk, simChatCalls, tenant, usageOf, user } from "../chat/helpers";
+import {
+  chargeOf,
+  chat,
+  chatFetch,
+  errorCode,
+  fastUser,
+  krwMicro,
+  money,
+  parseSse,
+  sdk,
+  simChatCalls,
+  tenant,
+  usageOf,
+  user,
+} from "../chat/helpers";
 
 // Real servers and databases on a shared machine: generous per-test deadlines.
 setDefaultTimeout(20_000);
@@ -23,12 +37,22 @@ const PRICES: Record<string, { input: bigint; output: bigint; cached: bigint; wr
 const FX_MILLI = 1_400_000n;
 
 /** Expected charge in micro-won: Σ tokens × price × fx / 1e9, rounded up once; ≥ 0.1 KRW. */
-export function expectedMicro(model: string, u: { prompt_tokens: number; completion_tokens: number; prompt_tokens_details?: { cached_tokens?: number }; cache_creation_input_tokens?: number }, minimum = true): bigint {
+export function expectedMicro(
+  model: string,
+  u: {
+    prompt_tokens: number;
+    completion_tokens: number;
+    prompt_tokens_details?: { cached_tokens?: number };
+    cache_creation_input_tokens?: number;
+  },
+  minimum = true,
+): bigint {
   const p = PRICES[model]!;
   const cached = BigInt(u.prompt_tokens_details?.cached_tokens ?? 0);
   const writes = BigInt(u.cache_creation_input_tokens ?? 0);
   const plain = BigInt(u.prompt_tokens) - cached - writes;
-  const num = (plain * p.input + cached * p.cached + writes * p.write + BigInt(u.completion_tokens) * p.output) * FX_MILLI;
+  const num =
+    (plain * p.input + cached * p.cached + writes * p.write + BigInt(u.completion_tokens) * p.output) * FX_MILLI;
   const micro = (num + 999_999_999n) / 1_000_000_000n;
   return minimum && micro < 100_000n ? 100_000n : micro;
 }
@@ -80,7 +104,11 @@ for (const kind of await dbKinds()) {
         const u = await fastUser(g, { creditKrw: 100 });
         const k = await g.newKey(u);
         const korean = "안녕하세요 반갑습니다 ".repeat(50); // 500 Hangul syllables (+ spaces)
-        const hold = await observeHold(k.key, u.jwt, { model: "gpt-4o", messages: user(`${korean}[sim:latency=300]`), max_tokens: 1 });
+        const hold = await observeHold(k.key, u.jwt, {
+          model: "gpt-4o",
+          messages: user(`${korean}[sim:latency=300]`),
+          max_tokens: 1,
+        });
         // gpt-4o input: 2.5 USD/Mtok → 3,500 µ₩ a token; the 1 output token is 14,000 µ₩.
         expect(hold - 14_000n).toBeGreaterThanOrEqual(500n * 3_500n);
       });
@@ -93,7 +121,9 @@ for (const kind of await dbKinds()) {
         expect(r.body.detail.error).toBe("insufficient_credits");
         expect(r.body.detail.action).toEqual({ type: "topup", path: "/billing" });
         expect(typeof r.body.detail.message).toBe("string");
-        const s = await c.chat.completions.create({ model: "gpt-4o", messages: user("too expensive"), stream: true }).catch((e) => e);
+        const s = await c.chat.completions
+          .create({ model: "gpt-4o", messages: user("too expensive"), stream: true })
+          .catch((e) => e);
         expect(s.status).toBe(402);
         expect(s.code).toBe("insufficient_credits");
         expect(g.gw.sim!.stats().total).toBe(0);
@@ -112,7 +142,10 @@ for (const kind of await dbKinds()) {
         expect(errorCode(r.body)).toBe("monthly_budget_exceeded");
         // max_tokens 20: hold = charge = the 0.1 KRW minimum.
         const statuses: number[] = [];
-        for (let i = 0; i < 11; i++) statuses.push((await chat(g, tight.key, { model: "gpt-4o-mini", messages: user(`call ${i}`), max_tokens: 20 })).status);
+        for (let i = 0; i < 11; i++)
+          statuses.push(
+            (await chat(g, tight.key, { model: "gpt-4o-mini", messages: user(`call ${i}`), max_tokens: 20 })).status,
+          );
         expect(statuses).toEqual([...Array(10).fill(200), 402]);
         expect((await money(g, u.id)).balance).toBe(100_000_000n - 1_000_000n);
         // Another key of the same user is not affected.
@@ -120,7 +153,9 @@ for (const kind of await dbKinds()) {
         expect((await chat(g, free.key, { model: "gpt-4o-mini", messages: user("x") })).status).toBe(200);
         // Raising the budget opens the key again.
         await g.call("PATCH", `/v1/keys/${tight.id}`, { token: u.jwt, body: { monthly_budget_krw: 2 } });
-        expect((await chat(g, tight.key, { model: "gpt-4o-mini", messages: user("again"), max_tokens: 20 })).status).toBe(200);
+        expect(
+          (await chat(g, tight.key, { model: "gpt-4o-mini", messages: user("again"), max_tokens: 20 })).status,
+        ).toBe(200);
       });
 
       test("key monthly_token_limit: 402 monthly_token_quota_exceeded, counting input + output", async () => {
@@ -142,7 +177,10 @@ for (const kind of await dbKinds()) {
         expect(statuses.at(-1)).toBe(402);
         expect(used).toBeLessThanOrEqual(100);
         await g.gw.settlements.quiesce(); // the last settle lands behind its answer
-        const monthly = await g.gw.deps.db.query<{ t: string; h: string }>("select tokens::text as t, held_tokens::text as h from key_monthly where key_id = $1", [k.id]);
+        const monthly = await g.gw.deps.db.query<{ t: string; h: string }>(
+          "select tokens::text as t, held_tokens::text as h from key_monthly where key_id = $1",
+          [k.id],
+        );
         expect(Number(monthly[0]!.t)).toBe(used);
         expect(Number(monthly[0]!.h)).toBe(0);
       });
@@ -152,17 +190,28 @@ for (const kind of await dbKinds()) {
         const member = await fastUser(g, { creditKrw: 100 });
         const org = await g.admin("POST", "/v1/admin/orgs", { name: "team", owner_user_id: owner.id });
         expect(org.status).toBe(201);
-        const m = await g.admin("POST", `/v1/admin/orgs/${org.body.org_id}/members`, { user_id: member.id, role: "member", monthly_budget_krw: 1 });
+        const m = await g.admin("POST", `/v1/admin/orgs/${org.body.org_id}/members`, {
+          user_id: member.id,
+          role: "member",
+          monthly_budget_krw: 1,
+        });
         expect(m.status).toBe(201);
         const k = await g.newKey(member);
         const r = await chat(g, k.key, { model: "gpt-4o-mini", messages: user("x") });
         expect(r.status).toBe(402);
         expect(errorCode(r.body)).toBe("org_member_monthly_budget_exceeded");
         const statuses: number[] = [];
-        for (let i = 0; i < 11; i++) statuses.push((await chat(g, k.key, { model: "gpt-4o-mini", messages: user(`m${i}`), max_tokens: 20 })).status);
+        for (let i = 0; i < 11; i++)
+          statuses.push(
+            (await chat(g, k.key, { model: "gpt-4o-mini", messages: user(`m${i}`), max_tokens: 20 })).status,
+          );
         expect(statuses).toEqual([...Array(10).fill(200), 402]);
         // Lifting the member budget lifts the limit.
-        await g.admin("POST", `/v1/admin/orgs/${org.body.org_id}/members`, { user_id: member.id, role: "member", monthly_budget_krw: null });
+        await g.admin("POST", `/v1/admin/orgs/${org.body.org_id}/members`, {
+          user_id: member.id,
+          role: "member",
+          monthly_budget_krw: null,
+        });
         expect((await chat(g, k.key, { model: "gpt-4o-mini", messages: user("x") })).status).toBe(200);
       });
     });
@@ -178,14 +227,22 @@ for (const kind of await dbKinds()) {
       ] as const) {
         test(`${model}${stream ? " (stream)" : ""}: the balance drops by exactly the usage at catalog prices`, async () => {
           const { key, user: u } = await tenant(g, 500);
-          const body = { model, messages: [{ role: "system", content: "You are terse." }, ...user("a priced answer please [sim:tokens=777]")] };
+          const body = {
+            model,
+            messages: [
+              { role: "system", content: "You are terse." },
+              ...user("a priced answer please [sim:tokens=777]"),
+            ],
+          };
           let usage: any;
           let cost: any;
           let rid: string;
           if (stream) {
             const res = await chatFetch(g, key.key, { ...body, stream: true });
             rid = res.headers.get("x-request-id")!;
-            const final = parseSse(await res.text()).filter((e) => e.json?.cost).at(-1)!.json;
+            const final = parseSse(await res.text())
+              .filter((e) => e.json?.cost)
+              .at(-1)!.json;
             usage = final.usage;
             cost = final.cost;
           } else {
@@ -211,7 +268,11 @@ for (const kind of await dbKinds()) {
           expect(Math.abs(cost.usd * cost.fx_rate * 1e6 - Number(want))).toBeLessThan(2);
           const ev = await usageOf(g, rid);
           expect(BigInt(ev.cost_micro)).toBe(want);
-          expect([Number(ev.prompt_tokens), Number(ev.completion_tokens), ev.status]).toEqual([usage.prompt_tokens, 777, 200]);
+          expect([Number(ev.prompt_tokens), Number(ev.completion_tokens), ev.status]).toEqual([
+            usage.prompt_tokens,
+            777,
+            200,
+          ]);
         });
       }
 
@@ -222,8 +283,15 @@ for (const kind of await dbKinds()) {
         expect(await money(g, u.id)).toEqual({ balance: 9_900_000n, held: 0n });
         expect(r.body.cost).toMatchObject({ krw: 0, fx_rate: 1400, markup_rate: 0 });
         expect(Math.abs(r.body.cost.usd - 0.1 / 1400)).toBeLessThan(1e-9);
-        const s = await chatFetch(g, key.key, { model: "gemini-2.5-flash", messages: user("hi"), max_tokens: 100, stream: true });
-        const final = parseSse(await s.text()).filter((e) => e.json?.cost).at(-1)!.json;
+        const s = await chatFetch(g, key.key, {
+          model: "gemini-2.5-flash",
+          messages: user("hi"),
+          max_tokens: 100,
+          stream: true,
+        });
+        const final = parseSse(await s.text())
+          .filter((e) => e.json?.cost)
+          .at(-1)!.json;
         expect(Math.abs(final.cost.usd - 0.1 / 1400)).toBeLessThan(1e-9);
         expect(await money(g, u.id)).toEqual({ balance: 9_800_000n, held: 0n });
       });
@@ -238,7 +306,10 @@ for (const kind of await dbKinds()) {
           expect(BigInt(ev.cost_micro)).toBe(0n);
         }
         expect(await money(g, u.id)).toEqual({ balance: 100_000_000n, held: 0n });
-        const holds = await g.gw.deps.db.query<{ s: string; n: string }>("select status as s, count(*)::text as n from holds where user_id = $1 group by status", [u.id]);
+        const holds = await g.gw.deps.db.query<{ s: string; n: string }>(
+          "select status as s, count(*)::text as n from holds where user_id = $1 group by status",
+          [u.id],
+        );
         expect(holds).toEqual([{ s: "released", n: "3" }]);
       });
 
@@ -256,7 +327,9 @@ for (const kind of await dbKinds()) {
       test("the sweeper releases holds whose request died", async () => {
         const u = await fastUser(g, { creditKrw: 10 });
         const id = crypto.randomUUID();
-        expect(await g.gw.ledger.hold({ id, userId: u.id, keyId: null, amountMicro: 3_000_000n, tokens: 10, ttlSeconds: 0 })).toBe("ok");
+        expect(
+          await g.gw.ledger.hold({ id, userId: u.id, keyId: null, amountMicro: 3_000_000n, tokens: 10, ttlSeconds: 0 }),
+        ).toBe("ok");
         expect(await money(g, u.id)).toEqual({ balance: 10_000_000n, held: 3_000_000n });
         await Bun.sleep(20);
         expect(await g.gw.ledger.sweepExpired()).toBeGreaterThanOrEqual(1);
@@ -286,7 +359,11 @@ for (const kind of await dbKinds()) {
       test("ten concurrent calls (streams and not) for credits enough for three: exactly three win", async () => {
         const probe = await fastUser(g, { creditKrw: 1000 });
         const pk = await g.newKey(probe);
-        const hold = await observeHold(pk.key, probe.jwt, { model: "gpt-4o", messages: user("race ten [sim:latency=800]"), max_tokens: 1000 });
+        const hold = await observeHold(pk.key, probe.jwt, {
+          model: "gpt-4o",
+          messages: user("race ten [sim:latency=800]"),
+          max_tokens: 1000,
+        });
         const { key, user: u } = await tenant(g, Number((3n * hold) / 1_000_000n) + 1); // ≥ 3 holds, < 4
         expect(BigInt(Number((3n * hold) / 1_000_000n) + 1) * 1_000_000n).toBeLessThan(4n * hold);
         const c = sdk(g, key.key);
@@ -316,9 +393,15 @@ for (const kind of await dbKinds()) {
         const u = await fastUser(g, { creditKrw: 100 });
         const k = await g.newKey(u, { monthly_budget_krw: 1 });
         g.gw.sim!.reset();
-        const rs = await Promise.all(Array.from({ length: 16 }, (_, i) => chat(g, k.key, { model: "gpt-4o-mini", messages: user(`b${i} [sim:latency=50]`), max_tokens: 20 })));
+        const rs = await Promise.all(
+          Array.from({ length: 16 }, (_, i) =>
+            chat(g, k.key, { model: "gpt-4o-mini", messages: user(`b${i} [sim:latency=50]`), max_tokens: 20 }),
+          ),
+        );
         expect(rs.filter((r) => r.status === 200)).toHaveLength(10);
-        expect(rs.filter((r) => r.status === 402).every((r) => errorCode(r.body) === "monthly_budget_exceeded")).toBe(true);
+        expect(rs.filter((r) => r.status === 402).every((r) => errorCode(r.body) === "monthly_budget_exceeded")).toBe(
+          true,
+        );
         expect(simChatCalls(g)).toEqual({ openai: 10 });
         expect(await money(g, u.id)).toEqual({ balance: 99_000_000n, held: 0n });
       });

@@ -37,14 +37,30 @@ for (const kind of await dbKinds()) {
         const g = gateway();
         const { user: u, key } = await tenant(g, 1000);
         // One paid call teaches the gateway the key's room: the next one overlaps its hold.
-        expect((await chat(g, key.key, { model: "gpt-4o-mini", messages: user("warm"), max_tokens: 20 })).status).toBe(200);
-        expect(g.gw.ledger.speculate({ id: crypto.randomUUID(), userId: u.id, keyId: key.id, amountMicro: 1_000_000n, tokens: 100, ttlSeconds: 60 })).toBe(true);
+        expect((await chat(g, key.key, { model: "gpt-4o-mini", messages: user("warm"), max_tokens: 20 })).status).toBe(
+          200,
+        );
+        expect(
+          g.gw.ledger.speculate({
+            id: crypto.randomUUID(),
+            userId: u.id,
+            keyId: key.id,
+            amountMicro: 1_000_000n,
+            tokens: 100,
+            ttlSeconds: 60,
+          }),
+        ).toBe(true);
         // The credits go elsewhere meanwhile (another instance, say): the estimate is now wrong.
         await g.gw.settlements.quiesce(u.id);
         await g.gw.deps.db.query("update users set balance_micro = 0 where id = $1", [u.id]);
         const calls = totalChatCalls(g);
         const t0 = performance.now();
-        const r = await chatFetch(g, key.key, { model: "gpt-4o-mini", messages: user("slow [sim:latency=3000]"), max_tokens: 20, stream });
+        const r = await chatFetch(g, key.key, {
+          model: "gpt-4o-mini",
+          messages: user("slow [sim:latency=3000]"),
+          max_tokens: 20,
+          stream,
+        });
         const ms = performance.now() - t0;
         expect(r.status).toBe(402);
         expect(r.headers.get("content-type")).toContain("application/json");
@@ -58,34 +74,44 @@ for (const kind of await dbKinds()) {
       });
     }
 
-    test.skipIf(kind !== "pg")("the upstream call leaves while the hold waits, and the answer waits for the hold", async () => {
-      const g = gateway();
-      const { user: u, key } = await tenant(g, 1000);
-      expect((await chat(g, key.key, { model: "gpt-4o-mini", messages: user("warm"), max_tokens: 20 })).status).toBe(200);
-      await g.gw.settlements.quiesce(u.id);
-      const before = await money(g, u.id);
-      // Another transaction holds the account's row for 600 ms: the next hold must wait for it.
-      const lock = g.gw.deps.db.query("with l as (select id from users where id = $1 for update) select pg_sleep(0.6) from l", [u.id]);
-      await Bun.sleep(50);
-      const calls = totalChatCalls(g);
-      let answered = false;
-      const t0 = performance.now();
-      const reply = chat(g, key.key, { model: "gpt-4o-mini", messages: user("overlap"), max_tokens: 20 }).then((r) => {
-        answered = true;
-        return r;
-      });
-      await Bun.sleep(250);
-      // The provider has the request already; the client has nothing yet.
-      expect(totalChatCalls(g)).toBe(calls + 1);
-      expect(answered).toBe(false);
-      await lock;
-      const r = await reply;
-      expect(r.status).toBe(200);
-      expect(performance.now() - t0).toBeGreaterThan(400);
-      const after = await money(g, u.id);
-      expect(after.held).toBe(0n);
-      expect(after.balance).toBeLessThan(before.balance);
-    });
+    test.skipIf(kind !== "pg")(
+      "the upstream call leaves while the hold waits, and the answer waits for the hold",
+      async () => {
+        const g = gateway();
+        const { user: u, key } = await tenant(g, 1000);
+        expect((await chat(g, key.key, { model: "gpt-4o-mini", messages: user("warm"), max_tokens: 20 })).status).toBe(
+          200,
+        );
+        await g.gw.settlements.quiesce(u.id);
+        const before = await money(g, u.id);
+        // Another transaction holds the account's row for 600 ms: the next hold must wait for it.
+        const lock = g.gw.deps.db.query(
+          "with l as (select id from users where id = $1 for update) select pg_sleep(0.6) from l",
+          [u.id],
+        );
+        await Bun.sleep(50);
+        const calls = totalChatCalls(g);
+        let answered = false;
+        const t0 = performance.now();
+        const reply = chat(g, key.key, { model: "gpt-4o-mini", messages: user("overlap"), max_tokens: 20 }).then(
+          (r) => {
+            answered = true;
+            return r;
+          },
+        );
+        await Bun.sleep(250);
+        // The provider has the request already; the client has nothing yet.
+        expect(totalChatCalls(g)).toBe(calls + 1);
+        expect(answered).toBe(false);
+        await lock;
+        const r = await reply;
+        expect(r.status).toBe(200);
+        expect(performance.now() - t0).toBeGreaterThan(400);
+        const after = await money(g, u.id);
+        expect(after.held).toBe(0n);
+        expect(after.balance).toBeLessThan(before.balance);
+      },
+    );
 
     test("one call after another near a limit: a call that fits once the previous ones settled is never refused", async () => {
       const g = gateway();
@@ -97,7 +123,8 @@ for (const kind of await dbKinds()) {
         const { user: u } = await tenant(g, 100);
         const k = await g.newKey(u, { monthly_token_limit: 100 });
         const statuses: number[] = [];
-        for (let i = 0; i < 6; i++) statuses.push((await chat(g, k.key, { model: "gpt-4o-mini", messages: user("q"), max_tokens: 20 })).status);
+        for (let i = 0; i < 6; i++)
+          statuses.push((await chat(g, k.key, { model: "gpt-4o-mini", messages: user("q"), max_tokens: 20 })).status);
         expect(statuses).toEqual([200, 200, 200, 200, 402, 402]);
       }
     });

@@ -9,7 +9,17 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { dbKinds, type TestGateway } from "../harness";
-import { chargeOf, chat, chatFetch, money, parseSse, proxiedGateway, tenant, totalChatCalls, type RecordingProxy } from "../chat/helpers";
+import {
+  chargeOf,
+  chat,
+  chatFetch,
+  money,
+  parseSse,
+  proxiedGateway,
+  tenant,
+  totalChatCalls,
+  type RecordingProxy,
+} from "../chat/helpers";
 
 setDefaultTimeout(30_000);
 
@@ -42,7 +52,11 @@ for (const kind of await dbKinds()) {
     test("service_tier priority is forwarded and charged at the priority prices (JSON and stream)", async () => {
       const { key } = await tenant(g, 500);
       proxy.clear();
-      const r = await chat(g, key.key, { model: "gpt-4o", service_tier: "priority", messages: [{ role: "user", content: "fast please [sim:tokens=300]" }] });
+      const r = await chat(g, key.key, {
+        model: "gpt-4o",
+        service_tier: "priority",
+        messages: [{ role: "user", content: "fast please [sim:tokens=300]" }],
+      });
       expect(r.status).toBe(200);
       expect(proxy.chatBodies()[0].service_tier).toBe("priority");
       const u = r.body.usage;
@@ -57,7 +71,12 @@ for (const kind of await dbKinds()) {
       ]);
       expect(expected).toBeGreaterThan(standard);
 
-      const res = await chatFetch(g, key.key, { model: "gpt-4o", stream: true, service_tier: "priority", messages: [{ role: "user", content: "stream fast [sim:tokens=300]" }] });
+      const res = await chatFetch(g, key.key, {
+        model: "gpt-4o",
+        stream: true,
+        service_tier: "priority",
+        messages: [{ role: "user", content: "stream fast [sim:tokens=300]" }],
+      });
       const events = parseSse(await res.text());
       const final = events.filter((e) => e.json?.cost).at(-1)!.json;
       const expectedStream = micro([
@@ -85,13 +104,21 @@ for (const kind of await dbKinds()) {
       const before = await money(g, u.id);
       g.gw.sim!.reset();
       for (const tier of ["flex", "scale", "background", "turbo"]) {
-        const r = await chat(g, key.key, { model: "gpt-4o-mini", service_tier: tier, messages: [{ role: "user", content: "tier" }] });
+        const r = await chat(g, key.key, {
+          model: "gpt-4o-mini",
+          service_tier: tier,
+          messages: [{ role: "user", content: "tier" }],
+        });
         expect([tier, r.status, r.body.detail?.error]).toEqual([tier, 400, "unsupported_parameter"]);
       }
       expect(totalChatCalls(g)).toBe(0);
       expect(await money(g, u.id)).toEqual(before);
       proxy.clear();
-      const auto = await chat(g, key.key, { model: "gpt-4o", service_tier: "auto", messages: [{ role: "user", content: "auto [sim:tokens=50]" }] });
+      const auto = await chat(g, key.key, {
+        model: "gpt-4o",
+        service_tier: "auto",
+        messages: [{ role: "user", content: "auto [sim:tokens=50]" }],
+      });
       expect(auto.status).toBe(200);
       expect(proxy.chatBodies()[0].service_tier).toBe("default");
       const au = auto.body.usage;
@@ -103,7 +130,11 @@ for (const kind of await dbKinds()) {
       );
       // A provider that takes no service_tier never gets it, and is billed at its one price.
       proxy.clear();
-      const claude = await chat(g, key.key, { model: "claude-haiku-4-5", service_tier: "priority", messages: [{ role: "user", content: "no tiers here" }] });
+      const claude = await chat(g, key.key, {
+        model: "claude-haiku-4-5",
+        service_tier: "priority",
+        messages: [{ role: "user", content: "no tiers here" }],
+      });
       expect(claude.status).toBe(200);
       expect(proxy.chatBodies()[0].service_tier).toBeUndefined();
     });
@@ -135,11 +166,16 @@ for (const kind of await dbKinds()) {
         model: "claude-haiku-4-5",
         stream: true,
         messages: [
-          { role: "system", content: [{ type: "text", text: LONG + " Streamed.", cache_control: { type: "ephemeral", ttl: "1h" } }] },
+          {
+            role: "system",
+            content: [{ type: "text", text: LONG + " Streamed.", cache_control: { type: "ephemeral", ttl: "1h" } }],
+          },
           { role: "user", content: "an hour, streamed" },
         ],
       });
-      const su = parseSse(await res.text()).filter((e) => e.json?.cost).at(-1)!.json.usage;
+      const su = parseSse(await res.text())
+        .filter((e) => e.json?.cost)
+        .at(-1)!.json.usage;
       expect(su.cache_creation_input_tokens).toBeGreaterThan(1000);
       expect(await chargeOf(g, res.headers.get("x-request-id")!)).toBe(
         micro([
@@ -152,7 +188,10 @@ for (const kind of await dbKinds()) {
       const five = await chat(g, key.key, {
         model: "claude-haiku-4-5",
         messages: [
-          { role: "system", content: [{ type: "text", text: LONG + " Five minutes.", cache_control: { type: "ephemeral", ttl: "5m" } }] },
+          {
+            role: "system",
+            content: [{ type: "text", text: LONG + " Five minutes.", cache_control: { type: "ephemeral", ttl: "5m" } }],
+          },
           { role: "user", content: "five minutes please" },
         ],
       });
@@ -172,7 +211,10 @@ for (const kind of await dbKinds()) {
       const r = await chat(g, key.key, {
         model: "claude-haiku-4-5",
         messages: [
-          { role: "system", content: [{ type: "text", text: "sys", cache_control: { type: "ephemeral", ttl: "24h" } }] },
+          {
+            role: "system",
+            content: [{ type: "text", text: "sys", cache_control: { type: "ephemeral", ttl: "24h" } }],
+          },
           { role: "user", content: "a day please" },
         ],
       });

@@ -11,7 +11,13 @@ import type { TokenPricing } from "../../src/core/catalog/types";
 
 const FX = 1_400_000n; // 1400 KRW/USD in milli-won
 const P: TokenPricing = { input: 3_000_000, output: 15_000_000, cachedInput: 300_000, cacheWrite: 3_750_000 };
-const usage = (promptTokens: number, completionTokens: number, cachedTokens = 0, cacheWriteTokens = 0) => ({ promptTokens, completionTokens, cachedTokens, cacheWriteTokens, reasoningTokens: 0 });
+const usage = (promptTokens: number, completionTokens: number, cachedTokens = 0, cacheWriteTokens = 0) => ({
+  promptTokens,
+  completionTokens,
+  cachedTokens,
+  cacheWriteTokens,
+  reasoningTokens: 0,
+});
 
 /** Σ tokens × price × fx / 1e9, rounded up once. */
 const expected = (parts: [number, number][]) => {
@@ -21,17 +27,45 @@ const expected = (parts: [number, number][]) => {
 
 describe("the three caching cases", () => {
   test("explicit: cache reads at the read price, writes at the write price, the rest at input", () => {
-    expect(usageCostMicro(P, "explicit", usage(1000, 100, 600, 300), FX)).toBe(expected([[100, 3_000_000], [600, 300_000], [300, 3_750_000], [100, 15_000_000]]));
+    expect(usageCostMicro(P, "explicit", usage(1000, 100, 600, 300), FX)).toBe(
+      expected([
+        [100, 3_000_000],
+        [600, 300_000],
+        [300, 3_750_000],
+        [100, 15_000_000],
+      ]),
+    );
   });
 
   test("automatic: cached input at the discounted price; writes are not a thing (input price)", () => {
-    expect(usageCostMicro(P, "automatic", usage(1000, 100, 600, 0), FX)).toBe(expected([[400, 3_000_000], [600, 300_000], [100, 15_000_000]]));
-    expect(usageCostMicro(P, "automatic", usage(1000, 100, 0, 300), FX)).toBe(expected([[1000, 3_000_000], [100, 15_000_000]]));
+    expect(usageCostMicro(P, "automatic", usage(1000, 100, 600, 0), FX)).toBe(
+      expected([
+        [400, 3_000_000],
+        [600, 300_000],
+        [100, 15_000_000],
+      ]),
+    );
+    expect(usageCostMicro(P, "automatic", usage(1000, 100, 0, 300), FX)).toBe(
+      expected([
+        [1000, 3_000_000],
+        [100, 15_000_000],
+      ]),
+    );
   });
 
   test("reported: cached tokens are billed at the input price, even with a cheaper cached price listed", () => {
-    expect(usageCostMicro(P, "reported", usage(1000, 100, 600, 0), FX)).toBe(expected([[1000, 3_000_000], [100, 15_000_000]]));
-    expect(usageCostMicro(P, "none", usage(1000, 100, 600, 0), FX)).toBe(expected([[1000, 3_000_000], [100, 15_000_000]]));
+    expect(usageCostMicro(P, "reported", usage(1000, 100, 600, 0), FX)).toBe(
+      expected([
+        [1000, 3_000_000],
+        [100, 15_000_000],
+      ]),
+    );
+    expect(usageCostMicro(P, "none", usage(1000, 100, 600, 0), FX)).toBe(
+      expected([
+        [1000, 3_000_000],
+        [100, 15_000_000],
+      ]),
+    );
   });
 
   test("a missing cached or write price bills those tokens at input", () => {
@@ -42,9 +76,22 @@ describe("the three caching cases", () => {
   test("explicit: one-hour writes at the one-hour price, five-minute writes at the write price", () => {
     const long: TokenPricing = { ...P, cacheWrite1h: 6_000_000 };
     const u = { ...usage(1000, 100, 0, 500), cacheWrite1hTokens: 200 };
-    expect(usageCostMicro(long, "explicit", u, FX)).toBe(expected([[500, 3_000_000], [300, 3_750_000], [200, 6_000_000], [100, 15_000_000]]));
+    expect(usageCostMicro(long, "explicit", u, FX)).toBe(
+      expected([
+        [500, 3_000_000],
+        [300, 3_750_000],
+        [200, 6_000_000],
+        [100, 15_000_000],
+      ]),
+    );
     // More one-hour writes reported than writes: capped at the writes.
-    expect(usageCostMicro(long, "explicit", { ...u, cacheWrite1hTokens: 900 }, FX)).toBe(expected([[500, 3_000_000], [500, 6_000_000], [100, 15_000_000]]));
+    expect(usageCostMicro(long, "explicit", { ...u, cacheWrite1hTokens: 900 }, FX)).toBe(
+      expected([
+        [500, 3_000_000],
+        [500, 6_000_000],
+        [100, 15_000_000],
+      ]),
+    );
   });
 
   test("reported counts larger than the prompt never bill negative plain input", () => {
@@ -61,7 +108,9 @@ describe("rounding and minimum", () => {
     // 1 cached token at 0.075 → 105 µ₩ exactly.
     expect(usageCostMicro(mini, "automatic", usage(1, 0, 1), FX)).toBe(105n);
     // A fraction of a micro-won rounds up: 1 token at 1 µ$/Mtok = 0.0014 µ₩ → 1.
-    expect(usageCostMicro({ input: 1, output: 1, cachedInput: null, cacheWrite: null }, "none", usage(1, 0), FX)).toBe(1n);
+    expect(usageCostMicro({ input: 1, output: 1, cachedInput: null, cacheWrite: null }, "none", usage(1, 0), FX)).toBe(
+      1n,
+    );
     expect(usageCostMicro(P, "none", usage(0, 0), FX)).toBe(0n);
   });
 
@@ -75,10 +124,25 @@ describe("rounding and minimum", () => {
 describe("the hold", () => {
   test("the dearest candidate's input (or cache write) plus max_tokens of output", () => {
     const cheap: TokenPricing = { input: 150_000, output: 600_000, cachedInput: 75_000, cacheWrite: null };
-    expect(holdAmountMicro([cheap, P], 1000, 4096, FX)).toBe(expected([[1000, 3_750_000], [4096, 15_000_000]]));
-    expect(holdAmountMicro([cheap], 1000, 4096, FX)).toBe(expected([[1000, 150_000], [4096, 600_000]]));
+    expect(holdAmountMicro([cheap, P], 1000, 4096, FX)).toBe(
+      expected([
+        [1000, 3_750_000],
+        [4096, 15_000_000],
+      ]),
+    );
+    expect(holdAmountMicro([cheap], 1000, 4096, FX)).toBe(
+      expected([
+        [1000, 150_000],
+        [4096, 600_000],
+      ]),
+    );
     // A candidate priced for one-hour cache writes holds its input at that price.
-    expect(holdAmountMicro([{ ...P, cacheWrite1h: 6_000_000 }], 1000, 4096, FX)).toBe(expected([[1000, 6_000_000], [4096, 15_000_000]]));
+    expect(holdAmountMicro([{ ...P, cacheWrite1h: 6_000_000 }], 1000, 4096, FX)).toBe(
+      expected([
+        [1000, 6_000_000],
+        [4096, 15_000_000],
+      ]),
+    );
   });
 
   test("never below the minimum charge, and it always covers the cost of any usage within it", () => {

@@ -88,9 +88,22 @@ for (const kind of await dbKinds()) {
       expect((await chat(g, key.key, cheap("first"), { "x-request-id": rid })).status).toBe(200);
       const before = await books(g, u.id);
       const { result, calls } = await upstreamCallsOf(g, async () => {
-        const stream = await chatFetch(g, key.key, { ...cheap("again"), stream: true }, { headers: { "x-request-id": rid } });
-        const responses = await g.call("POST", "/v1/responses", { token: key.key, body: { model: "gpt-4o-mini", input: "again" }, headers: { "x-request-id": rid } });
-        const responsesStream = await g.call("POST", "/v1/responses", { token: key.key, body: { model: "gpt-4o-mini", input: "again", stream: true }, headers: { "x-request-id": rid } });
+        const stream = await chatFetch(
+          g,
+          key.key,
+          { ...cheap("again"), stream: true },
+          { headers: { "x-request-id": rid } },
+        );
+        const responses = await g.call("POST", "/v1/responses", {
+          token: key.key,
+          body: { model: "gpt-4o-mini", input: "again" },
+          headers: { "x-request-id": rid },
+        });
+        const responsesStream = await g.call("POST", "/v1/responses", {
+          token: key.key,
+          body: { model: "gpt-4o-mini", input: "again", stream: true },
+          headers: { "x-request-id": rid },
+        });
         return [{ status: stream.status, body: await stream.json() }, responses, responsesStream];
       });
       expect(result.map((r) => [r.status, errorCode(r.body)])).toEqual(Array(3).fill([409, "request_id_reused"]));
@@ -108,7 +121,10 @@ for (const kind of await dbKinds()) {
         expect((await chat(g, k.key, body, { "x-request-id": miss })).status).toBe(200);
         // Stored behind the answer: wait for the entry, so the next identical call is a hit.
         for (let i = 0; i < 100; i++) {
-          const [r] = await g.gw.deps.db.query<{ n: number }>("select count(*)::int as n from response_cache where key_id = $1", [k.id]);
+          const [r] = await g.gw.deps.db.query<{ n: number }>(
+            "select count(*)::int as n from response_cache where key_id = $1",
+            [k.id],
+          );
           if (r!.n) break;
           await Bun.sleep(20);
         }
@@ -149,8 +165,17 @@ for (const kind of await dbKinds()) {
       const again = await chat(g, b.key.key, cheap("tenant b again"), { "x-request-id": rid });
       expect([again.status, errorCode(again.body)]).toEqual([409, "request_id_reused"]);
       // The feedback endpoint finds the call by the id its client gave it.
-      expect((await g.call("POST", `/v1/responses/${rid}/feedback`, { token: b.user.jwt, body: { rating: "up" } })).status).toBe(201);
-      expect((await g.call("POST", `/v1/responses/resp_${rid.replace(/-/g, "")}/feedback`, { token: a.user.jwt, body: { rating: "down" } })).status).toBe(201);
+      expect(
+        (await g.call("POST", `/v1/responses/${rid}/feedback`, { token: b.user.jwt, body: { rating: "up" } })).status,
+      ).toBe(201);
+      expect(
+        (
+          await g.call("POST", `/v1/responses/resp_${rid.replace(/-/g, "")}/feedback`, {
+            token: a.user.jwt,
+            body: { rating: "down" },
+          })
+        ).status,
+      ).toBe(201);
       expect(ra.body.id).toBe(`chatcmpl-${rid.replace(/-/g, "")}`);
     });
   });
@@ -169,7 +194,10 @@ if (await postgresAvailable()) {
         }),
       );
       await g.gw.settlements.quiesce(userId);
-      const [open] = await g.gw.deps.db.query<{ n: number }>("select count(*)::int as n from holds where lease and status = 'open' and user_id = $1", [userId]);
+      const [open] = await g.gw.deps.db.query<{ n: number }>(
+        "select count(*)::int as n from holds where lease and status = 'open' and user_id = $1",
+        [userId],
+      );
       expect(open!.n).toBeGreaterThan(0);
     }
 

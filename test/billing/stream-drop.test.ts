@@ -24,34 +24,87 @@ const tool = {
   function: {
     name: "lookup_weather",
     description: "Looks up the current weather of a city and returns temperature, humidity and a short forecast.",
-    parameters: { type: "object", properties: { city: { type: "string", description: "City name" }, unit: { type: "string", enum: ["c", "f"] } }, required: ["city"] },
+    parameters: {
+      type: "object",
+      properties: { city: { type: "string", description: "City name" }, unit: { type: "string", enum: ["c", "f"] } },
+      required: ["city"],
+    },
   },
 };
-const image = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
-const forecast = JSON.stringify({ city: "Seoul", temp_c: 21, humidity: 0.4, forecast: "Clear skies in the morning, light clouds in the afternoon, a mild breeze from the west. ".repeat(4) });
+const image =
+  "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+const forecast = JSON.stringify({
+  city: "Seoul",
+  temp_c: 21,
+  humidity: 0.4,
+  forecast: "Clear skies in the morning, light clouds in the afternoon, a mild breeze from the west. ".repeat(4),
+});
 
 /** Chat messages: a system prompt, an image, a tool call and its result, then the question. */
 function chatMessages(directives: string) {
   return [
-    { role: "system", content: "You are a careful travel assistant. Answer briefly and cite the tool results you used. ".repeat(3) },
-    { role: "user", content: [{ type: "text", text: "Where was this photo taken, and what is the weather there?" }, { type: "image_url", image_url: { url: image } }] },
-    { role: "assistant", content: null, tool_calls: [{ id: "call_weather_1", type: "function", function: { name: "lookup_weather", arguments: JSON.stringify({ city: "Seoul", unit: "c" }) } }] },
+    {
+      role: "system",
+      content: "You are a careful travel assistant. Answer briefly and cite the tool results you used. ".repeat(3),
+    },
+    {
+      role: "user",
+      content: [
+        { type: "text", text: "Where was this photo taken, and what is the weather there?" },
+        { type: "image_url", image_url: { url: image } },
+      ],
+    },
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [
+        {
+          id: "call_weather_1",
+          type: "function",
+          function: { name: "lookup_weather", arguments: JSON.stringify({ city: "Seoul", unit: "c" }) },
+        },
+      ],
+    },
     { role: "tool", tool_call_id: "call_weather_1", content: forecast },
     { role: "user", content: `Now answer in one paragraph. ${directives}` },
   ];
 }
 
-const chatBody = (model: string, directives: string, stream: boolean) => ({ model, stream, messages: chatMessages(directives), tools: [tool], reasoning_effort: "high" });
+const chatBody = (model: string, directives: string, stream: boolean) => ({
+  model,
+  stream,
+  messages: chatMessages(directives),
+  tools: [tool],
+  reasoning_effort: "high",
+});
 
 const responsesBody = (model: string, directives: string, stream: boolean) => ({
   model,
   stream,
   instructions: "You are a careful travel assistant. Answer briefly and cite the tool results you used. ".repeat(3),
-  tools: [{ type: "function", name: tool.function.name, description: tool.function.description, parameters: tool.function.parameters }],
+  tools: [
+    {
+      type: "function",
+      name: tool.function.name,
+      description: tool.function.description,
+      parameters: tool.function.parameters,
+    },
+  ],
   reasoning: { effort: "high" },
   input: [
-    { role: "user", content: [{ type: "input_text", text: "Where was this photo taken, and what is the weather there?" }, { type: "input_image", image_url: image }] },
-    { type: "function_call", call_id: "call_weather_1", name: "lookup_weather", arguments: JSON.stringify({ city: "Seoul", unit: "c" }) },
+    {
+      role: "user",
+      content: [
+        { type: "input_text", text: "Where was this photo taken, and what is the weather there?" },
+        { type: "input_image", image_url: image },
+      ],
+    },
+    {
+      type: "function_call",
+      call_id: "call_weather_1",
+      name: "lookup_weather",
+      arguments: JSON.stringify({ city: "Seoul", unit: "c" }),
+    },
     { type: "function_call_output", call_id: "call_weather_1", output: forecast },
     { role: "user", content: `Now answer in one paragraph. ${directives}` },
   ],
@@ -59,12 +112,24 @@ const responsesBody = (model: string, directives: string, stream: boolean) => ({
 
 type Surface = "chat" | "responses";
 const path = (s: Surface) => (s === "chat" ? "/v1/chat/completions" : "/v1/responses");
-const bodyFor = (s: Surface, model: string, directives: string, stream: boolean) => (s === "chat" ? chatBody(model, directives, stream) : responsesBody(model, directives, stream));
+const bodyFor = (s: Surface, model: string, directives: string, stream: boolean) =>
+  s === "chat" ? chatBody(model, directives, stream) : responsesBody(model, directives, stream);
 
 /** Opens a stream, reads until `until(text so far)` holds, hangs up; returns the request id and what was read. */
-async function hangUp(g: TestGateway, key: string, s: Surface, body: unknown, until: (text: string) => boolean): Promise<{ rid: string; text: string }> {
+async function hangUp(
+  g: TestGateway,
+  key: string,
+  s: Surface,
+  body: unknown,
+  until: (text: string) => boolean,
+): Promise<{ rid: string; text: string }> {
   const ac = new AbortController();
-  const res = await fetch(g.url + path(s), { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body), signal: ac.signal });
+  const res = await fetch(g.url + path(s), {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+    signal: ac.signal,
+  });
   expect(res.status).toBe(200);
   const rid = res.headers.get("x-request-id")!;
   const reader = res.body!.getReader();
@@ -99,9 +164,15 @@ async function booked(g: TestGateway, userId: string, rid: string): Promise<Book
     await Bun.sleep(50);
   }
   expect((await money(g, userId)).held).toBe(0n);
-  const charges = await db.query<{ a: string }>("select (-amount_micro)::text as a from ledger_entries where request_id = $1 and kind = 'charge'", [rid]);
+  const charges = await db.query<{ a: string }>(
+    "select (-amount_micro)::text as a from ledger_entries where request_id = $1 and kind = 'charge'",
+    [rid],
+  );
   expect(charges).toHaveLength(1);
-  const [h] = await db.query<{ status: string; charged: string; amount: string }>("select status, charged_micro::text as charged, amount_micro::text as amount from holds where id = $1", [rid]);
+  const [h] = await db.query<{ status: string; charged: string; amount: string }>(
+    "select status, charged_micro::text as charged, amount_micro::text as amount from holds where id = $1",
+    [rid],
+  );
   expect(h!.status).toBe("settled");
   expect(h!.charged).toBe(charges[0]!.a);
   const [e] = await db.query<{ status: number; p: number; c: number; cost: string }>(
@@ -110,11 +181,22 @@ async function booked(g: TestGateway, userId: string, rid: string): Promise<Book
   );
   expect(e!.cost).toBe(charges[0]!.a);
   expect((await checkBooks(db, [userId])).violations).toEqual([]);
-  return { charge: BigInt(charges[0]!.a), hold: BigInt(h!.amount), status: Number(e!.status), prompt: Number(e!.p), completion: Number(e!.c) };
+  return {
+    charge: BigInt(charges[0]!.a),
+    hold: BigInt(h!.amount),
+    status: Number(e!.status),
+    prompt: Number(e!.p),
+    completion: Number(e!.c),
+  };
 }
 
 /** The same request answered in full, as JSON (the simulator's usage is deterministic). */
-async function reference(g: TestGateway, s: Surface, model: string, directives: string): Promise<{ prompt: number; completion: number; charge: bigint }> {
+async function reference(
+  g: TestGateway,
+  s: Surface,
+  model: string,
+  directives: string,
+): Promise<{ prompt: number; completion: number; charge: bigint }> {
   const { user: u, key } = await tenant(g, 1000);
   const r = await g.call("POST", path(s), { token: key.key, body: bodyFor(s, model, directives, false) });
   expect(r.status).toBe(200);
@@ -123,8 +205,10 @@ async function reference(g: TestGateway, s: Surface, model: string, directives: 
 }
 
 const sawFinish = (t: string) => t.includes('"finish_reason":"stop"');
-const sawContent = (s: Surface) => (t: string) => (s === "chat" ? /"content":"[^"]/.test(t) : t.includes("response.output_text.delta"));
-const sawStart = (s: Surface) => (t: string) => (s === "chat" ? t.includes('"role":"assistant"') : t.includes("response.in_progress"));
+const sawContent = (s: Surface) => (t: string) =>
+  s === "chat" ? /"content":"[^"]/.test(t) : t.includes("response.output_text.delta");
+const sawStart = (s: Surface) => (t: string) =>
+  s === "chat" ? t.includes('"role":"assistant"') : t.includes("response.in_progress");
 
 for (const kind of await dbKinds()) {
   describe(`a client that hangs up on a stream (${kind})`, () => {
@@ -178,7 +262,13 @@ for (const kind of await dbKinds()) {
         const directives = "[sim:tokens=200] [sim:chunk_ms=700]";
         const ref = await reference(g, s, model, directives);
         const { user: u, key } = await tenant(g, 1000);
-        const { rid } = await hangUp(g, key.key, s, bodyFor(s, model, directives, true), when === "mid-content" ? sawContent(s) : sawStart(s));
+        const { rid } = await hangUp(
+          g,
+          key.key,
+          s,
+          bodyFor(s, model, directives, true),
+          when === "mid-content" ? sawContent(s) : sawStart(s),
+        );
         const t0 = performance.now();
         const b = await booked(g, u.id, rid);
         expect(performance.now() - t0).toBeLessThan(DRAIN_MS + 3000);

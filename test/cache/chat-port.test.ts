@@ -33,16 +33,30 @@ function memoryStore(): ResponseCacheStore {
 }
 
 describe("chatCachePort", () => {
-  const req: Omit<ChatRequest, "model"> = { messages: [{ role: "user", content: "What is two plus two?" }], max_tokens: 50, temperature: 0 };
+  const req: Omit<ChatRequest, "model"> = {
+    messages: [{ role: "user", content: "What is two plus two?" }],
+    max_tokens: 50,
+    temperature: 0,
+  };
 
   test("stores a ChatResult under the requested model and gives it back", async () => {
-    const port = chatCachePort(new ResponseCache(memoryStore(), { ttlSeconds: 60, threshold: 0.95, embed: fakeEmbed() }));
+    const port = chatCachePort(
+      new ResponseCache(memoryStore(), { ttlSeconds: 60, threshold: 0.95, embed: fakeEmbed() }),
+    );
     const key = crypto.randomUUID();
     expect(await port.lookup(key, "semantic", "openai/gpt-4o-mini", req)).toBeNull();
     const usage = { promptTokens: 5, completionTokens: 1, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
-    await port.store(key, "semantic", "openai/gpt-4o-mini", req, { result: { id: "up-1", content: "4", finishReason: "stop", usage }, model: "gpt-4o-mini", provider: "openai" });
+    await port.store(key, "semantic", "openai/gpt-4o-mini", req, {
+      result: { id: "up-1", content: "4", finishReason: "stop", usage },
+      model: "gpt-4o-mini",
+      provider: "openai",
+    });
     const hit = await port.lookup(key, "semantic", "openai/gpt-4o-mini", { ...req, stream: true } as never);
-    expect(hit).toEqual({ result: { content: "4", finishReason: "stop", usage }, model: "gpt-4o-mini", provider: "openai" });
+    expect(hit).toEqual({
+      result: { content: "4", finishReason: "stop", usage },
+      model: "gpt-4o-mini",
+      provider: "openai",
+    });
     expect(await port.lookup(key, "semantic", "anthropic/claude-sonnet-4-5", req)).toBeNull();
   });
 });

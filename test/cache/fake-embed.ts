@@ -9,7 +9,14 @@ export function fakeEmbed(dims = 256): (text: string) => Promise<number[]> {
 
 export function trigramVector(text: string, dims = 256): number[] {
   const v = new Array<number>(dims).fill(0);
-  const t = " " + text.toLowerCase().replace(/[^\p{L}\p{N}\s]/gu, "").replace(/\s+/g, " ").trim() + " ";
+  const t =
+    " " +
+    text
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s]/gu, "")
+      .replace(/\s+/g, " ")
+      .trim() +
+    " ";
   for (let i = 0; i + 3 <= t.length; i++) {
     let h = 0x811c9dc5;
     for (let j = i; j < i + 3; j++) h = Math.imul(h ^ t.charCodeAt(j), 0x01000193) >>> 0;

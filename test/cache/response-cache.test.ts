@@ -52,7 +52,8 @@ for (const kind of await dbKinds()) {
     let db: Database;
     let drop = async () => {};
     let repo: ResponseCacheRepo;
-    const cache = (opts: Partial<ResponseCacheOptions> = {}) => new ResponseCache(repo, { ttlSeconds: 3600, threshold: 0.95, embed: fakeEmbed(), ...opts });
+    const cache = (opts: Partial<ResponseCacheOptions> = {}) =>
+      new ResponseCache(repo, { ttlSeconds: 3600, threshold: 0.95, embed: fakeEmbed(), ...opts });
 
     beforeAll(async () => {
       if (kind === "pg") {
@@ -85,7 +86,9 @@ for (const kind of await dbKinds()) {
       expect(hit!.storedAt).toBeInstanceOf(Date);
       expect(hit!.toolCalls).toBeUndefined();
       await c.lookup(key, "exact", req(QUESTION));
-      const [row] = await db.query<{ hit_count: unknown }>("select hit_count from response_cache where key_id = $1", [key]);
+      const [row] = await db.query<{ hit_count: unknown }>("select hit_count from response_cache where key_id = $1", [
+        key,
+      ]);
       expect(Number(row!.hit_count)).toBe(2);
     });
 
@@ -114,7 +117,9 @@ for (const kind of await dbKinds()) {
       const key = newKey();
       await c.store(key, "exact", req(QUESTION, { stream: true, trace_id: "trace-1" }), answer("streamed"));
       expect((await c.lookup(key, "exact", req(QUESTION)))?.content).toBe("streamed");
-      expect((await c.lookup(key, "exact", req(QUESTION, { stream: false, trace_id: "trace-2" })))?.content).toBe("streamed");
+      expect((await c.lookup(key, "exact", req(QUESTION, { stream: false, trace_id: "trace-2" })))?.content).toBe(
+        "streamed",
+      );
       expect(await c.lookup(key, "exact", req(QUESTION, { temperature: 0.7 }))).toBeNull();
       expect(await c.lookup(key, "exact", req(QUESTION, { max_tokens: 201 }))).toBeNull();
       expect(await c.lookup(key, "exact", req(QUESTION, { model: "anthropic/claude-sonnet-4-5" }))).toBeNull();
@@ -192,7 +197,9 @@ for (const kind of await dbKinds()) {
         });
       await c.store(key, "semantic", multi(QUESTION), answer("multi"));
       expect(embed.calls).toBe(0);
-      const [row] = await db.query<{ embedding: unknown }>("select embedding from response_cache where key_id = $1", [key]);
+      const [row] = await db.query<{ embedding: unknown }>("select embedding from response_cache where key_id = $1", [
+        key,
+      ]);
       expect(row!.embedding).toBeNull();
       expect(await c.lookup(key, "semantic", multi(PARAPHRASE))).toBeNull();
       expect(await c.lookup(key, "semantic", req(QUESTION))).toBeNull();
@@ -215,7 +222,11 @@ for (const kind of await dbKinds()) {
     test("an embedding failure or timeout is a miss; exact hits still work", async () => {
       const key = newKey();
       await cache().store(key, "semantic", req(QUESTION), answer("stored"));
-      const failing = cache({ embed: async () => { throw new Error("embedding upstream down"); } });
+      const failing = cache({
+        embed: async () => {
+          throw new Error("embedding upstream down");
+        },
+      });
       expect(await failing.lookup(key, "semantic", req(PARAPHRASE))).toBeNull();
       expect((await failing.lookup(key, "semantic", req(QUESTION)))?.content).toBe("stored");
       const hanging = cache({ embed: () => new Promise<number[]>(() => {}), embedTimeoutMs: 50 });
@@ -240,8 +251,15 @@ for (const kind of await dbKinds()) {
     test("tool calls round-trip", async () => {
       const c = cache();
       const key = newKey();
-      const toolCalls = [{ id: "call_1", type: "function" as const, function: { name: "get_weather", arguments: '{"city":"Seoul"}' } }];
-      await c.store(key, "exact", req(QUESTION), { ...answer(null as never), content: null, toolCalls, finishReason: "tool_calls" });
+      const toolCalls = [
+        { id: "call_1", type: "function" as const, function: { name: "get_weather", arguments: '{"city":"Seoul"}' } },
+      ];
+      await c.store(key, "exact", req(QUESTION), {
+        ...answer(null as never),
+        content: null,
+        toolCalls,
+        finishReason: "tool_calls",
+      });
       const hit = await c.lookup(key, "exact", req(QUESTION));
       expect(hit?.content).toBeNull();
       expect(hit?.toolCalls).toEqual(toolCalls);
@@ -252,16 +270,31 @@ for (const kind of await dbKinds()) {
 
 describe("response cache failures never fail the request", () => {
   const broken: ResponseCacheStore = {
-    takeExact: async () => { throw new Error("connection refused"); },
-    recentEmbeddings: async () => { throw new Error("connection refused"); },
-    takeById: async () => { throw new Error("connection refused"); },
-    put: async () => { throw new Error("connection refused"); },
-    purgeExpired: async () => { throw new Error("connection refused"); },
+    takeExact: async () => {
+      throw new Error("connection refused");
+    },
+    recentEmbeddings: async () => {
+      throw new Error("connection refused");
+    },
+    takeById: async () => {
+      throw new Error("connection refused");
+    },
+    put: async () => {
+      throw new Error("connection refused");
+    },
+    purgeExpired: async () => {
+      throw new Error("connection refused");
+    },
   };
 
   test("lookup returns null and store resolves when the store throws", async () => {
     const outcomes: string[] = [];
-    const c = new ResponseCache(broken, { ttlSeconds: 60, threshold: 0.95, embed: fakeEmbed(), onOutcome: (o) => outcomes.push(o) });
+    const c = new ResponseCache(broken, {
+      ttlSeconds: 60,
+      threshold: 0.95,
+      embed: fakeEmbed(),
+      onOutcome: (o) => outcomes.push(o),
+    });
     expect(await c.lookup(newKey(), "exact", req(QUESTION))).toBeNull();
     expect(await c.lookup(newKey(), "semantic", req(QUESTION))).toBeNull();
     await c.store(newKey(), "semantic", req(QUESTION), answer("x"));

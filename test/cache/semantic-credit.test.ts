@@ -13,7 +13,8 @@ setDefaultTimeout(30_000);
 /** Calls the simulator's embeddings endpoint received since the last reset. */
 function embeddingCalls(g: TestGateway): number {
   let n = 0;
-  for (const routes of Object.values(g.gw.sim!.stats().calls)) for (const [route, c] of Object.entries(routes)) if (route.includes("/embeddings")) n += c;
+  for (const routes of Object.values(g.gw.sim!.stats().calls))
+    for (const [route, c] of Object.entries(routes)) if (route.includes("/embeddings")) n += c;
   return n;
 }
 
@@ -33,13 +34,23 @@ for (const kind of await dbKinds()) {
       const k = await g.newKey(u, { response_cache_mode: "semantic" });
       g.gw.sim!.reset();
       // Texts of their own: the cache remembers recent embeddings for a minute.
-      const json = await chat(g, k.key, { model: "gpt-4o-mini", messages: user("Which is the tallest mountain in Japan, and how high is it?") });
+      const json = await chat(g, k.key, {
+        model: "gpt-4o-mini",
+        messages: user("Which is the tallest mountain in Japan, and how high is it?"),
+      });
       expect(json.status).toBe(402);
       expect(json.body.detail.error).toBe("insufficient_credits");
-      const stream = await chatFetch(g, k.key, { model: "gpt-4o-mini", messages: user("Which is the highest mountain in Japan, and how tall is it?"), stream: true });
+      const stream = await chatFetch(g, k.key, {
+        model: "gpt-4o-mini",
+        messages: user("Which is the highest mountain in Japan, and how tall is it?"),
+        stream: true,
+      });
       expect(stream.status).toBe(402);
       await stream.text();
-      const responses = await g.call("POST", "/v1/responses", { token: k.key, body: { model: "gpt-4o-mini", input: "Name the longest river of Korea." } });
+      const responses = await g.call("POST", "/v1/responses", {
+        token: k.key,
+        body: { model: "gpt-4o-mini", input: "Name the longest river of Korea." },
+      });
       expect(responses.status).toBe(402);
       expect(embeddingCalls(g)).toBe(0);
       expect(g.gw.sim!.stats().total).toBe(0);
@@ -57,19 +68,42 @@ for (const kind of await dbKinds()) {
 
     test("a BYOK key (which holds nothing) matches exactly only: no embedding at the gateway's cost", async () => {
       const u = await fastUser(g);
-      const byok = await g.admin("POST", `/v1/admin/users/${u.id}/byok-keys`, { provider: "openai", provider_api_key: "sk-users-own" });
+      const byok = await g.admin("POST", `/v1/admin/users/${u.id}/byok-keys`, {
+        provider: "openai",
+        provider_api_key: "sk-users-own",
+      });
       expect(byok.status).toBe(201);
-      const patched = await g.call("PATCH", `/v1/keys/${byok.body.id}`, { token: u.jwt, body: { response_cache_mode: "semantic" } });
+      const patched = await g.call("PATCH", `/v1/keys/${byok.body.id}`, {
+        token: u.jwt,
+        body: { response_cache_mode: "semantic" },
+      });
       expect(patched.body.response_cache_mode).toBe("semantic");
       g.gw.sim!.reset();
-      const first = await chat(g, byok.body.key, { model: "gpt-4o-mini", messages: user("Which planet has the most moons?") });
+      const first = await chat(g, byok.body.key, {
+        model: "gpt-4o-mini",
+        messages: user("Which planet has the most moons?"),
+      });
       expect(first.status).toBe(200);
       // The entry is stored behind the answer.
-      const stored = async () => Number((await g.gw.deps.db.query<{ n: string }>("select count(*)::text as n from response_cache where key_id = $1", [byok.body.id]))[0]!.n) >= 1;
+      const stored = async () =>
+        Number(
+          (
+            await g.gw.deps.db.query<{ n: string }>(
+              "select count(*)::text as n from response_cache where key_id = $1",
+              [byok.body.id],
+            )
+          )[0]!.n,
+        ) >= 1;
       expect(await eventually(stored)).toBe(true);
-      const again = await chat(g, byok.body.key, { model: "gpt-4o-mini", messages: user("Which planet has the most moons?") });
+      const again = await chat(g, byok.body.key, {
+        model: "gpt-4o-mini",
+        messages: user("Which planet has the most moons?"),
+      });
       expect(again.body.cached).toBe(true);
-      const paraphrase = await chat(g, byok.body.key, { model: "gpt-4o-mini", messages: user("Which planet has the most moons now?") });
+      const paraphrase = await chat(g, byok.body.key, {
+        model: "gpt-4o-mini",
+        messages: user("Which planet has the most moons now?"),
+      });
       expect(paraphrase.body.cached).toBe(false);
       expect(embeddingCalls(g)).toBe(0);
     });
@@ -79,7 +113,15 @@ for (const kind of await dbKinds()) {
       const k = await g.newKey(u, { response_cache_mode: "semantic" });
       const first = await chat(g, k.key, { model: "gpt-4o-mini", messages: user(QUESTION) });
       expect(first.status).toBe(200);
-      const stored = async () => Number((await g.gw.deps.db.query<{ n: string }>("select count(*)::text as n from response_cache where key_id = $1", [k.id]))[0]!.n) >= 1;
+      const stored = async () =>
+        Number(
+          (
+            await g.gw.deps.db.query<{ n: string }>(
+              "select count(*)::text as n from response_cache where key_id = $1",
+              [k.id],
+            )
+          )[0]!.n,
+        ) >= 1;
       expect(await eventually(stored)).toBe(true);
       const before = await money(g, u.id);
       g.gw.sim!.reset();

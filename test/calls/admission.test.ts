@@ -23,7 +23,11 @@ describe("CallAdmission", () => {
     const a = new CallAdmission({ budget: 0, perAccount: 3, perKey: 2, queueTimeoutMs: 1000 });
     const s1 = await a.admit(who("u", "k1"));
     await a.admit(who("u", "k1"));
-    expect(await refusal(a.admit(who("u", "k1")))).toEqual({ code: "concurrency_limit_exceeded", status: 429, retryAfter: 1 });
+    expect(await refusal(a.admit(who("u", "k1")))).toEqual({
+      code: "concurrency_limit_exceeded",
+      status: 429,
+      retryAfter: 1,
+    });
     await a.admit(who("u", "k2"));
     expect((await refusal(a.admit(who("u", "k3")))).code).toBe("concurrency_limit_exceeded");
     await a.admit(who("v", "k9")); // another account

@@ -21,7 +21,9 @@ export function model(data: any, id: string): any {
 }
 
 export function offering(data: any, modelId: string, providerId?: string): any {
-  const o = data.offerings.find((x: any) => x.model === modelId && (providerId === undefined || x.provider === providerId));
+  const o = data.offerings.find(
+    (x: any) => x.model === modelId && (providerId === undefined || x.provider === providerId),
+  );
   if (!o) throw new Error(`no offering ${modelId}@${providerId}`);
   return o;
 }

@@ -42,19 +42,37 @@ describe("GET /v1/models", () => {
       },
     ]);
     const sonnet = body.data.find((m) => m.id === "claude-sonnet-4-5")!;
-    expect(sonnet.providers[0]!.pricing).toEqual({ input: 3, output: 15, cached_input: 0.3, cache_write: 3.75, cache_write_1h: 6 });
+    expect(sonnet.providers[0]!.pricing).toEqual({
+      input: 3,
+      output: 15,
+      cached_input: 0.3,
+      cache_write: 3.75,
+      cache_write_1h: 6,
+    });
   });
 
   test("lists every callable model: leaves of each modality and routing parents, no retired ids", async () => {
     const body = await list();
     const ids = body.data.map((m) => m.id);
-    for (const id of ["gpt-4o", "deepseek-v3", "llama-3.3-70b", "text-embedding-3-small", "veo-3", "kling-v3", "benchmark_smart", "perfect"]) {
+    for (const id of [
+      "gpt-4o",
+      "deepseek-v3",
+      "llama-3.3-70b",
+      "text-embedding-3-small",
+      "veo-3",
+      "kling-v3",
+      "benchmark_smart",
+      "perfect",
+    ]) {
       expect(ids).toContain(id);
     }
     expect(ids).not.toContain("pleum-smart");
     expect(ids).not.toContain("pleum-perfect");
     const llama = body.data.find((m) => m.id === "llama-3.3-70b")!;
-    expect(llama.providers.map((p) => [p.id, p.trains_on_data])).toEqual([["together", true], ["groq", false]]);
+    expect(llama.providers.map((p) => [p.id, p.trains_on_data])).toEqual([
+      ["together", true],
+      ["groq", false],
+    ]);
     const parent = body.data.find((m) => m.id === "benchmark_smart")!;
     expect(parent.kind).toBe("parent");
     expect(parent.providers).toEqual([]);
@@ -77,7 +95,17 @@ describe("GET /v1/models", () => {
     const veo = body.data.find((m) => m.id === "veo-3") as ModelView;
     expect(veo.modality).toBe("video");
     expect(veo.family).toBe("G");
-    expect(veo.providers).toEqual([{ id: "veo", available: true, circuit: "closed", context_length: null, max_output: null, trains_on_data: false, pricing: null }]);
+    expect(veo.providers).toEqual([
+      {
+        id: "veo",
+        available: true,
+        circuit: "closed",
+        context_length: null,
+        max_output: null,
+        trains_on_data: false,
+        pricing: null,
+      },
+    ]);
     expect(Object.keys(veo.pricing_krw_per_second!)).toEqual(["480p", "720p", "1080p", "1440p", "4k"]);
     for (const v of Object.values(veo.pricing_krw_per_second!)) expect(Number.isInteger(v)).toBe(true);
     const omni = body.data.find((m) => m.id === "veo-3-omni")!;

@@ -9,12 +9,18 @@ const dir = mkdtempSync(join(tmpdir(), "rehash-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const rehash = (...args: string[]) =>
-  Bun.spawnSync([process.execPath, join(import.meta.dir, "../../scripts/catalog-rehash.ts"), ...args], { stdout: "pipe", stderr: "pipe" });
+  Bun.spawnSync([process.execPath, join(import.meta.dir, "../../scripts/catalog-rehash.ts"), ...args], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
 
 test("rehash writes the hash of a valid catalog, refuses a broken one, and --check compares", () => {
   const path = join(dir, "catalog.json");
   const hashPath = join(dir, "catalog.sha256");
-  writeFileSync(path, mutated((d) => (model(d, "gpt-4o").name = "GPT-4o renamed")));
+  writeFileSync(
+    path,
+    mutated((d) => (model(d, "gpt-4o").name = "GPT-4o renamed")),
+  );
 
   expect(new CatalogStore({ path }).peek()).toBeNull(); // no hash file yet
   expect(rehash(path).exitCode).toBe(0);
@@ -23,7 +29,10 @@ test("rehash writes the hash of a valid catalog, refuses a broken one, and --che
   expect(rehash("--check", path).exitCode).toBe(0);
 
   const before = readFileSync(hashPath, "utf8");
-  writeFileSync(path, mutated((d) => model(d, "perfect").candidates.push("nope")));
+  writeFileSync(
+    path,
+    mutated((d) => model(d, "perfect").candidates.push("nope")),
+  );
   expect(rehash("--check", path).exitCode).toBe(1);
   const refused = rehash(path);
   expect(refused.exitCode).toBe(1);

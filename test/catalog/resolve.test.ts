@@ -50,7 +50,9 @@ describe("resolveModel", () => {
     expect(r.pinnedProvider).toBe("together");
     expect(r.offerings.map((o) => o.providerId)).toEqual(["together"]);
     expect(r.offerings[0]!.upstreamId).toBe("deepseek-ai/DeepSeek-V3");
-    expect(leaf(resolveModel(s, "meta-llama/llama-3.3-70b@groq")).offerings[0]!.upstreamId).toBe("llama-3.3-70b-versatile");
+    expect(leaf(resolveModel(s, "meta-llama/llama-3.3-70b@groq")).offerings[0]!.upstreamId).toBe(
+      "llama-3.3-70b-versatile",
+    );
   });
 
   test("pinning a provider that does not offer the model, or an unknown one, is 400", () => {
@@ -78,8 +80,18 @@ describe("resolveModel", () => {
   });
 
   test("orch/<slug> and policy/<slug> go to the policy engine", () => {
-    expect(resolveModel(s, "orch/my-fallback")).toEqual({ kind: "policy", requested: "orch/my-fallback", prefix: "orch", slug: "my-fallback" });
-    expect(resolveModel(s, "policy/abc")).toEqual({ kind: "policy", requested: "policy/abc", prefix: "policy", slug: "abc" });
+    expect(resolveModel(s, "orch/my-fallback")).toEqual({
+      kind: "policy",
+      requested: "orch/my-fallback",
+      prefix: "orch",
+      slug: "my-fallback",
+    });
+    expect(resolveModel(s, "policy/abc")).toEqual({
+      kind: "policy",
+      requested: "policy/abc",
+      prefix: "policy",
+      slug: "abc",
+    });
     const bad = failure(() => resolveModel(s, "orch/Not_A_Slug"));
     expect(bad.status).toBe(400);
     expect(bad.errorCode).toBe("policy_not_found");

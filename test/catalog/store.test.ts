@@ -70,14 +70,20 @@ describe("CatalogStore", () => {
     const good = store.current();
 
     // Edited without rehashing: hash mismatch.
-    writeFileSync(path, mutated((d) => (model(d, "gpt-4o").name = "GPT-4o (edited)")));
+    writeFileSync(
+      path,
+      mutated((d) => (model(d, "gpt-4o").name = "GPT-4o (edited)")),
+    );
     const r1 = store.reload();
     expect(r1.ok).toBe(false);
     expect(r1.errors.map((e) => e.kind)).toEqual(["hash"]);
     expect(store.current()).toBe(good);
 
     // Rehashed but broken: dangling reference.
-    writeCatalog("reload", mutated((d) => model(d, "perfect").candidates.push("nope")));
+    writeCatalog(
+      "reload",
+      mutated((d) => model(d, "perfect").candidates.push("nope")),
+    );
     const r2 = store.reload();
     expect(r2.ok).toBe(false);
     expect(r2.errors.map((e) => e.kind)).toEqual(["reference"]);

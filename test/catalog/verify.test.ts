@@ -44,7 +44,14 @@ describe("the shipped catalog", () => {
     const video: Record<string, string[]> = {
       kling: ["kling-v3", "kling-v3-turbo", "kling-v3-omni", "kling-v2-5-turbo", "kling-v2-6"],
       ltx: ["ltx-2-fast", "ltx-2-pro"],
-      seedance: ["seedance-2-0", "seedance-2-0-fast", "seedance-2-0-mini", "seedance-1-5-pro", "seedance-1-0-pro", "seedance-1-0-pro-fast"],
+      seedance: [
+        "seedance-2-0",
+        "seedance-2-0-fast",
+        "seedance-2-0-mini",
+        "seedance-1-5-pro",
+        "seedance-1-0-pro",
+        "seedance-1-0-pro-fast",
+      ],
       veo: ["veo-3", "veo-3-omni"],
     };
     for (const [vendor, ids] of Object.entries(video)) {
@@ -66,7 +73,16 @@ describe("the shipped catalog", () => {
   test("providers: protocols, env names, training use and service_tier", () => {
     const s = snapshotOf();
     expect(s.providers.map((p) => p.id)).toEqual([
-      "openai", "anthropic", "google", "deepseek", "together", "groq", "kling", "ltx", "seedance", "veo",
+      "openai",
+      "anthropic",
+      "google",
+      "deepseek",
+      "together",
+      "groq",
+      "kling",
+      "ltx",
+      "seedance",
+      "veo",
     ]);
     expect(s.providersById.openai!.credentialEnv).toBe("OPENAI_API_KEY");
     expect(s.providersById.groq!.baseUrlEnv).toBe("GROQ_BASE_URL");
@@ -80,10 +96,23 @@ describe("the shipped catalog", () => {
 
   test("prices are integer micro-dollars per million tokens; caching follows the three cases", () => {
     const s = snapshotOf();
-    expect(getOffering(s, "gpt-4o-mini", "openai")!.pricing).toEqual({ input: 150_000, output: 600_000, cachedInput: 75_000, cacheWrite: null });
+    expect(getOffering(s, "gpt-4o-mini", "openai")!.pricing).toEqual({
+      input: 150_000,
+      output: 600_000,
+      cachedInput: 75_000,
+      cacheWrite: null,
+    });
     const sonnet = getOffering(s, "claude-sonnet-4-5", "anthropic")!.pricing!;
-    expect(sonnet).toEqual({ input: 3_000_000, output: 15_000_000, cachedInput: 300_000, cacheWrite: 3_750_000, cacheWrite1h: 6_000_000 });
-    expect(getOffering(s, "gpt-4o", "openai")!.serviceTiers).toEqual({ priority: { input: 4_250_000, output: 17_000_000, cachedInput: 2_125_000, cacheWrite: null } });
+    expect(sonnet).toEqual({
+      input: 3_000_000,
+      output: 15_000_000,
+      cachedInput: 300_000,
+      cacheWrite: 3_750_000,
+      cacheWrite1h: 6_000_000,
+    });
+    expect(getOffering(s, "gpt-4o", "openai")!.serviceTiers).toEqual({
+      priority: { input: 4_250_000, output: 17_000_000, cachedInput: 2_125_000, cacheWrite: null },
+    });
     const ds = getOffering(s, "deepseek-v3", "deepseek")!;
     expect(ds.upstreamId).toBe("deepseek-chat");
     expect(ds.pricing!.cachedInput).toBe(ds.pricing!.input);
@@ -193,7 +222,10 @@ describe("verification failures are reported", () => {
     const errors = problemsOf(text, shippedHashText());
     expect(errors.map((e) => e.kind)).toEqual(["hash"]);
     expect(problemsOf(text, "not-a-hash")[0]!.kind).toBe("hash");
-    const both = problemsOf(mutated((d) => (model(d, "gpt-4o").id = "gpt-4o-mini")), shippedHashText());
+    const both = problemsOf(
+      mutated((d) => (model(d, "gpt-4o").id = "gpt-4o-mini")),
+      shippedHashText(),
+    );
     expect(both.map((e) => e.kind)).toEqual(expect.arrayContaining(["duplicate", "hash"]));
   });
 
@@ -205,7 +237,9 @@ describe("verification failures are reported", () => {
       d.offerings.push({ ...offering(d, "deepseek-v3", "together") });
       d.providers[1].credential_env = "OPENAI_API_KEY";
     });
-    const dup = problemsOf(text).filter((e) => e.kind === "duplicate").map((e) => e.message);
+    const dup = problemsOf(text)
+      .filter((e) => e.kind === "duplicate")
+      .map((e) => e.message);
     expect(dup).toContain('duplicate model id "gpt-4o-mini"');
     expect(dup).toContain('duplicate vendor id "anthropic/claude-sonnet-4-5"');
     expect(dup).toContain('duplicate provider id "openai"');
@@ -218,7 +252,9 @@ describe("verification failures are reported", () => {
       d.providers[2].credential_env = "GEMINI_API_KEY";
     });
     const errors = problemsOf(text);
-    expect(errors).toEqual([{ kind: "schema", path: "providers[2].credential_env", message: "expected GOOGLE_API_KEY" }]);
+    expect(errors).toEqual([
+      { kind: "schema", path: "providers[2].credential_env", message: "expected GOOGLE_API_KEY" },
+    ]);
   });
 
   test("protocol consistency", () => {
@@ -228,7 +264,9 @@ describe("verification failures are reported", () => {
       d.providers.find((p: any) => p.id === "anthropic").service_tier = true;
       offering(d, "text-embedding-3-small").provider = "anthropic";
     });
-    const msgs = problemsOf(text).filter((e) => e.kind === "protocol").map((e) => e.message);
+    const msgs = problemsOf(text)
+      .filter((e) => e.kind === "protocol")
+      .map((e) => e.message);
     expect(msgs.some((m) => m.includes('text model "gpt-4o" cannot be served by video provider "kling"'))).toBe(true);
     expect(msgs.some((m) => m.includes("family G needs protocol video-veo"))).toBe(true);
     expect(msgs.some((m) => m.includes("service_tier"))).toBe(true);
@@ -242,7 +280,9 @@ describe("verification failures are reported", () => {
       offering(d, "deepseek-v3", "deepseek").pricing.cached_input = 0.028; // reported: no discount
       offering(d, "gpt-4o-mini").pricing.input = 0.1500001; // more than 6 decimals
     });
-    const price = problemsOf(text).filter((e) => e.kind === "price").map((e) => e.path);
+    const price = problemsOf(text)
+      .filter((e) => e.kind === "price")
+      .map((e) => e.path);
     expect(price).toEqual(
       expect.arrayContaining([
         "offerings[1].pricing.cached_input",
@@ -255,13 +295,17 @@ describe("verification failures are reported", () => {
 
   test("service tier and one-hour cache prices: only where the provider has them, following its caching case", () => {
     const text = mutated((d) => {
-      offering(d, "claude-haiku-4-5").service_tiers = { priority: { input: 2, output: 10, cached_input: 0.2, cache_write: 2.5 } }; // no service_tier
+      offering(d, "claude-haiku-4-5").service_tiers = {
+        priority: { input: 2, output: 10, cached_input: 0.2, cache_write: 2.5 },
+      }; // no service_tier
       offering(d, "gpt-4o").service_tiers.priority.cached_input = 5; // automatic: must be discounted
       offering(d, "gpt-4o-mini").pricing.cache_write_1h = 0.3; // automatic caching has no TTLs
       offering(d, "claude-sonnet-4-5").pricing.cache_write_1h = 3.5; // below the five-minute write
       offering(d, "gpt-4o").service_tiers.priority.output = 17.0000001;
     });
-    const price = problemsOf(text).filter((e) => e.kind === "price").map((e) => e.path);
+    const price = problemsOf(text)
+      .filter((e) => e.kind === "price")
+      .map((e) => e.path);
     expect(price).toEqual(
       expect.arrayContaining([
         "offerings[3].service_tiers",

@@ -15,7 +15,11 @@ describe("continuationRequest", () => {
   });
 
   test("a thinking Anthropic call and every other protocol: the text sent, then the instruction", () => {
-    for (const [protocol, req] of [["openai", base], ["gemini", base], ["anthropic", { ...base, reasoning_effort: "low" as const }]] as const) {
+    for (const [protocol, req] of [
+      ["openai", base],
+      ["gemini", base],
+      ["anthropic", { ...base, reasoning_effort: "low" as const }],
+    ] as const) {
       const r = continuationRequest(req, "Once upon a ", protocol, 10);
       expect(r.via).toBe("instruction");
       expect(r.request.messages.slice(-2)).toEqual([

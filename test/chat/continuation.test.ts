@@ -10,7 +10,17 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
 import { dbKinds, type TestGateway } from "../harness";
-import { chatFetch, eventually, parseSse, proxiedGateway, sdk, simChatCalls, tenant, user, type RecordingProxy } from "./helpers";
+import {
+  chatFetch,
+  eventually,
+  parseSse,
+  proxiedGateway,
+  sdk,
+  simChatCalls,
+  tenant,
+  user,
+  type RecordingProxy,
+} from "./helpers";
 import { CONTINUE_INSTRUCTION } from "../../src/core/chat/continuation-request";
 import { captureLog } from "../security/capture-log";
 
@@ -46,16 +56,32 @@ for (const kind of await dbKinds()) {
     async function books(requestId: string, userId: string) {
       const db = g.gw.deps.db;
       const read = async () => ({
-        usage: await db.query<any>("select provider, model, status, prompt_tokens as p, completion_tokens as c, cost_micro::text as cost from usage_events where request_id = $1", [requestId]),
-        charges: (await db.query<{ a: string }>("select (-amount_micro)::text as a from ledger_entries where request_id = $1 and kind = 'charge'", [requestId])).map((r) => BigInt(r.a)),
-        open: Number((await db.query<{ n: string }>("select count(*)::text as n from holds where user_id = $1 and status = 'open'", [userId]))[0]!.n),
+        usage: await db.query<any>(
+          "select provider, model, status, prompt_tokens as p, completion_tokens as c, cost_micro::text as cost from usage_events where request_id = $1",
+          [requestId],
+        ),
+        charges: (
+          await db.query<{ a: string }>(
+            "select (-amount_micro)::text as a from ledger_entries where request_id = $1 and kind = 'charge'",
+            [requestId],
+          )
+        ).map((r) => BigInt(r.a)),
+        open: Number(
+          (
+            await db.query<{ n: string }>(
+              "select count(*)::text as n from holds where user_id = $1 and status = 'open'",
+              [userId],
+            )
+          )[0]!.n,
+        ),
       });
       let b = await read();
       await eventually(async () => (b = await read()).usage.length === 1 && b.open === 0);
       return b;
     }
 
-    const price = (p: { prompt_tokens: number; completion_tokens: number }, at: { in: number; out: number }) => BigInt(p.prompt_tokens * at.in + p.completion_tokens * at.out);
+    const price = (p: { prompt_tokens: number; completion_tokens: number }, at: { in: number; out: number }) =>
+      BigInt(p.prompt_tokens * at.in + p.completion_tokens * at.out);
 
     test("without the opt-in a break ends the stream with the error event, and only deepseek's part is billed", async () => {
       const { user: u, key } = await consenting();
@@ -77,7 +103,13 @@ for (const kind of await dbKinds()) {
       const { user: u, key } = await consenting();
       g.gw.sim!.reset();
       proxy.clear();
-      const res = await chatFetch(g, key.key, { model: MODEL, stream: true, max_tokens: 500, messages: user(BROKEN), provider: ON });
+      const res = await chatFetch(g, key.key, {
+        model: MODEL,
+        stream: true,
+        max_tokens: 500,
+        messages: user(BROKEN),
+        provider: ON,
+      });
       expect(res.status).toBe(200);
       const rid = res.headers.get("x-request-id")!;
       const events = parseSse(await res.text()).filter((e) => e.data !== null);
@@ -103,30 +135,50 @@ for (const kind of await dbKinds()) {
       expect(partial.startsWith("Simulated reply from deepseek/")).toBe(true);
       expect(asked.max_tokens).toBe(500 - Math.ceil(partial.length / 4));
       await proxy.bodies[0]!.ended;
-      const rest = parseSse(proxy.bodies[0]!.response).map((e) => e.json?.choices?.[0]?.delta?.content ?? "").join("");
+      const rest = parseSse(proxy.bodies[0]!.response)
+        .map((e) => e.json?.choices?.[0]?.delta?.content ?? "")
+        .join("");
       expect(rest.startsWith("Simulated reply from together/")).toBe(true);
       expect(text).toBe(partial + rest);
 
       // How it was assembled, and the money: each part at its provider's price, summed, charged once.
       const [first, second] = final.continuation.parts;
       expect(final.continuation.parts).toHaveLength(2);
-      expect(first).toMatchObject({ provider: "deepseek", model: MODEL, estimated: true, completion_tokens: Math.ceil(partial.length / 4) });
+      expect(first).toMatchObject({
+        provider: "deepseek",
+        model: MODEL,
+        estimated: true,
+        completion_tokens: Math.ceil(partial.length / 4),
+      });
       expect(second).toMatchObject({ provider: "together", model: MODEL, estimated: false, via: "instruction" });
       expect(final.usage.completion_tokens).toBe(first.completion_tokens + second.completion_tokens);
       expect(final.usage.prompt_tokens).toBe(first.prompt_tokens + second.prompt_tokens);
       const expected = price(first, DEEPSEEK) + price(second, TOGETHER);
       const b = await books(rid, u.id);
       expect(b.charges).toEqual([expected]);
-      expect(b.usage[0]).toMatchObject({ provider: "together", status: 200, p: final.usage.prompt_tokens, c: final.usage.completion_tokens, cost: String(expected) });
+      expect(b.usage[0]).toMatchObject({
+        provider: "together",
+        status: 200,
+        p: final.usage.prompt_tokens,
+        c: final.usage.completion_tokens,
+        cost: String(expected),
+      });
       expect(final.cost.krw).toBe(Math.round(Number(expected) / 1e6));
       // Counted for operators: deepseek broke, together finished.
       const metrics = await (await fetch(g.url + "/metrics")).text();
-      expect(metrics).toMatch(/^gateway_continuations_total\{ending="complete",from_provider="deepseek",to_provider="together"\} [1-9]\d*$/m);
+      expect(metrics).toMatch(
+        /^gateway_continuations_total\{ending="complete",from_provider="deepseek",to_provider="together"\} [1-9]\d*$/m,
+      );
     });
 
     test("the OpenAI SDK reads the continued stream as one answer", async () => {
       const { key } = await consenting();
-      const s = await sdk(g, key.key).chat.completions.create({ model: MODEL, stream: true, messages: user(BROKEN), provider: ON } as any);
+      const s = await sdk(g, key.key).chat.completions.create({
+        model: MODEL,
+        stream: true,
+        messages: user(BROKEN),
+        provider: ON,
+      } as any);
       let text = "";
       let last: any;
       for await (const ch of s as any) {
@@ -141,7 +193,12 @@ for (const kind of await dbKinds()) {
     test("Responses: one response, completed, whose text is both parts", async () => {
       const { user: u, key } = await consenting();
       g.gw.sim!.reset();
-      const s = await sdk(g, key.key).responses.create({ model: MODEL, stream: true, input: BROKEN, provider: ON } as any);
+      const s = await sdk(g, key.key).responses.create({
+        model: MODEL,
+        stream: true,
+        input: BROKEN,
+        provider: ON,
+      } as any);
       const types: string[] = [];
       let completed: any;
       let deltas = "";
@@ -170,7 +227,12 @@ for (const kind of await dbKinds()) {
       const claude = new Anthropic({ apiKey: key.key, baseURL: g.url, maxRetries: 0 });
       // benchmark_smart ordered gpt-4o (openai) first, then claude-sonnet-4-5 (anthropic).
       const prefs = { order: ["openai", "anthropic"], continue_on_failure: true };
-      const stream = claude.messages.stream({ model: "benchmark_smart", max_tokens: 400, messages: [{ role: "user", content: "a story [sim:tokens=200] [sim:drop@openai=3]" }], provider: prefs } as any);
+      const stream = claude.messages.stream({
+        model: "benchmark_smart",
+        max_tokens: 400,
+        messages: [{ role: "user", content: "a story [sim:tokens=200] [sim:drop@openai=3]" }],
+        provider: prefs,
+      } as any);
       const kinds: string[] = [];
       let delta: any;
       stream.on("streamEvent", (ev: any) => {
@@ -187,7 +249,8 @@ for (const kind of await dbKinds()) {
       const [asked] = proxy.chatBodies();
       const prefill = asked.messages.at(-1);
       expect(prefill.role).toBe("assistant");
-      const sent = typeof prefill.content === "string" ? prefill.content : prefill.content.map((b: any) => b.text).join("");
+      const sent =
+        typeof prefill.content === "string" ? prefill.content : prefill.content.map((b: any) => b.text).join("");
       expect(sent.startsWith("Simulated reply from openai/")).toBe(true);
       expect(text.startsWith(sent)).toBe(true);
       expect(text.slice(sent.length)).toContain("Simulated reply from anthropic/");
@@ -198,7 +261,9 @@ for (const kind of await dbKinds()) {
       const b = await books(requestIdOfMessage(msg.id), u.id);
       expect(b.usage[0]).toMatchObject({ provider: "anthropic", model: "claude-sonnet-4-5", status: 200 });
       expect(b.charges).toEqual([BigInt(b.usage[0].cost)]);
-      expect(msg.usage.output_tokens).toBe(delta.continuation.parts[0].completion_tokens + delta.continuation.parts[1].completion_tokens);
+      expect(msg.usage.output_tokens).toBe(
+        delta.continuation.parts[0].completion_tokens + delta.continuation.parts[1].completion_tokens,
+      );
     });
 
     test("the log line: deepseek's attempt `continued`, together's `ok`, together answered", async () => {
@@ -210,7 +275,11 @@ for (const kind of await dbKinds()) {
         await res.text();
         await eventually(() => false, 300); // the line comes once the stream is settled
       });
-      const line = out.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l)).find((j) => j.msg === "request" && j.request_id === id);
+      const line = out
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l))
+        .find((j) => j.msg === "request" && j.request_id === id);
       expect([line.provider, line.stream, line.status]).toEqual(["together", "complete", 200]);
       expect(line.attempts.map((a: any) => [a.provider, a.outcome])).toEqual([
         ["deepseek", "continued"],
@@ -226,19 +295,29 @@ for (const kind of await dbKinds()) {
       proxy.clear();
       // The prefill keeps the original last user message, so Claude's stream breaks as well.
       const messages = user("a story [sim:tokens=200] [sim:drop@openai=3] [sim:drop@anthropic=1]");
-      const res = await chatFetch(g, key.key, { model: "benchmark_smart", stream: true, messages, provider: { order: ["openai", "anthropic"], continue_on_failure: true } });
+      const res = await chatFetch(g, key.key, {
+        model: "benchmark_smart",
+        stream: true,
+        messages,
+        provider: { order: ["openai", "anthropic"], continue_on_failure: true },
+      });
       const events = parseSse(await res.text()).filter((e) => e.data !== null);
       expect(events.at(-1)!.data).toBe("[DONE]");
       const err = events.at(-2)!.json.error;
       expect(err.code).toBe("upstream_error");
       expect(simChatCalls(g)).toEqual({ openai: 1, anthropic: 1 });
       const prefill = proxy.chatBodies()[0].messages.at(-1);
-      const first = typeof prefill.content === "string" ? prefill.content : prefill.content.map((b: any) => b.text).join("");
+      const first =
+        typeof prefill.content === "string" ? prefill.content : prefill.content.map((b: any) => b.text).join("");
       expect(err.partial.startsWith(first)).toBe(true);
       const second = err.partial.slice(first.length);
       expect(second.length).toBeGreaterThan(0);
       const b = await books(res.headers.get("x-request-id")!, u.id);
-      expect(b.usage[0]).toMatchObject({ provider: "anthropic", status: 502, c: Math.ceil(first.length / 4) + Math.ceil(second.length / 4) });
+      expect(b.usage[0]).toMatchObject({
+        provider: "anthropic",
+        status: 502,
+        c: Math.ceil(first.length / 4) + Math.ceil(second.length / 4),
+      });
       expect(b.charges).toEqual([BigInt(b.usage[0].cost)]);
       expect(b.charges[0]!).toBeGreaterThan(0n);
     });
@@ -247,7 +326,12 @@ for (const kind of await dbKinds()) {
       const { user: u, key } = await consenting();
       g.gw.sim!.reset();
       // perfect: claude-sonnet-4-5 first, then gemini-2.5-pro.
-      const res = await chatFetch(g, key.key, { model: "perfect", stream: true, messages: user("a story [sim:tokens=200] [sim:drop@anthropic=2]"), provider: ON });
+      const res = await chatFetch(g, key.key, {
+        model: "perfect",
+        stream: true,
+        messages: user("a story [sim:tokens=200] [sim:drop@anthropic=2]"),
+        provider: ON,
+      });
       const events = parseSse(await res.text()).filter((e) => e.data !== null);
       const final = events.at(-2)!.json;
       const text = events.map((e) => e.json?.choices?.[0]?.delta?.content ?? "").join("");
@@ -275,7 +359,12 @@ for (const kind of await dbKinds()) {
       expect(text.startsWith("Simulated reply from together/deepseek-ai/DeepSeek-V3: from the top")).toBe(true);
       const [asked] = proxy.chatBodies();
       expect([asked.messages, asked.max_tokens]).toEqual([messages, 300]);
-      expect(final.continuation.parts[0]).toMatchObject({ provider: "deepseek", prompt_tokens: 0, completion_tokens: 0, cost_usd: 0 });
+      expect(final.continuation.parts[0]).toMatchObject({
+        provider: "deepseek",
+        prompt_tokens: 0,
+        completion_tokens: 0,
+        cost_usd: 0,
+      });
       const b = await books(res.headers.get("x-request-id")!, u.id);
       expect(b.charges).toEqual([price(final.continuation.parts[1], TOGETHER)]);
     });
@@ -283,7 +372,12 @@ for (const kind of await dbKinds()) {
     test("no other candidate: the break ends the stream as without the opt-in", async () => {
       const { user: u, key } = await consenting();
       g.gw.sim!.reset();
-      const res = await chatFetch(g, key.key, { model: "gpt-4o-mini", stream: true, messages: user("alone [sim:tokens=200] [sim:drop=2]"), provider: ON });
+      const res = await chatFetch(g, key.key, {
+        model: "gpt-4o-mini",
+        stream: true,
+        messages: user("alone [sim:tokens=200] [sim:drop=2]"),
+        provider: ON,
+      });
       const events = parseSse(await res.text()).filter((e) => e.data !== null);
       expect(events.at(-2)!.json.error.code).toBe("upstream_error");
       expect(simChatCalls(g)).toEqual({ openai: 1 });
@@ -295,8 +389,27 @@ for (const kind of await dbKinds()) {
     test("a break inside a tool call is not continued", async () => {
       const { key } = await consenting();
       g.gw.sim!.reset();
-      const tools = [{ type: "function", function: { name: "lookup", parameters: { type: "object", properties: { q: { type: "string" }, n: { type: "integer" } }, required: ["q", "n"] } } }];
-      const res = await chatFetch(g, key.key, { model: MODEL, stream: true, tools, tool_choice: { type: "function", function: { name: "lookup" } }, messages: user("look it up [sim:drop@deepseek=1]"), provider: ON });
+      const tools = [
+        {
+          type: "function",
+          function: {
+            name: "lookup",
+            parameters: {
+              type: "object",
+              properties: { q: { type: "string" }, n: { type: "integer" } },
+              required: ["q", "n"],
+            },
+          },
+        },
+      ];
+      const res = await chatFetch(g, key.key, {
+        model: MODEL,
+        stream: true,
+        tools,
+        tool_choice: { type: "function", function: { name: "lookup" } },
+        messages: user("look it up [sim:drop@deepseek=1]"),
+        provider: ON,
+      });
       const events = parseSse(await res.text()).filter((e) => e.data !== null);
       expect(events.at(-2)!.json.error.code).toBe("upstream_error");
       expect(simChatCalls(g)).toEqual({ deepseek: 1 });
@@ -316,7 +429,12 @@ for (const kind of await dbKinds()) {
     test("continue_on_failure must be a boolean (422), and nothing is called", async () => {
       const { key } = await consenting();
       g.gw.sim!.reset();
-      const res = await chatFetch(g, key.key, { model: MODEL, stream: true, messages: user("x"), provider: { continue_on_failure: "yes" } });
+      const res = await chatFetch(g, key.key, {
+        model: MODEL,
+        stream: true,
+        messages: user("x"),
+        provider: { continue_on_failure: "yes" },
+      });
       expect(res.status).toBe(422);
       const body = (await res.json()) as any;
       expect(body.detail[0].loc).toEqual(["body", "provider", "continue_on_failure"]);

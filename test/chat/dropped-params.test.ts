@@ -15,7 +15,14 @@ const HEADER = "x-gateway-warnings";
 /** One sample of a labelled counter in a Prometheus scrape (0 when absent). */
 async function dropped(g: TestGateway, provider: string, param: string): Promise<number> {
   const text = await (await fetch(g.url + "/metrics")).text();
-  const line = text.split("\n").find((l) => l.startsWith("gateway_dropped_params_total{") && l.includes(`provider="${provider}"`) && l.includes(`param="${param}"`));
+  const line = text
+    .split("\n")
+    .find(
+      (l) =>
+        l.startsWith("gateway_dropped_params_total{") &&
+        l.includes(`provider="${provider}"`) &&
+        l.includes(`param="${param}"`),
+    );
   return line ? Number(line.split(" ").pop()) : 0;
 }
 
@@ -26,12 +33,21 @@ describe("dropped request settings", () => {
     const g = gw();
     const { key } = await tenant(g);
     const before = await dropped(g, "anthropic", "logit_bias");
-    const r = await chat(g, key.key, { model: "claude-haiku-4-5", messages: user("warn"), logit_bias: { "50256": -100 }, seed: 7 });
+    const r = await chat(g, key.key, {
+      model: "claude-haiku-4-5",
+      messages: user("warn"),
+      logit_bias: { "50256": -100 },
+      seed: 7,
+    });
     expect(r.status).toBe(200);
-    expect(r.headers.get(HEADER)).toBe("unsupported-setting=seed; provider=anthropic, unsupported-setting=logit_bias; provider=anthropic");
+    expect(r.headers.get(HEADER)).toBe(
+      "unsupported-setting=seed; provider=anthropic, unsupported-setting=logit_bias; provider=anthropic",
+    );
     // The OpenAI body is as OpenAI's SDK validates it: nothing added.
     expect(r.body.warnings).toBeUndefined();
-    expect(Object.keys(r.body).sort()).toEqual(Object.keys((await chat(g, key.key, { model: "claude-haiku-4-5", messages: user("plain") })).body).sort());
+    expect(Object.keys(r.body).sort()).toEqual(
+      Object.keys((await chat(g, key.key, { model: "claude-haiku-4-5", messages: user("plain") })).body).sort(),
+    );
     expect(await dropped(g, "anthropic", "logit_bias")).toBe(before + 1);
   });
 
@@ -39,7 +55,12 @@ describe("dropped request settings", () => {
     const g = gw();
     const { key } = await tenant(g);
     const before = await dropped(g, "openai", "logit_bias");
-    const r = await chat(g, key.key, { model: "gpt-4o-mini", messages: user("no warn"), logit_bias: { "50256": -100 }, seed: 7 });
+    const r = await chat(g, key.key, {
+      model: "gpt-4o-mini",
+      messages: user("no warn"),
+      logit_bias: { "50256": -100 },
+      seed: 7,
+    });
     expect(r.status).toBe(200);
     expect(r.headers.get(HEADER)).toBeNull();
     expect(await dropped(g, "openai", "logit_bias")).toBe(before);
@@ -48,7 +69,12 @@ describe("dropped request settings", () => {
   test("a streamed answer carries the header before its first event", async () => {
     const g = gw();
     const { key } = await tenant(g);
-    const res = await chatFetch(g, key.key, { model: "gemini-2.5-flash", messages: user("stream warn"), stream: true, parallel_tool_calls: false });
+    const res = await chatFetch(g, key.key, {
+      model: "gemini-2.5-flash",
+      messages: user("stream warn"),
+      stream: true,
+      parallel_tool_calls: false,
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get(HEADER)).toBe("unsupported-setting=parallel_tool_calls; provider=google");
     const events = parseSse(await res.text());
@@ -57,7 +83,13 @@ describe("dropped request settings", () => {
     const relayed = await fetch(g.url + "/v1/messages", {
       method: "POST",
       headers: { "x-api-key": key.key, "content-type": "application/json", "anthropic-version": "2023-06-01" },
-      body: JSON.stringify({ model: "claude-haiku-4-5", max_tokens: 64, stream: true, top_k: 5, messages: user("relay") }),
+      body: JSON.stringify({
+        model: "claude-haiku-4-5",
+        max_tokens: 64,
+        stream: true,
+        top_k: 5,
+        messages: user("relay"),
+      }),
     });
     expect(relayed.status).toBe(200);
     expect(relayed.headers.get(HEADER)).toBeNull();
@@ -67,7 +99,13 @@ describe("dropped request settings", () => {
   test("Anthropic's extended thinking leaves temperature out, and says so", async () => {
     const g = gw();
     const { key } = await tenant(g);
-    const r = await chat(g, key.key, { model: "claude-sonnet-4-5", messages: user("think"), reasoning_effort: "low", max_tokens: 4096, temperature: 0.2 });
+    const r = await chat(g, key.key, {
+      model: "claude-sonnet-4-5",
+      messages: user("think"),
+      reasoning_effort: "low",
+      max_tokens: 4096,
+      temperature: 0.2,
+    });
     expect(r.status).toBe(200);
     expect(r.headers.get(HEADER)).toBe("unsupported-setting=temperature; provider=anthropic");
   });
@@ -81,11 +119,18 @@ describe("dropped request settings", () => {
     expect(json.headers.get(HEADER)).toBe("unsupported-setting=parallel_tool_calls; provider=google");
     expect(json.body.object).toBe("response");
     expect(json.body.warnings).toBeUndefined();
-    const stream = await fetch(g.url + "/v1/responses", { method: "POST", headers: { authorization: `Bearer ${key.key}`, "content-type": "application/json" }, body: JSON.stringify({ ...body, stream: true }) });
+    const stream = await fetch(g.url + "/v1/responses", {
+      method: "POST",
+      headers: { authorization: `Bearer ${key.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ ...body, stream: true }),
+    });
     expect(stream.status).toBe(200);
     expect(stream.headers.get(HEADER)).toBe("unsupported-setting=parallel_tool_calls; provider=google");
     await stream.text();
-    const plain = await g.call("POST", "/v1/responses", { token: key.key, body: { model: "gemini-2.5-flash", input: "no warn" } });
+    const plain = await g.call("POST", "/v1/responses", {
+      token: key.key,
+      body: { model: "gemini-2.5-flash", input: "no warn" },
+    });
     expect(plain.headers.get(HEADER)).toBeNull();
   });
 
@@ -93,11 +138,17 @@ describe("dropped request settings", () => {
     const g = gw();
     const { key } = await tenant(g);
     const before = await dropped(g, "google", "user");
-    const gemini = await g.call("POST", "/v1/embeddings", { token: key.key, body: { model: "gemini-embedding-001", input: "hello", user: "u-1" } });
+    const gemini = await g.call("POST", "/v1/embeddings", {
+      token: key.key,
+      body: { model: "gemini-embedding-001", input: "hello", user: "u-1" },
+    });
     expect(gemini.status).toBe(200);
     expect(gemini.headers.get(HEADER)).toBe("unsupported-setting=user; provider=google");
     expect(await dropped(g, "google", "user")).toBe(before + 1);
-    const openai = await g.call("POST", "/v1/embeddings", { token: key.key, body: { model: "text-embedding-3-small", input: "hello", user: "u-1" } });
+    const openai = await g.call("POST", "/v1/embeddings", {
+      token: key.key,
+      body: { model: "text-embedding-3-small", input: "hello", user: "u-1" },
+    });
     expect(openai.status).toBe(200);
     expect(openai.headers.get(HEADER)).toBeNull();
   });

@@ -13,7 +13,9 @@ setDefaultTimeout(30_000);
 
 let g: TestGateway;
 beforeAll(async () => {
-  g = await startTestGateway({ env: { ...BREAKER_ENV, CIRCUIT_COOLDOWN_MS: "60000", HEDGE_MIN_DELAY_MS: "50", HEDGE_MAX_DELAY_MS: "250" } });
+  g = await startTestGateway({
+    env: { ...BREAKER_ENV, CIRCUIT_COOLDOWN_MS: "60000", HEDGE_MIN_DELAY_MS: "50", HEDGE_MAX_DELAY_MS: "250" },
+  });
 }, 60_000);
 afterAll(async () => {
   await g?.stop();
@@ -30,12 +32,20 @@ describe("hedging and the pipeline", () => {
     const { key } = await consenting();
     let id = "";
     const out = await captureLog(async () => {
-      const r = await chat(g, key.key, { model: "deepseek-v3", messages: user("logged [sim:latency@deepseek=1000]"), provider: { hedge: true } });
+      const r = await chat(g, key.key, {
+        model: "deepseek-v3",
+        messages: user("logged [sim:latency@deepseek=1000]"),
+        provider: { hedge: true },
+      });
       expect(r.body.provider).toBe("together");
       id = r.headers.get("x-request-id")!;
       await eventually(() => false, 300); // the line comes after the answer
     });
-    const line = out.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l)).find((j) => j.msg === "request" && j.request_id === id);
+    const line = out
+      .split("\n")
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l))
+      .find((j) => j.msg === "request" && j.request_id === id);
     expect(line.provider).toBe("together");
     expect(line.attempts.map((a: any) => [a.provider, a.outcome, a.reason])).toEqual([
       ["deepseek", "cancelled", "hedge_lost"],
@@ -47,11 +57,16 @@ describe("hedging and the pipeline", () => {
   test("a provider whose circuit is open is never hedged to", async () => {
     const { key } = await consenting();
     // Two calls of three failed attempts each open together's circuit (BREAKER_ENV).
-    for (let i = 0; i < 2; i++) await chat(g, key.key, { model: "deepseek-v3@together", messages: user(`break ${i} [sim:fail=503]`) });
+    for (let i = 0; i < 2; i++)
+      await chat(g, key.key, { model: "deepseek-v3@together", messages: user(`break ${i} [sim:fail=503]`) });
     expect(await circuitOn(g, "deepseek-v3", "together")).toBe("open");
     g.gw.sim!.reset();
     const t0 = performance.now();
-    const r = await chat(g, key.key, { model: "deepseek-v3", messages: user("no hedge to an open circuit [sim:latency@deepseek=600]"), provider: { hedge: true } });
+    const r = await chat(g, key.key, {
+      model: "deepseek-v3",
+      messages: user("no hedge to an open circuit [sim:latency@deepseek=600]"),
+      provider: { hedge: true },
+    });
     expect(r.status).toBe(200);
     expect(r.body.provider).toBe("deepseek");
     expect(performance.now() - t0).toBeGreaterThanOrEqual(600);

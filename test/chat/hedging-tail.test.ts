@@ -35,7 +35,11 @@ async function run(hedge: boolean, tag: string) {
   for (let i = 0; i < CALLS; i++) {
     const slow = i % 5 === 4 ? ` [sim:latency@deepseek=${SLOW}]` : "";
     const t0 = performance.now();
-    const res = await chatFetch(g, t.key.key, { model: "deepseek-v3", messages: user(`${tag} ${i} [sim:tokens=100]${slow}`), stream: true });
+    const res = await chatFetch(g, t.key.key, {
+      model: "deepseek-v3",
+      messages: user(`${tag} ${i} [sim:tokens=100]${slow}`),
+      stream: true,
+    });
     const reader = res.body!.getReader();
     await reader.read();
     ttfb.push(performance.now() - t0);
@@ -49,16 +53,34 @@ describe("tail latency with and without hedging", () => {
   test("p99 and max time to first byte drop; every call is charged once at its winner's price", async () => {
     const off = await run(false, "off");
     const on = await run(true, "on");
-    const figures = (xs: number[]) => ({ p50: Math.round(quantile(xs, 0.5)), p95: Math.round(quantile(xs, 0.95)), p99: Math.round(quantile(xs, 0.99)), max: Math.round(Math.max(...xs)) });
-    console.error(JSON.stringify({ calls: CALLS, slow_every: 5, slow_ms: SLOW, off: figures(off.ttfb), on: figures(on.ttfb) }));
+    const figures = (xs: number[]) => ({
+      p50: Math.round(quantile(xs, 0.5)),
+      p95: Math.round(quantile(xs, 0.95)),
+      p99: Math.round(quantile(xs, 0.99)),
+      max: Math.round(Math.max(...xs)),
+    });
+    console.error(
+      JSON.stringify({ calls: CALLS, slow_every: 5, slow_ms: SLOW, off: figures(off.ttfb), on: figures(on.ttfb) }),
+    );
     expect(quantile(off.ttfb, 0.99)).toBeGreaterThanOrEqual(SLOW);
     expect(quantile(on.ttfb, 0.99)).toBeLessThan(SLOW / 2);
     expect(Math.max(...on.ttfb)).toBeLessThan(SLOW / 2);
 
     const db = g.gw.deps.db;
     for (const r of [off, on]) {
-      await eventually(async () => (await db.query("select 1 from holds where user_id = $1 and status = 'open'", [r.userId])).length === 0);
-      const rows = await db.query<{ request_id: string; provider: string; p: number; c: number; cost: string; charge: string | null; charges: string }>(
+      await eventually(
+        async () =>
+          (await db.query("select 1 from holds where user_id = $1 and status = 'open'", [r.userId])).length === 0,
+      );
+      const rows = await db.query<{
+        request_id: string;
+        provider: string;
+        p: number;
+        c: number;
+        cost: string;
+        charge: string | null;
+        charges: string;
+      }>(
         `select u.request_id, u.provider, u.prompt_tokens as p, u.completion_tokens as c, u.cost_micro::text as cost,
                 (select sum(l.amount_micro)::text from ledger_entries l where l.request_id = u.request_id and l.kind = 'charge') as charge,
                 (select count(*)::text from ledger_entries l where l.request_id = u.request_id and l.kind = 'charge') as charges

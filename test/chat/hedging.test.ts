@@ -43,8 +43,14 @@ for (const kind of await dbKinds()) {
         "select provider, status, prompt_tokens as p, completion_tokens as c, cost_micro::text as cost from usage_events where request_id = $1",
         [requestId],
       );
-      const charges = await db.query<{ amount: string }>("select amount_micro::text as amount from ledger_entries where request_id = $1 and kind = 'charge'", [requestId]);
-      const held = await db.query<{ n: string }>("select count(*)::text as n from holds where user_id = $1 and status = 'open'", [userId]);
+      const charges = await db.query<{ amount: string }>(
+        "select amount_micro::text as amount from ledger_entries where request_id = $1 and kind = 'charge'",
+        [requestId],
+      );
+      const held = await db.query<{ n: string }>(
+        "select count(*)::text as n from holds where user_id = $1 and status = 'open'",
+        [userId],
+      );
       return { usage, charges: charges.map((r) => BigInt(r.amount)), openHolds: Number(held[0]!.n) };
     }
 
@@ -78,7 +84,11 @@ for (const kind of await dbKinds()) {
       const won = await metric('gateway_hedges_total{outcome="hedge_won"}');
       const cost = await metric('gateway_hedge_cost_krw_total{provider="deepseek"}');
       const t0 = performance.now();
-      const r = await chat(g, key.key, { model: MODEL, messages: user(`json ${LONG} [sim:latency@deepseek=${SLOW}]`), provider: { hedge: true } });
+      const r = await chat(g, key.key, {
+        model: MODEL,
+        messages: user(`json ${LONG} [sim:latency@deepseek=${SLOW}]`),
+        provider: { hedge: true },
+      });
       const ms = performance.now() - t0;
       expect(r.status).toBe(200);
       expect(r.body.provider).toBe("together");
@@ -112,7 +122,11 @@ for (const kind of await dbKinds()) {
     test("a primary failing before the hedge delay falls back as without hedging", async () => {
       const { key } = await consenting();
       g.gw.sim!.reset();
-      const r = await chat(g, key.key, { model: MODEL, messages: user("early failure [sim:fail@deepseek=503]"), provider: { hedge: true } });
+      const r = await chat(g, key.key, {
+        model: MODEL,
+        messages: user("early failure [sim:fail@deepseek=503]"),
+        provider: { hedge: true },
+      });
       expect(r.body.provider).toBe("together");
       expect(simChatCalls(g)).toEqual({ deepseek: 3, together: 1 });
     });
@@ -120,7 +134,11 @@ for (const kind of await dbKinds()) {
     test("both lanes failing fail the call as before, and nothing is charged", async () => {
       const { user: u, key } = await consenting();
       g.gw.sim!.reset();
-      const r = await chat(g, key.key, { model: MODEL, messages: user("all down [sim:latency@deepseek=300] [sim:fail=503]"), provider: { hedge: true } });
+      const r = await chat(g, key.key, {
+        model: MODEL,
+        messages: user("all down [sim:latency@deepseek=300] [sim:fail=503]"),
+        provider: { hedge: true },
+      });
       expect(r.status).toBe(502);
       expect(r.body.detail.error).toBe("upstream_unavailable");
       expect(new Set(r.body.detail.providers.map((p: any) => p.provider))).toEqual(new Set(["deepseek", "together"]));
@@ -132,7 +150,11 @@ for (const kind of await dbKinds()) {
     test("a hedge the other provider rejects leaves the primary to answer", async () => {
       const { key } = await consenting();
       g.gw.sim!.reset();
-      const r = await chat(g, key.key, { model: MODEL, messages: user("hedge rejected [sim:latency@deepseek=600] [sim:fail@together=400]"), provider: { hedge: true } });
+      const r = await chat(g, key.key, {
+        model: MODEL,
+        messages: user("hedge rejected [sim:latency@deepseek=600] [sim:fail@together=400]"),
+        provider: { hedge: true },
+      });
       expect(r.status).toBe(200);
       expect(r.body.provider).toBe("deepseek");
       expect(simChatCalls(g)).toEqual({ deepseek: 1, together: 1 });
@@ -142,7 +164,12 @@ for (const kind of await dbKinds()) {
       const { user: u, key } = await consenting();
       g.gw.sim!.reset();
       const t0 = performance.now();
-      const res = await chatFetch(g, key.key, { model: MODEL, messages: user(`stream ${LONG} [sim:latency@deepseek=${SLOW}]`), stream: true, provider: { hedge: true } });
+      const res = await chatFetch(g, key.key, {
+        model: MODEL,
+        messages: user(`stream ${LONG} [sim:latency@deepseek=${SLOW}]`),
+        stream: true,
+        provider: { hedge: true },
+      });
       expect(res.status).toBe(200);
       const reader = res.body!.getReader();
       let raw = "";
@@ -150,7 +177,9 @@ for (const kind of await dbKinds()) {
         if (!raw) expect(performance.now() - t0).toBeLessThan(SLOW - 300);
         raw += new TextDecoder().decode(c.value);
       }
-      const text = parseSse(raw).map((e) => e.json?.choices?.[0]?.delta?.content ?? "").join("");
+      const text = parseSse(raw)
+        .map((e) => e.json?.choices?.[0]?.delta?.content ?? "")
+        .join("");
       expect(text).toStartWith("Simulated reply from together/");
       expect(await eventually(() => g.gw.sim!.cancelled().deepseek === 1)).toBe(true);
       const b = await settled(res.headers.get("x-request-id")!, u.id);
@@ -165,7 +194,12 @@ for (const kind of await dbKinds()) {
       const res = await fetch(g.url + "/v1/responses", {
         method: "POST",
         headers: { authorization: `Bearer ${key.key}`, "content-type": "application/json" },
-        body: JSON.stringify({ model: MODEL, input: `typed [sim:latency@deepseek=${SLOW}]`, stream: true, provider: { hedge: true } }),
+        body: JSON.stringify({
+          model: MODEL,
+          input: `typed [sim:latency@deepseek=${SLOW}]`,
+          stream: true,
+          provider: { hedge: true },
+        }),
       });
       const body = await res.text();
       expect(res.status).toBe(200);
@@ -183,7 +217,11 @@ for (const kind of await dbKinds()) {
       const on = await chat(g, key.key, { model: MODEL, messages: user(`key [sim:latency@deepseek=${SLOW}]`) });
       expect(on.body.provider).toBe("together");
       g.gw.sim!.reset();
-      const off = await chat(g, key.key, { model: MODEL, messages: user(`key off [sim:latency@deepseek=400]`), provider: { hedge: false } });
+      const off = await chat(g, key.key, {
+        model: MODEL,
+        messages: user(`key off [sim:latency@deepseek=400]`),
+        provider: { hedge: false },
+      });
       expect(off.body.provider).toBe("deepseek");
       expect(simChatCalls(g)).toEqual({ deepseek: 1 });
     });
@@ -203,9 +241,16 @@ for (const kind of await dbKinds()) {
 
     test("the latency policy engine hedges between its candidates", async () => {
       const { user: u, key } = await consenting();
-      const p = await createPolicy(g, u, { policy_type: "latency", entries: [{ model: MODEL }], config: { latency: { exploration: 0 } } });
+      const p = await createPolicy(g, u, {
+        policy_type: "latency",
+        entries: [{ model: MODEL }],
+        config: { latency: { exploration: 0 } },
+      });
       g.gw.sim!.reset();
-      const r = await chat(g, key.key, { model: `orch/${p.slug}`, messages: user(`policy [sim:latency@deepseek=${SLOW}]`) });
+      const r = await chat(g, key.key, {
+        model: `orch/${p.slug}`,
+        messages: user(`policy [sim:latency@deepseek=${SLOW}]`),
+      });
       expect(r.status).toBe(200);
       expect(r.body.provider).toBe("together");
       expect(simChatCalls(g)).toEqual({ deepseek: 1, together: 1 });
@@ -214,7 +259,11 @@ for (const kind of await dbKinds()) {
     test("a single provider (a pinned model) is never hedged", async () => {
       const { key } = await consenting();
       g.gw.sim!.reset();
-      const r = await chat(g, key.key, { model: `${MODEL}@deepseek`, messages: user("pinned [sim:latency@deepseek=400]"), provider: { hedge: true } });
+      const r = await chat(g, key.key, {
+        model: `${MODEL}@deepseek`,
+        messages: user("pinned [sim:latency@deepseek=400]"),
+        provider: { hedge: true },
+      });
       expect(r.body.provider).toBe("deepseek");
       expect(simChatCalls(g)).toEqual({ deepseek: 1 });
     });

@@ -19,7 +19,12 @@ let passwordHash: Promise<string> | null = null;
 export async function fastUser(g: TestGateway, opts: { creditKrw?: number } = {}): Promise<TestUser> {
   passwordHash ??= Bun.password.hash(PASSWORD, { algorithm: "argon2id" });
   const email = `c${crypto.randomUUID().slice(0, 12)}@test.example`;
-  const row = await g.gw.deps.users.create({ email, passwordHash: await passwordHash, industry: "general", regulated: false });
+  const row = await g.gw.deps.users.create({
+    email,
+    passwordHash: await passwordHash,
+    industry: "general",
+    regulated: false,
+  });
   if (!row) throw new Error("fastUser: insert failed");
   if (opts.creditKrw) await g.credit(row.id, opts.creditKrw);
   const jwt = signJwt({ sub: row.id, typ: "access" }, g.gw.deps.jwtSecret, g.gw.deps.config.JWT_TTL_SECONDS);
@@ -46,7 +51,12 @@ export function chat(g: TestGateway, apiKey: string, body: unknown, headers?: Re
 }
 
 /** POST /v1/chat/completions, returning the fetch Response unread (for streams). */
-export function chatFetch(g: TestGateway, apiKey: string, body: unknown, init: { signal?: AbortSignal; headers?: Record<string, string> } = {}) {
+export function chatFetch(
+  g: TestGateway,
+  apiKey: string,
+  body: unknown,
+  init: { signal?: AbortSignal; headers?: Record<string, string> } = {},
+) {
   return fetch(g.url + "/v1/chat/completions", {
     method: "POST",
     headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json", ...init.headers },
@@ -87,7 +97,10 @@ export function parseSse(text: string): SseEvent[] {
 export async function money(g: TestGateway, userId: string): Promise<{ balance: bigint; held: bigint }> {
   // As the account's dashboard endpoints do: the settles behind this account's answers land first.
   await g.gw.settlements.quiesce(userId);
-  const rows = await g.gw.deps.db.query<{ b: string; h: string }>("select balance_micro::text as b, held_micro::text as h from users where id = $1", [userId]);
+  const rows = await g.gw.deps.db.query<{ b: string; h: string }>(
+    "select balance_micro::text as b, held_micro::text as h from users where id = $1",
+    [userId],
+  );
   return { balance: BigInt(rows[0]!.b), held: BigInt(rows[0]!.h) };
 }
 
@@ -102,7 +115,10 @@ export function krwMicro(krw: number): bigint {
 /** The exact charge of one request (micro-won), or null when none was written. */
 export async function chargeOf(g: TestGateway, requestId: string): Promise<bigint | null> {
   await g.gw.settlements.quiesce(); // the settle lands behind the answer
-  const rows = await g.gw.deps.db.query<{ a: string }>("select (-amount_micro)::text as a from ledger_entries where request_id = $1 and kind = 'charge'", [requestId]);
+  const rows = await g.gw.deps.db.query<{ a: string }>(
+    "select (-amount_micro)::text as a from ledger_entries where request_id = $1 and kind = 'charge'",
+    [requestId],
+  );
   return rows.length ? BigInt(rows[0]!.a) : null;
 }
 
@@ -170,13 +186,26 @@ export class RecordingProxy {
         body = JSON.parse(text);
       } catch {}
       let end!: () => void;
-      const call: ProxiedCall = { path: url.pathname, body, authorization: req.headers.get("authorization"), traceparent: req.headers.get("traceparent"), response: "", aborted: false, ended: new Promise((r) => (end = r)) };
+      const call: ProxiedCall = {
+        path: url.pathname,
+        body,
+        authorization: req.headers.get("authorization"),
+        traceparent: req.headers.get("traceparent"),
+        response: "",
+        aborted: false,
+        ended: new Promise((r) => (end = r)),
+      };
       this.bodies.push(call);
       req.signal.addEventListener("abort", () => (call.aborted = true));
       const headers = new Headers(req.headers);
       headers.delete("host");
       headers.delete("content-length");
-      const res = await fetch(this.target + url.pathname + url.search, { method: req.method, headers, body: text, signal: req.signal });
+      const res = await fetch(this.target + url.pathname + url.search, {
+        method: req.method,
+        headers,
+        body: text,
+        signal: req.signal,
+      });
       const out = new Headers(res.headers);
       out.delete("content-encoding");
       out.delete("content-length");
@@ -222,7 +251,11 @@ export const errorCode = (body: any) => body?.detail?.error;
  * (`<PROVIDER>_BASE_URL = proxy/<provider>`, forwarded to the simulator's `/sim/<provider>`);
  * the other providers talk to the simulator directly.
  */
-export async function proxiedGateway(providers: string[], env: Record<string, string> = {}, db: "pg" | "pglite" = "pglite"): Promise<{ g: TestGateway; proxy: RecordingProxy }> {
+export async function proxiedGateway(
+  providers: string[],
+  env: Record<string, string> = {},
+  db: "pg" | "pglite" = "pglite",
+): Promise<{ g: TestGateway; proxy: RecordingProxy }> {
   const { startTestGateway } = await import("../harness");
   const proxy = new RecordingProxy();
   const bases = Object.fromEntries(providers.map((p) => [`${p.toUpperCase()}_BASE_URL`, `${proxy.url}/${p}`]));

@@ -29,7 +29,13 @@ const SECRETS = {
   card: "card 4111 1111 1111 1111 ok",
   rrn: "rrn 900101-1234568 ok",
 };
-const VALUES = ["alice.kim@example.co.kr", "010-1234-5678", "+82 10 9876 5432", "4111 1111 1111 1111", "900101-1234568"];
+const VALUES = [
+  "alice.kim@example.co.kr",
+  "010-1234-5678",
+  "+82 10 9876 5432",
+  "4111 1111 1111 1111",
+  "900101-1234568",
+];
 
 const sentText = () => JSON.stringify(proxy.chatBodies());
 const PLACEHOLDER = /\[(EMAIL|PHONE|RRN|CARD|PASSPORT)_\d+\]/;
@@ -48,7 +54,10 @@ describe("masking on (default)", () => {
       for (const [name, text] of Object.entries(SECRETS)) {
         const value = VALUES[Object.keys(SECRETS).indexOf(name)]!;
         proxy.clear();
-        const r = await c.chat.completions.create({ model, messages: [{ role: "system", content: `Reply to ${value}` }, ...user(text)] });
+        const r = await c.chat.completions.create({
+          model,
+          messages: [{ role: "system", content: `Reply to ${value}` }, ...user(text)],
+        });
         const answer = r.choices[0]!.message.content!;
         expect([name, answer.includes(value)]).toEqual([name, true]);
         expect([name, PLACEHOLDER.test(answer)]).toEqual([name, false]);
@@ -88,7 +97,11 @@ describe("masking on (default)", () => {
   test("the mid-stream failure's partial is restored too", async () => {
     const u = await fastUser(g, { creditKrw: 100 });
     const k = await g.newKey(u);
-    const res = await chatFetch(g, k.key, { model: "deepseek-v3", stream: true, messages: user("x@y.io [sim:tokens=200] [sim:drop=3]") });
+    const res = await chatFetch(g, k.key, {
+      model: "deepseek-v3",
+      stream: true,
+      messages: user("x@y.io [sim:tokens=200] [sim:drop=3]"),
+    });
     const events = parseSse(await res.text()).filter((e) => e.data !== null);
     const err = events.at(-2)!.json.error;
     expect(err.code).toBe("upstream_error");
@@ -111,7 +124,10 @@ describe("masking off", () => {
     const u = await fastUser(g, { creditKrw: 100 });
     const k = await g.newKey(u);
     proxy.clear();
-    await sdk(g, k.key).chat.completions.create({ model: "gpt-4o-mini", messages: user("nothing personal here, order 12345") });
+    await sdk(g, k.key).chat.completions.create({
+      model: "gpt-4o-mini",
+      messages: user("nothing personal here, order 12345"),
+    });
     expect(proxy.chatBodies()[0].messages).toEqual([{ role: "user", content: "nothing personal here, order 12345" }]);
   });
 });

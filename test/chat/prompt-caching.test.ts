@@ -58,14 +58,26 @@ describe("explicit caching (Anthropic)", () => {
     expect(u1.prompt_tokens).toBeGreaterThan(u1.cache_creation_input_tokens);
     // claude-haiku-4-5: input 1, cache write 1.25, cache read 0.1, output 5 USD/Mtok.
     const w = u1.cache_creation_input_tokens;
-    expect(await chargeOf(g, first.headers.get("x-request-id")!)).toBe(micro([[u1.prompt_tokens - w, 1_000_000], [w, 1_250_000], [u1.completion_tokens, 5_000_000]]));
+    expect(await chargeOf(g, first.headers.get("x-request-id")!)).toBe(
+      micro([
+        [u1.prompt_tokens - w, 1_000_000],
+        [w, 1_250_000],
+        [u1.completion_tokens, 5_000_000],
+      ]),
+    );
 
     const second = await chat(g, key.key, body("second question"));
     const u2 = second.body.usage;
     expect(u2.prompt_tokens_details.cached_tokens).toBe(w);
     expect(u2.cache_creation_input_tokens ?? 0).toBe(0);
     const c2 = await chargeOf(g, second.headers.get("x-request-id")!);
-    expect(c2).toBe(micro([[u2.prompt_tokens - w, 1_000_000], [w, 100_000], [u2.completion_tokens, 5_000_000]]));
+    expect(c2).toBe(
+      micro([
+        [u2.prompt_tokens - w, 1_000_000],
+        [w, 100_000],
+        [u2.completion_tokens, 5_000_000],
+      ]),
+    );
     expect(second.body.cost.usd).toBeLessThan(first.body.cost.usd);
   });
 
@@ -84,19 +96,33 @@ describe("explicit caching (Anthropic)", () => {
     for (const q of ["one", "two"]) {
       const res = await chatFetch(g, key.key, body(q));
       const rid = res.headers.get("x-request-id")!;
-      const final = parseSse(await res.text()).filter((e) => e.json?.cost).at(-1)!.json;
+      const final = parseSse(await res.text())
+        .filter((e) => e.json?.cost)
+        .at(-1)!.json;
       finals.push({ usage: final.usage, charge: await chargeOf(g, rid) });
     }
     const [a, b] = finals as any[];
     expect(a.usage.cache_creation_input_tokens).toBeGreaterThan(1000);
     expect(b.usage.prompt_tokens_details.cached_tokens).toBe(a.usage.cache_creation_input_tokens);
     const w = a.usage.cache_creation_input_tokens;
-    expect(b.charge).toBe(micro([[b.usage.prompt_tokens - w, 1_000_000], [w, 100_000], [b.usage.completion_tokens, 5_000_000]]));
+    expect(b.charge).toBe(
+      micro([
+        [b.usage.prompt_tokens - w, 1_000_000],
+        [w, 100_000],
+        [b.usage.completion_tokens, 5_000_000],
+      ]),
+    );
   });
 
   test("without cache_control nothing is cached", async () => {
     const { key } = await tenant(g, 500);
-    const body = (q: string) => ({ model: "claude-haiku-4-5", messages: [{ role: "system", content: LONG.replace("Korean", "Busan") }, { role: "user", content: q }] });
+    const body = (q: string) => ({
+      model: "claude-haiku-4-5",
+      messages: [
+        { role: "system", content: LONG.replace("Korean", "Busan") },
+        { role: "user", content: q },
+      ],
+    });
     await chat(g, key.key, body("a"));
     const r = await chat(g, key.key, body("b"));
     expect(r.body.usage.prompt_tokens_details.cached_tokens).toBe(0);
@@ -108,14 +134,32 @@ describe("automatic caching (OpenAI)", () => {
   test("a repeated long prefix is reported and discounted", async () => {
     const { key } = await tenant(g, 500);
     const sys = LONG.replace("Korean", "Incheon");
-    const first = await chat(g, key.key, { model: "gpt-4o-mini", messages: [{ role: "system", content: sys }, { role: "user", content: "first" }] });
+    const first = await chat(g, key.key, {
+      model: "gpt-4o-mini",
+      messages: [
+        { role: "system", content: sys },
+        { role: "user", content: "first" },
+      ],
+    });
     expect(first.body.usage.prompt_tokens_details.cached_tokens).toBe(0);
-    const second = await chat(g, key.key, { model: "gpt-4o-mini", messages: [{ role: "system", content: sys }, { role: "user", content: "second" }] });
+    const second = await chat(g, key.key, {
+      model: "gpt-4o-mini",
+      messages: [
+        { role: "system", content: sys },
+        { role: "user", content: "second" },
+      ],
+    });
     const u = second.body.usage;
     expect(u.prompt_tokens_details.cached_tokens).toBeGreaterThanOrEqual(1024);
     // gpt-4o-mini: input 0.15, cached 0.075, output 0.6 USD/Mtok.
     const cached = u.prompt_tokens_details.cached_tokens;
-    expect(await chargeOf(g, second.headers.get("x-request-id")!)).toBe(micro([[u.prompt_tokens - cached, 150_000], [cached, 75_000], [u.completion_tokens, 600_000]]));
+    expect(await chargeOf(g, second.headers.get("x-request-id")!)).toBe(
+      micro([
+        [u.prompt_tokens - cached, 150_000],
+        [cached, 75_000],
+        [u.completion_tokens, 600_000],
+      ]),
+    );
   });
 });
 
@@ -127,12 +171,24 @@ describe("reported caching (no discount)", () => {
     test(`${model}: cached tokens are reported but billed at the input price`, async () => {
       const { key } = await tenant(g, 500);
       const sys = LONG.replace("Korean", model);
-      const call = (q: string) => chat(g, key.key, { model, messages: [{ role: "system", content: sys }, { role: "user", content: q }] });
+      const call = (q: string) =>
+        chat(g, key.key, {
+          model,
+          messages: [
+            { role: "system", content: sys },
+            { role: "user", content: q },
+          ],
+        });
       await call("first");
       const second = await call("second");
       const u = second.body.usage;
       expect(u.prompt_tokens_details.cached_tokens).toBeGreaterThanOrEqual(1024);
-      expect(await chargeOf(g, second.headers.get("x-request-id")!)).toBe(micro([[u.prompt_tokens, input], [u.completion_tokens, output]]));
+      expect(await chargeOf(g, second.headers.get("x-request-id")!)).toBe(
+        micro([
+          [u.prompt_tokens, input],
+          [u.completion_tokens, output],
+        ]),
+      );
     });
   }
 });

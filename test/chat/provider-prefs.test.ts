@@ -19,7 +19,8 @@ afterAll(async () => {
   await g?.stop();
 });
 
-const consent = (userId: string, on: boolean) => g.admin("PATCH", `/v1/admin/users/${userId}`, { xborder_training_consent: on });
+const consent = (userId: string, on: boolean) =>
+  g.admin("PATCH", `/v1/admin/users/${userId}`, { xborder_training_consent: on });
 
 /** A consenting tenant's call; returns status, provider and the simulator's counts. */
 async function run(key: string, model: string, provider: unknown, text = "prefs") {
@@ -51,7 +52,12 @@ describe("provider preferences", () => {
   });
 
   test("allow_fallbacks: false tries only the first candidate", async () => {
-    const r = await run(key, "deepseek-v3", { order: ["together"], allow_fallbacks: false }, "no fallback [sim:fail@together=503]");
+    const r = await run(
+      key,
+      "deepseek-v3",
+      { order: ["together"], allow_fallbacks: false },
+      "no fallback [sim:fail@together=503]",
+    );
     expect(r.status).toBe(502);
     expect(r.calls).toEqual({ together: 3 });
     const d = await run(key, "deepseek-v3", { allow_fallbacks: false }, "no fallback [sim:fail@deepseek=503]");
@@ -72,7 +78,11 @@ describe("provider preferences", () => {
   });
 
   test("only/ignore leaving nothing is 400 naming the model's providers, before any call", async () => {
-    for (const prefs of [{ only: ["openai"] }, { ignore: ["deepseek", "together"] }, { only: ["deepseek"], ignore: ["deepseek"] }]) {
+    for (const prefs of [
+      { only: ["openai"] },
+      { ignore: ["deepseek", "together"] },
+      { only: ["deepseek"], ignore: ["deepseek"] },
+    ]) {
       const r = await run(key, "deepseek-v3", prefs);
       expect([prefs, r.status]).toEqual([prefs, 400]);
       expect(new Set(r.body.detail.providers)).toEqual(new Set(["deepseek", "together"]));
@@ -94,7 +104,9 @@ describe("provider preferences", () => {
 
   test("sort: latency prefers the provider with the faster recent first byte", async () => {
     // together answers slowly, groq quickly; the gateway remembers both.
-    expect((await run(key, "llama-3.3-70b", { only: ["together"] }, "slow one [sim:latency=250]")).provider).toBe("together");
+    expect((await run(key, "llama-3.3-70b", { only: ["together"] }, "slow one [sim:latency=250]")).provider).toBe(
+      "together",
+    );
     expect((await run(key, "llama-3.3-70b", { only: ["groq"] })).provider).toBe("groq");
     expect((await run(key, "llama-3.3-70b", undefined)).provider).toBe("together");
     expect((await run(key, "llama-3.3-70b", { sort: "latency" })).provider).toBe("groq");
@@ -103,7 +115,9 @@ describe("provider preferences", () => {
   test("max_price (USD per million tokens) drops pricier offerings", async () => {
     expect((await run(key, "llama-3.3-70b", { max_price: { prompt: 0.7 } })).provider).toBe("groq");
     expect((await run(key, "llama-3.3-70b", { max_price: { completion: 0.8 } })).provider).toBe("groq");
-    expect((await run(key, "llama-3.3-70b", { max_price: { prompt: 0.88, completion: 0.88 } })).provider).toBe("together");
+    expect((await run(key, "llama-3.3-70b", { max_price: { prompt: 0.88, completion: 0.88 } })).provider).toBe(
+      "together",
+    );
     const none = await run(key, "llama-3.3-70b", { max_price: { prompt: 0.1 } });
     expect(none.status).toBe(400);
     expect(none.calls).toEqual({});

@@ -22,7 +22,8 @@ afterAll(async () => {
   proxy?.stop();
 });
 
-const consent = (userId: string, on = true) => g.admin("PATCH", `/v1/admin/users/${userId}`, { xborder_training_consent: on });
+const consent = (userId: string, on = true) =>
+  g.admin("PATCH", `/v1/admin/users/${userId}`, { xborder_training_consent: on });
 
 describe("model resolution", () => {
   test("short and vendor-namespaced ids answer with the short id and the provider", async () => {
@@ -40,7 +41,9 @@ describe("model resolution", () => {
   test("model@provider pins the provider (together needs training consent)", async () => {
     const { user: u, sdk: c, key } = await tenant(g);
     g.gw.sim!.reset();
-    const denied: any = await c.chat.completions.create({ model: "deepseek-v3@together", messages: user("pin") }).catch((e) => e);
+    const denied: any = await c.chat.completions
+      .create({ model: "deepseek-v3@together", messages: user("pin") })
+      .catch((e) => e);
     expect(denied.status).toBe(403);
     expect(denied.code).toBe("xborder_training_consent_required");
     const raw = await chat(g, key.key, { model: "deepseek-v3@together", messages: user("pin") });
@@ -98,7 +101,10 @@ describe("model resolution", () => {
   test("a routing parent falls back to its next leaf when the first leaf's providers fail", async () => {
     const { sdk: c } = await tenant(g);
     g.gw.sim!.reset();
-    const r: any = await c.chat.completions.create({ model: "benchmark_smart", messages: user("first leaf down [sim:fail@anthropic=503]") });
+    const r: any = await c.chat.completions.create({
+      model: "benchmark_smart",
+      messages: user("first leaf down [sim:fail@anthropic=503]"),
+    });
     expect(r.model).toBe("gpt-4o");
     expect(r.provider).toBe("openai");
     expect(simChatCalls(g)).toEqual({ anthropic: 3, openai: 1 });
@@ -106,14 +112,26 @@ describe("model resolution", () => {
 
   test("reasoning_mode pro: a variant model, the top effort, or 400 naming the models that have it", async () => {
     const { key } = await tenant(g, 200);
-    const variant = await chat(g, key.key, { model: "gemini-2.5-flash", messages: user("pro please"), reasoning_mode: "pro" });
+    const variant = await chat(g, key.key, {
+      model: "gemini-2.5-flash",
+      messages: user("pro please"),
+      reasoning_mode: "pro",
+    });
     expect(variant.status).toBe(200);
     expect(variant.body.model).toBe("gemini-2.5-pro");
-    const effort = await chat(g, key.key, { model: "claude-haiku-4-5", messages: user("pro please"), reasoning_mode: "pro" });
+    const effort = await chat(g, key.key, {
+      model: "claude-haiku-4-5",
+      messages: user("pro please"),
+      reasoning_mode: "pro",
+    });
     expect(effort.status).toBe(200);
     expect(effort.body.model).toBe("claude-haiku-4-5");
     // Anthropic counts thinking inside output_tokens: the pro answer carries the thinking.
-    const standard = await chat(g, key.key, { model: "claude-haiku-4-5", messages: user("pro please"), reasoning_mode: "standard" });
+    const standard = await chat(g, key.key, {
+      model: "claude-haiku-4-5",
+      messages: user("pro please"),
+      reasoning_mode: "standard",
+    });
     expect(effort.body.usage.completion_tokens).toBeGreaterThan(standard.body.usage.completion_tokens);
     expect(effort.body.choices[0].message.content).toBe(standard.body.choices[0].message.content);
     const none = await chat(g, key.key, { model: "gpt-4o-mini", messages: user("pro please"), reasoning_mode: "pro" });
@@ -152,11 +170,16 @@ describe("who may call", () => {
     const r = await chat(g, readOnly.key, { model: "gpt-4o-mini", messages: user("x") });
     expect(r.status).toBe(403);
     expect(errorCode(r.body)).toBe("scope_required");
-    const err: any = await sdk(g, readOnly.key).chat.completions.create({ model: "gpt-4o-mini", messages: user("x"), stream: true }).catch((e) => e);
+    const err: any = await sdk(g, readOnly.key)
+      .chat.completions.create({ model: "gpt-4o-mini", messages: user("x"), stream: true })
+      .catch((e) => e);
     expect(err.status).toBe(403);
     for (const scopes of [["chat"], ["chat", "usage:read"], null]) {
       const k = await g.newKey(u, { scopes });
-      expect([scopes, (await chat(g, k.key, { model: "gpt-4o-mini", messages: user("x") })).status]).toEqual([scopes, 200]);
+      expect([scopes, (await chat(g, k.key, { model: "gpt-4o-mini", messages: user("x") })).status]).toEqual([
+        scopes,
+        200,
+      ]);
     }
   });
 
@@ -173,7 +196,10 @@ describe("who may call", () => {
 
   test("BYOK: the user's credential reaches only its provider, and nothing is charged", async () => {
     const u = await fastUser(g, { creditKrw: 10 });
-    const b = await g.admin("POST", `/v1/admin/users/${u.id}/byok-keys`, { provider: "openai", provider_api_key: "sk-users-own-openai" });
+    const b = await g.admin("POST", `/v1/admin/users/${u.id}/byok-keys`, {
+      provider: "openai",
+      provider_api_key: "sk-users-own-openai",
+    });
     expect(b.status).toBe(201);
     const c = sdk(g, b.body.key);
     const before = await money(g, u.id);
@@ -201,8 +227,14 @@ describe("who may call", () => {
     expect(simChatCalls(g)).toEqual({ openai: 3 });
     // No token price means no credits are needed either.
     const broke = await fastUser(g);
-    const bk = await g.admin("POST", `/v1/admin/users/${broke.id}/byok-keys`, { provider: "anthropic", provider_api_key: "sk-ant-own" });
-    const free: any = await sdk(g, bk.body.key).chat.completions.create({ model: "claude-haiku-4-5", messages: user("no credits needed") });
+    const bk = await g.admin("POST", `/v1/admin/users/${broke.id}/byok-keys`, {
+      provider: "anthropic",
+      provider_api_key: "sk-ant-own",
+    });
+    const free: any = await sdk(g, bk.body.key).chat.completions.create({
+      model: "claude-haiku-4-5",
+      messages: user("no credits needed"),
+    });
     expect([free.provider, free.cost.krw, free.cost.usd]).toEqual(["anthropic", 0, 0]);
     expect(await money(g, broke.id)).toEqual({ balance: 0n, held: 0n });
     // The platform key still uses the platform credential.

@@ -6,7 +6,19 @@
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { startTestGateway, type TestGateway } from "../harness";
-import { chat, chatFetch, eventually, fastUser, money, parseSse, sdk, simChatCalls, totalChatCalls, usageOf, user } from "./helpers";
+import {
+  chat,
+  chatFetch,
+  eventually,
+  fastUser,
+  money,
+  parseSse,
+  sdk,
+  simChatCalls,
+  totalChatCalls,
+  usageOf,
+  user,
+} from "./helpers";
 
 // Real servers and databases on a shared machine: generous per-test deadlines.
 setDefaultTimeout(20_000);
@@ -20,8 +32,16 @@ afterAll(async () => {
 });
 
 /** Entries stored for a key (the store after a miss does not delay the answer). */
-const entries = async (keyId: string) => Number((await g.gw.deps.db.query<{ n: string }>("select count(*)::text as n from response_cache where key_id = $1", [keyId]))[0]!.n);
-const stored = async (keyId: string, n: number) => expect(await eventually(async () => (await entries(keyId)) >= n)).toBe(true);
+const entries = async (keyId: string) =>
+  Number(
+    (
+      await g.gw.deps.db.query<{ n: string }>("select count(*)::text as n from response_cache where key_id = $1", [
+        keyId,
+      ])
+    )[0]!.n,
+  );
+const stored = async (keyId: string, n: number) =>
+  expect(await eventually(async () => (await entries(keyId)) >= n)).toBe(true);
 
 async function cachingTenant(mode: "exact" | "semantic" | "off") {
   const u = await fastUser(g, { creditKrw: 100 });
@@ -107,7 +127,10 @@ describe("exact", () => {
       await c.chat.completions.create({ ...body, temperature: 0.2 }),
       await c.chat.completions.create({ ...body, max_tokens: 99 }),
       await c.chat.completions.create({ ...body, model: "gpt-4o" }),
-      await c.chat.completions.create({ ...body, messages: [{ role: "system", content: "be brief" }, ...body.messages] }),
+      await c.chat.completions.create({
+        ...body,
+        messages: [{ role: "system", content: "be brief" }, ...body.messages],
+      }),
       await sdk(g, (await g.newKey(u, { response_cache_mode: "exact" })).key).chat.completions.create(body),
     ];
     expect(misses.map((m) => m.cached)).toEqual([false, false, false, false, false]);
@@ -148,7 +171,10 @@ describe("semantic", () => {
     await stored(k.id, 1);
     const balance = await money(g, u.id);
     g.gw.sim!.reset();
-    for (const paraphrase of ["What is the capital of France and what is its population?", "what's the capital city of France and what is its population?"]) {
+    for (const paraphrase of [
+      "What is the capital of France and what is its population?",
+      "what's the capital city of France and what is its population?",
+    ]) {
       const hit: any = await c.chat.completions.create({ model: "gpt-4o-mini", messages: user(paraphrase) });
       expect([paraphrase, hit.cached]).toEqual([paraphrase, true]);
       expect(hit.choices[0].message.content).toBe(first.choices[0].message.content);
@@ -157,9 +183,15 @@ describe("semantic", () => {
     expect(totalChatCalls(g)).toBe(0);
     expect(await money(g, u.id)).toEqual(balance);
     // Below the threshold (cosine ≈ 0.93 with these embeddings) and unrelated: misses.
-    const near: any = await c.chat.completions.create({ model: "gpt-4o-mini", messages: user("What is the capital city of France and what's its population") });
+    const near: any = await c.chat.completions.create({
+      model: "gpt-4o-mini",
+      messages: user("What is the capital city of France and what's its population"),
+    });
     expect(near.cached).toBe(false);
-    const far: any = await c.chat.completions.create({ model: "gpt-4o-mini", messages: user("How do I bake sourdough bread at home?") });
+    const far: any = await c.chat.completions.create({
+      model: "gpt-4o-mini",
+      messages: user("How do I bake sourdough bread at home?"),
+    });
     expect(far.cached).toBe(false);
     expect(far.choices[0].message.content).toContain("sourdough");
     expect(totalChatCalls(g)).toBe(2);
@@ -170,9 +202,17 @@ describe("semantic", () => {
     await c.chat.completions.create({ model: "gemini-2.5-flash", messages: user(original) });
     await stored(k.id, 1);
     g.gw.sim!.reset();
-    expect(((await c.chat.completions.create({ model: "gemini-2.5-flash", messages: user(original) })) as any).cached).toBe(true);
-    const res = await chatFetch(g, k.key, { model: "gemini-2.5-flash", stream: true, messages: user("What is the capital of France and what is its population?") });
-    const final = parseSse(await res.text()).filter((e) => e.json?.cost).at(-1)!.json;
+    expect(
+      ((await c.chat.completions.create({ model: "gemini-2.5-flash", messages: user(original) })) as any).cached,
+    ).toBe(true);
+    const res = await chatFetch(g, k.key, {
+      model: "gemini-2.5-flash",
+      stream: true,
+      messages: user("What is the capital of France and what is its population?"),
+    });
+    const final = parseSse(await res.text())
+      .filter((e) => e.json?.cost)
+      .at(-1)!.json;
     expect(final.cached).toBe(true);
     expect(totalChatCalls(g)).toBe(0);
   });
@@ -184,10 +224,17 @@ describe("semantic", () => {
     g.gw.sim!.reset();
     const turns: any = await c.chat.completions.create({
       model: "gpt-4o-mini",
-      messages: [{ role: "user", content: "hello" }, { role: "assistant", content: "hi" }, { role: "user", content: "What is the capital of France and what is its population?" }],
+      messages: [
+        { role: "user", content: "hello" },
+        { role: "assistant", content: "hi" },
+        { role: "user", content: "What is the capital of France and what is its population?" },
+      ],
     });
     expect(turns.cached).toBe(false);
-    const other: any = await c.chat.completions.create({ model: "gpt-4o", messages: user("What is the capital of France and what is its population?") });
+    const other: any = await c.chat.completions.create({
+      model: "gpt-4o",
+      messages: user("What is the capital of France and what is its population?"),
+    });
     expect(other.cached).toBe(false);
     expect(simChatCalls(g)).toEqual({ openai: 2 });
   });

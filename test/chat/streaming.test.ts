@@ -8,7 +8,20 @@ import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "
 import { createApp } from "../../src/http/app";
 import { chatRoutes } from "../../src/http/routes/chat";
 import { startTestGateway, type TestGateway } from "../harness";
-import { chargeOf, chat, chatFetch, eventually, money, parseSse, proxiedGateway, type RecordingProxy, simChatCalls, tenant, usageOf, user } from "./helpers";
+import {
+  chargeOf,
+  chat,
+  chatFetch,
+  eventually,
+  money,
+  parseSse,
+  proxiedGateway,
+  type RecordingProxy,
+  simChatCalls,
+  tenant,
+  usageOf,
+  user,
+} from "./helpers";
 
 // Real servers and databases on a shared machine: generous per-test deadlines.
 setDefaultTimeout(20_000);
@@ -90,7 +103,8 @@ describe("the event sequence", () => {
       expect(s.cost).toEqual(plain.body.cost);
       expect(s.final.provider).toBe(provider);
       // Every line is an SSE `data:` line (or a comment): nothing else leaks to the client.
-      for (const line of text.split("\n")) expect(line === "" || line.startsWith("data: ") || line.startsWith(":")).toBe(true);
+      for (const line of text.split("\n"))
+        expect(line === "" || line.startsWith("data: ") || line.startsWith(":")).toBe(true);
       const after = await money(gp, u.id);
       expect(after.held).toBe(0n);
       expect(before.balance - after.balance).toBeGreaterThan(0n);
@@ -110,7 +124,12 @@ describe("the event sequence", () => {
   for (const [model, provider] of MODELS) {
     test(`${model}: the SDK reads the stream, with usage and cost on the last chunk`, async () => {
       const { sdk: c } = await tenant(g, 100);
-      const s = await c.chat.completions.create({ model, messages: user("sdk stream"), stream: true, stream_options: { include_usage: true } });
+      const s = await c.chat.completions.create({
+        model,
+        messages: user("sdk stream"),
+        stream: true,
+        stream_options: { include_usage: true },
+      });
       const chunks: any[] = [];
       for await (const ch of s) chunks.push(ch);
       expect(chunks[0].choices[0].delta.role).toBe("assistant");
@@ -130,10 +149,23 @@ describe("the event sequence", () => {
 
   test("a forced tool call streams as tool_call deltas (relayed and translated)", async () => {
     const { sdk: c } = await tenant(g, 100);
-    const tools = [{ type: "function" as const, function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } }];
+    const tools = [
+      {
+        type: "function" as const,
+        function: {
+          name: "get_weather",
+          parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+        },
+      },
+    ];
     for (const [model] of MODELS) {
       const r = await c.chat.completions
-        .stream({ model, messages: user("weather?"), tools, tool_choice: { type: "function", function: { name: "get_weather" } } })
+        .stream({
+          model,
+          messages: user("weather?"),
+          tools,
+          tool_choice: { type: "function", function: { name: "get_weather" } },
+        })
         .finalChatCompletion();
       const call = r.choices[0]!.message.tool_calls?.[0] as any;
       expect([model, call?.function?.name]).toEqual([model, "get_weather"]);
@@ -159,7 +191,11 @@ describe("failures before the first byte", () => {
     const { key, user: u } = await tenant(g, 100);
     await g.admin("PATCH", `/v1/admin/users/${u.id}`, { xborder_training_consent: true });
     g.gw.sim!.reset();
-    const res = await chatFetch(g, key.key, { model: "deepseek-v3", stream: true, messages: user("fallback stream [sim:fail@deepseek=503]") });
+    const res = await chatFetch(g, key.key, {
+      model: "deepseek-v3",
+      stream: true,
+      messages: user("fallback stream [sim:fail@deepseek=503]"),
+    });
     expect(res.status).toBe(200);
     const s = checkSequence(await res.text(), "deepseek-v3");
     expect(s.final.provider).toBe("together");
@@ -179,7 +215,11 @@ describe("failures before the first byte", () => {
       expect(body.detail.retryable).toBe(true);
       expect(g.gw.sim!.stats().total).toBe(3);
     }
-    const rejected = await chatFetch(g, key.key, { model: "gpt-4o-mini", stream: true, messages: user("bad [sim:fail=400]") });
+    const rejected = await chatFetch(g, key.key, {
+      model: "gpt-4o-mini",
+      stream: true,
+      messages: user("bad [sim:fail=400]"),
+    });
     expect(rejected.status).toBe(502);
     expect(((await rejected.json()) as any).detail.error).toBe("upstream_request_rejected");
     expect(await money(g, u.id)).toEqual({ balance: 100_000_000n, held: 0n });
@@ -195,7 +235,11 @@ describe("mid-stream failure", () => {
       expect(full.status).toBe(200);
       const fullCharge = await chargeOf(g, full.headers.get("x-request-id")!);
       const before = await money(g, u.id);
-      const res = await chatFetch(g, key.key, { model, stream: true, messages: user("long answer [sim:tokens=400] [sim:drop=2]") });
+      const res = await chatFetch(g, key.key, {
+        model,
+        stream: true,
+        messages: user("long answer [sim:tokens=400] [sim:drop=2]"),
+      });
       expect(res.status).toBe(200);
       const rid = res.headers.get("x-request-id")!;
       const text = await res.text();
@@ -245,7 +289,11 @@ describe("mid-stream failure", () => {
     // Gemini's first frame is content: the reset comes before any byte, so it is retried and
     // ends as an ordinary JSON 502 (docs/decisions.md #6).
     g.gw.sim!.reset();
-    const res = await chatFetch(g, key.key, { model: "gemini-2.5-flash", stream: true, messages: user("drop at once [sim:drop=0]") });
+    const res = await chatFetch(g, key.key, {
+      model: "gemini-2.5-flash",
+      stream: true,
+      messages: user("drop at once [sim:drop=0]"),
+    });
     expect(res.status).toBe(502);
     expect(((await res.json()) as any).detail.error).toBe("upstream_unavailable");
     expect(simChatCalls(g)).toEqual({ google: 3 });
@@ -254,7 +302,11 @@ describe("mid-stream failure", () => {
 
   test("the SDK sees the mid-stream failure as an error after the partial chunks", async () => {
     const { sdk: c } = await tenant(g, 100);
-    const s = await c.chat.completions.create({ model: "gpt-4o-mini", stream: true, messages: user("sdk drop [sim:tokens=200] [sim:drop=2]") });
+    const s = await c.chat.completions.create({
+      model: "gpt-4o-mini",
+      stream: true,
+      messages: user("sdk drop [sim:tokens=200] [sim:drop=2]"),
+    });
     let text = "";
     const err: any = await (async () => {
       for await (const ch of s) text += ch.choices[0]?.delta?.content ?? "";
@@ -270,7 +322,12 @@ describe("client disconnect", () => {
       const { key, user: u } = await tenant(gp, 100);
       proxy.clear();
       const ac = new AbortController();
-      const res = await chatFetch(gp, key.key, { model, stream: true, messages: user("slow stream [sim:tokens=300] [sim:chunk_ms=400]") }, { signal: ac.signal });
+      const res = await chatFetch(
+        gp,
+        key.key,
+        { model, stream: true, messages: user("slow stream [sim:tokens=300] [sim:chunk_ms=400]") },
+        { signal: ac.signal },
+      );
       expect(res.status).toBe(200);
       const rid = res.headers.get("x-request-id")!;
       const reader = res.body!.getReader();
@@ -282,7 +339,9 @@ describe("client disconnect", () => {
       const call = proxy.bodies.find((b) => b.path.startsWith(`/${provider}/`))!;
       // The rest (~8 frames × 400 ms) comes within STREAM_DRAIN_MS (5 s): the gateway reads it to the end.
       await call.ended;
-      expect(call.response).toContain(provider === "google" ? '"finishReason"' : provider === "anthropic" ? "message_stop" : "[DONE]");
+      expect(call.response).toContain(
+        provider === "google" ? '"finishReason"' : provider === "anthropic" ? "message_stop" : "[DONE]",
+      );
       expect(await eventually(async () => (await money(gp, u.id)).held === 0n, 3000)).toBe(true);
       const charged = await chargeOf(gp, rid);
       expect(charged).not.toBeNull();
@@ -303,7 +362,12 @@ describe("client disconnect before the answer", () => {
       const { key, user: u } = await tenant(gp, 100);
       proxy.clear();
       const ac = new AbortController();
-      const pending = chatFetch(gp, key.key, { model: "gpt-4o-mini", stream, messages: user("think long [sim:latency=3000]") }, { signal: ac.signal }).catch((e) => e);
+      const pending = chatFetch(
+        gp,
+        key.key,
+        { model: "gpt-4o-mini", stream, messages: user("think long [sim:latency=3000]") },
+        { signal: ac.signal },
+      ).catch((e) => e);
       expect(await eventually(async () => (await money(gp, u.id)).held > 0n, 2000)).toBe(true);
       const t0 = performance.now();
       ac.abort();
@@ -313,7 +377,9 @@ describe("client disconnect before the answer", () => {
       expect(performance.now() - t0).toBeLessThan(2000);
       expect(await eventually(() => proxy.bodies[0]?.aborted === true, 2000)).toBe(true);
       expect(await money(gp, u.id)).toEqual({ balance: 100_000_000n, held: 0n });
-      const charges = await gp.gw.deps.db.query("select 1 from ledger_entries where user_id = $1 and kind = 'charge'", [u.id]);
+      const charges = await gp.gw.deps.db.query("select 1 from ledger_entries where user_id = $1 and kind = 'charge'", [
+        u.id,
+      ]);
       expect(charges).toHaveLength(0);
     });
   }

@@ -24,7 +24,13 @@ const Recipe = z.object({
   cuisine: z.enum(["korean", "italian"]),
 });
 // The simulator's deterministic sample of the schema (docs/simulator.md, "Structured outputs").
-const SAMPLE: z.infer<typeof Recipe> = { title: "sample title", servings: 1, vegetarian: true, steps: [{ order: 1, text: "sample text" }], cuisine: "korean" };
+const SAMPLE: z.infer<typeof Recipe> = {
+  title: "sample title",
+  servings: 1,
+  vegetarian: true,
+  steps: [{ order: 1, text: "sample text" }],
+  cuisine: "korean",
+};
 const MODELS = ["gpt-4o-mini", "claude-haiku-4-5", "gemini-2.5-flash"];
 
 let g: TestGateway;
@@ -37,7 +43,10 @@ afterAll(async () => {
 
 async function chargesOf(userId: string): Promise<number> {
   await g.gw.settlements.quiesce();
-  const rows = await g.gw.deps.db.query<{ n: string }>("select count(*)::text as n from ledger_entries where user_id = $1 and kind = 'charge'", [userId]);
+  const rows = await g.gw.deps.db.query<{ n: string }>(
+    "select count(*)::text as n from ledger_entries where user_id = $1 and kind = 'charge'",
+    [userId],
+  );
   return Number(rows[0]!.n);
 }
 
@@ -47,7 +56,12 @@ describe("the Vercel AI SDK's structured outputs", () => {
       const { user, key } = await tenant(g, 100);
       const openai = createOpenAI({ apiKey: key.key, baseURL: g.url + "/v1" });
       for (const model of MODELS) {
-        const r = await generateObject({ model: api === "chat" ? openai.chat(model) : openai(model), schema: Recipe, prompt: "A recipe, please", maxRetries: 0 });
+        const r = await generateObject({
+          model: api === "chat" ? openai.chat(model) : openai(model),
+          schema: Recipe,
+          prompt: "A recipe, please",
+          maxRetries: 0,
+        });
         expect([model, r.object]).toEqual([model, SAMPLE]);
         expect(r.finishReason).toBe("stop");
         expect(r.usage.outputTokens).toBeGreaterThan(0);
@@ -59,7 +73,12 @@ describe("the Vercel AI SDK's structured outputs", () => {
       const { user, key } = await tenant(g, 100);
       const openai = createOpenAI({ apiKey: key.key, baseURL: g.url + "/v1" });
       for (const model of MODELS) {
-        const r = streamObject({ model: api === "chat" ? openai.chat(model) : openai(model), schema: Recipe, prompt: "Stream a recipe", maxRetries: 0 });
+        const r = streamObject({
+          model: api === "chat" ? openai.chat(model) : openai(model),
+          schema: Recipe,
+          prompt: "Stream a recipe",
+          maxRetries: 0,
+        });
         let partials = 0;
         for await (const _ of r.partialObjectStream) partials++;
         expect([model, await r.object]).toEqual([model, SAMPLE]);
@@ -74,7 +93,12 @@ describe("the Vercel AI SDK's structured outputs", () => {
     const openai = createOpenAI({ apiKey: key.key, baseURL: g.url + "/v1" });
     const Scores = z.object({ scores: z.record(z.string(), z.number()), winner: z.string() });
     for (const model of [openai.chat("claude-haiku-4-5"), openai("claude-haiku-4-5")]) {
-      const r = await generateText({ model, output: Output.object({ schema: Scores }), prompt: "Scores", maxRetries: 0 });
+      const r = await generateText({
+        model,
+        output: Output.object({ schema: Scores }),
+        prompt: "Scores",
+        maxRetries: 0,
+      });
       expect(r.output).toEqual({ scores: {}, winner: "sample winner" });
       expect(r.finishReason).toBe("stop");
     }

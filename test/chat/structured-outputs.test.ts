@@ -25,16 +25,33 @@ const Person = z.object({
   nick: z.string().nullable(),
 });
 // The simulator fills a schema deterministically (docs/simulator.md, "Structured outputs").
-const SAMPLE: z.infer<typeof Person> = { name: "sample name", age: 1, role: "admin", email: "sample@example.com", address: { city: "sample city" }, tags: ["sample tags"], nick: "sample nick" };
+const SAMPLE: z.infer<typeof Person> = {
+  name: "sample name",
+  age: 1,
+  role: "admin",
+  email: "sample@example.com",
+  address: { city: "sample city" },
+  tags: ["sample tags"],
+  nick: "sample nick",
+};
 const MODELS = ["gpt-4o-mini", "claude-sonnet-4-5", "gemini-2.5-flash"];
 const tokens = (s: string) => Math.ceil(s.length / 4);
 
 /** Charges and usage of one request, from the ledger. */
 async function books(g: TestGateway, requestId: string) {
   await g.gw.settlements.quiesce();
-  const charges = await g.gw.deps.db.query<{ a: string }>("select (-amount_micro)::text as a from ledger_entries where request_id = $1 and kind = 'charge'", [requestId]);
-  const usage = await g.gw.deps.db.query<{ p: number; c: number; cost: string }>("select prompt_tokens as p, completion_tokens as c, cost_micro::text as cost from usage_events where request_id = $1", [requestId]);
-  return { charges: charges.map((r) => BigInt(r.a)), usage: usage.map((u) => ({ p: Number(u.p), c: Number(u.c), cost: BigInt(u.cost) })) };
+  const charges = await g.gw.deps.db.query<{ a: string }>(
+    "select (-amount_micro)::text as a from ledger_entries where request_id = $1 and kind = 'charge'",
+    [requestId],
+  );
+  const usage = await g.gw.deps.db.query<{ p: number; c: number; cost: string }>(
+    "select prompt_tokens as p, completion_tokens as c, cost_micro::text as cost from usage_events where request_id = $1",
+    [requestId],
+  );
+  return {
+    charges: charges.map((r) => BigInt(r.a)),
+    usage: usage.map((u) => ({ p: Number(u.p), c: Number(u.c), cost: BigInt(u.cost) })),
+  };
 }
 
 for (const kind of await dbKinds()) {
@@ -54,7 +71,11 @@ for (const kind of await dbKinds()) {
       const { sdk } = await tenant(g, 100);
       for (const model of MODELS) {
         proxy.clear();
-        const r = await sdk.chat.completions.parse({ model, messages: user("Who is the admin?"), response_format: zodResponseFormat(Person, "person") });
+        const r = await sdk.chat.completions.parse({
+          model,
+          messages: user("Who is the admin?"),
+          response_format: zodResponseFormat(Person, "person"),
+        });
         const message = r.choices[0]!.message;
         expect([model, message.parsed]).toEqual([model, SAMPLE]);
         expect(Person.parse(message.parsed)).toEqual(SAMPLE);
@@ -71,7 +92,11 @@ for (const kind of await dbKinds()) {
     test("chat.completions.stream with response_format: the final completion parses", async () => {
       const { sdk } = await tenant(g, 100);
       for (const model of MODELS) {
-        const stream = sdk.chat.completions.stream({ model, messages: user("Stream the admin"), response_format: zodResponseFormat(Person, "person") });
+        const stream = sdk.chat.completions.stream({
+          model,
+          messages: user("Stream the admin"),
+          response_format: zodResponseFormat(Person, "person"),
+        });
         let deltas = 0;
         stream.on("content.delta", () => deltas++);
         const final = await stream.finalChatCompletion();
@@ -86,9 +111,16 @@ for (const kind of await dbKinds()) {
         const body = { model, messages: user("JSON please"), response_format: { type: "json_object" } };
         const r = await chat(g, key.key, body);
         const content = JSON.parse(r.body.choices[0].message.content);
-        expect([model, typeof content, Array.isArray(content), r.body.choices[0].finish_reason]).toEqual([model, "object", false, "stop"]);
+        expect([model, typeof content, Array.isArray(content), r.body.choices[0].finish_reason]).toEqual([
+          model,
+          "object",
+          false,
+          "stop",
+        ]);
         const res = await chatFetch(g, key.key, { ...body, stream: true });
-        const chunks = parseSse(await res.text()).map((e) => e.json).filter((j) => j?.choices?.length);
+        const chunks = parseSse(await res.text())
+          .map((e) => e.json)
+          .filter((j) => j?.choices?.length);
         expect(JSON.parse(chunks.map((c) => c.choices[0].delta.content ?? "").join(""))).toEqual(content);
       }
     });
@@ -97,7 +129,11 @@ for (const kind of await dbKinds()) {
       const { user: u, key } = await tenant(g, 100);
       const before = await money(g, u.id);
       proxy.clear();
-      const r = await chat(g, key.key, { model: "claude-sonnet-4-5", messages: user("Give me JSON"), response_format: { type: "json_object" } });
+      const r = await chat(g, key.key, {
+        model: "claude-sonnet-4-5",
+        messages: user("Give me JSON"),
+        response_format: { type: "json_object" },
+      });
       expect(r.status).toBe(200);
       const sent = lastAnthropicBody();
       expect(sent.tools.map((t: any) => t.name)).toEqual(["json_response"]);
@@ -112,10 +148,14 @@ for (const kind of await dbKinds()) {
 
       const rid = r.headers.get("x-request-id")!;
       const b = await books(g, rid);
-      expect(b.usage).toEqual([{ p: r.body.usage.prompt_tokens, c: r.body.usage.completion_tokens, cost: b.charges[0]! }]);
+      expect(b.usage).toEqual([
+        { p: r.body.usage.prompt_tokens, c: r.body.usage.completion_tokens, cost: b.charges[0]! },
+      ]);
       expect(b.charges).toHaveLength(1);
       // claude-sonnet-4-5: 3 / 15 USD per Mtok at 1400 KRW/USD, rounded up to the micro-won.
-      const num = (BigInt(r.body.usage.prompt_tokens) * 3_000_000n + BigInt(r.body.usage.completion_tokens) * 15_000_000n) * 1_400_000n;
+      const num =
+        (BigInt(r.body.usage.prompt_tokens) * 3_000_000n + BigInt(r.body.usage.completion_tokens) * 15_000_000n) *
+        1_400_000n;
       const expected = (num + 999_999_999n) / 1_000_000_000n;
       expect(b.charges[0]).toBe(expected < 100_000n ? 100_000n : expected);
       const after = await money(g, u.id);
@@ -125,7 +165,11 @@ for (const kind of await dbKinds()) {
 
     test("a streamed forced tool arrives as content deltas that concatenate to JSON, finish stop", async () => {
       const { key } = await tenant(g, 100);
-      const map = { type: "object", properties: { scores: { type: "object", additionalProperties: { type: "number" } } }, required: ["scores"] };
+      const map = {
+        type: "object",
+        properties: { scores: { type: "object", additionalProperties: { type: "number" } } },
+        required: ["scores"],
+      };
       proxy.clear();
       const res = await chatFetch(g, key.key, {
         model: "claude-sonnet-4-5",
@@ -149,17 +193,31 @@ for (const kind of await dbKinds()) {
       const { sdk } = await tenant(g, 100);
       for (const model of MODELS) {
         proxy.clear();
-        const r = await sdk.responses.parse({ model, input: "Who is the admin?", text: { format: zodTextFormat(Person, "person") } });
+        const r = await sdk.responses.parse({
+          model,
+          input: "Who is the admin?",
+          text: { format: zodTextFormat(Person, "person") },
+        });
         expect([model, r.output_parsed]).toEqual([model, SAMPLE]);
         expect(r.text?.format?.type).toBe("json_schema");
-        if (model.startsWith("claude")) expect(lastAnthropicBody().output_config.format.schema.required).toContain("nick");
+        if (model.startsWith("claude"))
+          expect(lastAnthropicBody().output_config.format.schema.required).toContain("nick");
       }
-      const stream = sdk.responses.stream({ model: "gemini-2.5-flash", input: "Stream the admin", text: { format: zodTextFormat(Person, "person") } });
+      const stream = sdk.responses.stream({
+        model: "gemini-2.5-flash",
+        input: "Stream the admin",
+        text: { format: zodTextFormat(Person, "person") },
+      });
       expect((await stream.finalResponse()).output_parsed).toEqual(SAMPLE);
       // json_object on Claude: the forced tool, streamed as output_text deltas.
       proxy.clear();
       let text = "";
-      for await (const ev of await sdk.responses.create({ model: "claude-sonnet-4-5", input: "JSON", text: { format: { type: "json_object" } }, stream: true })) {
+      for await (const ev of await sdk.responses.create({
+        model: "claude-sonnet-4-5",
+        input: "JSON",
+        text: { format: { type: "json_object" } },
+        stream: true,
+      })) {
         if (ev.type === "response.output_text.delta") text += ev.delta;
       }
       expect(lastAnthropicBody().tool_choice).toEqual({ type: "tool", name: "json_response" });
@@ -171,8 +229,14 @@ for (const kind of await dbKinds()) {
       const before = await money(g, u.id);
       const cases: [unknown, (string | number)[]][] = [
         [{ type: "json_schema" }, ["body", "response_format", "json_schema"]],
-        [{ type: "json_schema", json_schema: { schema: { type: "object" } } }, ["body", "response_format", "json_schema", "name"]],
-        [{ type: "json_schema", json_schema: { name: "x", schema: "{}" } }, ["body", "response_format", "json_schema", "schema"]],
+        [
+          { type: "json_schema", json_schema: { schema: { type: "object" } } },
+          ["body", "response_format", "json_schema", "name"],
+        ],
+        [
+          { type: "json_schema", json_schema: { name: "x", schema: "{}" } },
+          ["body", "response_format", "json_schema", "schema"],
+        ],
         [{ type: "xml" }, ["body", "response_format", "type"]],
         ["json", ["body", "response_format"]],
       ];
@@ -186,11 +250,21 @@ for (const kind of await dbKinds()) {
         [{ type: "json_schema", name: "x" }, ["body", "text", "format", "schema"]],
         [{ type: "yaml" }, ["body", "text", "format", "type"]],
       ] as const) {
-        const resp = await g.call("POST", "/v1/responses", { token: key.key, body: { model: "claude-sonnet-4-5", input: "x", text: { format } } });
-        expect([format, resp.status, resp.body.detail.map((d: any) => d.loc)]).toEqual([format, 422, expect.arrayContaining([loc])]);
+        const resp = await g.call("POST", "/v1/responses", {
+          token: key.key,
+          body: { model: "claude-sonnet-4-5", input: "x", text: { format } },
+        });
+        expect([format, resp.status, resp.body.detail.map((d: any) => d.loc)]).toEqual([
+          format,
+          422,
+          expect.arrayContaining([loc]),
+        ]);
       }
       expect(await money(g, u.id)).toEqual(before);
-      const rows = await g.gw.deps.db.query<{ n: string }>("select count(*)::text as n from ledger_entries where user_id = $1 and kind <> 'topup'", [u.id]);
+      const rows = await g.gw.deps.db.query<{ n: string }>(
+        "select count(*)::text as n from ledger_entries where user_id = $1 and kind <> 'topup'",
+        [u.id],
+      );
       expect(rows[0]!.n).toBe("0");
     });
   });

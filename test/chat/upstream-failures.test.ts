@@ -14,14 +14,18 @@ setDefaultTimeout(20_000);
 let g: TestGateway;
 let slow: TestGateway;
 beforeAll(async () => {
-  [g, slow] = await Promise.all([startTestGateway(), startTestGateway({ env: { UPSTREAM_FIRST_BYTE_TIMEOUT_MS: "200", UPSTREAM_IDLE_TIMEOUT_MS: "300" } })]);
+  [g, slow] = await Promise.all([
+    startTestGateway(),
+    startTestGateway({ env: { UPSTREAM_FIRST_BYTE_TIMEOUT_MS: "200", UPSTREAM_IDLE_TIMEOUT_MS: "300" } }),
+  ]);
 }, 60_000);
 afterAll(async () => {
   await g?.stop();
   await slow?.stop();
 });
 
-const consent = (gw: TestGateway, userId: string) => gw.admin("PATCH", `/v1/admin/users/${userId}`, { xborder_training_consent: true });
+const consent = (gw: TestGateway, userId: string) =>
+  gw.admin("PATCH", `/v1/admin/users/${userId}`, { xborder_training_consent: true });
 
 describe("retries", () => {
   for (const [model, provider] of [
@@ -43,7 +47,10 @@ describe("retries", () => {
     const { key } = await tenant(g);
     for (const status of [500, 502, 529]) {
       g.gw.sim!.reset();
-      const r = await chat(g, key.key, { model: "claude-haiku-4-5", messages: user(`flaky ${status} [sim:fail=${status}x2]`) });
+      const r = await chat(g, key.key, {
+        model: "claude-haiku-4-5",
+        messages: user(`flaky ${status} [sim:fail=${status}x2]`),
+      });
       expect([status, r.status]).toEqual([status, 200]);
       expect(simChatCalls(g)).toEqual({ anthropic: 3 });
     }
@@ -67,7 +74,9 @@ describe("retries", () => {
     expect(ev.status).toBe(502);
     expect(BigInt(ev.cost_micro)).toBe(0n);
     // The SDK sees the same.
-    const err: any = await c.chat.completions.create({ model: "gpt-4o-mini", messages: user("down [sim:fail=503]") }).catch((e) => e);
+    const err: any = await c.chat.completions
+      .create({ model: "gpt-4o-mini", messages: user("down [sim:fail=503]") })
+      .catch((e) => e);
     expect(err.status).toBe(502);
     expect(err.code).toBe("upstream_unavailable");
   });
@@ -106,7 +115,10 @@ describe("fallback across providers", () => {
     const { user: u, sdk: c } = await tenant(g);
     await consent(g, u.id);
     g.gw.sim!.reset();
-    const r: any = await c.chat.completions.create({ model: "deepseek-v3", messages: user("fall over [sim:fail@deepseek=503]") });
+    const r: any = await c.chat.completions.create({
+      model: "deepseek-v3",
+      messages: user("fall over [sim:fail@deepseek=503]"),
+    });
     expect([r.model, r.provider]).toEqual(["deepseek-v3", "together"]);
     expect(r.choices[0].message.content).toContain("Simulated reply from together/");
     expect(simChatCalls(g)).toEqual({ deepseek: 3, together: 1 });
@@ -124,7 +136,10 @@ describe("fallback across providers", () => {
     const { user: u, sdk: c } = await tenant(g);
     await consent(g, u.id);
     g.gw.sim!.reset();
-    const r: any = await c.chat.completions.create({ model: "llama-3.3-70b", messages: user("fall over [sim:fail@together=503]") });
+    const r: any = await c.chat.completions.create({
+      model: "llama-3.3-70b",
+      messages: user("fall over [sim:fail@together=503]"),
+    });
     expect(r.provider).toBe("groq");
     expect(simChatCalls(g)).toEqual({ together: 3, groq: 1 });
   });
@@ -163,7 +178,10 @@ describe("rate limits", () => {
     const { user: u, sdk: c } = await tenant(g);
     await consent(g, u.id);
     g.gw.sim!.reset();
-    const r: any = await c.chat.completions.create({ model: "llama-3.3-70b", messages: user("busy [sim:fail@together=429]") });
+    const r: any = await c.chat.completions.create({
+      model: "llama-3.3-70b",
+      messages: user("busy [sim:fail@together=429]"),
+    });
     expect(r.provider).toBe("groq");
     expect(simChatCalls(g)).toEqual({ together: 1, groq: 1 });
   });
@@ -172,7 +190,10 @@ describe("rate limits", () => {
     const { key, user: u } = await tenant(g);
     await consent(g, u.id);
     g.gw.sim!.reset();
-    const r = await chat(g, key.key, { model: "llama-3.3-70b", messages: user("mixed [sim:fail@together=429] [sim:fail@groq=503]") });
+    const r = await chat(g, key.key, {
+      model: "llama-3.3-70b",
+      messages: user("mixed [sim:fail@together=429] [sim:fail@groq=503]"),
+    });
     expect(r.status).toBe(502);
     expect(errorCode(r.body)).toBe("upstream_unavailable");
     expect(simChatCalls(g)).toEqual({ together: 1, groq: 3 });

@@ -31,7 +31,17 @@ describe("validation: 422 with loc", () => {
     ["empty messages", { model: "gpt-4o-mini", messages: [] }, ["body", "messages"]],
     ["model not a string", { model: 42, messages: user("hi") }, ["body", "model"]],
     ["bad role", { ...ok, messages: [{ role: "wizard", content: "hi" }] }, ["body", "messages", 0, "role"]],
-    ["bad role in 2nd message", { ...ok, messages: [{ role: "user", content: "a" }, { role: "robot", content: "b" }] }, ["body", "messages", 1, "role"]],
+    [
+      "bad role in 2nd message",
+      {
+        ...ok,
+        messages: [
+          { role: "user", content: "a" },
+          { role: "robot", content: "b" },
+        ],
+      },
+      ["body", "messages", 1, "role"],
+    ],
     ["temperature 2.5", { ...ok, temperature: 2.5 }, ["body", "temperature"]],
     ["temperature -0.1", { ...ok, temperature: -0.1 }, ["body", "temperature"]],
     ["top_p 1.5", { ...ok, top_p: 1.5 }, ["body", "top_p"]],
@@ -86,7 +96,9 @@ describe("validation: 422 with loc", () => {
 
   test("the SDK surfaces a 422 as an error with status 422", async () => {
     const { sdk: c } = await tenant(g, 10);
-    const err: any = await c.chat.completions.create({ model: "gpt-4o-mini", messages: user("hi"), temperature: 2.5 }).catch((e) => e);
+    const err: any = await c.chat.completions
+      .create({ model: "gpt-4o-mini", messages: user("hi"), temperature: 2.5 })
+      .catch((e) => e);
     expect(err.status).toBe(422);
   });
 });
@@ -148,7 +160,9 @@ describe("passthrough", () => {
 
   test("plugins: web is accepted, an unknown plugin is 400", async () => {
     const { key } = await tenant(g, 100);
-    expect((await chat(g, key.key, { model: "gpt-4o-mini", messages: user("x"), plugins: [{ id: "web" }] })).status).toBe(200);
+    expect(
+      (await chat(g, key.key, { model: "gpt-4o-mini", messages: user("x"), plugins: [{ id: "web" }] })).status,
+    ).toBe(200);
     const r = await chat(g, key.key, { model: "gpt-4o-mini", messages: user("x"), plugins: [{ id: "teleport" }] });
     expect(r.status).toBe(400);
     expect(r.body.detail.error).toBe("unknown_plugin");
@@ -159,7 +173,12 @@ describe("passthrough", () => {
     const r = await c.chat.completions.create({ model: "gpt-4o-mini", messages: user("three?"), n: 3 });
     expect(r.choices).toHaveLength(1);
     expect(r.choices[0]!.index).toBe(0);
-    const s = await c.chat.completions.create({ model: "claude-haiku-4-5", messages: user("three?"), n: 3, stream: true });
+    const s = await c.chat.completions.create({
+      model: "claude-haiku-4-5",
+      messages: user("three?"),
+      n: 3,
+      stream: true,
+    });
     const indexes = new Set<number>();
     for await (const ch of s) for (const choice of ch.choices) indexes.add(choice.index);
     expect([...indexes]).toEqual([0]);
@@ -200,7 +219,9 @@ describe("max_tokens sizes the hold", () => {
 
   test("max_tokens larger than the credits allow is 402 even if the answer would be short", async () => {
     const { sdk: c } = await tenant(g, 1); // 1 KRW
-    const err: any = await c.chat.completions.create({ model: "gpt-4o", messages: user("hi"), max_tokens: 100_000 }).catch((e) => e);
+    const err: any = await c.chat.completions
+      .create({ model: "gpt-4o", messages: user("hi"), max_tokens: 100_000 })
+      .catch((e) => e);
     expect(err.status).toBe(402);
     const r = await c.chat.completions.create({ model: "gpt-4o", messages: user("hi"), max_tokens: 30 });
     expect(r.choices[0]!.message.content).toContain("Simulated reply");

@@ -36,22 +36,61 @@ describe("loadConfig", () => {
 
   test("the upstream budget follows Bun's fetch limit; the per-account and per-key limits follow the budget", () => {
     // The gateway applies BUN_CONFIG_MAX_HTTP_REQUESTS=4096 to itself when unset (src/boot/fetch-limit.ts).
-    expect(loadConfig({})).toMatchObject({ BUN_CONFIG_MAX_HTTP_REQUESTS: 4096, UPSTREAM_MAX_CONCURRENT: 3072, CONCURRENCY_PER_ACCOUNT: 768, CONCURRENCY_PER_KEY: 384, UPSTREAM_QUEUE_TIMEOUT_MS: 10_000 });
-    expect(loadConfig({ BUN_CONFIG_MAX_HTTP_REQUESTS: "256" })).toMatchObject({ UPSTREAM_MAX_CONCURRENT: 192, CONCURRENCY_PER_ACCOUNT: 48, CONCURRENCY_PER_KEY: 24 });
-    expect(loadConfig({ UPSTREAM_MAX_CONCURRENT: "40" })).toMatchObject({ UPSTREAM_MAX_CONCURRENT: 40, CONCURRENCY_PER_ACCOUNT: 10, CONCURRENCY_PER_KEY: 5 });
-    expect(loadConfig({ UPSTREAM_MAX_CONCURRENT: "0", CONCURRENCY_PER_ACCOUNT: "0", CONCURRENCY_PER_KEY: "7" })).toMatchObject({ UPSTREAM_MAX_CONCURRENT: 0, CONCURRENCY_PER_ACCOUNT: 0, CONCURRENCY_PER_KEY: 7 });
+    expect(loadConfig({})).toMatchObject({
+      BUN_CONFIG_MAX_HTTP_REQUESTS: 4096,
+      UPSTREAM_MAX_CONCURRENT: 3072,
+      CONCURRENCY_PER_ACCOUNT: 768,
+      CONCURRENCY_PER_KEY: 384,
+      UPSTREAM_QUEUE_TIMEOUT_MS: 10_000,
+    });
+    expect(loadConfig({ BUN_CONFIG_MAX_HTTP_REQUESTS: "256" })).toMatchObject({
+      UPSTREAM_MAX_CONCURRENT: 192,
+      CONCURRENCY_PER_ACCOUNT: 48,
+      CONCURRENCY_PER_KEY: 24,
+    });
+    expect(loadConfig({ UPSTREAM_MAX_CONCURRENT: "40" })).toMatchObject({
+      UPSTREAM_MAX_CONCURRENT: 40,
+      CONCURRENCY_PER_ACCOUNT: 10,
+      CONCURRENCY_PER_KEY: 5,
+    });
+    expect(
+      loadConfig({ UPSTREAM_MAX_CONCURRENT: "0", CONCURRENCY_PER_ACCOUNT: "0", CONCURRENCY_PER_KEY: "7" }),
+    ).toMatchObject({ UPSTREAM_MAX_CONCURRENT: 0, CONCURRENCY_PER_ACCOUNT: 0, CONCURRENCY_PER_KEY: 7 });
     // A budget Bun would cut silently (it queues past its own limit) does not start.
-    expect(problems({ UPSTREAM_MAX_CONCURRENT: "500", BUN_CONFIG_MAX_HTTP_REQUESTS: "256" })).toEqual([expect.stringMatching(/^UPSTREAM_MAX_CONCURRENT: 500 is more than 3\/4 of Bun's fetch limit \(BUN_CONFIG_MAX_HTTP_REQUESTS=256\); raise BUN_CONFIG_MAX_HTTP_REQUESTS to at least 667/)]);
+    expect(problems({ UPSTREAM_MAX_CONCURRENT: "500", BUN_CONFIG_MAX_HTTP_REQUESTS: "256" })).toEqual([
+      expect.stringMatching(
+        /^UPSTREAM_MAX_CONCURRENT: 500 is more than 3\/4 of Bun's fetch limit \(BUN_CONFIG_MAX_HTTP_REQUESTS=256\); raise BUN_CONFIG_MAX_HTTP_REQUESTS to at least 667/,
+      ),
+    ]);
     expect(problems({ UPSTREAM_MAX_CONCURRENT: "500", BUN_CONFIG_MAX_HTTP_REQUESTS: "1024" })).toEqual([]);
     expect(problems({ BUN_CONFIG_MAX_HTTP_REQUESTS: "70000" })[0]).toStartWith("BUN_CONFIG_MAX_HTTP_REQUESTS:");
   });
 
   test("every boolean accepts true/false, on/off, 1/0 in any case; anything else names the valid spellings", () => {
-    for (const [text, value] of [["true", true], ["ON", true], ["1", true], ["On", true], ["false", false], ["off", false], ["OFF", false], ["0", false], [" False ", false]] as const) {
+    for (const [text, value] of [
+      ["true", true],
+      ["ON", true],
+      ["1", true],
+      ["On", true],
+      ["false", false],
+      ["off", false],
+      ["OFF", false],
+      ["0", false],
+      [" False ", false],
+    ] as const) {
       const c = loadConfig({ DEMO_MODE: text, LEDGER_LEASES: text, VIDEO_URL_PRIVATE_HOSTS_ALLOWED: text });
-      expect([text, c.demoMode, c.LEDGER_LEASES, c.VIDEO_URL_PRIVATE_HOSTS_ALLOWED]).toEqual([text, value, value, value]);
+      expect([text, c.demoMode, c.LEDGER_LEASES, c.VIDEO_URL_PRIVATE_HOSTS_ALLOWED]).toEqual([
+        text,
+        value,
+        value,
+        value,
+      ]);
     }
-    expect(loadConfig({})).toMatchObject({ LEDGER_LEASES: true, VIDEO_URL_PRIVATE_HOSTS_ALLOWED: false, demoMode: true });
+    expect(loadConfig({})).toMatchObject({
+      LEDGER_LEASES: true,
+      VIDEO_URL_PRIVATE_HOSTS_ALLOWED: false,
+      demoMode: true,
+    });
     const p = problems({ DEMO_MODE: "yes", LEDGER_LEASES: "enabled" });
     expect(p).toEqual([
       'DEMO_MODE: expected one of true, false, on, off, 1, 0 (any case), got "yes"',
@@ -60,21 +99,43 @@ describe("loadConfig", () => {
   });
 
   test("a malformed DATABASE_URL is one sentence that does not repeat the URL (it holds a password)", () => {
-    expect(problems({ DATABASE_URL: "postgres://u:secret@host:port/db" })).toEqual(["DATABASE_URL: not a valid URL (expected postgres://user:password@host:5432/database)"]);
-    expect(problems({ DATABASE_URL: "postgres:///db" })).toEqual(["DATABASE_URL: the URL names no host (expected postgres://user:password@host:5432/database)"]);
+    expect(problems({ DATABASE_URL: "postgres://u:secret@host:port/db" })).toEqual([
+      "DATABASE_URL: not a valid URL (expected postgres://user:password@host:5432/database)",
+    ]);
+    expect(problems({ DATABASE_URL: "postgres:///db" })).toEqual([
+      "DATABASE_URL: the URL names no host (expected postgres://user:password@host:5432/database)",
+    ]);
     expect(problems({ DATABASE_URL: "postgres:///db?host=/var/run/postgresql" })).toEqual([]);
     expect(loadConfig({ DATABASE_URL: "postgres://u@h/db" }).DB_CONNECT_TIMEOUT_SECONDS).toBe(60);
   });
 
   test("authentication throttles: production defaults, 0 turns one off", () => {
-    expect(loadConfig({})).toMatchObject({ SIGNUP_RATE_PER_IP: 20, LOGIN_RATE_PER_IP: 30, LOGIN_FAILURES_PER_EMAIL: 10, INVALID_KEY_RATE_PER_IP: 20 });
+    expect(loadConfig({})).toMatchObject({
+      SIGNUP_RATE_PER_IP: 20,
+      LOGIN_RATE_PER_IP: 30,
+      LOGIN_FAILURES_PER_EMAIL: 10,
+      INVALID_KEY_RATE_PER_IP: 20,
+    });
     expect(loadConfig({ LOGIN_FAILURES_PER_EMAIL: "0" }).LOGIN_FAILURES_PER_EMAIL).toBe(0);
     expect(problems({ SIGNUP_RATE_PER_IP: "-1" })[0]).toStartWith("SIGNUP_RATE_PER_IP:");
   });
 
   test("values are parsed and typed; DATABASE_URL turns demo mode off unless forced", () => {
-    const c = loadConfig({ PORT: "9000", RATE_LIMIT_RPM: "0", FX_USD_KRW: "1385.5", DATABASE_URL: "postgres://u@h/db", REDIS_URL: "redis://r:6379" });
-    expect(c).toMatchObject({ PORT: 9000, RATE_LIMIT_RPM: 0, FX_USD_KRW: 1385.5, DATABASE_URL: "postgres://u@h/db", REDIS_URL: "redis://r:6379", demoMode: false });
+    const c = loadConfig({
+      PORT: "9000",
+      RATE_LIMIT_RPM: "0",
+      FX_USD_KRW: "1385.5",
+      DATABASE_URL: "postgres://u@h/db",
+      REDIS_URL: "redis://r:6379",
+    });
+    expect(c).toMatchObject({
+      PORT: 9000,
+      RATE_LIMIT_RPM: 0,
+      FX_USD_KRW: 1385.5,
+      DATABASE_URL: "postgres://u@h/db",
+      REDIS_URL: "redis://r:6379",
+      demoMode: false,
+    });
     expect(loadConfig({ DATABASE_URL: "postgresql://u@h/db", DEMO_MODE: "true" }).demoMode).toBe(true);
     expect(loadConfig({ DEMO_MODE: "false" }).demoMode).toBe(false);
     // An empty value counts as unset.
@@ -110,7 +171,17 @@ describe("loadConfig", () => {
       DEMO_MODE: "yes",
       TRUSTED_PROXIES: "10.0.0.0/8, not-an-ip",
     });
-    for (const name of ["PORT", "MAX_BODY_BYTES", "DATABASE_URL", "REDIS_URL", "ADMIN_TOKEN", "JWT_SECRET", "LOG_LEVEL", "DEMO_MODE", "TRUSTED_PROXIES"]) {
+    for (const name of [
+      "PORT",
+      "MAX_BODY_BYTES",
+      "DATABASE_URL",
+      "REDIS_URL",
+      "ADMIN_TOKEN",
+      "JWT_SECRET",
+      "LOG_LEVEL",
+      "DEMO_MODE",
+      "TRUSTED_PROXIES",
+    ]) {
       expect([name, p.some((x) => x.startsWith(`${name}:`))]).toEqual([name, true]);
     }
     expect(p.filter((x) => x.startsWith("TRUSTED_PROXIES:")).join()).toContain("not-an-ip");

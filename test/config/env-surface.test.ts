@@ -27,7 +27,10 @@ function readmeNames(): Set<string> {
   const text = readFileSync(join(ROOT, "README.md"), "utf8");
   const start = text.indexOf("\n## Configuration");
   const end = text.indexOf("\n## ", start + 1);
-  const rows = text.slice(start, end).split("\n").filter((l) => l.startsWith("| `"));
+  const rows = text
+    .slice(start, end)
+    .split("\n")
+    .filter((l) => l.startsWith("| `"));
   const names = rows.flatMap((row) => [...row.split("|")[1]!.matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map((m) => m[1]!));
   return new Set(names.filter((n) => !PROVIDER.test(n)));
 }
@@ -49,10 +52,14 @@ describe("the configuration surface", () => {
   });
 
   test(".env.example lists every variable of the schema, and nothing else", () => {
-    expect(differences(schemaNames(), "the schema (src/config/schema.ts)", envExampleNames(), ".env.example")).toEqual([]);
+    expect(differences(schemaNames(), "the schema (src/config/schema.ts)", envExampleNames(), ".env.example")).toEqual(
+      [],
+    );
   });
 
   test("the README configuration table documents every variable of the schema, and nothing else", () => {
-    expect(differences(schemaNames(), "the schema (src/config/schema.ts)", readmeNames(), "the README configuration table")).toEqual([]);
+    expect(
+      differences(schemaNames(), "the schema (src/config/schema.ts)", readmeNames(), "the README configuration table"),
+    ).toEqual([]);
   });
 });

@@ -45,7 +45,14 @@ const weather: FunctionTool = {
 };
 
 function ctxOf(c: Case, over: Partial<CallContext> = {}): CallContext {
-  return { providerId: c.provider, baseUrl: sim.baseUrl(c.provider), apiKey: "sim-key", firstByteTimeoutMs: 5000, idleTimeoutMs: 5000, ...over };
+  return {
+    providerId: c.provider,
+    baseUrl: sim.baseUrl(c.provider),
+    apiKey: "sim-key",
+    firstByteTimeoutMs: 5000,
+    idleTimeoutMs: 5000,
+    ...over,
+  };
 }
 
 function ask(c: Case, text: string, over: Partial<ChatRequest> = {}): ChatRequest {
@@ -93,7 +100,9 @@ function callsTo(provider: SimProvider): number {
 
 /** About 1,500 tokens of stable text (the simulator counts ~4 characters a token). */
 function longPrefix(tag: string): string {
-  return Array.from({ length: 150 }, (_, i) => `Rule ${i} of ${tag}: answer briefly, politely and precisely.`).join(" ");
+  return Array.from({ length: 150 }, (_, i) => `Rule ${i} of ${tag}: answer briefly, politely and precisely.`).join(
+    " ",
+  );
 }
 
 for (const c of CASES) {
@@ -125,7 +134,10 @@ for (const c of CASES) {
     });
 
     test("tools: a forced tool call (named and required), chat and stream", async () => {
-      for (const tool_choice of [{ type: "function", function: { name: "get_weather" } } as const, "required" as const]) {
+      for (const tool_choice of [
+        { type: "function", function: { name: "get_weather" } } as const,
+        "required" as const,
+      ]) {
         const req = ask(c, "What is the weather in Seoul?", { tools: [weather], tool_choice });
         const r = await provider.chat(req, ctxOf(c));
         expect(r.finishReason).toBe("tool_calls");
@@ -155,7 +167,13 @@ for (const c of CASES) {
           messages: [
             { role: "system", content: "You are terse." },
             { role: "user", content: "Weather in Seoul?" },
-            { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Seoul"}' } }] },
+            {
+              role: "assistant",
+              content: null,
+              tool_calls: [
+                { id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Seoul"}' } },
+              ],
+            },
             { role: "tool", tool_call_id: "call_1", content: '{"temp_c":21}' },
             { role: "user", content: "Thanks, summarise round trip" },
           ],
@@ -168,7 +186,10 @@ for (const c of CASES) {
 
     test("reasoning_effort: thinking is billed as completion tokens, never shown as text", async () => {
       const plain = await provider.chat(ask(c, "Think about it [sim:tokens=20]", { max_tokens: 16000 }), ctxOf(c));
-      const none = await provider.chat(ask(c, "Think about it [sim:tokens=20]", { max_tokens: 16000, reasoning_effort: "none" }), ctxOf(c));
+      const none = await provider.chat(
+        ask(c, "Think about it [sim:tokens=20]", { max_tokens: 16000, reasoning_effort: "none" }),
+        ctxOf(c),
+      );
       expect(none.usage.reasoningTokens).toBe(0);
       const req = ask(c, "Think about it [sim:tokens=20]", { max_tokens: 16000, reasoning_effort: "medium" });
       const r = await provider.chat(req, ctxOf(c));
@@ -204,16 +225,25 @@ for (const c of CASES) {
         c.caching === "explicit"
           ? { role: "system", content: [{ type: "text", text: longPrefix(tag), cache_control: { type: "ephemeral" } }] }
           : { role: "system", content: longPrefix(tag) };
-      const first = await provider.chat({ model: c.model, max_tokens: 64, messages: [system, { role: "user", content: "first question" }] }, ctxOf(c));
+      const first = await provider.chat(
+        { model: c.model, max_tokens: 64, messages: [system, { role: "user", content: "first question" }] },
+        ctxOf(c),
+      );
       expect(first.usage.cachedTokens).toBe(0);
       if (c.caching === "explicit") {
         expect(first.usage.cacheWriteTokens).toBeGreaterThan(1000);
         expect(first.usage.promptTokens).toBeGreaterThanOrEqual(first.usage.cacheWriteTokens);
       }
-      const req2: ChatRequest = { model: c.model, max_tokens: 64, messages: [system, { role: "user", content: "second question" }] };
+      const req2: ChatRequest = {
+        model: c.model,
+        max_tokens: 64,
+        messages: [system, { role: "user", content: "second question" }],
+      };
       const second = await provider.chat(req2, ctxOf(c));
       expect(second.usage.cachedTokens).toBeGreaterThan(1000);
-      expect(second.usage.promptTokens).toBeGreaterThanOrEqual(second.usage.cachedTokens + second.usage.cacheWriteTokens);
+      expect(second.usage.promptTokens).toBeGreaterThanOrEqual(
+        second.usage.cachedTokens + second.usage.cacheWriteTokens,
+      );
       if (c.caching === "explicit") expect(second.usage.cacheWriteTokens).toBe(0);
 
       // The streamed usage reports the same cache split.
@@ -260,7 +290,9 @@ for (const c of CASES) {
     });
 
     test("[sim:drop=2] → two content chunks, then truncated (never a finish)", async () => {
-      const { events, error } = await drain(await provider.chatStream(ask(c, "drop me [sim:tokens=80] [sim:drop=2]"), ctxOf(c)));
+      const { events, error } = await drain(
+        await provider.chatStream(ask(c, "drop me [sim:tokens=80] [sim:drop=2]"), ctxOf(c)),
+      );
       expect(events.filter((e) => e.type === "text").length).toBe(2);
       expect(events.some((e) => e.type === "finish" || e.type === "usage")).toBe(false);
       expect(error).toBeInstanceOf(UpstreamError);
@@ -269,18 +301,26 @@ for (const c of CASES) {
 
     test("[sim:hang] → timeout at the first-byte deadline (chat and stream)", async () => {
       const t0 = Date.now();
-      const err = await expectUpstreamError(provider.chat(ask(c, "x [sim:hang]"), ctxOf(c, { firstByteTimeoutMs: 200 })));
+      const err = await expectUpstreamError(
+        provider.chat(ask(c, "x [sim:hang]"), ctxOf(c, { firstByteTimeoutMs: 200 })),
+      );
       expect(err.kind).toBe("timeout");
       expect(Date.now() - t0).toBeLessThan(2000);
       const streamErr = await expectUpstreamError(
-        (async () => drain(await provider.chatStream(ask(c, "y [sim:hang]"), ctxOf(c, { firstByteTimeoutMs: 200 }))).then((r) => Promise.reject(r.error)))(),
+        (async () =>
+          drain(await provider.chatStream(ask(c, "y [sim:hang]"), ctxOf(c, { firstByteTimeoutMs: 200 }))).then((r) =>
+            Promise.reject(r.error),
+          ))(),
       );
       expect(streamErr.kind).toBe("timeout");
     });
 
     test("idle deadline: a stream that pauses longer than idleTimeoutMs → timeout", async () => {
       const { events, error } = await drain(
-        await provider.chatStream(ask(c, "slow [sim:tokens=60] [sim:chunk_ms=600]"), ctxOf(c, { idleTimeoutMs: 200, firstByteTimeoutMs: 2000 })),
+        await provider.chatStream(
+          ask(c, "slow [sim:tokens=60] [sim:chunk_ms=600]"),
+          ctxOf(c, { idleTimeoutMs: 200, firstByteTimeoutMs: 2000 }),
+        ),
       );
       expect(events.some((e) => e.type === "finish")).toBe(false);
       expect(error).toBeInstanceOf(UpstreamError);
@@ -300,7 +340,10 @@ for (const c of CASES) {
     test("abort mid-stream: the iteration ends with the caller's reason", async () => {
       const ac = new AbortController();
       const reason = new Error("client gone mid-stream");
-      const stream = await provider.chatStream(ask(c, "x [sim:tokens=80] [sim:chunk_ms=150]"), ctxOf(c, { signal: ac.signal }));
+      const stream = await provider.chatStream(
+        ask(c, "x [sim:tokens=80] [sim:chunk_ms=150]"),
+        ctxOf(c, { signal: ac.signal }),
+      );
       const seen: StreamEvent[] = [];
       const err = await (async () => {
         for await (const ev of stream) {
@@ -326,7 +369,9 @@ describe("openai-compatible extras against the simulator", () => {
   });
 
   test("openRawStream: a failing upstream throws before any byte", async () => {
-    const err = await expectUpstreamError(chatProviderFor("openai").openRawStream!(ask(c, "raw [sim:fail=429]"), ctxOf(c)));
+    const err = await expectUpstreamError(
+      chatProviderFor("openai").openRawStream!(ask(c, "raw [sim:fail=429]"), ctxOf(c)),
+    );
     expect(err.kind).toBe("rate_limited");
   });
 
@@ -341,22 +386,46 @@ describe("openai-compatible extras against the simulator", () => {
   });
 
   test("embeddings over both protocols: the same text gives the same vector, dimensions honoured", async () => {
-    const gemini: Case = { protocol: "gemini", provider: "google", model: "gemini-embedding-001", caching: "automatic" };
-    const viaOpenAI = await embeddingProviderFor("openai")!.embed(["hello world", "goodbye"], "text-embedding-3-small", ctxOf(c), { dimensions: 32 });
-    const viaGemini = await embeddingProviderFor("gemini")!.embed(["hello world", "goodbye"], "gemini-embedding-001", ctxOf(gemini), { dimensions: 32 });
+    const gemini: Case = {
+      protocol: "gemini",
+      provider: "google",
+      model: "gemini-embedding-001",
+      caching: "automatic",
+    };
+    const viaOpenAI = await embeddingProviderFor("openai")!.embed(
+      ["hello world", "goodbye"],
+      "text-embedding-3-small",
+      ctxOf(c),
+      { dimensions: 32 },
+    );
+    const viaGemini = await embeddingProviderFor("gemini")!.embed(
+      ["hello world", "goodbye"],
+      "gemini-embedding-001",
+      ctxOf(gemini),
+      { dimensions: 32 },
+    );
     expect(viaGemini.vectors).toEqual(viaOpenAI.vectors);
     expect(viaGemini.vectors[0]).toHaveLength(32);
     expect(viaGemini.promptTokens).toBeNull();
-    const one = await embeddingProviderFor("gemini")!.embed(["goodbye"], "gemini-embedding-001", ctxOf(gemini), { dimensions: 32 });
+    const one = await embeddingProviderFor("gemini")!.embed(["goodbye"], "gemini-embedding-001", ctxOf(gemini), {
+      dimensions: 32,
+    });
     expect(one.vectors).toEqual([viaOpenAI.vectors[1]!]);
   });
 
   for (const provider of ["deepseek", "together", "groq"] as const) {
     test(`the same adapter serves ${provider}: chat and stream`, async () => {
-      const cc: Case = { protocol: "openai", provider, model: provider === "groq" ? "llama-3.3-70b" : "deepseek-v3", caching: "automatic" };
+      const cc: Case = {
+        protocol: "openai",
+        provider,
+        model: provider === "groq" ? "llama-3.3-70b" : "deepseek-v3",
+        caching: "automatic",
+      };
       const r = await chatProviderFor("openai").chat(ask(cc, "compat check"), ctxOf(cc));
       expect(r.content).toContain("compat check");
-      const { events, error } = await drain(await chatProviderFor("openai").chatStream(ask(cc, "compat check"), ctxOf(cc)));
+      const { events, error } = await drain(
+        await chatProviderFor("openai").chatStream(ask(cc, "compat check"), ctxOf(cc)),
+      );
       expect(error).toBeUndefined();
       expect(textOf(events)).toBe(r.content!);
     });

@@ -19,7 +19,8 @@ const inkedCharts = (page: Page) =>
     [...document.querySelectorAll("figure.chart canvas")].map((cv: any) => {
       const px = cv.getContext("2d").getImageData(0, 0, cv.width, cv.height).data;
       let n = 0;
-      for (let i = 0; i < px.length; i += 4) if (px[i + 3] > 0 && !(px[i] === px[i + 1] && px[i + 1] === px[i + 2])) n++;
+      for (let i = 0; i < px.length; i += 4)
+        if (px[i + 3] > 0 && !(px[i] === px[i + 1] && px[i + 1] === px[i + 2])) n++;
       return n;
     }),
   );
@@ -64,9 +65,15 @@ describe.skipIf(!chromiumAvailable())("the signed-in console in Chromium", () =>
     expect(await op.getByTestId("topup-fee").textContent()).toBe("Fee ₩300, credited ₩9,700");
     await op.getByRole("button", { name: "Confirm top-up" }).click();
     await op.locator("tr", { hasText: email }).filter({ hasText: "₩9,700" }).waitFor();
-    const ledger = await g.gw.deps.db.query<{ amount_micro: string }>("select amount_micro::text from ledger_entries where user_id = $1 and kind = 'topup'", [userId]);
+    const ledger = await g.gw.deps.db.query<{ amount_micro: string }>(
+      "select amount_micro::text from ledger_entries where user_id = $1 and kind = 'topup'",
+      [userId],
+    );
     expect(ledger.map((x) => x.amount_micro)).toEqual(["9700000000"]);
-    const stored = await op.evaluate(() => ({ session: JSON.stringify({ ...sessionStorage }), local: JSON.stringify({ ...localStorage }) }));
+    const stored = await op.evaluate(() => ({
+      session: JSON.stringify({ ...sessionStorage }),
+      local: JSON.stringify({ ...localStorage }),
+    }));
     expect(stored.session).toContain(ADMIN_TOKEN);
     expect(stored.local).not.toContain(ADMIN_TOKEN);
     await op.close();
@@ -85,8 +92,15 @@ describe.skipIf(!chromiumAvailable())("the signed-in console in Chromium", () =>
     await page.getByRole("button", { name: "Create" }).click();
     const secret = (await page.getByTestId("secret").textContent())!;
     expect(secret).toMatch(/^sk-gw-/);
-    const [row] = await g.gw.deps.db.query<any>("select name, monthly_budget_krw, monthly_token_limit, allowed_models, key_hash from api_keys where user_id = $1", [userId]);
-    expect(row).toMatchObject({ name: "e2e key", monthly_token_limit: 100000, allowed_models: ["gpt-4o-mini", "claude-haiku-4-5"] });
+    const [row] = await g.gw.deps.db.query<any>(
+      "select name, monthly_budget_krw, monthly_token_limit, allowed_models, key_hash from api_keys where user_id = $1",
+      [userId],
+    );
+    expect(row).toMatchObject({
+      name: "e2e key",
+      monthly_token_limit: 100000,
+      allowed_models: ["gpt-4o-mini", "claude-haiku-4-5"],
+    });
     expect(Number(row.monthly_budget_krw)).toBe(5000);
     await page.getByRole("button", { name: "Close" }).click();
     await nav("Overview");
@@ -110,7 +124,10 @@ describe.skipIf(!chromiumAvailable())("the signed-in console in Chromium", () =>
 
   test("activity finds that call with the cost the ledger charged; detail and CSV", async () => {
     await g.gw.settlements.quiesce();
-    const [charge] = await g.gw.deps.db.query<{ request_id: string; amount_micro: string }>("select request_id, amount_micro::text from ledger_entries where user_id = $1 and kind = 'charge'", [userId]);
+    const [charge] = await g.gw.deps.db.query<{ request_id: string; amount_micro: string }>(
+      "select request_id, amount_micro::text from ledger_entries where user_id = $1 and kind = 'charge'",
+      [userId],
+    );
     expect(charge).toBeDefined();
     const charged = -Number(charge!.amount_micro) / 1e6;
     await nav("Activity");
@@ -128,7 +145,9 @@ describe.skipIf(!chromiumAvailable())("the signed-in console in Chromium", () =>
     const download = page.waitForEvent("download");
     await page.getByRole("button", { name: "Export CSV" }).click();
     const csv = readFileSync((await (await download).path())!, "utf8").split("\r\n");
-    expect(csv[0]).toBe("created_at,request_id,key_id,model,provider,app,api,status,error_code,streamed,prompt_tokens,completion_tokens,cached_tokens,cost_krw,cost_usd,latency_ms,ttft_ms,cache_hit");
+    expect(csv[0]).toBe(
+      "created_at,request_id,key_id,model,provider,app,api,status,error_code,streamed,prompt_tokens,completion_tokens,cached_tokens,cost_krw,cost_usd,latency_ms,ttft_ms,cache_hit",
+    );
     expect(csv[1]).toContain(charge!.request_id);
     expect(csv.filter(Boolean).length).toBe(2);
   });
@@ -147,8 +166,19 @@ describe.skipIf(!chromiumAvailable())("the signed-in console in Chromium", () =>
     await page.getByLabel("Monthly budget (KRW)").fill("7000");
     await page.getByRole("button", { name: "Save" }).click();
     await page.locator("tr", { hasText: "e2e key" }).filter({ hasText: "₩7,000" }).waitFor();
-    const id = (await g.gw.deps.db.query<{ id: string }>("select id from api_keys where user_id = $1 and name = 'e2e key'", [userId]))[0]!.id;
-    const read = async () => (await g.call("GET", "/v1/keys", { token: (await g.call("POST", "/v1/auth/login", { body: { email, password: "e2e-password-1" } })).body.access_token })).body.items.find((k: any) => k.id === id);
+    const id = (
+      await g.gw.deps.db.query<{ id: string }>("select id from api_keys where user_id = $1 and name = 'e2e key'", [
+        userId,
+      ])
+    )[0]!.id;
+    const read = async () =>
+      (
+        await g.call("GET", "/v1/keys", {
+          token: (
+            await g.call("POST", "/v1/auth/login", { body: { email, password: "e2e-password-1" } })
+          ).body.access_token,
+        })
+      ).body.items.find((k: any) => k.id === id);
     expect((await read()).monthly_budget_krw).toBe(7000);
     await page.getByRole("button", { name: "Disable e2e key" }).click();
     await page.getByRole("button", { name: "Enable e2e key" }).waitFor();

@@ -13,7 +13,9 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 export function chromiumAvailable(): boolean {
   if (existsSync(CHROMIUM)) return true;
   if (process.env.CI) throw new Error(`CI needs Chromium at ${CHROMIUM} (.ci/run installs it)`);
-  console.warn(`console browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
+  console.warn(
+    `console browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`,
+  );
   return false;
 }
 
@@ -23,7 +25,9 @@ export interface Browser {
 }
 
 /** A fresh profile each time; no network beyond loopback, so the flags keep Chromium quiet. */
-export async function openBrowser(opts: { locale?: string; colorScheme?: "light" | "dark"; viewport?: { width: number; height: number } } = {}): Promise<Browser> {
+export async function openBrowser(
+  opts: { locale?: string; colorScheme?: "light" | "dark"; viewport?: { width: number; height: number } } = {},
+): Promise<Browser> {
   const profile = mkdtempSync(join(tmpdir(), "gw-chromium-"));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -31,7 +35,15 @@ export async function openBrowser(opts: { locale?: string; colorScheme?: "light"
     locale: opts.locale ?? "ko-KR",
     colorScheme: opts.colorScheme ?? "light",
     viewport: opts.viewport ?? { width: 1280, height: 900 },
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
   context.setDefaultTimeout(10_000);
   return {

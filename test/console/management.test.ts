@@ -35,7 +35,10 @@ describe.skipIf(!chromiumAvailable())("management keys in Chromium", () => {
     expect(secret).toMatch(/^mk-gw-/);
     const ids: string[] = [];
     for (const name of ["child one", "child two"]) {
-      const r = await g.call("POST", "/v1/provisioning/keys", { token: secret, body: { name, monthly_budget_krw: 1000 } });
+      const r = await g.call("POST", "/v1/provisioning/keys", {
+        token: secret,
+        body: { name, monthly_budget_krw: 1000 },
+      });
       expect(r.status).toBe(201);
       ids.push(r.body.id);
     }

@@ -60,7 +60,9 @@ describe.skipIf(!chromiumAvailable())("the operator console in Chromium", () => 
     const box = page.getByRole("checkbox", { name: /Routing policies enabled/ });
     const before = (await g.admin("GET", "/v1/admin/settings")).body["routing.policies_enabled"];
     expect(await box.isChecked()).toBe(before);
-    const reloaded = page.waitForResponse((r) => r.url().endsWith("/v1/admin/settings") && r.request().method() === "GET");
+    const reloaded = page.waitForResponse(
+      (r) => r.url().endsWith("/v1/admin/settings") && r.request().method() === "GET",
+    );
     await box.click();
     await reloaded;
     expect((await g.admin("GET", "/v1/admin/settings")).body["routing.policies_enabled"]).toBe(!before);
@@ -80,7 +82,10 @@ describe.skipIf(!chromiumAvailable())("the operator console in Chromium", () => 
     await page.getByRole("button", { name: "Save" }).click();
     await acme.locator("tr", { hasText: member.email }).filter({ hasText: "₩20,000" }).waitFor();
     const orgs = (await g.admin("GET", "/v1/admin/orgs")).body.data;
-    expect(orgs[0].members.find((m: any) => m.user_id === member.id)).toMatchObject({ role: "admin", monthly_budget_krw: 20000 });
+    expect(orgs[0].members.find((m: any) => m.user_id === member.id)).toMatchObject({
+      role: "admin",
+      monthly_budget_krw: 20000,
+    });
     expect(errors).toEqual([]);
   });
 });

@@ -52,7 +52,12 @@ describe.skipIf(!chromiumAvailable())("routing policies in Chromium", () => {
     await page.getByRole("button", { name: "Create", exact: true }).click();
     await page.locator("td", { hasText: "orch/support-bot" }).waitFor();
     let stored = (await g.call("GET", "/v1/routing-policies", { token: u.jwt })).body.items[0];
-    expect(stored).toMatchObject({ slug: "support-bot", display_name: "Support bot", policy_type: "fallback", is_active: true });
+    expect(stored).toMatchObject({
+      slug: "support-bot",
+      display_name: "Support bot",
+      policy_type: "fallback",
+      is_active: true,
+    });
     expect(stored.entries.map((e: any) => e.model)).toEqual(["gpt-4o-mini", "claude-haiku-4-5"]);
 
     await page.getByRole("button", { name: "Edit support-bot" }).click();
@@ -66,7 +71,10 @@ describe.skipIf(!chromiumAvailable())("routing policies in Chromium", () => {
     expect(stored.entries.map((e: any) => e.weight)).toEqual([3, 1]);
     // A call through the policy shows among its recent decisions, with its header.
     const key = (await g.newKey(u)).key;
-    const call = await g.call("POST", "/v1/chat/completions", { token: key, body: { model: "orch/support-bot", messages: [{ role: "user", content: "hi" }], max_tokens: 8 } });
+    const call = await g.call("POST", "/v1/chat/completions", {
+      token: key,
+      body: { model: "orch/support-bot", messages: [{ role: "user", content: "hi" }], max_tokens: 8 },
+    });
     expect(call.status).toBe(200);
     await g.gw.settlements.quiesce();
     await page.getByRole("button", { name: "Recent decisions support-bot" }).click();

@@ -24,13 +24,21 @@ describe.skipIf(!chromiumAvailable())("console public pages in Chromium", () => 
     const u = await fastUser(g, { creditKrw: 10_000 });
     const key = await g.newKey(u);
     for (const model of ["gpt-4o-mini", "gpt-4o-mini", "claude-haiku-4-5", "gemini-2.5-flash"]) {
-      const r = await g.call("POST", "/v1/chat/completions", { token: key.key, headers: { "x-title": "rank-app" }, body: { model, messages: [{ role: "user", content: "hello" }], max_tokens: 16 } });
+      const r = await g.call("POST", "/v1/chat/completions", {
+        token: key.key,
+        headers: { "x-title": "rank-app" },
+        body: { model, messages: [{ role: "user", content: "hello" }], max_tokens: 16 },
+      });
       expect(r.status).toBe(200);
     }
-    const ready = await within(20_000, async () => {
-      const [r, a] = await Promise.all([g.call("GET", "/v1/stats/rankings"), g.call("GET", "/v1/stats/apps")]);
-      return r.body.leaderboard.length === 3 && a.body.apps.length === 1;
-    }, 250);
+    const ready = await within(
+      20_000,
+      async () => {
+        const [r, a] = await Promise.all([g.call("GET", "/v1/stats/rankings"), g.call("GET", "/v1/stats/apps")]);
+        return r.body.leaderboard.length === 3 && a.body.apps.length === 1;
+      },
+      250,
+    );
     expect(ready).not.toBeNull();
     browser = await openBrowser();
   }, 90_000);
@@ -54,7 +62,8 @@ describe.skipIf(!chromiumAvailable())("console public pages in Chromium", () => 
         const cv = c as HTMLCanvasElement;
         const px = cv.getContext("2d")!.getImageData(0, 0, cv.width, cv.height).data;
         let n = 0;
-        for (let i = 0; i < px.length; i += 4) if (px[i + 3]! > 0 && !(px[i] === px[i + 1] && px[i + 1] === px[i + 2])) n++;
+        for (let i = 0; i < px.length; i += 4)
+          if (px[i + 3]! > 0 && !(px[i] === px[i + 1] && px[i + 1] === px[i + 2])) n++;
         return n;
       }),
     );
@@ -114,7 +123,9 @@ describe.skipIf(!chromiumAvailable())("console public pages in Chromium", () => 
     await page.getByRole("status").filter({ hasText: "가입했습니다" }).waitFor();
     await page.getByRole("button", { name: "로그인", exact: true }).click();
     await page.getByRole("button", { name: "로그아웃" }).waitFor();
-    const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.cookie);
+    const stored = await page.evaluate(
+      () => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.cookie,
+    );
     expect(stored).not.toMatch(/eyJ/);
     await page.getByRole("button", { name: "로그아웃" }).click();
     await page.getByRole("link", { name: "로그인" }).waitFor();
@@ -136,7 +147,11 @@ describe.skipIf(!chromiumAvailable())("console public pages in Chromium", () => 
     const tags: string[] = [];
     for (let i = 0; i < 12; i++) {
       await page.keyboard.press("Tab");
-      tags.push(await page.evaluate(() => `${document.activeElement?.tagName}:${document.activeElement?.textContent?.trim().slice(0, 12)}`));
+      tags.push(
+        await page.evaluate(
+          () => `${document.activeElement?.tagName}:${document.activeElement?.textContent?.trim().slice(0, 12)}`,
+        ),
+      );
     }
     expect(tags).toContain("A:랭킹");
     expect(tags.some((t) => t.startsWith("SELECT"))).toBe(true);

@@ -10,18 +10,43 @@ import { chromiumAvailable, openBrowser } from "./browser";
 
 if (!chromiumAvailable()) process.exit(1);
 const OUT = join(import.meta.dir, "../../docs/images");
-const g = await startTestGateway({ env: { DEMO_MODE: "true", STATS_MIN_DISTINCT_ACCOUNTS: "1", VIDEO_POLL_INITIAL_MS: "30", VIDEO_POLL_MAX_MS: "80" } });
+const g = await startTestGateway({
+  env: { DEMO_MODE: "true", STATS_MIN_DISTINCT_ACCOUNTS: "1", VIDEO_POLL_INITIAL_MS: "30", VIDEO_POLL_MAX_MS: "80" },
+});
 const u = await fastUser(g, { creditKrw: 50_000 });
-const keys = [await g.newKey(u, { name: "backend", monthly_budget_krw: 20_000 }), await g.newKey(u, { name: "batch jobs" })];
+const keys = [
+  await g.newKey(u, { name: "backend", monthly_budget_krw: 20_000 }),
+  await g.newKey(u, { name: "batch jobs" }),
+];
 const models = ["gpt-4o-mini", "claude-haiku-4-5", "gemini-2.5-flash", "deepseek-v3", "gpt-4o-mini"];
 for (let i = 0; i < 24; i++) {
-  const body = { model: models[i % models.length], stream: i % 3 === 0, messages: [{ role: "user", content: "Summarise the news ".repeat(1 + (i % 5)) }], max_tokens: 40 + 10 * (i % 7) };
-  await g.call("POST", "/v1/chat/completions", { token: keys[i % 2].key, headers: { "x-title": ["docs-bot", "support-agent", "etl"][i % 3]! }, body });
+  const body = {
+    model: models[i % models.length],
+    stream: i % 3 === 0,
+    messages: [{ role: "user", content: "Summarise the news ".repeat(1 + (i % 5)) }],
+    max_tokens: 40 + 10 * (i % 7),
+  };
+  await g.call("POST", "/v1/chat/completions", {
+    token: keys[i % 2].key,
+    headers: { "x-title": ["docs-bot", "support-agent", "etl"][i % 3]! },
+    body,
+  });
 }
 await within(20_000, async () => (await g.call("GET", "/v1/stats/rankings")).body.leaderboard.length >= 4, 250);
-await g.call("POST", "/v1/routing-policies", { token: u.jwt, body: { slug: "cheap-first", display_name: "Cheap first", policy_type: "fallback", entries: [{ model: "gpt-4o-mini" }, { model: "claude-haiku-4-5" }] } });
+await g.call("POST", "/v1/routing-policies", {
+  token: u.jwt,
+  body: {
+    slug: "cheap-first",
+    display_name: "Cheap first",
+    policy_type: "fallback",
+    entries: [{ model: "gpt-4o-mini" }, { model: "claude-haiku-4-5" }],
+  },
+});
 for (const prompt of ["a paper boat on a river [sim:video_ms=50]", "a lighthouse at dusk [sim:video_ms=60000]"]) {
-  await g.call("POST", "/v1/video/generations", { token: keys[0].key, body: { model: "veo-3", duration_seconds: 4, prompt } });
+  await g.call("POST", "/v1/video/generations", {
+    token: keys[0].key,
+    body: { model: "veo-3", duration_seconds: 4, prompt },
+  });
 }
 await Bun.sleep(1500);
 

@@ -10,7 +10,8 @@ import { parseBundle, serializeBundle } from "../../src/console/assets";
 
 setDefaultTimeout(30_000);
 
-const raw = (url: string, encoding: string) => fetch(url, { headers: { "accept-encoding": encoding }, decompress: false } as RequestInit);
+const raw = (url: string, encoding: string) =>
+  fetch(url, { headers: { "accept-encoding": encoding }, decompress: false } as RequestInit);
 
 describe("the console over HTTP", () => {
   const gw = suiteGateway({ env: { FX_USD_KRW: "1375.5" } });

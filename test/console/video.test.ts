@@ -22,9 +22,11 @@ describe.skipIf(!chromiumAvailable())("video jobs in Chromium", () => {
     g = await startTestGateway({ env: FAST_POLL });
     u = await fastUser(g, { creditKrw: 100_000 });
     const key = (await g.newKey(u)).key;
-    done = (await submit(g, key, { model: "veo-3", duration_seconds: 3, prompt: "a paper boat [sim:video_ms=50]" })).body.job_id;
+    done = (await submit(g, key, { model: "veo-3", duration_seconds: 3, prompt: "a paper boat [sim:video_ms=50]" }))
+      .body.job_id;
     expect((await waitJob(g, key, done)).status).toBe("succeeded");
-    slow = (await submit(g, key, { model: "veo-3", duration_seconds: 3, prompt: "a long river [sim:video_ms=30000]" })).body.job_id;
+    slow = (await submit(g, key, { model: "veo-3", duration_seconds: 3, prompt: "a long river [sim:video_ms=30000]" }))
+      .body.job_id;
     browser = await openBrowser({ locale: "en-US" });
   }, 60_000);
   afterAll(async () => {
@@ -55,7 +57,10 @@ describe.skipIf(!chromiumAvailable())("video jobs in Chromium", () => {
     expect(hold!.status).toBe("released");
     await page.getByRole("button", { name: `Play ${done}` }).click();
     await page.getByTestId("player").waitFor();
-    const [row] = await g.gw.deps.db.query<{ content_size: number }>("select content_size from video_jobs where id = $1", [done]);
+    const [row] = await g.gw.deps.db.query<{ content_size: number }>(
+      "select content_size from video_jobs where id = $1",
+      [done],
+    );
     expect(received).toBe(Number(row!.content_size));
     expect(await page.evaluate(() => document.querySelector("video").src)).toStartWith("blob:");
     expect(ranges[0]).toBe("bytes=0-1048575");

@@ -26,12 +26,24 @@ describe.skipIf(!chromiumAvailable())("user-written text in the console", () => 
     g = await startTestGateway({ env: { DEMO_MODE: "true", STATS_MIN_DISTINCT_ACCOUNTS: "1" } });
     u = await fastUser(g, { creditKrw: 10_000 });
     const key = await g.newKey(u, { name: PAYLOAD });
-    const r = await g.call("POST", "/v1/chat/completions", { token: key.key, headers: { "x-title": PAYLOAD }, body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }], max_tokens: 8 } });
+    const r = await g.call("POST", "/v1/chat/completions", {
+      token: key.key,
+      headers: { "x-title": PAYLOAD },
+      body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }], max_tokens: 8 },
+    });
     expect(r.status).toBe(200);
-    expect(await within(20_000, async () => (await g.call("GET", "/v1/stats/apps")).body.apps.length === 1, 250)).not.toBeNull();
-    const policy = await g.call("POST", "/v1/routing-policies", { token: u.jwt, body: { slug: "xss", display_name: PAYLOAD, policy_type: "fallback", entries: [{ model: "gpt-4o-mini" }] } });
+    expect(
+      await within(20_000, async () => (await g.call("GET", "/v1/stats/apps")).body.apps.length === 1, 250),
+    ).not.toBeNull();
+    const policy = await g.call("POST", "/v1/routing-policies", {
+      token: u.jwt,
+      body: { slug: "xss", display_name: PAYLOAD, policy_type: "fallback", entries: [{ model: "gpt-4o-mini" }] },
+    });
     expect(policy.status).toBe(201);
-    const job = await g.call("POST", "/v1/video/generations", { token: key.key, body: { model: "veo-3", duration_seconds: 3, prompt: PAYLOAD } });
+    const job = await g.call("POST", "/v1/video/generations", {
+      token: key.key,
+      body: { model: "veo-3", duration_seconds: 3, prompt: PAYLOAD },
+    });
     expect(job.status).toBe(202);
     browser = await openBrowser({ locale: "en-US" });
     page = await browser.context.newPage();
@@ -42,7 +54,8 @@ describe.skipIf(!chromiumAvailable())("user-written text in the console", () => 
     await g?.stop();
   });
 
-  const injected = () => page.evaluate(() => ({ ran: window.__xss ?? 0, images: document.querySelectorAll('img[src="x"]').length }));
+  const injected = () =>
+    page.evaluate(() => ({ ran: window.__xss ?? 0, images: document.querySelectorAll('img[src="x"]').length }));
 
   test("the public apps ranking shows the app name as text", async () => {
     await page.goto(g.url + "/#/rankings");
@@ -61,7 +74,10 @@ describe.skipIf(!chromiumAvailable())("user-written text in the console", () => 
     expect(await injected()).toEqual({ ran: 0, images: 0 });
     await page.getByRole("link", { name: "Activity" }).click();
     await page.locator("td", { hasText: PAYLOAD }).waitFor();
-    await page.getByRole("combobox", { name: "Key" }).locator("option", { hasText: PAYLOAD }).waitFor({ state: "attached" });
+    await page
+      .getByRole("combobox", { name: "Key" })
+      .locator("option", { hasText: PAYLOAD })
+      .waitFor({ state: "attached" });
     expect(await injected()).toEqual({ ran: 0, images: 0 });
     await page.getByRole("link", { name: "Routing policies" }).click();
     await page.locator("td", { hasText: PAYLOAD }).waitFor();

@@ -19,7 +19,16 @@ function env(extra: Record<string, string>): Record<string, string> {
   dirs.push(dataDir);
   const base: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) base[k] = v;
-  return { ...base, HOST: "127.0.0.1", PORT: String(freePort()), DATA_DIR: dataDir, LOG_LEVEL: "warn", STATS_ROLLUP_INTERVAL_MS: "0", VIDEO_POLL_WORKERS: "0", ...extra };
+  return {
+    ...base,
+    HOST: "127.0.0.1",
+    PORT: String(freePort()),
+    DATA_DIR: dataDir,
+    LOG_LEVEL: "warn",
+    STATS_ROLLUP_INTERVAL_MS: "0",
+    VIDEO_POLL_WORKERS: "0",
+    ...extra,
+  };
 }
 
 /** Each line one sentence: ends with a period, no second sentence, no stack frame. */
@@ -38,7 +47,12 @@ describe("boot against PostgreSQL", () => {
   test("a closed port: retried for DB_CONNECT_TIMEOUT_SECONDS, then a non-zero exit with one sentence per line", async () => {
     const port = freePort();
     const t0 = performance.now();
-    const p = Bun.spawn([process.execPath, "src/main.ts"], { cwd: ROOT, env: env({ DATABASE_URL: `postgres://postgres:hunter2@127.0.0.1:${port}/gw`, DB_CONNECT_TIMEOUT_SECONDS: "2" }), stdout: "pipe", stderr: "pipe" });
+    const p = Bun.spawn([process.execPath, "src/main.ts"], {
+      cwd: ROOT,
+      env: env({ DATABASE_URL: `postgres://postgres:hunter2@127.0.0.1:${port}/gw`, DB_CONNECT_TIMEOUT_SECONDS: "2" }),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     const [code, stderr] = await Promise.all([p.exited, new Response(p.stderr).text()]);
     const seconds = (performance.now() - t0) / 1000;
     expect(code).not.toBe(0);
@@ -47,13 +61,20 @@ describe("boot against PostgreSQL", () => {
     const lines = expectSentences(stderr);
     expect(lines[0]).toContain(`PostgreSQL at 127.0.0.1:${port}/gw refused the connection`);
     expect(lines.length).toBeGreaterThan(2); // it did retry
-    expect(lines.at(-1)).toBe(`Giving up: no usable connection to PostgreSQL at 127.0.0.1:${port}/gw within DB_CONNECT_TIMEOUT_SECONDS=2.`);
+    expect(lines.at(-1)).toBe(
+      `Giving up: no usable connection to PostgreSQL at 127.0.0.1:${port}/gw within DB_CONNECT_TIMEOUT_SECONDS=2.`,
+    );
     expect(stderr).not.toContain("hunter2");
   }, 30_000);
 
   test("a malformed URL fails at once, in one sentence, without the password", async () => {
     const t0 = performance.now();
-    const p = Bun.spawn([process.execPath, "src/main.ts"], { cwd: ROOT, env: env({ DATABASE_URL: "postgres://postgres:hunter2@db:port/gw" }), stdout: "pipe", stderr: "pipe" });
+    const p = Bun.spawn([process.execPath, "src/main.ts"], {
+      cwd: ROOT,
+      env: env({ DATABASE_URL: "postgres://postgres:hunter2@db:port/gw" }),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     const [code, stderr] = await Promise.all([p.exited, new Response(p.stderr).text()]);
     expect(code).toBe(2);
     expect((performance.now() - t0) / 1000).toBeLessThan(8);
@@ -70,7 +91,10 @@ describe("boot against PostgreSQL", () => {
     proxy.cut("refuse");
     const proxyPort = proxy.port;
     setTimeout(() => proxy.restore(), 1500);
-    const e = env({ DATABASE_URL: db.url.replace(/127\.0\.0\.1:5432|localhost:5432/, `127.0.0.1:${proxyPort}`), DB_CONNECT_TIMEOUT_SECONDS: "30" });
+    const e = env({
+      DATABASE_URL: db.url.replace(/127\.0\.0\.1:5432|localhost:5432/, `127.0.0.1:${proxyPort}`),
+      DB_CONNECT_TIMEOUT_SECONDS: "30",
+    });
     expect(e.DATABASE_URL).toContain(`:${proxyPort}/`);
     const t0 = performance.now();
     const p = Bun.spawn([process.execPath, "src/main.ts"], { cwd: ROOT, env: e, stdout: "ignore", stderr: "pipe" });
@@ -88,7 +112,9 @@ describe("boot against PostgreSQL", () => {
       p.kill("SIGTERM");
       expect(await p.exited).toBe(0);
       const lines = expectSentences(await stderr);
-      expect(lines[0]).toMatch(/^PostgreSQL at 127\.0\.0\.1:\d+\/\w+ closed the connection before it was ready; retrying in [\d.]+ s\.$/);
+      expect(lines[0]).toMatch(
+        /^PostgreSQL at 127\.0\.0\.1:\d+\/\w+ closed the connection before it was ready; retrying in [\d.]+ s\.$/,
+      );
       expect(lines.at(-1)).toMatch(/^PostgreSQL at .* answered after \d+ attempts\.$/);
     } finally {
       p.kill("SIGKILL");

@@ -6,11 +6,20 @@ import { freePort } from "../reliability/procs";
 
 const ROOT = resolve(import.meta.dir, "../..");
 
-async function run(args: string[], extra: Record<string, string> = {}): Promise<{ code: number; out: string; err: string; ms: number }> {
+async function run(
+  args: string[],
+  extra: Record<string, string> = {},
+): Promise<{ code: number; out: string; err: string; ms: number }> {
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^(PORT|DATABASE_URL|DEMO_MODE|[A-Z]+_API_KEY)$/.test(k)) env[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (v !== undefined && !/^(PORT|DATABASE_URL|DEMO_MODE|[A-Z]+_API_KEY)$/.test(k)) env[k] = v;
   const t0 = performance.now();
-  const p = Bun.spawn([process.execPath, "src/main.ts", ...args], { cwd: ROOT, env: { ...env, ...extra }, stdout: "pipe", stderr: "pipe" });
+  const p = Bun.spawn([process.execPath, "src/main.ts", ...args], {
+    cwd: ROOT,
+    env: { ...env, ...extra },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const [code, out, err] = await Promise.all([p.exited, new Response(p.stdout).text(), new Response(p.stderr).text()]);
   return { code, out, err, ms: performance.now() - t0 };
 }
@@ -20,20 +29,37 @@ describe("command line", () => {
     const r = await run(["--help"]);
     expect(r.code).toBe(0);
     expect(r.out).toContain("Usage: gateway [--help | --version | --check-config]");
-    for (const name of ["PORT", "DATABASE_URL", "DB_CONNECT_TIMEOUT_SECONDS", "DATA_DIR", "ADMIN_TOKEN", "REDIS_URL", "<PROVIDER>_API_KEY"]) expect(r.out).toContain(name);
+    for (const name of [
+      "PORT",
+      "DATABASE_URL",
+      "DB_CONNECT_TIMEOUT_SECONDS",
+      "DATA_DIR",
+      "ADMIN_TOKEN",
+      "REDIS_URL",
+      "<PROVIDER>_API_KEY",
+    ])
+      expect(r.out).toContain(name);
     expect(r.out).toContain("README.md");
   });
 
   test("--version: the package version and the commit", async () => {
     const r = await run(["--version"]);
     expect(r.code).toBe(0);
-    expect(r.out).toMatch(new RegExp(`^model-gateway ${pkg.version.replace(/\./g, "\\.")}( \\(commit [0-9a-f]{7,}\\))?\\n$`));
+    expect(r.out).toMatch(
+      new RegExp(`^model-gateway ${pkg.version.replace(/\./g, "\\.")}( \\(commit [0-9a-f]{7,}\\))?\\n$`),
+    );
   });
 
   test("--check-config: OK with a summary, without opening the database or listening", async () => {
     const port = freePort();
     const dbPort = freePort(); // nothing listens there: a start would wait DB_CONNECT_TIMEOUT_SECONDS
-    const r = await run(["--check-config"], { PORT: String(port), DATABASE_URL: `postgres://gw:secret@127.0.0.1:${dbPort}/gw`, OPENAI_API_KEY: "sk-x", ANTHROPIC_BASE_URL: "http://127.0.0.1:1", DB_CONNECT_TIMEOUT_SECONDS: "60" });
+    const r = await run(["--check-config"], {
+      PORT: String(port),
+      DATABASE_URL: `postgres://gw:secret@127.0.0.1:${dbPort}/gw`,
+      OPENAI_API_KEY: "sk-x",
+      ANTHROPIC_BASE_URL: "http://127.0.0.1:1",
+      DB_CONNECT_TIMEOUT_SECONDS: "60",
+    });
     expect([r.code, r.err]).toEqual([0, ""]);
     expect(r.ms).toBeLessThan(15_000);
     const lines = r.out.trimEnd().split("\n");
@@ -56,7 +82,11 @@ describe("command line", () => {
   });
 
   test("--check-config with bad values: one sentence per problem on stderr, exit 1", async () => {
-    const r = await run(["--check-config"], { PORT: "http", DEMO_MODE: "maybe", DATABASE_URL: "postgres://u:secret@h:x/db" });
+    const r = await run(["--check-config"], {
+      PORT: "http",
+      DEMO_MODE: "maybe",
+      DATABASE_URL: "postgres://u:secret@h:x/db",
+    });
     expect(r.code).toBe(1);
     expect(r.out).toBe("");
     expect(r.err.trimEnd().split("\n").sort()).toEqual([

@@ -20,7 +20,10 @@ interface Service {
   healthcheck?: { test: string[] | string };
   depends_on?: Record<string, { condition: string }>;
 }
-const compose = Bun.YAML.parse(read("docker-compose.yml")) as { services: Record<string, Service>; volumes?: Record<string, unknown> };
+const compose = Bun.YAML.parse(read("docker-compose.yml")) as {
+  services: Record<string, Service>;
+  volumes?: Record<string, unknown>;
+};
 const services = compose.services;
 const GATEWAYS = Object.keys(services).filter((s) => typeof services[s]!.build !== "undefined");
 
@@ -32,7 +35,10 @@ const exampleEnv = Object.fromEntries(
     .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
 );
 function interpolate(value: string): string {
-  return value.replace(/\$\{([A-Z_]+)(?::([?-])([^}]*))?\}/g, (_m, name: string, op?: string, arg?: string) => exampleEnv[name] ?? (op === "-" ? (arg ?? "") : `<unset ${name}>`));
+  return value.replace(
+    /\$\{([A-Z_]+)(?::([?-])([^}]*))?\}/g,
+    (_m, name: string, op?: string, arg?: string) => exampleEnv[name] ?? (op === "-" ? (arg ?? "") : `<unset ${name}>`),
+  );
 }
 
 /** Standard variables of the OpenTelemetry SDK, read by the tracing setup. */
@@ -56,7 +62,8 @@ describe("docker-compose.yml", () => {
   });
 
   test("every service has a health check; start order waits on health", () => {
-    for (const [name, s] of Object.entries(services)) expect([name, Array.isArray(s.healthcheck?.test) && s.healthcheck!.test.length > 1]).toEqual([name, true]);
+    for (const [name, s] of Object.entries(services))
+      expect([name, Array.isArray(s.healthcheck?.test) && s.healthcheck!.test.length > 1]).toEqual([name, true]);
     for (const g of GATEWAYS) {
       const d = services[g]!.depends_on!;
       expect(d.postgres?.condition).toBe("service_healthy");
@@ -71,12 +78,14 @@ describe("docker-compose.yml", () => {
     const schemaNames = new Set(Object.keys(EnvSchema.properties));
     for (const g of GATEWAYS) {
       const env = services[g]!.environment!;
-      for (const name of Object.keys(env)) expect([name, schemaNames.has(name) || isProvider(name) || isStandard(name)]).toEqual([name, true]);
+      for (const name of Object.keys(env))
+        expect([name, schemaNames.has(name) || isProvider(name) || isStandard(name)]).toEqual([name, true]);
       expect(env.DATABASE_URL).toMatch(/@postgres:5432\//);
       expect(env.REDIS_URL).toBe("redis://redis:6379");
       expect(env.OTEL_EXPORTER_OTLP_ENDPOINT).toBe("http://jaeger:4318");
       // Secrets are placeholders the operator must fill, never values in the file.
-      for (const secret of ["ADMIN_TOKEN", "JWT_SECRET", "BYOK_ENCRYPTION_KEY"]) expect(env[secret]).toMatch(/^\$\{[A-Z_]+:\?[^}]+\}$/);
+      for (const secret of ["ADMIN_TOKEN", "JWT_SECRET", "BYOK_ENCRYPTION_KEY"])
+        expect(env[secret]).toMatch(/^\$\{[A-Z_]+:\?[^}]+\}$/);
       expect(env.DATABASE_URL).toContain("${POSTGRES_PASSWORD:?");
       // With the example env file filled in, the gateway's own validation accepts it.
       const resolved = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, interpolate(String(v))]));
@@ -87,7 +96,8 @@ describe("docker-compose.yml", () => {
       // credential can be passed, and the simulator is off by default.
       expect(cfg.simulator).toBe(false);
       const catalog = JSON.parse(read("src/core/catalog/catalog.json")) as { providers: { credential_env: string }[] };
-      for (const p of [...catalog.providers.map((x) => x.credential_env), "BRAVE_API_KEY"]) expect([p, env[p]]).toEqual([p, `\${${p}:-}`]);
+      for (const p of [...catalog.providers.map((x) => x.credential_env), "BRAVE_API_KEY"])
+        expect([p, env[p]]).toEqual([p, `\${${p}:-}`]);
     }
     expect(services.postgres!.environment!.POSTGRES_PASSWORD).toMatch(/^\$\{POSTGRES_PASSWORD:\?/);
   });
@@ -108,7 +118,11 @@ describe("docker-compose.yml", () => {
       has = Bun.spawnSync(["docker", "compose", "version"], { stdout: "ignore", stderr: "ignore" }).success;
     } catch {} // no docker CLI at all
     if (!has) return; // no compose plugin here: the structural tests above stand in
-    const r = Bun.spawnSync(["docker", "compose", "--env-file", "deploy/compose.env.example", "config", "-q"], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+    const r = Bun.spawnSync(["docker", "compose", "--env-file", "deploy/compose.env.example", "config", "-q"], {
+      cwd: ROOT,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     expect(r.stderr.toString()).toBe("");
     expect(r.success).toBe(true);
   });
@@ -151,8 +165,22 @@ describe("Dockerfile and .dockerignore", () => {
   test(".dockerignore keeps what the build copies and leaves the rest out", () => {
     const copied = [...dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((m) => m[1]!.split(/\s+/));
     expect(copied).toContain("src");
-    for (const p of [...copied, "src/main.ts", "src/core/catalog/catalog.json", "drizzle/meta/_journal.json"]) expect([p, ignored(p)]).toEqual([p, false]);
-    for (const p of ["node_modules", "node_modules/elysia/package.json", ".git", ".git/HEAD", "data", "data/pgdata", ".env", "bench/results/latest.md", "test/harness.ts", "dist/gateway", "deploy/compose.env", "src/node_modules/x"]) {
+    for (const p of [...copied, "src/main.ts", "src/core/catalog/catalog.json", "drizzle/meta/_journal.json"])
+      expect([p, ignored(p)]).toEqual([p, false]);
+    for (const p of [
+      "node_modules",
+      "node_modules/elysia/package.json",
+      ".git",
+      ".git/HEAD",
+      "data",
+      "data/pgdata",
+      ".env",
+      "bench/results/latest.md",
+      "test/harness.ts",
+      "dist/gateway",
+      "deploy/compose.env",
+      "src/node_modules/x",
+    ]) {
       expect([p, ignored(p)]).toEqual([p, true]);
     }
   });

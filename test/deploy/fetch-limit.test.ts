@@ -37,7 +37,8 @@ afterAll(() => {
 
 function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== "BUN_CONFIG_MAX_HTTP_REQUESTS") env[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (v !== undefined && k !== "BUN_CONFIG_MAX_HTTP_REQUESTS") env[k] = v;
   return { ...env, PROBE_URL: `http://127.0.0.1:${server.port}/`, PROBE_FETCHES: String(FETCHES), ...extra };
 }
 
@@ -63,7 +64,11 @@ describe("Bun's fetch limit is set by the gateway itself", () => {
 
   test("in a compiled binary", async () => {
     const bin = join(dir, "probe");
-    const build = Bun.spawnSync([process.execPath, "build", "--compile", PROBE, "--outfile", bin], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+    const build = Bun.spawnSync([process.execPath, "build", "--compile", PROBE, "--outfile", bin], {
+      cwd: ROOT,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     expect(build.stderr.toString()).not.toContain("error");
     expect(build.success).toBe(true);
     const r = await peakOf([bin], cleanEnv());

@@ -13,12 +13,19 @@ import { memoryScenario } from "../../bench/memory";
 const hasProc = existsSync("/proc/self/status");
 
 describe("memory of the default path", () => {
-  test.skipIf(!hasProc)("first start and restart on PGlite stay under 500 MiB peak and 300 MiB steady while serving calls", async () => {
-    const r = await memoryScenario({ calls: 100, idleSeconds: 4 }, () => {});
-    for (const [start, f] of [["first start", r.first], ["restart", r.restart]] as const) {
-      expect({ start, ok: f.ok }).toEqual({ start, ok: 100 });
-      expect({ start, peakUnder500: f.peakMiB < 500 }).toEqual({ start, peakUnder500: true });
-      expect({ start, steadyUnder300: f.steadyMiB < 300 }).toEqual({ start, steadyUnder300: true });
-    }
-  }, 180_000);
+  test.skipIf(!hasProc)(
+    "first start and restart on PGlite stay under 500 MiB peak and 300 MiB steady while serving calls",
+    async () => {
+      const r = await memoryScenario({ calls: 100, idleSeconds: 4 }, () => {});
+      for (const [start, f] of [
+        ["first start", r.first],
+        ["restart", r.restart],
+      ] as const) {
+        expect({ start, ok: f.ok }).toEqual({ start, ok: 100 });
+        expect({ start, peakUnder500: f.peakMiB < 500 }).toEqual({ start, peakUnder500: true });
+        expect({ start, steadyUnder300: f.steadyMiB < 300 }).toEqual({ start, steadyUnder300: true });
+      }
+    },
+    180_000,
+  );
 });

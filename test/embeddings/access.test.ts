@@ -19,7 +19,8 @@ describe("embeddings: keys, models and limits", () => {
 
   test("scopes: `chat` (or none set) may call; `usage:read` alone is 403 scope_required", async () => {
     const u = await fastUser(gw(), { creditKrw: 10 });
-    for (const scopes of [["chat"], null]) expect((await embed(gw(), (await gw().newKey(u, { scopes })).key, small())).status).toBe(200);
+    for (const scopes of [["chat"], null])
+      expect((await embed(gw(), (await gw().newKey(u, { scopes })).key, small())).status).toBe(200);
     const r = await embed(gw(), (await gw().newKey(u, { scopes: ["usage:read"] })).key, small());
     expect(r.status).toBe(403);
     expect(errorCode(r.body)).toBe("scope_required");
@@ -36,7 +37,8 @@ describe("embeddings: keys, models and limits", () => {
   test("ids that are not embedding models: 400 model_not_found with embedding suggestions", async () => {
     const u = await fastUser(gw(), { creditKrw: 10 });
     // One key per call: this suite's keys may make 3 calls a minute.
-    const call = async (model: string, headers?: Record<string, string>) => embed(gw(), (await gw().newKey(u)).key, { model, input: "x" }, headers);
+    const call = async (model: string, headers?: Record<string, string>) =>
+      embed(gw(), (await gw().newKey(u)).key, { model, input: "x" }, headers);
     for (const model of ["gpt-4o-mini", "benchmark_smart", "veo-3", "orch/some-policy", "text-embedding-3-smal"]) {
       const r = await call(model);
       expect([model, r.status, errorCode(r.body)]).toEqual([model, 400, "model_not_found"]);
@@ -48,7 +50,10 @@ describe("embeddings: keys, models and limits", () => {
 
   test("the chat endpoints refuse an embedding model (400 model_not_found), through the SDK too", async () => {
     const { key, sdk: c } = await tenant(gw(), 10);
-    const r = await gw().call("POST", "/v1/chat/completions", { token: key.key, body: { model: "text-embedding-3-small", messages: user("hi") } });
+    const r = await gw().call("POST", "/v1/chat/completions", {
+      token: key.key,
+      body: { model: "text-embedding-3-small", messages: user("hi") },
+    });
     expect(r.status).toBe(400);
     expect(errorCode(r.body)).toBe("model_not_found");
     const e: any = await c.responses.create({ model: "gemini-embedding-001", input: "hi" }).catch((x) => x);
@@ -128,11 +133,18 @@ describe("embeddings outside demo mode, simulator off", () => {
     for (const model of ["text-embedding-3-small", "text-embedding-3-large"]) {
       const r = await embed(g, key.key, { model, input: "x" });
       expect(r.status).toBe(503);
-      expect(r.body.detail).toMatchObject({ error: "provider_not_configured", retryable: false, providers: ["openai"] });
+      expect(r.body.detail).toMatchObject({
+        error: "provider_not_configured",
+        retryable: false,
+        providers: ["openai"],
+      });
     }
     expect(Object.keys(ext.stats().calls)).toEqual([]);
     expect(await money(g, u.id)).toEqual({ balance: 10_000_000n, held: 0n });
-    const [n] = await g.gw.deps.db.query<{ n: number }>("select count(*)::int as n from usage_events where user_id = $1", [u.id]);
+    const [n] = await g.gw.deps.db.query<{ n: number }>(
+      "select count(*)::int as n from usage_events where user_id = $1",
+      [u.id],
+    );
     expect(n!.n).toBe(0);
   });
 
@@ -143,15 +155,28 @@ describe("embeddings outside demo mode, simulator off", () => {
     expect(ext.stats().calls.google).toBeDefined();
     expect((await money(g, u.id)).balance).toBe(9_900_000n);
     const models = await g.call("GET", "/v1/models");
-    const available = Object.fromEntries(models.body.data.filter((m: any) => m.modality === "embedding").map((m: any) => [m.id, m.available]));
-    expect(available).toEqual({ "text-embedding-3-small": false, "text-embedding-3-large": false, "gemini-embedding-001": true });
+    const available = Object.fromEntries(
+      models.body.data.filter((m: any) => m.modality === "embedding").map((m: any) => [m.id, m.available]),
+    );
+    expect(available).toEqual({
+      "text-embedding-3-small": false,
+      "text-embedding-3-large": false,
+      "gemini-embedding-001": true,
+    });
   });
 
   test("a BYOK key reaches its own provider with its own credential, free", async () => {
     const u = await fastUser(g, { creditKrw: 10 });
-    const b = await g.admin("POST", `/v1/admin/users/${u.id}/byok-keys`, { provider: "openai", provider_api_key: "sk-own-credential" });
+    const b = await g.admin("POST", `/v1/admin/users/${u.id}/byok-keys`, {
+      provider: "openai",
+      provider_api_key: "sk-own-credential",
+    });
     expect(b.status).toBe(201);
-    const r = await sdk(g, b.body.key).embeddings.create({ model: "text-embedding-3-small", input: "my own key", encoding_format: "float" });
+    const r = await sdk(g, b.body.key).embeddings.create({
+      model: "text-embedding-3-small",
+      input: "my own key",
+      encoding_format: "float",
+    });
     expect(r.data[0]!.embedding).toEqual(simVector("my own key"));
     expect(await money(g, u.id)).toEqual({ balance: 10_000_000n, held: 0n });
     const other = await embed(g, b.body.key, { model: "gemini-embedding-001", input: "not my provider" });

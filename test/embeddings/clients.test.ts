@@ -37,7 +37,12 @@ describe("embeddings through the official clients", () => {
         wire.got = await res.clone().json();
         return res;
       };
-      const sdk = new OpenAI({ apiKey: key.key, baseURL: gw().url + "/v1", maxRetries: 0, fetch: watched as typeof fetch });
+      const sdk = new OpenAI({
+        apiKey: key.key,
+        baseURL: gw().url + "/v1",
+        maxRetries: 0,
+        fetch: watched as typeof fetch,
+      });
       gw().gw.sim!.reset();
       const { data: r, response } = await sdk.embeddings.create({ model, input: "The quick brown fox" }).withResponse();
       expect(wire.sent.encoding_format).toBe("base64");
@@ -75,12 +80,20 @@ describe("embeddings through the official clients", () => {
       const many = await embedMany({ model: openai.embedding(model), values, maxRetries: 0 });
       expect(many.embeddings).toHaveLength(3);
       many.embeddings.forEach((e, i) => close(e, simVector(values[i]!)));
-      expect(cosine(many.embeddings[0]!, many.embeddings[2]!)).toBeGreaterThan(cosine(many.embeddings[0]!, many.embeddings[1]!));
+      expect(cosine(many.embeddings[0]!, many.embeddings[2]!)).toBeGreaterThan(
+        cosine(many.embeddings[0]!, many.embeddings[1]!),
+      );
     });
 
     test(`LangChain OpenAIEmbeddings embedQuery and embedDocuments, ${model}`, async () => {
       const { key } = await tenant(gw());
-      const lc = new OpenAIEmbeddings({ model, apiKey: key.key, configuration: { baseURL: gw().url + "/v1" }, maxRetries: 0, dimensions: 32 });
+      const lc = new OpenAIEmbeddings({
+        model,
+        apiKey: key.key,
+        configuration: { baseURL: gw().url + "/v1" },
+        maxRetries: 0,
+        dimensions: 32,
+      });
       close(await lc.embedQuery("what is a gateway?"), simVector("what is a gateway?", 32));
       const docs = ["A gateway routes calls.", "Credits are held, then settled."];
       const vs = await lc.embedDocuments(docs);
@@ -91,12 +104,20 @@ describe("embeddings through the official clients", () => {
 
   test("token-id inputs reach an OpenAI-protocol model as they are", async () => {
     const { sdk } = await tenant(gw());
-    const r = await sdk.embeddings.create({ model: "text-embedding-3-large", input: [[101, 2023, 102], [7]], encoding_format: "float" });
+    const r = await sdk.embeddings.create({
+      model: "text-embedding-3-large",
+      input: [[101, 2023, 102], [7]],
+      encoding_format: "float",
+    });
     expect(r.model).toBe("text-embedding-3-large");
     close(r.data[0]!.embedding, simVector("101 2023 102"));
     close(r.data[1]!.embedding, simVector("7"));
     expect(r.usage.prompt_tokens).toBe(4);
-    const flat = await sdk.embeddings.create({ model: "text-embedding-3-small", input: [5, 6, 7], encoding_format: "float" });
+    const flat = await sdk.embeddings.create({
+      model: "text-embedding-3-small",
+      input: [5, 6, 7],
+      encoding_format: "float",
+    });
     expect(flat.data).toHaveLength(1);
     close(flat.data[0]!.embedding, simVector("5 6 7"));
   });

@@ -20,7 +20,12 @@ import { embed, simEmbedCalls } from "./helpers";
 setDefaultTimeout(30_000);
 
 /** Input prices in micro-USD per million tokens (src/core/catalog/catalog.json); FX 1400 KRW/USD. */
-const INPUT_PRICE: Record<string, bigint> = { "text-embedding-3-small": 20_000n, "text-embedding-3-large": 130_000n, "gemini-embedding-001": 150_000n, "text-embedding-3-small@groq": 40_000n };
+const INPUT_PRICE: Record<string, bigint> = {
+  "text-embedding-3-small": 20_000n,
+  "text-embedding-3-large": 130_000n,
+  "gemini-embedding-001": 150_000n,
+  "text-embedding-3-small@groq": 40_000n,
+};
 const FX_MILLI = 1_400_000n;
 const expectedMicro = (model: string, tokens: number) => {
   const micro = (BigInt(tokens) * INPUT_PRICE[model]! * FX_MILLI + 999_999_999n) / 1_000_000_000n;
@@ -43,7 +48,11 @@ async function books(g: TestGateway, userId: string) {
 /** A catalog where text-embedding-3-small is also offered by groq (OpenAI protocol), for fallback. */
 function fallbackCatalog(dir: string): string {
   const text = mutated((d) => {
-    d.offerings.push({ ...offering(d, "text-embedding-3-small"), provider: "groq", pricing: { input: 0.04, output: 0, cached_input: null, cache_write: null } });
+    d.offerings.push({
+      ...offering(d, "text-embedding-3-small"),
+      provider: "groq",
+      pricing: { input: 0.04, output: 0, cached_input: null, cache_write: null },
+    });
   });
   const path = join(dir, "catalog.json");
   writeFileSync(path, text);
@@ -59,7 +68,10 @@ for (const kind of await dbKinds()) {
     let dir: string;
     beforeAll(async () => {
       dir = mkdtempSync(join(tmpdir(), "emb-catalog-"));
-      g = await startTestGateway({ db: kind, env: { CATALOG_PATH: fallbackCatalog(dir), STATS_ROLLUP_INTERVAL_MS: "0" } });
+      g = await startTestGateway({
+        db: kind,
+        env: { CATALOG_PATH: fallbackCatalog(dir), STATS_ROLLUP_INTERVAL_MS: "0" },
+      });
     }, 60_000);
     afterAll(async () => {
       await g?.stop();
@@ -81,7 +93,15 @@ for (const kind of await dbKinds()) {
         expect(Number(r.headers.get("x-cost-krw"))).toBe(Math.round(Number(want) / 1e6));
         expect(Number(r.headers.get("x-cost-usd"))).toBeCloseTo(Number(want) / 1e6 / 1400, 6);
         const ev = await usageOf(g, r.headers.get("x-request-id")!);
-        expect(ev).toMatchObject({ model, modality: "embedding", api: "embeddings", status: 200, prompt_tokens: tokens, completion_tokens: 0, cached: false });
+        expect(ev).toMatchObject({
+          model,
+          modality: "embedding",
+          api: "embeddings",
+          status: 200,
+          prompt_tokens: tokens,
+          completion_tokens: 0,
+          cached: false,
+        });
         expect(ev.provider).toBe(model.startsWith("gemini") ? "google" : "openai");
         expect(BigInt(ev.cost_micro)).toBe(want);
       });
@@ -194,7 +214,10 @@ for (const kind of await dbKinds()) {
     test("a pinned provider gets no fallback", async () => {
       const { key, user } = await tenant(g, 10);
       g.gw.sim!.reset();
-      const r = await embed(g, key.key, { model: "text-embedding-3-small@openai", input: "pinned [sim:fail@openai=503]" });
+      const r = await embed(g, key.key, {
+        model: "text-embedding-3-small@openai",
+        input: "pinned [sim:fail@openai=503]",
+      });
       expect(r.status).toBe(502);
       expect(simEmbedCalls(g)).toEqual({ openai: 3 });
       expect((await books(g, user.id)).charges).toBe(0);
@@ -202,7 +225,10 @@ for (const kind of await dbKinds()) {
 
     test("the statistics rollup folds embeddings as their own modality", async () => {
       const { key } = await tenant(g, 10);
-      for (const input of ["stats one", "stats two"]) expect((await embed(g, key.key, { model: "gemini-embedding-001", input }, { "X-Title": "emb-stats-app" })).status).toBe(200);
+      for (const input of ["stats one", "stats two"])
+        expect(
+          (await embed(g, key.key, { model: "gemini-embedding-001", input }, { "X-Title": "emb-stats-app" })).status,
+        ).toBe(200);
       await g.gw.settlements.quiesce();
       await runRollup(new RollupRepo(g.gw.deps.db, { accountCap: 1 }), { limit: 10_000, wait: true });
       const rows = await g.gw.deps.db.query<{ modality: string; calls: number }>(
@@ -210,7 +236,9 @@ for (const kind of await dbKinds()) {
       );
       expect(rows.map((r) => r.modality)).toEqual(["embedding"]);
       expect(rows[0]!.calls).toBeGreaterThanOrEqual(2);
-      const apps = await g.gw.deps.db.query<{ modality: string; calls: number }>("select modality, sum(calls)::int as calls from stats_app_hourly where app = 'emb-stats-app' group by modality");
+      const apps = await g.gw.deps.db.query<{ modality: string; calls: number }>(
+        "select modality, sum(calls)::int as calls from stats_app_hourly where app = 'emb-stats-app' group by modality",
+      );
       expect(apps).toEqual([{ modality: "embedding", calls: 2 }]);
     });
   });

@@ -42,14 +42,24 @@ function decodeAll(chunks: Uint8Array[]): SseEvent[] {
 const sseText = fc
   .array(
     fc.oneof(
-      fc.tuple(fc.constantFrom("data", "event", "id", "retry", "x", ""), fc.constantFrom(":", ": ", ""), fc.string({ unit: "grapheme", maxLength: 30 })).map(([f, sep, v]) => `${f}${sep}${v.replace(/[\r\n]/g, " ")}`),
+      fc
+        .tuple(
+          fc.constantFrom("data", "event", "id", "retry", "x", ""),
+          fc.constantFrom(":", ": ", ""),
+          fc.string({ unit: "grapheme", maxLength: 30 }),
+        )
+        .map(([f, sep, v]) => `${f}${sep}${v.replace(/[\r\n]/g, " ")}`),
       fc.string({ unit: "grapheme", maxLength: 20 }).map((v) => `: ${v.replace(/[\r\n]/g, " ")}`),
       fc.constant(""),
       fc.constant("data: [DONE]"),
     ),
     { maxLength: 30 },
   )
-  .chain((lines) => fc.array(fc.constantFrom("\n", "\r\n", "\r"), { minLength: lines.length, maxLength: lines.length }).map((eols) => lines.map((l, i) => l + eols[i]).join("")));
+  .chain((lines) =>
+    fc
+      .array(fc.constantFrom("\n", "\r\n", "\r"), { minLength: lines.length, maxLength: lines.length })
+      .map((eols) => lines.map((l, i) => l + eols[i]).join("")),
+  );
 
 describe("SSE decoder and splitter", () => {
   test("arbitrary bytes never throw, in any chunking", () => {
@@ -76,16 +86,23 @@ describe("SSE decoder and splitter", () => {
 
   test("the splitter reproduces the stream byte for byte and its events do not depend on chunking", () => {
     fc.assert(
-      fc.property(fc.oneof(sseText.map((t) => enc.encode(t)), fc.uint8Array({ maxLength: 300 })), fc.array(fc.nat(), { maxLength: 12 }), (bytes, cuts) => {
-        const s = new SseSplitter();
-        const events = chunked(bytes, cuts).flatMap((c) => s.push(c).map((e) => Array.from(e)));
-        const rest = s.rest();
-        const whole = new SseSplitter();
-        const once = whole.push(bytes).map((e) => Array.from(e));
-        expect(events).toEqual(once);
-        const joined = [...events.flat(), ...(rest ? Array.from(rest) : [])];
-        expect(joined).toEqual(Array.from(bytes));
-      }),
+      fc.property(
+        fc.oneof(
+          sseText.map((t) => enc.encode(t)),
+          fc.uint8Array({ maxLength: 300 }),
+        ),
+        fc.array(fc.nat(), { maxLength: 12 }),
+        (bytes, cuts) => {
+          const s = new SseSplitter();
+          const events = chunked(bytes, cuts).flatMap((c) => s.push(c).map((e) => Array.from(e)));
+          const rest = s.rest();
+          const whole = new SseSplitter();
+          const once = whole.push(bytes).map((e) => Array.from(e));
+          expect(events).toEqual(once);
+          const joined = [...events.flat(), ...(rest ? Array.from(rest) : [])];
+          expect(joined).toEqual(Array.from(bytes));
+        },
+      ),
       { numRuns: RUNS },
     );
   });
@@ -93,12 +110,32 @@ describe("SSE decoder and splitter", () => {
 
 /** Text with PII-looking fragments mixed into arbitrary unicode. */
 const piiFragment = fc.oneof(
-  fc.constantFrom("010-1234-5678", "01012345678", "+82 10 9876 5432", "02-123-4567", "900101-1234567", "4111 1111 1111 1111", "5500-0000-0000-0004", "M12345678", "kim@example.com", "a.b+c@mail.co.kr"),
+  fc.constantFrom(
+    "010-1234-5678",
+    "01012345678",
+    "+82 10 9876 5432",
+    "02-123-4567",
+    "900101-1234567",
+    "4111 1111 1111 1111",
+    "5500-0000-0000-0004",
+    "M12345678",
+    "kim@example.com",
+    "a.b+c@mail.co.kr",
+  ),
   fc.stringMatching(/^[a-z]{1,8}@[a-z]{1,8}\.(com|kr|net)$/),
   fc.stringMatching(/^01[016789]-\d{3,4}-\d{4}$/),
   fc.stringMatching(/^\d{6}-[1-4]\d{6}$/),
 );
-const textWithPii = fc.array(fc.oneof(fc.string({ unit: "grapheme", maxLength: 12 }), piiFragment, fc.constantFrom(" ", "은 ", "에게 ", ", ", "(", ")", "\n")), { maxLength: 16 }).map((xs) => xs.join(""));
+const textWithPii = fc
+  .array(
+    fc.oneof(
+      fc.string({ unit: "grapheme", maxLength: 12 }),
+      piiFragment,
+      fc.constantFrom(" ", "은 ", "에게 ", ", ", "(", ")", "\n"),
+    ),
+    { maxLength: 16 },
+  )
+  .map((xs) => xs.join(""));
 const PLACEHOLDER_SHAPED = /\[(EMAIL|PHONE|RRN|CARD|PASSPORT)_\d+\]/;
 
 describe("PII masker", () => {
@@ -120,20 +157,24 @@ describe("PII masker", () => {
 
   test("unmask(mask(text)) gives the text back, plain and streamed in arbitrary deltas", () => {
     fc.assert(
-      fc.property(textWithPii.filter((t) => !PLACEHOLDER_SHAPED.test(t)), fc.array(fc.nat(), { maxLength: 10 }), (text, cuts) => {
-        const masker = new PiiMasker();
-        const masked = masker.mask(text);
-        expect(unmask(masked, masker.mapping)).toBe(text);
-        const stream = new PiiStreamUnmasker(masker.mapping);
-        const points = [...new Set(cuts.map((c) => c % (masked.length + 1)))].sort((a, b) => a - b);
-        let out = "";
-        let prev = 0;
-        for (const p of [...points, masked.length]) {
-          out += stream.push(masked.slice(prev, p));
-          prev = p;
-        }
-        expect(out + stream.flush()).toBe(text);
-      }),
+      fc.property(
+        textWithPii.filter((t) => !PLACEHOLDER_SHAPED.test(t)),
+        fc.array(fc.nat(), { maxLength: 10 }),
+        (text, cuts) => {
+          const masker = new PiiMasker();
+          const masked = masker.mask(text);
+          expect(unmask(masked, masker.mapping)).toBe(text);
+          const stream = new PiiStreamUnmasker(masker.mapping);
+          const points = [...new Set(cuts.map((c) => c % (masked.length + 1)))].sort((a, b) => a - b);
+          let out = "";
+          let prev = 0;
+          for (const p of [...points, masked.length]) {
+            out += stream.push(masked.slice(prev, p));
+            prev = p;
+          }
+          expect(out + stream.flush()).toBe(text);
+        },
+      ),
       { numRuns: RUNS },
     );
   });
@@ -168,8 +209,12 @@ describe("model-id parser", () => {
     fc.string({ unit: "binary", maxLength: 40 }),
     fc.constantFrom(...ids),
     fc.tuple(fc.constantFrom(...ids), fc.constantFrom(...providers, "", "nobody", "@")).map(([m, p]) => `${m}@${p}`),
-    fc.tuple(fc.constantFrom("openai", "anthropic", "google", "x", ""), fc.constantFrom(...ids)).map(([v, m]) => `${v}/${m}`),
-    fc.tuple(fc.constantFrom("orch/", "policy/", "ORCH/", "orch//"), fc.string({ maxLength: 70 })).map(([p, s]) => p + s),
+    fc
+      .tuple(fc.constantFrom("openai", "anthropic", "google", "x", ""), fc.constantFrom(...ids))
+      .map(([v, m]) => `${v}/${m}`),
+    fc
+      .tuple(fc.constantFrom("orch/", "policy/", "ORCH/", "orch//"), fc.string({ maxLength: 70 }))
+      .map(([p, s]) => p + s),
     fc.constantFrom(...ids).map((m) => m.toUpperCase()),
   );
 
@@ -201,7 +246,10 @@ describe("model-id parser", () => {
       fc.property(fc.constantFrom(...callable), (id) => {
         const r = resolveModel(snap, id);
         if (r.kind !== "leaf") return;
-        expect(resolveModel(snap, id.toUpperCase()).kind === "leaf" && (resolveModel(snap, id.toUpperCase()) as typeof r).model.id).toBe(r.model.id);
+        expect(
+          resolveModel(snap, id.toUpperCase()).kind === "leaf" &&
+            (resolveModel(snap, id.toUpperCase()) as typeof r).model.id,
+        ).toBe(r.model.id);
         for (const o of r.offerings) {
           const pinned = resolveModel(snap, `${id}@${o.providerId}`);
           expect(pinned.kind === "leaf" && pinned.model.id).toBe(r.model.id);

@@ -16,14 +16,25 @@ import { fastUser } from "../http/helpers";
 
 const RUNS = Number(process.env.FUZZ_RUNS_PER_OP ?? 14);
 const MAX_BODY = 64 * 1024;
-const SPEC_STATUSES = new Set([200, 201, 202, 204, 206, 400, 401, 402, 403, 404, 409, 410, 413, 415, 416, 422, 429, 501, 502, 503]);
+const SPEC_STATUSES = new Set([
+  200, 201, 202, 204, 206, 400, 401, 402, 403, 404, 409, 410, 413, 415, 416, 422, 429, 501, 502, 503,
+]);
 /**
  * A request line or header block over Bun's own limit is refused by the HTTP server before
  * the application sees it (431, or 414 for a URI), with an empty body: transport-level
  * answers outside the specification's table, accepted here for oversized URLs and headers.
  */
 const TRANSPORT_STATUSES = new Set([414, 431]);
-const MODELS = ["gpt-4o-mini", "claude-haiku-4-5", "gemini-2.5-flash", "veo-3", "kling-v3", "seedance-2-0", "orch/nope", "benchmark_smart"];
+const MODELS = [
+  "gpt-4o-mini",
+  "claude-haiku-4-5",
+  "gemini-2.5-flash",
+  "veo-3",
+  "kling-v3",
+  "seedance-2-0",
+  "orch/nope",
+  "benchmark_smart",
+];
 
 let g: TestGateway;
 let doc: any;
@@ -33,7 +44,16 @@ const creds: Record<string, string> = {};
 const ids: Record<string, string[]> = {};
 
 beforeAll(async () => {
-  g = await startTestGateway({ db: "pglite", env: { VIDEO_POLL_WORKERS: "0", STATS_ROLLUP_INTERVAL_MS: "0", MAX_BODY_BYTES: String(MAX_BODY), UPSTREAM_FIRST_BYTE_TIMEOUT_MS: "3000", UPSTREAM_IDLE_TIMEOUT_MS: "3000" } });
+  g = await startTestGateway({
+    db: "pglite",
+    env: {
+      VIDEO_POLL_WORKERS: "0",
+      STATS_ROLLUP_INTERVAL_MS: "0",
+      MAX_BODY_BYTES: String(MAX_BODY),
+      UPSTREAM_FIRST_BYTE_TIMEOUT_MS: "3000",
+      UPSTREAM_IDLE_TIMEOUT_MS: "3000",
+    },
+  });
   doc = (await g.call("GET", "/docs/json")).body;
   user = await fastUser(g, { creditKrw: 1_000_000 });
   other = await fastUser(g, { creditKrw: 1000 });
@@ -45,10 +65,25 @@ beforeAll(async () => {
   const spareKey = await g.newKey(user, { name: "spare" });
   const spareMgmt = (await g.call("POST", "/v1/management-keys", { token: user.jwt, body: { name: "spare" } })).body;
   const victim = await fastUser(g, { creditKrw: 10 });
-  const policy = (await g.call("POST", "/v1/routing-policies", { token: user.jwt, body: { slug: "fuzz", display_name: "f", policy_type: "fallback", entries: [{ model: "gpt-4o-mini" }] } })).body;
+  const policy = (
+    await g.call("POST", "/v1/routing-policies", {
+      token: user.jwt,
+      body: { slug: "fuzz", display_name: "f", policy_type: "fallback", entries: [{ model: "gpt-4o-mini" }] },
+    })
+  ).body;
   const job = (await g.call("POST", "/v1/video/generations", { token: key.key, body: { prompt: "x" } })).body;
-  const chat = await g.call("POST", "/v1/chat/completions", { token: key.key, body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }], max_tokens: 5 } });
-  Object.assign(creds, { key: key.key, jwt: user.jwt, mgmt: mgmt.key, admin: ADMIN_TOKEN, otherKey: otherKey.key, otherJwt: other.jwt });
+  const chat = await g.call("POST", "/v1/chat/completions", {
+    token: key.key,
+    body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }], max_tokens: 5 },
+  });
+  Object.assign(creds, {
+    key: key.key,
+    jwt: user.jwt,
+    mgmt: mgmt.key,
+    admin: ADMIN_TOKEN,
+    otherKey: otherKey.key,
+    otherJwt: other.jwt,
+  });
   Object.assign(ids, {
     own: [spareKey.id, spareMgmt.id, child.id, policy.id, job.job_id, chat.headers.get("x-request-id")!, victim.id],
     theirs: [otherKey.id, other.id],
@@ -74,17 +109,40 @@ async function fingerprint(): Promise<string> {
 
 function shapeOk(body: any): boolean {
   if (!body || typeof body !== "object") return false;
-  if (Array.isArray(body.detail)) return body.detail.length > 0 && body.detail.every((d: any) => Array.isArray(d.loc) && typeof d.msg === "string" && typeof d.type === "string");
-  if (body.detail && typeof body.detail === "object") return typeof body.detail.error === "string" && typeof body.detail.message === "string";
-  if (body.error && typeof body.error === "object") return typeof body.error.message === "string" && typeof body.error.type === "string";
+  if (Array.isArray(body.detail))
+    return (
+      body.detail.length > 0 &&
+      body.detail.every((d: any) => Array.isArray(d.loc) && typeof d.msg === "string" && typeof d.type === "string")
+    );
+  if (body.detail && typeof body.detail === "object")
+    return typeof body.detail.error === "string" && typeof body.detail.message === "string";
+  if (body.error && typeof body.error === "object")
+    return typeof body.error.message === "string" && typeof body.error.type === "string";
   return false;
 }
 
-const printable = (max: number) => fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: max });
+const printable = (max: number) =>
+  fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: max });
 const weird = fc.oneof(
   fc.string({ unit: "grapheme", maxLength: 40 }),
   fc.string({ unit: "binary", maxLength: 40 }),
-  fc.constantFrom("", " ", "null", "undefined", "NaN", "-1", "1e309", "0x10", "../../etc/passwd", "%00", "\u0000", "🎬".repeat(50), "<script>", "' or 1=1 --", "${jndi:x}"),
+  fc.constantFrom(
+    "",
+    " ",
+    "null",
+    "undefined",
+    "NaN",
+    "-1",
+    "1e309",
+    "0x10",
+    "../../etc/passwd",
+    "%00",
+    "\u0000",
+    "🎬".repeat(50),
+    "<script>",
+    "' or 1=1 --",
+    "${jndi:x}",
+  ),
   fc.integer({ min: 1, max: 6 }).map((k) => "x".repeat(10 ** k)),
 );
 
@@ -99,24 +157,44 @@ function shaped(schema: any, name = "", depth = 0): fc.Arbitrary<unknown> {
   switch (schema.type) {
     case "object": {
       const props: Record<string, any> = schema.properties ?? {};
-      const rec = fc.record(Object.fromEntries(Object.entries(props).map(([k, s]) => [k, shaped(s, k, depth + 1)])), { requiredKeys: (schema.required ?? []).filter((k: string) => k in props) });
-      return fc.oneof({ weight: 4, arbitrary: rec }, { weight: 1, arbitrary: fc.tuple(rec, fc.dictionary(printable(12), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 })).map(([a, b]) => ({ ...b, ...(a as object) })) });
+      const rec = fc.record(Object.fromEntries(Object.entries(props).map(([k, s]) => [k, shaped(s, k, depth + 1)])), {
+        requiredKeys: (schema.required ?? []).filter((k: string) => k in props),
+      });
+      return fc.oneof(
+        { weight: 4, arbitrary: rec },
+        {
+          weight: 1,
+          arbitrary: fc
+            .tuple(rec, fc.dictionary(printable(12), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 }))
+            .map(([a, b]) => ({ ...b, ...(a as object) })),
+        },
+      );
     }
     case "array":
-      return fc.array(shaped(schema.items, name, depth + 1), { maxLength: Math.min(schema.maxItems ?? 4, 4) + (depth === 0 ? 0 : 1) });
+      return fc.array(shaped(schema.items, name, depth + 1), {
+        maxLength: Math.min(schema.maxItems ?? 4, 4) + (depth === 0 ? 0 : 1),
+      });
     case "string": {
       const max = Math.min(schema.maxLength ?? 40, 60);
       return fc.oneof(
         fc.string({ maxLength: max }),
-        schema.format === "date-time" ? fc.date({ noInvalidDate: true }).map((d) => d.toISOString()) : fc.string({ unit: "grapheme", maxLength: max }),
+        schema.format === "date-time"
+          ? fc.date({ noInvalidDate: true }).map((d) => d.toISOString())
+          : fc.string({ unit: "grapheme", maxLength: max }),
         schema.maxLength ? fc.constant("y".repeat(schema.maxLength + 1)) : weird,
         schema.pattern ? fc.stringMatching(new RegExp(schema.pattern)) : fc.string({ maxLength: 8 }),
       );
     }
     case "integer":
-      return fc.oneof(fc.integer({ min: schema.minimum ?? -1e6, max: schema.maximum ?? 1e6 }), fc.constantFrom((schema.minimum ?? 0) - 1, (schema.maximum ?? 1e9) + 1, 2 ** 53, -(2 ** 31), 0.5, "7"));
+      return fc.oneof(
+        fc.integer({ min: schema.minimum ?? -1e6, max: schema.maximum ?? 1e6 }),
+        fc.constantFrom((schema.minimum ?? 0) - 1, (schema.maximum ?? 1e9) + 1, 2 ** 53, -(2 ** 31), 0.5, "7"),
+      );
     case "number":
-      return fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 }), fc.constantFrom(1e308, -0, 3, "1.5"));
+      return fc.oneof(
+        fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 }),
+        fc.constantFrom(1e308, -0, 3, "1.5"),
+      );
     case "boolean":
       return fc.oneof(fc.boolean(), fc.constantFrom("true", 1, 0));
     case "null":
@@ -131,7 +209,9 @@ function mutated(value: unknown): fc.Arbitrary<unknown> {
   if (!value || typeof value !== "object" || Array.isArray(value)) return fc.jsonValue({ maxDepth: 3 });
   const keys = Object.keys(value);
   if (!keys.length) return fc.jsonValue({ maxDepth: 2 });
-  return fc.tuple(fc.constantFrom(...keys), fc.oneof(fc.jsonValue({ maxDepth: 3 }), weird, fc.constant(undefined))).map(([k, v]) => ({ ...(value as object), [k]: v }));
+  return fc
+    .tuple(fc.constantFrom(...keys), fc.oneof(fc.jsonValue({ maxDepth: 3 }), weird, fc.constant(undefined)))
+    .map(([k, v]) => ({ ...(value as object), [k]: v }));
 }
 
 /** Raw body text: valid JSON of odd shapes, deep nesting, huge strings, broken JSON, non-JSON. */
@@ -139,8 +219,22 @@ const rawBodies = fc.oneof(
   fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.stringify(v)),
   fc.integer({ min: 100, max: 5000 }).map((n) => "[".repeat(n) + "]".repeat(n)),
   fc.integer({ min: 50, max: 3000 }).map((n) => '{"a":'.repeat(n) + "1" + "}".repeat(n)),
-  fc.constantFrom('{"model": "gpt-4o-mini", "messages": [', "{", "}", "[]", "null", "0", '"str"', "{'a': 1}", "\u0000\u0001", '{"a":1}garbage', "\uFEFF{}"),
-  fc.integer({ min: MAX_BODY - 100, max: MAX_BODY * 2 }).map((n) => JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "z".repeat(n) }] })),
+  fc.constantFrom(
+    '{"model": "gpt-4o-mini", "messages": [',
+    "{",
+    "}",
+    "[]",
+    "null",
+    "0",
+    '"str"',
+    "{'a': 1}",
+    "\u0000\u0001",
+    '{"a":1}garbage',
+    "\uFEFF{}",
+  ),
+  fc
+    .integer({ min: MAX_BODY - 100, max: MAX_BODY * 2 })
+    .map((n) => JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "z".repeat(n) }] })),
   fc.string({ unit: "binary", maxLength: 200 }),
 );
 
@@ -150,7 +244,10 @@ const rawBodies = fc.oneof(
  * call without its `function`), or replaced by JSON nested far deeper than MAX_JSON_DEPTH
  * (written as text: `JSON.stringify` itself recurses). Returns the body text.
  */
-const WRONG_TYPED = fc.oneof(fc.constantFrom<unknown>(1, -1, 0.5, "", "x", true, null, [], {}, [1], [null], ["x"], [{}], { a: 1 }), fc.jsonValue({ maxDepth: 2 }));
+const WRONG_TYPED = fc.oneof(
+  fc.constantFrom<unknown>(1, -1, 0.5, "", "x", true, null, [], {}, [1], [null], ["x"], [{}], { a: 1 }),
+  fc.jsonValue({ maxDepth: 2 }),
+);
 const DEEP_MARK = "\u0000deep\u0000";
 
 function nodePaths(v: unknown, path: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] {
@@ -166,7 +263,12 @@ function deepMutated(value: unknown): fc.Arbitrary<string> {
   const change = fc.oneof(
     { weight: 4, arbitrary: WRONG_TYPED.map((v) => ({ kind: "replace" as const, v })) },
     { weight: 2, arbitrary: fc.constant({ kind: "remove" as const }) },
-    { weight: 1, arbitrary: fc.tuple(fc.integer({ min: 50, max: 8000 }), fc.boolean()).map(([levels, arrays]) => ({ kind: "nest" as const, levels, arrays })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.integer({ min: 50, max: 8000 }), fc.boolean())
+        .map(([levels, arrays]) => ({ kind: "nest" as const, levels, arrays })),
+    },
   );
   return fc.tuple(fc.constantFrom(...paths), change).map(([path, c]) => {
     const copy = structuredClone(value) as any;
@@ -182,7 +284,9 @@ function deepMutated(value: unknown): fc.Arbitrary<string> {
       return JSON.stringify(copy);
     }
     parent[key] = DEEP_MARK;
-    const deep = c.arrays ? "[".repeat(c.levels) + "]".repeat(c.levels) : '{"a":'.repeat(c.levels) + "1" + "}".repeat(c.levels);
+    const deep = c.arrays
+      ? "[".repeat(c.levels) + "]".repeat(c.levels)
+      : '{"a":'.repeat(c.levels) + "1" + "}".repeat(c.levels);
     return JSON.stringify(copy).replace(JSON.stringify(DEEP_MARK), deep);
   });
 }
@@ -211,22 +315,49 @@ const chatExample = fc
     const text = content || "hi";
     const messages: unknown[] = [
       { role: "system", content: "be brief" },
-      { role: "user", content: parts ? [{ type: "text", text }, { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } }] : text },
+      {
+        role: "user",
+        content: parts
+          ? [
+              { type: "text", text },
+              { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } },
+            ]
+          : text,
+      },
     ];
     if (toolTurn) {
-      messages.push({ role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "lookup", arguments: '{"q":"x"}' } }] });
+      messages.push({
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "call_1", type: "function", function: { name: "lookup", arguments: '{"q":"x"}' } }],
+      });
       messages.push({ role: "tool", tool_call_id: "call_1", content: [{ type: "text", text: "42" }] });
     }
     const body: Record<string, unknown> = { ...r, messages };
     if (tools) {
-      body.tools = [{ type: "function", function: { name: "lookup", description: "d", parameters: { type: "object", properties: { q: { type: "string" } } } } }];
+      body.tools = [
+        {
+          type: "function",
+          function: {
+            name: "lookup",
+            description: "d",
+            parameters: { type: "object", properties: { q: { type: "string" } } },
+          },
+        },
+      ];
       body.tool_choice = { type: "function", function: { name: "lookup" } };
     }
     return body;
   });
 
 const responsesExample = fc
-  .record({ model: fc.constantFrom("gpt-4o-mini", "claude-haiku-4-5"), input: fc.string({ unit: "grapheme", minLength: 1, maxLength: 80 }), max_output_tokens: fc.integer({ min: 1, max: 50 }), stream: fc.boolean(), items: fc.boolean() })
+  .record({
+    model: fc.constantFrom("gpt-4o-mini", "claude-haiku-4-5"),
+    input: fc.string({ unit: "grapheme", minLength: 1, maxLength: 80 }),
+    max_output_tokens: fc.integer({ min: 1, max: 50 }),
+    stream: fc.boolean(),
+    items: fc.boolean(),
+  })
   .map(({ items, input, ...r }) => ({
     ...r,
     input: items
@@ -241,15 +372,30 @@ const responsesExample = fc
   }));
 
 const messagesExample = fc
-  .record({ model: fc.constantFrom("gpt-4o-mini", "claude-haiku-4-5", "gemini-2.5-flash"), text: fc.string({ unit: "grapheme", minLength: 1, maxLength: 80 }), max_tokens: fc.integer({ min: 1, max: 50 }), stream: fc.boolean(), toolTurn: fc.boolean() })
+  .record({
+    model: fc.constantFrom("gpt-4o-mini", "claude-haiku-4-5", "gemini-2.5-flash"),
+    text: fc.string({ unit: "grapheme", minLength: 1, maxLength: 80 }),
+    max_tokens: fc.integer({ min: 1, max: 50 }),
+    stream: fc.boolean(),
+    toolTurn: fc.boolean(),
+  })
   .map(({ text, toolTurn, ...r }) => ({
     ...r,
     system: [{ type: "text", text: "be brief", cache_control: { type: "ephemeral" } }],
     messages: toolTurn
       ? [
-          { role: "user", content: [{ type: "text", text }, { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" } }] },
+          {
+            role: "user",
+            content: [
+              { type: "text", text },
+              { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" } },
+            ],
+          },
           { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "lookup", input: { q: "x" } }] },
-          { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: [{ type: "text", text: "42" }] }] },
+          {
+            role: "user",
+            content: [{ type: "tool_result", tool_use_id: "toolu_1", content: [{ type: "text", text: "42" }] }],
+          },
         ]
       : [{ role: "user", content: text }],
     tools: [{ name: "lookup", input_schema: { type: "object", properties: { q: { type: "string" } } } }],
@@ -266,7 +412,11 @@ const videoExample = fc.record({
 const embeddingsExample = fc.record(
   {
     model: fc.constantFrom("text-embedding-3-small", "text-embedding-3-large", "gemini-embedding-001"),
-    input: fc.oneof(fc.string({ unit: "grapheme", maxLength: 80 }), fc.array(fc.string({ unit: "grapheme", maxLength: 40 }), { maxLength: 4 }), fc.array(fc.nat({ max: 100_000 }), { maxLength: 8 })),
+    input: fc.oneof(
+      fc.string({ unit: "grapheme", maxLength: 80 }),
+      fc.array(fc.string({ unit: "grapheme", maxLength: 40 }), { maxLength: 4 }),
+      fc.array(fc.nat({ max: 100_000 }), { maxLength: 8 }),
+    ),
     encoding_format: fc.constantFrom("float", "base64"),
     dimensions: fc.integer({ min: 1, max: 4000 }),
   },
@@ -290,7 +440,8 @@ interface Op {
 
 function operations(): Op[] {
   const out: Op[] = [];
-  for (const [path, ops] of Object.entries<any>(doc.paths)) for (const [method, op] of Object.entries<any>(ops)) out.push({ method: method.toUpperCase(), path, op });
+  for (const [path, ops] of Object.entries<any>(doc.paths))
+    for (const [method, op] of Object.entries<any>(ops)) out.push({ method: method.toUpperCase(), path, op });
   return out;
 }
 
@@ -298,7 +449,8 @@ function operations(): Op[] {
 function rightCred(path: string): string | null {
   if (path.startsWith("/v1/admin")) return "admin";
   if (path.startsWith("/v1/provisioning")) return "mgmt";
-  if (/^\/v1\/(chat|responses|messages|embeddings|video|jobs|usage|models)/.test(path) && !path.endsWith("feedback")) return "key";
+  if (/^\/v1\/(chat|responses|messages|embeddings|video|jobs|usage|models)/.test(path) && !path.endsWith("feedback"))
+    return "key";
   if (/^\/v1\/(keys|management-keys|routing-policies|me)|feedback$/.test(path)) return "jwt";
   return null;
 }
@@ -308,7 +460,10 @@ function requestArb(o: Op) {
   const token = fc.oneof(
     { weight: 6, arbitrary: fc.constant(right ? creds[right]! : undefined) },
     { weight: 2, arbitrary: fc.constantFrom(...Object.values(creds), undefined) },
-    { weight: 1, arbitrary: fc.oneof(printable(60), fc.constantFrom("sk-gw-", "mk-gw-", "a.b.c", "Bearer", "x".repeat(9000))) },
+    {
+      weight: 1,
+      arbitrary: fc.oneof(printable(60), fc.constantFrom("sk-gw-", "mk-gw-", "a.b.c", "Bearer", "x".repeat(9000))),
+    },
   );
   const pathParams = (o.op.parameters ?? []).filter((p: any) => p.in === "path").map((p: any) => p.name as string);
   const idArb = fc.oneof(
@@ -321,7 +476,10 @@ function requestArb(o: Op) {
   );
   const queryParams = (o.op.parameters ?? []).filter((p: any) => p.in === "query");
   const query = fc.tuple(
-    fc.record(Object.fromEntries(queryParams.map((p: any) => [p.name, fc.oneof(shaped(p.schema).map(String), weird)])), { requiredKeys: [] }),
+    fc.record(
+      Object.fromEntries(queryParams.map((p: any) => [p.name, fc.oneof(shaped(p.schema).map(String), weird)])),
+      { requiredKeys: [] },
+    ),
     fc.dictionary(printable(10), printable(20), { maxKeys: 2 }),
   );
   const schema = o.op.requestBody?.content?.["application/json"]?.schema;
@@ -331,14 +489,48 @@ function requestArb(o: Op) {
         { weight: example ? 3 : 0, arbitrary: (example ?? fc.constant({})).map((v) => JSON.stringify(v)) },
         { weight: example ? 4 : 0, arbitrary: (example ?? fc.constant({})).chain(deepMutated) },
         { weight: 4, arbitrary: shaped(schema).map((v) => JSON.stringify(v)) },
-        { weight: 3, arbitrary: shaped(schema).chain(mutated).map((v) => JSON.stringify(v) ?? "") },
+        {
+          weight: 3,
+          arbitrary: shaped(schema)
+            .chain(mutated)
+            .map((v) => JSON.stringify(v) ?? ""),
+        },
         { weight: 2, arbitrary: shaped(schema).chain(deepMutated) },
         { weight: 2, arbitrary: rawBodies },
       )
     : fc.oneof({ weight: 5, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: rawBodies });
-  const contentType = fc.oneof({ weight: 6, arbitrary: fc.constant("application/json") }, { weight: 1, arbitrary: fc.constantFrom(undefined, "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/json; charset=utf-16", "application/vnd.api+json", "image/png") });
-  const extraHeaders = fc.record({ "idempotency-key": printable(140), "x-request-id": fc.oneof(fc.uuid(), printable(40)), range: fc.constantFrom("bytes=0-10", "bytes=-5", "bytes=abc"), "x-forwarded-for": fc.constantFrom("10.0.0.1", "::1", "garbage") }, { requiredKeys: [] });
-  return fc.record({ token, params: fc.array(idArb, { minLength: pathParams.length, maxLength: pathParams.length }), query, body, contentType, extraHeaders });
+  const contentType = fc.oneof(
+    { weight: 6, arbitrary: fc.constant("application/json") },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        undefined,
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        "application/json; charset=utf-16",
+        "application/vnd.api+json",
+        "image/png",
+      ),
+    },
+  );
+  const extraHeaders = fc.record(
+    {
+      "idempotency-key": printable(140),
+      "x-request-id": fc.oneof(fc.uuid(), printable(40)),
+      range: fc.constantFrom("bytes=0-10", "bytes=-5", "bytes=abc"),
+      "x-forwarded-for": fc.constantFrom("10.0.0.1", "::1", "garbage"),
+    },
+    { requiredKeys: [] },
+  );
+  return fc.record({
+    token,
+    params: fc.array(idArb, { minLength: pathParams.length, maxLength: pathParams.length }),
+    query,
+    body,
+    contentType,
+    extraHeaders,
+  });
 }
 
 describe("fuzz every endpoint of the OpenAPI document", () => {
@@ -355,12 +547,21 @@ describe("fuzz every endpoint of the OpenAPI document", () => {
       ["POST", "/v1/keys", { expires_at: "+239386-02-12T15:52:42.492Z" }, creds.jwt],
       ["POST", "/v1/keys", { expires_at: "-000001-01-01T00:00:00Z" }, creds.jwt],
       ["POST", "/v1/management-keys", { name: "\u0000" }, creds.jwt],
-      ["POST", "/v1/routing-policies", { slug: "nul", display_name: "\u0000", policy_type: "fallback", entries: [{ model: "gpt-4o-mini" }] }, creds.jwt],
+      [
+        "POST",
+        "/v1/routing-policies",
+        { slug: "nul", display_name: "\u0000", policy_type: "fallback", entries: [{ model: "gpt-4o-mini" }] },
+        creds.jwt,
+      ],
     ];
     for (const [method, path, body, token] of cases) {
       const before = await fingerprint();
       const r = await g.call(method, path, { body, token });
-      expect({ path, status: r.status, type: r.body?.error?.type }).toEqual({ path, status: 400, type: "invalid_request" });
+      expect({ path, status: r.status, type: r.body?.error?.type }).toEqual({
+        path,
+        status: 400,
+        type: "invalid_request",
+      });
       expect(await fingerprint()).toBe(before);
     }
   });
@@ -382,7 +583,12 @@ describe("fuzz every endpoint of the OpenAPI document", () => {
           if (req.token !== undefined) headers.authorization = `Bearer ${req.token}`;
           if (req.body !== undefined && req.contentType) headers["content-type"] = req.contentType;
           const before = await fingerprint();
-          const res = await fetch(`${g.url}${path}${qs ? `?${qs}` : ""}`, { method: o.method, headers, body: o.method === "GET" || o.method === "HEAD" ? undefined : req.body, signal: AbortSignal.timeout(20_000) });
+          const res = await fetch(`${g.url}${path}${qs ? `?${qs}` : ""}`, {
+            method: o.method,
+            headers,
+            body: o.method === "GET" || o.method === "HEAD" ? undefined : req.body,
+            signal: AbortSignal.timeout(20_000),
+          });
           const text = await res.text();
           seen.set(res.status, (seen.get(res.status) ?? 0) + 1);
           const label = `${o.method} ${o.path} → ${res.status} ${text.slice(0, 300)}`;
@@ -399,11 +605,14 @@ describe("fuzz every endpoint of the OpenAPI document", () => {
             } catch {}
             expect(shapeOk(parsed), label).toBe(true);
           }
-          if (res.status >= 400 && res.status < 500) expect(await fingerprint(), `${label}: the database changed`).toBe(before);
+          if (res.status >= 400 && res.status < 500)
+            expect(await fingerprint(), `${label}: the database changed`).toBe(before);
         }),
         { numRuns: RUNS, endOnFailure: true },
       );
-      console.log(`[fuzz] ${o.method} ${o.path}: ${JSON.stringify(Object.fromEntries([...seen].sort((a, b) => a[0] - b[0])))}`);
+      console.log(
+        `[fuzz] ${o.method} ${o.path}: ${JSON.stringify(Object.fromEntries([...seen].sort((a, b) => a[0] - b[0])))}`,
+      );
     }, 120_000);
   }
 });

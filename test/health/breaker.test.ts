@@ -4,7 +4,16 @@
  */
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { admit, CLOSED, openUntil, record, settle, totals, type BreakerSettings, type Circuit } from "../../src/core/health/breaker";
+import {
+  admit,
+  CLOSED,
+  openUntil,
+  record,
+  settle,
+  totals,
+  type BreakerSettings,
+  type Circuit,
+} from "../../src/core/health/breaker";
 import { HealthTracker, type Transition } from "../../src/core/health/tracker";
 
 const S: BreakerSettings = { windowMs: 10_000, minCalls: 4, failureRatio: 0.5, coolDownMs: 1000, probes: 2 };
@@ -73,11 +82,27 @@ describe("breaker rules", () => {
   });
 });
 
-type Step = { dt: number; kind: "call"; outcome: "ok" | "failed" | "neutral" } | { dt: number; kind: "learn"; ahead: number };
+type Step =
+  | { dt: number; kind: "call"; outcome: "ok" | "failed" | "neutral" }
+  | { dt: number; kind: "learn"; ahead: number };
 
 const step: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 9, arbitrary: fc.record({ dt: fc.integer({ min: 0, max: 1500 }), kind: fc.constant("call" as const), outcome: fc.constantFrom("ok" as const, "failed" as const, "neutral" as const) }) },
-  { weight: 1, arbitrary: fc.record({ dt: fc.integer({ min: 0, max: 1500 }), kind: fc.constant("learn" as const), ahead: fc.integer({ min: -500, max: 3000 }) }) },
+  {
+    weight: 9,
+    arbitrary: fc.record({
+      dt: fc.integer({ min: 0, max: 1500 }),
+      kind: fc.constant("call" as const),
+      outcome: fc.constantFrom("ok" as const, "failed" as const, "neutral" as const),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      dt: fc.integer({ min: 0, max: 1500 }),
+      kind: fc.constant("learn" as const),
+      ahead: fc.integer({ min: -500, max: 3000 }),
+    }),
+  },
 );
 const settings: fc.Arbitrary<BreakerSettings> = fc.record({
   windowMs: fc.integer({ min: 100, max: 20_000 }),
@@ -115,51 +140,63 @@ describe("breaker properties", () => {
 
   test("only failures open a circuit: ok and neutral outcomes alone never do", () => {
     fc.assert(
-      fc.property(settings, fc.array(fc.record({ dt: fc.integer({ min: 0, max: 2000 }), ok: fc.boolean() }), { maxLength: 300 }), (s, steps) => {
-        let c = CLOSED;
-        let now = 0;
-        for (const st of steps) {
-          now += st.dt;
-          c = record(admit(c, now, s).circuit, now, s, st.ok ? "ok" : "neutral", false);
-          expect(c.state).toBe("closed");
-        }
-      }),
+      fc.property(
+        settings,
+        fc.array(fc.record({ dt: fc.integer({ min: 0, max: 2000 }), ok: fc.boolean() }), { maxLength: 300 }),
+        (s, steps) => {
+          let c = CLOSED;
+          let now = 0;
+          for (const st of steps) {
+            now += st.dt;
+            c = record(admit(c, now, s).circuit, now, s, st.ok ? "ok" : "neutral", false);
+            expect(c.state).toBe("closed");
+          }
+        },
+      ),
     );
   });
 
   test("a closed circuit opens exactly when the window reaches minCalls with the failed share at the ratio", () => {
     fc.assert(
-      fc.property(settings, fc.array(fc.record({ dt: fc.integer({ min: 0, max: 3000 }), failed: fc.boolean() }), { maxLength: 300 }), (s, steps) => {
-        let c = CLOSED;
-        let now = 0;
-        for (const st of steps) {
-          now += st.dt;
-          if (c.state !== "closed") return;
-          const next = record(c, now, s, st.failed ? "failed" : "ok", false);
-          // The window the rule judged: the old one plus this outcome.
-          const t = totals(c, now, s);
-          const ok = t.ok + (st.failed ? 0 : 1);
-          const failed = t.failed + (st.failed ? 1 : 0);
-          const shouldOpen = ok + failed >= s.minCalls && failed >= s.failureRatio * (ok + failed);
-          expect(next.state).toBe(shouldOpen ? "open" : "closed");
-          c = next;
-        }
-      }),
+      fc.property(
+        settings,
+        fc.array(fc.record({ dt: fc.integer({ min: 0, max: 3000 }), failed: fc.boolean() }), { maxLength: 300 }),
+        (s, steps) => {
+          let c = CLOSED;
+          let now = 0;
+          for (const st of steps) {
+            now += st.dt;
+            if (c.state !== "closed") return;
+            const next = record(c, now, s, st.failed ? "failed" : "ok", false);
+            // The window the rule judged: the old one plus this outcome.
+            const t = totals(c, now, s);
+            const ok = t.ok + (st.failed ? 0 : 1);
+            const failed = t.failed + (st.failed ? 1 : 0);
+            const shouldOpen = ok + failed >= s.minCalls && failed >= s.failureRatio * (ok + failed);
+            expect(next.state).toBe(shouldOpen ? "open" : "closed");
+            c = next;
+          }
+        },
+      ),
     );
   });
 
   test("the window never holds more slices than BUCKETS, nor outcomes older than windowMs", () => {
     fc.assert(
-      fc.property(settings, fc.array(fc.record({ dt: fc.integer({ min: 0, max: 4000 }), failed: fc.boolean() }), { maxLength: 300 }), (s, steps) => {
-        let c = CLOSED;
-        let now = 0;
-        for (const st of steps) {
-          now += st.dt;
-          c = settle(c, now).state === "closed" ? record(c, now, s, st.failed ? "failed" : "ok", false) : c;
-          expect(c.window.length).toBeLessThanOrEqual(10);
-          for (const b of c.window) expect(b.slot).toBeGreaterThan(Math.floor(now / (s.windowMs / 10)) - 10);
-        }
-      }),
+      fc.property(
+        settings,
+        fc.array(fc.record({ dt: fc.integer({ min: 0, max: 4000 }), failed: fc.boolean() }), { maxLength: 300 }),
+        (s, steps) => {
+          let c = CLOSED;
+          let now = 0;
+          for (const st of steps) {
+            now += st.dt;
+            c = settle(c, now).state === "closed" ? record(c, now, s, st.failed ? "failed" : "ok", false) : c;
+            expect(c.window.length).toBeLessThanOrEqual(10);
+            for (const b of c.window) expect(b.slot).toBeGreaterThan(Math.floor(now / (s.windowMs / 10)) - 10);
+          }
+        },
+      ),
     );
   });
 });
@@ -180,7 +217,10 @@ describe("tracker", () => {
     expect(t.state("p")).toBe("open");
     expect(t.state("p", "m1")).toBe("open");
     expect(t.admit("p", "m2")).toMatchObject({ allowed: false, retryAfterMs: 1000 });
-    expect(seen.map((x) => [x.model, x.to])).toEqual([["*", "open"], ["m1", "open"]]);
+    expect(seen.map((x) => [x.model, x.to])).toEqual([
+      ["*", "open"],
+      ["m1", "open"],
+    ]);
     // After the cool-down the provider probes with m2 while m1 is half-open too.
     now = 1000;
     const probe = t.admit("p", "m2");

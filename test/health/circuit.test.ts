@@ -14,7 +14,6 @@ import { BREAKER_ENV, circuitOn, metricValue } from "./helpers";
 
 setDefaultTimeout(30_000);
 
-
 let g: TestGateway;
 beforeAll(async () => {
   g = await startTestGateway({ env: BREAKER_ENV });
@@ -53,7 +52,14 @@ describe("a provider failing every call", () => {
     expect(simChatCalls(g)).toEqual({ openai: 6 });
     expect(await metric("gateway_circuit_state", { provider: "openai", model: "*" })).toBe(2);
     expect(await metric("gateway_circuit_state", { provider: "openai", model: "gpt-4o-mini" })).toBe(2);
-    expect(await metric("gateway_circuit_transitions_total", { provider: "openai", model: "*", to: "open", source: "local" })).toBe(1);
+    expect(
+      await metric("gateway_circuit_transitions_total", {
+        provider: "openai",
+        model: "*",
+        to: "open",
+        source: "local",
+      }),
+    ).toBe(1);
 
     let ids: string[] = [];
     const lines = await logLines(async () => {
@@ -75,7 +81,9 @@ describe("a provider failing every call", () => {
     });
     expect(simChatCalls(g)).toEqual({ openai: 6 }); // not one more call
     for (const id of ids) {
-      expect(lines.get(id)?.attempts).toEqual([{ provider: "openai", model: "gpt-4o-mini", outcome: "skipped", reason: "circuit_open", ms: 0 }]);
+      expect(lines.get(id)?.attempts).toEqual([
+        { provider: "openai", model: "gpt-4o-mini", outcome: "skipped", reason: "circuit_open", ms: 0 },
+      ]);
       expect(lines.get(id)?.status).toBe(429);
     }
 
@@ -83,9 +91,15 @@ describe("a provider failing every call", () => {
     expect(await money(g, u.id)).toEqual({ balance: 100_000_000n, held: 0n });
     const db = g.gw.deps.db;
     expect(await db.query("select 1 from ledger_entries where user_id = $1 and kind = 'charge'", [u.id])).toEqual([]);
-    const holds = await db.query<{ status: string; charged: string | null }>("select status, charged_micro::text as charged from holds where id = any($1::uuid[])", [ids]);
+    const holds = await db.query<{ status: string; charged: string | null }>(
+      "select status, charged_micro::text as charged from holds where id = any($1::uuid[])",
+      [ids],
+    );
     expect(holds.map((h) => h.status)).toEqual(["released", "released"]);
-    const events = await db.query<{ status: number; cost: string }>("select status, cost_micro::text as cost from usage_events where request_id = any($1::uuid[])", [ids]);
+    const events = await db.query<{ status: number; cost: string }>(
+      "select status, cost_micro::text as cost from usage_events where request_id = any($1::uuid[])",
+      [ids],
+    );
     expect(events.map((e) => [e.status, e.cost])).toEqual([
       [429, "0"],
       [429, "0"],
@@ -122,7 +136,14 @@ describe("a provider failing every call", () => {
     expect(simChatCalls(g)).toEqual({ openai: 2 });
     expect(await circuit("gpt-4o-mini", "openai")).toBe("closed");
     expect(await metric("gateway_circuit_state", { provider: "openai", model: "*" })).toBe(0);
-    expect(await metric("gateway_circuit_transitions_total", { provider: "openai", model: "*", to: "closed", source: "local" })).toBe(1);
+    expect(
+      await metric("gateway_circuit_transitions_total", {
+        provider: "openai",
+        model: "*",
+        to: "closed",
+        source: "local",
+      }),
+    ).toBe(1);
     const r = await chat(g, key.key, { model: "gpt-4o", messages: user("and the rest of its models") });
     expect(r.status).toBe(200);
   });
@@ -145,9 +166,13 @@ describe("what does not open a circuit", () => {
 describe("the Responses API goes through the same loop", () => {
   test("a provider with an open circuit is 429 with Retry-After there too", async () => {
     const { key } = await tenant(g, 100);
-    for (let i = 0; i < 2; i++) await chat(g, key.key, { model: "gemini-2.5-flash", messages: user(`down ${i} [sim:fail=503]`) });
+    for (let i = 0; i < 2; i++)
+      await chat(g, key.key, { model: "gemini-2.5-flash", messages: user(`down ${i} [sim:fail=503]`) });
     g.gw.sim!.reset();
-    const r = await g.call("POST", "/v1/responses", { token: key.key, body: { model: "gemini-2.5-flash", input: "hello" } });
+    const r = await g.call("POST", "/v1/responses", {
+      token: key.key,
+      body: { model: "gemini-2.5-flash", input: "hello" },
+    });
     expect(r.status).toBe(429);
     expect(r.headers.get("retry-after")).not.toBeNull();
     expect(simChatCalls(g)).toEqual({});
@@ -158,7 +183,11 @@ describe("video submits use the same circuits", () => {
   test("six failed submits open the provider's circuit; the next is 429 before any job or hold", async () => {
     const { key, user: u } = await tenant(g, 10_000);
     g.gw.sim!.reset();
-    const submit = (prompt: string) => g.call("POST", "/v1/video/generations", { token: key.key, body: { model: "seedance-2-0", duration_seconds: 5, prompt } });
+    const submit = (prompt: string) =>
+      g.call("POST", "/v1/video/generations", {
+        token: key.key,
+        body: { model: "seedance-2-0", duration_seconds: 5, prompt },
+      });
     for (let i = 0; i < 6; i++) expect((await submit(`boat ${i} [sim:fail=503]`)).status).toBe(502);
     expect(simChatCalls(g)).toEqual({ seedance: 6 });
     expect(await circuit("seedance-2-0", "seedance")).toBe("open");
@@ -168,7 +197,9 @@ describe("video submits use the same circuits", () => {
     expect(r.body.detail.providers).toEqual([{ provider: "seedance", model: "seedance-2-0", error: "circuit_open" }]);
     expect(simChatCalls(g)).toEqual({ seedance: 6 });
     // The six failed jobs exist (each released its hold); the refused submit made none.
-    const jobs = await g.gw.deps.db.query<{ status: string }>("select status from video_jobs where user_id = $1", [u.id]);
+    const jobs = await g.gw.deps.db.query<{ status: string }>("select status from video_jobs where user_id = $1", [
+      u.id,
+    ]);
     expect(jobs.map((j) => j.status)).toEqual(Array(6).fill("failed"));
     expect(await money(g, u.id)).toEqual({ balance: 10_000_000_000n, held: 0n });
   });

@@ -2,10 +2,20 @@
 import type { TestGateway } from "../harness";
 
 /** Opens after 6 outcomes with half of them failed (two calls of 1 + 2 retries); 1.5 s cool-down, 2 probes. */
-export const BREAKER_ENV: Record<string, string> = { CIRCUIT_BREAKER: "on", CIRCUIT_MIN_CALLS: "6", CIRCUIT_FAILURE_PERCENT: "50", CIRCUIT_COOLDOWN_MS: "1500", CIRCUIT_PROBES: "2" };
+export const BREAKER_ENV: Record<string, string> = {
+  CIRCUIT_BREAKER: "on",
+  CIRCUIT_MIN_CALLS: "6",
+  CIRCUIT_FAILURE_PERCENT: "50",
+  CIRCUIT_COOLDOWN_MS: "1500",
+  CIRCUIT_PROBES: "2",
+};
 
 /** One sample of `/metrics` whose labels include `labels` (undefined when there is none). */
-export async function metricValue(g: TestGateway, name: string, labels: Record<string, string>): Promise<number | undefined> {
+export async function metricValue(
+  g: TestGateway,
+  name: string,
+  labels: Record<string, string>,
+): Promise<number | undefined> {
   const text = await (await fetch(g.url + "/metrics")).text();
   const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
   for (const line of text.split("\n")) {

@@ -19,7 +19,10 @@ const env = { RETRY_BASE_MS: "200" };
 let off: TestGateway;
 let on: TestGateway;
 beforeAll(async () => {
-  [off, on] = await Promise.all([startTestGateway({ env: { ...env, CIRCUIT_BREAKER: "off" } }), startTestGateway({ env: { ...env, ...BREAKER_ENV, CIRCUIT_COOLDOWN_MS: "60000" } })]);
+  [off, on] = await Promise.all([
+    startTestGateway({ env: { ...env, CIRCUIT_BREAKER: "off" } }),
+    startTestGateway({ env: { ...env, ...BREAKER_ENV, CIRCUIT_COOLDOWN_MS: "60000" } }),
+  ]);
 }, 60_000);
 afterAll(async () => {
   await off?.stop();
@@ -40,7 +43,8 @@ async function timedCalls(g: TestGateway, key: string, n: number, tag: string): 
   return ms;
 }
 
-const consent = (g: TestGateway, id: string) => g.admin("PATCH", `/v1/admin/users/${id}`, { xborder_training_consent: true });
+const consent = (g: TestGateway, id: string) =>
+  g.admin("PATCH", `/v1/admin/users/${id}`, { xborder_training_consent: true });
 
 describe("a call with fallback while its first provider is down", () => {
   test("p50 before the circuit opens (breaking off: 3 failed attempts with backoff) vs after (skipped)", async () => {
@@ -57,7 +61,11 @@ describe("a call with fallback while its first provider is down", () => {
     const after = await timedCalls(on, b.key.key, CALLS, "on");
     expect(simChatCalls(on)).toEqual({ together: CALLS }); // DeepSeek is not called at all
     // A stream takes the same shortcut.
-    const s = await chatFetch(on, b.key.key, { model: "deepseek-v3", stream: true, messages: user("stream [sim:fail@deepseek=503]") });
+    const s = await chatFetch(on, b.key.key, {
+      model: "deepseek-v3",
+      stream: true,
+      messages: user("stream [sim:fail@deepseek=503]"),
+    });
     expect(s.status).toBe(200);
     expect(await s.text()).toContain("[DONE]");
     expect(simChatCalls(on)).toEqual({ together: CALLS + 1 });
@@ -69,13 +77,19 @@ describe("a call with fallback while its first provider is down", () => {
       id = r.headers.get("x-request-id")!;
       await Bun.sleep(200);
     });
-    const line = out.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l)).find((j) => j.msg === "request" && j.request_id === id);
+    const line = out
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .map((l) => JSON.parse(l))
+      .find((j) => j.msg === "request" && j.request_id === id);
     expect(line.attempts.map((a: any) => [a.provider, a.outcome, a.reason])).toEqual([
       ["deepseek", "skipped", "circuit_open"],
       ["together", "ok", undefined],
     ]);
 
-    console.log(`deepseek-v3 with DeepSeek down, ${CALLS} calls each: p50 ${p50(before).toFixed(1)} ms before the circuit opens, ${p50(after).toFixed(1)} ms after (min ${Math.min(...before).toFixed(1)} / ${Math.min(...after).toFixed(1)}, max ${Math.max(...before).toFixed(1)} / ${Math.max(...after).toFixed(1)})`);
+    console.log(
+      `deepseek-v3 with DeepSeek down, ${CALLS} calls each: p50 ${p50(before).toFixed(1)} ms before the circuit opens, ${p50(after).toFixed(1)} ms after (min ${Math.min(...before).toFixed(1)} / ${Math.min(...after).toFixed(1)}, max ${Math.max(...before).toFixed(1)} / ${Math.max(...after).toFixed(1)})`,
+    );
     // Two backoffs of 200 and 400 ms (jittered to 50–150 %) at least 300 ms in all; the skip costs none.
     expect(p50(before)).toBeGreaterThan(300);
     expect(p50(after)).toBeLessThan(p50(before) / 3);

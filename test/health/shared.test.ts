@@ -36,7 +36,10 @@ describe.skipIf(!shared)("two instances sharing Redis", () => {
     a.gw.sim!.reset();
     b.gw.sim!.reset();
     expect(await circuitOn(b, "deepseek-v3", "deepseek")).toBe("closed");
-    for (let i = 0; i < 2; i++) expect((await chat(a, key.key, { model: "gpt-4o-mini", messages: user(`down ${i} [sim:fail=503]`) })).status).toBe(502);
+    for (let i = 0; i < 2; i++)
+      expect(
+        (await chat(a, key.key, { model: "gpt-4o-mini", messages: user(`down ${i} [sim:fail=503]`) })).status,
+      ).toBe(502);
     expect(simChatCalls(a)).toEqual({ openai: 6 });
     expect(await circuitOn(a, "gpt-4o-mini", "openai")).toBe("open");
 
@@ -53,13 +56,23 @@ describe.skipIf(!shared)("two instances sharing Redis", () => {
     expect(r.status).toBe(429);
     expect(Number(r.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
     expect(simChatCalls(b)).toEqual({});
-    expect(await metricValue(b, "gateway_circuit_transitions_total", { provider: "openai", model: "*", to: "open", source: "remote" })).toBe(1);
+    expect(
+      await metricValue(b, "gateway_circuit_transitions_total", {
+        provider: "openai",
+        model: "*",
+        to: "open",
+        source: "remote",
+      }),
+    ).toBe(1);
     // Other providers are untouched on B.
     expect((await chat(b, key.key, { model: "claude-haiku-4-5", messages: user("and you?") })).status).toBe(200);
     expect(simChatCalls(b)).toEqual({ anthropic: 1 });
     const charged = await money(b, u.id);
     expect(charged.held).toBe(0n);
-    const rows = await b.gw.deps.db.query<{ n: string }>("select count(*)::text as n from ledger_entries where user_id = $1 and kind = 'charge'", [u.id]);
+    const rows = await b.gw.deps.db.query<{ n: string }>(
+      "select count(*)::text as n from ledger_entries where user_id = $1 and kind = 'charge'",
+      [u.id],
+    );
     expect(rows[0]!.n).toBe("1"); // the one answered call
   });
 });
@@ -78,7 +91,10 @@ describe("Redis unreachable", () => {
     const { key } = await tenant(g, 100);
     g.gw.sim!.reset();
     expect((await chat(g, key.key, { model: "claude-haiku-4-5", messages: user("hello") })).status).toBe(200);
-    for (let i = 0; i < 2; i++) expect((await chat(g, key.key, { model: "gpt-4o-mini", messages: user(`down ${i} [sim:fail=503]`) })).status).toBe(502);
+    for (let i = 0; i < 2; i++)
+      expect(
+        (await chat(g, key.key, { model: "gpt-4o-mini", messages: user(`down ${i} [sim:fail=503]`) })).status,
+      ).toBe(502);
     const r = await chat(g, key.key, { model: "gpt-4o-mini", messages: user("skipped") });
     expect(r.status).toBe(429);
     expect(simChatCalls(g)).toEqual({ anthropic: 1, openai: 6 });

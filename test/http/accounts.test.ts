@@ -43,7 +43,9 @@ for (const kind of kinds) {
       const r = await g.call("POST", "/v1/auth/signup", { body: { password: PASSWORD } });
       expect(r.status).toBe(422);
       expect(r.body.detail.map((d: any) => d.loc)).toContainEqual(["body", "email"]);
-      const i = await g.call("POST", "/v1/auth/signup", { body: { email: email(), password: PASSWORD, industry: "mining" } });
+      const i = await g.call("POST", "/v1/auth/signup", {
+        body: { email: email(), password: PASSWORD, industry: "mining" },
+      });
       expect(i.status).toBe(422);
       expect(i.body.detail.map((d: any) => d.loc)).toContainEqual(["body", "industry"]);
     });
@@ -98,19 +100,29 @@ for (const kind of kinds) {
     });
 
     // Pure derivation, checked once (seven argon2 signups are slow on a loaded machine).
-    if (kind === kinds[0]) test("industry decides regulated: all but general and education", async () => {
-      const expected: Record<string, boolean> = { general: false, education: false, finance: true, health: true, government: true, insurance: true };
-      const results = await Promise.all(
-        [...Object.keys(expected), undefined].map(async (industry) => {
-          const s = await g.call("POST", "/v1/auth/signup", { body: { email: email(), password: PASSWORD, ...(industry && { industry }) } });
-          expect(s.status).toBe(201);
-          // An empty admin PATCH changes nothing and answers the /v1/me shape.
-          const me = await g.admin("PATCH", `/v1/admin/users/${s.body.user_id}`, {});
-          return [industry ?? "(none)", me.body.regulated] as const;
-        }),
-      );
-      expect(Object.fromEntries(results)).toEqual({ ...expected, "(none)": false });
-    });
+    if (kind === kinds[0])
+      test("industry decides regulated: all but general and education", async () => {
+        const expected: Record<string, boolean> = {
+          general: false,
+          education: false,
+          finance: true,
+          health: true,
+          government: true,
+          insurance: true,
+        };
+        const results = await Promise.all(
+          [...Object.keys(expected), undefined].map(async (industry) => {
+            const s = await g.call("POST", "/v1/auth/signup", {
+              body: { email: email(), password: PASSWORD, ...(industry && { industry }) },
+            });
+            expect(s.status).toBe(201);
+            // An empty admin PATCH changes nothing and answers the /v1/me shape.
+            const me = await g.admin("PATCH", `/v1/admin/users/${s.body.user_id}`, {});
+            return [industry ?? "(none)", me.body.regulated] as const;
+          }),
+        );
+        expect(Object.fromEntries(results)).toEqual({ ...expected, "(none)": false });
+      });
 
     test("/v1/me with the JWT and with an API key gives the same account", async () => {
       const u = await fastUser(g, { creditKrw: 500 });
@@ -119,13 +131,22 @@ for (const kind of kinds) {
       const byKey = await g.call("GET", "/v1/me", { token: k.key });
       expect(byJwt.status).toBe(200);
       expect(byKey.status).toBe(200);
-      expect(byJwt.body).toEqual({ user_id: u.id, email: u.email, balance_krw: 500, held_krw: 0, regulated: false, xborder_training_consent: false });
+      expect(byJwt.body).toEqual({
+        user_id: u.id,
+        email: u.email,
+        balance_krw: 500,
+        held_krw: 0,
+        regulated: false,
+        xborder_training_consent: false,
+      });
       expect(byKey.body).toEqual(byJwt.body);
     });
 
     test("a JWT of a deleted account is 401; so is its login", async () => {
       const u = await fastUser(g);
-      expect((await g.call("POST", "/v1/auth/login", { body: { email: u.email, password: u.password } })).status).toBe(200);
+      expect((await g.call("POST", "/v1/auth/login", { body: { email: u.email, password: u.password } })).status).toBe(
+        200,
+      );
       expect((await g.call("GET", "/v1/me", { token: u.jwt })).status).toBe(200);
       const del = await g.admin("PATCH", `/v1/admin/users/${u.id}`, { deleted: true });
       expect(del.status).toBe(200);
@@ -158,7 +179,17 @@ for (const kind of kinds) {
       const noTyp = forgeJwt({ alg: "HS256", typ: "JWT" }, { sub: u.id, iat: now, exp: now + 60 });
 
       expect((await g.call("GET", "/v1/me", { token: stillValid })).status).toBe(200);
-      for (const [name, token] of Object.entries({ swapped, badSig, none, noneWithSig, hs512, foreign, expired, noTyp, garbage: "not.a.jwt" })) {
+      for (const [name, token] of Object.entries({
+        swapped,
+        badSig,
+        none,
+        noneWithSig,
+        hs512,
+        foreign,
+        expired,
+        noTyp,
+        garbage: "not.a.jwt",
+      })) {
         const r = await g.call("GET", "/v1/me", { token });
         expect([name, r.status]).toEqual([name, 401]);
         expect(r.body.detail.error).toBe("unauthorized");

@@ -10,7 +10,11 @@ import { fastUser } from "./helpers";
 setDefaultTimeout(30_000);
 
 const chat = (g: TestGateway, key: string, model = "gpt-4o-mini", extra: Record<string, string> = {}) =>
-  g.call("POST", "/v1/chat/completions", { token: key, headers: extra, body: { model, messages: [{ role: "user", content: "hi" }], max_tokens: 8 } });
+  g.call("POST", "/v1/chat/completions", {
+    token: key,
+    headers: extra,
+    body: { model, messages: [{ role: "user", content: "hi" }], max_tokens: 8 },
+  });
 
 for (const kind of await dbKinds()) {
   describe(`activity on ${kind}`, () => {
@@ -26,7 +30,8 @@ for (const kind of await dbKinds()) {
       other = await fastUser(g, { creditKrw: 1_000 });
       a = await g.newKey(u, { name: "a", scopes: ["chat", "usage:read"] });
       b = await g.newKey(u, { name: "b", scopes: ["chat", "usage:read"] });
-      for (let i = 0; i < 5; i++) ids.push((await chat(g, a.key, "gpt-4o-mini", { "x-title": "app-a" })).headers.get("x-request-id")!);
+      for (let i = 0; i < 5; i++)
+        ids.push((await chat(g, a.key, "gpt-4o-mini", { "x-title": "app-a" })).headers.get("x-request-id")!);
       for (let i = 0; i < 2; i++) ids.push((await chat(g, b.key, "claude-haiku-4-5")).headers.get("x-request-id")!);
       const o = await g.newKey(other, { scopes: ["chat", "usage:read"] });
       await chat(g, o.key);
@@ -39,7 +44,10 @@ for (const kind of await dbKinds()) {
       const r = await g.call("GET", "/v1/activity", { token: u.jwt });
       expect(r.status).toBe(200);
       expect(r.body.data.map((x: any) => x.request_id)).toEqual([...ids].reverse());
-      const charges = await g.gw.deps.db.query<{ request_id: string; amount_micro: string }>("select request_id, amount_micro::text from ledger_entries where user_id = $1 and kind = 'charge'", [u.id]);
+      const charges = await g.gw.deps.db.query<{ request_id: string; amount_micro: string }>(
+        "select request_id, amount_micro::text from ledger_entries where user_id = $1 and kind = 'charge'",
+        [u.id],
+      );
       expect(charges.length).toBe(7);
       for (const c of charges) {
         const item = r.body.data.find((x: any) => x.request_id === c.request_id);
@@ -60,7 +68,9 @@ for (const kind of await dbKinds()) {
       let cursor: string | null = null;
       let pages = 0;
       do {
-        const r: any = await g.call("GET", `/v1/activity?limit=2${cursor ? `&cursor=${cursor}` : ""}`, { token: u.jwt });
+        const r: any = await g.call("GET", `/v1/activity?limit=2${cursor ? `&cursor=${cursor}` : ""}`, {
+          token: u.jwt,
+        });
         expect(r.status).toBe(200);
         seen.push(...r.body.data.map((x: any) => x.request_id));
         cursor = r.body.next_cursor;
@@ -83,7 +93,9 @@ for (const kind of await dbKinds()) {
     });
 
     test("bad query fields are a 422 naming each, before anything is read", async () => {
-      const r = await g.call("GET", "/v1/activity?limit=0&cursor=nope&status=abc&key_id=1&from=yesterday", { token: u.jwt });
+      const r = await g.call("GET", "/v1/activity?limit=0&cursor=nope&status=abc&key_id=1&from=yesterday", {
+        token: u.jwt,
+      });
       expect(r.status).toBe(422);
       expect(r.body.detail.map((x: any) => x.loc[1]).sort()).toEqual(["cursor", "from", "key_id", "limit", "status"]);
       expect((await g.call("GET", "/v1/activity?limit=201", { token: u.jwt })).status).toBe(422);
@@ -107,7 +119,13 @@ for (const kind of await dbKinds()) {
     test("a generation reads as OpenRouter's; another account's request id is 404", async () => {
       const r = await g.call("GET", `/v1/generations/${ids[0]}`, { token: u.jwt });
       expect(r.status).toBe(200);
-      expect(r.body.data).toMatchObject({ id: ids[0], model: "gpt-4o-mini", api_key_id: a.id, status: 200, app: "app-a" });
+      expect(r.body.data).toMatchObject({
+        id: ids[0],
+        model: "gpt-4o-mini",
+        api_key_id: a.id,
+        status: 200,
+        app: "app-a",
+      });
       expect(r.body.data.total_cost_krw).toBeGreaterThan(0);
       expect(r.body.data.total_cost).toBeCloseTo(r.body.data.total_cost_krw / 1400, 8);
       expect((await g.call("GET", `/v1/generations/${ids[0]}`, { token: other.jwt })).status).toBe(404);
@@ -124,7 +142,10 @@ for (const kind of await dbKinds()) {
       const list = (await g.call("GET", "/v1/activity", { token: u.jwt })).body.data;
       const sum = list.reduce((s: number, x: any) => s + x.cost_krw, 0);
       expect(r.body.totals.cost_krw).toBeCloseTo(sum, 6);
-      expect(r.body.by_model.map((x: any) => [x.model, x.requests]).sort()).toEqual([["claude-haiku-4-5", 2], ["gpt-4o-mini", 5]]);
+      expect(r.body.by_model.map((x: any) => [x.model, x.requests]).sort()).toEqual([
+        ["claude-haiku-4-5", 2],
+        ["gpt-4o-mini", 5],
+      ]);
       expect(r.body.by_status).toEqual([{ date: new Date().toISOString().slice(0, 10), status: 200, requests: 7 }]);
       expect(r.body.latency.length).toBe(2);
       for (const l of r.body.latency) expect(l.p95_ms).toBeGreaterThanOrEqual(l.p50_ms);
@@ -151,12 +172,27 @@ describe("activity names the API, the stream, its first token and a failure's co
     const streamRes = await fetch(g.url + "/v1/chat/completions", {
       method: "POST",
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: "gpt-4o-mini", stream: true, messages: [{ role: "user", content: "stream it" }], max_tokens: 8 }),
+      body: JSON.stringify({
+        model: "gpt-4o-mini",
+        stream: true,
+        messages: [{ role: "user", content: "stream it" }],
+        max_tokens: 8,
+      }),
     });
     await streamRes.text();
     const streamed = streamRes.headers.get("x-request-id")!;
-    const responses = await id(g.call("POST", "/v1/responses", { token: key, body: { model: "gpt-4o-mini", input: "hi", max_output_tokens: 16 } }));
-    const failed = await id(g.call("POST", "/v1/chat/completions", { token: key, body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "down [sim:fail=503]" }], max_tokens: 8 } }));
+    const responses = await id(
+      g.call("POST", "/v1/responses", {
+        token: key,
+        body: { model: "gpt-4o-mini", input: "hi", max_output_tokens: 16 },
+      }),
+    );
+    const failed = await id(
+      g.call("POST", "/v1/chat/completions", {
+        token: key,
+        body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "down [sim:fail=503]" }], max_tokens: 8 },
+      }),
+    );
     await g.gw.settlements.quiesce();
     const items = (await g.call("GET", "/v1/activity", { token: u.jwt })).body.data;
     const by = (rid: string) => items.find((x: any) => x.request_id === rid);

@@ -15,7 +15,15 @@ for (const kind of await dbKinds()) {
       const member = await fastUser(g);
       const first = (await g.admin("POST", "/v1/admin/orgs", { name: "first", owner_user_id: owner.id })).body;
       const second = (await g.admin("POST", "/v1/admin/orgs", { name: "second", owner_user_id: owner.id })).body;
-      expect((await g.admin("POST", `/v1/admin/orgs/${second.org_id}/members`, { user_id: member.id, role: "member", monthly_budget_krw: 5000 })).status).toBe(201);
+      expect(
+        (
+          await g.admin("POST", `/v1/admin/orgs/${second.org_id}/members`, {
+            user_id: member.id,
+            role: "member",
+            monthly_budget_krw: 5000,
+          })
+        ).status,
+      ).toBe(201);
       const r = await g.admin("GET", "/v1/admin/orgs");
       expect(r.status).toBe(200);
       const ours = r.body.data.filter((o: any) => [first.org_id, second.org_id].includes(o.org_id));

@@ -24,7 +24,18 @@ for (const kind of await dbKinds()) {
       expect(r.status).toBe(200);
       expect(JSON.stringify(r.body)).not.toContain("argon2");
       expect(Object.keys(r.body.data[0]).sort()).toEqual(
-        ["balance_krw", "created_at", "deleted", "deleted_at", "email", "held_krw", "industry", "regulated", "user_id", "xborder_training_consent"].sort(),
+        [
+          "balance_krw",
+          "created_at",
+          "deleted",
+          "deleted_at",
+          "email",
+          "held_krw",
+          "industry",
+          "regulated",
+          "user_id",
+          "xborder_training_consent",
+        ].sort(),
       );
     });
 
@@ -33,7 +44,10 @@ for (const kind of await dbKinds()) {
       const a = await fastUser(g);
       const b = await fastUser(g);
       // Emails are random: give two accounts the tag through their email by searching it as a case-insensitive fragment.
-      await g.gw.deps.db.query("update users set email = $1 where id = $2", [`Alice.${tag}@Example.com`.toLowerCase(), a.id]);
+      await g.gw.deps.db.query("update users set email = $1 where id = $2", [
+        `Alice.${tag}@Example.com`.toLowerCase(),
+        a.id,
+      ]);
       await g.gw.deps.db.query("update users set email = $1 where id = $2", [`bob.${tag}@example.com`, b.id]);
       // Two sign-ups may share a clock tick (PGlite's clock is coarse): make b the newer one.
       await g.gw.deps.db.query("update users set created_at = created_at - interval '1 second' where id = $1", [a.id]);
@@ -89,7 +103,10 @@ for (const kind of await dbKinds()) {
       expect(pages).toBe(3);
       // Every account once, in the list's order (newest first; equal creation times by id,
       // which PGlite's coarser clock makes common), and not the late one.
-      const order = await g.gw.deps.db.query<{ id: string }>("select id from users where email like $1 and email not like '%-late@%' order by created_at desc, id desc", [`${tag}-%`]);
+      const order = await g.gw.deps.db.query<{ id: string }>(
+        "select id from users where email like $1 and email not like '%-late@%' order by created_at desc, id desc",
+        [`${tag}-%`],
+      );
       expect(seen).toEqual(order.map((r) => r.id));
       expect([...seen].sort()).toEqual([...ids].sort());
     });

@@ -35,7 +35,9 @@ for (const kind of await dbKinds()) {
         }
       }
       // The token is checked before the body: an invalid body without the token is 401 too.
-      expect((await g.call("POST", `/v1/admin/users/${u.id}/topups`, { body: { amount_krw: "lots" } })).status).toBe(401);
+      expect((await g.call("POST", `/v1/admin/users/${u.id}/topups`, { body: { amount_krw: "lots" } })).status).toBe(
+        401,
+      );
       expect((await g.call("PATCH", "/v1/admin/settings", { token: "wrong", body: { nope: 1 } })).status).toBe(401);
       // Nothing happened: no credit, not regulated, settings unchanged.
       const me = await g.call("GET", "/v1/me", { token: u.jwt });
@@ -85,7 +87,9 @@ for (const kind of await dbKinds()) {
       ] as const) {
         const bad = await g.admin(method, `/v1/admin/users/not-a-uuid${suffix}`, body);
         expect(bad.status).toBe(400);
-        expect(bad.body).toEqual({ error: { message: expect.any(String), type: "invalid_request", code: "invalid_request", param: "user_id" } });
+        expect(bad.body).toEqual({
+          error: { message: expect.any(String), type: "invalid_request", code: "invalid_request", param: "user_id" },
+        });
         const unknown = await g.admin(method, `/v1/admin/users/${UNKNOWN_UUID}${suffix}`, body);
         expect(unknown.status).toBe(404);
       }
@@ -98,7 +102,14 @@ for (const kind of await dbKinds()) {
       const u = await fastUser(g, { creditKrw: 250 });
       const r = await g.admin("PATCH", `/v1/admin/users/${u.id}`, { regulated: true });
       expect(r.status).toBe(200);
-      expect(r.body).toEqual({ user_id: u.id, email: u.email, balance_krw: 250, held_krw: 0, regulated: true, xborder_training_consent: false });
+      expect(r.body).toEqual({
+        user_id: u.id,
+        email: u.email,
+        balance_krw: 250,
+        held_krw: 0,
+        regulated: true,
+        xborder_training_consent: false,
+      });
       const r2 = await g.admin("PATCH", `/v1/admin/users/${u.id}`, { xborder_training_consent: true });
       expect(r2.body).toMatchObject({ regulated: true, xborder_training_consent: true });
       expect((await g.call("GET", "/v1/me", { token: u.jwt })).body).toEqual(r2.body);
@@ -124,12 +135,22 @@ for (const kind of await dbKinds()) {
       expect(p.body).toEqual({ ...initial.body, "routing.orchestrators_enabled": true });
       expect((await g.admin("GET", "/v1/admin/settings")).body).toEqual(p.body);
       // Persisted in the database, not only in this process's memory.
-      const rows = await g.gw.deps.db.query<{ key: string; value: unknown }>("select key, value from settings where key = $1", ["routing.orchestrators_enabled"]);
+      const rows = await g.gw.deps.db.query<{ key: string; value: unknown }>(
+        "select key, value from settings where key = $1",
+        ["routing.orchestrators_enabled"],
+      );
       expect(rows[0]?.value).toBe(true);
-      const fresh = await (await import("../../src/db/repos/settings")).SettingsStore.prototype.load.call({ db: g.gw.deps.db, current: {} });
+      const fresh = await (await import("../../src/db/repos/settings")).SettingsStore.prototype.load.call({
+        db: g.gw.deps.db,
+        current: {},
+      });
       expect(fresh["routing.orchestrators_enabled"]).toBe(true);
 
-      for (const body of [{ "routing.unknown": true }, { "routing.policies_enabled": "off" }, { "routing.policies_enabled": false, other: 1 }]) {
+      for (const body of [
+        { "routing.unknown": true },
+        { "routing.policies_enabled": "off" },
+        { "routing.policies_enabled": false, other: 1 },
+      ]) {
         const bad = await g.admin("PATCH", "/v1/admin/settings", body);
         expect(bad.status).toBe(422);
         expect(bad.body.detail.length).toBeGreaterThan(0);
@@ -140,7 +161,10 @@ for (const kind of await dbKinds()) {
       // A rejected PATCH changes nothing, not even its valid part.
       expect((await g.admin("GET", "/v1/admin/settings")).body).toEqual(p.body);
 
-      const back = await g.admin("PATCH", "/v1/admin/settings", { "routing.orchestrators_enabled": false, "routing.policies_enabled": true });
+      const back = await g.admin("PATCH", "/v1/admin/settings", {
+        "routing.orchestrators_enabled": false,
+        "routing.policies_enabled": true,
+      });
       expect(back.body).toEqual(initial.body);
     });
 
@@ -151,17 +175,31 @@ for (const kind of await dbKinds()) {
       expect(o.status).toBe(201);
       expect(Object.keys(o.body).sort()).toEqual(["name", "org_id"]);
       expect(o.body.name).toBe("Team A");
-      const m = await g.admin("POST", `/v1/admin/orgs/${o.body.org_id}/members`, { user_id: member.id, role: "member", monthly_budget_krw: 5000 });
+      const m = await g.admin("POST", `/v1/admin/orgs/${o.body.org_id}/members`, {
+        user_id: member.id,
+        role: "member",
+        monthly_budget_krw: 5000,
+      });
       expect(m.status).toBe(201);
       expect(m.body).toEqual({ org_id: o.body.org_id, user_id: member.id, role: "member", monthly_budget_krw: 5000 });
       const a = await g.admin("POST", `/v1/admin/orgs/${o.body.org_id}/members`, { user_id: member.id, role: "admin" });
       expect(a.status).toBe(201);
       expect(a.body).toEqual({ org_id: o.body.org_id, user_id: member.id, role: "admin", monthly_budget_krw: null });
 
-      expect((await g.admin("POST", `/v1/admin/orgs/${o.body.org_id}/members`, { user_id: member.id, role: "boss" })).status).toBe(422);
-      expect((await g.admin("POST", "/v1/admin/orgs/nope/members", { user_id: member.id, role: "member" })).status).toBe(400);
-      expect((await g.admin("POST", `/v1/admin/orgs/${UNKNOWN_UUID}/members`, { user_id: member.id, role: "member" })).status).toBe(404);
-      expect((await g.admin("POST", `/v1/admin/orgs/${o.body.org_id}/members`, { user_id: UNKNOWN_UUID, role: "member" })).status).toBe(404);
+      expect(
+        (await g.admin("POST", `/v1/admin/orgs/${o.body.org_id}/members`, { user_id: member.id, role: "boss" })).status,
+      ).toBe(422);
+      expect(
+        (await g.admin("POST", "/v1/admin/orgs/nope/members", { user_id: member.id, role: "member" })).status,
+      ).toBe(400);
+      expect(
+        (await g.admin("POST", `/v1/admin/orgs/${UNKNOWN_UUID}/members`, { user_id: member.id, role: "member" }))
+          .status,
+      ).toBe(404);
+      expect(
+        (await g.admin("POST", `/v1/admin/orgs/${o.body.org_id}/members`, { user_id: UNKNOWN_UUID, role: "member" }))
+          .status,
+      ).toBe(404);
       expect((await g.admin("POST", "/v1/admin/orgs", { name: "x", owner_user_id: "nope" })).status).toBe(400);
       expect((await g.admin("POST", "/v1/admin/orgs", { name: "x", owner_user_id: UNKNOWN_UUID })).status).toBe(404);
       expect((await g.admin("POST", "/v1/admin/orgs", { name: "", owner_user_id: owner.id })).status).toBe(422);
@@ -172,19 +210,30 @@ for (const kind of await dbKinds()) {
       const d = await g.admin("POST", `/v1/admin/users/${u.id}/delegated-keys`, { name: "first-party" });
       expect(d.status).toBe(201);
       expect(d.body.key).toStartWith("sk-gw-");
-      expect(d.body).toMatchObject({ name: "first-party", kind: "delegated", is_active: true, pii_masking_enabled: true });
+      expect(d.body).toMatchObject({
+        name: "first-party",
+        kind: "delegated",
+        is_active: true,
+        pii_masking_enabled: true,
+      });
       expect(d.body.key_prefix).toBe(d.body.key.slice(0, d.body.key_prefix.length));
       const dNoBody = await g.admin("POST", `/v1/admin/users/${u.id}/delegated-keys`);
       expect(dNoBody.status).toBe(201);
       expect(dNoBody.body.key).toStartWith("sk-gw-");
 
-      const b = await g.admin("POST", `/v1/admin/users/${u.id}/byok-keys`, { provider: "openai", provider_api_key: "sk-user-own-credential" });
+      const b = await g.admin("POST", `/v1/admin/users/${u.id}/byok-keys`, {
+        provider: "openai",
+        provider_api_key: "sk-user-own-credential",
+      });
       expect(b.status).toBe(201);
       expect(b.body.key).toStartWith("sk-gw-");
       expect(b.body).toMatchObject({ kind: "byok", byok_provider: "openai" });
       // The provider credential is never echoed.
       expect(JSON.stringify(b.body)).not.toContain("sk-user-own-credential");
-      const unknownProvider = await g.admin("POST", `/v1/admin/users/${u.id}/byok-keys`, { provider: "nope", provider_api_key: "x" });
+      const unknownProvider = await g.admin("POST", `/v1/admin/users/${u.id}/byok-keys`, {
+        provider: "nope",
+        provider_api_key: "x",
+      });
       expect(unknownProvider.status).toBe(422);
       expect(unknownProvider.body.detail[0].loc).toEqual(["body", "provider"]);
       expect((await g.admin("POST", `/v1/admin/users/${u.id}/byok-keys`, { provider: "openai" })).status).toBe(422);

@@ -15,23 +15,37 @@ setDefaultTimeout(30_000);
 
 describe("the Vercel AI SDK shows our errors", () => {
   const gw = suiteGateway();
-  const provider = (apiKey: string, headers: Record<string, string> = {}) => createOpenAI({ apiKey, baseURL: gw().url + "/v1", headers });
+  const provider = (apiKey: string, headers: Record<string, string> = {}) =>
+    createOpenAI({ apiKey, baseURL: gw().url + "/v1", headers });
 
   test("402: the APICallError's message is ours, in Korean or in English", async () => {
     const { key } = await tenant(gw(), 0);
-    const e: any = await generateText({ model: provider(key.key).chat("gpt-4o-mini"), prompt: "hi", maxRetries: 0 }).catch((x) => x);
+    const e: any = await generateText({
+      model: provider(key.key).chat("gpt-4o-mini"),
+      prompt: "hi",
+      maxRetries: 0,
+    }).catch((x) => x);
     expect(APICallError.isInstance(e)).toBe(true);
     expect(e.statusCode).toBe(402);
     expect(e.message).toBe(ERROR_CODES.insufficient_credits.message);
     expect(e.data.error).toMatchObject({ code: "insufficient_credits", type: "insufficient_quota" });
     expect(JSON.parse(e.responseBody).detail.error).toBe("insufficient_credits");
-    const en: any = await generateText({ model: provider(key.key, { "accept-language": "en" }).chat("gpt-4o-mini"), prompt: "hi", maxRetries: 0 }).catch((x) => x);
+    const en: any = await generateText({
+      model: provider(key.key, { "accept-language": "en" }).chat("gpt-4o-mini"),
+      prompt: "hi",
+      maxRetries: 0,
+    }).catch((x) => x);
     expect(en.message).toBe(ERROR_MESSAGES_EN.insufficient_credits!);
   });
 
   test("422: the message names the field", async () => {
     const { key } = await tenant(gw(), 100);
-    const e: any = await generateText({ model: provider(key.key).chat("gpt-4o-mini"), prompt: "hi", temperature: 5, maxRetries: 0 }).catch((x) => x);
+    const e: any = await generateText({
+      model: provider(key.key).chat("gpt-4o-mini"),
+      prompt: "hi",
+      temperature: 5,
+      maxRetries: 0,
+    }).catch((x) => x);
     expect(e.statusCode).toBe(422);
     expect(e.message).toContain("body.temperature: 2 이하여야 합니다.");
     expect(e.data.error).toMatchObject({ code: "validation_error", param: "temperature" });
@@ -39,7 +53,12 @@ describe("the Vercel AI SDK shows our errors", () => {
 
   test("a mid-stream failure is an error part with our message and code", async () => {
     const { key } = await tenant(gw(), 100);
-    const r = streamText({ model: provider(key.key, { "accept-language": "en" }).chat("gpt-4o-mini"), prompt: "ai sdk drop [sim:tokens=200] [sim:drop=2]", maxRetries: 0, onError: () => {} });
+    const r = streamText({
+      model: provider(key.key, { "accept-language": "en" }).chat("gpt-4o-mini"),
+      prompt: "ai sdk drop [sim:tokens=200] [sim:drop=2]",
+      maxRetries: 0,
+      onError: () => {},
+    });
     let text = "";
     let error: any = null;
     for await (const part of r.fullStream) {
@@ -47,6 +66,10 @@ describe("the Vercel AI SDK shows our errors", () => {
       if (part.type === "error") error = part.error;
     }
     expect(text.length).toBeGreaterThan(0);
-    expect(error).toMatchObject({ code: "upstream_error", message: "The provider's response stream broke off.", type: "server_error" });
+    expect(error).toMatchObject({
+      code: "upstream_error",
+      message: "The provider's response stream broke off.",
+      type: "server_error",
+    });
   });
 });

@@ -17,7 +17,10 @@ const BIG = 45 * MB;
 const PROBE = { bytes: MB, waitMs: 3000 };
 const CHAT_PREFIX = '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"';
 
-const unauthorized = { detail: { error: "unauthorized", message: expect.any(String) }, error: { message: expect.any(String), type: "authentication_error", code: "unauthorized", param: null } };
+const unauthorized = {
+  detail: { error: "unauthorized", message: expect.any(String) },
+  error: { message: expect.any(String), type: "authentication_error", code: "unauthorized", param: null },
+};
 
 for (const kind of await dbKinds()) {
   describe(`bodies before authentication on ${kind}`, () => {
@@ -35,7 +38,11 @@ for (const kind of await dbKinds()) {
       await g?.stop();
     });
 
-    const big = (path: string, headers: Record<string, string>, framing: UploadPlan["framing"] = { contentLength: BIG }): UploadPlan => ({
+    const big = (
+      path: string,
+      headers: Record<string, string>,
+      framing: UploadPlan["framing"] = { contentLength: BIG },
+    ): UploadPlan => ({
       path,
       headers,
       framing,
@@ -60,7 +67,9 @@ for (const kind of await dbKinds()) {
       let peak = base;
       const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10);
       // No pause for an answer: each client pushes its 45 MB as fast as the server takes it.
-      const results = await Promise.all(Array.from({ length: 8 }, () => upload(g.url, { ...big("/v1/responses", {}), probe: undefined })));
+      const results = await Promise.all(
+        Array.from({ length: 8 }, () => upload(g.url, { ...big("/v1/responses", {}), probe: undefined })),
+      );
       clearInterval(sampler);
       for (const r of results) expect(r.status).toBe(401);
       // 8 × 45 MB = 360 MB if the bodies were read; the answers come after the headers.
@@ -68,7 +77,14 @@ for (const kind of await dbKinds()) {
     }, 60_000);
 
     test("a lying small Content-Length does not get the body parsed first: 401, not a JSON error", async () => {
-      const r = await upload(g.url, { path: "/v1/chat/completions", framing: { contentLength: 12 }, prefix: CHAT_PREFIX, total: 4 * MB, burst: MB, probe: PROBE });
+      const r = await upload(g.url, {
+        path: "/v1/chat/completions",
+        framing: { contentLength: 12 },
+        prefix: CHAT_PREFIX,
+        total: 4 * MB,
+        burst: MB,
+        probe: PROBE,
+      });
       expect(r.status).toBe(401);
       expect(r.body).toEqual(unauthorized);
       expect(r.sentBeforeAnswer).toBeLessThanOrEqual(PROBE.bytes);
@@ -95,13 +111,25 @@ for (const kind of await dbKinds()) {
       ];
       for (const [path, headers] of cases) {
         const r = await upload(g.url, big(path, headers));
-        expect({ path, headers, status: r.status, body: r.body }).toEqual({ path, headers, status: 401, body: unauthorized });
+        expect({ path, headers, status: r.status, body: r.body }).toEqual({
+          path,
+          headers,
+          status: 401,
+          body: unauthorized,
+        });
         expect({ path, sent: r.sentBeforeAnswer <= PROBE.bytes }).toEqual({ path, sent: true });
       }
     }, 120_000);
 
     test("an authenticated chunked body over MAX_BODY_BYTES is 413 as it streams", async () => {
-      const r = await upload(g.url, { path: "/v1/chat/completions", headers: { authorization: `Bearer ${key}` }, framing: "chunked", prefix: CHAT_PREFIX, total: LIMIT + 40 * MB, burst: MB });
+      const r = await upload(g.url, {
+        path: "/v1/chat/completions",
+        headers: { authorization: `Bearer ${key}` },
+        framing: "chunked",
+        prefix: CHAT_PREFIX,
+        total: LIMIT + 40 * MB,
+        burst: MB,
+      });
       // Refused once the limit was crossed (socket buffers hold a few MB more), not at the end:
       // the server hangs up with most of the body unsent. Its 413 can be lost to the reset a
       // close with our bytes still unread there sends (see the slow sender below); when it
@@ -110,13 +138,24 @@ for (const kind of await dbKinds()) {
       expect(r.sentBeforeAnswer).toBeLessThan(LIMIT + 20 * MB);
       if (r.status !== null) {
         expect(r.status).toBe(413);
-        expect(r.body).toEqual({ error: { message: expect.any(String), type: "payload_too_large", code: "payload_too_large", param: null } });
+        expect(r.body).toEqual({
+          error: { message: expect.any(String), type: "payload_too_large", code: "payload_too_large", param: null },
+        });
       }
     }, 60_000);
 
     test("a slow sender gets 408 request_timeout after BODY_READ_TIMEOUT_MS and the connection is closed", async () => {
       for (const framing of [{ contentLength: 400 }, "chunked"] as const) {
-        const r = await upload(g.url, { path: "/v1/keys", headers: { authorization: `Bearer ${user.jwt}` }, framing, prefix: '{"name":"', total: 400, burst: 5, pauseMs: 200, timeoutMs: 10_000 });
+        const r = await upload(g.url, {
+          path: "/v1/keys",
+          headers: { authorization: `Bearer ${user.jwt}` },
+          framing,
+          prefix: '{"name":"',
+          total: 400,
+          burst: 5,
+          pauseMs: 200,
+          timeoutMs: 10_000,
+        });
         // The server hangs up after the deadline, whether or not its 408 reaches us: Bun closes
         // the socket at once after answering, and when the client's bytes are still unread
         // there the kernel sends a reset, which discards the answer in our receive buffer
@@ -125,7 +164,13 @@ for (const kind of await dbKinds()) {
         expect(r.closedAfterMs!).toBeGreaterThan(900);
         expect(r.closedAfterMs!).toBeLessThan(5000);
         if (r.status !== null) {
-          expect({ framing, status: r.status, body: r.body }).toEqual({ framing, status: 408, body: { error: { message: expect.any(String), type: "request_timeout", code: "request_timeout", param: null } } });
+          expect({ framing, status: r.status, body: r.body }).toEqual({
+            framing,
+            status: 408,
+            body: {
+              error: { message: expect.any(String), type: "request_timeout", code: "request_timeout", param: null },
+            },
+          });
           expect(r.answeredAfterMs!).toBeGreaterThan(900);
         }
       }
@@ -136,11 +181,26 @@ for (const kind of await dbKinds()) {
 
     test("a body sent in pieces within the deadline is read as usual, and an authenticated error keeps the connection", async () => {
       const body = JSON.stringify({ name: "in pieces" });
-      const r = await upload(g.url, { path: "/v1/keys", headers: { authorization: `Bearer ${user.jwt}` }, framing: { contentLength: body.length }, prefix: body, total: body.length, burst: 8, pauseMs: 100 });
+      const r = await upload(g.url, {
+        path: "/v1/keys",
+        headers: { authorization: `Bearer ${user.jwt}` },
+        framing: { contentLength: body.length },
+        prefix: body,
+        total: body.length,
+        burst: 8,
+        pauseMs: 100,
+      });
       expect(r.status).toBe(201);
       expect(r.body.name).toBe("in pieces");
       expect(r.closedByServer).toBe(false);
-      const bad = await upload(g.url, { path: "/v1/keys", headers: { authorization: `Bearer ${user.jwt}` }, framing: { contentLength: 9 }, prefix: '{"name":1', total: 9, burst: 9 });
+      const bad = await upload(g.url, {
+        path: "/v1/keys",
+        headers: { authorization: `Bearer ${user.jwt}` },
+        framing: { contentLength: 9 },
+        prefix: '{"name":1',
+        total: 9,
+        burst: 9,
+      });
       expect(bad.status).toBe(400);
       expect(bad.closedByServer).toBe(false);
     }, 30_000);

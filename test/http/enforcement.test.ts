@@ -9,7 +9,8 @@ import { fastUser } from "./helpers";
 
 setDefaultTimeout(30_000);
 
-const me = (g: TestGateway, token?: string, headers?: Record<string, string>) => g.call("GET", "/v1/me", { token, headers });
+const me = (g: TestGateway, token?: string, headers?: Record<string, string>) =>
+  g.call("GET", "/v1/me", { token, headers });
 
 const kinds = await dbKinds();
 for (const kind of kinds) {
@@ -56,7 +57,9 @@ for (const kind of kinds) {
       const u = await fastUser(g);
       const k = await g.newKey(u);
       expect((await me(g, k.key)).status).toBe(200);
-      expect((await g.call("PATCH", `/v1/keys/${k.id}`, { token: u.jwt, body: { is_active: false } })).body.is_active).toBe(false);
+      expect(
+        (await g.call("PATCH", `/v1/keys/${k.id}`, { token: u.jwt, body: { is_active: false } })).body.is_active,
+      ).toBe(false);
       expect((await me(g, k.key)).status).toBe(401);
       await g.call("PATCH", `/v1/keys/${k.id}`, { token: u.jwt, body: { is_active: true } });
       expect((await me(g, k.key)).status).toBe(200);
@@ -70,7 +73,10 @@ for (const kind of kinds) {
       expect((await me(g, past.key)).status).toBe(401);
       const future = await g.newKey(u, { expires_at: new Date(Date.now() + 3_600_000).toISOString() });
       expect((await me(g, future.key)).status).toBe(200);
-      await g.call("PATCH", `/v1/keys/${future.id}`, { token: u.jwt, body: { expires_at: new Date(Date.now() - 1000).toISOString() } });
+      await g.call("PATCH", `/v1/keys/${future.id}`, {
+        token: u.jwt,
+        body: { expires_at: new Date(Date.now() - 1000).toISOString() },
+      });
       expect((await me(g, future.key)).status).toBe(401);
       await g.call("PATCH", `/v1/keys/${future.id}`, { token: u.jwt, body: { expires_at: null } });
       expect((await me(g, future.key)).status).toBe(200);
@@ -175,25 +181,38 @@ for (const kind of kinds) {
         ["DELETE", `/v1/management-keys/${m.body.id}`, undefined],
       ];
       for (const [method, path, body] of jwtEndpoints) {
-        for (const [cred, token] of [["api key", k.key], ["management key", mk], ["none", undefined], ["admin token", "test-admin-token-0123456789abcdef"]] as const) {
+        for (const [cred, token] of [
+          ["api key", k.key],
+          ["management key", mk],
+          ["none", undefined],
+          ["admin token", "test-admin-token-0123456789abcdef"],
+        ] as const) {
           const r = await g.call(method, path, { token, body });
           expect([method, path, cred, r.status]).toEqual([method, path, cred, 401]);
         }
         // Authentication comes before body validation.
-        if (body) expect((await g.call(method, path, { token: k.key, body: { name: 42, scopes: "x" } })).status).toBe(401);
+        if (body)
+          expect((await g.call(method, path, { token: k.key, body: { name: 42, scopes: "x" } })).status).toBe(401);
       }
-      for (const [method, body] of [["GET", undefined], ["POST", {}]] as const) {
+      for (const [method, body] of [
+        ["GET", undefined],
+        ["POST", {}],
+      ] as const) {
         for (const token of [u.jwt, k.key, undefined]) {
           expect((await g.call(method, "/v1/provisioning/keys", { token, body })).status).toBe(401);
         }
       }
       expect((await g.call("DELETE", `/v1/provisioning/keys/${k.id}`, { token: u.jwt })).status).toBe(401);
       // Also before body validation there.
-      expect((await g.call("POST", "/v1/provisioning/keys", { token: u.jwt, body: { allowed_models: ["x"] } })).status).toBe(401);
+      expect(
+        (await g.call("POST", "/v1/provisioning/keys", { token: u.jwt, body: { allowed_models: ["x"] } })).status,
+      ).toBe(401);
       // A management key is not a dashboard login nor an API key.
       expect((await me(g, mk)).status).toBe(401);
       // Nothing was changed by the refused calls.
-      expect((await g.call("GET", "/v1/keys", { token: u.jwt })).body.items.map((x: any) => [x.id, x.name])).toEqual([[k.id, "Default"]]);
+      expect((await g.call("GET", "/v1/keys", { token: u.jwt })).body.items.map((x: any) => [x.id, x.name])).toEqual([
+        [k.id, "Default"],
+      ]);
       expect((await g.call("GET", "/v1/management-keys", { token: u.jwt })).body.total).toBe(1);
       expect((await me(g, k.key)).status).toBe(200);
     });
@@ -210,7 +229,7 @@ describe("trusted proxies", () => {
     await proxied?.stop();
   });
 
-test("TRUSTED_PROXIES: from a trusted peer, X-Forwarded-For decides the client address", async () => {
+  test("TRUSTED_PROXIES: from a trusted peer, X-Forwarded-For decides the client address", async () => {
     const u = await fastUser(proxied);
     const office = await proxied.newKey(u, { ip_allowlist: ["203.0.113.0/24"] });
     const local = await proxied.newKey(u, { ip_allowlist: ["127.0.0.1"] });
@@ -224,7 +243,9 @@ test("TRUSTED_PROXIES: from a trusted peer, X-Forwarded-For decides the client a
     // The rightmost untrusted hop counts: a client cannot prepend its own claim.
     expect((await me(proxied, office.key, { "x-forwarded-for": "203.0.113.9, 198.51.100.1" })).status).toBe(403);
     expect((await me(proxied, office.key, { "x-forwarded-for": "198.51.100.1, 203.0.113.9" })).status).toBe(200);
-    expect((await me(proxied, office.key, { "x-forwarded-for": "198.51.100.1, 203.0.113.9, 127.0.0.1" })).status).toBe(200);
+    expect((await me(proxied, office.key, { "x-forwarded-for": "198.51.100.1, 203.0.113.9, 127.0.0.1" })).status).toBe(
+      200,
+    );
     // A malformed hop is a refusal, not an error.
     for (const xff of ["garbage", "1:2:3:4:5::6:7:8:9", "203.0.113.9:443"]) {
       expect((await me(proxied, office.key, { "x-forwarded-for": xff })).status).toBe(403);

@@ -34,10 +34,17 @@ for (const kind of await dbKinds()) {
     });
 
     test("an unknown route is 404 with the compatible envelope", async () => {
-      for (const [method, path] of [["GET", "/v1/nope"], ["POST", "/nothing/here"], ["GET", "/v2/keys"], ["PUT", "/v1/keys"]]) {
+      for (const [method, path] of [
+        ["GET", "/v1/nope"],
+        ["POST", "/nothing/here"],
+        ["GET", "/v2/keys"],
+        ["PUT", "/v1/keys"],
+      ]) {
         const r = await g.call(method!, path!);
         expect([path, r.status]).toEqual([path, 404]);
-        expect(r.body).toEqual({ error: { message: expect.any(String), type: "not_found", code: "not_found", param: null } });
+        expect(r.body).toEqual({
+          error: { message: expect.any(String), type: "not_found", code: "not_found", param: null },
+        });
         expect(r.headers.get("content-type")).toContain("application/json");
       }
     });
@@ -45,19 +52,30 @@ for (const kind of await dbKinds()) {
     test("malformed JSON is 400 invalid_request (not a 500)", async () => {
       const u = await fastUser(g);
       for (const raw of ['{"name": ', "{name: 'x'}", "[1,2", "nul"]) {
-        for (const [path, token] of [["/v1/keys", u.jwt], ["/v1/auth/signup", undefined]] as const) {
+        for (const [path, token] of [
+          ["/v1/keys", u.jwt],
+          ["/v1/auth/signup", undefined],
+        ] as const) {
           const r = await g.call("POST", path, { token, raw, headers: { "content-type": "application/json" } });
           expect([path, raw, r.status]).toEqual([path, raw, 400]);
-          expect(r.body).toEqual({ error: { message: expect.any(String), type: "invalid_request", code: "invalid_request", param: null } });
+          expect(r.body).toEqual({
+            error: { message: expect.any(String), type: "invalid_request", code: "invalid_request", param: null },
+          });
         }
       }
     });
 
     test("a body over MAX_BODY_BYTES is 413 payload_too_large, with Content-Length and chunked", async () => {
       const big = JSON.stringify({ email: "a".repeat(3000) + "@x.example", password: "correct horse battery" });
-      const withLength = await fetch(g.url + "/v1/auth/signup", { method: "POST", headers: { "content-type": "application/json" }, body: big });
+      const withLength = await fetch(g.url + "/v1/auth/signup", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: big,
+      });
       expect(withLength.status).toBe(413);
-      expect(await withLength.json()).toEqual({ error: { message: expect.any(String), type: "payload_too_large", code: "payload_too_large", param: null } });
+      expect(await withLength.json()).toEqual({
+        error: { message: expect.any(String), type: "payload_too_large", code: "payload_too_large", param: null },
+      });
 
       const streamed = await fetch(g.url + "/v1/auth/signup", {
         method: "POST",
@@ -66,7 +84,9 @@ for (const kind of await dbKinds()) {
         duplex: "half",
       } as RequestInit);
       expect(streamed.status).toBe(413);
-      expect(await streamed.json()).toEqual({ error: { message: expect.any(String), type: "payload_too_large", code: "payload_too_large", param: null } });
+      expect(await streamed.json()).toEqual({
+        error: { message: expect.any(String), type: "payload_too_large", code: "payload_too_large", param: null },
+      });
 
       // On an authenticated route too, and just under the limit is fine.
       const u = await fastUser(g);
@@ -78,7 +98,11 @@ for (const kind of await dbKinds()) {
       expect(over.status).toBe(413);
       const under = JSON.stringify({ name: "y".repeat(90), allowed_models: Array(20).fill("model-name-xyz") });
       expect(under.length).toBeLessThan(2048);
-      const ok = await g.call("POST", "/v1/keys", { token: u.jwt, raw: under, headers: { "content-type": "application/json" } });
+      const ok = await g.call("POST", "/v1/keys", {
+        token: u.jwt,
+        raw: under,
+        headers: { "content-type": "application/json" },
+      });
       expect(ok.status).toBe(201);
     });
 
@@ -144,7 +168,10 @@ describe.skipIf(!(await redisAvailable()))("Redis rate limiter", () => {
   }, 60_000);
 
   test("Redis down: 503 limiter_unavailable, fast, never unlimited", async () => {
-    const g = await startTestGateway({ db: "pglite", env: { RATE_LIMIT_RPM: "3", REDIS_URL: "redis://127.0.0.1:6390" } });
+    const g = await startTestGateway({
+      db: "pglite",
+      env: { RATE_LIMIT_RPM: "3", REDIS_URL: "redis://127.0.0.1:6390" },
+    });
     try {
       const u = await fastUser(g);
       const k = await g.newKey(u);
@@ -152,7 +179,9 @@ describe.skipIf(!(await redisAvailable()))("Redis rate limiter", () => {
         const t = performance.now();
         const r = await g.call("GET", "/v1/me", { token: k.key });
         expect(r.status).toBe(503);
-        expect(r.body).toEqual({ error: { message: expect.any(String), type: "limiter_unavailable", code: "limiter_unavailable", param: null } });
+        expect(r.body).toEqual({
+          error: { message: expect.any(String), type: "limiter_unavailable", code: "limiter_unavailable", param: null },
+        });
         expect(performance.now() - t).toBeLessThan(3000);
       }
       // Endpoints that are not key-limited keep working.

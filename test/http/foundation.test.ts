@@ -17,7 +17,14 @@ for (const kind of await dbKinds()) {
       const u = await g.newUser({ creditKrw: 1000 });
       const me = await g.call("GET", "/v1/me", { token: u.jwt });
       expect(me.status).toBe(200);
-      expect(me.body).toMatchObject({ user_id: u.id, email: u.email, balance_krw: 1000, held_krw: 0, regulated: false, xborder_training_consent: false });
+      expect(me.body).toMatchObject({
+        user_id: u.id,
+        email: u.email,
+        balance_krw: 1000,
+        held_krw: 0,
+        regulated: false,
+        xborder_training_consent: false,
+      });
       expect(me.headers.get("x-request-id")).toBeTruthy();
     });
 

@@ -17,7 +17,11 @@ export const TEST_JWT_SECRET = "test-jwt-secret-0123456789abcdef0123456789";
 const b64 = (v: unknown) => Buffer.from(typeof v === "string" ? v : JSON.stringify(v)).toString("base64url");
 
 /** An HS256 token over any header and claims (to forge expired or foreign-algorithm tokens). */
-export function forgeJwt(header: Record<string, unknown>, claims: Record<string, unknown>, secret = TEST_JWT_SECRET): string {
+export function forgeJwt(
+  header: Record<string, unknown>,
+  claims: Record<string, unknown>,
+  secret = TEST_JWT_SECRET,
+): string {
   const h = b64(header);
   const b = b64(claims);
   const sig = createHmac("sha256", secret).update(`${h}.${b}`).digest("base64url");
@@ -37,7 +41,10 @@ let passwordHash: Promise<string> | null = null;
  * of the usual password, and the access token is signed exactly as login signs it. Signup
  * and login themselves are covered in accounts.test.ts.
  */
-export async function fastUser(g: TestGateway, opts: { creditKrw?: number; industry?: string; regulated?: boolean } = {}): Promise<TestUser> {
+export async function fastUser(
+  g: TestGateway,
+  opts: { creditKrw?: number; industry?: string; regulated?: boolean } = {},
+): Promise<TestUser> {
   passwordHash ??= Bun.password.hash(PASSWORD, { algorithm: "argon2id" });
   const email = `f${crypto.randomUUID().slice(0, 12)}@test.example`;
   const industry = opts.industry ?? "general";
@@ -50,7 +57,11 @@ export async function fastUser(g: TestGateway, opts: { creditKrw?: number; indus
 }
 
 /** A gateway on an already-open database (the database stays open when it stops). */
-export async function gatewayOn(db: Database, kind: "pg" | "pglite", env: Record<string, string> = {}): Promise<TestGateway> {
+export async function gatewayOn(
+  db: Database,
+  kind: "pg" | "pglite",
+  env: Record<string, string> = {},
+): Promise<TestGateway> {
   const dataDir = mkdtempSync(join(tmpdir(), "gw-test-"));
   const cfg = loadConfig({
     DATA_DIR: dataDir,
@@ -76,7 +87,9 @@ export async function gatewayOn(db: Database, kind: "pg" | "pglite", env: Record
  * Two gateway instances on one fresh PostgreSQL database, each with its own connection pool
  * (so an invalidation can only travel through the database, as between two processes).
  */
-export async function twoInstancesOnPostgres(env: Record<string, string> = {}): Promise<{ a: TestGateway; b: TestGateway; stop: () => Promise<void> }> {
+export async function twoInstancesOnPostgres(
+  env: Record<string, string> = {},
+): Promise<{ a: TestGateway; b: TestGateway; stop: () => Promise<void> }> {
   const fresh = await freshPostgres();
   const dbA = await openDatabase({ url: fresh.url, max: 3 });
   const a = await gatewayOn(dbA, "pg", env);

@@ -107,14 +107,27 @@ for (const kind of await dbKinds()) {
       }
       // Several bad allowlist entries are all reported, each at its index.
       const many = await g.call("POST", "/v1/keys", { token: u.jwt, body: { ip_allowlist: ["x", "127.0.0.1", "y"] } });
-      expect(locs(many)).toEqual([["body", "ip_allowlist", 0], ["body", "ip_allowlist", 2]]);
+      expect(locs(many)).toEqual([
+        ["body", "ip_allowlist", 0],
+        ["body", "ip_allowlist", 2],
+      ]);
       // None of these created a key.
       expect((await g.call("GET", "/v1/keys", { token: u.jwt })).body.items).toEqual([]);
     });
 
     test("IPv4, IPv6, mapped and CIDR allowlist entries are accepted", async () => {
       const u = await fastUser(g);
-      const entries = ["192.0.2.7", "198.51.100.0/24", "0.0.0.0/0", "::1", "2001:db8::/32", "fe80::1:2", "::ffff:10.1.2.3", "::/0", "2001:DB8:0:0:0:0:0:1/128"];
+      const entries = [
+        "192.0.2.7",
+        "198.51.100.0/24",
+        "0.0.0.0/0",
+        "::1",
+        "2001:db8::/32",
+        "fe80::1:2",
+        "::ffff:10.1.2.3",
+        "::/0",
+        "2001:DB8:0:0:0:0:0:1/128",
+      ];
       const r = await g.call("POST", "/v1/keys", { token: u.jwt, body: { ip_allowlist: entries } });
       expect(r.status).toBe(201);
       expect(r.body.ip_allowlist).toEqual(entries);
@@ -140,15 +153,30 @@ for (const kind of await dbKinds()) {
 
     test("PATCH changes only the fields sent", async () => {
       const u = await fastUser(g);
-      const k = await g.newKey(u, { name: "orig", allowed_models: ["m1"], monthly_budget_krw: 100, scopes: ["chat"], ip_allowlist: ["127.0.0.1"] });
+      const k = await g.newKey(u, {
+        name: "orig",
+        allowed_models: ["m1"],
+        monthly_budget_krw: 100,
+        scopes: ["chat"],
+        ip_allowlist: ["127.0.0.1"],
+      });
       const { key: _secret, ...record } = k;
       const r = await g.call("PATCH", `/v1/keys/${k.id}`, { token: u.jwt, body: { name: "renamed" } });
       expect(r.status).toBe(200);
       expect(r.body).toEqual({ ...record, name: "renamed" });
       expect(r.body.key).toBeUndefined();
 
-      const r2 = await g.call("PATCH", `/v1/keys/${k.id}`, { token: u.jwt, body: { monthly_budget_krw: null, response_cache_mode: "exact", scopes: null } });
-      expect(r2.body).toEqual({ ...record, name: "renamed", monthly_budget_krw: null, response_cache_mode: "exact", scopes: null });
+      const r2 = await g.call("PATCH", `/v1/keys/${k.id}`, {
+        token: u.jwt,
+        body: { monthly_budget_krw: null, response_cache_mode: "exact", scopes: null },
+      });
+      expect(r2.body).toEqual({
+        ...record,
+        name: "renamed",
+        monthly_budget_krw: null,
+        response_cache_mode: "exact",
+        scopes: null,
+      });
       const r3 = await g.call("PATCH", `/v1/keys/${k.id}`, { token: u.jwt, body: {} });
       expect(r3.status).toBe(200);
       expect(r3.body).toEqual(r2.body);
@@ -158,7 +186,9 @@ for (const kind of await dbKinds()) {
       const bad = await g.call("PATCH", `/v1/keys/${k.id}`, { token: u.jwt, body: { ip_allowlist: ["::1", "nope"] } });
       expect(bad.status).toBe(422);
       expect(locs(bad)).toEqual([["body", "ip_allowlist", 1]]);
-      expect((await g.call("PATCH", `/v1/keys/${k.id}`, { token: u.jwt, body: { scopes: ["everything"] } })).status).toBe(422);
+      expect(
+        (await g.call("PATCH", `/v1/keys/${k.id}`, { token: u.jwt, body: { scopes: ["everything"] } })).status,
+      ).toBe(422);
     });
 
     test("another user's key is 404 on PATCH and DELETE; a non-UUID id is 400 invalid_request", async () => {
@@ -174,7 +204,9 @@ for (const kind of await dbKinds()) {
       for (const method of ["PATCH", "DELETE"]) {
         const r = await g.call(method, "/v1/keys/123", { token: owner.jwt, body: method === "PATCH" ? {} : undefined });
         expect(r.status).toBe(400);
-        expect(r.body).toEqual({ error: { message: expect.any(String), type: "invalid_request", code: "invalid_request", param: "id" } });
+        expect(r.body).toEqual({
+          error: { message: expect.any(String), type: "invalid_request", code: "invalid_request", param: "id" },
+        });
       }
       // The key is untouched and still works.
       const listed = (await g.call("GET", "/v1/keys", { token: owner.jwt })).body.items;
@@ -211,7 +243,10 @@ for (const kind of await dbKinds()) {
         expect(p.status).toBe(403);
         expect(p.body.detail.error).toBe("pii_masking_required");
         // Other changes go through; masking stays on.
-        const ok = await g.call("PATCH", `/v1/keys/${k.id}`, { token: u.jwt, body: { name: "fine", pii_masking_enabled: true } });
+        const ok = await g.call("PATCH", `/v1/keys/${k.id}`, {
+          token: u.jwt,
+          body: { name: "fine", pii_masking_enabled: true },
+        });
         expect(ok.status).toBe(200);
         expect(ok.body.pii_masking_enabled).toBe(true);
         const list = (await g.call("GET", "/v1/keys", { token: u.jwt })).body.items;
@@ -235,8 +270,23 @@ for (const kind of await dbKinds()) {
       expect(r.body.month).toBe(new Date().toISOString().slice(0, 7));
       expect(r.body.total).toBe(2);
       const byId = Object.fromEntries(r.body.items.map((i: any) => [i.key_id, i]));
-      expect(byId[a.id]).toEqual({ key_id: a.id, name: "a", key_prefix: a.key_prefix, spent_krw: 0, held_krw: 0, tokens: 0, requests: 0, monthly_budget_krw: 1000, monthly_token_limit: 5000 });
-      expect(byId[b.id]).toMatchObject({ name: "b", spent_krw: 0, monthly_budget_krw: null, monthly_token_limit: null });
+      expect(byId[a.id]).toEqual({
+        key_id: a.id,
+        name: "a",
+        key_prefix: a.key_prefix,
+        spent_krw: 0,
+        held_krw: 0,
+        tokens: 0,
+        requests: 0,
+        monthly_budget_krw: 1000,
+        monthly_token_limit: 5000,
+      });
+      expect(byId[b.id]).toMatchObject({
+        name: "b",
+        spent_krw: 0,
+        monthly_budget_krw: null,
+        monthly_token_limit: null,
+      });
       expect(byId[deleted.id]).toBeUndefined();
       expect(JSON.stringify(r.body)).not.toContain(a.key);
     });

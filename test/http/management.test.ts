@@ -56,10 +56,21 @@ for (const kind of await dbKinds()) {
     test("a child key is an ordinary API key of the owner; only name and monthly_budget_krw are settable", async () => {
       const u = await fastUser(g, { creditKrw: 100 });
       const m = await newMgmt(u.jwt);
-      const c = await g.call("POST", "/v1/provisioning/keys", { token: m.key, body: { name: "tenant-1", monthly_budget_krw: 5000 } });
+      const c = await g.call("POST", "/v1/provisioning/keys", {
+        token: m.key,
+        body: { name: "tenant-1", monthly_budget_krw: 5000 },
+      });
       expect(c.status).toBe(201);
       expect(c.body.key).toStartWith("sk-gw-");
-      expect(c.body).toMatchObject({ name: "tenant-1", monthly_budget_krw: 5000, pii_masking_enabled: true, allowed_models: null, expires_at: null, is_active: true, response_cache_mode: "off" });
+      expect(c.body).toMatchObject({
+        name: "tenant-1",
+        monthly_budget_krw: 5000,
+        pii_masking_enabled: true,
+        allowed_models: null,
+        expires_at: null,
+        is_active: true,
+        response_cache_mode: "off",
+      });
       const me = await g.call("GET", "/v1/me", { token: c.body.key });
       expect(me.status).toBe(200);
       expect(me.body.user_id).toBe(u.id);
@@ -89,7 +100,9 @@ for (const kind of await dbKinds()) {
         expect([field, r.status]).toEqual([field, 422]);
         expect(r.body.detail.map((d: any) => d.loc)).toContainEqual(["body", field]);
       }
-      expect((await g.call("POST", "/v1/provisioning/keys", { token: m.key, body: { monthly_budget_krw: -1 } })).status).toBe(422);
+      expect(
+        (await g.call("POST", "/v1/provisioning/keys", { token: m.key, body: { monthly_budget_krw: -1 } })).status,
+      ).toBe(422);
       // Only the three accepted requests created keys.
       expect((await g.call("GET", "/v1/provisioning/keys", { token: m.key })).body.total).toBe(3);
     });
@@ -107,7 +120,9 @@ for (const kind of await dbKinds()) {
       expect(l1.body.total).toBe(1);
       expect(l1.body.items.map((k: any) => k.id)).toEqual([a.id]);
       expect(l1.body.items[0].key).toBeUndefined();
-      expect((await g.call("GET", "/v1/provisioning/keys", { token: m2.key })).body.items.map((k: any) => k.id)).toEqual([b.id]);
+      expect(
+        (await g.call("GET", "/v1/provisioning/keys", { token: m2.key })).body.items.map((k: any) => k.id),
+      ).toEqual([b.id]);
 
       // m2 cannot delete m1's child, nor a dashboard key, nor another user's child.
       expect((await g.call("DELETE", `/v1/provisioning/keys/${a.id}`, { token: m2.key })).status).toBe(404);
@@ -125,7 +140,9 @@ for (const kind of await dbKinds()) {
       expect((await g.call("GET", "/v1/me", { token: a.key })).status).toBe(401);
       expect((await g.call("GET", "/v1/provisioning/keys", { token: m1.key })).body.total).toBe(0);
       expect((await g.call("DELETE", `/v1/provisioning/keys/${a.id}`, { token: m1.key })).status).toBe(404);
-      expect((await g.call("GET", "/v1/keys", { token: u.jwt })).body.items.map((k: any) => k.id).sort()).toEqual([b.id, own.id].sort());
+      expect((await g.call("GET", "/v1/keys", { token: u.jwt })).body.items.map((k: any) => k.id).sort()).toEqual(
+        [b.id, own.id].sort(),
+      );
     });
 
     test("deleting a management key disables it and leaves its children working", async () => {
@@ -154,10 +171,18 @@ for (const kind of await dbKinds()) {
       const own = await g.newKey(u, { name: "dashboard" });
       expect(child.management_key_id).toBe(m.id);
       expect(own.management_key_id).toBeNull();
-      const parents = async () => Object.fromEntries((await g.call("GET", "/v1/keys", { token: u.jwt })).body.items.map((k: any) => [k.id, k.management_key_id]));
+      const parents = async () =>
+        Object.fromEntries(
+          (await g.call("GET", "/v1/keys", { token: u.jwt })).body.items.map((k: any) => [k.id, k.management_key_id]),
+        );
       expect(await parents()).toEqual({ [child.id]: m.id, [own.id]: null });
-      expect((await g.call("GET", "/v1/provisioning/keys", { token: m.key })).body.items[0].management_key_id).toBe(m.id);
-      expect((await g.call("PATCH", `/v1/keys/${child.id}`, { token: u.jwt, body: { name: "renamed" } })).body.management_key_id).toBe(m.id);
+      expect((await g.call("GET", "/v1/provisioning/keys", { token: m.key })).body.items[0].management_key_id).toBe(
+        m.id,
+      );
+      expect(
+        (await g.call("PATCH", `/v1/keys/${child.id}`, { token: u.jwt, body: { name: "renamed" } })).body
+          .management_key_id,
+      ).toBe(m.id);
       // After the parent is deleted (children kept), the children still name it: a leak can be traced.
       expect((await g.call("DELETE", `/v1/management-keys/${m.id}`, { token: u.jwt })).status).toBe(200);
       expect(await parents()).toEqual({ [child.id]: m.id, [own.id]: null });
@@ -167,7 +192,8 @@ for (const kind of await dbKinds()) {
       const u = await fastUser(g, { creditKrw: 100 });
       const m1 = await newMgmt(u.jwt, "leaked");
       const m2 = await newMgmt(u.jwt, "other");
-      const child = async (m: any, name: string) => (await g.call("POST", "/v1/provisioning/keys", { token: m.key, body: { name } })).body;
+      const child = async (m: any, name: string) =>
+        (await g.call("POST", "/v1/provisioning/keys", { token: m.key, body: { name } })).body;
       const [a1, a2, gone] = [await child(m1, "a1"), await child(m1, "a2"), await child(m1, "gone")];
       const b = await child(m2, "b");
       const own = await g.newKey(u, { name: "dashboard" });
@@ -182,7 +208,10 @@ for (const kind of await dbKinds()) {
       expect([...d.body.deleted_key_ids].sort()).toEqual([a1.id, a2.id].sort());
       for (const k of [a1, a2]) {
         expect((await g.call("GET", "/v1/me", { token: k.key })).status).toBe(401);
-        const r = await g.call("POST", "/v1/chat/completions", { token: k.key, body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "x" }] } });
+        const r = await g.call("POST", "/v1/chat/completions", {
+          token: k.key,
+          body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "x" }] },
+        });
         expect(r.status).toBe(401);
       }
       expect((await g.call("GET", "/v1/provisioning/keys", { token: m1.key })).status).toBe(401);
@@ -208,7 +237,9 @@ for (const kind of await dbKinds()) {
       expect((await g.call("GET", "/v1/provisioning/keys", { token: m.key })).status).toBe(200);
       // Another account's cascade is a 404 that touches nothing.
       const intruder = await fastUser(g);
-      expect((await g.call("DELETE", `/v1/management-keys/${m.id}?cascade=true`, { token: intruder.jwt })).status).toBe(404);
+      expect((await g.call("DELETE", `/v1/management-keys/${m.id}?cascade=true`, { token: intruder.jwt })).status).toBe(
+        404,
+      );
       expect((await g.call("GET", "/v1/me", { token: c.key })).status).toBe(200);
 
       const d = await g.call("DELETE", `/v1/management-keys/${m.id}?cascade=false`, { token: u.jwt });

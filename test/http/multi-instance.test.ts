@@ -43,7 +43,10 @@ describe.skipIf(!pg)("two instances on one PostgreSQL database", () => {
     expect(await meOn(b, k.key)).toBe(200);
     await a.call("PATCH", `/v1/keys/${k.id}`, { token: u.jwt, body: { is_active: false } });
     expect(await within(1000, async () => (await meOn(b, k.key)) === 401)).not.toBeNull();
-    await a.call("PATCH", `/v1/keys/${k.id}`, { token: u.jwt, body: { is_active: true, ip_allowlist: ["10.0.0.0/8"] } });
+    await a.call("PATCH", `/v1/keys/${k.id}`, {
+      token: u.jwt,
+      body: { is_active: true, ip_allowlist: ["10.0.0.0/8"] },
+    });
     expect(await within(1000, async () => (await meOn(b, k.key)) === 403)).not.toBeNull();
     await a.call("PATCH", `/v1/keys/${k.id}`, { token: u.jwt, body: { ip_allowlist: null } });
     expect(await within(1000, async () => (await meOn(b, k.key)) === 200)).not.toBeNull();
@@ -64,7 +67,8 @@ describe.skipIf(!pg)("two instances on one PostgreSQL database", () => {
     const u = await fastUser(a);
     const m = (await a.call("POST", "/v1/management-keys", { token: u.jwt, body: { name: "leaked" } })).body;
     const kids = [];
-    for (const name of ["c1", "c2"]) kids.push((await a.call("POST", "/v1/provisioning/keys", { token: m.key, body: { name } })).body);
+    for (const name of ["c1", "c2"])
+      kids.push((await a.call("POST", "/v1/provisioning/keys", { token: m.key, body: { name } })).body);
     for (const c of kids) expect(await meOn(b, c.key)).toBe(200); // B caches them
     expect((await a.call("DELETE", `/v1/management-keys/${m.id}?cascade=true`, { token: u.jwt })).status).toBe(200);
     for (const c of kids) expect(await within(1000, async () => (await meOn(b, c.key)) === 401)).not.toBeNull();
@@ -73,7 +77,10 @@ describe.skipIf(!pg)("two instances on one PostgreSQL database", () => {
   test("settings changed on A are served by B within 5 seconds", async () => {
     const before = (await b.admin("GET", "/v1/admin/settings")).body["routing.orchestrators_enabled"];
     await a.admin("PATCH", "/v1/admin/settings", { "routing.orchestrators_enabled": !before });
-    const took = await within(5000, async () => (await b.admin("GET", "/v1/admin/settings")).body["routing.orchestrators_enabled"] === !before);
+    const took = await within(
+      5000,
+      async () => (await b.admin("GET", "/v1/admin/settings")).body["routing.orchestrators_enabled"] === !before,
+    );
     expect(took).not.toBeNull();
     await a.admin("PATCH", "/v1/admin/settings", { "routing.orchestrators_enabled": before });
   });

@@ -37,7 +37,11 @@ afterAll(async () => {
 
 const METHODS = ["get", "put", "post", "delete", "patch", "head"];
 const operations = (d: any = doc): { method: string; path: string; op: any }[] =>
-  Object.entries<any>(d.paths).flatMap(([path, ops]) => Object.entries<any>(ops).filter(([m]) => METHODS.includes(m)).map(([method, op]) => ({ method, path, op })));
+  Object.entries<any>(d.paths).flatMap(([path, ops]) =>
+    Object.entries<any>(ops)
+      .filter(([m]) => METHODS.includes(m))
+      .map(([method, op]) => ({ method, path, op })),
+  );
 
 /** What a document leaves out: a success answer with its schema, security, 401 where secured, path parameters. */
 function documentationProblems(d: any): string[] {
@@ -45,14 +49,17 @@ function documentationProblems(d: any): string[] {
   for (const { method, path, op } of operations(d)) {
     const name = `${method.toUpperCase()} ${path}`;
     if (op["x-undocumented"]) problems.push(`${name}: no detail.responses (see src/http/openapi/describe.ts)`);
-    if (op["x-security-undeclared"] || !Array.isArray(op.security)) problems.push(`${name}: no detail.security (see src/http/security.ts)`);
+    if (op["x-security-undeclared"] || !Array.isArray(op.security))
+      problems.push(`${name}: no detail.security (see src/http/security.ts)`);
     const codes = Object.keys(op.responses ?? {});
     const success = codes.filter((c) => c.startsWith("2"));
     if (!success.length && !codes.includes("501")) problems.push(`${name}: no success status`);
-    for (const c of success) if (c !== "204" && !op.responses[c].content) problems.push(`${name}: ${c} without a body schema`);
+    for (const c of success)
+      if (c !== "204" && !op.responses[c].content) problems.push(`${name}: ${c} without a body schema`);
     if (op.security?.length && !codes.includes("401")) problems.push(`${name}: secured but no 401`);
     for (const m of path.matchAll(/\{([^}]+)\}/g)) {
-      if (!(op.parameters ?? []).some((p: any) => p.in === "path" && p.name === m[1] && p.required)) problems.push(`${name}: path parameter ${m[1]} not declared`);
+      if (!(op.parameters ?? []).some((p: any) => p.in === "path" && p.name === m[1] && p.required))
+        problems.push(`${name}: path parameter ${m[1]} not declared`);
     }
     if (path.includes("*") || path.includes(":")) problems.push(`${name}: not in OpenAPI path form`);
   }
@@ -79,7 +86,9 @@ describe("the OpenAPI document", () => {
   test("passes Redocly's recommended lint with zero errors", async () => {
     const config = await createConfig({ extends: ["recommended"] });
     const problems = await lintFromString({ source: JSON.stringify(doc), absoluteRef: "openapi.json", config });
-    const errors = problems.filter((p) => p.severity === "error").map((p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`);
+    const errors = problems
+      .filter((p) => p.severity === "error")
+      .map((p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`);
     expect(errors).toEqual([]);
     // The only warnings: routes that cannot answer a 4xx (health, the model list), compact's lone
     // 501, and no license (the project has not published one).
@@ -94,48 +103,82 @@ describe("the OpenAPI document", () => {
   test("a route added without its answers or its security is caught", () => {
     const routes: DocRoute[] = [
       { method: "GET", path: "/v1/admin/things", hooks: { detail: { security: AUTH.admin, summary: "List things" } } },
-      { method: "POST", path: "/v1/things/:thing_id", hooks: { body: Type.Object({ a: Type.String() }), detail: { summary: "Make a thing", responses: created(Type.Object({})) } } },
+      {
+        method: "POST",
+        path: "/v1/things/:thing_id",
+        hooks: {
+          body: Type.Object({ a: Type.String() }),
+          detail: { summary: "Make a thing", responses: created(Type.Object({})) },
+        },
+      },
     ];
-    expect(documentationProblems(buildOpenApiDocument(routes, { title: "t", version: "1", description: "d" }))).toEqual([
-      "GET /v1/admin/things: no detail.responses (see src/http/openapi/describe.ts)",
-      "GET /v1/admin/things: 200 without a body schema",
-      "POST /v1/things/{thing_id}: no detail.security (see src/http/security.ts)",
-    ]);
+    expect(documentationProblems(buildOpenApiDocument(routes, { title: "t", version: "1", description: "d" }))).toEqual(
+      [
+        "GET /v1/admin/things: no detail.responses (see src/http/openapi/describe.ts)",
+        "GET /v1/admin/things: 200 without a body schema",
+        "POST /v1/things/{thing_id}: no detail.security (see src/http/security.ts)",
+      ],
+    );
   });
 
   test("the error answers are the specification's three shapes, defined once and referenced", () => {
     const { schemas, responses } = doc.components;
-    expect(Object.keys(schemas)).toEqual(expect.arrayContaining(["StructuredError", "CompatibleError", "ValidationError"]));
-    expect(responses.ValidationFailed.content["application/json"].schema.anyOf).toContainEqual({ $ref: "#/components/schemas/ValidationError" });
-    expect(responses.NotFound.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/CompatibleError" });
-    expect(responses.Unauthorized.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/StructuredError" });
+    expect(Object.keys(schemas)).toEqual(
+      expect.arrayContaining(["StructuredError", "CompatibleError", "ValidationError"]),
+    );
+    expect(responses.ValidationFailed.content["application/json"].schema.anyOf).toContainEqual({
+      $ref: "#/components/schemas/ValidationError",
+    });
+    expect(responses.NotFound.content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/CompatibleError",
+    });
+    expect(responses.Unauthorized.content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/StructuredError",
+    });
     const chat = doc.paths["/v1/chat/completions"].post;
     expect(chat.responses["422"]).toEqual({ $ref: "#/components/responses/ValidationFailed" });
     expect(chat.responses["402"]).toEqual({ $ref: "#/components/responses/PaymentRequired" });
     expect(chat.security).toEqual([{ apiKey: [] }]);
     expect(Object.keys(chat.responses["200"].content)).toEqual(["application/json", "text/event-stream"]);
-    expect(Object.keys(chat.responses["200"].headers)).toEqual(expect.arrayContaining(["X-Request-Id", "X-RateLimit-Remaining", "X-Cost-KRW", "X-Policy-Decision"]));
+    expect(Object.keys(chat.responses["200"].headers)).toEqual(
+      expect.arrayContaining(["X-Request-Id", "X-RateLimit-Remaining", "X-Cost-KRW", "X-Policy-Decision"]),
+    );
     expect(doc.components.headers["X-Cost-KRW"].schema).toEqual({ type: "string" });
-    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(["adminToken", "apiKey", "dashboardJwt", "managementKey", "xApiKey"]);
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual([
+      "adminToken",
+      "apiKey",
+      "dashboardJwt",
+      "managementKey",
+      "xApiKey",
+    ]);
   });
 
   test("real success statuses: 201 creates, 202 video submit, 200/206 content, 501 compact", () => {
-    const codes = (path: string, method: string) => Object.keys(doc.paths[path][method].responses).filter((c) => /^[25]/.test(c) && c !== "503");
+    const codes = (path: string, method: string) =>
+      Object.keys(doc.paths[path][method].responses).filter((c) => /^[25]/.test(c) && c !== "503");
     expect(codes("/v1/auth/signup", "post")).toEqual(["201"]);
     expect(codes("/v1/keys", "post")).toEqual(["201"]);
     expect(codes("/v1/video/generations", "post")).toEqual(["202", "502"]);
     expect(codes("/v1/jobs/{job_id}/content", "get")).toEqual(["200", "206"]);
     expect(codes("/v1/responses/compact", "post")).toEqual(["501"]);
-    expect(doc.paths["/v1/keys"].post.responses["201"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/ApiKey" });
-    expect(doc.paths["/v1/stats/models"].get.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/ModelsStats" });
-    expect(Object.keys(doc.paths["/v1/video/generations"].post.responses["202"].headers)).toEqual(expect.arrayContaining(["Location", "Idempotent-Replayed"]));
+    expect(doc.paths["/v1/keys"].post.responses["201"].content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/ApiKey",
+    });
+    expect(doc.paths["/v1/stats/models"].get.responses["200"].content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/ModelsStats",
+    });
+    expect(Object.keys(doc.paths["/v1/video/generations"].post.responses["202"].headers)).toEqual(
+      expect.arrayContaining(["Location", "Idempotent-Replayed"]),
+    );
   });
 
   test("GET /v1/models/{id} is documented, and ids with a slash work raw and encoded", async () => {
     const op = doc.paths["/v1/models/{id}"]?.get;
     expect(op?.parameters).toContainEqual(expect.objectContaining({ name: "id", in: "path", required: true }));
     expect(op.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Model" });
-    const slashed = ((await g.call("GET", "/v1/models")).body.data as any[]).find((m) => m.vendor_id?.includes("/"))?.vendor_id ?? "openai/gpt-4o-mini";
+    const slashed =
+      ((await g.call("GET", "/v1/models")).body.data as any[]).find((m) => m.vendor_id?.includes("/"))?.vendor_id ??
+      "openai/gpt-4o-mini";
     for (const path of [`/v1/models/${slashed}`, `/v1/models/${encodeURIComponent(slashed)}`]) {
       const r = await g.call("GET", path);
       expect([path, r.status]).toEqual([path, 200]);
@@ -163,9 +206,14 @@ async function observedSuccesses(): Promise<Map<string, Set<string>>> {
 function answerMismatch(method: string, path: string, status: number, body: unknown): string | null {
   const pattern = (p: string) => new RegExp(`^${p.replace(/:[^/]+/g, "[^/]+").replace(/\*/g, ".+")}$`);
   const route = g.gw.app.routes.find((r: any) => r.method === method && pattern(r.path).test(path)) as any;
-  const declared = route?.hooks?.detail?.responses?.[status] ?? (status === 200 ? { content: { "application/json": { schema: route?.hooks?.response?.[200] } } } : undefined);
+  const declared =
+    route?.hooks?.detail?.responses?.[status] ??
+    (status === 200 ? { content: { "application/json": { schema: route?.hooks?.response?.[200] } } } : undefined);
   const schema = declared?.content?.["application/json"]?.schema;
-  if (!schema) return typeof body === "object" && body !== null ? `${method} ${path}: ${status} has no documented JSON schema` : null;
+  if (!schema)
+    return typeof body === "object" && body !== null
+      ? `${method} ${path}: ${status} has no documented JSON schema`
+      : null;
   if (Value.Check(schema, body)) return null;
   const first = Value.Errors(schema, body).First();
   return `${method} ${path} ${status}: ${first?.path || "/"} ${first?.message}`;
@@ -205,12 +253,24 @@ describe("the statuses the gateway sends are the documented ones", () => {
     await expectOk("GET", "/v1/admin/settings", admin);
     await expectOk("PATCH", "/v1/admin/settings", { ...admin, body: {} });
     const org = await expectOk("POST", "/v1/admin/orgs", { ...admin, body: { name: "tour", owner_user_id: user.id } });
-    await expectOk("POST", `/v1/admin/orgs/${org.org_id}/members`, { ...admin, body: { user_id: user.id, role: "owner" } });
+    await expectOk("POST", `/v1/admin/orgs/${org.org_id}/members`, {
+      ...admin,
+      body: { user_id: user.id, role: "owner" },
+    });
     await expectOk("GET", "/v1/admin/orgs", admin);
     await expectOk("POST", `/v1/admin/users/${user.id}/delegated-keys`, { ...admin, body: {} });
-    await expectOk("POST", `/v1/admin/users/${user.id}/byok-keys`, { ...admin, body: { provider: "openai", provider_api_key: "sk-test" } });
-    const policy = await expectOk("POST", "/v1/routing-policies", { ...jwt, body: { slug: "tour", display_name: "t", policy_type: "fallback", entries: [{ model: "gpt-4o-mini" }] } });
-    await expectOk("POST", "/v1/routing-policies/validate", { ...jwt, body: { slug: "tour2", display_name: "t", policy_type: "fallback", entries: [{ model: "gpt-4o-mini" }] } });
+    await expectOk("POST", `/v1/admin/users/${user.id}/byok-keys`, {
+      ...admin,
+      body: { provider: "openai", provider_api_key: "sk-test" },
+    });
+    const policy = await expectOk("POST", "/v1/routing-policies", {
+      ...jwt,
+      body: { slug: "tour", display_name: "t", policy_type: "fallback", entries: [{ model: "gpt-4o-mini" }] },
+    });
+    await expectOk("POST", "/v1/routing-policies/validate", {
+      ...jwt,
+      body: { slug: "tour2", display_name: "t", policy_type: "fallback", entries: [{ model: "gpt-4o-mini" }] },
+    });
     await expectOk("GET", "/v1/routing-policies", jwt);
     await expectOk("GET", `/v1/routing-policies/${policy.id}`, jwt);
     await expectOk("GET", `/v1/routing-policies/${policy.id}/decisions`, jwt);
@@ -219,9 +279,18 @@ describe("the statuses the gateway sends are the documented ones", () => {
     const api = { token: key.key };
     await expectOk("GET", "/v1/models", api);
     await expectOk("GET", "/v1/models/gpt-4o-mini", api);
-    await expectOk("POST", "/v1/chat/completions", { ...api, body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }], max_tokens: 5 } });
-    await expectOk("POST", "/v1/embeddings", { ...api, body: { model: "text-embedding-3-small", input: ["hi", "there"] } });
-    await expectOk("POST", "/v1/embeddings", { ...api, body: { model: "gemini-embedding-001", input: "hi", encoding_format: "base64" } });
+    await expectOk("POST", "/v1/chat/completions", {
+      ...api,
+      body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }], max_tokens: 5 },
+    });
+    await expectOk("POST", "/v1/embeddings", {
+      ...api,
+      body: { model: "text-embedding-3-small", input: ["hi", "there"] },
+    });
+    await expectOk("POST", "/v1/embeddings", {
+      ...api,
+      body: { model: "gemini-embedding-001", input: "hi", encoding_format: "base64" },
+    });
     const resp = await expectOk("POST", "/v1/responses", { ...api, body: { model: "gpt-4o-mini", input: "hi" } });
     await g.gw.settlements.quiesce();
     await expectOk("POST", `/v1/responses/${resp.id}/feedback`, { ...jwt, body: { rating: "up" } });
@@ -229,7 +298,10 @@ describe("the statuses the gateway sends are the documented ones", () => {
     await expectOk("GET", `/v1/jobs/${job.job_id}`, api);
     await expectOk("GET", "/v1/video/jobs", jwt);
     await expectOk("POST", `/v1/jobs/${job.job_id}/cancel`, api);
-    const reader = await expectOk("POST", "/v1/keys", { ...jwt, body: { name: "tour reader", scopes: ["usage:read"] } });
+    const reader = await expectOk("POST", "/v1/keys", {
+      ...jwt,
+      body: { name: "tour reader", scopes: ["usage:read"] },
+    });
     await expectOk("GET", "/v1/usage/report", { token: reader.key });
     const call = (await expectOk("GET", "/v1/activity", jwt)).data[0].request_id;
     await expectOk("GET", "/v1/activity", { token: reader.key });
@@ -287,7 +359,10 @@ describe("the reference page", () => {
     expect(plain.headers.get("content-encoding")).toBeNull();
     const size = (await plain.arrayBuffer()).byteLength;
     expect(zipped).toBeLessThan(size / 2);
-    for (const p of ["/docs/assets/swagger-ui-0.0.1/swagger-ui-bundle.js", js.replace("swagger-ui-bundle.js", "nope.js")]) {
+    for (const p of [
+      "/docs/assets/swagger-ui-0.0.1/swagger-ui-bundle.js",
+      js.replace("swagger-ui-bundle.js", "nope.js"),
+    ]) {
       const r = await g.call("GET", p);
       expect([p, r.status]).toEqual([p, 404]);
     }
@@ -364,7 +439,12 @@ ${calls}
       const r = typecheck(client(`  ${line}`));
       expect([line, r.ok]).toEqual([line, false]);
       // The error is on the call's own line (5), not a broken setup.
-      expect(r.output.trim().split("\n").every((l) => l.includes("client.ts(5,") || l.startsWith(" "))).toBe(true);
+      expect(
+        r.output
+          .trim()
+          .split("\n")
+          .every((l) => l.includes("client.ts(5,") || l.startsWith(" ")),
+      ).toBe(true);
     }
   });
 });

@@ -72,7 +72,9 @@ export async function upload(baseUrl: string, plan: UploadPlan): Promise<UploadR
 
   const head = [`POST ${plan.path} HTTP/1.1`, `host: ${hostname}:${port}`, "content-type: application/json"];
   for (const [k, v] of Object.entries(plan.headers ?? {})) head.push(`${k}: ${v}`);
-  head.push(plan.framing === "chunked" ? "transfer-encoding: chunked" : `content-length: ${plan.framing.contentLength}`);
+  head.push(
+    plan.framing === "chunked" ? "transfer-encoding: chunked" : `content-length: ${plan.framing.contentLength}`,
+  );
   sock.write(head.join("\r\n") + "\r\n\r\n");
 
   const prefix = Buffer.from(plan.prefix ?? "");
@@ -80,8 +82,10 @@ export async function upload(baseUrl: string, plan: UploadPlan): Promise<UploadR
     // The prefix first (possibly over several writes), then filler.
     let data: Buffer = prefix.subarray(Math.min(sent, prefix.length), Math.min(sent + n, prefix.length));
     if (data.length < n) data = Buffer.concat([data, filler.subarray(0, n - data.length)]);
-    const frame = plan.framing === "chunked" ? [Buffer.from(`${data.length.toString(16)}\r\n`), data, Buffer.from("\r\n")] : [data];
-    for (const f of frame) if (!sock.write(f)) await Promise.race([new Promise((r) => sock.once("drain", r)), answered]);
+    const frame =
+      plan.framing === "chunked" ? [Buffer.from(`${data.length.toString(16)}\r\n`), data, Buffer.from("\r\n")] : [data];
+    for (const f of frame)
+      if (!sock.write(f)) await Promise.race([new Promise((r) => sock.once("drain", r)), answered]);
     sent += data.length;
   };
   const deadline = started + (plan.timeoutMs ?? 15_000);
@@ -101,7 +105,13 @@ export async function upload(baseUrl: string, plan: UploadPlan): Promise<UploadR
   sock.destroy();
 
   const parsed = parse(raw);
-  return { ...parsed, sentBeforeAnswer: answeredAt === null ? sent : sentBeforeAnswer, answeredAfterMs: answeredAt === null ? null : answeredAt - started, closedByServer: closed, closedAfterMs: closedAt === null ? null : closedAt - started };
+  return {
+    ...parsed,
+    sentBeforeAnswer: answeredAt === null ? sent : sentBeforeAnswer,
+    answeredAfterMs: answeredAt === null ? null : answeredAt - started,
+    closedByServer: closed,
+    closedAfterMs: closedAt === null ? null : closedAt - started,
+  };
 }
 
 /** True once the first response's head and its Content-Length of body are in. */
@@ -116,7 +126,9 @@ function parse(raw: string): { status: number | null; body: any; headers: Record
   const end = raw.indexOf("\r\n\r\n");
   if (end < 0) return { status: null, body: null, headers: {} };
   const [line, ...lines] = raw.slice(0, end).split("\r\n");
-  const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]));
+  const headers = Object.fromEntries(
+    lines.map((l) => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]),
+  );
   const len = Number(headers["content-length"] ?? 0);
   const text = Buffer.from(raw.slice(end + 4, end + 4 + len), "latin1").toString("utf8");
   let body: any = text;

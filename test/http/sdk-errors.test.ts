@@ -83,8 +83,17 @@ describe("the openai SDK shows our errors", () => {
     // The raw body keeps the specification's structured shape beside OpenAI's object.
     const raw = await chat(gw(), key.key, { model: "gpt-4o-mini", messages: user("hi") });
     expect(raw.body).toEqual({
-      detail: { error: "insufficient_credits", message: ERROR_CODES.insufficient_credits.message, action: { type: "topup", path: "/billing" } },
-      error: { message: ERROR_CODES.insufficient_credits.message, type: "insufficient_quota", code: "insufficient_credits", param: null },
+      detail: {
+        error: "insufficient_credits",
+        message: ERROR_CODES.insufficient_credits.message,
+        action: { type: "topup", path: "/billing" },
+      },
+      error: {
+        message: ERROR_CODES.insufficient_credits.message,
+        type: "insufficient_quota",
+        code: "insufficient_credits",
+        param: null,
+      },
     });
   });
 
@@ -118,7 +127,9 @@ describe("the openai SDK shows our errors", () => {
 
   test("429 all upstreams rate-limited", async () => {
     const { sdk: c } = await tenant(gw(), 100);
-    const e = await thrown(() => c.chat.completions.create({ model: "gpt-4o-mini", messages: user("busy [sim:fail=429]") }));
+    const e = await thrown(() =>
+      c.chat.completions.create({ model: "gpt-4o-mini", messages: user("busy [sim:fail=429]") }),
+    );
     expect(e).toBeInstanceOf(OpenAI.RateLimitError);
     expect(e.code).toBe("upstream_rate_limited");
     expect(e.type).toBe("rate_limit_error");
@@ -127,37 +138,67 @@ describe("the openai SDK shows our errors", () => {
 
   test("422 validation: Korean by default, English with Accept-Language en", async () => {
     const { sdk: c, key } = await tenant(gw(), 100);
-    const e = await thrown(() => c.chat.completions.create({ model: "gpt-4o-mini", messages: user("hi"), temperature: 5 }));
+    const e = await thrown(() =>
+      c.chat.completions.create({ model: "gpt-4o-mini", messages: user("hi"), temperature: 5 }),
+    );
     expect(e).toBeInstanceOf(OpenAI.UnprocessableEntityError);
     expect(e.status).toBe(422);
     expect(e.code).toBe("validation_error");
     expect(e.type).toBe("invalid_request_error");
     expect(e.param).toBe("temperature");
     expect(e.message).toContain("body.temperature: 2 이하여야 합니다.");
-    const en = await thrown(() => english(c).chat.completions.create({ model: "gpt-4o-mini", messages: user("hi"), temperature: 5 }));
+    const en = await thrown(() =>
+      english(c).chat.completions.create({ model: "gpt-4o-mini", messages: user("hi"), temperature: 5 }),
+    );
     expect(en.message).toContain("body.temperature: Expected number to be less or equal to 2");
     expect(HANGUL.test(en.message)).toBe(false);
     // The raw body keeps the specification's validation list.
     const raw = await chat(gw(), key.key, { model: "gpt-4o-mini", messages: user("hi"), temperature: 5 });
     expect(raw.status).toBe(422);
-    expect(raw.body.detail).toEqual([{ loc: ["body", "temperature"], msg: "2 이하여야 합니다.", type: "NumberMaximum" }]);
-    const rawEn = await chat(gw(), key.key, { model: "gpt-4o-mini", messages: user("hi"), temperature: 5 }, { "accept-language": "en" });
-    expect(rawEn.body.detail).toEqual([{ loc: ["body", "temperature"], msg: "Expected number to be less or equal to 2", type: "NumberMaximum" }]);
+    expect(raw.body.detail).toEqual([
+      { loc: ["body", "temperature"], msg: "2 이하여야 합니다.", type: "NumberMaximum" },
+    ]);
+    const rawEn = await chat(
+      gw(),
+      key.key,
+      { model: "gpt-4o-mini", messages: user("hi"), temperature: 5 },
+      { "accept-language": "en" },
+    );
+    expect(rawEn.body.detail).toEqual([
+      { loc: ["body", "temperature"], msg: "Expected number to be less or equal to 2", type: "NumberMaximum" },
+    ]);
   });
 
   test("422 with a nested field names it as OpenAI's param path; its msg is Korean too", async () => {
     const { key } = await tenant(gw(), 100);
-    const r = await chat(gw(), key.key, { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }, { role: "user", content: 5 }] });
+    const r = await chat(gw(), key.key, {
+      model: "gpt-4o-mini",
+      messages: [
+        { role: "user", content: "hi" },
+        { role: "user", content: 5 },
+      ],
+    });
     expect(r.status).toBe(422);
     const first = r.body.detail[0];
     expect(HANGUL.test(first.msg)).toBe(true);
-    expect(r.body.error.param).toBe(first.loc.slice(1).reduce((s: string, p: string | number) => (typeof p === "number" ? `${s}[${p}]` : s ? `${s}.${p}` : p), ""));
+    expect(r.body.error.param).toBe(
+      first.loc
+        .slice(1)
+        .reduce((s: string, p: string | number) => (typeof p === "number" ? `${s}[${p}]` : s ? `${s}.${p}` : p), ""),
+    );
     expect(r.body.error.param).toMatch(/^messages\[1\]/);
   });
 
   test("422 msgs are Korean for the usual schema failures, TypeBox's English with en", async () => {
     const { key } = await tenant(gw(), 100);
-    const body = { model: "gpt-4o-mini", messages: [{ role: "robot", content: "x" }], max_tokens: "many", trace_id: "t".repeat(200), top_p: -1, stream: "yes" };
+    const body = {
+      model: "gpt-4o-mini",
+      messages: [{ role: "robot", content: "x" }],
+      max_tokens: "many",
+      trace_id: "t".repeat(200),
+      top_p: -1,
+      stream: "yes",
+    };
     const ko = await chat(gw(), key.key, body);
     expect(ko.status).toBe(422);
     expect(ko.body.detail.length).toBeGreaterThanOrEqual(4);
@@ -179,7 +220,9 @@ describe("the openai SDK shows our errors", () => {
     expect(e.code).toBe("payload_too_large");
     expect(e.type).toBe("payload_too_large");
     expect(e.message).toBe("413 요청 본문이 허용된 크기를 초과했습니다.");
-    const en = await thrown(() => english(c).chat.completions.create({ model: "gpt-4o-mini", messages: user("x".repeat(8000)) }));
+    const en = await thrown(() =>
+      english(c).chat.completions.create({ model: "gpt-4o-mini", messages: user("x".repeat(8000)) }),
+    );
     expect(en.message).toBe("413 The request body exceeds the allowed size.");
     expect(en.param).toBeNull();
   });
@@ -192,7 +235,9 @@ describe("the openai SDK shows our errors", () => {
     expect(e.type).toBe("invalid_request_error");
     expect(e.message).toContain("'no-such-model-xyz'");
     expect(HANGUL.test(e.message)).toBe(true);
-    const en = await thrown(() => english(c).chat.completions.create({ model: "no-such-model-xyz", messages: user("hi") }));
+    const en = await thrown(() =>
+      english(c).chat.completions.create({ model: "no-such-model-xyz", messages: user("hi") }),
+    );
     expect(en.message).toContain("The model is not supported: 'no-such-model-xyz'.");
     const nf = await thrown(() => c.models.retrieve("no-such-model-xyz"));
     expect(nf).toBeInstanceOf(OpenAI.NotFoundError);
@@ -205,23 +250,36 @@ describe("the openai SDK shows our errors", () => {
 
   test("502 upstream failure, with the upstream summary in the request's language", async () => {
     const { sdk: c, key } = await tenant(gw(), 100);
-    const e = await thrown(() => c.chat.completions.create({ model: "gpt-4o-mini", messages: user("reject me [sim:fail=400]") }));
+    const e = await thrown(() =>
+      c.chat.completions.create({ model: "gpt-4o-mini", messages: user("reject me [sim:fail=400]") }),
+    );
     expect(e).toBeInstanceOf(OpenAI.InternalServerError);
     expect(e.status).toBe(502);
     expect(e.code).toBe("upstream_request_rejected");
     expect(e.type).toBe("server_error");
     expect(e.message).toBe(`502 ${ERROR_CODES.upstream_request_rejected.message}`);
     const raw = await chat(gw(), key.key, { model: "gpt-4o-mini", messages: user("reject me [sim:fail=400]") });
-    expect(raw.body.detail).toMatchObject({ error: "upstream_request_rejected", retryable: false, upstream: { status: 400, reason: "invalid_request" } });
+    expect(raw.body.detail).toMatchObject({
+      error: "upstream_request_rejected",
+      retryable: false,
+      upstream: { status: 400, reason: "invalid_request" },
+    });
     expect(HANGUL.test(raw.body.detail.upstream.detail)).toBe(true);
-    const rawEn = await chat(gw(), key.key, { model: "gpt-4o-mini", messages: user("reject me [sim:fail=400]") }, { "accept-language": "en" });
+    const rawEn = await chat(
+      gw(),
+      key.key,
+      { model: "gpt-4o-mini", messages: user("reject me [sim:fail=400]") },
+      { "accept-language": "en" },
+    );
     expect(rawEn.body.detail.message).toBe(ERROR_MESSAGES_EN.upstream_request_rejected!);
     expect(rawEn.body.detail.upstream.detail).toBe("The provider did not accept the request's format or parameters.");
   });
 
   test("502 upstream unavailable after retries", async () => {
     const { sdk: c } = await tenant(gw(), 100);
-    const e = await thrown(() => english(c).chat.completions.create({ model: "gpt-4o-mini", messages: user("down [sim:fail=503]") }));
+    const e = await thrown(() =>
+      english(c).chat.completions.create({ model: "gpt-4o-mini", messages: user("down [sim:fail=503]") }),
+    );
     expect(e.status).toBe(502);
     expect(e.code).toBe("upstream_unavailable");
     expect(e.message).toBe(`502 ${ERROR_MESSAGES_EN.upstream_unavailable}`);
@@ -230,7 +288,11 @@ describe("the openai SDK shows our errors", () => {
   test("a mid-stream failure surfaces through the SDK's stream iterator with our message and code", async () => {
     const { sdk: c, key } = await tenant(gw(), 100);
     const read = async (client: OpenAI) => {
-      const s = await client.chat.completions.create({ model: "gpt-4o-mini", stream: true, messages: user("sdk drop [sim:tokens=200] [sim:drop=2]") });
+      const s = await client.chat.completions.create({
+        model: "gpt-4o-mini",
+        stream: true,
+        messages: user("sdk drop [sim:tokens=200] [sim:drop=2]"),
+      });
       let text = "";
       const err = await (async () => {
         for await (const ch of s) text += ch.choices[0]?.delta?.content ?? "";
@@ -248,14 +310,26 @@ describe("the openai SDK shows our errors", () => {
     expect(en.err.code).toBe("upstream_error");
     expect(en.err.message).toBe("The provider's response stream broke off.");
     // The raw event keeps the specification's {code, message, partial}.
-    const res = await chatFetch(gw(), key.key, { model: "gpt-4o-mini", stream: true, messages: user("raw drop [sim:tokens=200] [sim:drop=2]") });
+    const res = await chatFetch(gw(), key.key, {
+      model: "gpt-4o-mini",
+      stream: true,
+      messages: user("raw drop [sim:tokens=200] [sim:drop=2]"),
+    });
     const events = parseSse(await res.text()).filter((e) => e.data !== null);
-    expect(events.at(-2)!.json.error).toMatchObject({ code: "upstream_error", message: "제공자의 응답 스트림이 중간에 끊겼습니다.", partial: expect.any(String) });
+    expect(events.at(-2)!.json.error).toMatchObject({
+      code: "upstream_error",
+      message: "제공자의 응답 스트림이 중간에 끊겼습니다.",
+      partial: expect.any(String),
+    });
   });
 
   test("a mid-stream failure of a Responses stream surfaces through the SDK too", async () => {
     const { sdk: c } = await tenant(gw(), 100);
-    const s = await english(c).responses.create({ model: "gpt-4o-mini", stream: true, input: "responses drop [sim:tokens=200] [sim:drop=2]" });
+    const s = await english(c).responses.create({
+      model: "gpt-4o-mini",
+      stream: true,
+      input: "responses drop [sim:tokens=200] [sim:drop=2]",
+    });
     const err: any = await (async () => {
       for await (const _ of s) void _;
     })().catch((e) => e);
@@ -281,6 +355,10 @@ describe("the openai SDK shows our rate limit", () => {
     expect(e.message).toBe(`429 ${ERROR_CODES.rate_limited.message}`);
     expect(Number(e.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
     const raw = await chat(gw(), key.key, { model: "gpt-4o-mini", messages: user("rate me") });
-    expect(raw.body.detail).toEqual({ error: "rate_limited", message: ERROR_CODES.rate_limited.message, retryable: true });
+    expect(raw.body.detail).toEqual({
+      error: "rate_limited",
+      message: ERROR_CODES.rate_limited.message,
+      retryable: true,
+    });
   });
 });

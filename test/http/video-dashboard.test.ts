@@ -23,10 +23,18 @@ describe("video jobs for the dashboard", () => {
     other = await fastUser(g, { creditKrw: 1000 });
     a = (await g.newKey(u)).key;
     b = (await g.newKey(u)).key;
-    const done = await submit(g, a, { model: "veo-3", duration_seconds: 3, prompt: "a finished boat [sim:video_ms=50]" });
+    const done = await submit(g, a, {
+      model: "veo-3",
+      duration_seconds: 3,
+      prompt: "a finished boat [sim:video_ms=50]",
+    });
     ids.push(done.body.job_id);
     expect((await waitJob(g, a, done.body.job_id)).status).toBe("succeeded");
-    const slow = await submit(g, b, { model: "veo-3", duration_seconds: 3, prompt: "a slow river [sim:video_ms=20000]" });
+    const slow = await submit(g, b, {
+      model: "veo-3",
+      duration_seconds: 3,
+      prompt: "a slow river [sim:video_ms=20000]",
+    });
     ids.push(slow.body.job_id);
   }, 60_000);
   afterAll(async () => {
@@ -38,7 +46,11 @@ describe("video jobs for the dashboard", () => {
     expect(r.status).toBe(200);
     expect(r.body.data.map((j: any) => j.job_id)).toEqual([...ids].reverse());
     const [slow, done] = r.body.data;
-    expect(slow).toMatchObject({ status: "processing", prompt: "a slow river [sim:video_ms=20000]", content_url: null });
+    expect(slow).toMatchObject({
+      status: "processing",
+      prompt: "a slow river [sim:video_ms=20000]",
+      content_url: null,
+    });
     expect(done).toMatchObject({ status: "succeeded", content_url: `/v1/video/jobs/${ids[0]}/content` });
     expect(done.cost.krw).toBeGreaterThan(0);
     const first = await g.call("GET", "/v1/video/jobs?limit=1", { token: u.jwt });
@@ -52,10 +64,14 @@ describe("video jobs for the dashboard", () => {
   });
 
   test("the stored result whole and by range; another account gets 404", async () => {
-    const whole = await fetch(`${g.url}/v1/video/jobs/${ids[0]}/content`, { headers: { authorization: `Bearer ${u.jwt}` } });
+    const whole = await fetch(`${g.url}/v1/video/jobs/${ids[0]}/content`, {
+      headers: { authorization: `Bearer ${u.jwt}` },
+    });
     expect(whole.status).toBe(200);
     const bytes = new Uint8Array(await whole.arrayBuffer());
-    const part = await fetch(`${g.url}/v1/video/jobs/${ids[0]}/content`, { headers: { authorization: `Bearer ${u.jwt}`, range: "bytes=10-99" } });
+    const part = await fetch(`${g.url}/v1/video/jobs/${ids[0]}/content`, {
+      headers: { authorization: `Bearer ${u.jwt}`, range: "bytes=10-99" },
+    });
     expect(part.status).toBe(206);
     expect(part.headers.get("content-range")).toBe(`bytes 10-99/${bytes.length}`);
     expect(new Uint8Array(await part.arrayBuffer())).toEqual(bytes.slice(10, 100));

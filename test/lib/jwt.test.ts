@@ -5,7 +5,8 @@ import { signJwt, verifyJwt } from "../../src/lib/jwt";
 const SECRET = "unit-test-secret-0123456789abcdef0123456789";
 const NOW = Date.UTC(2025, 0, 1);
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
-const sign = (h: string, b: string, secret = SECRET) => createHmac("sha256", secret).update(`${h}.${b}`).digest("base64url");
+const sign = (h: string, b: string, secret = SECRET) =>
+  createHmac("sha256", secret).update(`${h}.${b}`).digest("base64url");
 
 describe("jwt", () => {
   test("sign → verify round trip with HS256, iat and exp", () => {
@@ -28,7 +29,9 @@ describe("jwt", () => {
     const t = signJwt({ sub: "u" }, SECRET, 60, NOW);
     const [h, b, s] = t.split(".") as [string, string, string];
     expect(verifyJwt(t, "other-secret-0123456789abcdef0123456789", NOW)).toBeNull();
-    expect(verifyJwt(`${h}.${b64({ sub: "admin", iat: NOW / 1000, exp: NOW / 1000 + 60 })}.${s}`, SECRET, NOW)).toBeNull();
+    expect(
+      verifyJwt(`${h}.${b64({ sub: "admin", iat: NOW / 1000, exp: NOW / 1000 + 60 })}.${s}`, SECRET, NOW),
+    ).toBeNull();
     expect(verifyJwt(`${b64({ alg: "HS256", typ: "JWT", kid: "x" })}.${b}.${s}`, SECRET, NOW)).toBeNull();
     expect(verifyJwt(`${h}.${b}.`, SECRET, NOW)).toBeNull();
     expect(verifyJwt(`${h}.${b}`, SECRET, NOW)).toBeNull();
@@ -68,12 +71,18 @@ describe("jwt", () => {
 
   test("claims without a string sub or a numeric exp are refused; garbage never throws", () => {
     const h = b64({ alg: "HS256", typ: "JWT" });
-    for (const claims of [{ exp: NOW / 1000 + 60 }, { sub: 5, exp: NOW / 1000 + 60 }, { sub: "u" }, { sub: "u", exp: "later" }]) {
+    for (const claims of [
+      { exp: NOW / 1000 + 60 },
+      { sub: 5, exp: NOW / 1000 + 60 },
+      { sub: "u" },
+      { sub: "u", exp: "later" },
+    ]) {
       const b = b64(claims);
       expect(verifyJwt(`${h}.${b}.${sign(h, b)}`, SECRET, NOW)).toBeNull();
     }
     const notJson = Buffer.from("not json").toString("base64url");
     expect(verifyJwt(`${h}.${notJson}.${sign(h, notJson)}`, SECRET, NOW)).toBeNull();
-    for (const junk of ["", ".", "..", "a.b.c", "%%%.%%%.%%%", "eyJ.eyJ.eyJ"]) expect(verifyJwt(junk, SECRET, NOW)).toBeNull();
+    for (const junk of ["", ".", "..", "a.b.c", "%%%.%%%.%%%", "eyJ.eyJ.eyJ"])
+      expect(verifyJwt(junk, SECRET, NOW)).toBeNull();
   });
 });

@@ -59,7 +59,10 @@ describe("metrics registry", () => {
 
   test("a gauge set renders the rows its collector last put, replacing the earlier ones", () => {
     const g = new GaugeSet("jobs", "Jobs");
-    g.replace([{ labels: { family: "K-v3" }, value: 2 }, { labels: { family: "G" }, value: 1 }]);
+    g.replace([
+      { labels: { family: "K-v3" }, value: 2 },
+      { labels: { family: "G" }, value: 1 },
+    ]);
     expect(g.render().split("\n").slice(2)).toEqual(['jobs{family="K-v3"} 2', 'jobs{family="G"} 1']);
     g.replace([]);
     expect(g.render().split("\n")).toEqual(["# HELP jobs Jobs", "# TYPE jobs gauge"]);

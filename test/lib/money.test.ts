@@ -1,5 +1,15 @@
 import { describe, expect, test } from "bun:test";
-import { ceilDiv, fxToMilli, krwToMicro, microToKrw, microToKrwRounded, microToUsd, MIN_CHARGE_MICRO, tokenCostMicro, usdToMicros } from "../../src/lib/money";
+import {
+  ceilDiv,
+  fxToMilli,
+  krwToMicro,
+  microToKrw,
+  microToKrwRounded,
+  microToUsd,
+  MIN_CHARGE_MICRO,
+  tokenCostMicro,
+  usdToMicros,
+} from "../../src/lib/money";
 
 describe("money", () => {
   test("krwToMicro: integers, decimals, strings and bigints", () => {

@@ -18,34 +18,85 @@ function expectNothing(texts: string[]): void {
 
 describe("e-mail", () => {
   test("addresses are found whole", () => {
-    expectFound("EMAIL", ["hong.gildong@example.co.kr", "a+tag@sub.example.com", "user_1@test.io", "x-y%z@mail-server.kr"]);
+    expectFound("EMAIL", [
+      "hong.gildong@example.co.kr",
+      "a+tag@sub.example.com",
+      "user_1@test.io",
+      "x-y%z@mail-server.kr",
+    ]);
   });
   test("surrounding punctuation is not part of the address", () => {
     expect(found("write to kim@test.kr.")).toEqual([["EMAIL", "kim@test.kr"]]);
-    expect(found("<kim@test.kr>, (lee@test.kr)")).toEqual([["EMAIL", "kim@test.kr"], ["EMAIL", "lee@test.kr"]]);
+    expect(found("<kim@test.kr>, (lee@test.kr)")).toEqual([
+      ["EMAIL", "kim@test.kr"],
+      ["EMAIL", "lee@test.kr"],
+    ]);
     expect(found("메일kim@test.kr로")).toEqual([["EMAIL", "kim@test.kr"]]);
     expect(found("...kim@test.kr")).toEqual([["EMAIL", "kim@test.kr"]]);
   });
   test("things with an @ that are not addresses", () => {
-    expectNothing(["@handle said hi", "user@localhost", "npm i react@18.2.0", "pkg@1.2.3", "a@b.c", "a@-b.com", "a@b..com", "foo@", "@", "a@b.com@c.com"]);
+    expectNothing([
+      "@handle said hi",
+      "user@localhost",
+      "npm i react@18.2.0",
+      "pkg@1.2.3",
+      "a@b.c",
+      "a@-b.com",
+      "a@b..com",
+      "foo@",
+      "@",
+      "a@b.com@c.com",
+    ]);
   });
 });
 
 describe("phone numbers", () => {
   test("Korean mobile in every common spelling", () => {
-    expectFound("PHONE", ["010-1234-5678", "01012345678", "010 1234 5678", "010.1234.5678", "011-123-4567", "0161234567"]);
+    expectFound("PHONE", [
+      "010-1234-5678",
+      "01012345678",
+      "010 1234 5678",
+      "010.1234.5678",
+      "011-123-4567",
+      "0161234567",
+    ]);
   });
   test("Korean landlines and special prefixes", () => {
-    expectFound("PHONE", ["02-123-4567", "02-1234-5678", "031-123-4567", "064 712 3456", "(02) 123-4567", "(02)123-4567", "070-1234-5678", "080-123-4567", "0505-123-4567"]);
+    expectFound("PHONE", [
+      "02-123-4567",
+      "02-1234-5678",
+      "031-123-4567",
+      "064 712 3456",
+      "(02) 123-4567",
+      "(02)123-4567",
+      "070-1234-5678",
+      "080-123-4567",
+      "0505-123-4567",
+    ]);
   });
   test("international numbers with a +", () => {
-    expectFound("PHONE", ["+82 10-1234-5678", "+821012345678", "+82-2-123-4567", "+1 415 555 0100", "+44 20 7946 0958", "+1 (415) 555-0100", "+82 (0)10 1234 5678", "+33 1 23 45 67 89"]);
+    expectFound("PHONE", [
+      "+82 10-1234-5678",
+      "+821012345678",
+      "+82-2-123-4567",
+      "+1 415 555 0100",
+      "+44 20 7946 0958",
+      "+1 (415) 555-0100",
+      "+82 (0)10 1234 5678",
+      "+33 1 23 45 67 89",
+    ]);
   });
   test("Korean particles and punctuation do not stop a match", () => {
     expect(found("전화010-1234-5678로 주세요")).toEqual([["PHONE", "010-1234-5678"]]);
     expect(found("(010-1234-5678)")).toEqual([["PHONE", "010-1234-5678"]]);
-    expect(found("(01012345678), (02 123-4567")).toEqual([["PHONE", "01012345678"], ["PHONE", "02 123-4567"]]);
-    expect(found("010-1234-5678, 010-2345-6789")).toEqual([["PHONE", "010-1234-5678"], ["PHONE", "010-2345-6789"]]);
+    expect(found("(01012345678), (02 123-4567")).toEqual([
+      ["PHONE", "01012345678"],
+      ["PHONE", "02 123-4567"],
+    ]);
+    expect(found("010-1234-5678, 010-2345-6789")).toEqual([
+      ["PHONE", "010-1234-5678"],
+      ["PHONE", "010-2345-6789"],
+    ]);
   });
   test("a trailing count is not swallowed into an international number", () => {
     expect(found("+1 415 555 0100 2 times")).toEqual([["PHONE", "+1 415 555 0100"]]);
@@ -157,9 +208,12 @@ describe("numbers that are not PII", () => {
 
 describe("masking", () => {
   test("every kind in one text", () => {
-    const text = "Mail hong@example.com, call 010-1234-5678 or +1 415 555 0100, RRN 900101-1234567, card 4111 1111 1111 1111, passport M12345678.";
+    const text =
+      "Mail hong@example.com, call 010-1234-5678 or +1 415 555 0100, RRN 900101-1234567, card 4111 1111 1111 1111, passport M12345678.";
     const { text: masked, mapping } = maskPii(text);
-    expect(masked).toBe("Mail [EMAIL_1], call [PHONE_1] or [PHONE_2], RRN [RRN_1], card [CARD_1], passport [PASSPORT_1].");
+    expect(masked).toBe(
+      "Mail [EMAIL_1], call [PHONE_1] or [PHONE_2], RRN [RRN_1], card [CARD_1], passport [PASSPORT_1].",
+    );
     expect([...mapping]).toEqual([
       ["[EMAIL_1]", "hong@example.com"],
       ["[PHONE_1]", "010-1234-5678"],

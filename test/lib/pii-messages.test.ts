@@ -6,8 +6,18 @@ describe("maskMessages", () => {
   test("nothing found: the same array back and a null mapping", () => {
     const messages: ChatMessage[] = [
       { role: "system", content: "You are helpful. Today is 2024-01-15." },
-      { role: "user", content: [{ type: "text", text: "version 1.2.3.4?" }, { type: "image_url", image_url: { url: "https://x.kr/a.png" } }] },
-      { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: '{"n":1}' } }] },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "version 1.2.3.4?" },
+          { type: "image_url", image_url: { url: "https://x.kr/a.png" } },
+        ],
+      },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: '{"n":1}' } }],
+      },
     ];
     const r = maskMessages(messages);
     expect(r.messages).toBe(messages);
@@ -36,7 +46,11 @@ describe("maskMessages", () => {
     expect(r.messages[0]).toBe(plain);
     expect(r.messages[1]).toEqual({ role: "user", content: "I am [EMAIL_1], phone [PHONE_1].", name: "kim" });
     const parts = r.messages[2]!.content as Exclude<ChatMessage["content"], string | null>;
-    expect(parts[0]).toEqual({ type: "text", text: "Again: [EMAIL_1] / [EMAIL_2]", cache_control: { type: "ephemeral" } });
+    expect(parts[0]).toEqual({
+      type: "text",
+      text: "Again: [EMAIL_1] / [EMAIL_2]",
+      cache_control: { type: "ephemeral" },
+    });
     expect(parts[1]).toBe(image);
     expect(parts[2]).toBe((messages[2]!.content as typeof parts)[2]!);
     expect([...r.mapping!]).toEqual([
@@ -47,10 +61,23 @@ describe("maskMessages", () => {
   });
 
   test("tool-call arguments: string values masked, keys and numbers kept", () => {
-    const args = JSON.stringify({ to: "kim@test.kr", "lee@test.kr": "key stays", cc: ["x", "lee@test.kr"], card: 4111111111111111, nested: { phone: "+1 415 555 0100" } });
+    const args = JSON.stringify({
+      to: "kim@test.kr",
+      "lee@test.kr": "key stays",
+      cc: ["x", "lee@test.kr"],
+      card: 4111111111111111,
+      nested: { phone: "+1 415 555 0100" },
+    });
     const messages: ChatMessage[] = [
       { role: "user", content: "mail kim@test.kr" },
-      { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "send", arguments: args } }, { id: "c2", type: "function", function: { name: "noop", arguments: "{}" } }] },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          { id: "c1", type: "function", function: { name: "send", arguments: args } },
+          { id: "c2", type: "function", function: { name: "noop", arguments: "{}" } },
+        ],
+      },
       { role: "tool", tool_call_id: "c1", content: "sent to kim@test.kr" },
     ];
     const r = maskMessages(messages);
@@ -71,7 +98,13 @@ describe("maskMessages", () => {
 
   test("arguments PII only in keys or numbers: the message is left as it is", () => {
     const messages: ChatMessage[] = [
-      { role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: '{"kim@test.kr": 4111111111111111}' } }] },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          { id: "c", type: "function", function: { name: "f", arguments: '{"kim@test.kr": 4111111111111111}' } },
+        ],
+      },
     ];
     const r = maskMessages(messages);
     expect(r.messages).toBe(messages);
@@ -80,14 +113,24 @@ describe("maskMessages", () => {
 
   test("values after a JSON escape are found", () => {
     const args = JSON.stringify({ note: "call\n010-1234-5678\t(home)" }); // raw text: `call\n010-…`
-    const messages: ChatMessage[] = [{ role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: args } }] }];
+    const messages: ChatMessage[] = [
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: args } }],
+      },
+    ];
     const r = maskMessages(messages);
     expect(JSON.parse(r.messages[0]!.tool_calls![0]!.function.arguments)).toEqual({ note: "call\n[PHONE_1]\t(home)" });
   });
 
   test("arguments that are not JSON are masked as text", () => {
     const messages: ChatMessage[] = [
-      { role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: '{"to": "kim@test.kr"' } }] },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: '{"to": "kim@test.kr"' } }],
+      },
     ];
     const r = maskMessages(messages);
     expect(r.messages[0]!.tool_calls![0]!.function.arguments).toBe('{"to": "[EMAIL_1]"');
@@ -98,7 +141,9 @@ describe("maskMessages", () => {
     const answer = "Hello [EMAIL_1], noted [EMAIL_1].";
     for (let cut = 0; cut <= answer.length; cut++) {
       const u = piiMasking.streamUnmasker(mapping!);
-      expect(u.push(answer.slice(0, cut)) + u.push(answer.slice(cut)) + u.flush()).toBe("Hello kim@test.kr, noted kim@test.kr.");
+      expect(u.push(answer.slice(0, cut)) + u.push(answer.slice(cut)) + u.flush()).toBe(
+        "Hello kim@test.kr, noted kim@test.kr.",
+      );
     }
   });
 });

@@ -14,16 +14,49 @@ function rng(seed: number): () => number {
 }
 
 const PII = [
-  "hong.gildong@example.co.kr", "kim@test.kr", "a+b@mail.example.com",
-  "010-1234-5678", "01098765432", "010 2222 3333", "02-123-4567", "(031) 765-4321", "+82 10-1234-5678", "+1 415 555 0100", "+44 20 7946 0958",
-  "900101-1234567", "0002293123456",
-  "4111 1111 1111 1111", "5555-5555-5555-4444", "378282246310005",
-  "M12345678", "M123A4567",
+  "hong.gildong@example.co.kr",
+  "kim@test.kr",
+  "a+b@mail.example.com",
+  "010-1234-5678",
+  "01098765432",
+  "010 2222 3333",
+  "02-123-4567",
+  "(031) 765-4321",
+  "+82 10-1234-5678",
+  "+1 415 555 0100",
+  "+44 20 7946 0958",
+  "900101-1234567",
+  "0002293123456",
+  "4111 1111 1111 1111",
+  "5555-5555-5555-4444",
+  "378282246310005",
+  "M12345678",
+  "M123A4567",
 ];
 /** Text that must come through untouched, including brackets that look like the start of a placeholder. */
 const NOISE = [
-  "안녕하세요", "hello", "world.", "v1.2.3.4", "2024-01-15", "₩1,234,567", "192.168.0.1", "[link](https://x.kr)",
-  "[", "[E", "[EMAIL_", "[PHONE_9", "[CARD", "[x]", "a[b", "😀", "\n", "로", "(", ")", "[RRN_", "[[",
+  "안녕하세요",
+  "hello",
+  "world.",
+  "v1.2.3.4",
+  "2024-01-15",
+  "₩1,234,567",
+  "192.168.0.1",
+  "[link](https://x.kr)",
+  "[",
+  "[E",
+  "[EMAIL_",
+  "[PHONE_9",
+  "[CARD",
+  "[x]",
+  "a[b",
+  "😀",
+  "\n",
+  "로",
+  "(",
+  ")",
+  "[RRN_",
+  "[[",
 ];
 
 function randomText(r: () => number): string {
@@ -56,7 +89,10 @@ function stream(mapping: Map<string, string>, chunks: string[]): string {
 
 describe("unmask", () => {
   test("restores known placeholders and leaves everything else", () => {
-    const mapping = new Map([["[EMAIL_1]", "kim@test.kr"], ["[PHONE_1]", "010-1234-5678"]]);
+    const mapping = new Map([
+      ["[EMAIL_1]", "kim@test.kr"],
+      ["[PHONE_1]", "010-1234-5678"],
+    ]);
     expect(unmask("mail [EMAIL_1] or call [PHONE_1], not [PHONE_2] or [EMAIL_1", mapping)).toBe(
       "mail kim@test.kr or call 010-1234-5678, not [PHONE_2] or [EMAIL_1",
     );
@@ -66,8 +102,14 @@ describe("unmask", () => {
   });
 
   test("restoring inside JSON keeps it valid", () => {
-    const { text, mapping } = maskPii(JSON.stringify({ to: "kim@test.kr", phone: "+1 415 555 0100", note: 'say "hi"' }));
-    expect(JSON.parse(unmask(text, mapping))).toEqual({ to: "kim@test.kr", phone: "+1 415 555 0100", note: 'say "hi"' });
+    const { text, mapping } = maskPii(
+      JSON.stringify({ to: "kim@test.kr", phone: "+1 415 555 0100", note: 'say "hi"' }),
+    );
+    expect(JSON.parse(unmask(text, mapping))).toEqual({
+      to: "kim@test.kr",
+      phone: "+1 415 555 0100",
+      note: 'say "hi"',
+    });
   });
 
   test("round trip on random texts", () => {
@@ -81,7 +123,10 @@ describe("unmask", () => {
 });
 
 describe("PiiStreamUnmasker", () => {
-  const mapping = new Map([["[EMAIL_1]", "kim@test.kr"], ["[PHONE_12]", "010-1234-5678"]]);
+  const mapping = new Map([
+    ["[EMAIL_1]", "kim@test.kr"],
+    ["[PHONE_12]", "010-1234-5678"],
+  ]);
 
   test("holds back a split placeholder and nothing more", () => {
     const u = new PiiStreamUnmasker(mapping);

@@ -28,7 +28,12 @@ describe("SecretBox", () => {
       if (sealed[i] === ".") continue;
       const flipped = sealed.slice(0, i) + (sealed[i] === "A" ? "B" : "A") + sealed.slice(i + 1);
       // A flip in the last character of a base64url part may only touch its padding bits.
-      if (Buffer.from(flipped.slice(SEALED_PREFIX.length).replace(/\./g, ""), "base64url").equals(Buffer.from(sealed.slice(SEALED_PREFIX.length).replace(/\./g, ""), "base64url"))) continue;
+      if (
+        Buffer.from(flipped.slice(SEALED_PREFIX.length).replace(/\./g, ""), "base64url").equals(
+          Buffer.from(sealed.slice(SEALED_PREFIX.length).replace(/\./g, ""), "base64url"),
+        )
+      )
+        continue;
       expect(() => box.open(flipped, ctx)).toThrow(UnsealError);
     }
   });
@@ -39,7 +44,14 @@ describe("SecretBox", () => {
     expect(SecretBox.fromText(raw.toString("base64")).open(sealed, ctx)).toBe("x");
     expect(SecretBox.fromText(raw.toString("base64url")).open(sealed, ctx)).toBe("x");
     expect(SecretBox.fromText(` ${raw.toString("base64")}\n`).open(sealed, ctx)).toBe("x");
-    for (const bad of ["", "00", "0".repeat(63), Buffer.alloc(16).toString("base64"), Buffer.alloc(48, 0xff).toString("base64")]) expect(() => SecretBox.fromText(bad)).toThrow();
+    for (const bad of [
+      "",
+      "00",
+      "0".repeat(63),
+      Buffer.alloc(16).toString("base64"),
+      Buffer.alloc(48, 0xff).toString("base64"),
+    ])
+      expect(() => SecretBox.fromText(bad)).toThrow();
     const g = SecretBox.generateText();
     expect(Buffer.from(g, "base64").length).toBe(32);
     expect(SecretBox.fromText(g).open(SecretBox.fromText(g).seal("y", ctx), ctx)).toBe("y");

@@ -33,7 +33,7 @@ describe("SseDecoder framing", () => {
   });
 
   test("event + data framing (Anthropic style)", () => {
-    expect(decodeText("event: ping\ndata: {}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")).toEqual([
+    expect(decodeText('event: ping\ndata: {}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n')).toEqual([
       { event: "ping", data: "{}" },
       { event: "message_stop", data: '{"type":"message_stop"}' },
     ]);
@@ -61,7 +61,9 @@ describe("SseDecoder framing", () => {
 
   test("a leading BOM is dropped", () => {
     // The BOM (EF BB BF) split across chunks.
-    expect(decodeAll([new Uint8Array([0xef, 0xbb]), new Uint8Array([0xbf]), enc.encode("data: x\n\n")])).toEqual([{ data: "x" }]);
+    expect(decodeAll([new Uint8Array([0xef, 0xbb]), new Uint8Array([0xbf]), enc.encode("data: x\n\n")])).toEqual([
+      { data: "x" },
+    ]);
   });
 
   test("final event without a trailing blank line is dispatched at a clean end", () => {
@@ -75,9 +77,9 @@ describe("SseDecoder framing", () => {
   });
 
   test("CRLF split across chunks does not produce an extra blank line", () => {
-    expect(decodeAll([enc.encode("data: a\r"), enc.encode("\ndata: b\r"), enc.encode("\n\r"), enc.encode("\n")])).toEqual([
-      { data: "a\nb" },
-    ]);
+    expect(
+      decodeAll([enc.encode("data: a\r"), enc.encode("\ndata: b\r"), enc.encode("\n\r"), enc.encode("\n")]),
+    ).toEqual([{ data: "a\nb" }]);
   });
 
   test("multi-byte UTF-8 split inside a character", () => {
@@ -170,7 +172,8 @@ describe("fuzz: random events, random framing, random chunk splits", () => {
       if (r() < 0.2) s += `: comment ${randomString(r, 5, false)}${eol()}`;
       if (ev.event !== undefined) s += `event: ${ev.event}${eol()}`;
       if (ev.id !== undefined) s += `id:${ev.id}${eol()}`;
-      for (const line of ev.data.split("\n")) s += (r() < 0.5 ? `data: ${line}` : `data:${line.startsWith(" ") ? " " + line : line}`) + eol();
+      for (const line of ev.data.split("\n"))
+        s += (r() < 0.5 ? `data: ${line}` : `data:${line.startsWith(" ") ? " " + line : line}`) + eol();
       s += eol();
       if (r() < 0.1) s += eol(); // extra blank lines are harmless
     }

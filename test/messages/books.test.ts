@@ -23,7 +23,8 @@ for (const kind of await dbKinds()) {
 
     test("JSON, translated and relayed streams, a cut stream: one charge each, as reported", async () => {
       const { user, key } = await tenant(g, 1000);
-      const ask = (model: string, content: string, stream = false) => postMessages(g, key.key, { model, max_tokens: 200, stream, messages: [{ role: "user", content }] });
+      const ask = (model: string, content: string, stream = false) =>
+        postMessages(g, key.key, { model, max_tokens: 200, stream, messages: [{ role: "user", content }] });
       const reported = new Map<string, number>();
       for (const model of ["claude-haiku-4-5", "gpt-4o-mini", "gemini-2.5-flash"]) {
         const json = await ask(model, "count me [sim:tokens=150]");
@@ -43,7 +44,8 @@ for (const kind of await dbKinds()) {
       expect(b.events.every((e: any) => e.api === "messages")).toBe(true);
       expect(b.holds.every((h: any) => h.status === "settled")).toBe(true);
       const byId = new Map(b.events.map((e: any) => [e.request_id, e]));
-      for (const c of b.charges) expect(-BigInt(c.amount_micro)).toBe(BigInt((byId.get(c.request_id) as any).cost_micro));
+      for (const c of b.charges)
+        expect(-BigInt(c.amount_micro)).toBe(BigInt((byId.get(c.request_id) as any).cost_micro));
       // The relayed Claude stream's message id is the upstream's: its cost is checked by amount instead.
       const known = [...reported].filter(([id]) => byId.has(id));
       expect(known.length).toBeGreaterThanOrEqual(5);
@@ -56,9 +58,28 @@ for (const kind of await dbKinds()) {
 
     test("refused calls move nothing: no credit (402), a bad body (422)", async () => {
       const { user, key } = await tenant(g, 0);
-      expect((await postMessages(g, key.key, { model: "gpt-4o-mini", max_tokens: 10, messages: [{ role: "user", content: "hi" }] })).status).toBe(402);
-      expect((await postMessages(g, key.key, { model: "claude-haiku-4-5", max_tokens: 10, stream: true, messages: [{ role: "user", content: "hi" }] })).status).toBe(402);
-      expect((await postMessages(g, key.key, { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] })).status).toBe(422);
+      expect(
+        (
+          await postMessages(g, key.key, {
+            model: "gpt-4o-mini",
+            max_tokens: 10,
+            messages: [{ role: "user", content: "hi" }],
+          })
+        ).status,
+      ).toBe(402);
+      expect(
+        (
+          await postMessages(g, key.key, {
+            model: "claude-haiku-4-5",
+            max_tokens: 10,
+            stream: true,
+            messages: [{ role: "user", content: "hi" }],
+          })
+        ).status,
+      ).toBe(402);
+      expect(
+        (await postMessages(g, key.key, { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] })).status,
+      ).toBe(422);
       const b = await books(g, user.id);
       expect(b.charges).toEqual([]);
       expect(b.balance).toBe(0n);

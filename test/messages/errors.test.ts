@@ -19,7 +19,11 @@ afterAll(async () => {
   await g?.stop();
 });
 
-const ask = (content: string, model = "claude-haiku-4-5") => ({ model, max_tokens: 100, messages: [{ role: "user" as const, content }] });
+const ask = (content: string, model = "claude-haiku-4-5") => ({
+  model,
+  max_tokens: 100,
+  messages: [{ role: "user" as const, content }],
+});
 
 /** The error an SDK call throws (the call must fail). */
 async function failure(p: Promise<unknown>): Promise<any> {
@@ -43,14 +47,21 @@ async function untouched(userId: string, creditKrw: number) {
 
 describe("refusals before money moves", () => {
   test("401: a bad key, by x-api-key and by Bearer → AuthenticationError, authentication_error", async () => {
-    for (const sdk of [new Anthropic({ apiKey: "sk-gw-nope", baseURL: g.url, maxRetries: 0 }), new Anthropic({ authToken: "sk-gw-nope", apiKey: null, baseURL: g.url, maxRetries: 0 })]) {
+    for (const sdk of [
+      new Anthropic({ apiKey: "sk-gw-nope", baseURL: g.url, maxRetries: 0 }),
+      new Anthropic({ authToken: "sk-gw-nope", apiKey: null, baseURL: g.url, maxRetries: 0 }),
+    ]) {
       const e = await failure(sdk.messages.create(ask("hi")));
       expect(e).toBeInstanceOf(Anthropic.AuthenticationError);
       expect(e.status).toBe(401);
       expect(e.error).toMatchObject({ type: "error", error: { type: "authentication_error", code: "unauthorized" } });
       expect(e.error.error.message.length).toBeGreaterThan(0);
     }
-    const res = await fetch(g.url + "/v1/messages", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    const res = await fetch(g.url + "/v1/messages", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
     expect(res.status).toBe(401);
     expect(await res.json()).toMatchObject({ type: "error", error: { type: "authentication_error" } });
   });
@@ -93,10 +104,29 @@ describe("refusals before money moves", () => {
       [{ ...ask("hi"), messages: [] }, "messages"],
       [{ ...ask("hi"), messages: [{ role: "system", content: "x" }] }, "messages"],
       [{ ...ask("hi"), messages: [{ role: "user", content: [] }] }, "messages"],
-      [{ ...ask("hi"), messages: [{ role: "user", content: [{ type: "document", source: {} }] }] }, "messages.0.content.0.type"],
-      [{ ...ask("hi"), messages: [{ role: "user", content: [{ type: "image", source: { type: "file", file_id: "f" } }] }] }, "messages.0.content.0.source"],
-      [{ ...ask("hi"), tools: [{ name: "a", input_schema: { type: "object" } }], tool_choice: { type: "tool", name: "b" } }, "tool_choice.name"],
-      [{ ...ask("hi"), max_tokens: 2000, thinking: { type: "enabled", budget_tokens: 4000 } }, "thinking.budget_tokens"],
+      [
+        { ...ask("hi"), messages: [{ role: "user", content: [{ type: "document", source: {} }] }] },
+        "messages.0.content.0.type",
+      ],
+      [
+        {
+          ...ask("hi"),
+          messages: [{ role: "user", content: [{ type: "image", source: { type: "file", file_id: "f" } }] }],
+        },
+        "messages.0.content.0.source",
+      ],
+      [
+        {
+          ...ask("hi"),
+          tools: [{ name: "a", input_schema: { type: "object" } }],
+          tool_choice: { type: "tool", name: "b" },
+        },
+        "tool_choice.name",
+      ],
+      [
+        { ...ask("hi"), max_tokens: 2000, thinking: { type: "enabled", budget_tokens: 4000 } },
+        "thinking.budget_tokens",
+      ],
       [{ ...ask("hi"), thinking: { type: "enabled" } }, "thinking.budget_tokens"],
     ];
     for (const [body, field] of cases) {
@@ -106,7 +136,11 @@ describe("refusals before money moves", () => {
       expect(e.error.error.type).toBe("invalid_request_error");
       expect(e.error.error.message).toContain(field);
     }
-    const res = await fetch(g.url + "/v1/messages", { method: "POST", headers: { "x-api-key": key.key, "content-type": "application/json" }, body: "{not json" });
+    const res = await fetch(g.url + "/v1/messages", {
+      method: "POST",
+      headers: { "x-api-key": key.key, "content-type": "application/json" },
+      body: "{not json",
+    });
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
     await untouched(user.id, 100);
@@ -117,7 +151,10 @@ describe("refusals before money moves", () => {
     const res = await postMessages(g, key.key, { ...ask("x".repeat(150_000)) });
     expect(res.status).toBe(413);
     expect(res.headers.get("cache-control")).toBe("no-store");
-    expect(await res.json()).toMatchObject({ type: "error", error: { type: "request_too_large", code: "payload_too_large" } });
+    expect(await res.json()).toMatchObject({
+      type: "error",
+      error: { type: "request_too_large", code: "payload_too_large" },
+    });
     await untouched(user.id, 100);
   });
 
@@ -150,7 +187,11 @@ describe("retries", () => {
 describe.each(MODELS)("%s: a stream cut after its first bytes", (model) => {
   test("ends with Anthropic's error event; the SDK throws; only the received part is billed, once", async () => {
     const { user, sdk, key } = await tenant(g, 100);
-    const stream = sdk.messages.stream({ model, max_tokens: 200, messages: [{ role: "user", content: "cut me [sim:tokens=60] [sim:drop=2]" }] });
+    const stream = sdk.messages.stream({
+      model,
+      max_tokens: 200,
+      messages: [{ role: "user", content: "cut me [sim:tokens=60] [sim:drop=2]" }],
+    });
     const text: string[] = [];
     stream.on("text", (t) => text.push(t));
     const e = await failure(stream.finalMessage());
@@ -162,7 +203,12 @@ describe.each(MODELS)("%s: a stream cut after its first bytes", (model) => {
     expect(b.events[0]).toMatchObject({ status: 502, api: "messages" });
     expect(b.held).toBe(0n);
 
-    const raw = await postMessages(g, key.key, { model, max_tokens: 200, stream: true, messages: [{ role: "user", content: "raw cut [sim:tokens=60] [sim:drop=2]" }] });
+    const raw = await postMessages(g, key.key, {
+      model,
+      max_tokens: 200,
+      stream: true,
+      messages: [{ role: "user", content: "raw cut [sim:tokens=60] [sim:drop=2]" }],
+    });
     const frames = parseSse(await raw.text());
     const last = frames.at(-1)!;
     expect(last.event).toBe("error");

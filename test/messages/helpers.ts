@@ -37,7 +37,11 @@ export function parseSse(text: string): Frame[] {
 }
 
 export function postMessages(g: TestGateway, key: string, body: Record<string, unknown>, path = "/v1/messages") {
-  return fetch(g.url + path, { method: "POST", headers: { "x-api-key": key, "anthropic-version": "2023-06-01", "content-type": "application/json" }, body: JSON.stringify(body) });
+  return fetch(g.url + path, {
+    method: "POST",
+    headers: { "x-api-key": key, "anthropic-version": "2023-06-01", "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
 }
 
 /** The request id behind a `msg_<32 hex>` id. */
@@ -52,7 +56,13 @@ export async function books(g: TestGateway, userId: string) {
   const db = g.gw.deps.db;
   const [u] = await db.query<any>(`select balance_micro, held_micro from users where id = $1`, [userId]);
   const holds = await db.query<any>(`select id, status, charged_micro from holds where user_id = $1`, [userId]);
-  const charges = await db.query<any>(`select amount_micro, request_id from ledger_entries where user_id = $1 and kind = 'charge'`, [userId]);
-  const events = await db.query<any>(`select request_id, status, model, provider, cost_micro, prompt_tokens, completion_tokens, api from usage_events where user_id = $1`, [userId]);
+  const charges = await db.query<any>(
+    `select amount_micro, request_id from ledger_entries where user_id = $1 and kind = 'charge'`,
+    [userId],
+  );
+  const events = await db.query<any>(
+    `select request_id, status, model, provider, cost_micro, prompt_tokens, completion_tokens, api from usage_events where user_id = $1`,
+    [userId],
+  );
   return { balance: BigInt(u.balance_micro), held: BigInt(u.held_micro), holds, charges, events };
 }

@@ -25,7 +25,9 @@ const upstream = Bun.serve({
 
 let g: TestGateway;
 beforeAll(async () => {
-  g = await startTestGateway({ env: { ANTHROPIC_BASE_URL: `http://127.0.0.1:${upstream.port}`, ANTHROPIC_API_KEY: "test-key" } });
+  g = await startTestGateway({
+    env: { ANTHROPIC_BASE_URL: `http://127.0.0.1:${upstream.port}`, ANTHROPIC_API_KEY: "test-key" },
+  });
 }, 60_000);
 afterAll(async () => {
   await g?.stop();
@@ -34,14 +36,27 @@ afterAll(async () => {
 
 const events = (text: string) => text.split(/(?<=\n\n)/).filter((e) => e.trim() && !e.startsWith(":"));
 /** Event types with runs of the same delta type collapsed (delta counts vary). */
-const shape = (frames: Frame[]) => frames.map((f) => (f.event === "content_block_delta" ? `delta:${f.json.delta.type}` : f.event)).filter((t, i, all) => !(t?.startsWith("delta:") && all[i - 1] === t));
+const shape = (frames: Frame[]) =>
+  frames
+    .map((f) => (f.event === "content_block_delta" ? `delta:${f.json.delta.type}` : f.event))
+    .filter((t, i, all) => !(t?.startsWith("delta:") && all[i - 1] === t));
 
 describe("recorded Anthropic streams, relayed", () => {
-  for (const name of ["messages-stream.sse", "messages-stream-thinking.sse", "messages-stream-tool-use.sse", "messages-stream-cache-usage.sse"]) {
+  for (const name of [
+    "messages-stream.sse",
+    "messages-stream-thinking.sse",
+    "messages-stream-tool-use.sse",
+    "messages-stream-cache-usage.sse",
+  ]) {
     test(`${name}: every byte but the last message_delta, which adds the cost`, async () => {
       serving = name;
       const { user, key } = await tenant(g);
-      const res = await postMessages(g, key.key, { model: "claude-haiku-4-5", max_tokens: 2048, stream: true, messages: [{ role: "user", content: "hi" }] });
+      const res = await postMessages(g, key.key, {
+        model: "claude-haiku-4-5",
+        max_tokens: 2048,
+        stream: true,
+        messages: [{ role: "user", content: "hi" }],
+      });
       const got = events(await res.text());
       const sent = events(fixture(name));
       const at = sent.findIndex((e) => e.startsWith("event: message_delta"));
@@ -52,21 +67,38 @@ describe("recorded Anthropic streams, relayed", () => {
       const b = await books(g, user.id);
       expect(b.charges).toHaveLength(1);
       const u = theirs.usage;
-      expect(b.events[0]).toMatchObject({ status: 200, prompt_tokens: u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0), completion_tokens: u.output_tokens });
+      expect(b.events[0]).toMatchObject({
+        status: 200,
+        prompt_tokens: u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0),
+        completion_tokens: u.output_tokens,
+      });
     });
   }
 
   test("a recorded mid-stream overloaded_error: our error event, same type, received part billed once", async () => {
     serving = "messages-stream-error-midstream.sse";
     const { user, key, sdk } = await tenant(g);
-    const res = await postMessages(g, key.key, { model: "claude-haiku-4-5", max_tokens: 200, stream: true, messages: [{ role: "user", content: "hi" }] });
+    const res = await postMessages(g, key.key, {
+      model: "claude-haiku-4-5",
+      max_tokens: 200,
+      stream: true,
+      messages: [{ role: "user", content: "hi" }],
+    });
     const frames = parseSse(await res.text());
     const last = frames.at(-1)!;
     expect(last.event).toBe("error");
     expect(last.json).toMatchObject({ type: "error", error: { type: "overloaded_error", code: "upstream_error" } });
     expect(last.json.error.message).not.toBe("Overloaded"); // our words, never the vendor's
-    expect(frames.filter((f) => f.event === "content_block_delta").map((f) => f.json.delta.text).join("")).toBe("Hello");
-    const e = await sdk.messages.stream({ model: "claude-haiku-4-5", max_tokens: 200, messages: [{ role: "user", content: "hi" }] }).finalMessage().catch((x) => x);
+    expect(
+      frames
+        .filter((f) => f.event === "content_block_delta")
+        .map((f) => f.json.delta.text)
+        .join(""),
+    ).toBe("Hello");
+    const e = await sdk.messages
+      .stream({ model: "claude-haiku-4-5", max_tokens: 200, messages: [{ role: "user", content: "hi" }] })
+      .finalMessage()
+      .catch((x) => x);
     expect(e).toBeInstanceOf(Anthropic.APIError);
     const b = await books(g, user.id);
     expect(b.charges).toHaveLength(2);
@@ -78,7 +110,12 @@ describe("recorded Anthropic streams, relayed", () => {
 describe("a translated stream", () => {
   test("has the recorded stream's event order (an OpenAI model)", async () => {
     const { key } = await tenant(g);
-    const res = await postMessages(g, key.key, { model: "gpt-4o-mini", max_tokens: 100, stream: true, messages: [{ role: "user", content: "order" }] });
+    const res = await postMessages(g, key.key, {
+      model: "gpt-4o-mini",
+      max_tokens: 100,
+      stream: true,
+      messages: [{ role: "user", content: "order" }],
+    });
     const frames = parseSse(await res.text());
     expect(shape(frames)).toEqual(shape(parseSse(fixture("messages-stream.sse"))));
   });

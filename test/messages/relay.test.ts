@@ -24,13 +24,29 @@ afterAll(async () => {
 });
 
 const events = (text: string) => text.split(/(?<=\n\n)/).filter((e) => e.trim() && !e.startsWith(":"));
-const tool = { name: "lookup", description: "d", input_schema: { type: "object", properties: { q: { type: "string" } } }, cache_control: { type: "ephemeral" } };
+const tool = {
+  name: "lookup",
+  description: "d",
+  input_schema: { type: "object", properties: { q: { type: "string" } } },
+  cache_control: { type: "ephemeral" },
+};
 
 describe("an Anthropic upstream", () => {
   test("gets the client's own body: top_k, metadata, cache_control on a tool, thinking as sent", async () => {
     const { key } = await tenant(g);
     proxy.clear();
-    const body = { model: "claude-haiku-4-5", max_tokens: 3000, top_k: 5, metadata: { user_id: "u-1" }, tools: [tool], thinking: { type: "enabled", budget_tokens: 1500 }, system: [{ type: "text", text: "sys", cache_control: { type: "ephemeral" } }], messages: [{ role: "user", content: "hello" }], provider: { allow_fallbacks: true }, trace_id: "t" };
+    const body = {
+      model: "claude-haiku-4-5",
+      max_tokens: 3000,
+      top_k: 5,
+      metadata: { user_id: "u-1" },
+      tools: [tool],
+      thinking: { type: "enabled", budget_tokens: 1500 },
+      system: [{ type: "text", text: "sys", cache_control: { type: "ephemeral" } }],
+      messages: [{ role: "user", content: "hello" }],
+      provider: { allow_fallbacks: true },
+      trace_id: "t",
+    };
     const res = await postMessages(g, key.key, body);
     expect(res.status).toBe(200);
     const { provider: _p, trace_id: _t, ...sent } = body;
@@ -42,7 +58,15 @@ describe("an Anthropic upstream", () => {
   test("its stream is relayed byte for byte; the last message_delta gains cost_krw / cost_usd", async () => {
     const { user, key } = await tenant(g);
     proxy.clear();
-    const res = await postMessages(g, key.key, { model: "claude-haiku-4-5", max_tokens: 3000, stream: true, thinking: { type: "enabled", budget_tokens: 1024 }, tools: [tool], tool_choice: { type: "auto" }, messages: [{ role: "user", content: "relay me [sim:tokens=40]" }] });
+    const res = await postMessages(g, key.key, {
+      model: "claude-haiku-4-5",
+      max_tokens: 3000,
+      stream: true,
+      thinking: { type: "enabled", budget_tokens: 1024 },
+      tools: [tool],
+      tool_choice: { type: "auto" },
+      messages: [{ role: "user", content: "relay me [sim:tokens=40]" }],
+    });
     const got = events(await res.text());
     await proxy.bodies[0]!.ended;
     const sent = events(proxy.bodies[0]!.response);
@@ -54,30 +78,66 @@ describe("an Anthropic upstream", () => {
     const mine = parseSse(got[at]!)[0]!.json;
     const b = await books(g, user.id);
     expect(b.charges).toHaveLength(1);
-    expect(mine).toEqual({ ...upstream, usage: { ...upstream.usage, cost_krw: microToKrwRounded(BigInt(b.events[0].cost_micro)), cost_usd: expect.any(Number) } });
-    expect(b.events[0]).toMatchObject({ status: 200, api: "messages", prompt_tokens: upstream.usage.input_tokens + upstream.usage.cache_creation_input_tokens + upstream.usage.cache_read_input_tokens, completion_tokens: upstream.usage.output_tokens });
+    expect(mine).toEqual({
+      ...upstream,
+      usage: {
+        ...upstream.usage,
+        cost_krw: microToKrwRounded(BigInt(b.events[0].cost_micro)),
+        cost_usd: expect.any(Number),
+      },
+    });
+    expect(b.events[0]).toMatchObject({
+      status: 200,
+      api: "messages",
+      prompt_tokens:
+        upstream.usage.input_tokens +
+        upstream.usage.cache_creation_input_tokens +
+        upstream.usage.cache_read_input_tokens,
+      completion_tokens: upstream.usage.output_tokens,
+    });
   });
 
   test("a PII-masked call is translated (placeholders restored), never relayed with the masked text", async () => {
     const { key } = await tenant(g);
     proxy.clear();
-    const res = await postMessages(g, key.key, { model: "claude-haiku-4-5", max_tokens: 200, stream: true, messages: [{ role: "user", content: "mail me at kim.minsu@example.com" }] });
+    const res = await postMessages(g, key.key, {
+      model: "claude-haiku-4-5",
+      max_tokens: 200,
+      stream: true,
+      messages: [{ role: "user", content: "mail me at kim.minsu@example.com" }],
+    });
     const frames = parseSse(await res.text());
     const up = proxy.chatBodies()[0];
     expect(JSON.stringify(up)).not.toContain("kim.minsu@example.com");
-    const text = frames.filter((f) => f.json?.delta?.type === "text_delta").map((f) => f.json.delta.text).join("");
+    const text = frames
+      .filter((f) => f.json?.delta?.type === "text_delta")
+      .map((f) => f.json.delta.text)
+      .join("");
     expect(text).toContain("kim.minsu@example.com");
     expect(frames.at(-1)!.event).toBe("message_stop");
   });
 });
 
 describe("a client hanging up mid-stream", () => {
-  for (const [model, provider] of [["claude-haiku-4-5", "anthropic"], ["gpt-4o-mini", "openai"]] as const) {
+  for (const [model, provider] of [
+    ["claude-haiku-4-5", "anthropic"],
+    ["gpt-4o-mini", "openai"],
+  ] as const) {
     test(`${model} (${provider === "anthropic" ? "relayed" : "translated"}): the upstream is read on to its usage, charged once as 499`, async () => {
       const { user, key } = await tenant(g, 100);
       proxy.clear();
       const ac = new AbortController();
-      const res = await fetch(g.url + "/v1/messages", { method: "POST", signal: ac.signal, headers: { "x-api-key": key.key, "content-type": "application/json" }, body: JSON.stringify({ model, max_tokens: 400, stream: true, messages: [{ role: "user", content: "slow [sim:tokens=300] [sim:chunk_ms=300]" }] }) });
+      const res = await fetch(g.url + "/v1/messages", {
+        method: "POST",
+        signal: ac.signal,
+        headers: { "x-api-key": key.key, "content-type": "application/json" },
+        body: JSON.stringify({
+          model,
+          max_tokens: 400,
+          stream: true,
+          messages: [{ role: "user", content: "slow [sim:tokens=300] [sim:chunk_ms=300]" }],
+        }),
+      });
       const reader = res.body!.getReader();
       const dec = new TextDecoder();
       let got = "";
@@ -86,7 +146,7 @@ describe("a client hanging up mid-stream", () => {
       await reader.cancel().catch(() => {});
       await proxy.bodies[0]!.ended; // the rest comes within STREAM_DRAIN_MS: read to the end
       let b = await books(g, user.id);
-      for (let i = 0; i < 100 && !b.events.length; i++) (await Bun.sleep(30), (b = await books(g, user.id)));
+      for (let i = 0; i < 100 && !b.events.length; i++) await Bun.sleep(30), (b = await books(g, user.id));
       expect(b.events).toHaveLength(1);
       expect(b.events[0]).toMatchObject({ status: 499, provider, completion_tokens: 300, api: "messages" });
       expect(b.charges).toHaveLength(1);
@@ -111,8 +171,22 @@ describe("an OpenAI upstream", () => {
       tool_choice: { type: "auto", disable_parallel_tool_use: true },
       messages: [
         { role: "user", content: "q" },
-        { role: "assistant", content: [{ type: "thinking", thinking: "t", signature: "s" }, { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "x" } }, { type: "text", text: "calling" }, { type: "tool_use", id: "toolu_1", name: "lookup", input: { q: "x" } }] },
-        { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: [{ type: "text", text: "found" }], is_error: true }, { type: "text", text: "and?" }] },
+        {
+          role: "assistant",
+          content: [
+            { type: "thinking", thinking: "t", signature: "s" },
+            { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "x" } },
+            { type: "text", text: "calling" },
+            { type: "tool_use", id: "toolu_1", name: "lookup", input: { q: "x" } },
+          ],
+        },
+        {
+          role: "user",
+          content: [
+            { type: "tool_result", tool_use_id: "toolu_1", content: [{ type: "text", text: "found" }], is_error: true },
+            { type: "text", text: "and?" },
+          ],
+        },
       ],
     });
     expect(res.status).toBe(200);
@@ -120,7 +194,11 @@ describe("an OpenAI upstream", () => {
     expect(up.messages).toEqual([
       { role: "system", content: "sys" },
       { role: "user", content: "q" },
-      { role: "assistant", content: "calling", tool_calls: [{ id: "toolu_1", type: "function", function: { name: "lookup", arguments: '{"q":"x"}' } }] },
+      {
+        role: "assistant",
+        content: "calling",
+        tool_calls: [{ id: "toolu_1", type: "function", function: { name: "lookup", arguments: '{"q":"x"}' } }],
+      },
       { role: "tool", tool_call_id: "toolu_1", content: "Error: found" },
       { role: "user", content: "and?" },
     ]);
@@ -132,7 +210,11 @@ describe("an OpenAI upstream", () => {
   test("thinking is a hint: left out for a model that does not reason, sent to one that does", async () => {
     const { key } = await tenant(g);
     proxy.clear();
-    const body = { max_tokens: 3000, thinking: { type: "enabled", budget_tokens: 2048 }, messages: [{ role: "user", content: "think" }] };
+    const body = {
+      max_tokens: 3000,
+      thinking: { type: "enabled", budget_tokens: 2048 },
+      messages: [{ role: "user", content: "think" }],
+    };
     expect((await postMessages(g, key.key, { ...body, model: "gpt-4o-mini" })).status).toBe(200);
     expect((await postMessages(g, key.key, { ...body, model: "claude-haiku-4-5" })).status).toBe(200);
     const [plain, reasoning] = proxy.chatBodies();
@@ -154,7 +236,12 @@ describe("the rest of the pipeline", () => {
     expect(hit.content).toEqual(first.content);
     const frames = parseSse(await (await postMessages(g, key.key, { ...body, stream: true })).text());
     expect(frames.at(-2)!.json.usage).toMatchObject({ cost_krw: 0, cost_usd: 0 });
-    expect(frames.filter((f) => f.event === "content_block_delta").map((f) => f.json.delta.text).join("")).toBe(first.content[0].text);
+    expect(
+      frames
+        .filter((f) => f.event === "content_block_delta")
+        .map((f) => f.json.delta.text)
+        .join(""),
+    ).toBe(first.content[0].text);
     const b = await books(g, user.id);
     expect(b.charges).toHaveLength(1);
   });
@@ -162,9 +249,16 @@ describe("the rest of the pipeline", () => {
   test("an orch/<slug> routing policy answers and says its decision", async () => {
     const { user, key } = await tenant(g);
     const slug = `msg-${crypto.randomUUID().slice(0, 8)}`;
-    const p = await g.call("POST", "/v1/routing-policies", { token: user.jwt, body: { slug, display_name: "m", policy_type: "fallback", entries: [{ model: "gemini-2.5-flash" }] } });
+    const p = await g.call("POST", "/v1/routing-policies", {
+      token: user.jwt,
+      body: { slug, display_name: "m", policy_type: "fallback", entries: [{ model: "gemini-2.5-flash" }] },
+    });
     expect(p.status).toBe(201);
-    const res = await postMessages(g, key.key, { model: `orch/${slug}`, max_tokens: 100, messages: [{ role: "user", content: "route me" }] });
+    const res = await postMessages(g, key.key, {
+      model: `orch/${slug}`,
+      max_tokens: 100,
+      messages: [{ role: "user", content: "route me" }],
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get("x-policy-decision")).toBeTruthy();
     expect(((await res.json()) as any).content[0].text).toContain("google/gemini-2.5-flash");
@@ -172,26 +266,52 @@ describe("the rest of the pipeline", () => {
 
   test("count_tokens: Anthropic's own count for Claude (what the call then reports), else the estimate; never a hold", async () => {
     const { user, key, sdk } = await tenant(g);
-    const body: any = { system: "be brief", tools: [tool], messages: [{ role: "user", content: "count these words please" }] };
+    const body: any = {
+      system: "be brief",
+      tools: [tool],
+      messages: [{ role: "user", content: "count these words please" }],
+    };
     proxy.clear();
     const { data, response } = await sdk.messages.countTokens({ ...body, model: "claude-haiku-4-5" }).withResponse();
     expect(response.headers.get("x-token-count-source")).toBe("anthropic");
     const call = proxy.bodies.find((b) => b.path.endsWith("/count_tokens"))!;
     expect(Object.keys(call.body).sort()).toEqual(["messages", "model", "system", "tools"]);
     const used = await sdk.messages.create({ ...body, model: "claude-haiku-4-5", max_tokens: 50 });
-    expect(data.input_tokens).toBe(used.usage.input_tokens + used.usage.cache_creation_input_tokens! + used.usage.cache_read_input_tokens!);
+    expect(data.input_tokens).toBe(
+      used.usage.input_tokens + used.usage.cache_creation_input_tokens! + used.usage.cache_read_input_tokens!,
+    );
 
     const est = await postMessages(g, key.key, { ...body, model: "gpt-4o-mini" }, "/v1/messages/count_tokens");
     expect(est.headers.get("x-token-count-source")).toBe("estimate");
     const n = ((await est.json()) as any).input_tokens;
     expect(n).toBeGreaterThan(0);
-    const img = { ...body, messages: [{ role: "user", content: [{ type: "image", source: { type: "url", url: "https://example.com/a.png" } }, { type: "text", text: "count these words please" }] }] };
-    const withImage = ((await (await postMessages(g, key.key, { ...img, model: "gpt-4o-mini" }, "/v1/messages/count_tokens")).json()) as any).input_tokens;
+    const img = {
+      ...body,
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "image", source: { type: "url", url: "https://example.com/a.png" } },
+            { type: "text", text: "count these words please" },
+          ],
+        },
+      ],
+    };
+    const withImage = (
+      (await (
+        await postMessages(g, key.key, { ...img, model: "gpt-4o-mini" }, "/v1/messages/count_tokens")
+      ).json()) as any
+    ).input_tokens;
     expect(withImage).toBeGreaterThan(n + 1000);
 
     // Personal data the key masks is never sent to be counted: the estimate answers.
     proxy.clear();
-    const pii = await postMessages(g, key.key, { model: "claude-haiku-4-5", messages: [{ role: "user", content: "mail kim.minsu@example.com" }] }, "/v1/messages/count_tokens");
+    const pii = await postMessages(
+      g,
+      key.key,
+      { model: "claude-haiku-4-5", messages: [{ role: "user", content: "mail kim.minsu@example.com" }] },
+      "/v1/messages/count_tokens",
+    );
     expect(pii.headers.get("x-token-count-source")).toBe("estimate");
     expect(proxy.bodies).toEqual([]);
 

@@ -20,13 +20,19 @@ afterAll(async () => {
   await g?.stop();
 });
 
-const weather: Anthropic.Tool = { name: "get_weather", description: "Weather of a city", input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } };
+const weather: Anthropic.Tool = {
+  name: "get_weather",
+  description: "Weather of a city",
+  input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+};
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 
 describe.each(MODELS)("%s", (model) => {
   test("messages.create: Anthropic's Message, cost headers, charged exactly once", async () => {
     const { user, sdk } = await tenant(g);
-    const { data: msg, response } = await sdk.messages.create({ model, max_tokens: 200, system: "be brief", messages: [{ role: "user", content: "Hello there" }] }).withResponse();
+    const { data: msg, response } = await sdk.messages
+      .create({ model, max_tokens: 200, system: "be brief", messages: [{ role: "user", content: "Hello there" }] })
+      .withResponse();
     expect(msg.type).toBe("message");
     expect(msg.role).toBe("assistant");
     expect(msg.stop_reason).toBe("end_turn");
@@ -49,7 +55,11 @@ describe.each(MODELS)("%s", (model) => {
 
   test("messages.stream: event order, finalMessage, cost in the last message_delta", async () => {
     const { user, sdk } = await tenant(g);
-    const stream = sdk.messages.stream({ model, max_tokens: 200, messages: [{ role: "user", content: "Stream it please" }] });
+    const stream = sdk.messages.stream({
+      model,
+      max_tokens: 200,
+      messages: [{ role: "user", content: "Stream it please" }],
+    });
     const types: string[] = [];
     let lastDelta: any = null;
     for await (const ev of stream) {
@@ -74,7 +84,13 @@ describe.each(MODELS)("%s", (model) => {
 
   test("tools: tool_use, then tool_result answered, streamed and not", async () => {
     const { sdk } = await tenant(g);
-    const first = await sdk.messages.create({ model, max_tokens: 300, tools: [weather], tool_choice: { type: "tool", name: "get_weather" }, messages: [{ role: "user", content: "Weather in Seoul?" }] });
+    const first = await sdk.messages.create({
+      model,
+      max_tokens: 300,
+      tools: [weather],
+      tool_choice: { type: "tool", name: "get_weather" },
+      messages: [{ role: "user", content: "Weather in Seoul?" }],
+    });
     expect(first.stop_reason).toBe("tool_use");
     const use = first.content.find((b) => b.type === "tool_use") as Anthropic.ToolUseBlock;
     expect(use.name).toBe("get_weather");
@@ -83,13 +99,25 @@ describe.each(MODELS)("%s", (model) => {
     const history: Anthropic.MessageParam[] = [
       { role: "user", content: "Weather in Seoul?" },
       { role: "assistant", content: first.content },
-      { role: "user", content: [{ type: "tool_result", tool_use_id: use.id, content: "Sunny, 21C" }, { type: "text", text: "Summarize it" }] },
+      {
+        role: "user",
+        content: [
+          { type: "tool_result", tool_use_id: use.id, content: "Sunny, 21C" },
+          { type: "text", text: "Summarize it" },
+        ],
+      },
     ];
     const second = await sdk.messages.create({ model, max_tokens: 300, tools: [weather], messages: history });
     expect(second.stop_reason).toBe("end_turn");
     expect((second.content.find((b) => b.type === "text") as Anthropic.TextBlock).text).toContain("Summarize it");
 
-    const stream = sdk.messages.stream({ model, max_tokens: 300, tools: [weather], tool_choice: { type: "any" }, messages: [{ role: "user", content: "Weather in Busan?" }] });
+    const stream = sdk.messages.stream({
+      model,
+      max_tokens: 300,
+      tools: [weather],
+      tool_choice: { type: "any" },
+      messages: [{ role: "user", content: "Weather in Busan?" }],
+    });
     const deltas: string[] = [];
     stream.on("streamEvent", (ev) => {
       if (ev.type === "content_block_delta") deltas.push(ev.delta.type);
@@ -97,20 +125,37 @@ describe.each(MODELS)("%s", (model) => {
     const streamed = await stream.finalMessage();
     expect(streamed.stop_reason).toBe("tool_use");
     expect(deltas).toContain("input_json_delta");
-    expect((streamed.content.find((b) => b.type === "tool_use") as Anthropic.ToolUseBlock).input).toEqual({ city: "sample city" });
+    expect((streamed.content.find((b) => b.type === "tool_use") as Anthropic.ToolUseBlock).input).toEqual({
+      city: "sample city",
+    });
   });
 
   test("images: base64 and URL sources are accepted and counted", async () => {
     const { sdk } = await tenant(g);
-    const plain = await sdk.messages.create({ model, max_tokens: 100, messages: [{ role: "user", content: "Describe" }] });
+    const plain = await sdk.messages.create({
+      model,
+      max_tokens: 100,
+      messages: [{ role: "user", content: "Describe" }],
+    });
     const msg = await sdk.messages.create({
       model,
       max_tokens: 100,
-      messages: [{ role: "user", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: PNG } }, { type: "image", source: { type: "url", url: "https://example.com/cat.png" } }, { type: "text", text: "Describe" }] }],
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "image", source: { type: "base64", media_type: "image/png", data: PNG } },
+            { type: "image", source: { type: "url", url: "https://example.com/cat.png" } },
+            { type: "text", text: "Describe" },
+          ],
+        },
+      ],
     });
     expect(msg.stop_reason).toBe("end_turn");
     // The simulator counts 85 tokens per image, whatever the vendor's framing.
-    expect(msg.usage.input_tokens + msg.usage.cache_read_input_tokens! + msg.usage.cache_creation_input_tokens!).toBe(plain.usage.input_tokens + 170);
+    expect(msg.usage.input_tokens + msg.usage.cache_read_input_tokens! + msg.usage.cache_creation_input_tokens!).toBe(
+      plain.usage.input_tokens + 170,
+    );
   });
 });
 
@@ -118,25 +163,43 @@ describe("credentials", () => {
   test("Authorization: Bearer (authToken) works as x-api-key does", async () => {
     const { key } = await tenant(g);
     const sdk = new Anthropic({ authToken: key.key, apiKey: null, baseURL: g.url, maxRetries: 0 });
-    const msg = await sdk.messages.create({ model: "claude-haiku-4-5", max_tokens: 50, messages: [{ role: "user", content: "hi" }] });
+    const msg = await sdk.messages.create({
+      model: "claude-haiku-4-5",
+      max_tokens: 50,
+      messages: [{ role: "user", content: "hi" }],
+    });
     expect(msg.content.length).toBeGreaterThan(0);
   });
 
   test("Claude Code's request: ?beta=true, anthropic-beta, cache breakpoints, metadata, many tools", async () => {
     const { key } = await tenant(g);
-    const tools = Array.from({ length: 12 }, (_, i) => ({ ...weather, name: `tool_${i}`, ...(i === 11 && { cache_control: { type: "ephemeral" } }) }));
+    const tools = Array.from({ length: 12 }, (_, i) => ({
+      ...weather,
+      name: `tool_${i}`,
+      ...(i === 11 && { cache_control: { type: "ephemeral" } }),
+    }));
     for (const model of MODELS) {
       const res = await fetch(g.url + "/v1/messages?beta=true", {
         method: "POST",
-        headers: { "x-api-key": key.key, "anthropic-version": "2023-06-01", "anthropic-beta": "claude-code-20250219,interleaved-thinking-2025-05-14", "content-type": "application/json" },
+        headers: {
+          "x-api-key": key.key,
+          "anthropic-version": "2023-06-01",
+          "anthropic-beta": "claude-code-20250219,interleaved-thinking-2025-05-14",
+          "content-type": "application/json",
+        },
         body: JSON.stringify({
           model,
           max_tokens: 32000,
           stream: true,
           metadata: { user_id: `user_${"a".repeat(64)}_account_${crypto.randomUUID()}_session_${crypto.randomUUID()}` },
-          system: [{ type: "text", text: "You are Claude Code." }, { type: "text", text: "Be helpful.", cache_control: { type: "ephemeral" } }],
+          system: [
+            { type: "text", text: "You are Claude Code." },
+            { type: "text", text: "Be helpful.", cache_control: { type: "ephemeral" } },
+          ],
           tools,
-          messages: [{ role: "user", content: [{ type: "text", text: "list files", cache_control: { type: "ephemeral" } }] }],
+          messages: [
+            { role: "user", content: [{ type: "text", text: "list files", cache_control: { type: "ephemeral" } }] },
+          ],
         }),
       });
       expect(res.status).toBe(200);
@@ -149,10 +212,20 @@ describe("credentials", () => {
 describe("thinking", () => {
   test("Claude: the thinking block comes back (non-streaming and as thinking_delta)", async () => {
     const { sdk } = await tenant(g);
-    const msg = await sdk.messages.create({ model: "claude-haiku-4-5", max_tokens: 3000, thinking: { type: "enabled", budget_tokens: 2048 }, messages: [{ role: "user", content: "Think first" }] });
+    const msg = await sdk.messages.create({
+      model: "claude-haiku-4-5",
+      max_tokens: 3000,
+      thinking: { type: "enabled", budget_tokens: 2048 },
+      messages: [{ role: "user", content: "Think first" }],
+    });
     expect(msg.content[0]!.type).toBe("thinking");
     expect((msg.content[0] as Anthropic.ThinkingBlock).signature.length).toBeGreaterThan(0);
-    const stream = sdk.messages.stream({ model: "claude-haiku-4-5", max_tokens: 3000, thinking: { type: "enabled", budget_tokens: 2048 }, messages: [{ role: "user", content: "Think first" }] });
+    const stream = sdk.messages.stream({
+      model: "claude-haiku-4-5",
+      max_tokens: 3000,
+      thinking: { type: "enabled", budget_tokens: 2048 },
+      messages: [{ role: "user", content: "Think first" }],
+    });
     const deltas = new Set<string>();
     stream.on("streamEvent", (ev) => {
       if (ev.type === "content_block_delta") deltas.add(ev.delta.type);
@@ -164,8 +237,18 @@ describe("thinking", () => {
 
   test("Gemini: a thinking budget becomes a reasoning effort (thought tokens billed as output)", async () => {
     const { sdk } = await tenant(g);
-    const off = await sdk.messages.create({ model: "gemini-2.5-flash", max_tokens: 3000, thinking: { type: "disabled" }, messages: [{ role: "user", content: "Think first" }] });
-    const on = await sdk.messages.create({ model: "gemini-2.5-flash", max_tokens: 3000, thinking: { type: "enabled", budget_tokens: 2048 }, messages: [{ role: "user", content: "Think first" }] });
+    const off = await sdk.messages.create({
+      model: "gemini-2.5-flash",
+      max_tokens: 3000,
+      thinking: { type: "disabled" },
+      messages: [{ role: "user", content: "Think first" }],
+    });
+    const on = await sdk.messages.create({
+      model: "gemini-2.5-flash",
+      max_tokens: 3000,
+      thinking: { type: "enabled", budget_tokens: 2048 },
+      messages: [{ role: "user", content: "Think first" }],
+    });
     expect(on.usage.output_tokens).toBeGreaterThan(off.usage.output_tokens);
   });
 });
@@ -173,7 +256,12 @@ describe("thinking", () => {
 describe("raw frames", () => {
   test("a translated stream has Anthropic's framing: event line = type, ping after the first block", async () => {
     const { key } = await tenant(g);
-    const res = await postMessages(g, key.key, { model: "gpt-4o-mini", max_tokens: 100, stream: true, messages: [{ role: "user", content: "frames" }] });
+    const res = await postMessages(g, key.key, {
+      model: "gpt-4o-mini",
+      max_tokens: 100,
+      stream: true,
+      messages: [{ role: "user", content: "frames" }],
+    });
     expect(res.headers.get("content-type")).toStartWith("text/event-stream");
     const frames = parseSse(await res.text());
     for (const f of frames) expect(f.event).toBe(f.json.type);

@@ -11,7 +11,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config";
 import { buildGateway } from "../../src/gateway";
-import { ADMIN_TOKEN, dbKinds, freshPostgres, postgresAvailable, startTestGateway, TestGateway, UNLIMITED_ENV } from "../harness";
+import {
+  ADMIN_TOKEN,
+  dbKinds,
+  freshPostgres,
+  postgresAvailable,
+  startTestGateway,
+  TestGateway,
+  UNLIMITED_ENV,
+} from "../harness";
 import { FAST_POLL, NO_POLL, submit, waitJob } from "../video/helpers";
 
 setDefaultTimeout(30_000);
@@ -43,7 +51,12 @@ async function chat(g: TestGateway, key: string, model: string, stream = false) 
   const r = await fetch(g.url + "/v1/chat/completions", {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({ model, stream, messages: [{ role: "user", content: `metrics ${crypto.randomUUID()}` }], ...(stream && { stream_options: { include_usage: true } }) }),
+    body: JSON.stringify({
+      model,
+      stream,
+      messages: [{ role: "user", content: `metrics ${crypto.randomUUID()}` }],
+      ...(stream && { stream_options: { include_usage: true } }),
+    }),
   });
   expect(r.status).toBe(200);
   await r.text();
@@ -72,13 +85,25 @@ for (const kind of await dbKinds()) {
       expect(rows.length).toBeGreaterThanOrEqual(3);
       for (const r of rows) {
         const labels = { model: r.model, provider: r.provider };
-        expect([r.model, sample(text, "gateway_tokens_total", { ...labels, kind: "input" })]).toEqual([r.model, Number(r.p)]);
-        expect([r.model, sample(text, "gateway_tokens_total", { ...labels, kind: "output" })]).toEqual([r.model, Number(r.c)]);
+        expect([r.model, sample(text, "gateway_tokens_total", { ...labels, kind: "input" })]).toEqual([
+          r.model,
+          Number(r.p),
+        ]);
+        expect([r.model, sample(text, "gateway_tokens_total", { ...labels, kind: "output" })]).toEqual([
+          r.model,
+          Number(r.c),
+        ]);
         expect(Number(r.cost)).toBeGreaterThan(0);
         expect(sample(text, "gateway_cost_krw_total", labels)).toBeCloseTo(Number(r.cost) / 1e6, 6);
       }
       // Every call waited once for its hold and once for its settle (earlier tests add theirs).
-      const settled = rows.length && (await g.gw.deps.db.query<{ n: number }>("select count(*)::int as n from usage_events where modality = 'text' and status = 200"))[0]!.n;
+      const settled =
+        rows.length &&
+        (
+          await g.gw.deps.db.query<{ n: number }>(
+            "select count(*)::int as n from usage_events where modality = 'text' and status = 200",
+          )
+        )[0]!.n;
       expect(sample(text, "gateway_ledger_wait_seconds_count", { step: "hold" })).toBeGreaterThanOrEqual(settled);
       expect(sample(text, "gateway_ledger_wait_seconds_count", { step: "settle" })).toBe(settled);
     });
@@ -91,15 +116,29 @@ for (const kind of await dbKinds()) {
       const job = await waitJob(g, key, r.body.job_id);
       expect(job.status).toBe("succeeded");
       const text = await scrape(g);
-      const family = (await g.gw.deps.db.query<{ family: string; provider_id: string }>("select family, provider_id from video_jobs where id = $1", [job.job_id]))[0]!;
-      expect(sample(text, "gateway_video_jobs_total", { family: family.family, state: "accepted" })).toBeGreaterThanOrEqual(1);
-      expect(sample(text, "gateway_video_jobs_total", { family: family.family, state: "succeeded" })).toBeGreaterThanOrEqual(1);
+      const family = (
+        await g.gw.deps.db.query<{ family: string; provider_id: string }>(
+          "select family, provider_id from video_jobs where id = $1",
+          [job.job_id],
+        )
+      )[0]!;
+      expect(
+        sample(text, "gateway_video_jobs_total", { family: family.family, state: "accepted" }),
+      ).toBeGreaterThanOrEqual(1);
+      expect(
+        sample(text, "gateway_video_jobs_total", { family: family.family, state: "succeeded" }),
+      ).toBeGreaterThanOrEqual(1);
       // The submit and at least one poll reached the video provider, counted like text calls.
-      expect(sample(text, "gateway_upstream_calls_total", { provider: family.provider_id, outcome: "ok" })).toBeGreaterThanOrEqual(2);
-      expect(sample(text, "gateway_video_poll_seconds_count", { provider: family.provider_id, outcome: "ok" })).toBeGreaterThanOrEqual(1);
-      expect(sample(text, "gateway_cost_krw_total", { model: "kling-v3", provider: family.provider_id })).toBe(job.cost.krw);
+      expect(
+        sample(text, "gateway_upstream_calls_total", { provider: family.provider_id, outcome: "ok" }),
+      ).toBeGreaterThanOrEqual(2);
+      expect(
+        sample(text, "gateway_video_poll_seconds_count", { provider: family.provider_id, outcome: "ok" }),
+      ).toBeGreaterThanOrEqual(1);
+      expect(sample(text, "gateway_cost_krw_total", { model: "kling-v3", provider: family.provider_id })).toBe(
+        job.cost.krw,
+      );
     });
-
   });
 }
 
@@ -117,14 +156,18 @@ for (const kind of await dbKinds()) {
       const r = await submit(g, key, { model: "ltx-2-pro", prompt: "metrics queue", resolution: "480p" });
       expect(r.status).toBe(202);
       const id = r.body.job_id;
-      const family = (await g.gw.deps.db.query<{ family: string }>("select family from video_jobs where id = $1", [id]))[0]!.family;
+      const family = (
+        await g.gw.deps.db.query<{ family: string }>("select family from video_jobs where id = $1", [id])
+      )[0]!.family;
       const set = (sql: string) => g.gw.deps.db.query(`update video_jobs set ${sql} where id = $1`, [id]);
       await set("next_poll_at = now() + interval '1 hour'");
       let text = await scrapeFresh(g);
       expect(sample(text, "gateway_video_jobs_processing", { family })).toBe(1);
       expect(sample(text, "gateway_video_queue_depth", { family })).toBe(0);
       // Due, but a poller holds it: not waiting.
-      await set("next_poll_at = now() - interval '1 second', claim_owner = 'p', claim_until = now() + interval '1 hour'");
+      await set(
+        "next_poll_at = now() - interval '1 second', claim_owner = 'p', claim_until = now() + interval '1 hour'",
+      );
       expect(sample(await scrapeFresh(g), "gateway_video_queue_depth", { family })).toBe(0);
       // Due and its poller's claim ran out: waiting for a poller.
       await set("claim_until = now() - interval '1 second'");
@@ -153,7 +196,9 @@ describe("process metrics", () => {
     expect(sample(text, "process_heap_bytes")).toBeGreaterThan(0);
     expect(sample(text, "process_cpu_seconds_total")).toBeGreaterThan(0);
     expect(sample(text, "process_open_fds")).toBeGreaterThan(0);
-    expect(Math.abs(sample(text, "process_start_time_seconds") - (Date.now() / 1000 - process.uptime()))).toBeLessThan(5);
+    expect(Math.abs(sample(text, "process_start_time_seconds") - (Date.now() / 1000 - process.uptime()))).toBeLessThan(
+      5,
+    );
     expect(text).toContain("# TYPE gateway_leases_open gauge");
     expect(text).toContain("# TYPE gateway_leased_krw gauge");
   });
@@ -169,7 +214,9 @@ describe("process metrics", () => {
     const text = await scrape(g);
     // That late sample is counted, but not in the buckets up to 0.25 s.
     const count = sample(text, "gateway_event_loop_lag_seconds_count");
-    expect(count - total).toBeGreaterThan(sample(text, "gateway_event_loop_lag_seconds_bucket", { le: "0.25" }) - before);
+    expect(count - total).toBeGreaterThan(
+      sample(text, "gateway_event_loop_lag_seconds_bucket", { le: "0.25" }) - before,
+    );
     expect(sample(text, "gateway_event_loop_lag_last_seconds")).toBeLessThan(0.25); // it recovered
   });
 });
@@ -198,7 +245,9 @@ describe.skipIf(!PG)("video metrics from poller workers (PostgreSQL)", () => {
     });
     const gw = await buildGateway(cfg);
     gw.app.listen({ port: 0, hostname: "127.0.0.1" });
-    g = new TestGateway(gw, `http://127.0.0.1:${gw.app.server!.port}`, "pg", async () => rmSync(dataDir, { recursive: true, force: true }));
+    g = new TestGateway(gw, `http://127.0.0.1:${gw.app.server!.port}`, "pg", async () =>
+      rmSync(dataDir, { recursive: true, force: true }),
+    );
   }, 60_000);
   afterAll(async () => {
     await g?.stop();
@@ -209,21 +258,38 @@ describe.skipIf(!PG)("video metrics from poller workers (PostgreSQL)", () => {
     expect(g.gw.video.pool.mode).toBe("workers");
     const user = await g.newUser({ creditKrw: 10_000 });
     const { key } = await g.newKey(user);
-    const r = await submit(g, key, { model: "veo-3", prompt: "worker metrics [sim:video_ms=120]", resolution: "1080p", duration_seconds: 4 });
+    const r = await submit(g, key, {
+      model: "veo-3",
+      prompt: "worker metrics [sim:video_ms=120]",
+      resolution: "1080p",
+      duration_seconds: 4,
+    });
     expect(r.status).toBe(202);
     const job = await waitJob(g, key, r.body.job_id);
     expect(job.status).toBe("succeeded");
     await Bun.sleep(100); // the worker's message crosses threads
     const text = await scrape(g);
-    const row = (await g.gw.deps.db.query<{ family: string; provider_id: string }>("select family, provider_id from video_jobs where id = $1", [job.job_id]))[0]!;
+    const row = (
+      await g.gw.deps.db.query<{ family: string; provider_id: string }>(
+        "select family, provider_id from video_jobs where id = $1",
+        [job.job_id],
+      )
+    )[0]!;
     expect(sample(text, "gateway_video_jobs_total", { family: row.family, state: "succeeded" })).toBe(1);
-    expect(sample(text, "gateway_video_poll_seconds_count", { provider: row.provider_id, outcome: "ok" })).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(text, "gateway_video_poll_seconds_count", { provider: row.provider_id, outcome: "ok" }),
+    ).toBeGreaterThanOrEqual(1);
     // Family G: the result was downloaded by the worker, also an upstream call.
-    expect(sample(text, "gateway_upstream_calls_total", { provider: row.provider_id, outcome: "ok" })).toBeGreaterThanOrEqual(3);
+    expect(
+      sample(text, "gateway_upstream_calls_total", { provider: row.provider_id, outcome: "ok" }),
+    ).toBeGreaterThanOrEqual(3);
     expect(sample(text, "gateway_cost_krw_total", { model: "veo-3", provider: row.provider_id })).toBe(job.cost.krw);
     expect(sample(text, "gateway_tokens_total", { model: "veo-3", provider: row.provider_id, kind: "output" })).toBe(0);
     // The worker's usage event names the producer too (its runtime carries the catalog's makers).
-    const ev = await g.gw.deps.db.query<{ maker: string | null }>("select maker from usage_events where request_id = $1", [job.job_id]);
+    const ev = await g.gw.deps.db.query<{ maker: string | null }>(
+      "select maker from usage_events where request_id = $1",
+      [job.job_id],
+    );
     expect(ev.map((x) => x.maker)).toEqual(["google"]);
   });
 });

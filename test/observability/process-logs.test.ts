@@ -46,7 +46,10 @@ class LoggedProcess {
     this.reading = Promise.all([drain(this.proc.stdout, "stdout"), drain(this.proc.stderr, "stderr")]);
     const until = performance.now() + 60_000;
     for (;;) {
-      const ok = await fetch(`${this.url}/readyz`).then((r) => r.ok, () => false);
+      const ok = await fetch(`${this.url}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) return;
       if (this.proc.exitCode !== null) throw new Error(`gateway exited: ${this.stderr}`);
       if (performance.now() > until) throw new Error("gateway not ready");
@@ -71,7 +74,11 @@ async function call(base: string, method: string, path: string, o: { token?: str
   const headers: Record<string, string> = {};
   if (o.token) headers.authorization = `Bearer ${o.token}`;
   if (o.body !== undefined) headers["content-type"] = "application/json";
-  const r = await fetch(base + path, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) });
+  const r = await fetch(base + path, {
+    method,
+    headers,
+    body: o.body === undefined ? undefined : JSON.stringify(o.body),
+  });
   const text = await r.text();
   let body: any = text;
   try {
@@ -91,7 +98,8 @@ describe("a gateway process, not in demo mode", () => {
   /** What each request was, by its id (x-request-id). */
   const sent = new Map<string, { route: string; status: number; method: string }>();
   const secrets: string[] = [ADMIN_TOKEN, PROVIDER_SECRET, JWT_SECRET];
-  const note = (r: { id: string; status: number }, method: string, route: string) => sent.set(r.id, { method, route, status: r.status });
+  const note = (r: { id: string; status: number }, method: string, route: string) =>
+    sent.set(r.id, { method, route, status: r.status });
 
   beforeAll(async () => {
     await sim.start();
@@ -126,22 +134,40 @@ describe("a gateway process, not in demo mode", () => {
     note(l, "POST", "/v1/auth/login");
     const jwt: string = l.body.access_token;
     secrets.push(jwt);
-    const top = await call(u, "POST", `/v1/admin/users/${s.body.user_id}/topups`, { token: ADMIN_TOKEN, body: { amount_krw: 10_000 } });
+    const top = await call(u, "POST", `/v1/admin/users/${s.body.user_id}/topups`, {
+      token: ADMIN_TOKEN,
+      body: { amount_krw: 10_000 },
+    });
     note(top, "POST", "/v1/admin/users/:user_id/topups");
     const k = await call(u, "POST", "/v1/keys", { token: jwt, body: { name: "logs" } });
     note(k, "POST", "/v1/keys");
     const key: string = k.body.key;
     secrets.push(key);
-    const chat = (content: string, extra: Record<string, unknown> = {}, token = key) => call(u, "POST", "/v1/chat/completions", { token, body: { model: "gpt-4o-mini", messages: [{ role: "user", content }], ...extra } });
+    const chat = (content: string, extra: Record<string, unknown> = {}, token = key) =>
+      call(u, "POST", "/v1/chat/completions", {
+        token,
+        body: { model: "gpt-4o-mini", messages: [{ role: "user", content }], ...extra },
+      });
     note(await chat("hello"), "POST", "/v1/chat/completions");
     note(await chat("stream please", { stream: true }), "POST", "/v1/chat/completions");
     note(await chat("bad key", {}, "sk-gw-not-a-real-key-000000000000"), "POST", "/v1/chat/completions");
     note(await chat("bad temperature", { temperature: 7 }), "POST", "/v1/chat/completions");
     note(await chat("busy [sim:fail=429]"), "POST", "/v1/chat/completions");
     note(await chat("down [sim:fail=502]"), "POST", "/v1/chat/completions");
-    note(await call(u, "PATCH", `/v1/admin/users/${s.body.user_id}`, { token: ADMIN_TOKEN, body: { xborder_training_consent: true } }), "PATCH", "/v1/admin/users/:user_id");
+    note(
+      await call(u, "PATCH", `/v1/admin/users/${s.body.user_id}`, {
+        token: ADMIN_TOKEN,
+        body: { xborder_training_consent: true },
+      }),
+      "PATCH",
+      "/v1/admin/users/:user_id",
+    );
     note(await call(u, "GET", "/v1/admin/settings", { token: ADMIN_TOKEN }), "GET", "/v1/admin/settings");
-    note(await call(u, "PATCH", `/v1/keys/${k.body.id}`, { token: jwt, body: { name: "renamed" } }), "PATCH", "/v1/keys/:id");
+    note(
+      await call(u, "PATCH", `/v1/keys/${k.body.id}`, { token: jwt, body: { name: "renamed" } }),
+      "PATCH",
+      "/v1/keys/:id",
+    );
     note(await call(u, "GET", "/v1/models"), "GET", "/v1/models");
     ({ stdout, stderr } = await gw.stop());
   });
@@ -154,7 +180,9 @@ describe("a gateway process, not in demo mode", () => {
   });
 
   test("the run got the statuses it was meant to", () => {
-    expect([...sent.values()].map((s) => s.status)).toEqual([201, 200, 201, 201, 200, 200, 401, 422, 429, 502, 200, 200, 200, 200]);
+    expect([...sent.values()].map((s) => s.status)).toEqual([
+      201, 200, 201, 201, 200, 200, 401, 422, 429, 502, 200, 200, 200, 200,
+    ]);
   });
 
   test("every stdout line is one JSON object", () => {
@@ -179,7 +207,12 @@ describe("a gateway process, not in demo mode", () => {
     }
     const chats = [...sent].filter(([, s]) => s.route === "/v1/chat/completions").map(([id]) => byId.get(id)![0]);
     const [ok, stream, unauth, invalid, limited, down] = chats;
-    expect(ok).toMatchObject({ model: "gpt-4o-mini", provider: "openai", cache_hit: false, attempts: [{ provider: "openai", model: "gpt-4o-mini", outcome: "ok" }] });
+    expect(ok).toMatchObject({
+      model: "gpt-4o-mini",
+      provider: "openai",
+      cache_hit: false,
+      attempts: [{ provider: "openai", model: "gpt-4o-mini", outcome: "ok" }],
+    });
     expect(ok.key_id).toMatch(/^[0-9a-f-]{36}$/);
     expect(ok.account_id).toMatch(/^[0-9a-f-]{36}$/);
     expect(ok.tokens.in).toBeGreaterThan(0);
@@ -190,9 +223,16 @@ describe("a gateway process, not in demo mode", () => {
     expect(unauth).toMatchObject({ error: "unauthorized" });
     expect(unauth.key_id).toBeUndefined();
     expect(invalid).toMatchObject({ error: "validation_error" });
-    expect(limited).toMatchObject({ error: "upstream_rate_limited", attempts: [{ provider: "openai", outcome: "failed", status: 429 }] });
+    expect(limited).toMatchObject({
+      error: "upstream_rate_limited",
+      attempts: [{ provider: "openai", outcome: "failed", status: 429 }],
+    });
     expect(down.error).toBe("upstream_unavailable");
-    expect(down.attempts.map((a: any) => [a.outcome, a.status])).toEqual([["retry", 502], ["retry", 502], ["failed", 502]]);
+    expect(down.attempts.map((a: any) => [a.outcome, a.status])).toEqual([
+      ["retry", 502],
+      ["retry", 502],
+      ["failed", 502],
+    ]);
   });
 
   test("no secret in any log line, stdout or stderr", () => {
@@ -211,7 +251,8 @@ describe("demo mode", () => {
 
   beforeAll(async () => {
     const env: Record<string, string> = { DEMO_MODE: "true", SIMULATOR: "on", LOG_LEVEL: "debug", ...UNLIMITED_ENV };
-    for (const k of Object.keys(process.env)) if (/_(API_KEY|BASE_URL)$/.test(k) || k === "DATABASE_URL" || k === "ADMIN_TOKEN") env[k] = "";
+    for (const k of Object.keys(process.env))
+      if (/_(API_KEY|BASE_URL)$/.test(k) || k === "DATABASE_URL" || k === "ADMIN_TOKEN") env[k] = "";
     await gw.start(env);
     const until = performance.now() + 30_000;
     while (!/Demo API key/.test(gw.stderr) && performance.now() < until) await Bun.sleep(50);
@@ -232,10 +273,19 @@ describe("demo mode", () => {
     expect(banner.adminToken.length).toBeGreaterThan(15);
     expect(banner.key).toStartWith("sk-gw-");
     // The demo's secrets in use: a chat call with the demo key, an admin call, a login.
-    const c = await call(gw.url, "POST", "/v1/chat/completions", { token: banner.key, body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] } });
+    const c = await call(gw.url, "POST", "/v1/chat/completions", {
+      token: banner.key,
+      body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }] },
+    });
     expect(c.status).toBe(200);
     expect((await call(gw.url, "GET", "/v1/admin/settings", { token: banner.adminToken })).status).toBe(200);
-    expect((await call(gw.url, "POST", "/v1/auth/login", { body: { email: "demo@gateway.local", password: banner.password } })).status).toBe(200);
+    expect(
+      (
+        await call(gw.url, "POST", "/v1/auth/login", {
+          body: { email: "demo@gateway.local", password: banner.password },
+        })
+      ).status,
+    ).toBe(200);
     ({ stdout, stderr } = await gw.stop());
     const lines = jsonLines(stdout);
     for (const l of lines) expect(typeof JSON.parse(l)).toBe("object");
@@ -243,7 +293,11 @@ describe("demo mode", () => {
     for (const s of [banner.adminToken, banner.password, banner.key]) {
       expect(stdout.includes(s)).toBe(false);
       // On stderr only inside the banner's own lines.
-      const outside = stderr.split("\n").filter((l) => l.includes(s) && !/^ {2}(Admin token: |Demo account: |Demo API key \(shown once\): |curl )/.test(l));
+      const outside = stderr
+        .split("\n")
+        .filter(
+          (l) => l.includes(s) && !/^ {2}(Admin token: |Demo account: |Demo API key \(shown once\): |curl )/.test(l),
+        );
       expect(outside).toEqual([]);
     }
   });

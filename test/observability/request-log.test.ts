@@ -35,7 +35,8 @@ async function linesOf(fn: () => Promise<string[]>): Promise<any[]> {
   return ids.map((id) => lines.get(id));
 }
 
-const consent = (g: TestGateway, userId: string) => g.admin("PATCH", `/v1/admin/users/${userId}`, { xborder_training_consent: true });
+const consent = (g: TestGateway, userId: string) =>
+  g.admin("PATCH", `/v1/admin/users/${userId}`, { xborder_training_consent: true });
 
 describe("request log line", () => {
   const gw = suiteGateway();
@@ -49,7 +50,18 @@ describe("request log line", () => {
       expect(r.status).toBe(200);
       return [r.headers.get("x-request-id")!];
     });
-    expect(line).toMatchObject({ level: "info", method: "POST", route: "/v1/chat/completions", status: 200, key_id: key.id, account_id: u.id, model: "deepseek-v3", response_model: "deepseek-v3", provider: "together", cache_hit: false });
+    expect(line).toMatchObject({
+      level: "info",
+      method: "POST",
+      route: "/v1/chat/completions",
+      status: 200,
+      key_id: key.id,
+      account_id: u.id,
+      model: "deepseek-v3",
+      response_model: "deepseek-v3",
+      provider: "together",
+      cache_hit: false,
+    });
     expect(typeof line.ts).toBe("string");
     expect(line.duration_ms).toBeGreaterThanOrEqual(0);
     expect(line.attempts.map((a: any) => [a.provider, a.outcome, a.reason, a.status])).toEqual([
@@ -100,7 +112,12 @@ describe("request log line", () => {
     const { key } = await tenant(g);
     const [line] = await linesOf(async () => {
       const ac = new AbortController();
-      const r = await chatFetch(g, key.key, { model: "gpt-4o-mini", stream: true, messages: user("long [sim:tokens=2000] [sim:chunk_ms=5]") }, { signal: ac.signal });
+      const r = await chatFetch(
+        g,
+        key.key,
+        { model: "gpt-4o-mini", stream: true, messages: user("long [sim:tokens=2000] [sim:chunk_ms=5]") },
+        { signal: ac.signal },
+      );
       const reader = r.body!.getReader();
       await reader.read();
       ac.abort();
@@ -118,7 +135,12 @@ describe("request log line", () => {
     const [line] = await linesOf(async () => {
       const ac = new AbortController();
       const id = crypto.randomUUID();
-      const pending = chatFetch(g, key.key, { model: "gpt-4o-mini", messages: user("wait [sim:hang]") }, { signal: ac.signal, headers: { "x-request-id": id } }).catch(() => null);
+      const pending = chatFetch(
+        g,
+        key.key,
+        { model: "gpt-4o-mini", messages: user("wait [sim:hang]") },
+        { signal: ac.signal, headers: { "x-request-id": id } },
+      ).catch(() => null);
       await Bun.sleep(300);
       ac.abort();
       await pending;
@@ -163,8 +185,15 @@ describe("requests answered before routing", () => {
   test("a body over the limit (413) and a CORS preflight have their line too", async () => {
     const g = gw();
     const lines = await linesOf(async () => {
-      const big = await fetch(g.url + "/v1/chat/completions", { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer sk-gw-x" }, body: "x".repeat(5000) });
-      const pre = await fetch(g.url + "/v1/models", { method: "OPTIONS", headers: { origin: "http://app.example", "access-control-request-method": "GET" } });
+      const big = await fetch(g.url + "/v1/chat/completions", {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "Bearer sk-gw-x" },
+        body: "x".repeat(5000),
+      });
+      const pre = await fetch(g.url + "/v1/models", {
+        method: "OPTIONS",
+        headers: { origin: "http://app.example", "access-control-request-method": "GET" },
+      });
       expect([big.status, pre.status]).toEqual([413, 204]);
       return [big, pre].map((r) => r.headers.get("x-request-id")!);
     });

@@ -38,7 +38,8 @@ describe("OTLP traces", () => {
     port: 0,
     hostname: "127.0.0.1",
     async fetch(req) {
-      if (req.method !== "POST" || new URL(req.url).pathname !== "/v1/traces") return new Response("no", { status: 404 });
+      if (req.method !== "POST" || new URL(req.url).pathname !== "/v1/traces")
+        return new Response("no", { status: 404 });
       contentTypes.add(req.headers.get("content-type") ?? "");
       const body: any = await req.json();
       for (const rs of body.resourceSpans ?? []) {
@@ -52,7 +53,10 @@ describe("OTLP traces", () => {
   let proxy: RecordingProxy;
 
   beforeAll(async () => {
-    ({ g, proxy } = await proxiedGateway(["deepseek", "together"], { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}/`, OTEL_SERVICE_NAME: "gw-under-test" }));
+    ({ g, proxy } = await proxiedGateway(["deepseek", "together"], {
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiver.port}/`,
+      OTEL_SERVICE_NAME: "gw-under-test",
+    }));
   }, 60_000);
   afterAll(async () => {
     await g?.stop();
@@ -65,7 +69,12 @@ describe("OTLP traces", () => {
     await g.admin("PATCH", `/v1/admin/users/${u.id}`, { xborder_training_consent: true });
     const clientTrace = crypto.randomUUID().replaceAll("-", "");
     const clientSpan = clientTrace.slice(0, 16);
-    const r = await chatFetch(g, key.key, { model: "deepseek-v3", stream: true, messages: user("trace me [sim:fail@deepseek=503]") }, { headers: { traceparent: `00-${clientTrace}-${clientSpan}-01` } });
+    const r = await chatFetch(
+      g,
+      key.key,
+      { model: "deepseek-v3", stream: true, messages: user("trace me [sim:fail@deepseek=503]") },
+      { headers: { traceparent: `00-${clientTrace}-${clientSpan}-01` } },
+    );
     expect(r.status).toBe(200);
     expect(await r.text()).toContain("[DONE]");
     const mine = () => spans.filter((s) => s.traceId === clientTrace);
@@ -100,7 +109,13 @@ describe("OTLP traces", () => {
 
     const attempts = children.filter((s) => s.name === "chat deepseek-v3");
     attempts.sort((a, b) => Number(attr(a, "gateway.attempt")) - Number(attr(b, "gateway.attempt")));
-    expect(attempts.map((s) => [attr(s, "gen_ai.system"), attr(s, "gateway.attempt.outcome"), attr(s, "http.response.status_code")])).toEqual([
+    expect(
+      attempts.map((s) => [
+        attr(s, "gen_ai.system"),
+        attr(s, "gateway.attempt.outcome"),
+        attr(s, "http.response.status_code"),
+      ]),
+    ).toEqual([
       ["deepseek", "retry", 503],
       ["deepseek", "retry", 503],
       ["deepseek", "fallback", 503],
@@ -128,8 +143,10 @@ describe("tracing off", () => {
     const bad: string[] = [];
     for await (const file of new Glob("src/**/*.ts").scan(root)) {
       const text = await Bun.file(join(root, file)).text();
-      if (file !== "src/http/tracing.ts" && /from\s+["']@opentelemetry\//.test(text)) bad.push(`${file}: @opentelemetry`);
-      if (/^\s*import[^;]*from\s+["'][./]*(http\/)?tracing["']/m.test(text)) bad.push(`${file}: static import of tracing`);
+      if (file !== "src/http/tracing.ts" && /from\s+["']@opentelemetry\//.test(text))
+        bad.push(`${file}: @opentelemetry`);
+      if (/^\s*import[^;]*from\s+["'][./]*(http\/)?tracing["']/m.test(text))
+        bad.push(`${file}: static import of tracing`);
     }
     expect(bad).toEqual([]);
   });

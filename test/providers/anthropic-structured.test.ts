@@ -20,23 +20,40 @@ import { ctxFor, drain, fixtureBytes, fixtureJson, fixtureServer, sseEventsOf, t
 const PROMPT = "Extract the contact: Jane Doe, jane@example.com, wants a demo.";
 const contact = {
   type: "object",
-  properties: { name: { type: "string" }, email: { type: "string", format: "email" }, demo_requested: { type: "boolean" } },
+  properties: {
+    name: { type: "string" },
+    email: { type: "string", format: "email" },
+    demo_requested: { type: "boolean" },
+  },
   required: ["name", "email", "demo_requested"],
   additionalProperties: false,
 };
-const asked = (model: string, response_format: Record<string, unknown>, over: Partial<ChatRequest> = {}): ChatRequest => ({
+const asked = (
+  model: string,
+  response_format: Record<string, unknown>,
+  over: Partial<ChatRequest> = {},
+): ChatRequest => ({
   model,
   max_tokens: 1024,
   messages: [{ role: "user", content: [{ type: "text", text: PROMPT }] }],
   response_format,
   ...over,
 });
-const schemaFormat = (schema: unknown, strict = true) => ({ type: "json_schema", json_schema: { name: "contact", strict, schema } });
-const userTool = { type: "function" as const, function: { name: "lookup", parameters: { type: "object", properties: { q: { type: "string" } } } } };
+const schemaFormat = (schema: unknown, strict = true) => ({
+  type: "json_schema",
+  json_schema: { name: "contact", strict, schema },
+});
+const userTool = {
+  type: "function" as const,
+  function: { name: "lookup", parameters: { type: "object", properties: { q: { type: "string" } } } },
+};
 
 describe("which path a response_format takes", () => {
   test("json_schema on Claude 4.5: output_config.format, as the fixture", async () => {
-    const body = toAnthropicRequest(asked("claude-sonnet-4-5", schemaFormat({ $schema: "http://json-schema.org/draft-07/schema#", ...contact })), { stream: false });
+    const body = toAnthropicRequest(
+      asked("claude-sonnet-4-5", schemaFormat({ $schema: "http://json-schema.org/draft-07/schema#", ...contact })),
+      { stream: false },
+    );
     expect(body).toEqual(await fixtureJson("anthropic", "messages-request-output-format.json"));
   });
 
@@ -48,14 +65,28 @@ describe("which path a response_format takes", () => {
   test("json_object, even on a native model: a forced tool taking any object", () => {
     const body = toAnthropicRequest(asked("claude-haiku-4-5", { type: "json_object" }), { stream: true });
     expect(body.output_config).toBeUndefined();
-    expect(body.tools).toEqual([{ name: "json_response", description: "Give your answer as this tool's input: one JSON object.", input_schema: { type: "object" } }]);
+    expect(body.tools).toEqual([
+      {
+        name: "json_response",
+        description: "Give your answer as this tool's input: one JSON object.",
+        input_schema: { type: "object" },
+      },
+    ]);
     expect(body.tool_choice).toEqual({ type: "tool", name: "json_response" });
     expect(body.stream).toBe(true);
   });
 
   test("a schema outside Anthropic's subset takes the tool on a native model", () => {
-    const map = { type: "object", properties: { scores: { type: "object", additionalProperties: { type: "number" } } }, required: ["scores"] };
-    const tree = { type: "object", properties: { children: { type: "array", items: { $ref: "#" } } }, required: ["children"] };
+    const map = {
+      type: "object",
+      properties: { scores: { type: "object", additionalProperties: { type: "number" } } },
+      required: ["scores"],
+    };
+    const tree = {
+      type: "object",
+      properties: { children: { type: "array", items: { $ref: "#" } } },
+      required: ["children"],
+    };
     for (const schema of [map, tree]) {
       const body = toAnthropicRequest(asked("claude-sonnet-4-5", schemaFormat(schema, false)), { stream: false });
       expect(body.output_config).toBeUndefined();
@@ -64,26 +95,46 @@ describe("which path a response_format takes", () => {
   });
 
   test("the caller's tools: auto lets the model pick (any); a forced tool of theirs wins; none forces ours", () => {
-    const auto = toAnthropicRequest(asked("claude-3-5-haiku-latest", { type: "json_object" }, { tools: [userTool] }), { stream: false });
+    const auto = toAnthropicRequest(asked("claude-3-5-haiku-latest", { type: "json_object" }, { tools: [userTool] }), {
+      stream: false,
+    });
     expect((auto.tools as any[]).map((t) => t.name)).toEqual(["lookup", "json_response"]);
     expect(auto.tool_choice).toEqual({ type: "any" });
-    const forced = toAnthropicRequest(asked("claude-3-5-haiku-latest", { type: "json_object" }, { tools: [userTool], tool_choice: "required" }), { stream: false });
+    const forced = toAnthropicRequest(
+      asked("claude-3-5-haiku-latest", { type: "json_object" }, { tools: [userTool], tool_choice: "required" }),
+      { stream: false },
+    );
     expect((forced.tools as any[]).map((t) => t.name)).toEqual(["lookup"]);
     expect(forced.tool_choice).toEqual({ type: "any" });
-    const none = toAnthropicRequest(asked("claude-3-5-haiku-latest", { type: "json_object" }, { tools: [userTool], tool_choice: "none", parallel_tool_calls: false }), { stream: false });
+    const none = toAnthropicRequest(
+      asked(
+        "claude-3-5-haiku-latest",
+        { type: "json_object" },
+        { tools: [userTool], tool_choice: "none", parallel_tool_calls: false },
+      ),
+      { stream: false },
+    );
     expect(none.tool_choice).toEqual({ type: "tool", name: "json_response", disable_parallel_tool_use: true });
   });
 
   test("a caller's tool named json_response does not collide", () => {
     const mine = { type: "function" as const, function: { name: "json_response", parameters: { type: "object" } } };
-    const body = toAnthropicRequest(asked("claude-opus-4-1", { type: "json_object" }, { tools: [mine] }), { stream: false });
+    const body = toAnthropicRequest(asked("claude-opus-4-1", { type: "json_object" }, { tools: [mine] }), {
+      stream: false,
+    });
     expect((body.tools as any[]).map((t) => t.name)).toEqual(["json_response", "json_response_"]);
   });
 
   test("thinking stays on the native path and is left off with the forced tool", () => {
-    const native = toAnthropicRequest(asked("claude-sonnet-4-5", schemaFormat(contact), { max_tokens: 8000, reasoning_effort: "low" }), { stream: false });
+    const native = toAnthropicRequest(
+      asked("claude-sonnet-4-5", schemaFormat(contact), { max_tokens: 8000, reasoning_effort: "low" }),
+      { stream: false },
+    );
     expect(native.thinking).toEqual({ type: "enabled", budget_tokens: 2048 });
-    const tool = toAnthropicRequest(asked("claude-sonnet-4-5", { type: "json_object" }, { max_tokens: 8000, reasoning_effort: "low" }), { stream: false });
+    const tool = toAnthropicRequest(
+      asked("claude-sonnet-4-5", { type: "json_object" }, { max_tokens: 8000, reasoning_effort: "low" }),
+      { stream: false },
+    );
     expect(tool.thinking).toBeUndefined();
   });
 
@@ -100,7 +151,9 @@ describe("the hold", () => {
   test("counts the forced tool's framing and Anthropic's tool-use prompt, so it still bounds the charge", () => {
     const req = asked("claude-opus-4-1", { type: "json_object" });
     const { response_format: _, ...plain } = req;
-    const extra = holdInputTokens(measurePrompt(req), "anthropic", req.model) - holdInputTokens(measurePrompt(plain), "anthropic", req.model);
+    const extra =
+      holdInputTokens(measurePrompt(req), "anthropic", req.model) -
+      holdInputTokens(measurePrompt(plain), "anthropic", req.model);
     expect(extra).toBeGreaterThanOrEqual(346 + 16);
   });
 });
@@ -120,7 +173,11 @@ describe("native schema adaptation", () => {
     expect(out.additionalProperties).toBe(false);
     const p = out.properties as any;
     expect(p.age).toEqual({ type: "integer", description: "years (minimum: 0, maximum: 150)" });
-    expect(p.tags).toEqual({ type: "array", items: { type: "string", description: "(maxLength: 10)" }, description: "(minItems: 2)" });
+    expect(p.tags).toEqual({
+      type: "array",
+      items: { type: "string", description: "(maxLength: 10)" },
+      description: "(minItems: 2)",
+    });
     expect(p.when).toEqual({ type: "string", description: "(format: iso-week)" });
     expect(p.kind).toEqual({ anyOf: [{ type: "string" }, { type: "null" }] });
   });
@@ -141,7 +198,11 @@ describe("native schema adaptation", () => {
     for (const schema of [
       { type: "object", additionalProperties: { type: "string" } },
       { type: "object" },
-      { type: "object", properties: { next: { $ref: "#/$defs/node" } }, $defs: { node: { type: "object", properties: { next: { $ref: "#/$defs/node" } } } } },
+      {
+        type: "object",
+        properties: { next: { $ref: "#/$defs/node" } },
+        $defs: { node: { type: "object", properties: { next: { $ref: "#/$defs/node" } } } },
+      },
       { type: "object", properties: { a: { $ref: "https://example.com/a.json" } } },
       { type: "object", properties: many, required: [] },
       { type: "object", properties: { p: { enum: [{ x: 1 }, "y"] } }, required: ["p"] },
@@ -152,18 +213,36 @@ describe("native schema adaptation", () => {
 
   test("any JSON as a schema: a request body on exactly one path, never an exception", () => {
     fc.assert(
-      fc.property(fc.jsonValue({ maxDepth: 6 }), fc.constantFrom("claude-sonnet-4-5", "claude-opus-4-1"), (schema, model) => {
-        const rf = { type: "json_schema", json_schema: { name: "x", schema } };
-        const body = toAnthropicRequest(asked(model, rf), { stream: false });
-        expect(Number(body.output_config !== undefined) + Number(body.tools !== undefined)).toBe(1);
-      }),
+      fc.property(
+        fc.jsonValue({ maxDepth: 6 }),
+        fc.constantFrom("claude-sonnet-4-5", "claude-opus-4-1"),
+        (schema, model) => {
+          const rf = { type: "json_schema", json_schema: { name: "x", schema } };
+          const body = toAnthropicRequest(asked(model, rf), { stream: false });
+          expect(Number(body.output_config !== undefined) + Number(body.tools !== undefined)).toBe(1);
+        },
+      ),
       { numRuns: 300 },
     );
   });
 
   test("the models with native structured output", () => {
-    const yes = ["claude-sonnet-4-5", "claude-sonnet-4-5-20250929", "claude-haiku-4-5", "claude-opus-4-5", "claude-opus-4-6", "claude-sonnet-5"];
-    const no = ["claude-opus-4-1", "claude-opus-4-20250514", "claude-sonnet-4-0", "claude-3-5-sonnet-20241022", "claude-3-7-sonnet-latest", "my-model"];
+    const yes = [
+      "claude-sonnet-4-5",
+      "claude-sonnet-4-5-20250929",
+      "claude-haiku-4-5",
+      "claude-opus-4-5",
+      "claude-opus-4-6",
+      "claude-sonnet-5",
+    ];
+    const no = [
+      "claude-opus-4-1",
+      "claude-opus-4-20250514",
+      "claude-sonnet-4-0",
+      "claude-3-5-sonnet-20241022",
+      "claude-3-7-sonnet-latest",
+      "my-model",
+    ];
     for (const m of yes) expect([m, anthropicHasNativeJson(m)]).toEqual([m, true]);
     for (const m of no) expect([m, anthropicHasNativeJson(m)]).toEqual([m, false]);
   });
@@ -212,14 +291,20 @@ describe("the answer", () => {
 
   test("a streamed tool call with an empty input still gives a JSON object", async () => {
     const text = new TextDecoder().decode(await fixtureBytes("anthropic", "messages-stream-json-tool.sse"));
-    const empty = text.split("\n\n").filter((e) => !e.includes('"partial_json":"') || e.includes('"partial_json":""')).join("\n\n");
+    const empty = text
+      .split("\n\n")
+      .filter((e) => !e.includes('"partial_json":"') || e.includes('"partial_json":""'))
+      .join("\n\n");
     const { events } = await drain(readAnthropicStream(sseEventsOf(new TextEncoder().encode(empty)), "json_response"));
     expect(textOf(events)).toBe("{}");
   });
 });
 
 describe("over HTTP", () => {
-  const server = fixtureServer(() => ({ kind: "body", body: JSON.stringify(require("../fixtures/anthropic/messages-json-tool.json")) }));
+  const server = fixtureServer(() => ({
+    kind: "body",
+    body: JSON.stringify(require("../fixtures/anthropic/messages-json-tool.json")),
+  }));
   afterAll(() => server.stop());
 
   test("the adapter sends the forced tool and answers with its input as content", async () => {

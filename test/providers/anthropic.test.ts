@@ -12,9 +12,23 @@ import {
   toAnthropicRequest,
   toAnthropicToolChoice,
 } from "../../src/providers/anthropic";
-import { ctxFor, drain, fixtureBytes, fixtureJson, fixtureServer, httpFixture, sseEventsOf, textOf, type Reply } from "./helpers";
+import {
+  ctxFor,
+  drain,
+  fixtureBytes,
+  fixtureJson,
+  fixtureServer,
+  httpFixture,
+  sseEventsOf,
+  textOf,
+  type Reply,
+} from "./helpers";
 
-const base: ChatRequest = { model: "claude-sonnet-4-5", messages: [{ role: "user", content: "Hello" }], max_tokens: 1000 };
+const base: ChatRequest = {
+  model: "claude-sonnet-4-5",
+  messages: [{ role: "user", content: "Hello" }],
+  max_tokens: 1000,
+};
 const weatherTool = {
   type: "function" as const,
   function: {
@@ -33,7 +47,10 @@ describe("toAnthropicRequest", () => {
         max_tokens: 16000,
         reasoning_effort: "medium",
         messages: [
-          { role: "system", content: [{ type: "text", text: expected.system[0].text, cache_control: { type: "ephemeral" } }] },
+          {
+            role: "system",
+            content: [{ type: "text", text: expected.system[0].text, cache_control: { type: "ephemeral" } }],
+          },
           { role: "user", content: [{ type: "text", text: "Hello" }] },
         ],
         tools: [weatherTool],
@@ -110,13 +127,23 @@ describe("toAnthropicRequest", () => {
 
   test("sampling: stop → stop_sequences, temperature clamped, unsupported params dropped", () => {
     const body = toAnthropicRequest(
-      { ...base, stop: "END", temperature: 1.6, top_p: 0.5, seed: 1, logit_bias: { "1": 1 }, frequency_penalty: 1, response_format: { type: "json_object" } },
+      {
+        ...base,
+        stop: "END",
+        temperature: 1.6,
+        top_p: 0.5,
+        seed: 1,
+        logit_bias: { "1": 1 },
+        frequency_penalty: 1,
+        response_format: { type: "json_object" },
+      },
       { stream: false },
     );
     expect(body.stop_sequences).toEqual(["END"]);
     expect(body.temperature).toBe(1);
     expect(body.top_p).toBe(0.5);
-    for (const k of ["seed", "logit_bias", "frequency_penalty", "response_format", "stop"]) expect(body[k]).toBeUndefined();
+    for (const k of ["seed", "logit_bias", "frequency_penalty", "response_format", "stop"])
+      expect(body[k]).toBeUndefined();
   });
 
   test("tool_choice mapping", () => {
@@ -147,12 +174,22 @@ describe("toAnthropicRequest", () => {
   });
 
   test("thinking on: temperature and low top_p dropped; a forced tool turns thinking off", () => {
-    const on = toAnthropicRequest({ ...base, max_tokens: 8000, reasoning_effort: "high", temperature: 0.2, top_p: 0.5 }, { stream: false });
+    const on = toAnthropicRequest(
+      { ...base, max_tokens: 8000, reasoning_effort: "high", temperature: 0.2, top_p: 0.5 },
+      { stream: false },
+    );
     expect(on.thinking).toEqual({ type: "enabled", budget_tokens: 6976 });
     expect(on.temperature).toBeUndefined();
     expect(on.top_p).toBeUndefined();
     const forced = toAnthropicRequest(
-      { ...base, max_tokens: 8000, reasoning_effort: "high", temperature: 0.2, tools: [weatherTool], tool_choice: "required" },
+      {
+        ...base,
+        max_tokens: 8000,
+        reasoning_effort: "high",
+        temperature: 0.2,
+        tools: [weatherTool],
+        tool_choice: "required",
+      },
       { stream: false },
     );
     expect(forced.thinking).toBeUndefined();
@@ -167,7 +204,13 @@ describe("fixtures: responses and streams", () => {
       id: "msg_01FAKEnonstream000000001",
       content: "Hello! How can I help you today?",
       finishReason: "stop",
-      usage: { promptTokens: 12 + 3068, completionTokens: 11, cachedTokens: 3068, cacheWriteTokens: 0, reasoningTokens: 0 },
+      usage: {
+        promptTokens: 12 + 3068,
+        completionTokens: 11,
+        cachedTokens: 3068,
+        cacheWriteTokens: 0,
+        reasoningTokens: 0,
+      },
     });
   });
 
@@ -180,7 +223,9 @@ describe("fixtures: responses and streams", () => {
       stop_reason: "tool_use",
       usage: { input_tokens: 5, output_tokens: 3 },
     });
-    expect(r.toolCalls).toEqual([{ id: "toolu_9", type: "function", function: { name: "get_weather", arguments: '{"location":"Seoul"}' } }]);
+    expect(r.toolCalls).toEqual([
+      { id: "toolu_9", type: "function", function: { name: "get_weather", arguments: '{"location":"Seoul"}' } },
+    ]);
     expect(r.finishReason).toBe("tool_calls");
   });
 
@@ -195,30 +240,47 @@ describe("fixtures: responses and streams", () => {
 
   for (const seed of [1, 2]) {
     test(`messages-stream.sse (seed ${seed}) → text, finish, final usage`, async () => {
-      const { events, error } = await drain(readAnthropicStream(sseEventsOf(await fixtureBytes("anthropic", "messages-stream.sse"), seed)));
+      const { events, error } = await drain(
+        readAnthropicStream(sseEventsOf(await fixtureBytes("anthropic", "messages-stream.sse"), seed)),
+      );
       expect(error).toBeUndefined();
       expect(textOf(events)).toBe("Hello! How can I help you today?");
       expect(events.slice(-2)).toEqual([
         { type: "finish", reason: "stop" },
-        { type: "usage", usage: { promptTokens: 12, completionTokens: 11, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 } },
+        {
+          type: "usage",
+          usage: { promptTokens: 12, completionTokens: 11, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
+        },
       ]);
     });
   }
 
   test("tool-use stream → tool_call start with id/name, argument fragments, finish tool_calls", async () => {
-    const { events, error } = await drain(readAnthropicStream(sseEventsOf(await fixtureBytes("anthropic", "messages-stream-tool-use.sse"))));
+    const { events, error } = await drain(
+      readAnthropicStream(sseEventsOf(await fixtureBytes("anthropic", "messages-stream-tool-use.sse"))),
+    );
     expect(error).toBeUndefined();
     expect(textOf(events)).toBe("I'll check the weather for you.");
     const calls = events.filter((e) => e.type === "tool_call");
-    expect(calls[0]).toEqual({ type: "tool_call", index: 0, id: "toolu_01QE1WLsSVp5hy5Q3GmGTmjP", name: "get_weather", arguments: "" });
+    expect(calls[0]).toEqual({
+      type: "tool_call",
+      index: 0,
+      id: "toolu_01QE1WLsSVp5hy5Q3GmGTmjP",
+      name: "get_weather",
+      arguments: "",
+    });
     expect(calls.every((c) => c.type === "tool_call" && c.index === 0)).toBe(true);
-    expect(JSON.parse(calls.map((c) => (c.type === "tool_call" ? c.arguments ?? "" : "")).join(""))).toEqual({ location: "San Francisco" });
+    expect(JSON.parse(calls.map((c) => (c.type === "tool_call" ? (c.arguments ?? "") : "")).join(""))).toEqual({
+      location: "San Francisco",
+    });
     expect(events.at(-2)).toEqual({ type: "finish", reason: "tool_calls" });
     expect(events.at(-1)).toMatchObject({ usage: { promptTokens: 565, completionTokens: 48 } });
   });
 
   test("thinking stream → only the answer text; output tokens include thinking", async () => {
-    const { events, error } = await drain(readAnthropicStream(sseEventsOf(await fixtureBytes("anthropic", "messages-stream-thinking.sse"))));
+    const { events, error } = await drain(
+      readAnthropicStream(sseEventsOf(await fixtureBytes("anthropic", "messages-stream-thinking.sse"))),
+    );
     expect(error).toBeUndefined();
     expect(textOf(events)).toBe("Hello! How can I help?");
     expect(events.at(-1)).toEqual({
@@ -228,17 +290,38 @@ describe("fixtures: responses and streams", () => {
   });
 
   test("cache usage stream → the last value of every field (message_delta revises input and cache)", async () => {
-    const { events, error } = await drain(readAnthropicStream(sseEventsOf(await fixtureBytes("anthropic", "messages-stream-cache-usage.sse"))));
+    const { events, error } = await drain(
+      readAnthropicStream(sseEventsOf(await fixtureBytes("anthropic", "messages-stream-cache-usage.sse"))),
+    );
     expect(error).toBeUndefined();
     expect(events.at(-1)).toEqual({
       type: "usage",
-      usage: { promptTokens: 6 + 3337 + 6289, completionTokens: 198, cachedTokens: 6289, cacheWriteTokens: 3337, reasoningTokens: 0 },
+      usage: {
+        promptTokens: 6 + 3337 + 6289,
+        completionTokens: 198,
+        cachedTokens: 6289,
+        cacheWriteTokens: 3337,
+        reasoningTokens: 0,
+      },
     });
   });
 
   test("one-hour cache writes (usage.cache_creation) are counted apart, JSON and stream", async () => {
-    const usage = { input_tokens: 10, cache_creation_input_tokens: 3000, cache_read_input_tokens: 0, cache_creation: { ephemeral_5m_input_tokens: 1000, ephemeral_1h_input_tokens: 2000 }, output_tokens: 7 };
-    expect(mapAnthropicUsage(usage)).toEqual({ promptTokens: 3010, completionTokens: 7, cachedTokens: 0, cacheWriteTokens: 3000, cacheWrite1hTokens: 2000, reasoningTokens: 0 });
+    const usage = {
+      input_tokens: 10,
+      cache_creation_input_tokens: 3000,
+      cache_read_input_tokens: 0,
+      cache_creation: { ephemeral_5m_input_tokens: 1000, ephemeral_1h_input_tokens: 2000 },
+      output_tokens: 7,
+    };
+    expect(mapAnthropicUsage(usage)).toEqual({
+      promptTokens: 3010,
+      completionTokens: 7,
+      cachedTokens: 0,
+      cacheWriteTokens: 3000,
+      cacheWrite1hTokens: 2000,
+      reasoningTokens: 0,
+    });
     const s = [
       `event: message_start\ndata: ${JSON.stringify({ type: "message_start", message: { id: "m", usage: { ...usage, output_tokens: 1 } } })}\n\n`,
       'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}}\n\n',
@@ -259,12 +342,17 @@ describe("fixtures: responses and streams", () => {
     const { events } = await drain(readAnthropicStream(sseEventsOf(new TextEncoder().encode(s))));
     expect(events.slice(-2)).toEqual([
       { type: "finish", reason: "length" },
-      { type: "usage", usage: { promptTokens: 2010, completionTokens: 5, cachedTokens: 2000, cacheWriteTokens: 0, reasoningTokens: 0 } },
+      {
+        type: "usage",
+        usage: { promptTokens: 2010, completionTokens: 5, cachedTokens: 2000, cacheWriteTokens: 0, reasoningTokens: 0 },
+      },
     ]);
   });
 
   test("mid-stream event: error (overloaded) → transient UpstreamError after the partial text", async () => {
-    const { events, error } = await drain(readAnthropicStream(sseEventsOf(await fixtureBytes("anthropic", "messages-stream-error-midstream.sse"))));
+    const { events, error } = await drain(
+      readAnthropicStream(sseEventsOf(await fixtureBytes("anthropic", "messages-stream-error-midstream.sse"))),
+    );
     expect(textOf(events)).toBe("Hello");
     expect(error).toBeInstanceOf(UpstreamError);
     expect(error.kind).toBe("transient");
@@ -326,7 +414,13 @@ describe("over HTTP (local fixture server)", () => {
 
   test("chatStream over the wire, slow chunks", async () => {
     const bytes = await fixtureBytes("anthropic", "messages-stream-tool-use.sse");
-    next = () => ({ kind: "body", body: bytes, headers: { "content-type": "text/event-stream" }, chunkDelayMs: 1, chunkSize: 50 });
+    next = () => ({
+      kind: "body",
+      body: bytes,
+      headers: { "content-type": "text/event-stream" },
+      chunkDelayMs: 1,
+      chunkSize: 50,
+    });
     const { events, error } = await drain(await anthropicChatProvider.chatStream(base, ctxFor(srv.url)));
     expect(error).toBeUndefined();
     expect(srv.requests.at(-1)!.body.stream).toBe(true);

@@ -13,10 +13,17 @@ setDefaultTimeout(60_000);
 
 /** What the fake vendor answers, by path: each one valid JSON, each one the wrong shape. */
 function malformed(path: string): unknown {
-  if (path === "/v1/chat/completions") return { id: "c1", choices: [{ message: { content: 42 }, finish_reason: "stop" }], usage: { prompt_tokens: "12", completion_tokens: 3 } };
+  if (path === "/v1/chat/completions")
+    return {
+      id: "c1",
+      choices: [{ message: { content: 42 }, finish_reason: "stop" }],
+      usage: { prompt_tokens: "12", completion_tokens: 3 },
+    };
   if (path === "/v1/embeddings") return { data: [{ index: 0, embedding: "AAAAAA==" }], usage: { prompt_tokens: 2 } };
-  if (path === "/v1/messages") return { id: "m1", content: "hello", stop_reason: "end_turn", usage: { input_tokens: 3, output_tokens: 2 } };
-  if (path.endsWith(":generateContent")) return { candidates: [{ content: { parts: [{ text: 7 }] }, finishReason: "STOP" }] };
+  if (path === "/v1/messages")
+    return { id: "m1", content: "hello", stop_reason: "end_turn", usage: { input_tokens: 3, output_tokens: 2 } };
+  if (path.endsWith(":generateContent"))
+    return { candidates: [{ content: { parts: [{ text: 7 }] }, finishReason: "STOP" }] };
   if (path.endsWith(":predictLongRunning")) return { name: 42 };
   if (path.startsWith("/res/v1/web/search")) return { web: { results: "none" } };
   return { unexpected: path };
@@ -41,10 +48,22 @@ const countOf = (path: string) => calls.get(path) ?? 0;
 /** The account's money and every trace of a charge (held, charges, charged usage). */
 async function moneyOf(g: TestGateway, userId: string) {
   await g.gw.settlements.quiesce(userId);
-  const [u] = await g.gw.deps.db.query<{ b: string; h: string }>("select balance_micro::text as b, held_micro::text as h from users where id = $1", [userId]);
-  const [c] = await g.gw.deps.db.query<{ n: string }>("select count(*)::text as n from ledger_entries where user_id = $1 and kind = 'charge'", [userId]);
-  const [e] = await g.gw.deps.db.query<{ n: string }>("select count(*)::text as n from usage_events where user_id = $1 and cost_micro <> 0", [userId]);
-  const [h] = await g.gw.deps.db.query<{ n: string }>("select count(*)::text as n from holds where user_id = $1 and status = 'open'", [userId]);
+  const [u] = await g.gw.deps.db.query<{ b: string; h: string }>(
+    "select balance_micro::text as b, held_micro::text as h from users where id = $1",
+    [userId],
+  );
+  const [c] = await g.gw.deps.db.query<{ n: string }>(
+    "select count(*)::text as n from ledger_entries where user_id = $1 and kind = 'charge'",
+    [userId],
+  );
+  const [e] = await g.gw.deps.db.query<{ n: string }>(
+    "select count(*)::text as n from usage_events where user_id = $1 and cost_micro <> 0",
+    [userId],
+  );
+  const [h] = await g.gw.deps.db.query<{ n: string }>(
+    "select count(*)::text as n from holds where user_id = $1 and status = 'open'",
+    [userId],
+  );
   return { balance: u!.b, held: u!.h, charges: Number(c!.n), chargedEvents: Number(e!.n), openHolds: Number(h!.n) };
 }
 
@@ -60,7 +79,12 @@ for (const kind of await dbKinds()) {
         env: {
           VIDEO_POLL_WORKERS: "0",
           STATS_ROLLUP_INTERVAL_MS: "0",
-          ...Object.fromEntries(["OPENAI", "ANTHROPIC", "GOOGLE", "DEEPSEEK", "VEO", "BRAVE"].flatMap((p) => [[`${p}_API_KEY`, `${p.toLowerCase()}-test-credential`], [`${p}_BASE_URL`, base]])),
+          ...Object.fromEntries(
+            ["OPENAI", "ANTHROPIC", "GOOGLE", "DEEPSEEK", "VEO", "BRAVE"].flatMap((p) => [
+              [`${p}_API_KEY`, `${p.toLowerCase()}-test-credential`],
+              [`${p}_BASE_URL`, base],
+            ]),
+          ),
         },
       });
       u = await fastUser(g, { creditKrw: 200_000 });
@@ -91,11 +115,18 @@ for (const kind of await dbKinds()) {
       // Together trains on data: its offerings need the account's consent.
       expect((await g.admin("PATCH", `/v1/admin/users/${u.id}`, { xborder_training_consent: true })).status).toBe(200);
       const before = countOf("/v1/chat/completions");
-      const r = await chat(g, key, { model: "deepseek-v3", messages: user("fallback"), provider: { order: ["deepseek", "together"] } });
+      const r = await chat(g, key, {
+        model: "deepseek-v3",
+        messages: user("fallback"),
+        provider: { order: ["deepseek", "together"] },
+      });
       expect(r.status).toBe(200);
       expect(r.body.provider).toBe("together");
       expect(countOf("/v1/chat/completions") - before).toBe(3);
-      const [event] = await g.gw.deps.db.query<{ provider: string; status: number }>("select provider, status from usage_events where user_id = $1 and model = 'deepseek-v3'", [u.id]);
+      const [event] = await g.gw.deps.db.query<{ provider: string; status: number }>(
+        "select provider, status from usage_events where user_id = $1 and model = 'deepseek-v3'",
+        [u.id],
+      );
       expect(event).toEqual({ provider: "together", status: 200 });
       start = await moneyOf(g, u.id);
       expect(start.charges).toBe(1);
@@ -103,7 +134,10 @@ for (const kind of await dbKinds()) {
     });
 
     test("embeddings: 502 upstream_unavailable, nothing charged", async () => {
-      const r = await g.call("POST", "/v1/embeddings", { token: key, body: { model: "text-embedding-3-small", input: "shape" } });
+      const r = await g.call("POST", "/v1/embeddings", {
+        token: key,
+        body: { model: "text-embedding-3-small", input: "shape" },
+      });
       expect(r.status).toBe(502);
       expect(r.body.detail.error).toBe("upstream_unavailable");
       expect(await moneyOf(g, u.id)).toEqual(start);
@@ -119,7 +153,10 @@ for (const kind of await dbKinds()) {
     });
 
     test("video submit: 502 upstream_unavailable, no job to poll, the hold released", async () => {
-      const r = await g.call("POST", "/v1/video/generations", { token: key, body: { model: "veo-3", prompt: "a wave", duration_seconds: 4 } });
+      const r = await g.call("POST", "/v1/video/generations", {
+        token: key,
+        body: { model: "veo-3", prompt: "a wave", duration_seconds: 4 },
+      });
       expect(r.status).toBe(502);
       expect(r.body.detail).toMatchObject({ error: "upstream_unavailable", providers: ["veo"] });
       expect(await moneyOf(g, u.id)).toEqual(start);

@@ -17,7 +17,11 @@ describe("fetchWithDeadlines", () => {
   test("first-byte deadline: DeadlineError and the request is aborted", async () => {
     next = { kind: "hang" };
     const t0 = Date.now();
-    const err = await fetchWithDeadlines(srv.url, { method: "POST", body: "{}" }, { firstByteTimeoutMs: 150, idleTimeoutMs: 1000 }).catch((e) => e);
+    const err = await fetchWithDeadlines(
+      srv.url,
+      { method: "POST", body: "{}" },
+      { firstByteTimeoutMs: 150, idleTimeoutMs: 1000 },
+    ).catch((e) => e);
     expect(err).toBeInstanceOf(DeadlineError);
     expect(err.phase).toBe("first_byte");
     expect(Date.now() - t0).toBeLessThan(1500);
@@ -26,7 +30,11 @@ describe("fetchWithDeadlines", () => {
   test("first-byte deadline also covers the first body chunk (headers sent, no body)", async () => {
     const raw = rawHttpServer({ chunks: [], then: "stall" });
     try {
-      const { response, body } = await fetchWithDeadlines(raw.url, { method: "POST", body: "{}" }, { firstByteTimeoutMs: 150, idleTimeoutMs: 5000 });
+      const { response, body } = await fetchWithDeadlines(
+        raw.url,
+        { method: "POST", body: "{}" },
+        { firstByteTimeoutMs: 150, idleTimeoutMs: 5000 },
+      );
       expect(response.status).toBe(200);
       const err = await readAllBytes(body).catch((e) => e);
       expect(err).toBeInstanceOf(DeadlineError);
@@ -38,7 +46,11 @@ describe("fetchWithDeadlines", () => {
 
   test("idle deadline between chunks", async () => {
     next = { kind: "stall", body: "data: 1\n\n" };
-    const { body } = await fetchWithDeadlines(srv.url, { method: "POST", body: "{}" }, { firstByteTimeoutMs: 1000, idleTimeoutMs: 150 });
+    const { body } = await fetchWithDeadlines(
+      srv.url,
+      { method: "POST", body: "{}" },
+      { firstByteTimeoutMs: 1000, idleTimeoutMs: 150 },
+    );
     const err = await readAllBytes(body).catch((e) => e);
     expect(err).toBeInstanceOf(DeadlineError);
     expect(err.phase).toBe("idle");
@@ -46,7 +58,11 @@ describe("fetchWithDeadlines", () => {
 
   test("slow but steady chunks within the idle deadline pass", async () => {
     next = { kind: "body", body: "x".repeat(200), chunkDelayMs: 40, chunkSize: 50 };
-    const { body } = await fetchWithDeadlines(srv.url, { method: "POST", body: "{}" }, { firstByteTimeoutMs: 1000, idleTimeoutMs: 150 });
+    const { body } = await fetchWithDeadlines(
+      srv.url,
+      { method: "POST", body: "{}" },
+      { firstByteTimeoutMs: 1000, idleTimeoutMs: 150 },
+    );
     expect((await readAllBytes(body)).length).toBe(200);
   });
 
@@ -54,23 +70,31 @@ describe("fetchWithDeadlines", () => {
     next = { kind: "hang" };
     const ac = new AbortController();
     setTimeout(() => ac.abort(new Error("client went away")), 50);
-    const err = await fetchWithDeadlines(srv.url, { method: "POST", body: "{}" }, { signal: ac.signal, firstByteTimeoutMs: 5000, idleTimeoutMs: 5000 }).catch(
-      (e) => e,
-    );
+    const err = await fetchWithDeadlines(
+      srv.url,
+      { method: "POST", body: "{}" },
+      { signal: ac.signal, firstByteTimeoutMs: 5000, idleTimeoutMs: 5000 },
+    ).catch((e) => e);
     expect(err.message).toBe("client went away");
   });
 
   test("already-aborted signal rejects at once", async () => {
-    const err = await fetchWithDeadlines(srv.url, {}, { signal: AbortSignal.abort(new Error("gone")), firstByteTimeoutMs: 1000, idleTimeoutMs: 1000 }).catch(
-      (e) => e,
-    );
+    const err = await fetchWithDeadlines(
+      srv.url,
+      {},
+      { signal: AbortSignal.abort(new Error("gone")), firstByteTimeoutMs: 1000, idleTimeoutMs: 1000 },
+    ).catch((e) => e);
     expect(err.message).toBe("gone");
   });
 
   test("cancelling the body aborts the upstream request", async () => {
     next = { kind: "stall", body: "data: 1\n\n" };
     const before = srv.aborted;
-    const { body } = await fetchWithDeadlines(srv.url, { method: "POST", body: "{}" }, { firstByteTimeoutMs: 1000, idleTimeoutMs: 5000 });
+    const { body } = await fetchWithDeadlines(
+      srv.url,
+      { method: "POST", body: "{}" },
+      { firstByteTimeoutMs: 1000, idleTimeoutMs: 5000 },
+    );
     const reader = body.getReader();
     await reader.read();
     await reader.cancel();
@@ -87,7 +111,9 @@ describe("fetchAllWithDeadlines", () => {
     next = { kind: "hang" };
     const before = srv.aborted;
     const t0 = Date.now();
-    const err = await fetchAllWithDeadlines(srv.url, post, { firstByteTimeoutMs: 150, idleTimeoutMs: 1000 }).catch((e) => e);
+    const err = await fetchAllWithDeadlines(srv.url, post, { firstByteTimeoutMs: 150, idleTimeoutMs: 1000 }).catch(
+      (e) => e,
+    );
     expect(err).toBeInstanceOf(DeadlineError);
     expect(err.phase).toBe("first_byte");
     expect(Date.now() - t0).toBeLessThan(1500);
@@ -98,7 +124,11 @@ describe("fetchAllWithDeadlines", () => {
   test("first-byte deadline also covers the first body chunk (headers sent, no body)", async () => {
     const raw = rawHttpServer({ chunks: [], then: "stall" });
     try {
-      const err = await fetchAllWithDeadlines(raw.url, post, { firstByteTimeoutMs: 150, idleTimeoutMs: 5000, mapBodyError: (e) => ({ body: e }) }).catch((e) => e);
+      const err = await fetchAllWithDeadlines(raw.url, post, {
+        firstByteTimeoutMs: 150,
+        idleTimeoutMs: 5000,
+        mapBodyError: (e) => ({ body: e }),
+      }).catch((e) => e);
       expect(err.body).toBeInstanceOf(DeadlineError);
       expect(err.body.phase).toBe("first_byte");
     } finally {
@@ -108,14 +138,19 @@ describe("fetchAllWithDeadlines", () => {
 
   test("idle deadline between chunks", async () => {
     next = { kind: "stall", body: "data: 1\n\n" };
-    const err = await fetchAllWithDeadlines(srv.url, post, { firstByteTimeoutMs: 1000, idleTimeoutMs: 150 }).catch((e) => e);
+    const err = await fetchAllWithDeadlines(srv.url, post, { firstByteTimeoutMs: 1000, idleTimeoutMs: 150 }).catch(
+      (e) => e,
+    );
     expect(err).toBeInstanceOf(DeadlineError);
     expect(err.phase).toBe("idle");
   });
 
   test("slow but steady chunks within the idle deadline pass, whole", async () => {
     next = { kind: "body", body: "x".repeat(200), chunkDelayMs: 40, chunkSize: 50 };
-    const { response, bytes } = await fetchAllWithDeadlines(srv.url, post, { firstByteTimeoutMs: 1000, idleTimeoutMs: 150 });
+    const { response, bytes } = await fetchAllWithDeadlines(srv.url, post, {
+      firstByteTimeoutMs: 1000,
+      idleTimeoutMs: 150,
+    });
     expect(response.status).toBe(200);
     expect(new TextDecoder().decode(bytes)).toBe("x".repeat(200));
   });
@@ -124,9 +159,17 @@ describe("fetchAllWithDeadlines", () => {
     next = { kind: "hang" };
     const ac = new AbortController();
     setTimeout(() => ac.abort(new Error("client went away")), 50);
-    const err = await fetchAllWithDeadlines(srv.url, post, { signal: ac.signal, firstByteTimeoutMs: 5000, idleTimeoutMs: 5000 }).catch((e) => e);
+    const err = await fetchAllWithDeadlines(srv.url, post, {
+      signal: ac.signal,
+      firstByteTimeoutMs: 5000,
+      idleTimeoutMs: 5000,
+    }).catch((e) => e);
     expect(err.message).toBe("client went away");
-    const gone = await fetchAllWithDeadlines(srv.url, {}, { signal: AbortSignal.abort(new Error("gone")), firstByteTimeoutMs: 1000, idleTimeoutMs: 1000 }).catch((e) => e);
+    const gone = await fetchAllWithDeadlines(
+      srv.url,
+      {},
+      { signal: AbortSignal.abort(new Error("gone")), firstByteTimeoutMs: 1000, idleTimeoutMs: 1000 },
+    ).catch((e) => e);
     expect(gone.message).toBe("gone");
   });
 });
@@ -151,7 +194,9 @@ describe("adapter transport errors", () => {
   });
 
   test("connection closed in the middle of the chunked body → truncated", async () => {
-    const text = await Bun.file(new URL("../fixtures/openai/chat-completion-stream-truncated.sse", import.meta.url)).text();
+    const text = await Bun.file(
+      new URL("../fixtures/openai/chat-completion-stream-truncated.sse", import.meta.url),
+    ).text();
     const raw = rawHttpServer({ chunks: [text], then: "close" });
     try {
       const stream = await openAIChatProvider.chatStream(req, ctxFor(raw.url));
@@ -185,7 +230,10 @@ describe("adapter transport errors", () => {
     next = { kind: "stall", body: await fixtureBytes("openai", "chat-completion-stream-truncated.sse") };
     const before = srv.aborted;
     const ac = new AbortController();
-    const stream = await openAIChatProvider.chatStream(req, ctxFor(srv.url, { signal: ac.signal, idleTimeoutMs: 5000 }));
+    const stream = await openAIChatProvider.chatStream(
+      req,
+      ctxFor(srv.url, { signal: ac.signal, idleTimeoutMs: 5000 }),
+    );
     const seen: string[] = [];
     let error: any;
     try {

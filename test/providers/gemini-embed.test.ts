@@ -26,11 +26,18 @@ describe("Gemini embeddings adapter", () => {
 
   test("several texts: one batchEmbedContents call, dimensions on every request, vectors in order", async () => {
     next = () => json({ embeddings: [{ values: [1] }, { values: [2] }, { values: [3] }] });
-    const r = await geminiEmbeddingProvider.embed(["a", "b", "c"], "gemini-embedding-001", ctxFor(srv.url), { dimensions: 1, user: "ignored" });
+    const r = await geminiEmbeddingProvider.embed(["a", "b", "c"], "gemini-embedding-001", ctxFor(srv.url), {
+      dimensions: 1,
+      user: "ignored",
+    });
     const sent = srv.requests.at(-1)!;
     expect(sent.path).toBe("/v1beta/models/gemini-embedding-001:batchEmbedContents");
     expect(sent.body.requests).toHaveLength(3);
-    expect(sent.body.requests[1]).toEqual({ model: "models/gemini-embedding-001", content: { parts: [{ text: "b" }] }, outputDimensionality: 1 });
+    expect(sent.body.requests[1]).toEqual({
+      model: "models/gemini-embedding-001",
+      content: { parts: [{ text: "b" }] },
+      outputDimensionality: 1,
+    });
     expect(r.vectors).toEqual([[1], [2], [3]]);
   });
 
@@ -55,7 +62,9 @@ describe("Gemini embeddings adapter", () => {
     expect(e429.retryAfterMs).toBeGreaterThan(0);
     const badKey = await httpFixture("gemini", "error-400-invalid-api-key.http");
     next = () => ({ kind: "http", fixture: badKey });
-    const e400 = await geminiEmbeddingProvider.embed(["x", "y"], "gemini-embedding-001", ctxFor(srv.url)).catch((e) => e);
+    const e400 = await geminiEmbeddingProvider
+      .embed(["x", "y"], "gemini-embedding-001", ctxFor(srv.url))
+      .catch((e) => e);
     expect([e400.kind, e400.reason]).toEqual(["rejected", "auth"]);
   });
 

@@ -12,9 +12,23 @@ import {
   toGeminiSchema,
   toGeminiToolConfig,
 } from "../../src/providers/gemini";
-import { ctxFor, drain, fixtureBytes, fixtureJson, fixtureServer, httpFixture, sseEventsOf, textOf, type Reply } from "./helpers";
+import {
+  ctxFor,
+  drain,
+  fixtureBytes,
+  fixtureJson,
+  fixtureServer,
+  httpFixture,
+  sseEventsOf,
+  textOf,
+  type Reply,
+} from "./helpers";
 
-const base: ChatRequest = { model: "gemini-2.5-flash", messages: [{ role: "user", content: "Hello" }], max_tokens: 1024 };
+const base: ChatRequest = {
+  model: "gemini-2.5-flash",
+  messages: [{ role: "user", content: "Hello" }],
+  max_tokens: 1024,
+};
 let n = 0;
 const fakeId = () => `call_test${++n}`;
 
@@ -64,7 +78,10 @@ describe("toGeminiRequest", () => {
 
   test("json_schema → responseJsonSchema", () => {
     const schema = { type: "object", properties: { a: { type: "string" } } };
-    const body = toGeminiRequest({ ...base, response_format: { type: "json_schema", json_schema: { name: "x", schema } } });
+    const body = toGeminiRequest({
+      ...base,
+      response_format: { type: "json_schema", json_schema: { name: "x", schema } },
+    });
     expect(body.generationConfig).toMatchObject({ responseMimeType: "application/json", responseJsonSchema: schema });
   });
 
@@ -77,7 +94,12 @@ describe("toGeminiRequest", () => {
           function: {
             name: "weather",
             description: "d",
-            parameters: { $schema: "x", type: "object", additionalProperties: false, properties: { additionalProperties: { type: "string" } } },
+            parameters: {
+              $schema: "x",
+              type: "object",
+              additionalProperties: false,
+              properties: { additionalProperties: { type: "string" } },
+            },
           },
         },
       ],
@@ -91,24 +113,45 @@ describe("toGeminiRequest", () => {
             { type: "image_url", image_url: { url: "https://e.com/a.png" } },
           ],
         },
-        { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "weather", arguments: '{"location":"SF"}' } }] },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [
+            { id: "call_1", type: "function", function: { name: "weather", arguments: '{"location":"SF"}' } },
+          ],
+        },
         { role: "tool", tool_call_id: "call_1", content: '{"temp":20}' },
         { role: "tool", tool_call_id: "call_2", name: "other", content: "plain" },
       ],
     });
     expect(body.tools).toEqual([
-      { functionDeclarations: [{ name: "weather", description: "d", parameters: { type: "object", properties: { additionalProperties: { type: "string" } } } }] },
+      {
+        functionDeclarations: [
+          {
+            name: "weather",
+            description: "d",
+            parameters: { type: "object", properties: { additionalProperties: { type: "string" } } },
+          },
+        ],
+      },
     ]);
     expect(body.toolConfig).toEqual({ functionCallingConfig: { mode: "ANY", allowedFunctionNames: ["weather"] } });
     expect(body.contents).toEqual([
       {
         role: "user",
-        parts: [{ text: "look" }, { inlineData: { mimeType: "image/jpeg", data: "QUJD" } }, { fileData: { mimeType: "image/png", fileUri: "https://e.com/a.png" } }],
+        parts: [
+          { text: "look" },
+          { inlineData: { mimeType: "image/jpeg", data: "QUJD" } },
+          { fileData: { mimeType: "image/png", fileUri: "https://e.com/a.png" } },
+        ],
       },
       { role: "model", parts: [{ functionCall: { name: "weather", args: { location: "SF" } } }] },
       {
         role: "user",
-        parts: [{ functionResponse: { name: "weather", response: { temp: 20 } } }, { functionResponse: { name: "other", response: { result: "plain" } } }],
+        parts: [
+          { functionResponse: { name: "weather", response: { temp: 20 } } },
+          { functionResponse: { name: "other", response: { result: "plain" } } },
+        ],
       },
     ]);
   });
@@ -121,7 +164,12 @@ describe("toGeminiRequest", () => {
   });
 
   test("schema cleaning keeps property names", () => {
-    expect(toGeminiSchema({ type: "array", items: { type: "object", additionalProperties: true, properties: { $schema: { type: "string" } } } })).toEqual({
+    expect(
+      toGeminiSchema({
+        type: "array",
+        items: { type: "object", additionalProperties: true, properties: { $schema: { type: "string" } } },
+      }),
+    ).toEqual({
       type: "array",
       items: { type: "object", properties: { $schema: { type: "string" } } },
     });
@@ -152,23 +200,38 @@ describe("fixtures: responses and streams", () => {
       id: "FAKEresp-generate-0001",
       content: "Hello! How can I help you today?",
       finishReason: "stop",
-      usage: { promptTokens: 4105, completionTokens: 9 + 244, cachedTokens: 4096, cacheWriteTokens: 0, reasoningTokens: 244 },
+      usage: {
+        promptTokens: 4105,
+        completionTokens: 9 + 244,
+        cachedTokens: 4096,
+        cacheWriteTokens: 0,
+        reasoningTokens: 244,
+      },
     });
   });
 
   test("function-call.json → tool call with generated id, STOP with calls → tool_calls", async () => {
     const r = fromGeminiResponse(await fixtureJson("gemini", "function-call.json"), () => "call_x");
     expect(r.content).toBeNull();
-    expect(r.toolCalls).toEqual([{ id: "call_x", type: "function", function: { name: "weather", arguments: '{"location":"San Francisco"}' } }]);
+    expect(r.toolCalls).toEqual([
+      { id: "call_x", type: "function", function: { name: "weather", arguments: '{"location":"San Francisco"}' } },
+    ]);
     expect(r.finishReason).toBe("tool_calls");
-    expect(r.usage).toEqual({ promptTokens: 29, completionTokens: 15 + 893, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 893 });
+    expect(r.usage).toEqual({
+      promptTokens: 29,
+      completionTokens: 15 + 893,
+      cachedTokens: 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: 893,
+    });
   });
 
   test("finish reasons", () => {
     expect(mapGeminiFinishReason("STOP", false)).toBe("stop");
     expect(mapGeminiFinishReason("STOP", true)).toBe("tool_calls");
     expect(mapGeminiFinishReason("MAX_TOKENS", false)).toBe("length");
-    for (const r of ["SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY"]) expect(mapGeminiFinishReason(r, false)).toBe("content_filter");
+    for (const r of ["SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY"])
+      expect(mapGeminiFinishReason(r, false)).toBe("content_filter");
     expect(mapGeminiFinishReason("OTHER", false)).toBe("stop");
   });
 
@@ -178,29 +241,47 @@ describe("fixtures: responses and streams", () => {
 
   for (const seed of [1, 2, 3]) {
     test(`CRLF stream (seed ${seed}) → text, finish, last cumulative usage`, async () => {
-      const { events, error } = await drain(readGeminiStream(sseEventsOf(await fixtureBytes("gemini", "stream-generate-content.sse"), seed), fakeId));
+      const { events, error } = await drain(
+        readGeminiStream(sseEventsOf(await fixtureBytes("gemini", "stream-generate-content.sse"), seed), fakeId),
+      );
       expect(error).toBeUndefined();
       expect(textOf(events)).toBe("Hello! How can I help you today?");
       expect(events.slice(-2)).toEqual([
         { type: "finish", reason: "stop" },
-        { type: "usage", usage: { promptTokens: 9, completionTokens: 9 + 185, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 185 } },
+        {
+          type: "usage",
+          usage: {
+            promptTokens: 9,
+            completionTokens: 9 + 185,
+            cachedTokens: 0,
+            cacheWriteTokens: 0,
+            reasoningTokens: 185,
+          },
+        },
       ]);
     });
   }
 
   test("thought parts are not surfaced as text", async () => {
-    const { events, error } = await drain(readGeminiStream(sseEventsOf(await fixtureBytes("gemini", "stream-generate-content-thoughts.sse")), fakeId));
+    const { events, error } = await drain(
+      readGeminiStream(sseEventsOf(await fixtureBytes("gemini", "stream-generate-content-thoughts.sse")), fakeId),
+    );
     expect(error).toBeUndefined();
     expect(textOf(events)).toBe("Hello! How can I help you today?");
   });
 
   test("function-call stream → one complete tool_call, finish tool_calls", async () => {
-    const { events, error } = await drain(readGeminiStream(sseEventsOf(await fixtureBytes("gemini", "stream-function-call.sse")), () => "call_s"));
+    const { events, error } = await drain(
+      readGeminiStream(sseEventsOf(await fixtureBytes("gemini", "stream-function-call.sse")), () => "call_s"),
+    );
     expect(error).toBeUndefined();
     expect(events).toEqual([
       { type: "tool_call", index: 0, id: "call_s", name: "weather", arguments: '{"location":"San Francisco"}' },
       { type: "finish", reason: "tool_calls" },
-      { type: "usage", usage: { promptTokens: 29, completionTokens: 60, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 45 } },
+      {
+        type: "usage",
+        usage: { promptTokens: 29, completionTokens: 60, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 45 },
+      },
     ]);
   });
 
@@ -216,7 +297,8 @@ describe("fixtures: responses and streams", () => {
   });
 
   test("an error payload inside the stream → classified", async () => {
-    const s = 'data: {"candidates":[{"content":{"parts":[{"text":"hi"}]}}]}\r\n\r\ndata: {"error":{"code":503,"message":"overloaded","status":"UNAVAILABLE"}}\r\n\r\n';
+    const s =
+      'data: {"candidates":[{"content":{"parts":[{"text":"hi"}]}}]}\r\n\r\ndata: {"error":{"code":503,"message":"overloaded","status":"UNAVAILABLE"}}\r\n\r\n';
     const { events, error } = await drain(readGeminiStream(sseEventsOf(new TextEncoder().encode(s)), fakeId));
     expect(textOf(events)).toBe("hi");
     expect(error.kind).toBe("transient");
@@ -241,7 +323,11 @@ describe("fixtures: errors", () => {
   }
 
   test("429 without RetryInfo falls back to Retry-After", () => {
-    const err = classifyGeminiError(429, new Headers({ "retry-after": "1" }), '{"error":{"code":429,"status":"RESOURCE_EXHAUSTED"}}');
+    const err = classifyGeminiError(
+      429,
+      new Headers({ "retry-after": "1" }),
+      '{"error":{"code":429,"status":"RESOURCE_EXHAUSTED"}}',
+    );
     expect(err.retryAfterMs).toBe(1000);
   });
 });
@@ -263,7 +349,13 @@ describe("over HTTP (local fixture server)", () => {
 
   test("streamGenerateContent?alt=sse", async () => {
     const bytes = await fixtureBytes("gemini", "stream-generate-content.sse");
-    next = () => ({ kind: "body", body: bytes, headers: { "content-type": "text/event-stream" }, chunkDelayMs: 1, chunkSize: 7 });
+    next = () => ({
+      kind: "body",
+      body: bytes,
+      headers: { "content-type": "text/event-stream" },
+      chunkDelayMs: 1,
+      chunkSize: 7,
+    });
     const { events, error } = await drain(await geminiChatProvider.chatStream(base, ctxFor(srv.url)));
     expect(error).toBeUndefined();
     expect(srv.requests.at(-1)!.path).toBe("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse");

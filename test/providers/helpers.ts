@@ -92,7 +92,14 @@ export interface CapturedRequest {
 
 /** A scripted reply for the fixture server. */
 export type Reply =
-  | { kind: "body"; status?: number; headers?: Record<string, string>; body: Uint8Array | string; chunkDelayMs?: number; chunkSize?: number }
+  | {
+      kind: "body";
+      status?: number;
+      headers?: Record<string, string>;
+      body: Uint8Array | string;
+      chunkDelayMs?: number;
+      chunkSize?: number;
+    }
   | { kind: "http"; fixture: HttpFixture }
   | { kind: "hang" }
   /** Sends these bytes, then stalls forever (for idle timeouts). */

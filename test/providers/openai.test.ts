@@ -10,7 +10,17 @@ import {
   readOpenAIChatStream,
   toOpenAIChatRequest,
 } from "../../src/providers/openai";
-import { ctxFor, drain, fixtureBytes, fixtureJson, fixtureServer, httpFixture, sseEventsOf, textOf, type Reply } from "./helpers";
+import {
+  ctxFor,
+  drain,
+  fixtureBytes,
+  fixtureJson,
+  fixtureServer,
+  httpFixture,
+  sseEventsOf,
+  textOf,
+  type Reply,
+} from "./helpers";
 
 const base: ChatRequest = { model: "gpt-4o-mini", messages: [{ role: "user", content: "Hello" }], max_tokens: 64 };
 
@@ -59,11 +69,16 @@ describe("toOpenAIChatRequest", () => {
     expect(toOpenAIChatRequest(req, { stream: false }).service_tier).toBeUndefined();
     expect(toOpenAIChatRequest(req, { stream: false, forwardServiceTier: true }).service_tier).toBe("priority");
     // `auto` would let the project's settings pick a tier the gateway did not price.
-    expect(toOpenAIChatRequest({ ...base, service_tier: "auto" }, { stream: false, forwardServiceTier: true }).service_tier).toBe("default");
+    expect(
+      toOpenAIChatRequest({ ...base, service_tier: "auto" }, { stream: false, forwardServiceTier: true }).service_tier,
+    ).toBe("default");
   });
 
   test("streams always ask for usage; passthrough cannot override owned fields", () => {
-    const req: ChatRequest = { ...base, passthrough: { model: "evil", stream: false, n: 3, stream_options: { foo: 1, include_usage: false } } };
+    const req: ChatRequest = {
+      ...base,
+      passthrough: { model: "evil", stream: false, n: 3, stream_options: { foo: 1, include_usage: false } },
+    };
     const body = toOpenAIChatRequest(req, { stream: true });
     expect(body.model).toBe("gpt-4o-mini");
     expect(body.stream).toBe(true);
@@ -73,7 +88,10 @@ describe("toOpenAIChatRequest", () => {
   });
 
   test("reasoning max becomes xhigh; reasoning models use max_completion_tokens", () => {
-    const body = toOpenAIChatRequest({ ...base, reasoning_effort: "max" }, { stream: false, useMaxCompletionTokens: true });
+    const body = toOpenAIChatRequest(
+      { ...base, reasoning_effort: "max" },
+      { stream: false, useMaxCompletionTokens: true },
+    );
     expect(body.reasoning_effort).toBe("xhigh");
     expect(body.max_completion_tokens).toBe(64);
     expect(body.max_tokens).toBeUndefined();
@@ -84,15 +102,26 @@ describe("toOpenAIChatRequest", () => {
       ...base,
       messages: [
         { role: "system", content: [{ type: "text", text: "sys", cache_control: { type: "ephemeral" } }] },
-        { role: "user", content: [{ type: "image_url", image_url: { url: "https://x/y.png" }, cache_control: { type: "ephemeral" } }] },
-        { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }] },
+        {
+          role: "user",
+          content: [{ type: "image_url", image_url: { url: "https://x/y.png" }, cache_control: { type: "ephemeral" } }],
+        },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }],
+        },
         { role: "tool", content: "42", tool_call_id: "c1" },
       ],
     };
     expect(toOpenAIChatRequest(req, { stream: false }).messages).toEqual([
       { role: "system", content: [{ type: "text", text: "sys" }] },
       { role: "user", content: [{ type: "image_url", image_url: { url: "https://x/y.png" } }] },
-      { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }] },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }],
+      },
       { role: "tool", content: "42", tool_call_id: "c1" },
     ]);
   });
@@ -105,7 +134,13 @@ describe("fixtures: responses and streams", () => {
       id: "chatcmpl-FAKEc0mp1et10n0000000000001",
       content: "Hello! How can I help you today?",
       finishReason: "stop",
-      usage: { promptTokens: 2006, completionTokens: 300, cachedTokens: 1920, cacheWriteTokens: 0, reasoningTokens: 256 },
+      usage: {
+        promptTokens: 2006,
+        completionTokens: 300,
+        cachedTokens: 1920,
+        cacheWriteTokens: 0,
+        reasoningTokens: 256,
+      },
     });
   });
 
@@ -117,16 +152,27 @@ describe("fixtures: responses and streams", () => {
       expect(textOf(events)).toBe("Hello! How can I help?");
       expect(events.slice(-2)).toEqual([
         { type: "finish", reason: "stop" },
-        { type: "usage", usage: { promptTokens: 16, completionTokens: 9, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 } },
+        {
+          type: "usage",
+          usage: { promptTokens: 16, completionTokens: 9, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
+        },
       ]);
     });
   }
 
   test("tool-call stream → indexed deltas, finish tool_calls, usage", async () => {
-    const { events, error } = await drain(readOpenAIChatStream(sseEventsOf(await fixtureBytes("openai", "chat-completion-stream-tool-call.sse"))));
+    const { events, error } = await drain(
+      readOpenAIChatStream(sseEventsOf(await fixtureBytes("openai", "chat-completion-stream-tool-call.sse"))),
+    );
     expect(error).toBeUndefined();
     const calls = events.filter((e) => e.type === "tool_call");
-    expect(calls[0]).toEqual({ type: "tool_call", index: 0, id: "call_O17Uplv4lJvD6DVdIvFFeRMw", name: "get_weather", arguments: "" });
+    expect(calls[0]).toEqual({
+      type: "tool_call",
+      index: 0,
+      id: "call_O17Uplv4lJvD6DVdIvFFeRMw",
+      name: "get_weather",
+      arguments: "",
+    });
     expect(calls.map((c) => (c.type === "tool_call" ? c.arguments : "")).join("")).toBe('{"location":"San Francisco"}');
     expect(events.slice(-2).map((e) => e.type)).toEqual(["finish", "usage"]);
     expect(events.at(-2)).toEqual({ type: "finish", reason: "tool_calls" });
@@ -134,7 +180,9 @@ describe("fixtures: responses and streams", () => {
   });
 
   test("truncated stream → partial text, then truncated error, never a finish", async () => {
-    const { events, error } = await drain(readOpenAIChatStream(sseEventsOf(await fixtureBytes("openai", "chat-completion-stream-truncated.sse"))));
+    const { events, error } = await drain(
+      readOpenAIChatStream(sseEventsOf(await fixtureBytes("openai", "chat-completion-stream-truncated.sse"))),
+    );
     expect(textOf(events)).toBe("Hello!");
     expect(events.some((e) => e.type === "finish" || e.type === "usage")).toBe(false);
     expect(error).toBeInstanceOf(UpstreamError);
@@ -196,7 +244,11 @@ describe("fixtures: errors", () => {
   }
 
   test("retry-after-ms wins over retry-after", () => {
-    const err = classifyOpenAIError(429, new Headers({ "retry-after-ms": "1500", "retry-after": "7" }), '{"error":{"type":"requests"}}');
+    const err = classifyOpenAIError(
+      429,
+      new Headers({ "retry-after-ms": "1500", "retry-after": "7" }),
+      '{"error":{"type":"requests"}}',
+    );
     expect(err.retryAfterMs).toBe(1500);
   });
 
@@ -219,13 +271,23 @@ describe("over HTTP (local fixture server)", () => {
     const captured = srv.requests.at(-1)!;
     expect(captured.path).toBe("/v1/chat/completions");
     expect(captured.headers.get("authorization")).toBe("Bearer test-key");
-    expect(captured.body).toEqual({ model: "gpt-4o-mini", messages: [{ role: "user", content: "Hello" }], max_tokens: 64 });
+    expect(captured.body).toEqual({
+      model: "gpt-4o-mini",
+      messages: [{ role: "user", content: "Hello" }],
+      max_tokens: 64,
+    });
     expect(r.usage.cachedTokens).toBe(1920);
   });
 
   test("chatStream: include_usage requested, typed events", async () => {
     const bytes = await fixtureBytes("openai", "chat-completion-stream-usage.sse");
-    next = () => ({ kind: "body", body: bytes, headers: { "content-type": "text/event-stream" }, chunkDelayMs: 1, chunkSize: 33 });
+    next = () => ({
+      kind: "body",
+      body: bytes,
+      headers: { "content-type": "text/event-stream" },
+      chunkDelayMs: 1,
+      chunkSize: 33,
+    });
     const { events, error } = await drain(await openAIChatProvider.chatStream(base, ctxFor(srv.url)));
     expect(error).toBeUndefined();
     expect(srv.requests.at(-1)!.body.stream_options).toEqual({ include_usage: true });
@@ -234,7 +296,13 @@ describe("over HTTP (local fixture server)", () => {
 
   test("openRawStream: the exact upstream bytes", async () => {
     const bytes = await fixtureBytes("openai", "chat-completion-stream-tool-call.sse");
-    next = () => ({ kind: "body", body: bytes, headers: { "content-type": "text/event-stream" }, chunkDelayMs: 1, chunkSize: 100 });
+    next = () => ({
+      kind: "body",
+      body: bytes,
+      headers: { "content-type": "text/event-stream" },
+      chunkDelayMs: 1,
+      chunkSize: 100,
+    });
     const raw = await openAIChatProvider.openRawStream!(base, ctxFor(srv.url));
     expect(new Uint8Array(await new Response(raw).arrayBuffer())).toEqual(new Uint8Array(bytes));
     expect(srv.requests.at(-1)!.body.stream).toBe(true);
@@ -268,10 +336,23 @@ describe("over HTTP (local fixture server)", () => {
     next = () => ({ kind: "body", body: json });
     const r = await openAIEmbeddingProvider.embed(["a", "b"], "text-embedding-3-small", ctxFor(srv.url));
     expect(srv.requests.at(-1)!.path).toBe("/v1/embeddings");
-    expect(srv.requests.at(-1)!.body).toEqual({ model: "text-embedding-3-small", input: ["a", "b"], encoding_format: "float" });
+    expect(srv.requests.at(-1)!.body).toEqual({
+      model: "text-embedding-3-small",
+      input: ["a", "b"],
+      encoding_format: "float",
+    });
     expect(r.vectors.length).toBe(2);
     // Token ids, dimensions and user go out as OpenAI takes them; floats are always asked for.
-    await openAIEmbeddingProvider.embed([[1, 2], [3]], "text-embedding-3-large", ctxFor(srv.url), { dimensions: 64, user: "end-user-7" });
-    expect(srv.requests.at(-1)!.body).toEqual({ model: "text-embedding-3-large", input: [[1, 2], [3]], encoding_format: "float", dimensions: 64, user: "end-user-7" });
+    await openAIEmbeddingProvider.embed([[1, 2], [3]], "text-embedding-3-large", ctxFor(srv.url), {
+      dimensions: 64,
+      user: "end-user-7",
+    });
+    expect(srv.requests.at(-1)!.body).toEqual({
+      model: "text-embedding-3-large",
+      input: [[1, 2], [3]],
+      encoding_format: "float",
+      dimensions: 64,
+      user: "end-user-7",
+    });
   });
 });

@@ -45,13 +45,24 @@ describe("vendor error bodies become our words", () => {
   }
 
   test("in-stream errors too", () => {
-    const anthropic = classifyAnthropicStreamError({ error: { type: "overloaded_error", message: "Overloaded for org acme-corp" } });
+    const anthropic = classifyAnthropicStreamError({
+      error: { type: "overloaded_error", message: "Overloaded for org acme-corp" },
+    });
     expect(failureWords(anthropic)).not.toContain("acme");
     expect(upstreamSummary(anthropic).reason).toBe("overloaded");
-    const openai = classifyOpenAIStreamError({ error: { message: "context too long for org-acme", type: "invalid_request_error", code: "context_length_exceeded" } });
+    const openai = classifyOpenAIStreamError({
+      error: {
+        message: "context too long for org-acme",
+        type: "invalid_request_error",
+        code: "context_length_exceeded",
+      },
+    });
     expect(upstreamSummary(openai).reason).toBe("context_length");
     expect(failureWords(openai)).not.toContain("acme");
     expect(failureWords(new Error("socket hang up at 10.0.0.7"))).not.toContain("10.0.0.7");
-    expect(upstreamSummary(new UpstreamError("timeout", "first byte after 60000 ms"))).toMatchObject({ status: 400, reason: "timeout" });
+    expect(upstreamSummary(new UpstreamError("timeout", "first byte after 60000 ms"))).toMatchObject({
+      status: 400,
+      reason: "timeout",
+    });
   });
 });

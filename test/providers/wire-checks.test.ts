@@ -8,7 +8,14 @@ import { UpstreamError } from "../../src/core/upstream/error";
 import { checkOpenAIChatResponse, checkOpenAIEmbeddingResponse } from "../../src/providers/openai/wire";
 import { checkAnthropicResponse } from "../../src/providers/anthropic/wire";
 import { checkGeminiResponse } from "../../src/providers/gemini/wire";
-import { checkKlingPoll, checkKlingSubmit, checkSeedancePoll, checkTaskId, checkVeoPoll, checkVeoSubmit } from "../../src/providers/video/wire";
+import {
+  checkKlingPoll,
+  checkKlingSubmit,
+  checkSeedancePoll,
+  checkTaskId,
+  checkVeoPoll,
+  checkVeoSubmit,
+} from "../../src/providers/video/wire";
 import type { WireCheck } from "../../src/providers/common/wire-check";
 
 const FIXTURES = new URL("../fixtures/", import.meta.url).pathname;
@@ -88,13 +95,23 @@ describe("a wrong shape is a transient upstream failure naming the provider and 
 
   test("a missing list, a vector that is not numbers, a text block without its text", async () => {
     expect(refusal(checkOpenAIChatResponse, { id: "x" }, "openai").message).toContain("/choices");
-    expect(refusal(checkOpenAIEmbeddingResponse, { data: [{ index: 0, embedding: "AAAA" }] }, "openai").message).toContain("/data/0/embedding");
-    expect(refusal(checkAnthropicResponse, { content: [{ type: "text" }] }, "anthropic").message).toContain("/content/0");
+    expect(
+      refusal(checkOpenAIEmbeddingResponse, { data: [{ index: 0, embedding: "AAAA" }] }, "openai").message,
+    ).toContain("/data/0/embedding");
+    expect(refusal(checkAnthropicResponse, { content: [{ type: "text" }] }, "anthropic").message).toContain(
+      "/content/0",
+    );
     expect(refusal(checkVeoSubmit, { name: 42 }, "veo").message).toContain("/name");
   });
 
   test("block types the adapter does not read pass unread (thinking, server tools)", () => {
-    const body = { content: [{ type: "thinking", thinking: "…", signature: "s" }, { type: "server_tool_use", id: "t", name: "web_search", input: {} }, { type: "text", text: "ok" }] };
+    const body = {
+      content: [
+        { type: "thinking", thinking: "…", signature: "s" },
+        { type: "server_tool_use", id: "t", name: "web_search", input: {} },
+        { type: "text", text: "ok" },
+      ],
+    };
     expect(checkAnthropicResponse(body, "anthropic")).toBe(body);
   });
 });

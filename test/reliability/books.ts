@@ -22,7 +22,10 @@ const krw = (micro: unknown) => Number(BigInt(String(micro ?? 0))) / 1e6;
 export async function checkBooks(db: Database, userIds: string[], acceptedJobs: string[] = []): Promise<Books> {
   const violations: string[] = [];
   const v = (what: string, rows: unknown[]) => {
-    if (rows.length) violations.push(`${what}: ${JSON.stringify(rows.slice(0, 5), (_k, x) => (typeof x === "bigint" ? x.toString() : x))}${rows.length > 5 ? ` (+${rows.length - 5})` : ""}`);
+    if (rows.length)
+      violations.push(
+        `${what}: ${JSON.stringify(rows.slice(0, 5), (_k, x) => (typeof x === "bigint" ? x.toString() : x))}${rows.length > 5 ? ` (+${rows.length - 5})` : ""}`,
+      );
   };
   const ids = userIds;
 
@@ -73,8 +76,17 @@ export async function checkBooks(db: Database, userIds: string[], acceptedJobs: 
     ),
   );
   // 3. Nothing held: no open hold, no held amount left on an account or a key month.
-  v("open holds", await db.query(`select id, user_id, amount_micro, expires_at from holds where status = 'open' and user_id = any($1::uuid[])`, [ids]));
-  v("held amount left on an account", await db.query(`select id, held_micro from users where held_micro <> 0 and id = any($1::uuid[])`, [ids]));
+  v(
+    "open holds",
+    await db.query(
+      `select id, user_id, amount_micro, expires_at from holds where status = 'open' and user_id = any($1::uuid[])`,
+      [ids],
+    ),
+  );
+  v(
+    "held amount left on an account",
+    await db.query(`select id, held_micro from users where held_micro <> 0 and id = any($1::uuid[])`, [ids]),
+  );
   v(
     "key month counters != their charges",
     await db.query(
@@ -86,9 +98,17 @@ export async function checkBooks(db: Database, userIds: string[], acceptedJobs: 
     ),
   );
   // 4. No request id charged twice (the unique index says so; this checks it was not bypassed).
-  v("request charged twice", await db.query(`select request_id, count(*) from ledger_entries where kind = 'charge' and request_id is not null group by 1 having count(*) > 1`));
+  v(
+    "request charged twice",
+    await db.query(
+      `select request_id, count(*) from ledger_entries where kind = 'charge' and request_id is not null group by 1 having count(*) > 1`,
+    ),
+  );
   // 5. Every accepted video job is final, and its money moved once, the way its status says.
-  v("accepted job missing", await db.query(`select j from unnest($1::uuid[]) j where j not in (select id from video_jobs)`, [acceptedJobs]));
+  v(
+    "accepted job missing",
+    await db.query(`select j from unnest($1::uuid[]) j where j not in (select id from video_jobs)`, [acceptedJobs]),
+  );
   v(
     "video job not final, or its hold does not match its status",
     await db.query(
@@ -112,7 +132,10 @@ export async function checkBooks(db: Database, userIds: string[], acceptedJobs: 
             (select count(*) from holds where status = 'open' and user_id = any($1::uuid[]))::int as open`,
     [ids],
   );
-  const jobs = await db.query<{ status: string; n: number }>(`select status, count(*)::int as n from video_jobs where user_id = any($1::uuid[]) group by 1`, [ids]);
+  const jobs = await db.query<{ status: string; n: number }>(
+    `select status, count(*)::int as n from video_jobs where user_id = any($1::uuid[]) group by 1`,
+    [ids],
+  );
   return {
     users: ids.length,
     topupsKrw: krw(t!.topups),

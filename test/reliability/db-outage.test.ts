@@ -54,7 +54,8 @@ describe.skipIf(!pg)("database outage", () => {
 
   const body = { model: "gpt-4o-mini", messages: [{ role: "user", content: "hello" }], max_tokens: 20 };
   const books = async () => {
-    const [r] = await sql`select (select count(*) from holds)::int as holds, (select count(*) from ledger_entries)::int as entries,
+    const [r] =
+      await sql`select (select count(*) from holds)::int as holds, (select count(*) from ledger_entries)::int as entries,
       (select coalesce(sum(balance_micro), 0)::text from users) as balance, (select count(*) from api_keys)::int as keys, (select count(*) from usage_events)::int as events`;
     return r;
   };
@@ -83,7 +84,13 @@ describe.skipIf(!pg)("database outage", () => {
       // connection the previous cut left dead (one transient 503), so wait for a 200.
       const u = await fastUser(other, { creditKrw: 1000 });
       const k = await other.newKey(u);
-      expect(await within(5000, async () => (await g.call("POST", "/v1/chat/completions", { token: k.key, body })).status === 200, 100)).not.toBeNull();
+      expect(
+        await within(
+          5000,
+          async () => (await g.call("POST", "/v1/chat/completions", { token: k.key, body })).status === 200,
+          100,
+        ),
+      ).not.toBeNull();
       await g.gw.settlements.quiesce(); // that call's settle lands behind its answer
       const before = await books();
 
@@ -96,7 +103,11 @@ describe.skipIf(!pg)("database outage", () => {
         }),
       );
       for (const a of answers) {
-        expect({ path: a.path, method: a.method, status: a.status }).toEqual({ path: a.path, method: a.method, status: 503 });
+        expect({ path: a.path, method: a.method, status: a.status }).toEqual({
+          path: a.path,
+          method: a.method,
+          status: 503,
+        });
         expect(a.body.detail.error).toBe("service_unavailable");
         expect(a.body.detail.retryable).toBe(true);
         // Fast: the query deadline plus a margin, never a hang.
@@ -110,14 +121,20 @@ describe.skipIf(!pg)("database outage", () => {
 
       proxy.restore();
       const seen: string[] = [];
-      const took = await within(5000, async () => {
-        const r = await g.call("POST", "/v1/chat/completions", { token: k.key, body });
-        if (r.status !== 200) seen.push(`${r.status} ${JSON.stringify(r.body).slice(0, 120)}`);
-        return r.status === 200;
-      }, 100);
+      const took = await within(
+        5000,
+        async () => {
+          const r = await g.call("POST", "/v1/chat/completions", { token: k.key, body });
+          if (r.status !== 200) seen.push(`${r.status} ${JSON.stringify(r.body).slice(0, 120)}`);
+          return r.status === 200;
+        },
+        100,
+      );
       if (took === null) console.log(`[db-outage ${how}] not recovered:`, seen.slice(0, 3));
       expect(took).not.toBeNull();
-      console.log(`[db-outage ${how}] slowest 503 ${Math.round(Math.max(...answers.map((a) => a.ms)))} ms; recovered ${Math.round(took!)} ms after restore`);
+      console.log(
+        `[db-outage ${how}] slowest 503 ${Math.round(Math.max(...answers.map((a) => a.ms)))} ms; recovered ${Math.round(took!)} ms after restore`,
+      );
       expect((await g.call("GET", "/v1/keys", { token: u.jwt })).status).toBe(200);
       expect((await g.call("GET", "/readyz")).status).toBe(200);
       // The books are whole: one more settled call, nothing open.
@@ -126,7 +143,9 @@ describe.skipIf(!pg)("database outage", () => {
       // The invalidation bus listens again: a key deleted on the other instance is refused here.
       expect((await g.call("GET", "/v1/me", { token: k.key })).status).toBe(200);
       expect((await other.call("DELETE", `/v1/keys/${k.id}`, { token: u.jwt })).status).toBe(200);
-      expect(await within(3000, async () => (await g.call("GET", "/v1/me", { token: k.key })).status === 401)).not.toBeNull();
+      expect(
+        await within(3000, async () => (await g.call("GET", "/v1/me", { token: k.key })).status === 401),
+      ).not.toBeNull();
     }, 60_000);
   }
 
@@ -146,11 +165,26 @@ describe.skipIf(!pg)("database outage", () => {
       },
     };
     const ledger = new SqlLedger(counted);
-    const hold = () => ledger.hold({ id: crypto.randomUUID(), userId: u.id, keyId: k.id, amountMicro: 1_000n, tokens: 1, ttlSeconds: 900 });
+    const hold = () =>
+      ledger.hold({
+        id: crypto.randomUUID(),
+        userId: u.id,
+        keyId: k.id,
+        amountMicro: 1_000n,
+        tokens: 1,
+        ttlSeconds: 900,
+      });
     proxy.cut("refuse");
     // Two holds take the ledger's two slots; the other four wait and go out as one batch.
     const t = performance.now();
-    const results = await Promise.all(Array.from({ length: 6 }, () => hold().then((r) => ({ r, e: null as unknown, ms: performance.now() - t }), (e: unknown) => ({ r: null, e, ms: performance.now() - t }))));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        hold().then(
+          (r) => ({ r, e: null as unknown, ms: performance.now() - t }),
+          (e: unknown) => ({ r: null, e, ms: performance.now() - t }),
+        ),
+      ),
+    );
     proxy.restore();
     for (const { r, e, ms } of results) {
       expect(r).toBeNull();
@@ -166,7 +200,13 @@ describe.skipIf(!pg)("database outage", () => {
   test("a settle that meets the outage lands once the database is back: the answered call is charged, once", async () => {
     const u = await fastUser(other, { creditKrw: 1000 });
     const k = await other.newKey(u);
-    expect(await within(5000, async () => (await g.call("POST", "/v1/chat/completions", { token: k.key, body })).status === 200, 100)).not.toBeNull();
+    expect(
+      await within(
+        5000,
+        async () => (await g.call("POST", "/v1/chat/completions", { token: k.key, body })).status === 200,
+        100,
+      ),
+    ).not.toBeNull();
     await g.gw.settlements.quiesce();
     const [start] = await sql`select balance_micro::text as b from users where id = ${u.id}`;
     // The hold is placed at once; the provider answers after 700 ms, by when the database is gone.

@@ -51,22 +51,43 @@ describe.skipIf(!pg)("fairness between tenants (a real process, Bun's fetch limi
   });
 
   async function account(keys: number): Promise<{ id: string; keys: string[] }> {
-    const row = (await new UserRepo(db).create({ email: `fair-${crypto.randomUUID().slice(0, 8)}@test.example`, passwordHash: "x", industry: "general", regulated: false }))!;
+    const row = (await new UserRepo(db).create({
+      email: `fair-${crypto.randomUUID().slice(0, 8)}@test.example`,
+      passwordHash: "x",
+      industry: "general",
+      regulated: false,
+    }))!;
     const jwt = signJwt({ sub: row.id, typ: "access" }, TEST_JWT_SECRET, 3600);
-    expect((await call(g.url, "POST", `/v1/admin/users/${row.id}/topups`, { token: ADMIN_TOKEN, body: { amount_krw: 10_000 } })).status).toBe(201);
+    expect(
+      (
+        await call(g.url, "POST", `/v1/admin/users/${row.id}/topups`, {
+          token: ADMIN_TOKEN,
+          body: { amount_krw: 10_000 },
+        })
+      ).status,
+    ).toBe(201);
     const out: string[] = [];
     for (let i = 0; i < keys; i++) out.push((await call(g.url, "POST", "/v1/keys", { token: jwt, body: {} })).body.key);
     return { id: row.id, keys: out };
   }
 
-  const chatBody = (content: string, stream = false) => ({ model: "gpt-4o-mini", max_tokens: 20, stream, messages: [{ role: "user", content }] });
+  const chatBody = (content: string, stream = false) => ({
+    model: "gpt-4o-mini",
+    max_tokens: 20,
+    stream,
+    messages: [{ role: "user", content }],
+  });
 
   /** Five calls of the light tenant, one after the other: their latencies in ms. */
   async function lightCalls(key: string, tag: string): Promise<number[]> {
     const out: number[] = [];
     for (let i = 0; i < 5; i++) {
       const t0 = performance.now();
-      const r = await call(g.url, "POST", "/v1/chat/completions", { token: key, body: chatBody(`light ${tag} ${i}`), signal: AbortSignal.timeout(20_000) });
+      const r = await call(g.url, "POST", "/v1/chat/completions", {
+        token: key,
+        body: chatBody(`light ${tag} ${i}`),
+        signal: AbortSignal.timeout(20_000),
+      });
       expect(r.status).toBe(200);
       out.push(performance.now() - t0);
     }
@@ -93,7 +114,12 @@ describe.skipIf(!pg)("fairness between tenants (a real process, Bun's fetch limi
 
     // Generous bounds: unbounded, the light calls would wait for the heavy streams (~2.5 s each).
     const slack = Math.max(5 * median(before), median(before) + 300);
-    expect({ before, during, medianOk: median(during) <= slack, maxOk: Math.max(...during) <= Math.max(...before) + 1000 }).toMatchObject({ medianOk: true, maxOk: true });
+    expect({
+      before,
+      during,
+      medianOk: median(during) <= slack,
+      maxOk: Math.max(...during) <= Math.max(...before) + 1000,
+    }).toMatchObject({ medianOk: true, maxOk: true });
 
     const served = heavyDone.filter((r) => r.status === 200);
     const refused = heavyDone.filter((r) => r.status === 429);
@@ -109,7 +135,9 @@ describe.skipIf(!pg)("fairness between tenants (a real process, Bun's fetch limi
     await Bun.sleep(500); // settles land behind the answers
     const books = await checkBooks(db, [heavy.id, light.id]);
     expect(books.violations).toEqual([]);
-    const [events] = await db.query<{ n: number }>("select count(*)::int as n from usage_events where user_id = $1", [heavy.id]);
+    const [events] = await db.query<{ n: number }>("select count(*)::int as n from usage_events where user_id = $1", [
+      heavy.id,
+    ]);
     expect(events!.n).toBe(8);
   }, 60_000);
 });

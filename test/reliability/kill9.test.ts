@@ -22,7 +22,12 @@ async function streamed(base: string, key: string): Promise<string | null> {
   const res = await fetch(`${base}/v1/chat/completions`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }], max_tokens: 20, stream: true }),
+    body: JSON.stringify({
+      model: "gpt-4o-mini",
+      messages: [{ role: "user", content: "hi" }],
+      max_tokens: 20,
+      stream: true,
+    }),
   });
   if (res.status !== 200) return null;
   const text = await res.text();
@@ -30,62 +35,88 @@ async function streamed(base: string, key: string): Promise<string | null> {
 }
 
 // Credit leases too: a leased call's charge lands (in its batch) before its answer leaves.
-for (const leases of ["off", "on"]) test(`kill -9 under load, leases ${leases}: every answered call is charged exactly once (PostgreSQL)`, async () => {
-  if (!(await postgresAvailable())) return;
-  const fresh = await freshPostgres();
-  const db = await openDatabase({ url: fresh.url, max: 4 });
-  await runMigrations(db);
-  const sim = await new SimProcess().start();
-  const gw = await new GatewayProcess({ ...sim.providerEnv(), DATABASE_URL: fresh.url, LEDGER_LEASES: leases, RATE_LIMIT_RPM: "0", STATS_ROLLUP_INTERVAL_MS: "0", VIDEO_POLL_WORKERS: "0" }).start();
-  try {
-    const hash = await Bun.password.hash("correct horse battery", { algorithm: "argon2id" });
-    const user = (await new UserRepo(db).create({ email: `k9-${crypto.randomUUID().slice(0, 8)}@test.example`, passwordHash: hash, industry: "general", regulated: false }))!;
-    const jwt = signJwt({ sub: user.id, typ: "access" }, TEST_JWT_SECRET, 3600);
-    expect((await call(gw.url, "POST", `/v1/admin/users/${user.id}/topups`, { token: ADMIN_TOKEN, body: { amount_krw: 100000 } })).status).toBe(201);
-    const key = (await call(gw.url, "POST", "/v1/keys", { token: jwt, body: { name: "k9" } })).body.key as string;
+for (const leases of ["off", "on"])
+  test(`kill -9 under load, leases ${leases}: every answered call is charged exactly once (PostgreSQL)`, async () => {
+    if (!(await postgresAvailable())) return;
+    const fresh = await freshPostgres();
+    const db = await openDatabase({ url: fresh.url, max: 4 });
+    await runMigrations(db);
+    const sim = await new SimProcess().start();
+    const gw = await new GatewayProcess({
+      ...sim.providerEnv(),
+      DATABASE_URL: fresh.url,
+      LEDGER_LEASES: leases,
+      RATE_LIMIT_RPM: "0",
+      STATS_ROLLUP_INTERVAL_MS: "0",
+      VIDEO_POLL_WORKERS: "0",
+    }).start();
+    try {
+      const hash = await Bun.password.hash("correct horse battery", { algorithm: "argon2id" });
+      const user = (await new UserRepo(db).create({
+        email: `k9-${crypto.randomUUID().slice(0, 8)}@test.example`,
+        passwordHash: hash,
+        industry: "general",
+        regulated: false,
+      }))!;
+      const jwt = signJwt({ sub: user.id, typ: "access" }, TEST_JWT_SECRET, 3600);
+      expect(
+        (
+          await call(gw.url, "POST", `/v1/admin/users/${user.id}/topups`, {
+            token: ADMIN_TOKEN,
+            body: { amount_krw: 100000 },
+          })
+        ).status,
+      ).toBe(201);
+      const key = (await call(gw.url, "POST", "/v1/keys", { token: jwt, body: { name: "k9" } })).body.key as string;
 
-    const answered: string[] = [];
-    let stop = false;
-    const clients = Array.from({ length: CLIENTS }, async (_, i) => {
-      while (!stop) {
-        try {
-          if (i % 4 === 0) {
-            const id = await streamed(gw.url, key);
-            if (id) answered.push(id);
-          } else {
-            const r = await call(gw.url, "POST", "/v1/chat/completions", { token: key, body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }], max_tokens: 20 } });
-            if (r.status === 200) answered.push(r.headers.get("x-request-id")!);
+      const answered: string[] = [];
+      let stop = false;
+      const clients = Array.from({ length: CLIENTS }, async (_, i) => {
+        while (!stop) {
+          try {
+            if (i % 4 === 0) {
+              const id = await streamed(gw.url, key);
+              if (id) answered.push(id);
+            } else {
+              const r = await call(gw.url, "POST", "/v1/chat/completions", {
+                token: key,
+                body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }], max_tokens: 20 },
+              });
+              if (r.status === 200) answered.push(r.headers.get("x-request-id")!);
+            }
+          } catch {
+            return; // the process is gone
           }
-        } catch {
-          return; // the process is gone
         }
-      }
-    });
-    await Bun.sleep(RUN_MS);
-    gw.kill("SIGKILL");
-    stop = true;
-    await Promise.all(clients);
-    await gw.exited();
+      });
+      await Bun.sleep(RUN_MS);
+      gw.kill("SIGKILL");
+      stop = true;
+      await Promise.all(clients);
+      await gw.exited();
 
-    // What the dead process left open is released as the sweeper would after HOLD_TTL_SECONDS.
-    await db.query("update holds set expires_at = now() - interval '1 second' where status = 'open'");
-    await new SqlLedger(db).sweepExpired(10_000);
-    const rows = await db.query<{ id: string; n: number }>(
-      "select request_id::text as id, count(*)::int as n from ledger_entries where user_id = $1 and kind = 'charge' group by request_id",
-      [user.id],
-    );
-    const charges = new Map(rows.map((r) => [r.id, r.n]));
-    const leased = await db.query<{ n: number }>("select count(*)::int as n from ledger_entries where user_id = $1 and kind = 'charge' and meta ? 'lease'", [user.id]);
-    // With leases on, the key was busy enough to take one: the test exercises the leased path.
-    expect(leased[0]!.n > 0).toBe(leases === "on");
-    expect(answered.length).toBeGreaterThan(100);
-    expect(answered.filter((id) => !charges.has(id))).toEqual([]);
-    expect([...charges.values()].every((n) => n === 1)).toBe(true);
-  } finally {
-    gw.kill("SIGKILL");
-    await sim.stop();
-    await db.close();
-    await fresh.drop();
-    gw.cleanup();
-  }
-}, 120_000);
+      // What the dead process left open is released as the sweeper would after HOLD_TTL_SECONDS.
+      await db.query("update holds set expires_at = now() - interval '1 second' where status = 'open'");
+      await new SqlLedger(db).sweepExpired(10_000);
+      const rows = await db.query<{ id: string; n: number }>(
+        "select request_id::text as id, count(*)::int as n from ledger_entries where user_id = $1 and kind = 'charge' group by request_id",
+        [user.id],
+      );
+      const charges = new Map(rows.map((r) => [r.id, r.n]));
+      const leased = await db.query<{ n: number }>(
+        "select count(*)::int as n from ledger_entries where user_id = $1 and kind = 'charge' and meta ? 'lease'",
+        [user.id],
+      );
+      // With leases on, the key was busy enough to take one: the test exercises the leased path.
+      expect(leased[0]!.n > 0).toBe(leases === "on");
+      expect(answered.length).toBeGreaterThan(100);
+      expect(answered.filter((id) => !charges.has(id))).toEqual([]);
+      expect([...charges.values()].every((n) => n === 1)).toBe(true);
+    } finally {
+      gw.kill("SIGKILL");
+      await sim.stop();
+      await db.close();
+      await fresh.drop();
+      gw.cleanup();
+    }
+  }, 120_000);

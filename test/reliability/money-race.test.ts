@@ -26,20 +26,31 @@ describe.skipIf(!pg)("two instances racing for one account", () => {
     await stop?.();
   });
 
-  const body = (i: number) => ({ model: "gpt-4o", messages: [{ role: "user", content: `race ${i} ${crypto.randomUUID()}` }], max_tokens: 2000 });
+  const body = (i: number) => ({
+    model: "gpt-4o",
+    messages: [{ role: "user", content: `race ${i} ${crypto.randomUUID()}` }],
+    max_tokens: 2000,
+  });
 
   test("credits: concurrent calls through both instances never overspend; the books balance", async () => {
     // gpt-4o's hold for 2,000 output tokens is some tens of won: 60 KRW of credit covers a few.
     const u = await fastUser(a, { creditKrw: 60 });
     const k = await a.newKey(u);
-    const replies = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).call("POST", "/v1/chat/completions", { token: k.key, body: body(i) })));
+    const replies = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        (i % 2 ? a : b).call("POST", "/v1/chat/completions", { token: k.key, body: body(i) }),
+      ),
+    );
     const statuses = replies.map((r) => r.status);
     const ok = statuses.filter((s) => s === 200).length;
     expect(ok).toBeGreaterThan(0);
     expect(statuses.filter((s) => s === 402).length).toBeGreaterThan(0);
     expect(statuses.every((s) => s === 200 || s === 402)).toBe(true);
     await Promise.all([a.gw.settlements.quiesce(), b.gw.settlements.quiesce()]);
-    const [row] = await a.gw.deps.db.query<{ balance: string; held: string }>("select balance_micro::text as balance, held_micro::text as held from users where id = $1", [u.id]);
+    const [row] = await a.gw.deps.db.query<{ balance: string; held: string }>(
+      "select balance_micro::text as balance, held_micro::text as held from users where id = $1",
+      [u.id],
+    );
     expect(BigInt(row!.balance)).toBeGreaterThanOrEqual(0n);
     expect(row!.held).toBe("0");
     const books = await checkBooks(a.gw.deps.db, [u.id]);
@@ -52,14 +63,23 @@ describe.skipIf(!pg)("two instances racing for one account", () => {
   test("a key's monthly budget holds across instances", async () => {
     const u = await fastUser(a, { creditKrw: 10_000 });
     const k = await a.newKey(u, { monthly_budget_krw: 50 });
-    const replies = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).call("POST", "/v1/chat/completions", { token: k.key, body: body(i) })));
+    const replies = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        (i % 2 ? a : b).call("POST", "/v1/chat/completions", { token: k.key, body: body(i) }),
+      ),
+    );
     const statuses = replies.map((r) => r.status);
     expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(0);
     expect(statuses.filter((s) => s === 402).length).toBeGreaterThan(0);
-    expect(replies.filter((r) => r.status === 402).every((r) => r.body.detail.error === "monthly_budget_exceeded")).toBe(true);
+    expect(
+      replies.filter((r) => r.status === 402).every((r) => r.body.detail.error === "monthly_budget_exceeded"),
+    ).toBe(true);
     expect(statuses.every((s) => s === 200 || s === 402)).toBe(true);
     await Promise.all([a.gw.settlements.quiesce(), b.gw.settlements.quiesce()]);
-    const [m] = await a.gw.deps.db.query<{ spent: string; held: string }>("select spent_micro::text as spent, held_micro::text as held from key_monthly where key_id = $1", [k.id]);
+    const [m] = await a.gw.deps.db.query<{ spent: string; held: string }>(
+      "select spent_micro::text as spent, held_micro::text as held from key_monthly where key_id = $1",
+      [k.id],
+    );
     expect(BigInt(m!.spent)).toBeLessThanOrEqual(50_000_000n);
     expect(m!.held).toBe("0");
     expect((await checkBooks(a.gw.deps.db, [u.id])).violations).toEqual([]);
@@ -94,9 +114,14 @@ describe.skipIf(!pg)("two instances racing for one account", () => {
       await g.gw.settlements.quiesce();
       await g.gw.ledger.leases!.retireAll();
     }
-    const [leases] = await a.gw.deps.db.query<{ n: number }>("select count(*)::int as n from holds where lease and user_id = $1", [u.id]);
+    const [leases] = await a.gw.deps.db.query<{ n: number }>(
+      "select count(*)::int as n from holds where lease and user_id = $1",
+      [u.id],
+    );
     expect(leases!.n).toBeGreaterThan(0);
-    console.log(`[money-race leases] ${ok} of the 400 calls the budget affords succeeded (${statuses.length} sent, ${leases!.n} leases)`);
+    console.log(
+      `[money-race leases] ${ok} of the 400 calls the budget affords succeeded (${statuses.length} sent, ${leases!.n} leases)`,
+    );
     const [m] = await a.gw.deps.db.query<{ spent: string; held: string; tokens: string; requests: number }>(
       "select spent_micro::text as spent, held_micro::text as held, held_tokens::text as tokens, requests::int as requests from key_monthly where key_id = $1",
       [k.id],
@@ -108,7 +133,15 @@ describe.skipIf(!pg)("two instances racing for one account", () => {
     const u = await fastUser(a, { creditKrw: 1_000 });
     const k = await a.newKey(u);
     const db = a.gw.deps.db;
-    const small = () => ({ id: crypto.randomUUID(), userId: u.id, keyId: k.id, amountMicro: 10_000n, tokens: 50, ttlSeconds: 60, leasable: true });
+    const small = () => ({
+      id: crypto.randomUUID(),
+      userId: u.id,
+      keyId: k.id,
+      amountMicro: 10_000n,
+      tokens: 50,
+      ttlSeconds: 60,
+      leasable: true,
+    });
     // Instance a: a busy key takes a lease (a quarter of the key's room); its calls settle.
     let leased = false;
     for (let i = 0; i < 2000 && !leased; i++) {
@@ -126,11 +159,20 @@ describe.skipIf(!pg)("two instances racing for one account", () => {
     const leasedMicro = BigInt(row!.leased);
     expect(leasedMicro).toBeGreaterThan(0n);
     // Instance b: a call bigger than what is free beside the lease, smaller than the account's room.
-    const big = { id: crypto.randomUUID(), userId: u.id, keyId: null, amountMicro: free + leasedMicro / 2n, tokens: 0, ttlSeconds: 60 };
+    const big = {
+      id: crypto.randomUUID(),
+      userId: u.id,
+      keyId: null,
+      amountMicro: free + leasedMicro / 2n,
+      tokens: 0,
+      ttlSeconds: 60,
+    };
     expect(await b.gw.ledger.hold(big)).toBe("ok");
     expect(await b.gw.ledger.release(big.id, null)).toBe(true);
     // More than the whole balance is still refused.
-    expect(await b.gw.ledger.hold({ ...big, id: crypto.randomUUID(), amountMicro: 1_000_000_001n })).toBe("insufficient_credits");
+    expect(await b.gw.ledger.hold({ ...big, id: crypto.randomUUID(), amountMicro: 1_000_000_001n })).toBe(
+      "insufficient_credits",
+    );
     expect((await checkBooks(db, [u.id])).violations).toEqual([]);
   }, 60_000);
 });

@@ -12,7 +12,19 @@ import { TEST_JWT_SECRET } from "../http/helpers";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const BUN = process.execPath;
-const PROVIDERS = ["openai", "anthropic", "google", "deepseek", "together", "groq", "kling", "ltx", "seedance", "veo", "brave"];
+const PROVIDERS = [
+  "openai",
+  "anthropic",
+  "google",
+  "deepseek",
+  "together",
+  "groq",
+  "kling",
+  "ltx",
+  "seedance",
+  "veo",
+  "brave",
+];
 
 /** A port nobody listens on right now. */
 export function freePort(): number {
@@ -29,7 +41,8 @@ async function waitHttp(url: string, ms: number, proc?: Subprocess): Promise<voi
       const r = await fetch(url, { signal: AbortSignal.timeout(1000) });
       if (r.ok) return;
     } catch {}
-    if (proc?.exitCode !== null && proc?.exitCode !== undefined) throw new Error(`${url}: process exited with ${proc.exitCode}`);
+    if (proc?.exitCode !== null && proc?.exitCode !== undefined)
+      throw new Error(`${url}: process exited with ${proc.exitCode}`);
     if (performance.now() > until) throw new Error(`${url} not ready after ${ms} ms`);
     await Bun.sleep(50);
   }
@@ -41,7 +54,12 @@ export class SimProcess {
   private proc: Subprocess | null = null;
 
   async start(): Promise<this> {
-    this.proc = Bun.spawn([BUN, "src/sim/main.ts"], { cwd: ROOT, env: { ...process.env, SIM_PORT: String(this.port), SIM_HOST: "127.0.0.1" }, stdout: "ignore", stderr: "inherit" });
+    this.proc = Bun.spawn([BUN, "src/sim/main.ts"], {
+      cwd: ROOT,
+      env: { ...process.env, SIM_PORT: String(this.port), SIM_HOST: "127.0.0.1" },
+      stdout: "ignore",
+      stderr: "inherit",
+    });
     await waitHttp(`${this.url}/sim/stats`, 15_000, this.proc);
     return this;
   }
@@ -118,7 +136,9 @@ export class GatewayProcess {
   }
 
   async log(): Promise<string> {
-    return Bun.file(this.logFile).text().catch(() => "");
+    return Bun.file(this.logFile)
+      .text()
+      .catch(() => "");
   }
 
   cleanup(): void {
@@ -133,11 +153,21 @@ async function pipeTo(stream: ReadableStream<Uint8Array>, out: NodeJS.WritableSt
 }
 
 /** JSON call against a process (status and parsed body); network failures are thrown. */
-export async function call(base: string, method: string, path: string, opts: { token?: string; body?: unknown; signal?: AbortSignal } = {}): Promise<{ status: number; body: any; headers: Headers }> {
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  opts: { token?: string; body?: unknown; signal?: AbortSignal } = {},
+): Promise<{ status: number; body: any; headers: Headers }> {
   const headers: Record<string, string> = {};
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
   if (opts.body !== undefined) headers["content-type"] = "application/json";
-  const r = await fetch(base + path, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal: opts.signal });
+  const r = await fetch(base + path, {
+    method,
+    headers,
+    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+    signal: opts.signal,
+  });
   const text = await r.text();
   let body: any = text;
   try {

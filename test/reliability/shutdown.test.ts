@@ -25,7 +25,14 @@ describe.skipIf(!pg)("graceful shutdown (SIGTERM)", () => {
     db = await openDatabase({ url: fresh.url, max: 2 });
     await runMigrations(db);
     sim = await new SimProcess().start();
-    g = await new GatewayProcess({ ...sim.providerEnv(), DATABASE_URL: fresh.url, VIDEO_POLL_INITIAL_MS: "50", VIDEO_POLL_MAX_MS: "100", VIDEO_POLL_WORKERS: "1", STATS_ROLLUP_INTERVAL_MS: "0" }).start();
+    g = await new GatewayProcess({
+      ...sim.providerEnv(),
+      DATABASE_URL: fresh.url,
+      VIDEO_POLL_INITIAL_MS: "50",
+      VIDEO_POLL_MAX_MS: "100",
+      VIDEO_POLL_WORKERS: "1",
+      STATS_ROLLUP_INTERVAL_MS: "0",
+    }).start();
   }, 60_000);
 
   afterAll(async () => {
@@ -37,16 +44,34 @@ describe.skipIf(!pg)("graceful shutdown (SIGTERM)", () => {
   });
 
   test("in-flight work finishes and is settled; new connections are refused; claims released; exit 0", async () => {
-    const row = (await new UserRepo(db).create({ email: `sd-${crypto.randomUUID().slice(0, 8)}@test.example`, passwordHash: "x", industry: "general", regulated: false }))!;
+    const row = (await new UserRepo(db).create({
+      email: `sd-${crypto.randomUUID().slice(0, 8)}@test.example`,
+      passwordHash: "x",
+      industry: "general",
+      regulated: false,
+    }))!;
     const jwt = signJwt({ sub: row.id, typ: "access" }, TEST_JWT_SECRET, 3600);
-    expect((await call(g.url, "POST", `/v1/admin/users/${row.id}/topups`, { token: ADMIN_TOKEN, body: { amount_krw: 10_000 } })).status).toBe(201);
+    expect(
+      (
+        await call(g.url, "POST", `/v1/admin/users/${row.id}/topups`, {
+          token: ADMIN_TOKEN,
+          body: { amount_krw: 10_000 },
+        })
+      ).status,
+    ).toBe(201);
     const key = (await call(g.url, "POST", "/v1/keys", { token: jwt, body: {} })).body.key;
 
     // A video job the poller claims and keeps polling (its upstream takes a minute).
-    const job = await call(g.url, "POST", "/v1/video/generations", { token: key, body: { model: "kling-v3", prompt: "a slow kite [sim:video_ms=60000]", duration_seconds: 5 } });
+    const job = await call(g.url, "POST", "/v1/video/generations", {
+      token: key,
+      body: { model: "kling-v3", prompt: "a slow kite [sim:video_ms=60000]", duration_seconds: 5 },
+    });
     expect(job.status).toBe(202);
     await Bun.sleep(300);
-    const [claimed] = await db.query<{ claim_owner: string | null }>("select claim_owner from video_jobs where id = $1", [job.body.job_id]);
+    const [claimed] = await db.query<{ claim_owner: string | null }>(
+      "select claim_owner from video_jobs where id = $1",
+      [job.body.job_id],
+    );
     void claimed; // claimed or between polls; either way released after shutdown
 
     const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
@@ -54,12 +79,21 @@ describe.skipIf(!pg)("graceful shutdown (SIGTERM)", () => {
     const stream = fetch(g.url + "/v1/chat/completions", {
       method: "POST",
       headers,
-      body: JSON.stringify({ model: "gpt-4o-mini", stream: true, max_tokens: 100, messages: [{ role: "user", content: "slow stream [sim:tokens=20] [sim:chunk_ms=100]" }] }),
+      body: JSON.stringify({
+        model: "gpt-4o-mini",
+        stream: true,
+        max_tokens: 100,
+        messages: [{ role: "user", content: "slow stream [sim:tokens=20] [sim:chunk_ms=100]" }],
+      }),
     }).then(async (r) => ({ status: r.status, id: r.headers.get("x-request-id"), text: await r.text() }));
     const slow = fetch(g.url + "/v1/chat/completions", {
       method: "POST",
       headers,
-      body: JSON.stringify({ model: "gpt-4o-mini", max_tokens: 20, messages: [{ role: "user", content: "slow answer [sim:latency=1500]" }] }),
+      body: JSON.stringify({
+        model: "gpt-4o-mini",
+        max_tokens: 20,
+        messages: [{ role: "user", content: "slow answer [sim:latency=1500]" }],
+      }),
     }).then(async (r) => ({ status: r.status, id: r.headers.get("x-request-id"), body: (await r.json()) as any }));
     await Bun.sleep(400);
 
@@ -91,13 +125,24 @@ describe.skipIf(!pg)("graceful shutdown (SIGTERM)", () => {
     expect(took).toBeLessThan(25_000);
 
     // Both calls were settled (charged, hold closed) before the process let go of the database.
-    const holds = await db.query<{ id: string; status: string }>("select id, status from holds where id = any($1::uuid[])", [[s.id, j.id]]);
+    const holds = await db.query<{ id: string; status: string }>(
+      "select id, status from holds where id = any($1::uuid[])",
+      [[s.id, j.id]],
+    );
     expect(holds.map((h) => h.status).sort()).toEqual(["settled", "settled"]);
-    const [open] = await db.query<{ n: number }>("select count(*)::int as n from holds where status = 'open' and user_id = $1 and id <> $2", [row.id, job.body.job_id]);
+    const [open] = await db.query<{ n: number }>(
+      "select count(*)::int as n from holds where status = 'open' and user_id = $1 and id <> $2",
+      [row.id, job.body.job_id],
+    );
     expect(open!.n).toBe(0);
     // The video job is still processing, with no claim held by the stopped process.
-    const [v] = await db.query<{ status: string; claim_owner: string | null }>("select status, claim_owner from video_jobs where id = $1", [job.body.job_id]);
+    const [v] = await db.query<{ status: string; claim_owner: string | null }>(
+      "select status, claim_owner from video_jobs where id = $1",
+      [job.body.job_id],
+    );
     expect(v).toEqual({ status: "processing", claim_owner: null });
-    console.log(`[shutdown] refused new connections after ${Math.round(refusedAfter!)} ms, exited 0 after ${Math.round(took)} ms with the stream and the slow call completed and settled`);
+    console.log(
+      `[shutdown] refused new connections after ${Math.round(refusedAfter!)} ms, exited 0 after ${Math.round(took)} ms with the stream and the slow call completed and settled`,
+    );
   }, 60_000);
 });

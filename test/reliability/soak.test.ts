@@ -13,17 +13,27 @@ const pg = await postgresAvailable();
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 60);
 
 describe.skipIf(!pg)("soak (CI variant)", () => {
-  test(`${SECONDS} s, 500 concurrent streams and 40 JSON calls/s: no error beyond the injected ones`, async () => {
-    const r = await runSoak({ seconds: SECONDS, streams: Number(process.env.SOAK_STREAMS ?? 500), rate: 40, accounts: 8, pg: process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres" });
-    console.log(soakMarkdown(r));
-    expect(r.unexpectedSamples).toEqual([]);
-    expect(r.unexpected).toBe(0);
-    expect(r.openHoldsAfter).toBe(0);
-    expect(r.maxConcurrentStreams).toBe(Number(process.env.SOAK_STREAMS ?? 500));
-    // Injected faults did happen and were answered as designed.
-    expect(Object.keys(r.outcomes).some((k) => k.startsWith("stream drop 200 upstream_error"))).toBe(true);
-    expect(Object.keys(r.outcomes).some((k) => k.startsWith("json [sim:fail=503] 502"))).toBe(true);
-    // Memory stays flat after the warm-up (measured: 161.1 → 160.6 MiB over a minute).
-    expect(r.rssMiB.end! - r.rssMiB.start!).toBeLessThan(64);
-  }, (SECONDS + 90) * 1000);
+  test(
+    `${SECONDS} s, 500 concurrent streams and 40 JSON calls/s: no error beyond the injected ones`,
+    async () => {
+      const r = await runSoak({
+        seconds: SECONDS,
+        streams: Number(process.env.SOAK_STREAMS ?? 500),
+        rate: 40,
+        accounts: 8,
+        pg: process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
+      });
+      console.log(soakMarkdown(r));
+      expect(r.unexpectedSamples).toEqual([]);
+      expect(r.unexpected).toBe(0);
+      expect(r.openHoldsAfter).toBe(0);
+      expect(r.maxConcurrentStreams).toBe(Number(process.env.SOAK_STREAMS ?? 500));
+      // Injected faults did happen and were answered as designed.
+      expect(Object.keys(r.outcomes).some((k) => k.startsWith("stream drop 200 upstream_error"))).toBe(true);
+      expect(Object.keys(r.outcomes).some((k) => k.startsWith("json [sim:fail=503] 502"))).toBe(true);
+      // Memory stays flat after the warm-up (measured: 161.1 → 160.6 MiB over a minute).
+      expect(r.rssMiB.end! - r.rssMiB.start!).toBeLessThan(64);
+    },
+    (SECONDS + 90) * 1000,
+  );
 });

@@ -10,7 +10,11 @@ import type { TestGateway } from "../harness";
 /** One model of each upstream protocol, from the catalog, all served by the simulator. */
 export const PROTOCOL_MODELS = ["gpt-4o-mini", "claude-sonnet-4-5", "gemini-2.5-flash"] as const;
 
-export function aiSdk(g: TestGateway, apiKey: string, opts: { headers?: Record<string, string>; extra?: Record<string, unknown> } = {}) {
+export function aiSdk(
+  g: TestGateway,
+  apiKey: string,
+  opts: { headers?: Record<string, string>; extra?: Record<string, unknown> } = {},
+) {
   const sent: any[] = [];
   const provider = createOpenAI({
     apiKey,
@@ -29,4 +33,5 @@ export function aiSdk(g: TestGateway, apiKey: string, opts: { headers?: Record<s
 }
 
 /** The item references of a Responses request body. */
-export const references = (body: any): string[] => (Array.isArray(body?.input) ? body.input.filter((i: any) => i?.type === "item_reference").map((i: any) => i.id) : []);
+export const references = (body: any): string[] =>
+  Array.isArray(body?.input) ? body.input.filter((i: any) => i?.type === "item_reference").map((i: any) => i.id) : [];

@@ -16,7 +16,10 @@ setDefaultTimeout(30_000);
 
 async function charges(g: TestGateway, userId: string): Promise<number> {
   await g.gw.settlements.quiesce(userId);
-  const [r] = await g.gw.deps.db.query<{ n: number }>("select count(*)::int as n from ledger_entries where user_id = $1 and kind = 'charge'", [userId]);
+  const [r] = await g.gw.deps.db.query<{ n: number }>(
+    "select count(*)::int as n from ledger_entries where user_id = $1 and kind = 'charge'",
+    [userId],
+  );
   return r!.n;
 }
 
@@ -43,7 +46,12 @@ describe("the AI SDK's default provider with storage off", () => {
       expect(await money(gw(), user.id)).toEqual(afterFirst);
       expect(await charges(gw(), user.id)).toBe(1);
 
-      const second = await generateText({ model: provider(model), messages, maxRetries: 0, providerOptions: { openai: { store: false } } });
+      const second = await generateText({
+        model: provider(model),
+        messages,
+        maxRetries: 0,
+        providerOptions: { openai: { store: false } },
+      });
       expect(second.text).toContain("Simulated reply");
       expect(sent[2].store).toBe(false);
       expect(references(sent[2])).toEqual([]);
@@ -54,12 +62,19 @@ describe("the AI SDK's default provider with storage off", () => {
 
   test("the 400 is in Korean by default; previous_response_id stays accepted and ignored", async () => {
     const { key } = await tenant(gw(), 100);
-    const r = await postResponses(gw(), key.key, { model: "gpt-4o-mini", input: [{ type: "item_reference", id: "msg_00000000000000000000000000000000" }] });
+    const r = await postResponses(gw(), key.key, {
+      model: "gpt-4o-mini",
+      input: [{ type: "item_reference", id: "msg_00000000000000000000000000000000" }],
+    });
     expect(r.status).toBe(400);
     const b: any = await r.json();
     expect(b.error.message).toContain("RESPONSES_STORE=on");
     expect(b.error.message).toContain("저장");
-    const ignored = await postResponses(gw(), key.key, { model: "gpt-4o-mini", input: "hi", previous_response_id: "resp_00000000000000000000000000000000" });
+    const ignored = await postResponses(gw(), key.key, {
+      model: "gpt-4o-mini",
+      input: "hi",
+      previous_response_id: "resp_00000000000000000000000000000000",
+    });
     expect(ignored.status).toBe(200);
     const a: any = await ignored.json();
     expect(a).toMatchObject({ store: false, previous_response_id: null });
@@ -74,21 +89,39 @@ describe("the AI SDK's default provider with storage off", () => {
       const sources: any[] = [];
       for await (const part of r.fullStream) if (part.type === "source") sources.push(part);
       expect(sources).toHaveLength(2);
-      for (const s of sources) expect(s).toMatchObject({ sourceType: "url", url: expect.stringMatching(/^https:\/\//), title: expect.any(String) });
+      for (const s of sources)
+        expect(s).toMatchObject({
+          sourceType: "url",
+          url: expect.stringMatching(/^https:\/\//),
+          title: expect.any(String),
+        });
       expect(new Set(sources.map((s) => s.url)).size).toBe(2);
     });
   }
 
   test("annotation.added events: one per source, OpenAI's fields, after the deltas and before output_text.done", async () => {
     const { key } = await tenant(gw(), 100);
-    const { frames } = await streamFrames(gw(), key.key, { model: "claude-sonnet-4-5", input: "rivers of Korea", plugins: [{ id: "web", max_results: 3 }] });
+    const { frames } = await streamFrames(gw(), key.key, {
+      model: "claude-sonnet-4-5",
+      input: "rivers of Korea",
+      plugins: [{ id: "web", max_results: 3 }],
+    });
     const types = frames.map((f) => f.json?.type);
     const added = frames.filter((f) => f.json?.type === "response.output_text.annotation.added").map((f) => f.json);
     expect(added).toHaveLength(3);
     const done = frames.find((f) => f.json?.type === "response.output_text.done")!.json;
     added.forEach((a, i) => {
-      expect(a).toMatchObject({ item_id: done.item_id, output_index: done.output_index, content_index: 0, annotation_index: i, annotation: { type: "url_citation", url: expect.any(String), title: expect.any(String) } });
-      expect(frames.find((f) => f.json?.type === "response.output_text.annotation.added" && f.json.annotation_index === i)!.event).toBe("response.output_text.annotation.added");
+      expect(a).toMatchObject({
+        item_id: done.item_id,
+        output_index: done.output_index,
+        content_index: 0,
+        annotation_index: i,
+        annotation: { type: "url_citation", url: expect.any(String), title: expect.any(String) },
+      });
+      expect(
+        frames.find((f) => f.json?.type === "response.output_text.annotation.added" && f.json.annotation_index === i)!
+          .event,
+      ).toBe("response.output_text.annotation.added");
     });
     const first = types.indexOf("response.output_text.annotation.added");
     expect(types.lastIndexOf("response.output_text.delta")).toBeLessThan(first);
@@ -102,10 +135,17 @@ describe("the AI SDK's default provider with storage off", () => {
       const { key } = await tenant(gw(), 100);
       const { provider } = aiSdk(gw(), key.key, { headers: { "accept-language": lang } });
       for (const model of PROTOCOL_MODELS) {
-        const r = streamText({ model: provider(model), prompt: "long story [sim:tokens=200] [sim:drop=2]", maxRetries: 0, onError: () => {} });
+        const r = streamText({
+          model: provider(model),
+          prompt: "long story [sim:tokens=200] [sim:drop=2]",
+          maxRetries: 0,
+          onError: () => {},
+        });
         let error: any = null;
         for await (const part of r.fullStream) if (part.type === "error") error = part.error;
-        expect(error?.message).toBe(lang === "en" ? "The provider's response stream broke off." : "제공자의 응답 스트림이 중간에 끊겼습니다.");
+        expect(error?.message).toBe(
+          lang === "en" ? "The provider's response stream broke off." : "제공자의 응답 스트림이 중간에 끊겼습니다.",
+        );
         expect(error.code).toBe("upstream_error");
         expect(JSON.stringify(error)).not.toMatch(/verbose|fetch\(|socket/i);
       }
@@ -117,15 +157,23 @@ describe("the AI SDK's default provider with storage off", () => {
     const res = await fetch(gw().url + "/v1/chat/completions", {
       method: "POST",
       headers: { authorization: `Bearer ${key.key}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "rivers of Korea" }], stream: true, plugins: [{ id: "web", max_results: 2 }] }),
+      body: JSON.stringify({
+        model: "gpt-4o-mini",
+        messages: [{ role: "user", content: "rivers of Korea" }],
+        stream: true,
+        plugins: [{ id: "web", max_results: 2 }],
+      }),
     });
-    const chunks = chatSse(await res.text()).filter((e) => e.json).map((e) => e.json);
+    const chunks = chatSse(await res.text())
+      .filter((e) => e.json)
+      .map((e) => e.json);
     const annotated = chunks.find((c) => c.choices?.[0]?.delta?.annotations);
     expect(annotated.choices[0].delta.annotations).toHaveLength(2);
     expect(annotated.id).toBe(chunks[0].id);
     expect(annotated.created).toBe(chunks[0].created);
     expect(typeof annotated.id).toBe("string");
     expect(typeof annotated.created).toBe("number");
-    for (const c of chunks) expect([c.id, c.created, c.object]).toEqual([chunks[0].id, chunks[0].created, "chat.completion.chunk"]);
+    for (const c of chunks)
+      expect([c.id, c.created, c.object]).toEqual([chunks[0].id, chunks[0].created, "chat.completion.chunk"]);
   });
 });

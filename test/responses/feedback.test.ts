@@ -21,7 +21,8 @@ for (const kind of await dbKinds()) {
       await g?.stop();
     });
 
-    const rate = (token: string | undefined, id: string, body: unknown) => g.call("POST", `/v1/responses/${id}/feedback`, { token, body });
+    const rate = (token: string | undefined, id: string, body: unknown) =>
+      g.call("POST", `/v1/responses/${id}/feedback`, { token, body });
     const uuidOf = (respId: string) => respId.slice(5).replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, "$1-$2-$3-$4-$5");
 
     test("only a dashboard JWT may rate: no token, API keys, management keys and the admin token get 401", async () => {
@@ -44,14 +45,25 @@ for (const kind of await dbKinds()) {
       await usageOf(g, r.id);
       const first = await rate(user.jwt, r.id, { rating: "down", comment: "too long", category: "format" });
       expect(first.status).toBe(201);
-      expect(first.body).toMatchObject({ request_id: uuidOf(r.id), response_id: r.id, rating: -1, comment: "too long", category: "format", model: "claude-haiku-4-5", provider: "anthropic" });
+      expect(first.body).toMatchObject({
+        request_id: uuidOf(r.id),
+        response_id: r.id,
+        rating: -1,
+        comment: "too long",
+        category: "format",
+        model: "claude-haiku-4-5",
+        provider: "anthropic",
+      });
       expect(Date.parse(first.body.created_at)).toBeGreaterThan(Date.now() - 60_000);
       const second = await rate(user.jwt, uuidOf(r.id).toUpperCase(), { rating: 1 });
       expect(second.status).toBe(201);
       expect(second.body).toMatchObject({ request_id: uuidOf(r.id), rating: 1, comment: null, category: null });
       expect(second.body.created_at).toBe(first.body.created_at);
       expect(Date.parse(second.body.updated_at)).toBeGreaterThanOrEqual(Date.parse(first.body.updated_at));
-      const rows = await g.gw.deps.db.query<{ n: string | number }>("select count(*) as n from response_feedback where request_id = $1", [uuidOf(r.id)]);
+      const rows = await g.gw.deps.db.query<{ n: string | number }>(
+        "select count(*) as n from response_feedback where request_id = $1",
+        [uuidOf(r.id)],
+      );
       expect(Number(rows[0]!.n)).toBe(1);
       const stored = await new FeedbackRepo(g.gw.deps.db).get(uuidOf(r.id), user.id);
       expect(stored).toMatchObject({ rating: 1, comment: null, model: "claude-haiku-4-5" });
@@ -59,7 +71,10 @@ for (const kind of await dbKinds()) {
 
     test("a chat completion's id can be rated too (same request ids)", async () => {
       const { user, sdk } = await tenant(g);
-      const c = await sdk.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "chat then rate" }] });
+      const c = await sdk.chat.completions.create({
+        model: "gpt-4o-mini",
+        messages: [{ role: "user", content: "chat then rate" }],
+      });
       const res = await rate(user.jwt, c.id, { rating: 0 });
       expect(res.status).toBe(201);
       expect(res.body).toMatchObject({ rating: 0, model: "gpt-4o-mini" });
@@ -106,7 +121,8 @@ for (const kind of await dbKinds()) {
     test("the routing engine reads counts per model", async () => {
       const a = await tenant(g);
       const ids: string[] = [];
-      for (const model of ["gemini-2.5-flash", "gemini-2.5-flash", "gemini-2.5-pro"]) ids.push((await a.sdk.responses.create({ model, input: `summary ${model}` })).id);
+      for (const model of ["gemini-2.5-flash", "gemini-2.5-flash", "gemini-2.5-pro"])
+        ids.push((await a.sdk.responses.create({ model, input: `summary ${model}` })).id);
       for (const id of ids) await usageOf(g, id);
       await rate(a.user.jwt, ids[0]!, { rating: "up" });
       await rate(a.user.jwt, ids[1]!, { rating: "down" });

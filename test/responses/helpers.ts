@@ -38,8 +38,17 @@ export function parseSse(text: string): SseFrame[] {
   return frames;
 }
 
-export async function postResponses(g: TestGateway, token: string, body: Record<string, unknown>, headers: Record<string, string> = {}) {
-  return fetch(g.url + "/v1/responses", { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+export async function postResponses(
+  g: TestGateway,
+  token: string,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+) {
+  return fetch(g.url + "/v1/responses", {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
 }
 
 export async function streamFrames(g: TestGateway, token: string, body: Record<string, unknown>) {
@@ -57,7 +66,12 @@ export async function usageOf(g: TestGateway, responseId: string) {
          from usage_events e left join holds h on h.id = e.request_id where e.request_id = $1`,
       [rid],
     );
-    if (rows[0]) return { ...rows[0], cost_micro: BigInt(rows[0].cost_micro), charged_micro: rows[0].charged_micro == null ? null : BigInt(rows[0].charged_micro) };
+    if (rows[0])
+      return {
+        ...rows[0],
+        cost_micro: BigInt(rows[0].cost_micro),
+        charged_micro: rows[0].charged_micro == null ? null : BigInt(rows[0].charged_micro),
+      };
     await Bun.sleep(20);
   }
   throw new Error(`no usage event for ${responseId}`);

@@ -24,12 +24,20 @@ afterAll(async () => {
   rec?.stop();
 });
 
-const weather = { type: "function" as const, name: "get_weather", description: "Current weather", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] }, strict: false };
+const weather = {
+  type: "function" as const,
+  name: "get_weather",
+  description: "Current weather",
+  parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+  strict: false,
+};
 
 describe("the response object", () => {
   test("SDK create: the specification's fields, output_text, usage, no cost in the body", async () => {
     const { sdk } = await tenant(g);
-    const { data: r, response } = await sdk.responses.create({ model: "gpt-4o-mini", input: "hello there" }).withResponse();
+    const { data: r, response } = await sdk.responses
+      .create({ model: "gpt-4o-mini", input: "hello there" })
+      .withResponse();
     expect(r.id).toMatch(/^resp_[0-9a-f]{32}$/);
     expect(r.object).toBe("response");
     expect(r.status).toBe("completed");
@@ -45,7 +53,9 @@ describe("the response object", () => {
     // "hello there" is 11 characters (3 tokens); the default reply is 20 tokens.
     expect(r.usage).toMatchObject({ input_tokens: 3, output_tokens: 20, total_tokens: 23 });
     expect((r as any).cost).toBeUndefined();
-    expect(response.headers.get("x-request-id")).toBe(`${r.id.slice(5, 13)}-${r.id.slice(13, 17)}-${r.id.slice(17, 21)}-${r.id.slice(21, 25)}-${r.id.slice(25)}`);
+    expect(response.headers.get("x-request-id")).toBe(
+      `${r.id.slice(5, 13)}-${r.id.slice(13, 17)}-${r.id.slice(17, 21)}-${r.id.slice(21, 25)}-${r.id.slice(25)}`,
+    );
   });
 
   test("instructions arrive first as a system message; input items as chat messages", async () => {
@@ -65,11 +75,27 @@ describe("the response object", () => {
     expect(sent.messages).toEqual([
       { role: "system", content: "answer in one word" },
       { role: "user", content: "weather in Seoul?" },
-      { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Seoul"}' } }] },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          { id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Seoul"}' } },
+        ],
+      },
       { role: "tool", content: "sunny", tool_call_id: "call_1" },
       { role: "user", content: [{ type: "text", text: "so?" }] },
     ]);
-    expect(sent.tools).toEqual([{ type: "function", function: { name: "get_weather", description: "Current weather", parameters: weather.parameters, strict: false } }]);
+    expect(sent.tools).toEqual([
+      {
+        type: "function",
+        function: {
+          name: "get_weather",
+          description: "Current weather",
+          parameters: weather.parameters,
+          strict: false,
+        },
+      },
+    ]);
   });
 
   test("the same conversation costs the same tokens as on chat completions", async () => {
@@ -89,10 +115,26 @@ describe("the response object", () => {
       messages: [
         { role: "system", content: "be brief" },
         { role: "user", content: "weather in Seoul?" },
-        { role: "assistant", content: null, tool_calls: [{ id: "toolu_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Seoul"}' } }] },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [
+            { id: "toolu_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Seoul"}' } },
+          ],
+        },
         { role: "tool", tool_call_id: "toolu_1", content: "sunny" },
       ],
-      tools: [{ type: "function", function: { name: weather.name, description: weather.description, parameters: weather.parameters, strict: false } }],
+      tools: [
+        {
+          type: "function",
+          function: {
+            name: weather.name,
+            description: weather.description,
+            parameters: weather.parameters,
+            strict: false,
+          },
+        },
+      ],
     });
     expect(r.usage!.input_tokens).toBe(c.usage.prompt_tokens);
     expect(r.usage!.input_tokens).toBeGreaterThan(10);
@@ -100,22 +142,45 @@ describe("the response object", () => {
 
   test("non-function tools are dropped silently; a forced function call is a function_call item", async () => {
     const { sdk } = await tenant(g);
-    const r = await sdk.responses.create({ model: "gpt-4o-mini", input: "weather?", tools: [{ type: "web_search" } as any, weather, { type: "file_search", vector_store_ids: ["vs_1"] } as any], tool_choice: "required" });
+    const r = await sdk.responses.create({
+      model: "gpt-4o-mini",
+      input: "weather?",
+      tools: [{ type: "web_search" } as any, weather, { type: "file_search", vector_store_ids: ["vs_1"] } as any],
+      tool_choice: "required",
+    });
     expect(rec.last().tools.map((t: any) => t.function.name)).toEqual(["get_weather"]);
     expect(rec.last().tool_choice).toBe("required");
     expect(r.output).toHaveLength(1);
     const call: any = r.output[0];
-    expect(call).toMatchObject({ type: "function_call", status: "completed", name: "get_weather", arguments: '{"city":"sample city"}' });
+    expect(call).toMatchObject({
+      type: "function_call",
+      status: "completed",
+      name: "get_weather",
+      arguments: '{"city":"sample city"}',
+    });
     expect(call.id).toMatch(/^fc_/);
     expect(call.call_id).toStartWith("call_");
     expect(r.output_text).toBe("");
-    expect(r.tools).toEqual([{ type: "function", name: "get_weather", description: "Current weather", parameters: weather.parameters, strict: false }] as any);
+    expect(r.tools).toEqual([
+      {
+        type: "function",
+        name: "get_weather",
+        description: "Current weather",
+        parameters: weather.parameters,
+        strict: false,
+      },
+    ] as any);
   });
 
   test("tool_choice {type: function, name} forces that function", async () => {
     const { sdk } = await tenant(g);
     const other = { ...weather, name: "get_time" };
-    const r = await sdk.responses.create({ model: "gpt-4o-mini", input: "x", tools: [weather, other], tool_choice: { type: "function", name: "get_time" } });
+    const r = await sdk.responses.create({
+      model: "gpt-4o-mini",
+      input: "x",
+      tools: [weather, other],
+      tool_choice: { type: "function", name: "get_time" },
+    });
     expect(rec.last().tool_choice).toEqual({ type: "function", function: { name: "get_time" } });
     expect((r.output[0] as any).name).toBe("get_time");
   });
@@ -138,18 +203,44 @@ describe("the response object", () => {
     const body: any = await res.json();
     expect(body.metadata).toEqual({ team: "search" });
     const sent = rec.last();
-    for (const f of ["text", "store", "previous_response_id", "include", "prompt_cache_key", "metadata", "truncation", "user", "input", "instructions"]) expect(sent[f]).toBeUndefined();
+    for (const f of [
+      "text",
+      "store",
+      "previous_response_id",
+      "include",
+      "prompt_cache_key",
+      "metadata",
+      "truncation",
+      "user",
+      "input",
+      "instructions",
+    ])
+      expect(sent[f]).toBeUndefined();
   });
 
   test("optional fields sent as null count as absent", async () => {
     const { key } = await tenant(g);
-    const res = await postResponses(g, key.key, { model: "gpt-4o-mini", input: "nulls", instructions: null, max_output_tokens: null, temperature: null, top_p: null, tools: null, tool_choice: null, metadata: null, reasoning: { effort: null, summary: null }, service_tier: null, stream: null });
+    const res = await postResponses(g, key.key, {
+      model: "gpt-4o-mini",
+      input: "nulls",
+      instructions: null,
+      max_output_tokens: null,
+      temperature: null,
+      top_p: null,
+      tools: null,
+      tool_choice: null,
+      metadata: null,
+      reasoning: { effort: null, summary: null },
+      service_tier: null,
+      stream: null,
+    });
     expect(res.status).toBe(200);
     const sent = rec.last();
     expect(sent.max_tokens ?? sent.max_completion_tokens).toBe(4096);
     // temperature falls back to the chat default (0.7); the rest stays absent.
     expect(sent.temperature).toBe(0.7);
-    for (const f of ["top_p", "tools", "tool_choice", "reasoning_effort", "service_tier"]) expect(sent[f]).toBeUndefined();
+    for (const f of ["top_p", "tools", "tool_choice", "reasoning_effort", "service_tier"])
+      expect(sent[f]).toBeUndefined();
     expect(sent.messages).toEqual([{ role: "user", content: "nulls" }]);
   });
 
@@ -157,7 +248,11 @@ describe("the response object", () => {
     const { sdk } = await tenant(g);
     await sdk.responses.create({ model: "gpt-4o-mini", input: "default cap" });
     expect(rec.last().max_tokens ?? rec.last().max_completion_tokens).toBe(4096);
-    const r = await sdk.responses.create({ model: "gpt-4o-mini", input: "long one [sim:tokens=50]", max_output_tokens: 10 });
+    const r = await sdk.responses.create({
+      model: "gpt-4o-mini",
+      input: "long one [sim:tokens=50]",
+      max_output_tokens: 10,
+    });
     expect(rec.last().max_tokens ?? rec.last().max_completion_tokens).toBe(10);
     expect(r.usage!.output_tokens).toBe(10);
     expect(r.status).toBe("completed");
@@ -170,7 +265,12 @@ describe("the response object", () => {
     const low = await sdk.responses.create({ model: "gpt-4o-mini", input: "think", reasoning: { effort: "low" } });
     expect(rec.last().reasoning_effort).toBe("low");
     expect(low.usage!.output_tokens_details.reasoning_tokens).toBe(16);
-    const high = await sdk.responses.create({ model: "gpt-4o-mini", input: "think", reasoning: { effort: "low" }, reasoning_effort: "high" } as any);
+    const high = await sdk.responses.create({
+      model: "gpt-4o-mini",
+      input: "think",
+      reasoning: { effort: "low" },
+      reasoning_effort: "high",
+    } as any);
     expect(rec.last().reasoning_effort).toBe("high");
     expect(high.usage!.output_tokens_details.reasoning_tokens).toBe(64);
     expect(high.reasoning).toEqual({ effort: "high", summary: null });
@@ -189,7 +289,11 @@ describe("PII masking (the key's default)", () => {
     const { key, sdk } = await tenant(g);
     expect(key.pii_masking_enabled).toBe(true);
     const value = "alice.kim@example.co.kr";
-    const r = await sdk.responses.create({ model: "gpt-4o-mini", instructions: `Reply to ${value}`, input: `mail ${value} now` });
+    const r = await sdk.responses.create({
+      model: "gpt-4o-mini",
+      instructions: `Reply to ${value}`,
+      input: `mail ${value} now`,
+    });
     expect(r.output_text).toContain(value);
     expect(JSON.stringify(rec.last())).not.toContain(value);
     expect(JSON.stringify(rec.last().messages)).toMatch(/\[EMAIL_1\]/);
@@ -211,7 +315,10 @@ describe("validation and errors", () => {
   test("POST /v1/responses/compact with a valid key is 501 not_implemented; nothing is called (docs/decisions.md #7)", async () => {
     const { key } = await tenant(g);
     const before = rec.calls.length;
-    const res = await g.call("POST", "/v1/responses/compact", { token: key.key, body: { model: "gpt-4o-mini", input: "x" } });
+    const res = await g.call("POST", "/v1/responses/compact", {
+      token: key.key,
+      body: { model: "gpt-4o-mini", input: "x" },
+    });
     expect(res.status).toBe(501);
     expect(JSON.stringify(res.body)).toContain("not_implemented");
     expect(rec.calls.length).toBe(before);
@@ -227,7 +334,9 @@ describe("validation and errors", () => {
       const body: any = await res.json();
       expect(body.detail.some((d: any) => JSON.stringify(d.loc) === '["body","max_output_tokens"]')).toBe(true);
     }
-    expect((await postResponses(g, key.key, { model: "gpt-4o-mini", input: "x", max_output_tokens: 128000 })).status).toBe(200);
+    expect(
+      (await postResponses(g, key.key, { model: "gpt-4o-mini", input: "x", max_output_tokens: 128000 })).status,
+    ).toBe(200);
     expect(rec.calls.length).toBe(before + 1);
   });
 
@@ -259,7 +368,9 @@ describe("validation and errors", () => {
     const poor = await tenant(g, 0);
     const e3: any = await poor.sdk.responses.create({ model: "gpt-4o-mini", input: "x" }).catch((e) => e);
     expect(e3.status).toBe(402);
-    const e4: any = await sdk.responses.create({ model: "gpt-4o-mini", input: "always failing [sim:fail=503]" }).catch((e) => e);
+    const e4: any = await sdk.responses
+      .create({ model: "gpt-4o-mini", input: "always failing [sim:fail=503]" })
+      .catch((e) => e);
     expect(e4.status).toBe(502);
     expect(e4.code).toBe("upstream_unavailable");
   });
@@ -268,7 +379,9 @@ describe("validation and errors", () => {
 describe("cost and billing", () => {
   test("X-Cost-Krw and X-Cost-Usd carry the charge of the usage event", async () => {
     const { sdk, user } = await tenant(g);
-    const { data: r, response } = await sdk.responses.create({ model: "gpt-4o", input: "a longer answer [sim:tokens=1000]" }).withResponse();
+    const { data: r, response } = await sdk.responses
+      .create({ model: "gpt-4o", input: "a longer answer [sim:tokens=1000]" })
+      .withResponse();
     const u = await usageOf(g, r.id);
     expect(u.status).toBe(200);
     expect(u.hold_status).toBe("settled");
@@ -290,7 +403,9 @@ describe("cost and billing", () => {
     let headers: Headers | null = null;
     for (let i = 0; i < 50 && !hit?.cached; i++) {
       const before = rec.calls.length;
-      const { data, response } = await sdk.responses.create({ model: "gpt-4o-mini", input: "cache me please", instructions: "short" }).withResponse();
+      const { data, response } = await sdk.responses
+        .create({ model: "gpt-4o-mini", input: "cache me please", instructions: "short" })
+        .withResponse();
       hit = data;
       headers = response.headers;
       if ((data as any).cached) expect(rec.calls.length).toBe(before);
@@ -307,7 +422,13 @@ describe("cost and billing", () => {
     expect(u.cost_micro).toBe(0n);
     // The cache keys the core chat request: the same conversation on chat hits the same entry.
     const before = rec.calls.length;
-    const c: any = await sdk.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "system", content: "short" }, { role: "user", content: "cache me please" }] });
+    const c: any = await sdk.chat.completions.create({
+      model: "gpt-4o-mini",
+      messages: [
+        { role: "system", content: "short" },
+        { role: "user", content: "cache me please" },
+      ],
+    });
     expect(c.cached).toBe(true);
     expect(c.choices[0].message.content).toBe(first.output_text);
     expect(rec.calls.length).toBe(before);

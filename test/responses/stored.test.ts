@@ -32,7 +32,11 @@ for (const kind of await dbKinds()) {
     let g: TestGateway;
     let proxy: RecordingProxy;
     beforeAll(async () => {
-      ({ g, proxy } = await proxiedGateway(["openai", "anthropic", "google"], { RESPONSES_STORE: "on", RESPONSES_STORE_DAYS: "7" }, kind));
+      ({ g, proxy } = await proxiedGateway(
+        ["openai", "anthropic", "google"],
+        { RESPONSES_STORE: "on", RESPONSES_STORE_DAYS: "7" },
+        kind,
+      ));
     }, 60_000);
     afterAll(async () => {
       await g?.stop();
@@ -74,7 +78,11 @@ for (const kind of await dbKinds()) {
       const a1: any = await r1.json();
       expect(a1).toMatchObject({ store: true, previous_response_id: null });
       proxy.clear();
-      const r2 = await postResponses(g, key.key, { model: "claude-sonnet-4-5", input: "second question", previous_response_id: a1.id });
+      const r2 = await postResponses(g, key.key, {
+        model: "claude-sonnet-4-5",
+        input: "second question",
+        previous_response_id: a1.id,
+      });
       expect(r2.status).toBe(200);
       const a2: any = await r2.json();
       expect(a2.previous_response_id).toBe(a1.id);
@@ -92,8 +100,17 @@ for (const kind of await dbKinds()) {
       expect((await g.call("GET", `/v1/responses/${a1.id}`, { token: key.key })).status).toBe(404);
       expect((await g.call("DELETE", `/v1/responses/${a1.id}`, { token: key.key })).status).toBe(404);
       // Its items went with it; the response that continued it still replays its own context.
-      expect((await postResponses(g, key.key, { model: "gpt-4o-mini", input: [{ type: "item_reference", id: a1.output[0].id }] })).status).toBe(404);
-      expect((await postResponses(g, key.key, { model: "gpt-4o-mini", input: "third", previous_response_id: a2.id })).status).toBe(200);
+      expect(
+        (
+          await postResponses(g, key.key, {
+            model: "gpt-4o-mini",
+            input: [{ type: "item_reference", id: a1.output[0].id }],
+          })
+        ).status,
+      ).toBe(404);
+      expect(
+        (await postResponses(g, key.key, { model: "gpt-4o-mini", input: "third", previous_response_id: a2.id })).status,
+      ).toBe(200);
     });
 
     test("another account's ids and unknown ids are 404 with the envelope body, before any charge", async () => {
@@ -108,13 +125,29 @@ for (const kind of await dbKinds()) {
       expect((await g.call("DELETE", `/v1/responses/${a.id}`, { token: other.key.key })).status).toBe(404);
       expect((await g.call("GET", `/v1/responses/${a.id}`, { token: owner.key.key })).status).toBe(200);
 
-      const prev = await postResponses(g, other.key.key, { model: "gpt-4o-mini", input: "go on", previous_response_id: a.id }, { "accept-language": "en" });
+      const prev = await postResponses(
+        g,
+        other.key.key,
+        { model: "gpt-4o-mini", input: "go on", previous_response_id: a.id },
+        { "accept-language": "en" },
+      );
       expect(prev.status).toBe(404);
       const pb: any = await prev.json();
-      expect(pb.error).toMatchObject({ code: "not_found", param: "previous_response_id", message: `Response '${a.id}' not found.` });
-      const ref = await postResponses(g, other.key.key, { model: "gpt-4o-mini", input: [{ type: "item_reference", id: a.output[0].id }] });
+      expect(pb.error).toMatchObject({
+        code: "not_found",
+        param: "previous_response_id",
+        message: `Response '${a.id}' not found.`,
+      });
+      const ref = await postResponses(g, other.key.key, {
+        model: "gpt-4o-mini",
+        input: [{ type: "item_reference", id: a.output[0].id }],
+      });
       expect(ref.status).toBe(404);
-      const unknown = await postResponses(g, other.key.key, { model: "gpt-4o-mini", input: "x", previous_response_id: "resp_00000000000000000000000000000000" });
+      const unknown = await postResponses(g, other.key.key, {
+        model: "gpt-4o-mini",
+        input: "x",
+        previous_response_id: "resp_00000000000000000000000000000000",
+      });
       expect(unknown.status).toBe(404);
       expect((await g.call("GET", "/v1/responses/resp_nope", { token: other.key.key })).status).toBe(404);
       expect((await g.call("GET", `/v1/responses/${a.id}`)).status).toBe(401);
@@ -125,7 +158,9 @@ for (const kind of await dbKinds()) {
 
     test("store: false is not kept; a streamed answer is kept before response.completed", async () => {
       const { key } = await tenant(g, 100);
-      const plain: any = await (await postResponses(g, key.key, { model: "gpt-4o-mini", input: "not kept", store: false })).json();
+      const plain: any = await (
+        await postResponses(g, key.key, { model: "gpt-4o-mini", input: "not kept", store: false })
+      ).json();
       expect(plain.store).toBe(false);
       expect((await g.call("GET", `/v1/responses/${plain.id}`, { token: key.key })).status).toBe(404);
 
@@ -154,14 +189,25 @@ for (const kind of await dbKinds()) {
     test("an expired response is unknown, and the sweeper's purge deletes it with its items", async () => {
       const { user, key } = await tenant(g, 100);
       const a: any = await (await postResponses(g, key.key, { model: "gpt-4o-mini", input: "short-lived" })).json();
-      const [row] = await g.gw.deps.db.query<any>("select extract(epoch from expires_at - created_at)::int as secs from stored_responses where user_id = $1 and id = $2", [user.id, a.id]);
+      const [row] = await g.gw.deps.db.query<any>(
+        "select extract(epoch from expires_at - created_at)::int as secs from stored_responses where user_id = $1 and id = $2",
+        [user.id, a.id],
+      );
       expect(row.secs).toBe(7 * 86400);
-      await g.gw.deps.db.query("update stored_responses set expires_at = now() - interval '1 second' where user_id = $1", [user.id]);
+      await g.gw.deps.db.query(
+        "update stored_responses set expires_at = now() - interval '1 second' where user_id = $1",
+        [user.id],
+      );
       expect((await g.call("GET", `/v1/responses/${a.id}`, { token: key.key })).status).toBe(404);
-      expect((await postResponses(g, key.key, { model: "gpt-4o-mini", input: "x", previous_response_id: a.id })).status).toBe(404);
+      expect(
+        (await postResponses(g, key.key, { model: "gpt-4o-mini", input: "x", previous_response_id: a.id })).status,
+      ).toBe(404);
       const { StoredResponseRepo } = await import("../../src/db/repos/stored-responses");
       expect(await new StoredResponseRepo(g.gw.deps.db, 7).purgeExpired()).toBeGreaterThanOrEqual(1);
-      const left = await g.gw.deps.db.query<any>("select (select count(*) from stored_responses where user_id = $1)::int as r, (select count(*) from stored_response_items where user_id = $1)::int as i", [user.id]);
+      const left = await g.gw.deps.db.query<any>(
+        "select (select count(*) from stored_responses where user_id = $1)::int as r, (select count(*) from stored_response_items where user_id = $1)::int as i",
+        [user.id],
+      );
       expect(left[0]).toEqual({ r: 0, i: 0 });
     });
   });

@@ -24,8 +24,13 @@ afterAll(async () => {
 
 const fixture = (name: string) => parseSse(readFileSync(join(import.meta.dir, "../fixtures/responses", name), "utf8"));
 /** Event types with runs of the same delta event collapsed (deltas vary in number). */
-const shape = (frames: SseFrame[]) => frames.map((f) => f.json?.type ?? f.data).filter((t, i, all) => !(t.endsWith(".delta") && all[i - 1] === t));
-const weather = { type: "function", name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } };
+const shape = (frames: SseFrame[]) =>
+  frames.map((f) => f.json?.type ?? f.data).filter((t, i, all) => !(t.endsWith(".delta") && all[i - 1] === t));
+const weather = {
+  type: "function",
+  name: "get_weather",
+  parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+};
 
 /** Frame invariants of docs/decisions.md #5: `event:` = type, contiguous sequence numbers, [DONE] last. */
 function checkFraming(frames: SseFrame[]): SseFrame[] {
@@ -43,7 +48,11 @@ describe("text streams", () => {
   for (const model of ["gpt-4o-mini", "claude-haiku-4-5", "gemini-2.5-flash"]) {
     test(`${model}: OpenAI's event order, one message item, full text and usage at the end`, async () => {
       const { key } = await tenant(g);
-      const { res, frames } = await streamFrames(g, key.key, { model, input: "stream this please", instructions: "be nice" });
+      const { res, frames } = await streamFrames(g, key.key, {
+        model,
+        input: "stream this please",
+        instructions: "be nice",
+      });
       expect(res.status).toBe(200);
       expect(res.headers.get("content-type")).toStartWith("text/event-stream");
       expect(res.headers.get("x-cost-krw")).toBeNull();
@@ -51,12 +60,27 @@ describe("text streams", () => {
       // The recorded OpenAI stream, with [DONE] (docs/decisions.md #5) after it.
       expect(shape(events)).toEqual(shape(fixture("responses-stream.sse")));
       const [created, inProgress, added, partAdded] = events.map((f) => f.json);
-      expect(created.response).toMatchObject({ object: "response", status: "in_progress", model, output: [], usage: null, instructions: "be nice" });
+      expect(created.response).toMatchObject({
+        object: "response",
+        status: "in_progress",
+        model,
+        output: [],
+        usage: null,
+        instructions: "be nice",
+      });
       expect(created.response.id).toMatch(/^resp_[0-9a-f]{32}$/);
       expect(inProgress.response).toEqual(created.response);
       const itemId = added.item.id;
-      expect(added).toMatchObject({ output_index: 0, item: { type: "message", status: "in_progress", role: "assistant", content: [] } });
-      expect(partAdded).toMatchObject({ item_id: itemId, output_index: 0, content_index: 0, part: { type: "output_text", text: "", annotations: [] } });
+      expect(added).toMatchObject({
+        output_index: 0,
+        item: { type: "message", status: "in_progress", role: "assistant", content: [] },
+      });
+      expect(partAdded).toMatchObject({
+        item_id: itemId,
+        output_index: 0,
+        content_index: 0,
+        part: { type: "output_text", text: "", annotations: [] },
+      });
       const deltas = events.filter((f) => f.json.type === "response.output_text.delta").map((f) => f.json);
       expect(deltas.length).toBeGreaterThan(1);
       for (const d of deltas) expect(d).toMatchObject({ item_id: itemId, output_index: 0, content_index: 0 });
@@ -65,7 +89,13 @@ describe("text streams", () => {
       const by = (t: string) => events.find((f) => f.json.type === t)!.json;
       expect(by("response.output_text.done")).toMatchObject({ item_id: itemId, text });
       expect(by("response.content_part.done").part).toEqual({ type: "output_text", text, annotations: [] });
-      const item = { id: itemId, type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text, annotations: [] }] };
+      const item = {
+        id: itemId,
+        type: "message",
+        status: "completed",
+        role: "assistant",
+        content: [{ type: "output_text", text, annotations: [] }],
+      };
       expect(by("response.output_item.done")).toMatchObject({ output_index: 0, item });
       const done = by("response.completed").response;
       expect(done).toMatchObject({ id: created.response.id, status: "completed", model, output: [item] });
@@ -74,7 +104,12 @@ describe("text streams", () => {
       // The cost lives in response.completed (headers went out before it was known).
       const u = await usageOf(g, done.id);
       expect(u.status).toBe(200);
-      expect(done.cost).toEqual({ usd: microToUsd(u.cost_micro, 1_400_000n), krw: microToKrwRounded(u.cost_micro), fx_rate: 1400, markup_rate: 0 });
+      expect(done.cost).toEqual({
+        usd: microToUsd(u.cost_micro, 1_400_000n),
+        krw: microToKrwRounded(u.cost_micro),
+        fx_rate: 1400,
+        markup_rate: 0,
+      });
       expect(u.cost_micro).toBeGreaterThan(0n);
       expect([u.prompt_tokens, u.completion_tokens]).toEqual([done.usage.input_tokens, done.usage.output_tokens]);
     });
@@ -104,13 +139,25 @@ describe("function-call streams", () => {
   for (const model of ["gpt-4o-mini", "claude-haiku-4-5", "gemini-2.5-flash"]) {
     test(`${model}: a function_call item with argument deltas, done and the finished item`, async () => {
       const { key } = await tenant(g);
-      const { frames } = await streamFrames(g, key.key, { model, input: "weather?", tools: [{ type: "web_search" }, weather], tool_choice: "required" });
+      const { frames } = await streamFrames(g, key.key, {
+        model,
+        input: "weather?",
+        tools: [{ type: "web_search" }, weather],
+        tool_choice: "required",
+      });
       const events = checkFraming(frames);
       // OpenAI's recorded function-call stream, without its reasoning item (ours has none).
-      const recorded = fixture("responses-stream-function-call.sse").filter((f) => !f.json?.type?.startsWith("response.reasoning") && f.json?.item?.type !== "reasoning");
+      const recorded = fixture("responses-stream-function-call.sse").filter(
+        (f) => !f.json?.type?.startsWith("response.reasoning") && f.json?.item?.type !== "reasoning",
+      );
       expect(shape(events)).toEqual(shape(recorded));
       const added = events[2]!.json;
-      expect(added.item).toMatchObject({ type: "function_call", status: "in_progress", arguments: "", name: "get_weather" });
+      expect(added.item).toMatchObject({
+        type: "function_call",
+        status: "in_progress",
+        arguments: "",
+        name: "get_weather",
+      });
       expect(added.item.id).toMatch(/^fc_/);
       expect(added.item.call_id).toBeTruthy();
       const deltas = events.filter((f) => f.json.type === "response.function_call_arguments.delta").map((f) => f.json);
@@ -118,7 +165,11 @@ describe("function-call streams", () => {
       const args = deltas.map((d) => d.delta).join("");
       expect(JSON.parse(args)).toEqual({ city: "sample city" });
       const by = (t: string) => events.find((f) => f.json.type === t)!.json;
-      expect(by("response.function_call_arguments.done")).toMatchObject({ item_id: added.item.id, output_index: 0, arguments: args });
+      expect(by("response.function_call_arguments.done")).toMatchObject({
+        item_id: added.item.id,
+        output_index: 0,
+        arguments: args,
+      });
       const item = { ...added.item, status: "completed", arguments: args };
       expect(by("response.output_item.done").item).toEqual(item);
       expect(by("response.completed").response.output).toEqual([item]);
@@ -142,7 +193,10 @@ describe("stream failure", () => {
       "response.output_text.delta",
       "error",
     ]);
-    const partial = events.filter((f) => f.json.type === "response.output_text.delta").map((f) => f.json.delta).join("");
+    const partial = events
+      .filter((f) => f.json.type === "response.output_text.delta")
+      .map((f) => f.json.delta)
+      .join("");
     const err = events[events.length - 1]!.json.error;
     expect(err.code).toBe("upstream_error");
     expect(typeof err.message).toBe("string");
@@ -160,7 +214,11 @@ describe("stream failure", () => {
 
   test("the SDK surfaces the failure as an APIError carrying upstream_error and the partial", async () => {
     const { sdk } = await tenant(g);
-    const stream = await sdk.responses.create({ model: "claude-haiku-4-5", input: "drop me too [sim:drop=2]", stream: true });
+    const stream = await sdk.responses.create({
+      model: "claude-haiku-4-5",
+      input: "drop me too [sim:drop=2]",
+      stream: true,
+    });
     let text = "";
     const err: any = await (async () => {
       for await (const ev of stream) if (ev.type === "response.output_text.delta") text += ev.delta;
@@ -194,7 +252,11 @@ describe("stream failure", () => {
 
   test("a client that goes away mid-stream: the upstream is read on to its usage, which is billed; the hold closed", async () => {
     const { key } = await tenant(g);
-    const res = await postResponses(g, key.key, { model: "gpt-4o-mini", input: "slow [sim:tokens=400] [sim:chunk_ms=150]", stream: true });
+    const res = await postResponses(g, key.key, {
+      model: "gpt-4o-mini",
+      input: "slow [sim:tokens=400] [sim:chunk_ms=150]",
+      stream: true,
+    });
     const reader = res.body!.getReader();
     let seen = "";
     const dec = new TextDecoder();
@@ -229,7 +291,9 @@ describe("cache replay", () => {
     const was = firstEvents[firstEvents.length - 1]!.json.response;
     const now = events[events.length - 1]!.json.response;
     expect(now).toMatchObject({ status: "completed", cached: true, cost: { krw: 0, usd: 0 }, usage: was.usage });
-    expect(now.output.map((o: any) => [o.type, o.name, o.arguments])).toEqual(was.output.map((o: any) => [o.type, o.name, o.arguments]));
+    expect(now.output.map((o: any) => [o.type, o.name, o.arguments])).toEqual(
+      was.output.map((o: any) => [o.type, o.name, o.arguments]),
+    );
     // A non-streaming call of the same request is answered from the same entry.
     const plain = await postResponses(g, key.key, body);
     expect(plain.headers.get("x-cost-krw")).toBe("0");

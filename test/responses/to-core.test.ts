@@ -6,7 +6,12 @@ import type { ResponsesBody } from "../../src/surfaces/responses/schema";
 import { toCoreFromResponses } from "../../src/surfaces/responses/to-core";
 
 const conv = (b: Record<string, unknown>) => toCoreFromResponses({ model: "m", ...b } as ResponsesBody);
-const weather = { type: "function", name: "get_weather", description: "Weather", parameters: { type: "object", properties: { city: { type: "string" } } } };
+const weather = {
+  type: "function",
+  name: "get_weather",
+  description: "Weather",
+  parameters: { type: "object", properties: { city: { type: "string" } } },
+};
 
 function locOf(f: () => unknown): unknown {
   try {
@@ -32,7 +37,14 @@ describe("input and instructions", () => {
     const { request } = conv({
       input: [
         { role: "developer", content: "rules" },
-        { type: "message", role: "user", content: [{ type: "input_text", text: "weather in " }, { type: "input_text", text: "Seoul?" }] },
+        {
+          type: "message",
+          role: "user",
+          content: [
+            { type: "input_text", text: "weather in " },
+            { type: "input_text", text: "Seoul?" },
+          ],
+        },
         { type: "message", role: "assistant", content: [{ type: "output_text", text: "Let me check." }] },
         { type: "function_call", call_id: "c1", name: "get_weather", arguments: '{"city":"Seoul"}' },
         { type: "function_call", call_id: "c2", name: "get_weather", arguments: '{"city":"Busan"}' },
@@ -43,7 +55,13 @@ describe("input and instructions", () => {
     });
     expect(request.messages).toEqual([
       { role: "system", content: "rules" },
-      { role: "user", content: [{ type: "text", text: "weather in " }, { type: "text", text: "Seoul?" }] },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "weather in " },
+          { type: "text", text: "Seoul?" },
+        ],
+      },
       {
         role: "assistant",
         content: "Let me check.",
@@ -58,12 +76,32 @@ describe("input and instructions", () => {
   });
 
   test("a function call with no assistant text before it opens its own assistant turn", () => {
-    const { request } = conv({ input: [{ role: "user", content: "x" }, { type: "function_call", call_id: "c", name: "f", arguments: "{}" }, { type: "function_call_output", call_id: "c", output: "ok" }] });
-    expect(request.messages[1]).toEqual({ role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: "{}" } }] });
+    const { request } = conv({
+      input: [
+        { role: "user", content: "x" },
+        { type: "function_call", call_id: "c", name: "f", arguments: "{}" },
+        { type: "function_call_output", call_id: "c", output: "ok" },
+      ],
+    });
+    expect(request.messages[1]).toEqual({
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "c", type: "function", function: { name: "f", arguments: "{}" } }],
+    });
   });
 
   test("images become image parts", () => {
-    const { request } = conv({ input: [{ role: "user", content: [{ type: "input_text", text: "what is this" }, { type: "input_image", image_url: "https://example.com/a.png", detail: "low" }] }] });
+    const { request } = conv({
+      input: [
+        {
+          role: "user",
+          content: [
+            { type: "input_text", text: "what is this" },
+            { type: "input_image", image_url: "https://example.com/a.png", detail: "low" },
+          ],
+        },
+      ],
+    });
     expect(request.messages[0]!.content).toEqual([
       { type: "text", text: "what is this" },
       { type: "image_url", image_url: { url: "https://example.com/a.png", detail: "low" } },
@@ -72,16 +110,34 @@ describe("input and instructions", () => {
 
   test("malformed items are 422 with their loc", () => {
     expect(locOf(() => conv({ input: [{ content: "no type, no role" }] }))).toEqual(["body", "input", 0, "type"]);
-    expect(locOf(() => conv({ input: [{ type: "function_call", name: "f" }] }))).toEqual(["body", "input", 0, "call_id"]);
-    expect(locOf(() => conv({ input: [{ role: "user", content: [{ type: "input_file", file_id: "f" }] }] }))).toEqual(["body", "input", 0, "content", 0, "type"]);
+    expect(locOf(() => conv({ input: [{ type: "function_call", name: "f" }] }))).toEqual([
+      "body",
+      "input",
+      0,
+      "call_id",
+    ]);
+    expect(locOf(() => conv({ input: [{ role: "user", content: [{ type: "input_file", file_id: "f" }] }] }))).toEqual([
+      "body",
+      "input",
+      0,
+      "content",
+      0,
+      "type",
+    ]);
     expect(locOf(() => conv({ input: [{ type: "reasoning", summary: [] }] }))).toEqual(["body", "input"]);
   });
 });
 
 describe("tools and parameters", () => {
   test("function tools are converted; other tool types are dropped", () => {
-    const { request } = conv({ input: "x", tools: [{ type: "web_search" }, weather, { type: "file_search", vector_store_ids: ["v"] }], tool_choice: "required" });
-    expect(request.tools).toEqual([{ type: "function", function: { name: "get_weather", description: "Weather", parameters: weather.parameters } }]);
+    const { request } = conv({
+      input: "x",
+      tools: [{ type: "web_search" }, weather, { type: "file_search", vector_store_ids: ["v"] }],
+      tool_choice: "required",
+    });
+    expect(request.tools).toEqual([
+      { type: "function", function: { name: "get_weather", description: "Weather", parameters: weather.parameters } },
+    ]);
     expect(request.tool_choice).toBe("required");
   });
 
@@ -92,25 +148,64 @@ describe("tools and parameters", () => {
   });
 
   test("tool_choice {type: function, name} → the core's forced function; a hosted tool choice is dropped", () => {
-    expect(conv({ input: "x", tools: [weather], tool_choice: { type: "function", name: "get_weather" } }).request.tool_choice).toEqual({ type: "function", function: { name: "get_weather" } });
-    expect(conv({ input: "x", tools: [weather], tool_choice: { type: "web_search_preview" } }).request.tool_choice).toBeUndefined();
-    expect(locOf(() => conv({ input: "x", tools: [weather], tool_choice: { type: "function", name: "nope" } }))).toEqual(["body", "tool_choice", "name"]);
+    expect(
+      conv({ input: "x", tools: [weather], tool_choice: { type: "function", name: "get_weather" } }).request
+        .tool_choice,
+    ).toEqual({ type: "function", function: { name: "get_weather" } });
+    expect(
+      conv({ input: "x", tools: [weather], tool_choice: { type: "web_search_preview" } }).request.tool_choice,
+    ).toBeUndefined();
+    expect(
+      locOf(() => conv({ input: "x", tools: [weather], tool_choice: { type: "function", name: "nope" } })),
+    ).toEqual(["body", "tool_choice", "name"]);
     expect(locOf(() => conv({ input: "x", tools: [{ type: "function" }] }))).toEqual(["body", "tools", 0, "name"]);
   });
 
   test("max_output_tokens → max_tokens; sampling, parallel calls and service tier carried", () => {
-    const { request } = conv({ input: "x", max_output_tokens: 77, temperature: 0.2, top_p: 0.9, parallel_tool_calls: false, service_tier: "flex" });
-    expect(request).toMatchObject({ max_tokens: 77, temperature: 0.2, top_p: 0.9, parallel_tool_calls: false, service_tier: "flex" });
+    const { request } = conv({
+      input: "x",
+      max_output_tokens: 77,
+      temperature: 0.2,
+      top_p: 0.9,
+      parallel_tool_calls: false,
+      service_tier: "flex",
+    });
+    expect(request).toMatchObject({
+      max_tokens: 77,
+      temperature: 0.2,
+      top_p: 0.9,
+      parallel_tool_calls: false,
+      service_tier: "flex",
+    });
   });
 
   test("reasoning: the object's effort and mode, the top-level fields win", () => {
-    expect(conv({ input: "x", reasoning: { effort: "low", mode: "pro" } })).toMatchObject({ request: { reasoning_effort: "low" }, reasoningMode: "pro" });
-    expect(conv({ input: "x", reasoning: { effort: "low", mode: "pro" }, reasoning_effort: "high", reasoning_mode: "standard" })).toMatchObject({ request: { reasoning_effort: "high" }, reasoningMode: "standard" });
+    expect(conv({ input: "x", reasoning: { effort: "low", mode: "pro" } })).toMatchObject({
+      request: { reasoning_effort: "low" },
+      reasoningMode: "pro",
+    });
+    expect(
+      conv({
+        input: "x",
+        reasoning: { effort: "low", mode: "pro" },
+        reasoning_effort: "high",
+        reasoning_mode: "standard",
+      }),
+    ).toMatchObject({ request: { reasoning_effort: "high" }, reasoningMode: "standard" });
     expect(conv({ input: "x" }).reasoningMode).toBeUndefined();
   });
 
   test("ignored fields and unknown fields do not reach the provider", () => {
-    const { request } = conv({ input: "x", text: { format: { type: "text" } }, store: true, previous_response_id: "resp_1", include: ["reasoning.encrypted_content"], prompt_cache_key: "k", metadata: { a: "b" }, truncation: "auto" });
+    const { request } = conv({
+      input: "x",
+      text: { format: { type: "text" } },
+      store: true,
+      previous_response_id: "resp_1",
+      include: ["reasoning.encrypted_content"],
+      prompt_cache_key: "k",
+      metadata: { a: "b" },
+      truncation: "auto",
+    });
     expect(Object.keys(request).sort()).toEqual(["max_tokens", "messages", "temperature"]);
   });
 });
@@ -122,6 +217,7 @@ describe("ids", () => {
     expect(requestIdFromPath(responseId(rid))).toBe(rid);
     expect(requestIdFromPath(rid.toUpperCase())).toBe(rid);
     expect(requestIdFromPath("chatcmpl-0f35ed5316034953a1693cc957829881")).toBe(rid);
-    for (const bad of ["resp_123", "not-a-uuid", "resp_0f35ed5316034953a1693cc95782988g", ""]) expect(requestIdFromPath(bad)).toBeNull();
+    for (const bad of ["resp_123", "not-a-uuid", "resp_0f35ed5316034953a1693cc95782988g", ""])
+      expect(requestIdFromPath(bad)).toBeNull();
   });
 });

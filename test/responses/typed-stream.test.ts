@@ -13,7 +13,8 @@ import { failureWords } from "../../src/core/upstream/words";
 async function* upstream(events: StreamEvent[], failAfter?: number): AsyncGenerator<StreamEvent> {
   let i = 0;
   for (const ev of events) {
-    if (failAfter !== undefined && i++ === failAfter) throw new UpstreamError("truncated", "upstream stream broke off: ECONNRESET");
+    if (failAfter !== undefined && i++ === failAfter)
+      throw new UpstreamError("truncated", "upstream stream broke off: ECONNRESET");
     yield ev;
   }
 }
@@ -72,7 +73,16 @@ describe("drainTyped", () => {
 
   test("a held-back tail that never became a placeholder is flushed at the end", async () => {
     const r = recorder();
-    const d = await drainTyped(upstream([{ type: "text", text: "ends with [EMAIL" }, { type: "tool_call", index: 0, id: "c", name: "f", arguments: '{"a":"[PHO' }]), restorer, () => false, r.sink, {});
+    const d = await drainTyped(
+      upstream([
+        { type: "text", text: "ends with [EMAIL" },
+        { type: "tool_call", index: 0, id: "c", name: "f", arguments: '{"a":"[PHO' },
+      ]),
+      restorer,
+      () => false,
+      r.sink,
+      {},
+    );
     expect(d.text).toBe("ends with [EMAIL");
     expect(r.seen.join("")).toBe("text:ends with text:[EMAIL");
     expect(d.calls[0]!.function.arguments).toBe('{"a":"[PHO');
@@ -81,7 +91,20 @@ describe("drainTyped", () => {
 
   test("without masking, events pass as they come; a failure keeps the received text", async () => {
     const r = recorder();
-    const d = await drainTyped(upstream([{ type: "text", text: "[EMAIL_1] stays" }, { type: "text", text: " more" }, { type: "text", text: " never" }], 2), null, () => false, r.sink, {});
+    const d = await drainTyped(
+      upstream(
+        [
+          { type: "text", text: "[EMAIL_1] stays" },
+          { type: "text", text: " more" },
+          { type: "text", text: " never" },
+        ],
+        2,
+      ),
+      null,
+      () => false,
+      r.sink,
+      {},
+    );
     // The client's words, not the transport's message (that one is for the log).
     expect(d.failure).toBe(failureWords(new UpstreamError("truncated", "")));
     expect(d.failure).not.toContain("ECONNRESET");
@@ -92,10 +115,21 @@ describe("drainTyped", () => {
     const r = recorder();
     let gone = false;
     const usage = { promptTokens: 3, completionTokens: 2, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
-    const d = await drainTyped(upstream([{ type: "text", text: "one" }, { type: "text", text: "two" }, { type: "finish", reason: "stop" }, { type: "usage", usage }]), null, () => gone, {
-      ...r.sink,
-      text: (t) => ((gone = true), r.sink.text(t)),
-    }, {});
+    const d = await drainTyped(
+      upstream([
+        { type: "text", text: "one" },
+        { type: "text", text: "two" },
+        { type: "finish", reason: "stop" },
+        { type: "usage", usage },
+      ]),
+      null,
+      () => gone,
+      {
+        ...r.sink,
+        text: (t) => ((gone = true), r.sink.text(t)),
+      },
+      {},
+    );
     expect(r.seen).toEqual(["text:one"]);
     expect(d.failure).toBeNull();
     expect(d.text).toBe("onetwo");

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { startTestGateway, type TestGateway, type TestUser } from "../harness";
-import { loadBenchmarks, } from "../../src/core/catalog/benchmarks";
+import { loadBenchmarks } from "../../src/core/catalog/benchmarks";
 import { rankByBenchmark } from "../../src/core/routing/benchmarks";
 import { entryKeys, rankWeighted } from "../../src/core/routing/weighted";
 import { chat, client, createPolicy, delta, money, quickUser, rawChat, simCalls } from "./helpers";
@@ -40,7 +40,10 @@ describe("gates and policy state", () => {
     const off = await rawChat(g, key, `orch/${p.slug}`, "hi");
     expect(off.status).toBe(400);
     expect(off.body.detail.error).toBe("policy_gate_disabled");
-    const par = await policy({ policy_type: "parallel", entries: [{ model: "gpt-4o-mini" }, { model: "gemini-2.5-flash" }] });
+    const par = await policy({
+      policy_type: "parallel",
+      entries: [{ model: "gpt-4o-mini" }, { model: "gemini-2.5-flash" }],
+    });
     expect((await rawChat(g, key, `orch/${par.slug}`, "hi")).body.detail.error).toBe("policy_gate_disabled");
     expect((await g.admin("PATCH", "/v1/admin/settings", { "routing.orchestrators_enabled": true })).status).toBe(200);
     expect((await rawChat(g, key, `orch/${p.slug}`, "hi")).status).toBe(200);
@@ -60,7 +63,14 @@ describe("gates and policy state", () => {
       }
       expect((await rawChat(g, key, `orch/${cas.slug}`, "hi")).status).toBe(200);
       expect((await g.call("GET", "/v1/routing-policies", { token: user.jwt })).status).toBe(200);
-      expect((await g.call("PATCH", `/v1/routing-policies/${f.id}`, { token: user.jwt, body: { display_name: "still editable" } })).status).toBe(200);
+      expect(
+        (
+          await g.call("PATCH", `/v1/routing-policies/${f.id}`, {
+            token: user.jwt,
+            body: { display_name: "still editable" },
+          })
+        ).status,
+      ).toBe(200);
     } finally {
       await g.admin("PATCH", "/v1/admin/settings", { "routing.policies_enabled": true });
     }
@@ -91,7 +101,10 @@ describe("gates and policy state", () => {
 
 describe("fallback", () => {
   test("entries in order, each with its own retries, then the next entry", async () => {
-    const p = await policy({ policy_type: "fallback", entries: [{ model: "gpt-4o-mini", retries: 1 }, { model: "claude-haiku-4-5" }] });
+    const p = await policy({
+      policy_type: "fallback",
+      entries: [{ model: "gpt-4o-mini", retries: 1 }, { model: "claude-haiku-4-5" }],
+    });
     const before = simCalls(g);
     const r = await chat(c, `orch/${p.slug}`, "hello [sim:fail@openai=503]");
     expect(r.body.model).toBe("claude-haiku-4-5");
@@ -99,14 +112,20 @@ describe("fallback", () => {
     expect(delta(before, simCalls(g))).toEqual({ openai: 2, anthropic: 1 });
     expect(decisionOf(r.headers)).toBe(`fallback; policy=${p.slug}; order=gpt-4o-mini,claude-haiku-4-5`);
 
-    const three = await policy({ policy_type: "fallback", entries: [{ model: "gpt-4o-mini", retries: 3 }, { model: "gemini-2.5-flash" }] });
+    const three = await policy({
+      policy_type: "fallback",
+      entries: [{ model: "gpt-4o-mini", retries: 3 }, { model: "gemini-2.5-flash" }],
+    });
     const b2 = simCalls(g);
     expect((await chat(c, `orch/${three.slug}`, "again [sim:fail@openai=503]")).body.model).toBe("gemini-2.5-flash");
     expect(delta(b2, simCalls(g))).toEqual({ openai: 4, google: 1 });
   });
 
   test("retries default to 0 per entry; an ordinary call keeps its 2 retries per provider", async () => {
-    const p = await policy({ policy_type: "fallback", entries: [{ model: "gpt-4o-mini" }, { model: "claude-haiku-4-5" }] });
+    const p = await policy({
+      policy_type: "fallback",
+      entries: [{ model: "gpt-4o-mini" }, { model: "claude-haiku-4-5" }],
+    });
     const before = simCalls(g);
     await chat(c, `orch/${p.slug}`, "zero retries [sim:fail@openai=503]");
     expect(delta(before, simCalls(g))).toEqual({ openai: 1, anthropic: 1 });
@@ -117,7 +136,11 @@ describe("fallback", () => {
   });
 
   test("max_escalations limits how far the call moves; all failing is 502 and releases the hold", async () => {
-    const p = await policy({ policy_type: "fallback", entries: [{ model: "gpt-4o-mini" }, { model: "gpt-4o" }, { model: "claude-haiku-4-5" }], config: { limits: { max_escalations: 1 } } });
+    const p = await policy({
+      policy_type: "fallback",
+      entries: [{ model: "gpt-4o-mini" }, { model: "gpt-4o" }, { model: "claude-haiku-4-5" }],
+      config: { limits: { max_escalations: 1 } },
+    });
     const before = simCalls(g);
     const m0 = await money(g, user);
     const r = await rawChat(g, key, `orch/${p.slug}`, "no luck [sim:fail@openai=503]");
@@ -128,7 +151,11 @@ describe("fallback", () => {
   });
 
   test("routing_prefs narrow every entry's providers, merged with the request's provider object", async () => {
-    const p = await policy({ policy_type: "fallback", entries: [{ model: "deepseek-v3" }], config: { routing_prefs: { ignore: ["deepseek"] } } });
+    const p = await policy({
+      policy_type: "fallback",
+      entries: [{ model: "deepseek-v3" }],
+      config: { routing_prefs: { ignore: ["deepseek"] } },
+    });
     // The only provider left trains on data: without consent the policy cannot use it.
     const denied = await rawChat(g, key, `orch/${p.slug}`, "prefs");
     expect(denied.status).toBe(403);
@@ -143,9 +170,16 @@ describe("fallback", () => {
 
 describe("weighted", () => {
   test("distribution follows the weights; a trace id always gets the same model; a weight change moves traces only onto the raised entry", async () => {
-    const p = await policy({ policy_type: "weighted", entries: [{ model: "gpt-4o-mini", weight: 1 }, { model: "claude-haiku-4-5", weight: 3 }] });
+    const p = await policy({
+      policy_type: "weighted",
+      entries: [
+        { model: "gpt-4o-mini", weight: 1 },
+        { model: "claude-haiku-4-5", weight: 3 },
+      ],
+    });
     const traces = Array.from({ length: 160 }, (_, i) => `trace-${p.slug}-${i}`);
-    const route = async (trace: string) => (await chat(c, `orch/${p.slug}`, "hi", { trace_id: trace, max_tokens: 20 })).body.model as string;
+    const route = async (trace: string) =>
+      (await chat(c, `orch/${p.slug}`, "hi", { trace_id: trace, max_tokens: 20 })).body.model as string;
     const first: string[] = [];
     for (let i = 0; i < traces.length; i += 16) first.push(...(await Promise.all(traces.slice(i, i + 16).map(route))));
     const haiku = first.filter((m) => m === "claude-haiku-4-5").length / traces.length;
@@ -153,12 +187,30 @@ describe("weighted", () => {
     expect(haiku).toBeLessThan(0.9);
     // The mapping is a pure function of (trace id, entries): the same on every instance.
     const keys = entryKeys(["gpt-4o-mini", "claude-haiku-4-5"]);
-    const predicted = traces.map((t) => (rankWeighted([{ key: keys[0]!, weight: 1 }, { key: keys[1]!, weight: 3 }], t)[0] === 0 ? "gpt-4o-mini" : "claude-haiku-4-5"));
+    const predicted = traces.map((t) =>
+      rankWeighted(
+        [
+          { key: keys[0]!, weight: 1 },
+          { key: keys[1]!, weight: 3 },
+        ],
+        t,
+      )[0] === 0
+        ? "gpt-4o-mini"
+        : "claude-haiku-4-5",
+    );
     expect(first).toEqual(predicted);
     const again = await Promise.all(traces.slice(0, 40).map(route));
     expect(again).toEqual(first.slice(0, 40));
 
-    await g.call("PATCH", `/v1/routing-policies/${p.id}`, { token: user.jwt, body: { entries: [{ model: "gpt-4o-mini", weight: 3 }, { model: "claude-haiku-4-5", weight: 3 }] } });
+    await g.call("PATCH", `/v1/routing-policies/${p.id}`, {
+      token: user.jwt,
+      body: {
+        entries: [
+          { model: "gpt-4o-mini", weight: 3 },
+          { model: "claude-haiku-4-5", weight: 3 },
+        ],
+      },
+    });
     const after: string[] = [];
     for (let i = 0; i < traces.length; i += 16) after.push(...(await Promise.all(traces.slice(i, i + 16).map(route))));
     let moved = 0;
@@ -174,8 +226,16 @@ describe("weighted", () => {
   });
 
   test("without a trace id the choice is random by weight", async () => {
-    const p = await policy({ policy_type: "weighted", entries: [{ model: "gpt-4o-mini", weight: 1 }, { model: "gemini-2.5-flash", weight: 1 }] });
-    const models = await Promise.all(Array.from({ length: 40 }, () => chat(c, `orch/${p.slug}`, "hi", { max_tokens: 20 }).then((r) => r.body.model)));
+    const p = await policy({
+      policy_type: "weighted",
+      entries: [
+        { model: "gpt-4o-mini", weight: 1 },
+        { model: "gemini-2.5-flash", weight: 1 },
+      ],
+    });
+    const models = await Promise.all(
+      Array.from({ length: 40 }, () => chat(c, `orch/${p.slug}`, "hi", { max_tokens: 20 }).then((r) => r.body.model)),
+    );
     expect(new Set(models).size).toBe(2);
     expect(decisionOf((await chat(c, `orch/${p.slug}`, "hi")).headers)).toContain("trace=random");
   });
@@ -187,7 +247,11 @@ describe("latency", () => {
   const B = "llama-3.3-70b@groq";
 
   test("prefers the entry measured fastest from live traffic, and follows a slowdown", async () => {
-    const p = await policy({ policy_type: "latency", entries: [{ model: A }, { model: B }], config: { latency: { exploration: 0 } } });
+    const p = await policy({
+      policy_type: "latency",
+      entries: [{ model: A }, { model: B }],
+      config: { latency: { exploration: 0 } },
+    });
     for (let i = 0; i < 2; i++) {
       await chat(c, A, `warm ${i} [sim:latency=250]`);
       await chat(c, B, `warm ${i}`);
@@ -196,11 +260,17 @@ describe("latency", () => {
       const r = await chat(c, `orch/${p.slug}`, `which ${i}`);
       expect(r.body.model).toBe("llama-3.3-70b");
       expect(r.body.provider).toBe("groq");
-      expect(decisionOf(r.headers)).toMatch(new RegExp(`^latency; policy=${p.slug}; ms=\\d+; order=llama-3.3-70b,deepseek-v3$`));
+      expect(decisionOf(r.headers)).toMatch(
+        new RegExp(`^latency; policy=${p.slug}; ms=\\d+; order=llama-3.3-70b,deepseek-v3$`),
+      );
     }
     // B slows down (streams are measured too); A is fast again.
     for (let i = 0; i < 3; i++) {
-      const s = await c.chat.completions.create({ model: B, messages: [{ role: "user", content: `slow ${i} [sim:latency=400]` }], stream: true });
+      const s = await c.chat.completions.create({
+        model: B,
+        messages: [{ role: "user", content: `slow ${i} [sim:latency=400]` }],
+        stream: true,
+      });
       for await (const _ of s);
       await chat(c, A, `fast ${i}`);
     }
@@ -208,7 +278,11 @@ describe("latency", () => {
   });
 
   test("a small exploration share still sends calls to the slower entry", async () => {
-    const p = await policy({ policy_type: "latency", entries: [{ model: A }, { model: B }], config: { latency: { exploration: 0.5 } } });
+    const p = await policy({
+      policy_type: "latency",
+      entries: [{ model: A }, { model: B }],
+      config: { latency: { exploration: 0.5 } },
+    });
     const models = new Set<string>();
     let explored = 0;
     for (let i = 0; i < 24; i++) {
@@ -254,17 +328,27 @@ describe("cascade", () => {
     const r = await chat(c, `orch/${p.slug}`, "a plain question");
     expect(r.body.model).toBe("gpt-4o-mini");
     expect(delta(before, simCalls(g))).toEqual({ openai: 1 });
-    expect(decisionOf(r.headers)).toBe(`cascade; policy=${p.slug}; category=general; tiers=gpt-4o-mini; accepted=gpt-4o-mini`);
+    expect(decisionOf(r.headers)).toBe(
+      `cascade; policy=${p.slug}; category=general; tiers=gpt-4o-mini; accepted=gpt-4o-mini`,
+    );
   });
 
   test("escalates on a failed check and stops on the first pass; the dearest tier is never called", async () => {
-    const p = await policy({ policy_type: "cascade", entries: tiers, config: { response_check: { must_include: ["anthropic/"] } } });
+    const p = await policy({
+      policy_type: "cascade",
+      entries: tiers,
+      config: { response_check: { must_include: ["anthropic/"] } },
+    });
     const before = simCalls(g);
     const r = await chat(c, `orch/${p.slug}`, "escalate me");
     expect(r.body.model).toBe("claude-haiku-4-5");
-    expect(r.body.choices[0].message.content).toStartWith("Simulated reply from anthropic/claude-haiku-4-5: escalate me");
+    expect(r.body.choices[0].message.content).toStartWith(
+      "Simulated reply from anthropic/claude-haiku-4-5: escalate me",
+    );
     expect(delta(before, simCalls(g))).toEqual({ openai: 1, anthropic: 1 });
-    expect(decisionOf(r.headers)).toBe(`cascade; policy=${p.slug}; category=general; tiers=gpt-4o-mini>claude-haiku-4-5; accepted=claude-haiku-4-5; refused=gpt-4o-mini:missing_text`);
+    expect(decisionOf(r.headers)).toBe(
+      `cascade; policy=${p.slug}; category=general; tiers=gpt-4o-mini>claude-haiku-4-5; accepted=claude-haiku-4-5; refused=gpt-4o-mini:missing_text`,
+    );
   });
 
   test("refusals and truncation escalate through every tier; the top tier's answer is returned; max_escalations caps it", async () => {
@@ -273,12 +357,18 @@ describe("cascade", () => {
     const r = await chat(c, `orch/${p.slug}`, "I'm sorry, but I can't help with that.");
     expect(r.body.model).toBe("gpt-4o");
     expect(delta(before, simCalls(g))).toEqual({ openai: 2, anthropic: 1 });
-    expect(decisionOf(r.headers)).toContain("accepted=none; refused=gpt-4o-mini:refusal,claude-haiku-4-5:refusal,gpt-4o:refusal");
+    expect(decisionOf(r.headers)).toContain(
+      "accepted=none; refused=gpt-4o-mini:refusal,claude-haiku-4-5:refusal,gpt-4o:refusal",
+    );
 
     const truncated = await chat(c, `orch/${p.slug}`, "long please", { max_tokens: 5 });
     expect(truncated.body.model).toBe("gpt-4o");
     expect(decisionOf(truncated.headers)).toContain("refused=gpt-4o-mini:truncated");
-    const lenient = await policy({ policy_type: "cascade", entries: tiers, config: { response_check: { truncated: false }, limits: { max_escalations: 1 } } });
+    const lenient = await policy({
+      policy_type: "cascade",
+      entries: tiers,
+      config: { response_check: { truncated: false }, limits: { max_escalations: 1 } },
+    });
     expect((await chat(c, `orch/${lenient.slug}`, "long please", { max_tokens: 5 })).body.model).toBe("gpt-4o-mini");
     const b2 = simCalls(g);
     const capped = await chat(c, `orch/${lenient.slug}`, "I'm sorry, but I can't help with that.");
@@ -290,13 +380,19 @@ describe("cascade", () => {
     const p = await policy({ policy_type: "cascade", entries: tiers.slice(0, 2) });
     // The simulator answers JSON when asked; `not_json` makes its text plain anyway. Claude's
     // json_object goes through a forced tool, whose input is JSON whatever the text would be.
-    const r = await chat(c, `orch/${p.slug}`, "give me json [sim:not_json]", { response_format: { type: "json_object" } });
+    const r = await chat(c, `orch/${p.slug}`, "give me json [sim:not_json]", {
+      response_format: { type: "json_object" },
+    });
     expect(decisionOf(r.headers)).toContain("accepted=claude-haiku-4-5; refused=gpt-4o-mini:invalid_json");
     expect(JSON.parse(r.body.choices[0].message.content)).toEqual({});
   });
 
   test("the judge model approves or sends the call up a tier", async () => {
-    const p = await policy({ policy_type: "cascade", entries: [{ model: "gpt-4o-mini" }, { model: "gpt-4o" }], config: { judge_model: "gemini-2.5-flash" } });
+    const p = await policy({
+      policy_type: "cascade",
+      entries: [{ model: "gpt-4o-mini" }, { model: "gpt-4o" }],
+      config: { judge_model: "gemini-2.5-flash" },
+    });
     // The simulator's answers echo the question, and the judge's reply echoes the answer: "PASS" passes.
     let before = simCalls(g);
     const pass = await chat(c, `orch/${p.slug}`, "PASS");
@@ -324,10 +420,19 @@ describe("cascade", () => {
   });
 
   test("streaming clients get the accepted tier's answer as a stream, with the decision header", async () => {
-    const p = await policy({ policy_type: "cascade", entries: tiers, config: { response_check: { must_include: ["anthropic/"] } } });
+    const p = await policy({
+      policy_type: "cascade",
+      entries: tiers,
+      config: { response_check: { must_include: ["anthropic/"] } },
+    });
     const plain = await chat(c, `orch/${p.slug}`, "stream this answer please");
     const { data: stream, response } = await c.chat.completions
-      .create({ model: `orch/${p.slug}`, messages: [{ role: "user", content: "stream this answer please" }], stream: true, stream_options: { include_usage: true } })
+      .create({
+        model: `orch/${p.slug}`,
+        messages: [{ role: "user", content: "stream this answer please" }],
+        stream: true,
+        stream_options: { include_usage: true },
+      })
       .withResponse();
     expect(decisionOf(response.headers)).toContain("accepted=claude-haiku-4-5");
     let text = "";
@@ -355,7 +460,11 @@ describe("cascade", () => {
     expect(r.status).toBe(502);
     expect(r.body.detail.error).toBe("upstream_unavailable");
     expect(await money(g, user)).toEqual(m0);
-    const f = await policy({ policy_type: "fallback", entries: [{ model: "gpt-4o-mini" }], config: { limits: { deadline_ms: 200 } } });
+    const f = await policy({
+      policy_type: "fallback",
+      entries: [{ model: "gpt-4o-mini" }],
+      config: { limits: { deadline_ms: 200 } },
+    });
     const t1 = performance.now();
     expect((await rawChat(g, key, `orch/${f.slug}`, "slow [sim:latency=3000]")).status).toBe(502);
     expect(performance.now() - t1).toBeLessThan(2500);
@@ -372,13 +481,21 @@ describe("parallel", () => {
     expect(r.body.model).toBe("gpt-4o");
     expect(r.body.provider).toBe("openai");
     // The merge saw the workers' answers (the simulator echoes the start of its prompt).
-    expect(r.body.choices[0].message.content).toStartWith("Simulated reply from openai/gpt-4o: Candidate answers: [1] Simulated reply from openai/gpt-4o-mi");
+    expect(r.body.choices[0].message.content).toStartWith(
+      "Simulated reply from openai/gpt-4o: Candidate answers: [1] Simulated reply from openai/gpt-4o-mi",
+    );
     expect(delta(before, simCalls(g))).toEqual({ openai: 2, anthropic: 1, google: 1 });
-    expect(decisionOf(r.headers)).toBe(`parallel; policy=${p.slug}; category=general; workers=gpt-4o-mini,claude-haiku-4-5,gemini-2.5-flash; answered=3; synthesis=gpt-4o`);
+    expect(decisionOf(r.headers)).toBe(
+      `parallel; policy=${p.slug}; category=general; workers=gpt-4o-mini,claude-haiku-4-5,gemini-2.5-flash; answered=3; synthesis=gpt-4o`,
+    );
   });
 
   test("a failed worker is left out; a single answer is returned without a merge", async () => {
-    const p = await policy({ policy_type: "parallel", entries: pool, config: { synthesis: { model: "gpt-4o", instructions: "Be brief." } } });
+    const p = await policy({
+      policy_type: "parallel",
+      entries: pool,
+      config: { synthesis: { model: "gpt-4o", instructions: "Be brief." } },
+    });
     const two = await chat(c, `orch/${p.slug}`, "two of three [sim:fail@anthropic=503]");
     expect(two.body.model).toBe("gpt-4o");
     expect(decisionOf(two.headers)).toContain("answered=2; synthesis=gpt-4o");
@@ -388,7 +505,11 @@ describe("parallel", () => {
   });
 
   test("deep_categories decide when to fan out; otherwise one worker answers", async () => {
-    const p = await policy({ policy_type: "parallel", entries: pool, config: { deep_categories: ["math"], synthesis: "gpt-4o" } });
+    const p = await policy({
+      policy_type: "parallel",
+      entries: pool,
+      config: { deep_categories: ["math"], synthesis: "gpt-4o" },
+    });
     let before = simCalls(g);
     const shallow = await chat(c, `orch/${p.slug}`, "hello");
     expect(shallow.body.model).toBe("gpt-4o-mini");
@@ -401,9 +522,18 @@ describe("parallel", () => {
   });
 
   test("streams the merged answer", async () => {
-    const p = await policy({ policy_type: "parallel", entries: pool.slice(0, 2), config: { synthesis: "gemini-2.5-flash" } });
+    const p = await policy({
+      policy_type: "parallel",
+      entries: pool.slice(0, 2),
+      config: { synthesis: "gemini-2.5-flash" },
+    });
     const plain = await chat(c, `orch/${p.slug}`, "stream the merge");
-    const stream = await c.chat.completions.create({ model: `orch/${p.slug}`, messages: [{ role: "user", content: "stream the merge" }], stream: true, stream_options: { include_usage: true } });
+    const stream = await c.chat.completions.create({
+      model: `orch/${p.slug}`,
+      messages: [{ role: "user", content: "stream the merge" }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let text = "";
     for await (const ch of stream) text += ch.choices[0]?.delta?.content ?? "";
     expect(text).toBe(plain.body.choices[0].message.content);
@@ -413,11 +543,20 @@ describe("parallel", () => {
 
 describe("the Responses endpoint", () => {
   test("runs policies too, streaming or not, and names the answering model", async () => {
-    const p = await policy({ policy_type: "cascade", entries: [{ model: "gpt-4o-mini" }, { model: "claude-haiku-4-5" }], config: { response_check: { must_include: ["anthropic/"] } } });
-    const r = await g.call("POST", "/v1/responses", { token: key.key, body: { model: `orch/${p.slug}`, input: "via responses" } });
+    const p = await policy({
+      policy_type: "cascade",
+      entries: [{ model: "gpt-4o-mini" }, { model: "claude-haiku-4-5" }],
+      config: { response_check: { must_include: ["anthropic/"] } },
+    });
+    const r = await g.call("POST", "/v1/responses", {
+      token: key.key,
+      body: { model: `orch/${p.slug}`, input: "via responses" },
+    });
     expect(r.status).toBe(200);
     expect(r.body.model).toBe("claude-haiku-4-5");
-    expect(r.body.output[0].content[0].text).toStartWith("Simulated reply from anthropic/claude-haiku-4-5: via responses");
+    expect(r.body.output[0].content[0].text).toStartWith(
+      "Simulated reply from anthropic/claude-haiku-4-5: via responses",
+    );
     const s = await fetch(`${g.url}/v1/responses`, {
       method: "POST",
       headers: { authorization: `Bearer ${key.key}`, "content-type": "application/json" },
@@ -437,10 +576,18 @@ describe("organization policies", () => {
     const outsider = await quickUser(g, 100);
     const org = (await g.admin("POST", "/v1/admin/orgs", { name: "Calls", owner_user_id: owner.id })).body.org_id;
     await g.admin("POST", `/v1/admin/orgs/${org}/members`, { user_id: member.id, role: "member" });
-    const shared = await createPolicy(g, owner, { org_id: org, policy_type: "fallback", entries: [{ model: "gemini-2.5-flash" }] });
+    const shared = await createPolicy(g, owner, {
+      org_id: org,
+      policy_type: "fallback",
+      entries: [{ model: "gemini-2.5-flash" }],
+    });
     const memberKey = await g.newKey(member);
     expect((await rawChat(g, memberKey, `orch/${shared.slug}`, "hi")).body.model).toBe("gemini-2.5-flash");
-    const mine = await createPolicy(g, member, { slug: shared.slug, policy_type: "fallback", entries: [{ model: "claude-haiku-4-5" }] });
+    const mine = await createPolicy(g, member, {
+      slug: shared.slug,
+      policy_type: "fallback",
+      entries: [{ model: "claude-haiku-4-5" }],
+    });
     expect(mine.slug).toBe(shared.slug);
     expect((await rawChat(g, memberKey, `orch/${shared.slug}`, "hi")).body.model).toBe("claude-haiku-4-5");
     expect((await rawChat(g, await g.newKey(owner), `orch/${shared.slug}`, "hi")).body.model).toBe("gemini-2.5-flash");

@@ -21,7 +21,8 @@ for (const kind of await dbKinds()) {
       await g?.stop();
     });
 
-    const post = (jwt: string, body: Record<string, unknown>) => g.call("POST", "/v1/routing-policies", { token: jwt, body });
+    const post = (jwt: string, body: Record<string, unknown>) =>
+      g.call("POST", "/v1/routing-policies", { token: jwt, body });
     const valid = (over: Record<string, unknown> = {}) => ({
       slug: uniqueSlug(),
       display_name: "My policy",
@@ -51,9 +52,21 @@ for (const kind of await dbKinds()) {
       expect(r.body.id).toMatch(/^[0-9a-f-]{36}$/);
       expect(r.body.created_at).toMatch(ISO);
       expect(r.body.updated_at).toMatch(ISO);
-      const inactive = await post(u.jwt, valid({ is_active: false, org_id: "", policy_type: "weighted", entries: [{ model: "deepseek-v3@together", weight: 7 }] }));
+      const inactive = await post(
+        u.jwt,
+        valid({
+          is_active: false,
+          org_id: "",
+          policy_type: "weighted",
+          entries: [{ model: "deepseek-v3@together", weight: 7 }],
+        }),
+      );
       expect(inactive.status).toBe(201);
-      expect(inactive.body).toMatchObject({ is_active: false, org_id: null, entries: [{ model: "deepseek-v3@together", weight: 7, retries: 0 }] });
+      expect(inactive.body).toMatchObject({
+        is_active: false,
+        org_id: null,
+        entries: [{ model: "deepseek-v3@together", weight: 7, retries: 0 }],
+      });
     });
 
     test("GET: {items, total}, newest first, only the caller's", async () => {
@@ -106,19 +119,43 @@ for (const kind of await dbKinds()) {
       for (const [body, loc] of cases) {
         const r = await post(u.jwt, body);
         expect(r.status, JSON.stringify(body).slice(0, 120)).toBe(422);
-        expect(locs(r).some((l) => l.startsWith(loc)), `${loc} in ${locs(r)}`).toBe(true);
+        expect(
+          locs(r).some((l) => l.startsWith(loc)),
+          `${loc} in ${locs(r)}`,
+        ).toBe(true);
       }
       const missing = await post(u.jwt, {});
       expect(missing.status).toBe(422);
-      expect(locs(missing)).toEqual(expect.arrayContaining(["body.slug", "body.display_name", "body.policy_type", "body.entries"]));
+      expect(locs(missing)).toEqual(
+        expect.arrayContaining(["body.slug", "body.display_name", "body.policy_type", "body.entries"]),
+      );
       // The limits themselves are fine.
-      const edge = await post(u.jwt, valid({ slug: "a" + "b".repeat(62), display_name: "x".repeat(100), entries: Array.from({ length: 10 }, () => ({ model: "gpt-4o-mini", weight: 10000, retries: 3 })) }));
+      const edge = await post(
+        u.jwt,
+        valid({
+          slug: "a" + "b".repeat(62),
+          display_name: "x".repeat(100),
+          entries: Array.from({ length: 10 }, () => ({ model: "gpt-4o-mini", weight: 10000, retries: 3 })),
+        }),
+      );
       expect(edge.status).toBe(201);
     });
 
     test("400 invalid_policy_entry: another policy, routing parents, retired parents, unknown, non-chat and unpriced models", async () => {
       const u = await quickUser(g);
-      for (const model of ["policy/other", "orch/other", "benchmark_smart", "analytics_smart", "perfect", "pleum-smart", "pleum-perfect", "no-such-model", "veo-3", "text-embedding-3-small", "gpt-4o-mini@groq"]) {
+      for (const model of [
+        "policy/other",
+        "orch/other",
+        "benchmark_smart",
+        "analytics_smart",
+        "perfect",
+        "pleum-smart",
+        "pleum-perfect",
+        "no-such-model",
+        "veo-3",
+        "text-embedding-3-small",
+        "gpt-4o-mini@groq",
+      ]) {
         const r = await post(u.jwt, valid({ entries: [{ model: "gpt-4o-mini" }, { model }] }));
         expect(r.status, model).toBe(400);
         expect(r.body.detail.error, model).toBe("invalid_policy_entry");
@@ -128,7 +165,10 @@ for (const kind of await dbKinds()) {
       const judge = await post(u.jwt, valid({ policy_type: "cascade", config: { judge_model: "perfect" } }));
       expect(judge.status).toBe(400);
       expect(judge.body.detail.message).toContain("config.judge_model");
-      const synth = await post(u.jwt, valid({ policy_type: "parallel", config: { synthesis: { model: "pleum-perfect" } } }));
+      const synth = await post(
+        u.jwt,
+        valid({ policy_type: "parallel", config: { synthesis: { model: "pleum-perfect" } } }),
+      );
       expect(synth.status).toBe(400);
       expect(synth.body.detail.message).toContain("config.synthesis.model");
     });
@@ -136,13 +176,26 @@ for (const kind of await dbKinds()) {
     test("the config DSL: every documented key accepted; unknown keys and wrong shapes are 422", async () => {
       const u = await quickUser(g);
       const full = {
-        response_check: { empty: true, refusal: true, truncated: false, invalid_json: true, min_chars: 5, must_include: ["sources"] },
+        response_check: {
+          empty: true,
+          refusal: true,
+          truncated: false,
+          invalid_json: true,
+          min_chars: 5,
+          must_include: ["sources"],
+        },
         judge_model: "openai/gpt-4o-mini",
         hard_categories: ["math", "coding"],
         deep_categories: ["reasoning"],
         synthesis: { model: "gpt-4o", instructions: "Be concise." },
         latency: { metric: "ttft", exploration: 0.1 },
-        routing_prefs: { order: ["deepseek"], ignore: ["together"], sort: "price", max_price: { prompt: 5 }, allow_fallbacks: true },
+        routing_prefs: {
+          order: ["deepseek"],
+          ignore: ["together"],
+          sort: "price",
+          max_price: { prompt: 5 },
+          allow_fallbacks: true,
+        },
         limits: { max_cost_krw: 50, max_escalations: 2, deadline_ms: 30000 },
       };
       const ok = await post(u.jwt, valid({ policy_type: "cascade", config: full }));
@@ -163,10 +216,16 @@ for (const kind of await dbKinds()) {
       for (const [config, loc] of bad) {
         const r = await post(u.jwt, valid({ config }));
         expect(r.status, JSON.stringify(config)).toBe(422);
-        expect(locs(r).some((l) => l.startsWith(loc)), `${loc} in ${locs(r)}`).toBe(true);
+        expect(
+          locs(r).some((l) => l.startsWith(loc)),
+          `${loc} in ${locs(r)}`,
+        ).toBe(true);
       }
       // PATCH validates the same way.
-      const patched = await g.call("PATCH", `/v1/routing-policies/${ok.body.id}`, { token: u.jwt, body: { config: { limits: { max_escalations: 99 } } } });
+      const patched = await g.call("PATCH", `/v1/routing-policies/${ok.body.id}`, {
+        token: u.jwt,
+        body: { config: { limits: { max_escalations: 99 } } },
+      });
       expect(patched.status).toBe(422);
     });
 
@@ -174,30 +233,57 @@ for (const kind of await dbKinds()) {
       const u = await quickUser(g);
       const created = (await post(u.jwt, valid({ config: { limits: { max_escalations: 1 } } }))).body;
       await Bun.sleep(5);
-      const name = await g.call("PATCH", `/v1/routing-policies/${created.id}`, { token: u.jwt, body: { display_name: "Renamed" } });
+      const name = await g.call("PATCH", `/v1/routing-policies/${created.id}`, {
+        token: u.jwt,
+        body: { display_name: "Renamed" },
+      });
       expect(name.status).toBe(200);
       const updatedAt = name.body.updated_at;
       expect(Date.parse(updatedAt)).toBeGreaterThan(Date.parse(created.updated_at));
       expect(name.body).toEqual({ ...created, display_name: "Renamed", updated_at: updatedAt });
       const all = await g.call("PATCH", `/v1/routing-policies/${created.id}`, {
         token: u.jwt,
-        body: { policy_type: "weighted", entries: [{ model: "gemini-2.5-flash", weight: 3 }], is_active: false, config: {} },
+        body: {
+          policy_type: "weighted",
+          entries: [{ model: "gemini-2.5-flash", weight: 3 }],
+          is_active: false,
+          config: {},
+        },
       });
       expect(all.status).toBe(200);
-      expect(all.body).toMatchObject({ slug: created.slug, display_name: "Renamed", policy_type: "weighted", entries: [{ model: "gemini-2.5-flash", weight: 3, retries: 0 }], is_active: false, config: {} });
-      const slug = await g.call("PATCH", `/v1/routing-policies/${created.id}`, { token: u.jwt, body: { slug: "another-slug", display_name: "x" } });
+      expect(all.body).toMatchObject({
+        slug: created.slug,
+        display_name: "Renamed",
+        policy_type: "weighted",
+        entries: [{ model: "gemini-2.5-flash", weight: 3, retries: 0 }],
+        is_active: false,
+        config: {},
+      });
+      const slug = await g.call("PATCH", `/v1/routing-policies/${created.id}`, {
+        token: u.jwt,
+        body: { slug: "another-slug", display_name: "x" },
+      });
       expect(slug.status).toBe(422);
       expect(locs(slug)).toEqual(["body.slug"]);
-      const same = await g.call("PATCH", `/v1/routing-policies/${created.id}`, { token: u.jwt, body: { slug: created.slug, display_name: "Same slug" } });
+      const same = await g.call("PATCH", `/v1/routing-policies/${created.id}`, {
+        token: u.jwt,
+        body: { slug: created.slug, display_name: "Same slug" },
+      });
       expect(same.status).toBe(200);
       expect(same.body.slug).toBe(created.slug);
       const empty = await g.call("PATCH", `/v1/routing-policies/${created.id}`, { token: u.jwt, body: {} });
       expect(empty.status).toBe(200);
       expect(empty.body).toEqual(same.body);
-      const badEntry = await g.call("PATCH", `/v1/routing-policies/${created.id}`, { token: u.jwt, body: { entries: [{ model: "benchmark_smart" }] } });
+      const badEntry = await g.call("PATCH", `/v1/routing-policies/${created.id}`, {
+        token: u.jwt,
+        body: { entries: [{ model: "benchmark_smart" }] },
+      });
       expect(badEntry.status).toBe(400);
       expect(badEntry.body.detail.error).toBe("invalid_policy_entry");
-      const badField = await g.call("PATCH", `/v1/routing-policies/${created.id}`, { token: u.jwt, body: { display_name: "" } });
+      const badField = await g.call("PATCH", `/v1/routing-policies/${created.id}`, {
+        token: u.jwt,
+        body: { display_name: "" },
+      });
       expect(badField.status).toBe(422);
     });
 
@@ -209,7 +295,10 @@ for (const kind of await dbKinds()) {
       expect(del.status).toBe(200);
       expect(del.body).toEqual({ ok: true });
       for (const m of ["GET", "PATCH", "DELETE"]) {
-        const r = await g.call(m, `/v1/routing-policies/${created.id}`, { token: u.jwt, ...(m === "PATCH" && { body: { display_name: "x" } }) });
+        const r = await g.call(m, `/v1/routing-policies/${created.id}`, {
+          token: u.jwt,
+          ...(m === "PATCH" && { body: { display_name: "x" } }),
+        });
         expect(r.status, m).toBe(404);
       }
       expect((await g.call("GET", "/v1/routing-policies", { token: u.jwt })).body.total).toBe(0);
@@ -220,7 +309,11 @@ for (const kind of await dbKinds()) {
       const owner = await quickUser(g);
       const stranger = await quickUser(g);
       const p = (await post(owner.jwt, valid())).body;
-      for (const [m, body] of [["GET", undefined], ["PATCH", { display_name: "mine" }], ["DELETE", undefined]] as const) {
+      for (const [m, body] of [
+        ["GET", undefined],
+        ["PATCH", { display_name: "mine" }],
+        ["DELETE", undefined],
+      ] as const) {
         const r = await g.call(m, `/v1/routing-policies/${p.id}`, { token: stranger.jwt, body });
         expect(r.status, m).toBe(404);
         expect(r.body.error.type).toBe("not_found");
@@ -229,7 +322,9 @@ for (const kind of await dbKinds()) {
         expect(bad.status, m).toBe(400);
         expect(bad.body.error.type).toBe("invalid_request");
       }
-      expect((await g.call("GET", `/v1/routing-policies/${p.id}`, { token: owner.jwt })).body.display_name).toBe("My policy");
+      expect((await g.call("GET", `/v1/routing-policies/${p.id}`, { token: owner.jwt })).body.display_name).toBe(
+        "My policy",
+      );
     });
 
     test("dashboard JWT only: no token, a bad token or an API key is 401", async () => {
@@ -250,13 +345,19 @@ for (const kind of await dbKinds()) {
       const org = await g.admin("POST", "/v1/admin/orgs", { name: "Team", owner_user_id: owner.id });
       expect(org.status).toBe(201);
       const orgId = org.body.org_id;
-      for (const [u, role] of [[admin, "admin"], [member, "member"], [creator, "member"]] as const) {
+      for (const [u, role] of [
+        [admin, "admin"],
+        [member, "member"],
+        [creator, "member"],
+      ] as const) {
         expect((await g.admin("POST", `/v1/admin/orgs/${orgId}/members`, { user_id: u.id, role })).status).toBe(201);
       }
       const denied = await post(outsider.jwt, valid({ org_id: orgId }));
       expect(denied.status).toBe(403);
       expect(denied.body.detail.error).toBe("org_membership_required");
-      expect((await post(outsider.jwt, valid({ org_id: UNKNOWN_UUID }))).body.detail.error).toBe("org_membership_required");
+      expect((await post(outsider.jwt, valid({ org_id: UNKNOWN_UUID }))).body.detail.error).toBe(
+        "org_membership_required",
+      );
 
       const p = await post(creator.jwt, valid({ org_id: orgId.toUpperCase() }));
       expect(p.status).toBe(201);
@@ -268,20 +369,51 @@ for (const kind of await dbKinds()) {
         expect((await g.call("GET", `/v1/routing-policies/${p.body.id}`, { token: u.jwt })).status).toBe(200);
       }
       // A member's personal policy stays personal.
-      expect((await g.call("GET", "/v1/routing-policies", { token: owner.jwt })).body.items.map((x: any) => x.id)).not.toContain(personal.body.id);
+      expect(
+        (await g.call("GET", "/v1/routing-policies", { token: owner.jwt })).body.items.map((x: any) => x.id),
+      ).not.toContain(personal.body.id);
       expect((await g.call("GET", "/v1/routing-policies", { token: outsider.jwt })).body.total).toBe(0);
       expect((await g.call("GET", `/v1/routing-policies/${p.body.id}`, { token: outsider.jwt })).status).toBe(404);
-      expect((await g.call("PATCH", `/v1/routing-policies/${p.body.id}`, { token: outsider.jwt, body: { display_name: "x" } })).status).toBe(404);
+      expect(
+        (
+          await g.call("PATCH", `/v1/routing-policies/${p.body.id}`, {
+            token: outsider.jwt,
+            body: { display_name: "x" },
+          })
+        ).status,
+      ).toBe(404);
 
-      const byMember = await g.call("PATCH", `/v1/routing-policies/${p.body.id}`, { token: member.jwt, body: { display_name: "member edit" } });
+      const byMember = await g.call("PATCH", `/v1/routing-policies/${p.body.id}`, {
+        token: member.jwt,
+        body: { display_name: "member edit" },
+      });
       expect(byMember.status).toBe(403);
       expect(byMember.body.detail.error).toBe("forbidden");
       expect((await g.call("DELETE", `/v1/routing-policies/${p.body.id}`, { token: member.jwt })).status).toBe(403);
-      expect((await g.call("PATCH", `/v1/routing-policies/${p.body.id}`, { token: creator.jwt, body: { display_name: "by creator" } })).body.display_name).toBe("by creator");
-      expect((await g.call("PATCH", `/v1/routing-policies/${p.body.id}`, { token: admin.jwt, body: { display_name: "by admin" } })).body.display_name).toBe("by admin");
-      const moved = await g.call("PATCH", `/v1/routing-policies/${p.body.id}`, { token: admin.jwt, body: { org_id: "" } });
+      expect(
+        (
+          await g.call("PATCH", `/v1/routing-policies/${p.body.id}`, {
+            token: creator.jwt,
+            body: { display_name: "by creator" },
+          })
+        ).body.display_name,
+      ).toBe("by creator");
+      expect(
+        (
+          await g.call("PATCH", `/v1/routing-policies/${p.body.id}`, {
+            token: admin.jwt,
+            body: { display_name: "by admin" },
+          })
+        ).body.display_name,
+      ).toBe("by admin");
+      const moved = await g.call("PATCH", `/v1/routing-policies/${p.body.id}`, {
+        token: admin.jwt,
+        body: { org_id: "" },
+      });
       expect(moved.status).toBe(422);
-      expect((await g.call("DELETE", `/v1/routing-policies/${p.body.id}`, { token: owner.jwt })).body).toEqual({ ok: true });
+      expect((await g.call("DELETE", `/v1/routing-policies/${p.body.id}`, { token: owner.jwt })).body).toEqual({
+        ok: true,
+      });
 
       // A slug is unique within an organization too.
       const slug = uniqueSlug("org");

@@ -227,7 +227,12 @@ describe("cascade response check and judge", () => {
     expect(checkResponse(result("   "), plain)).toBe("empty");
     expect(checkResponse(result(null), plain)).toBe("empty");
     expect(checkResponse(result("   "), plain, { empty: false })).toBeNull();
-    expect(checkResponse({ ...result(null), toolCalls: [{ id: "1", type: "function", function: { name: "f", arguments: "{}" } }] }, plain)).toBeNull();
+    expect(
+      checkResponse(
+        { ...result(null), toolCalls: [{ id: "1", type: "function", function: { name: "f", arguments: "{}" } }] },
+        plain,
+      ),
+    ).toBeNull();
     expect(checkResponse(result("half a sent", "length"), plain)).toBe("truncated");
     expect(checkResponse(result("half a sent", "length"), plain, { truncated: false })).toBeNull();
     expect(checkResponse(result("I'm sorry, but I can't help with that."), plain)).toBe("refusal");
@@ -274,7 +279,14 @@ describe("parallel", () => {
 
   test("the merge request lists the answers before the original request and drops tools", () => {
     const req = synthesisRequest(
-      { messages: [{ role: "system", content: "be brief" }, { role: "user", content: "why?" }], max_tokens: 50, tools: [{ type: "function", function: { name: "f" } }] },
+      {
+        messages: [
+          { role: "system", content: "be brief" },
+          { role: "user", content: "why?" },
+        ],
+        max_tokens: 50,
+        tools: [{ type: "function", function: { name: "f" } }],
+      },
       [result("because A"), result("because B")],
       "Prefer A.",
     );
@@ -289,7 +301,10 @@ describe("parallel", () => {
 test("routing_prefs and the request's provider object: restrictions add up, order choices are the request's", () => {
   expect(mergePrefs(undefined, { sort: "price" })).toEqual({ sort: "price" });
   expect(mergePrefs({ ignore: ["together"] }, undefined)).toEqual({ ignore: ["together"] });
-  const m = mergePrefs({ only: ["a", "b"], ignore: ["x"], sort: "latency", max_price: { prompt: 2 } }, { only: ["b", "c"], ignore: ["y"], sort: "price", max_price: { prompt: 5, completion: 1 } })!;
+  const m = mergePrefs(
+    { only: ["a", "b"], ignore: ["x"], sort: "latency", max_price: { prompt: 2 } },
+    { only: ["b", "c"], ignore: ["y"], sort: "price", max_price: { prompt: 5, completion: 1 } },
+  )!;
   expect(m.only).toEqual(["b"]);
   expect(m.ignore).toEqual(["x", "y"]);
   expect(m.sort).toBe("price");
@@ -309,7 +324,12 @@ describe("decisions and executions over the shipped catalog", () => {
   const snapshot = new CatalogStore().current();
   const { table } = loadBenchmarks();
   const fx = fxToMilli(1400);
-  const policy = (policyType: Policy["policyType"], models: string[], config: Policy["config"] = {}, extra: Partial<Policy> = {}): Policy => ({
+  const policy = (
+    policyType: Policy["policyType"],
+    models: string[],
+    config: Policy["config"] = {},
+    extra: Partial<Policy> = {},
+  ): Policy => ({
     id: "00000000-0000-4000-8000-000000000001",
     userId: "u",
     orgId: null,
@@ -331,16 +351,37 @@ describe("decisions and executions over the shipped catalog", () => {
     random: () => 0.5,
   });
   const exec = (p: Policy, content = "hello", maxTokens = 1000) => {
-    const route = decideRoute(p, p.entries, { ...ctx(content), request: { messages: [{ role: "user", content }], max_tokens: maxTokens } });
-    return buildExecution({ route, snapshot, candidateOptions: { consent: true, byokProvider: null }, inputTokens: 10, maxTokens, fxMilli: fx, free: false });
+    const route = decideRoute(p, p.entries, {
+      ...ctx(content),
+      request: { messages: [{ role: "user", content }], max_tokens: maxTokens },
+    });
+    return buildExecution({
+      route,
+      snapshot,
+      candidateOptions: { consent: true, byokProvider: null },
+      inputTokens: 10,
+      maxTokens,
+      fxMilli: fx,
+      free: false,
+    });
   };
-  const worst = (model: string, inTok = 10, out = 1000) => holdAmountMicro(snapshot.offeringsByModel[model]!.map((o) => o.pricing!), inTok, out, fx);
+  const worst = (model: string, inTok = 10, out = 1000) =>
+    holdAmountMicro(
+      snapshot.offeringsByModel[model]!.map((o) => o.pricing!),
+      inTok,
+      out,
+      fx,
+    );
 
   test("fallback keeps entry order and per-entry retries; weighted and latency keep the chat default", () => {
     const f = exec(policy("fallback", ["gpt-4o-mini", "deepseek-v3"]));
     expect(f.kind).toBe("single");
     if (f.kind !== "single") return;
-    expect(f.candidates.map((c) => `${c.model.id}@${c.provider.id}`)).toEqual(["gpt-4o-mini@openai", "deepseek-v3@deepseek", "deepseek-v3@together"]);
+    expect(f.candidates.map((c) => `${c.model.id}@${c.provider.id}`)).toEqual([
+      "gpt-4o-mini@openai",
+      "deepseek-v3@deepseek",
+      "deepseek-v3@together",
+    ]);
     expect(f.retries).toEqual([1, 1, 1]);
     const w = exec(policy("weighted", ["gpt-4o-mini", "claude-haiku-4-5"]));
     if (w.kind === "single") expect(w.retries.every((r) => r === null)).toBe(true);
@@ -348,13 +389,18 @@ describe("decisions and executions over the shipped catalog", () => {
   });
 
   test("max_escalations trims the entries a call may reach; the header lists what remains", () => {
-    const f = exec(policy("fallback", ["gpt-4o-mini", "claude-haiku-4-5", "gpt-4o"], { limits: { max_escalations: 1 } }));
+    const f = exec(
+      policy("fallback", ["gpt-4o-mini", "claude-haiku-4-5", "gpt-4o"], { limits: { max_escalations: 1 } }),
+    );
     expect(f.facts).toContain("order=gpt-4o-mini,claude-haiku-4-5");
     expect(decisionHeader(f.route, f.facts)).toBe("fallback; policy=s; order=gpt-4o-mini,claude-haiku-4-5");
   });
 
   test("cascade holds every tier plus its judge call; hard categories start at the top tier", () => {
-    const p = policy("cascade", ["gpt-4o-mini", "claude-haiku-4-5", "gpt-4o"], { judge_model: "gemini-2.5-flash", hard_categories: ["math"] });
+    const p = policy("cascade", ["gpt-4o-mini", "claude-haiku-4-5", "gpt-4o"], {
+      judge_model: "gemini-2.5-flash",
+      hard_categories: ["math"],
+    });
     const x = exec(p);
     if (x.kind !== "cascade") throw new Error("not a cascade");
     const judge = worst("gemini-2.5-flash", 10 + 1000 + 64, 64);
@@ -369,14 +415,20 @@ describe("decisions and executions over the shipped catalog", () => {
   test("max_cost_krw: cascade keeps the tiers that fit; single routes drop dear candidates; nothing fitting is a 400", () => {
     const cheapPlusMid = worst("gpt-4o-mini") + worst("claude-haiku-4-5");
     const limitKrw = Number(cheapPlusMid + 1000n) / 1e6;
-    const x = exec(policy("cascade", ["gpt-4o-mini", "claude-haiku-4-5", "gpt-4o"], { limits: { max_cost_krw: limitKrw } }));
+    const x = exec(
+      policy("cascade", ["gpt-4o-mini", "claude-haiku-4-5", "gpt-4o"], { limits: { max_cost_krw: limitKrw } }),
+    );
     if (x.kind !== "cascade") throw new Error("not a cascade");
     expect(x.tiers.map((t) => t.model)).toEqual(["gpt-4o-mini", "claude-haiku-4-5"]);
     expect(x.holdMicro).toBeLessThanOrEqual(krwToMicro(limitKrw));
-    const s = exec(policy("fallback", ["gpt-4o", "gpt-4o-mini"], { limits: { max_cost_krw: Number(worst("gpt-4o-mini")) / 1e6 } }));
+    const s = exec(
+      policy("fallback", ["gpt-4o", "gpt-4o-mini"], { limits: { max_cost_krw: Number(worst("gpt-4o-mini")) / 1e6 } }),
+    );
     if (s.kind !== "single") throw new Error("not single");
     expect(s.candidates.map((c) => c.model.id)).toEqual(["gpt-4o-mini"]);
-    expect(() => exec(policy("fallback", ["gpt-4o"], { limits: { max_cost_krw: 0.001 } }))).toThrow(expect.objectContaining({ errorCode: "policy_cost_limit_exceeded" }));
+    expect(() => exec(policy("fallback", ["gpt-4o"], { limits: { max_cost_krw: 0.001 } }))).toThrow(
+      expect.objectContaining({ errorCode: "policy_cost_limit_exceeded" }),
+    );
   });
 
   test("parallel holds every worker plus the merge of all their answers; too little budget means one worker", () => {
@@ -385,10 +437,18 @@ describe("decisions and executions over the shipped catalog", () => {
     if (x.kind !== "parallel") throw new Error("not parallel");
     const merge = worst("gpt-4o", 10 + 2 * (1000 + 8) + 120, 1000);
     expect(x.holdMicro).toBe(worst("gpt-4o-mini") + worst("claude-haiku-4-5") + merge);
-    const tight = exec(policy("parallel", ["gpt-4o-mini", "claude-haiku-4-5"], { synthesis: "gpt-4o", limits: { max_cost_krw: Number(worst("claude-haiku-4-5")) / 1e6 } }));
+    const tight = exec(
+      policy("parallel", ["gpt-4o-mini", "claude-haiku-4-5"], {
+        synthesis: "gpt-4o",
+        limits: { max_cost_krw: Number(worst("claude-haiku-4-5")) / 1e6 },
+      }),
+    );
     expect(tight.kind).toBe("single");
     expect(tight.facts).toContain("fanout=no");
-    const shallow = exec(policy("parallel", ["gpt-4o-mini", "claude-haiku-4-5"], { deep_categories: ["math"] }), "hello");
+    const shallow = exec(
+      policy("parallel", ["gpt-4o-mini", "claude-haiku-4-5"], { deep_categories: ["math"] }),
+      "hello",
+    );
     expect(shallow.kind).toBe("single");
   });
 });

@@ -13,7 +13,12 @@ let passwordHash: Promise<string> | null = null;
 export async function quickUser(g: TestGateway, creditKrw = 0): Promise<TestUser> {
   passwordHash ??= Bun.password.hash(PASSWORD, { algorithm: "bcrypt", cost: 4 });
   const email = `r${crypto.randomUUID().slice(0, 12)}@test.example`;
-  const row = await g.gw.deps.users.create({ email, passwordHash: await passwordHash, industry: "general", regulated: false });
+  const row = await g.gw.deps.users.create({
+    email,
+    passwordHash: await passwordHash,
+    industry: "general",
+    regulated: false,
+  });
   if (!row) throw new Error("quickUser: insert failed");
   if (creditKrw) await g.credit(row.id, creditKrw);
   const jwt = signJwt({ sub: row.id, typ: "access" }, g.gw.deps.jwtSecret, g.gw.deps.config.JWT_TTL_SECONDS);
@@ -25,7 +30,10 @@ export const uniqueSlug = (prefix = "p") => `${prefix}-${Date.now().toString(36)
 
 /** Creates a policy; throws unless 201. */
 export async function createPolicy(g: TestGateway, user: TestUser, body: Record<string, unknown>): Promise<any> {
-  const r = await g.call("POST", "/v1/routing-policies", { token: user.jwt, body: { slug: uniqueSlug(), display_name: "test", ...body } });
+  const r = await g.call("POST", "/v1/routing-policies", {
+    token: user.jwt,
+    body: { slug: uniqueSlug(), display_name: "test", ...body },
+  });
   if (r.status !== 201) throw new Error(`policy creation failed: ${r.status} ${JSON.stringify(r.body)}`);
   return r.body;
 }
@@ -36,14 +44,17 @@ export function client(g: TestGateway, key: { key: string }): OpenAI {
 
 /** A chat call through the SDK that also returns the response headers. */
 export async function chat(c: OpenAI, model: string, content: string, extra: Record<string, unknown> = {}) {
-  const { data, response } = await c.chat.completions.create({ model, messages: [{ role: "user", content }], ...extra } as any).withResponse();
+  const { data, response } = await c.chat.completions
+    .create({ model, messages: [{ role: "user", content }], ...extra } as any)
+    .withResponse();
   return { body: data as any, headers: response.headers };
 }
 
 /** Upstream calls the simulator received per provider (all paths), for before/after deltas. */
 export function simCalls(g: TestGateway): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const [provider, byRoute] of Object.entries(g.gw.sim!.stats().calls)) out[provider] = Object.values(byRoute).reduce((a, b) => a + b, 0);
+  for (const [provider, byRoute] of Object.entries(g.gw.sim!.stats().calls))
+    out[provider] = Object.values(byRoute).reduce((a, b) => a + b, 0);
   return out;
 }
 
@@ -61,6 +72,15 @@ export async function money(g: TestGateway, user: TestUser): Promise<{ balance: 
 }
 
 /** A chat call over plain HTTP (for error statuses and bodies). */
-export function rawChat(g: TestGateway, key: { key: string }, model: string, content: string, extra: Record<string, unknown> = {}) {
-  return g.call("POST", "/v1/chat/completions", { token: key.key, body: { model, messages: [{ role: "user", content }], ...extra } });
+export function rawChat(
+  g: TestGateway,
+  key: { key: string },
+  model: string,
+  content: string,
+  extra: Record<string, unknown> = {},
+) {
+  return g.call("POST", "/v1/chat/completions", {
+    token: key.key,
+    body: { model, messages: [{ role: "user", content }], ...extra },
+  });
 }

@@ -28,7 +28,9 @@ async function instanceOn(db: Database): Promise<TestGateway> {
   });
   const gw = await buildGateway(cfg, { db });
   gw.app.listen({ port: 0, hostname: "127.0.0.1" });
-  return new TestGateway(gw, `http://127.0.0.1:${gw.app.server!.port}`, "pg", async () => rmSync(dataDir, { recursive: true, force: true }));
+  return new TestGateway(gw, `http://127.0.0.1:${gw.app.server!.port}`, "pg", async () =>
+    rmSync(dataDir, { recursive: true, force: true }),
+  );
 }
 
 /** Polls until `probe` holds; the elapsed milliseconds, or null after `ms`. */
@@ -68,17 +70,42 @@ describe.skipIf(!(await postgresAvailable()))("policy cache invalidation across 
     expect((await rawChat(b, key, `orch/${p.slug}`, "hi")).body.model).toBe("gpt-4o-mini");
 
     await a.call("PATCH", `/v1/routing-policies/${p.id}`, { token: user.jwt, body: { is_active: false } });
-    const off = await within(1000, async () => (await rawChat(b, key, `orch/${p.slug}`, "hi")).body?.detail?.error === "policy_inactive");
+    const off = await within(
+      1000,
+      async () => (await rawChat(b, key, `orch/${p.slug}`, "hi")).body?.detail?.error === "policy_inactive",
+    );
     expect(off).not.toBeNull();
 
-    await a.call("PATCH", `/v1/routing-policies/${p.id}`, { token: user.jwt, body: { is_active: true, entries: [{ model: "gemini-2.5-flash" }] } });
-    expect(await within(1000, async () => (await rawChat(b, key, `orch/${p.slug}`, "hi")).body?.model === "gemini-2.5-flash")).not.toBeNull();
+    await a.call("PATCH", `/v1/routing-policies/${p.id}`, {
+      token: user.jwt,
+      body: { is_active: true, entries: [{ model: "gemini-2.5-flash" }] },
+    });
+    expect(
+      await within(
+        1000,
+        async () => (await rawChat(b, key, `orch/${p.slug}`, "hi")).body?.model === "gemini-2.5-flash",
+      ),
+    ).not.toBeNull();
 
     await a.call("DELETE", `/v1/routing-policies/${p.id}`, { token: user.jwt });
-    expect(await within(1000, async () => (await rawChat(b, key, `orch/${p.slug}`, "hi")).body?.detail?.error === "policy_not_found")).not.toBeNull();
+    expect(
+      await within(
+        1000,
+        async () => (await rawChat(b, key, `orch/${p.slug}`, "hi")).body?.detail?.error === "policy_not_found",
+      ),
+    ).not.toBeNull();
 
     // A policy created on A after B cached "not found" for its slug is callable on B at once.
-    const again = await createPolicy(a, user, { slug: p.slug, policy_type: "fallback", entries: [{ model: "claude-haiku-4-5" }] });
-    expect(await within(1000, async () => (await rawChat(b, key, `orch/${again.slug}`, "hi")).body?.model === "claude-haiku-4-5")).not.toBeNull();
+    const again = await createPolicy(a, user, {
+      slug: p.slug,
+      policy_type: "fallback",
+      entries: [{ model: "claude-haiku-4-5" }],
+    });
+    expect(
+      await within(
+        1000,
+        async () => (await rawChat(b, key, `orch/${again.slug}`, "hi")).body?.model === "claude-haiku-4-5",
+      ),
+    ).not.toBeNull();
   });
 });

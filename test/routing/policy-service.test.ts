@@ -56,13 +56,24 @@ for (const kind of await dbKinds()) {
     async function organization(owner: { id: string }, members: { id: string; role: string }[]): Promise<string> {
       const org = await gateway.admin("POST", "/v1/admin/orgs", { name: "Team", owner_user_id: owner.id });
       expect(org.status).toBe(201);
-      for (const member of members) expect((await gateway.admin("POST", `/v1/admin/orgs/${org.body.org_id}/members`, { user_id: member.id, role: member.role })).status).toBe(201);
+      for (const member of members)
+        expect(
+          (
+            await gateway.admin("POST", `/v1/admin/orgs/${org.body.org_id}/members`, {
+              user_id: member.id,
+              role: member.role,
+            })
+          ).status,
+        ).toBe(201);
       return org.body.org_id;
     }
 
     test("a personal policy: its creator sees, changes and deletes it; anyone else gets 404", async () => {
       const [creator, stranger] = [await quickUser(gateway), await quickUser(gateway)];
-      const policy = await service.create(creator.id, draft({ entries: [{ model: "openai/gpt-4o-mini", retries: 1 }] }));
+      const policy = await service.create(
+        creator.id,
+        draft({ entries: [{ model: "openai/gpt-4o-mini", retries: 1 }] }),
+      );
       expect(policy.entries).toEqual([{ model: "gpt-4o-mini", retries: 1 }]);
       expect(policy.isActive).toBe(true);
       expect((await service.visible(creator.id, policy.id)).id).toBe(policy.id);
@@ -80,7 +91,9 @@ for (const kind of await dbKinds()) {
     });
 
     test("an organization's policy: members see it; only the creator, owners and admins change it", async () => {
-      const [owner, admin, member, creator, outsider] = await Promise.all([1, 2, 3, 4, 5].map(() => quickUser(gateway)));
+      const [owner, admin, member, creator, outsider] = await Promise.all(
+        [1, 2, 3, 4, 5].map(() => quickUser(gateway)),
+      );
       const orgId = await organization(owner, [
         { id: admin.id, role: "admin" },
         { id: member.id, role: "member" },
@@ -89,13 +102,18 @@ for (const kind of await dbKinds()) {
       expect(await refusal(service.create(outsider.id, draft({ orgId })))).toBe("org_membership_required");
       const policy = await service.create(creator.id, draft({ orgId }));
 
-      for (const user of [owner, admin, member, creator]) expect((await service.visible(user.id, policy.id)).id).toBe(policy.id);
+      for (const user of [owner, admin, member, creator])
+        expect((await service.visible(user.id, policy.id)).id).toBe(policy.id);
       expect(await refusal(service.visible(outsider.id, policy.id))).toBe("not_found");
 
       expect(await refusal(service.update(member.id, policy.id, { displayName: "x" }))).toBe("forbidden");
       expect(await refusal(service.delete(member.id, policy.id))).toBe("forbidden");
       expect(await refusal(service.update(outsider.id, policy.id, { displayName: "x" }))).toBe("not_found");
-      for (const [user, name] of [[creator, "by creator"], [owner, "by owner"], [admin, "by admin"]] as const) {
+      for (const [user, name] of [
+        [creator, "by creator"],
+        [owner, "by owner"],
+        [admin, "by admin"],
+      ] as const) {
         expect((await service.update(user.id, policy.id, { displayName: name })).displayName).toBe(name);
       }
       await service.delete(admin.id, policy.id);
@@ -106,10 +124,14 @@ for (const kind of await dbKinds()) {
       const creator = await quickUser(gateway);
       const policy = await service.create(creator.id, draft());
       const before = announced.length;
-      expect(await refusal(service.update(creator.id, policy.id, { slug: "another-slug", orgId: UNKNOWN_UUID }))).toBe("422 body.slug,body.org_id");
+      expect(await refusal(service.update(creator.id, policy.id, { slug: "another-slug", orgId: UNKNOWN_UUID }))).toBe(
+        "422 body.slug,body.org_id",
+      );
       expect(await service.update(creator.id, policy.id, { slug: policy.slug })).toEqual(policy);
       expect(announced.length).toBe(before);
-      expect(await refusal(service.update(creator.id, policy.id, { entries: [{ model: "no-such-model-anywhere" }] }))).toBe("invalid_policy_entry");
+      expect(
+        await refusal(service.update(creator.id, policy.id, { entries: [{ model: "no-such-model-anywhere" }] })),
+      ).toBe("invalid_policy_entry");
       expect(announced.length).toBe(before);
     });
 

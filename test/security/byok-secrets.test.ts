@@ -22,10 +22,11 @@ setDefaultTimeout(60_000);
 
 const OTHER_KEY = Buffer.alloc(32, 7).toString("base64");
 
-
 /** Tables any of whose rows contains `needle` in its text form. */
 async function tablesContaining(db: Database, needle: string): Promise<string[]> {
-  const tables = await db.query<{ t: string }>("select table_name as t from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'");
+  const tables = await db.query<{ t: string }>(
+    "select table_name as t from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'",
+  );
   const hits: string[] = [];
   for (const { t } of tables) {
     const rows = await db.query<{ r: string }>(`select t::text as r from "${t}" t`);
@@ -34,14 +35,24 @@ async function tablesContaining(db: Database, needle: string): Promise<string[]>
   return hits;
 }
 
-const storedSecret = async (db: Database, id: string) => (await db.query<{ s: string }>("select byok_secret as s from api_keys where id = $1", [id]))[0]!.s;
+const storedSecret = async (db: Database, id: string) =>
+  (await db.query<{ s: string }>("select byok_secret as s from api_keys where id = $1", [id]))[0]!.s;
 
 describe("BYOK_ENCRYPTION_KEY", () => {
   test("32 bytes as 64 hex digits or base64; anything else stops the start naming it", () => {
     expect(loadConfig({ BYOK_ENCRYPTION_KEY: TEST_BYOK_KEY }).BYOK_ENCRYPTION_KEY).toBe(TEST_BYOK_KEY);
     expect(loadConfig({ BYOK_ENCRYPTION_KEY: OTHER_KEY }).BYOK_ENCRYPTION_KEY).toBe(OTHER_KEY);
-    expect(loadConfig({ BYOK_ENCRYPTION_KEY: Buffer.alloc(32, 9).toString("base64url") }).BYOK_ENCRYPTION_KEY).toBeDefined();
-    for (const bad of ["short", "0".repeat(62), "0".repeat(66), Buffer.alloc(31).toString("base64"), Buffer.alloc(33).toString("base64"), "g".repeat(64)]) {
+    expect(
+      loadConfig({ BYOK_ENCRYPTION_KEY: Buffer.alloc(32, 9).toString("base64url") }).BYOK_ENCRYPTION_KEY,
+    ).toBeDefined();
+    for (const bad of [
+      "short",
+      "0".repeat(62),
+      "0".repeat(66),
+      Buffer.alloc(31).toString("base64"),
+      Buffer.alloc(33).toString("base64"),
+      "g".repeat(64),
+    ]) {
       expect(() => loadConfig({ BYOK_ENCRYPTION_KEY: bad })).toThrow(ConfigError);
       expect(() => loadConfig({ BYOK_ENCRYPTION_KEY: bad })).toThrow(/BYOK_ENCRYPTION_KEY/);
     }
@@ -68,7 +79,8 @@ for (const kind of await dbKinds()) {
       await g?.stop();
       proxy?.stop();
     });
-    const byok = (userId: string, secret: string) => g.admin("POST", `/v1/admin/users/${userId}/byok-keys`, { provider: "openai", provider_api_key: secret });
+    const byok = (userId: string, secret: string) =>
+      g.admin("POST", `/v1/admin/users/${userId}/byok-keys`, { provider: "openai", provider_api_key: secret });
     const db = () => g.gw.deps.db;
 
     test("stored sealed (versioned), never in clear anywhere; the upstream still receives the user's credential", async () => {
@@ -84,13 +96,28 @@ for (const kind of await dbKinds()) {
         proxy.clear();
         const r = await chat(g, b.body.key, { model: "gpt-4o-mini", messages: user("sealed credential") });
         expect(r.status).toBe(200);
-        const s = await chatFetch(g, b.body.key, { model: "gpt-4o-mini", messages: user("sealed, streamed"), stream: true });
+        const s = await chatFetch(g, b.body.key, {
+          model: "gpt-4o-mini",
+          messages: user("sealed, streamed"),
+          stream: true,
+        });
         expect(s.status).toBe(200);
         await s.text();
         // A call the upstream rejects, and a bad body: neither answer nor log may carry it.
-        bodies.push(JSON.stringify((await chat(g, b.body.key, { model: "gpt-4o-mini", messages: user("no [sim:fail=401]") })).body));
-        bodies.push(JSON.stringify((await chat(g, b.body.key, { model: "gpt-4o-mini", messages: user("x"), temperature: 9 })).body));
-        const refused = await g.admin("POST", `/v1/admin/users/${u.id}/byok-keys`, { provider: "openai", provider_api_key: secret + "x".repeat(1000) });
+        bodies.push(
+          JSON.stringify(
+            (await chat(g, b.body.key, { model: "gpt-4o-mini", messages: user("no [sim:fail=401]") })).body,
+          ),
+        );
+        bodies.push(
+          JSON.stringify(
+            (await chat(g, b.body.key, { model: "gpt-4o-mini", messages: user("x"), temperature: 9 })).body,
+          ),
+        );
+        const refused = await g.admin("POST", `/v1/admin/users/${u.id}/byok-keys`, {
+          provider: "openai",
+          provider_api_key: secret + "x".repeat(1000),
+        });
         expect(refused.status).toBe(422);
         bodies.push(JSON.stringify(refused.body));
         bodies.push(JSON.stringify((await g.call("GET", "/v1/keys", { token: u.jwt })).body));
@@ -123,7 +150,10 @@ for (const kind of await dbKinds()) {
       expect(proxy.bodies).toEqual([]);
       // A sealed value moved to another row does not open there either (bound to its key id).
       const other = await byok(u.id, "sk-other-row");
-      await db().query("update api_keys set byok_secret = (select byok_secret from api_keys where id = $2) where id = $1", [b.body.id, other.body.id]);
+      await db().query(
+        "update api_keys set byok_secret = (select byok_secret from api_keys where id = $2) where id = $1",
+        [b.body.id, other.body.id],
+      );
       await g.gw.deps.bus.publish({ t: "key", id: b.body.id });
       expect((await chat(g, b.body.key, { model: "gpt-4o-mini", messages: user("swapped") })).status).toBe(503);
       expect(proxy.bodies).toEqual([]);
@@ -155,7 +185,9 @@ for (const kind of await dbKinds()) {
 
     test("a wrong or missing key stops the start, naming BYOK_ENCRYPTION_KEY", async () => {
       const env = { VIDEO_POLL_WORKERS: "0", STATS_ROLLUP_INTERVAL_MS: "0" };
-      await expect(gatewayOn(db(), kind, { ...env, BYOK_ENCRYPTION_KEY: OTHER_KEY })).rejects.toThrow(/BYOK_ENCRYPTION_KEY/);
+      await expect(gatewayOn(db(), kind, { ...env, BYOK_ENCRYPTION_KEY: OTHER_KEY })).rejects.toThrow(
+        /BYOK_ENCRYPTION_KEY/,
+      );
       await expect(gatewayOn(db(), kind, { ...env, BYOK_ENCRYPTION_KEY: "" })).rejects.toThrow(/BYOK_ENCRYPTION_KEY/);
       // The running gateway is untouched.
       expect((await g.call("GET", "/readyz")).status).toBe(200);
@@ -174,7 +206,10 @@ describe("without BYOK_ENCRYPTION_KEY (production mode)", () => {
 
   test("creating a BYOK key is refused with 503 byok_encryption_unavailable; nothing is stored; other keys work", async () => {
     const u = await fastUser(g);
-    const r = await g.admin("POST", `/v1/admin/users/${u.id}/byok-keys`, { provider: "openai", provider_api_key: "sk-would-be-clear" });
+    const r = await g.admin("POST", `/v1/admin/users/${u.id}/byok-keys`, {
+      provider: "openai",
+      provider_api_key: "sk-would-be-clear",
+    });
     expect(r.status).toBe(503);
     expect(errorCode(r.body)).toBe("byok_encryption_unavailable");
     expect(r.body.detail.message).toContain("BYOK_ENCRYPTION_KEY");
@@ -189,7 +224,15 @@ describe("demo mode", () => {
     const otherDir = mkdtempSync(join(tmpdir(), "gw-byok-demo-"));
     const db = await openDatabase({});
     const cfg = (dir: string) =>
-      loadConfig({ DATA_DIR: dir, DEMO_MODE: "true", ADMIN_TOKEN, LOG_LEVEL: "silent", RATE_LIMIT_RPM: "0", VIDEO_POLL_WORKERS: "0", STATS_ROLLUP_INTERVAL_MS: "0" });
+      loadConfig({
+        DATA_DIR: dir,
+        DEMO_MODE: "true",
+        ADMIN_TOKEN,
+        LOG_LEVEL: "silent",
+        RATE_LIMIT_RPM: "0",
+        VIDEO_POLL_WORKERS: "0",
+        STATS_ROLLUP_INTERVAL_MS: "0",
+      });
     const start = async (dir: string) => {
       const gw = await buildGateway(cfg(dir), { db });
       gw.app.listen({ port: 0, hostname: "127.0.0.1" });
@@ -200,7 +243,12 @@ describe("demo mode", () => {
       const file = join(dataDir, "byok-encryption-key");
       expect(statSync(file).mode & 0o777).toBe(0o600);
       expect(Buffer.from(readFileSync(file, "utf8").trim(), "base64").length).toBe(32);
-      const u = await gw.deps.users.create({ email: `demo-${crypto.randomUUID()}@test.example`, passwordHash: "x", industry: "general", regulated: false });
+      const u = await gw.deps.users.create({
+        email: `demo-${crypto.randomUUID()}@test.example`,
+        passwordHash: "x",
+        industry: "general",
+        regulated: false,
+      });
       const made = await fetch(`${url}/v1/admin/users/${u!.id}/byok-keys`, {
         method: "POST",
         headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },

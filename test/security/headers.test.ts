@@ -26,7 +26,13 @@ describe("security headers (CORS off)", () => {
       ["GET", "/v1/keys", u.jwt, undefined, 200],
       ["GET", "/v1/keys", "bad-token", undefined, 401],
       ["POST", "/v1/keys", u.jwt, { scopes: ["nope"] }, 422],
-      ["POST", "/v1/chat/completions", k.key, { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }], max_tokens: 5 }, 200],
+      [
+        "POST",
+        "/v1/chat/completions",
+        k.key,
+        { model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }], max_tokens: 5 },
+        200,
+      ],
       ["GET", `/v1/jobs/${crypto.randomUUID()}`, k.key, undefined, 404],
       ["GET", "/v1/admin/settings", ADMIN_TOKEN, undefined, 200],
     ];
@@ -40,7 +46,12 @@ describe("security headers (CORS off)", () => {
     const s = await fetch(g.url + "/v1/chat/completions", {
       method: "POST",
       headers: { authorization: `Bearer ${k.key}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "hi" }], max_tokens: 5, stream: true }),
+      body: JSON.stringify({
+        model: "gpt-4o-mini",
+        messages: [{ role: "user", content: "hi" }],
+        max_tokens: 5,
+        stream: true,
+      }),
     });
     await s.text();
     expect(s.headers.get("x-content-type-options")).toBe("nosniff");
@@ -53,7 +64,10 @@ describe("security headers (CORS off)", () => {
   });
 
   test("CORS is off by default: no Access-Control headers, a preflight is not answered", async () => {
-    const pre = await fetch(g.url + "/v1/chat/completions", { method: "OPTIONS", headers: { origin: "https://app.example", "access-control-request-method": "POST" } });
+    const pre = await fetch(g.url + "/v1/chat/completions", {
+      method: "OPTIONS",
+      headers: { origin: "https://app.example", "access-control-request-method": "POST" },
+    });
     expect(pre.headers.get("access-control-allow-origin")).toBeNull();
     expect(pre.status).toBe(404);
     const r = await fetch(g.url + "/v1/stats/models", { headers: { origin: "https://app.example" } });
@@ -73,7 +87,11 @@ describe("CORS_ORIGINS set", () => {
   test("a listed origin's preflight is 204 with methods and headers; its requests carry the headers", async () => {
     const pre = await fetch(g.url + "/v1/chat/completions", {
       method: "OPTIONS",
-      headers: { origin: "https://app.example", "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type" },
+      headers: {
+        origin: "https://app.example",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "authorization, content-type",
+      },
     });
     expect(pre.status).toBe(204);
     expect(pre.headers.get("access-control-allow-origin")).toBe("https://app.example");
@@ -85,18 +103,25 @@ describe("CORS_ORIGINS set", () => {
 
     const u = await fastUser(g);
     const k = await g.newKey(u);
-    const ok = await fetch(g.url + "/v1/me", { headers: { origin: "https://admin.example", authorization: `Bearer ${k.key}` } });
+    const ok = await fetch(g.url + "/v1/me", {
+      headers: { origin: "https://admin.example", authorization: `Bearer ${k.key}` },
+    });
     expect(ok.status).toBe(200);
     expect(ok.headers.get("access-control-allow-origin")).toBe("https://admin.example");
     expect(ok.headers.get("access-control-expose-headers")).toContain("x-request-id");
     // Errors carry them too, so a browser client can read the error body.
-    const bad = await fetch(g.url + "/v1/me", { headers: { origin: "https://app.example", authorization: "Bearer sk-nope" } });
+    const bad = await fetch(g.url + "/v1/me", {
+      headers: { origin: "https://app.example", authorization: "Bearer sk-nope" },
+    });
     expect(bad.status).toBe(401);
     expect(bad.headers.get("access-control-allow-origin")).toBe("https://app.example");
   });
 
   test("an unlisted origin gets no CORS headers and no preflight answer", async () => {
-    const pre = await fetch(g.url + "/v1/chat/completions", { method: "OPTIONS", headers: { origin: "https://evil.example", "access-control-request-method": "POST" } });
+    const pre = await fetch(g.url + "/v1/chat/completions", {
+      method: "OPTIONS",
+      headers: { origin: "https://evil.example", "access-control-request-method": "POST" },
+    });
     expect(pre.status).toBe(404);
     expect(pre.headers.get("access-control-allow-origin")).toBeNull();
     const r = await fetch(g.url + "/v1/stats/models", { headers: { origin: "https://evil.example" } });

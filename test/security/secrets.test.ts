@@ -18,7 +18,6 @@ afterAll(async () => {
   await g?.stop();
 });
 
-
 describe("secrets", () => {
   test("never in logs, errors or lists; stored only as hashes", async () => {
     const u = await fastUser(g, { creditKrw: 1000 });
@@ -32,7 +31,10 @@ describe("secrets", () => {
       secrets.push(k.key, m.key, c.key, d.key);
       expect(secrets.every((x) => typeof x === "string" && x.length >= 24)).toBe(true);
       const chat = (token: string, content: string, extra: Record<string, unknown> = {}) =>
-        g.call("POST", "/v1/chat/completions", { token, body: { model: "gpt-4o-mini", messages: [{ role: "user", content }], max_tokens: 10, ...extra } });
+        g.call("POST", "/v1/chat/completions", {
+          token,
+          body: { model: "gpt-4o-mini", messages: [{ role: "user", content }], max_tokens: 10, ...extra },
+        });
       // Successes, upstream failures, validation errors and wrong credentials of every kind.
       for (const r of [
         await chat(k.key, "hi"),
@@ -44,7 +46,10 @@ describe("secrets", () => {
         await g.call("GET", "/v1/keys", { token: k.key }),
         await g.call("GET", "/v1/provisioning/keys", { token: k.key }),
         await g.call("GET", "/v1/provisioning/keys", { token: m.key.slice(0, -2) }),
-        await g.call("POST", "/v1/video/generations", { token: k.key, body: { prompt: "x", images: [`https://user:${k.key}@example.com/a.png`] } }),
+        await g.call("POST", "/v1/video/generations", {
+          token: k.key,
+          body: { prompt: "x", images: [`https://user:${k.key}@example.com/a.png`] },
+        }),
         await g.call("GET", "/v1/keys", { token: u.jwt }),
         await g.call("GET", "/v1/keys/usage", { token: u.jwt }),
         await g.call("GET", "/v1/management-keys", { token: u.jwt }),
@@ -65,11 +70,14 @@ describe("secrets", () => {
     expect(logs.includes(u.jwt)).toBe(false);
 
     // Stored only as hashes: no column of any table holds a secret.
-    const tables = await g.gw.deps.db.query<{ t: string }>("select table_name as t from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'");
+    const tables = await g.gw.deps.db.query<{ t: string }>(
+      "select table_name as t from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'",
+    );
     expect(tables.length).toBeGreaterThan(5);
     for (const { t } of tables) {
       const rows = await g.gw.deps.db.query<{ r: string }>(`select t::text as r from "${t}" t`);
-      for (const s of secrets) expect({ table: t, leaked: rows.some((x) => x.r.includes(s)) }).toEqual({ table: t, leaked: false });
+      for (const s of secrets)
+        expect({ table: t, leaked: rows.some((x) => x.r.includes(s)) }).toEqual({ table: t, leaked: false });
     }
     // The prefix shown in lists is a strict, short prefix of the secret.
     const list = (await g.call("GET", "/v1/keys", { token: u.jwt })).body;
@@ -84,7 +92,12 @@ describe("secrets", () => {
 
   test("dashboard tokens: a deleted account's token is refused on every JWT endpoint; alg confusion too", async () => {
     const u = await fastUser(g);
-    const pol = { slug: `s-${crypto.randomUUID().slice(0, 8)}`, display_name: "x", policy_type: "fallback", entries: [{ model: "gpt-4o-mini" }] };
+    const pol = {
+      slug: `s-${crypto.randomUUID().slice(0, 8)}`,
+      display_name: "x",
+      policy_type: "fallback",
+      entries: [{ model: "gpt-4o-mini" }],
+    };
     const endpoints: [string, string, unknown][] = [
       ["GET", "/v1/me", undefined],
       ["GET", "/v1/keys", undefined],
@@ -101,16 +114,32 @@ describe("secrets", () => {
       expect((await g.call("GET", "/v1/keys", { token: forgeJwt({ alg, typ: "JWT" }, claims) })).status).toBe(401);
     }
     expect((await g.admin("PATCH", `/v1/admin/users/${u.id}`, { deleted: true })).status).toBe(200);
-    for (const [method, path, body] of endpoints) expect({ path, status: (await g.call(method, path, { token: u.jwt, body })).status }).toEqual({ path, status: 401 });
+    for (const [method, path, body] of endpoints)
+      expect({ path, status: (await g.call(method, path, { token: u.jwt, body })).status }).toEqual({
+        path,
+        status: 401,
+      });
   });
 
   test("admin token: compared as fixed-length digests in constant time; near misses are 401", async () => {
-    const near = [ADMIN_TOKEN.slice(0, -1), ADMIN_TOKEN + "x", ADMIN_TOKEN.slice(0, -1) + "X", "", "x", ADMIN_TOKEN.toUpperCase(), `${ADMIN_TOKEN}${ADMIN_TOKEN}`];
-    for (const t of near) expect((await g.call("GET", "/v1/admin/settings", { token: t || undefined })).status).toBe(401);
+    const near = [
+      ADMIN_TOKEN.slice(0, -1),
+      ADMIN_TOKEN + "x",
+      ADMIN_TOKEN.slice(0, -1) + "X",
+      "",
+      "x",
+      ADMIN_TOKEN.toUpperCase(),
+      `${ADMIN_TOKEN}${ADMIN_TOKEN}`,
+    ];
+    for (const t of near)
+      expect((await g.call("GET", "/v1/admin/settings", { token: t || undefined })).status).toBe(401);
     expect((await g.admin("GET", "/v1/admin/settings")).status).toBe(200);
     // The comparison itself: digests of both sides through timingSafeEqual, no early length exit.
     const src = await Bun.file(new URL("../../src/http/auth.ts", import.meta.url)).text();
-    const body = src.slice(src.indexOf("  admin(request: Request): void {"), src.indexOf("\n  }\n", src.indexOf("  admin(request: Request): void {")));
+    const body = src.slice(
+      src.indexOf("  admin(request: Request): void {"),
+      src.indexOf("\n  }\n", src.indexOf("  admin(request: Request): void {")),
+    );
     expect(body).toContain("timingSafeEqual(");
     expect(body).toMatch(/createHash\("sha256"\)[^;]*bearer\(request\)/);
     expect(body).not.toMatch(/\.length\s*!==|===\s*this\.d\.adminToken|this\.d\.adminToken\s*===/);

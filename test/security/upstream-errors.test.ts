@@ -13,7 +13,8 @@ import { NO_POLL, pollUntilFinal, submit } from "../video/helpers";
 setDefaultTimeout(30_000);
 
 const MARKER = "org-LEAKMARKER-7f3a";
-const leak = (status: number) => `[sim:fail=${status}][sim:fail_message=Rate limit reached in organization ${MARKER} for key sk-proj-abc]`;
+const leak = (status: number) =>
+  `[sim:fail=${status}][sim:fail_message=Rate limit reached in organization ${MARKER} for key sk-proj-abc]`;
 
 let g: TestGateway;
 let logged: string[] = [];
@@ -106,7 +107,10 @@ describe("chat: the client gets our words, the log gets the provider's", () => {
 
   test("Responses: the same 502, without the vendor's body", async () => {
     const { key } = await tenant(g, 50);
-    const r = await g.call("POST", "/v1/responses", { token: key.key, body: { model: "gemini-2.5-flash", input: `reject ${leak(400)}` } });
+    const r = await g.call("POST", "/v1/responses", {
+      token: key.key,
+      body: { model: "gemini-2.5-flash", input: `reject ${leak(400)}` },
+    });
     expect(r.status).toBe(502);
     expect(JSON.stringify(r.body)).not.toContain("LEAKMARKER");
   });
@@ -139,7 +143,11 @@ describe("video: submit errors and failed jobs", () => {
 
   test("a failed task's error is our words, not the vendor's task message", async () => {
     const { key } = await tenant(g, 10_000);
-    const r = await submit(g, key.key, { model: "kling-v3", duration_seconds: 5, prompt: "a kite [sim:video_fail][sim:video_ms=10]" });
+    const r = await submit(g, key.key, {
+      model: "kling-v3",
+      duration_seconds: 5,
+      prompt: "a kite [sim:video_fail][sim:video_ms=10]",
+    });
     expect(r.status).toBe(202);
     const job = await pollUntilFinal(g, key.key, r.body.job_id);
     expect(job.status).toBe("failed");

@@ -15,8 +15,13 @@ afterAll(() => sim.stop());
 beforeEach(() => sim.reset());
 
 const chat = (provider: string, text: string) =>
-  postJson(`${sim.baseUrl(provider)}/v1/chat/completions`, { model: "m", stream: true, messages: [{ role: "user", content: text }] }, OPENAI_AUTH);
-const messages = (body: object) => postJson(`${sim.baseUrl("anthropic")}/v1/messages`, { model: "c", max_tokens: 300, ...body }, ANTHROPIC_AUTH);
+  postJson(
+    `${sim.baseUrl(provider)}/v1/chat/completions`,
+    { model: "m", stream: true, messages: [{ role: "user", content: text }] },
+    OPENAI_AUTH,
+  );
+const messages = (body: object) =>
+  postJson(`${sim.baseUrl("anthropic")}/v1/messages`, { model: "c", max_tokens: 300, ...body }, ANTHROPIC_AUTH);
 
 describe("[sim:drop@PROVIDER=N]", () => {
   test("breaks the named provider's stream only, and wins over a plain drop", async () => {
@@ -39,10 +44,16 @@ describe("an Anthropic prefill", () => {
   });
 
   test("ending in whitespace, or with thinking on, is refused with 400", async () => {
-    const spaced = await messages({ messages: [user, { role: "assistant", content: [{ type: "text", text: "Once upon a " }] }] });
+    const spaced = await messages({
+      messages: [user, { role: "assistant", content: [{ type: "text", text: "Once upon a " }] }],
+    });
     expect(spaced.status).toBe(400);
     expect(((await spaced.json()) as any).error.message).toContain("trailing whitespace");
-    const thinking = await messages({ max_tokens: 3000, thinking: { type: "enabled", budget_tokens: 1024 }, messages: [user, { role: "assistant", content: "Once" }] });
+    const thinking = await messages({
+      max_tokens: 3000,
+      thinking: { type: "enabled", budget_tokens: 1024 },
+      messages: [user, { role: "assistant", content: "Once" }],
+    });
     expect(thinking.status).toBe(400);
   });
 });

@@ -22,20 +22,37 @@ beforeEach(() => sim.reset());
 /** One chat call per protocol, with `text` as the last user message. */
 const call = {
   openai: (text: string, extra: object = {}, init: RequestInit = {}) =>
-    postJson(`${sim.baseUrl("openai")}/v1/chat/completions`, { model: "m", messages: [{ role: "user", content: text }], ...extra }, OPENAI_AUTH, init),
+    postJson(
+      `${sim.baseUrl("openai")}/v1/chat/completions`,
+      { model: "m", messages: [{ role: "user", content: text }], ...extra },
+      OPENAI_AUTH,
+      init,
+    ),
   anthropic: (text: string, extra: object = {}, init: RequestInit = {}) =>
-    postJson(`${sim.baseUrl("anthropic")}/v1/messages`, { model: "c", max_tokens: 500, messages: [{ role: "user", content: text }], ...extra }, ANTHROPIC_AUTH, init),
+    postJson(
+      `${sim.baseUrl("anthropic")}/v1/messages`,
+      { model: "c", max_tokens: 500, messages: [{ role: "user", content: text }], ...extra },
+      ANTHROPIC_AUTH,
+      init,
+    ),
   google: (text: string, extra: object = {}, init: RequestInit = {}) => {
     const { stream, ...rest } = extra as { stream?: boolean };
     const path = stream ? "streamGenerateContent?alt=sse" : "generateContent";
-    return postJson(`${sim.baseUrl("google")}/v1beta/models/g:${path}`, { contents: [{ role: "user", parts: [{ text }] }], ...rest }, GEMINI_AUTH, init);
+    return postJson(
+      `${sim.baseUrl("google")}/v1beta/models/g:${path}`,
+      { contents: [{ role: "user", parts: [{ text }] }], ...rest },
+      GEMINI_AUTH,
+      init,
+    );
   },
 };
 const PROTOCOLS = ["openai", "anthropic", "google"] as const;
 
 describe("directive parser", () => {
   test("returns a generic name → value map, scoped names kept", () => {
-    const d = parseDirectives("hi [sim:latency=50] there [sim:hang][sim:fail@google=503x2] [sim:video_ms=100] [sim:FAIL=500]");
+    const d = parseDirectives(
+      "hi [sim:latency=50] there [sim:hang][sim:fail@google=503x2] [sim:video_ms=100] [sim:FAIL=500]",
+    );
     expect([...d]).toEqual([
       ["latency", "50"],
       ["hang", ""],
@@ -134,7 +151,11 @@ describe("[sim:fail=STATUSxN]", () => {
     // A different body has its own counter.
     expect((await call.openai("retry me too [sim:fail=503x2]")).status).toBe(503);
     // So does another provider serving the same directive.
-    const deepseek = await postJson(`${sim.baseUrl("deepseek")}/v1/chat/completions`, { model: "m", messages: [{ role: "user", content: "retry me [sim:fail=503x2]" }] }, OPENAI_AUTH);
+    const deepseek = await postJson(
+      `${sim.baseUrl("deepseek")}/v1/chat/completions`,
+      { model: "m", messages: [{ role: "user", content: "retry me [sim:fail=503x2]" }] },
+      OPENAI_AUTH,
+    );
     expect(deepseek.status).toBe(503);
     // reset() forgets the counters.
     sim.reset();
@@ -155,7 +176,11 @@ describe("[sim:fail@PROVIDER=STATUS]", () => {
     expect((await call.openai(text)).status).toBe(503);
     expect((await call.anthropic(text)).status).toBe(200);
     expect((await call.google(text)).status).toBe(200);
-    const together = await postJson(`${sim.baseUrl("together")}/v1/chat/completions`, { model: "m", messages: [{ role: "user", content: text }] }, OPENAI_AUTH);
+    const together = await postJson(
+      `${sim.baseUrl("together")}/v1/chat/completions`,
+      { model: "m", messages: [{ role: "user", content: text }] },
+      OPENAI_AUTH,
+    );
     expect(together.status).toBe(200);
   });
 
@@ -264,7 +289,11 @@ describe("[sim:hang]", () => {
 
   test("stop() does not wait for hung requests", async () => {
     const other = await startSimulator();
-    const pending = postJson(`${other.baseUrl("openai")}/v1/chat/completions`, { model: "m", messages: [{ role: "user", content: "[sim:hang]" }] }, OPENAI_AUTH).then(
+    const pending = postJson(
+      `${other.baseUrl("openai")}/v1/chat/completions`,
+      { model: "m", messages: [{ role: "user", content: "[sim:hang]" }] },
+      OPENAI_AUTH,
+    ).then(
       () => "answered",
       () => "failed",
     );

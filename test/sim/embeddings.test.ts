@@ -9,7 +9,11 @@ beforeAll(async () => {
 afterAll(() => sim.stop());
 
 const embed = async (input: unknown, extra: object = {}, provider = "openai") => {
-  const res = await postJson(`${sim.baseUrl(provider)}/v1/embeddings`, { model: "text-embedding-3-small", input, ...extra }, OPENAI_AUTH);
+  const res = await postJson(
+    `${sim.baseUrl(provider)}/v1/embeddings`,
+    { model: "text-embedding-3-small", input, ...extra },
+    OPENAI_AUTH,
+  );
   return { status: res.status, body: await res.json() };
 };
 const cosine = (a: number[], b: number[]) => a.reduce((s, x, i) => s + x * b[i]!, 0);

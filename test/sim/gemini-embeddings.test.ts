@@ -16,8 +16,13 @@ beforeAll(async () => {
 afterAll(() => sim.stop());
 beforeEach(() => sim.reset());
 
-const url = (method: "embedContent" | "batchEmbedContents", model = "gemini-embedding-001", version = "v1beta") => `${sim.baseUrl("google")}/${version}/models/${model}:${method}`;
-const req = (text: string, extra: object = {}) => ({ model: "models/gemini-embedding-001", content: { parts: [{ text }] }, ...extra });
+const url = (method: "embedContent" | "batchEmbedContents", model = "gemini-embedding-001", version = "v1beta") =>
+  `${sim.baseUrl("google")}/${version}/models/${model}:${method}`;
+const req = (text: string, extra: object = {}) => ({
+  model: "models/gemini-embedding-001",
+  content: { parts: [{ text }] },
+  ...extra,
+});
 const vec = (text: string, dims = 256) => Array.from(embedText(text, dims));
 
 describe("Gemini embeddings", () => {
@@ -27,12 +32,20 @@ describe("Gemini embeddings", () => {
     const body = await res.json();
     expect(Object.keys(body)).toEqual(["embedding"]);
     expect(body.embedding.values).toEqual(vec("hello world"));
-    const v1 = await (await postJson(url("embedContent", "gemini-embedding-001", "v1"), req("hello world"), GEMINI_AUTH)).json();
+    const v1 = await (
+      await postJson(url("embedContent", "gemini-embedding-001", "v1"), req("hello world"), GEMINI_AUTH)
+    ).json();
     expect(v1.embedding.values).toEqual(body.embedding.values);
   });
 
   test("batchEmbedContents: vectors in request order; outputDimensionality per request", async () => {
-    const body = await (await postJson(url("batchEmbedContents"), { requests: [req("first"), req("second", { outputDimensionality: 8 })] }, GEMINI_AUTH)).json();
+    const body = await (
+      await postJson(
+        url("batchEmbedContents"),
+        { requests: [req("first"), req("second", { outputDimensionality: 8 })] },
+        GEMINI_AUTH,
+      )
+    ).json();
     expect(body.embeddings.map((e: any) => e.values)).toEqual([vec("first"), vec("second", 8)]);
     expect(sim.stats().calls.google).toEqual({ "POST /v1beta/models/gemini-embedding-001:batchEmbedContents": 1 });
   });
@@ -52,7 +65,9 @@ describe("Gemini embeddings", () => {
 
   test("a missing key is Google's 400 API_KEY_INVALID; directives apply", async () => {
     expect((await postJson(url("embedContent"), req("x"), {})).status).toBe(400);
-    expect((await postJson(url("batchEmbedContents"), { requests: [req("ok"), req("[sim:fail=503]")] }, GEMINI_AUTH)).status).toBe(503);
+    expect(
+      (await postJson(url("batchEmbedContents"), { requests: [req("ok"), req("[sim:fail=503]")] }, GEMINI_AUTH)).status,
+    ).toBe(503);
     const once = { requests: [req("[sim:fail=500x1]")] };
     expect((await postJson(url("batchEmbedContents"), once, GEMINI_AUTH)).status).toBe(500);
     expect((await postJson(url("batchEmbedContents"), once, GEMINI_AUTH)).status).toBe(200);

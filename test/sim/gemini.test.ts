@@ -1,6 +1,15 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { startSimulator, type Simulator } from "../../src/sim/index.ts";
-import { fixtureHttp, fixtureJson, fixtureText, GEMINI_AUTH, parseSse, postJson, structuralDiff, textOfLength } from "./helpers.ts";
+import {
+  fixtureHttp,
+  fixtureJson,
+  fixtureText,
+  GEMINI_AUTH,
+  parseSse,
+  postJson,
+  structuralDiff,
+  textOfLength,
+} from "./helpers.ts";
 
 let sim: Simulator;
 beforeAll(async () => {
@@ -10,7 +19,8 @@ afterAll(() => sim.stop());
 beforeEach(() => sim.reset());
 
 const generateUrl = (model = "gemini-2.5-flash") => `${sim.baseUrl("google")}/v1beta/models/${model}:generateContent`;
-const streamUrl = (model = "gemini-2.5-flash") => `${sim.baseUrl("google")}/v1beta/models/${model}:streamGenerateContent?alt=sse`;
+const streamUrl = (model = "gemini-2.5-flash") =>
+  `${sim.baseUrl("google")}/v1beta/models/${model}:streamGenerateContent?alt=sse`;
 const hello = { contents: [{ role: "user", parts: [{ text: "Hello there" }] }] };
 const generate = async (body: object) => (await postJson(generateUrl(), body, GEMINI_AUTH)).json();
 const streamChunks = async (body: object) => {
@@ -22,7 +32,13 @@ const streamChunks = async (body: object) => {
   });
 };
 // Fields of the recorded Gemini 3 captures the simulator does not produce.
-const IGNORE = ["thoughtSignature", "thoughtsTokenCount", "cachedContentTokenCount", "cacheTokensDetails", "finishMessage"];
+const IGNORE = [
+  "thoughtSignature",
+  "thoughtsTokenCount",
+  "cachedContentTokenCount",
+  "cacheTokensDetails",
+  "finishMessage",
+];
 
 describe("Gemini generateContent", () => {
   test("matches the recorded response structure", async () => {
@@ -30,7 +46,9 @@ describe("Gemini generateContent", () => {
     expect(res.status).toBe(200);
     const body = await res.json();
     expect(structuralDiff(fixtureJson("gemini", "generate-content.json"), body, IGNORE)).toEqual([]);
-    expect(body.candidates[0].content.parts[0].text).toStartWith("Simulated reply from google/gemini-2.5-flash: Hello there");
+    expect(body.candidates[0].content.parts[0].text).toStartWith(
+      "Simulated reply from google/gemini-2.5-flash: Hello there",
+    );
     expect(body.candidates[0].finishReason).toBe("STOP");
     expect(body.modelVersion).toBe("gemini-2.5-flash");
     expect(body.usageMetadata).toEqual({
@@ -42,14 +60,21 @@ describe("Gemini generateContent", () => {
   });
 
   test("systemInstruction counts as prompt; maxOutputTokens caps with MAX_TOKENS", async () => {
-    const body = await generate({ ...hello, systemInstruction: { parts: [{ text: "12345678" }] }, generationConfig: { maxOutputTokens: 4 } });
+    const body = await generate({
+      ...hello,
+      systemInstruction: { parts: [{ text: "12345678" }] },
+      generationConfig: { maxOutputTokens: 4 },
+    });
     expect(body.usageMetadata.promptTokenCount).toBe(5);
     expect(body.usageMetadata.candidatesTokenCount).toBe(4);
     expect(body.candidates[0].finishReason).toBe("MAX_TOKENS");
   });
 
   test("thinking adds thoughtsTokenCount, outside candidates but inside the total", async () => {
-    const body = await generate({ ...hello, generationConfig: { thinkingConfig: { thinkingBudget: 1024, includeThoughts: true } } });
+    const body = await generate({
+      ...hello,
+      generationConfig: { thinkingConfig: { thinkingBudget: 1024, includeThoughts: true } },
+    });
     const u = body.usageMetadata;
     expect(u.thoughtsTokenCount).toBe(64);
     expect(u.totalTokenCount).toBe(u.promptTokenCount + u.candidatesTokenCount + 64);
@@ -60,7 +85,10 @@ describe("Gemini generateContent", () => {
   });
 
   test("the v1 path and a ?key= credential work too", async () => {
-    const res = await postJson(`${sim.baseUrl("google")}/v1/models/gemini-2.0-flash:generateContent?key=AIza-test`, hello);
+    const res = await postJson(
+      `${sim.baseUrl("google")}/v1/models/gemini-2.0-flash:generateContent?key=AIza-test`,
+      hello,
+    );
     expect(res.status).toBe(200);
   });
 
@@ -74,7 +102,9 @@ describe("Gemini generateContent", () => {
 describe("Gemini streamGenerateContent", () => {
   test("CRLF framing, cumulative usage, separate finish chunk, no [DONE]", async () => {
     const chunks = await streamChunks(hello);
-    const recorded = parseSse(fixtureText("gemini", "stream-generate-content.sse"), "\r\n\r\n").map((e) => JSON.parse(e.data));
+    const recorded = parseSse(fixtureText("gemini", "stream-generate-content.sse"), "\r\n\r\n").map((e) =>
+      JSON.parse(e.data),
+    );
     expect(structuralDiff(recorded[0], chunks[0], IGNORE)).toEqual([]);
     expect(structuralDiff(recorded.at(-1), chunks.at(-1), IGNORE)).toEqual([]);
 
@@ -83,10 +113,16 @@ describe("Gemini streamGenerateContent", () => {
     expect(content.every((c) => c.candidates[0].finishReason === undefined)).toBe(true);
     const counts = chunks.map((c) => c.usageMetadata.candidatesTokenCount);
     expect(counts).toEqual([...counts].sort((a, b) => a - b));
-    expect(chunks.at(-1).candidates[0]).toEqual({ content: { parts: [{ text: "" }], role: "model" }, finishReason: "STOP", index: 0 });
+    expect(chunks.at(-1).candidates[0]).toEqual({
+      content: { parts: [{ text: "" }], role: "model" },
+      finishReason: "STOP",
+      index: 0,
+    });
 
     const whole = await generate(hello);
-    expect(content.map((c) => c.candidates[0].content.parts[0].text).join("")).toBe(whole.candidates[0].content.parts[0].text);
+    expect(content.map((c) => c.candidates[0].content.parts[0].text).join("")).toBe(
+      whole.candidates[0].content.parts[0].text,
+    );
     expect(chunks.at(-1).usageMetadata).toEqual(whole.usageMetadata);
   });
 
@@ -103,16 +139,25 @@ describe("Gemini function calling", () => {
     {
       functionDeclarations: [
         { name: "other", parameters: { type: "OBJECT", properties: { x: { type: "NUMBER" } }, required: ["x"] } },
-        { name: "weather", parameters: { type: "OBJECT", properties: { location: { type: "STRING" } }, required: ["location"] } },
+        {
+          name: "weather",
+          parameters: { type: "OBJECT", properties: { location: { type: "STRING" } }, required: ["location"] },
+        },
       ],
     },
   ];
-  const forced = { ...hello, tools, toolConfig: { functionCallingConfig: { mode: "ANY", allowedFunctionNames: ["weather"] } } };
+  const forced = {
+    ...hello,
+    tools,
+    toolConfig: { functionCallingConfig: { mode: "ANY", allowedFunctionNames: ["weather"] } },
+  };
 
   test("mode ANY returns a functionCall part with finishReason STOP", async () => {
     const body = await generate(forced);
     expect(structuralDiff(fixtureJson("gemini", "function-call.json"), body, IGNORE)).toEqual([]);
-    expect(body.candidates[0].content.parts).toEqual([{ functionCall: { name: "weather", args: { location: "sample location" } } }]);
+    expect(body.candidates[0].content.parts).toEqual([
+      { functionCall: { name: "weather", args: { location: "sample location" } } },
+    ]);
     expect(body.candidates[0].finishReason).toBe("STOP");
     const first = await generate({ ...forced, toolConfig: { functionCallingConfig: { mode: "ANY" } } });
     expect(first.candidates[0].content.parts[0].functionCall).toEqual({ name: "other", args: { x: 1.5 } });
@@ -122,7 +167,9 @@ describe("Gemini function calling", () => {
 
   test("streamed: the whole call in one chunk, then the finish chunk", async () => {
     const chunks = await streamChunks(forced);
-    const recorded = parseSse(fixtureText("gemini", "stream-function-call.sse"), "\r\n\r\n").map((e) => JSON.parse(e.data));
+    const recorded = parseSse(fixtureText("gemini", "stream-function-call.sse"), "\r\n\r\n").map((e) =>
+      JSON.parse(e.data),
+    );
     expect(chunks).toHaveLength(recorded.length);
     expect(structuralDiff(recorded[0], chunks[0], IGNORE)).toEqual([]);
     expect(chunks[0].candidates[0].content.parts[0].functionCall.args).toEqual({ location: "sample location" });

@@ -21,7 +21,10 @@ export function fixtureJson<T = any>(vendor: string, name: string): T {
 }
 
 /** A recorded `.http` response: status, lower-cased headers, parsed JSON body. */
-export function fixtureHttp(vendor: string, name: string): { status: number; headers: Record<string, string>; body: any } {
+export function fixtureHttp(
+  vendor: string,
+  name: string,
+): { status: number; headers: Record<string, string>; body: any } {
   const text = fixtureText(vendor, name).replace(/\r\n/g, "\n");
   const split = text.indexOf("\n\n");
   const [statusLine, ...headerLines] = text.slice(0, split).split("\n");
@@ -104,7 +107,8 @@ export function structuralDiff(expected: unknown, actual: unknown, ignore: strin
   }
   const order = Object.keys(a).filter((k) => keys.includes(k));
   const expectedOrder = keys.filter((k) => k in a);
-  if (order.join() !== expectedOrder.join()) diffs.push(`${path}: key order ${order.join()} != ${expectedOrder.join()}`);
+  if (order.join() !== expectedOrder.join())
+    diffs.push(`${path}: key order ${order.join()} != ${expectedOrder.join()}`);
   return diffs;
 }
 

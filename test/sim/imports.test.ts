@@ -22,7 +22,9 @@ describe("src/sim import boundary", () => {
     let checked = 0;
     for (const file of files(SIM)) {
       const source = readFileSync(file, "utf8");
-      for (const m of source.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g)) {
+      for (const m of source.matchAll(
+        /(?:^|\n)\s*(?:import|export)[^'"]*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g,
+      )) {
         const spec = m[1] ?? m[2]!;
         checked++;
         if (spec === "bun" || spec.startsWith("bun:") || spec.startsWith("node:")) continue;

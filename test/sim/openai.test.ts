@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { startSimulator, type Simulator } from "../../src/sim/index.ts";
-import { fixtureHttp, fixtureJson, fixtureText, OPENAI_AUTH, parseSse, postJson, structuralDiff, textOfLength } from "./helpers.ts";
+import {
+  fixtureHttp,
+  fixtureJson,
+  fixtureText,
+  OPENAI_AUTH,
+  parseSse,
+  postJson,
+  structuralDiff,
+  textOfLength,
+} from "./helpers.ts";
 
 let sim: Simulator;
 beforeAll(async () => {
@@ -59,7 +68,12 @@ describe("OpenAI chat JSON", () => {
       completion_tokens: 20,
       total_tokens: 23,
       prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
-      completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+      completion_tokens_details: {
+        reasoning_tokens: 0,
+        audio_tokens: 0,
+        accepted_prediction_tokens: 0,
+        rejected_prediction_tokens: 0,
+      },
     });
     expect(body.choices[0].message.content.length).toBe(80);
   });
@@ -161,7 +175,12 @@ describe("OpenAI tool calls", () => {
     const call = choice.message.tool_calls[0];
     expect(call).toMatchObject({ type: "function", function: { name: "get_weather" } });
     expect(call.id).toStartWith("call_");
-    expect(JSON.parse(call.function.arguments)).toEqual({ location: "sample location", unit: "celsius", days: 1, detailed: true });
+    expect(JSON.parse(call.function.arguments)).toEqual({
+      location: "sample location",
+      unit: "celsius",
+      days: 1,
+      detailed: true,
+    });
   });
 
   test("tool_choice required picks the first tool; auto answers in text", async () => {
@@ -186,7 +205,11 @@ describe("OpenAI tool calls", () => {
     const rec = recorded.slice(0, -1).map((e) => JSON.parse(e.data));
     expect(structuralDiff(rec[0].choices[0].delta, chunks[0].choices[0].delta)).toEqual([]);
     expect(structuralDiff(rec[1].choices[0].delta, chunks[1].choices[0].delta)).toEqual([]);
-    expect(chunks[0].choices[0].delta.tool_calls[0]).toMatchObject({ index: 0, type: "function", function: { name: "get_weather", arguments: "" } });
+    expect(chunks[0].choices[0].delta.tool_calls[0]).toMatchObject({
+      index: 0,
+      type: "function",
+      function: { name: "get_weather", arguments: "" },
+    });
     const pieces = chunks.slice(1, -2).map((c) => {
       const tc = c.choices[0].delta.tool_calls[0];
       expect(Object.keys(tc)).toEqual(["index", "function"]);
@@ -201,13 +224,21 @@ describe("OpenAI tool calls", () => {
 
 describe("OpenAI-compatible automatic prompt caching", () => {
   const long = textOfLength(1100, "policy");
-  const first = { model: "m", messages: [{ role: "system", content: long }, { role: "user", content: "q1" }] };
+  const first = {
+    model: "m",
+    messages: [
+      { role: "system", content: long },
+      { role: "user", content: "q1" },
+    ],
+  };
 
   test("a repeated prefix of at least 1024 tokens is reported as cached_tokens", async () => {
     const a = await (await chat(first)).json();
     expect(a.usage.prompt_tokens).toBe(1101);
     expect(a.usage.prompt_tokens_details.cached_tokens).toBe(0);
-    const b = await (await chat({ ...first, messages: [first.messages[0], { role: "user", content: "another question" }] })).json();
+    const b = await (
+      await chat({ ...first, messages: [first.messages[0], { role: "user", content: "another question" }] })
+    ).json();
     expect(b.usage.prompt_tokens_details.cached_tokens).toBe(1100);
     expect(b.usage.prompt_tokens).toBe(1104);
 
@@ -228,7 +259,13 @@ describe("OpenAI-compatible automatic prompt caching", () => {
     const otherProvider = await (await chat(first, "together")).json();
     expect(otherProvider.usage.prompt_tokens_details.cached_tokens).toBe(0);
 
-    const short = { model: "m", messages: [{ role: "system", content: "short" }, { role: "user", content: "q" }] };
+    const short = {
+      model: "m",
+      messages: [
+        { role: "system", content: "short" },
+        { role: "user", content: "q" },
+      ],
+    };
     await chat(short);
     expect((await (await chat(short)).json()).usage.prompt_tokens_details.cached_tokens).toBe(0);
 
@@ -263,7 +300,10 @@ describe("OpenAI-compatible errors and auth", () => {
 describe("with the official OpenAI SDK as client", () => {
   test("chat, stream and embeddings round-trip", async () => {
     const client = new OpenAI({ apiKey: "sk-test", baseURL: `${sim.baseUrl("openai")}/v1`, maxRetries: 0 });
-    const completion = await client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "user", content: "hi sdk" }] });
+    const completion = await client.chat.completions.create({
+      model: "gpt-4o",
+      messages: [{ role: "user", content: "hi sdk" }],
+    });
     expect(completion.choices[0]!.message.content).toStartWith("Simulated reply from openai/gpt-4o: hi sdk");
 
     const stream = await client.chat.completions.create({

@@ -13,7 +13,9 @@ describe("simulator handle", () => {
   test("url and per-provider base URLs", () => {
     expect(sim.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(sim.baseUrl("anthropic")).toBe(`${sim.url}/sim/anthropic`);
-    expect(simProviders()).toEqual(expect.arrayContaining(["openai", "deepseek", "together", "groq", "anthropic", "google"]));
+    expect(simProviders()).toEqual(
+      expect.arrayContaining(["openai", "deepseek", "together", "groq", "anthropic", "google"]),
+    );
   });
 
   test("an explicit port is honoured", async () => {
@@ -32,9 +34,17 @@ describe("stats and reset", () => {
     const chat = { model: "m", messages: [{ role: "user", content: "hi" }] };
     await postJson(`${sim.baseUrl("openai")}/v1/chat/completions`, chat, OPENAI_AUTH);
     await postJson(`${sim.baseUrl("openai")}/v1/chat/completions`, chat, OPENAI_AUTH);
-    await postJson(`${sim.baseUrl("openai")}/v1/chat/completions`, { ...chat, messages: [{ role: "user", content: "[sim:fail=500]" }] }, OPENAI_AUTH);
+    await postJson(
+      `${sim.baseUrl("openai")}/v1/chat/completions`,
+      { ...chat, messages: [{ role: "user", content: "[sim:fail=500]" }] },
+      OPENAI_AUTH,
+    );
     await postJson(`${sim.baseUrl("anthropic")}/v1/messages`, { ...chat, max_tokens: 5 }, ANTHROPIC_AUTH);
-    await postJson(`${sim.baseUrl("google")}/v1beta/models/g1:generateContent`, { contents: [{ parts: [{ text: "x" }] }] }, GEMINI_AUTH);
+    await postJson(
+      `${sim.baseUrl("google")}/v1beta/models/g1:generateContent`,
+      { contents: [{ parts: [{ text: "x" }] }] },
+      GEMINI_AUTH,
+    );
     await postJson(`${sim.baseUrl("openai")}/v1/embeddings`, { model: "e", input: "x" }); // 401: still a call received
 
     const expected = {
@@ -66,7 +76,8 @@ describe("stats and reset", () => {
 
 describe("registerSimRoutes", () => {
   test("a new protocol gets its params, auth, error envelope, directives and per-instance state", async () => {
-    const error = (status: number, message?: string) => Response.json({ code: status, message: message ?? "failed" }, { status });
+    const error = (status: number, message?: string) =>
+      Response.json({ code: status, message: message ?? "failed" }, { status });
     registerSimRoutes("acme-video", {
       protocol: "acme-video",
       authenticate: (req) => (req.headers.get("x-acme-key") ? undefined : error(401, "no key")),

@@ -28,15 +28,33 @@ const schema = {
   },
   required: ["name", "age", "role", "email", "address", "nick"],
   additionalProperties: false,
-  $defs: { address: { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false } },
+  $defs: {
+    address: {
+      type: "object",
+      properties: { city: { type: "string" } },
+      required: ["city"],
+      additionalProperties: false,
+    },
+  },
 };
-const sample = { name: "sample name", age: 18, role: "admin", email: "sample@example.com", address: { city: "sample city" }, nick: "sample nick" };
+const sample = {
+  name: "sample name",
+  age: 18,
+  role: "admin",
+  email: "sample@example.com",
+  address: { city: "sample city" },
+  nick: "sample nick",
+};
 const user = (text: string) => [{ role: "user", content: text }];
 
 describe("sampling", () => {
   test("local $refs are followed; a recursive schema ends", () => {
     expect(sampleFromSchema(schema)).toEqual(sample);
-    const tree = { type: "object", properties: { label: { type: "string" }, children: { type: "array", items: { $ref: "#" } } }, required: ["label", "children"] };
+    const tree = {
+      type: "object",
+      properties: { label: { type: "string" }, children: { type: "array", items: { $ref: "#" } } },
+      required: ["label", "children"],
+    };
     const value = JSON.stringify(sampleFromSchema(tree));
     expect(value.startsWith('{"label":"sample label","children":[{"label"')).toBe(true);
     expect(value).toContain('"children":[]');
@@ -48,7 +66,9 @@ describe("OpenAI response_format", () => {
   test("json_schema: the content is the schema's sample; prompt counts the format", async () => {
     const plain = await (await postJson(url(), { model: "gpt-4o-mini", messages: user("who?") }, OPENAI_AUTH)).json();
     const rf = { type: "json_schema", json_schema: { name: "person", strict: true, schema } };
-    const body = await (await postJson(url(), { model: "gpt-4o-mini", messages: user("who?"), response_format: rf }, OPENAI_AUTH)).json();
+    const body = await (
+      await postJson(url(), { model: "gpt-4o-mini", messages: user("who?"), response_format: rf }, OPENAI_AUTH)
+    ).json();
     expect(JSON.parse(body.choices[0].message.content)).toEqual(sample);
     expect(body.choices[0].finish_reason).toBe("stop");
     expect(body.usage.completion_tokens).toBe(Math.ceil(body.choices[0].message.content.length / 4));
@@ -56,14 +76,39 @@ describe("OpenAI response_format", () => {
   });
 
   test("json_object: an object holding the reply; streamed in pieces; [sim:not_json] is plain text", async () => {
-    const body = await (await postJson(url(), { model: "gpt-4o-mini", messages: user("hi"), response_format: { type: "json_object" } }, OPENAI_AUTH)).json();
-    expect(JSON.parse(body.choices[0].message.content)).toEqual({ answer: "Simulated reply from openai/gpt-4o-mini: hi" });
-    const res = await postJson(url(), { model: "gpt-4o-mini", messages: user("hi"), stream: true, response_format: { type: "json_schema", json_schema: { name: "p", schema } } }, OPENAI_AUTH);
-    const chunks = parseSse(await res.text()).filter((e) => e.data !== "[DONE]").map((e) => JSON.parse(e.data));
+    const body = await (
+      await postJson(
+        url(),
+        { model: "gpt-4o-mini", messages: user("hi"), response_format: { type: "json_object" } },
+        OPENAI_AUTH,
+      )
+    ).json();
+    expect(JSON.parse(body.choices[0].message.content)).toEqual({
+      answer: "Simulated reply from openai/gpt-4o-mini: hi",
+    });
+    const res = await postJson(
+      url(),
+      {
+        model: "gpt-4o-mini",
+        messages: user("hi"),
+        stream: true,
+        response_format: { type: "json_schema", json_schema: { name: "p", schema } },
+      },
+      OPENAI_AUTH,
+    );
+    const chunks = parseSse(await res.text())
+      .filter((e) => e.data !== "[DONE]")
+      .map((e) => JSON.parse(e.data));
     const pieces = chunks.map((c) => c.choices[0]?.delta?.content).filter(Boolean);
     expect(pieces.length).toBeGreaterThan(1);
     expect(JSON.parse(pieces.join(""))).toEqual(sample);
-    const no = await (await postJson(url(), { model: "gpt-4o-mini", messages: user("hi [sim:not_json]"), response_format: { type: "json_object" } }, OPENAI_AUTH)).json();
+    const no = await (
+      await postJson(
+        url(),
+        { model: "gpt-4o-mini", messages: user("hi [sim:not_json]"), response_format: { type: "json_object" } },
+        OPENAI_AUTH,
+      )
+    ).json();
     expect(no.choices[0].message.content).toStartWith("Simulated reply from");
   });
 });
@@ -72,7 +117,10 @@ describe("Anthropic output_config.format", () => {
   const url = () => `${sim.baseUrl("anthropic")}/v1/messages`;
   const base = { model: "claude-sonnet-4-5", max_tokens: 1024, messages: user("who?") };
   test("output_config and the beta's output_format: a text block of JSON, end_turn", async () => {
-    for (const extra of [{ output_config: { format: { type: "json_schema", schema } } }, { output_format: { type: "json_schema", schema } }]) {
+    for (const extra of [
+      { output_config: { format: { type: "json_schema", schema } } },
+      { output_format: { type: "json_schema", schema } },
+    ]) {
       const body = await (await postJson(url(), { ...base, ...extra }, ANTHROPIC_AUTH)).json();
       expect(body.content).toHaveLength(1);
       expect(JSON.parse(body.content[0].text)).toEqual(sample);
@@ -81,26 +129,54 @@ describe("Anthropic output_config.format", () => {
   });
 
   test("streamed as text_delta pieces", async () => {
-    const res = await postJson(url(), { ...base, stream: true, output_config: { format: { type: "json_schema", schema } } }, ANTHROPIC_AUTH);
+    const res = await postJson(
+      url(),
+      { ...base, stream: true, output_config: { format: { type: "json_schema", schema } } },
+      ANTHROPIC_AUTH,
+    );
     const events = parseSse(await res.text()).map((e) => JSON.parse(e.data));
-    const text = events.filter((e) => e.delta?.type === "text_delta").map((e) => e.delta.text).join("");
+    const text = events
+      .filter((e) => e.delta?.type === "text_delta")
+      .map((e) => e.delta.text)
+      .join("");
     expect(JSON.parse(text)).toEqual(sample);
   });
 });
 
 describe("Gemini responseMimeType", () => {
-  const url = (stream = false) => `${sim.baseUrl("google")}/v1beta/models/gemini-2.5-flash:${stream ? "streamGenerateContent?alt=sse" : "generateContent"}`;
+  const url = (stream = false) =>
+    `${sim.baseUrl("google")}/v1beta/models/gemini-2.5-flash:${stream ? "streamGenerateContent?alt=sse" : "generateContent"}`;
   const contents = [{ role: "user", parts: [{ text: "who?" }] }];
   test("responseJsonSchema and OpenAPI-style responseSchema both shape the answer", async () => {
-    const json = await (await postJson(url(), { contents, generationConfig: { responseMimeType: "application/json", responseJsonSchema: schema } }, GEMINI_AUTH)).json();
+    const json = await (
+      await postJson(
+        url(),
+        { contents, generationConfig: { responseMimeType: "application/json", responseJsonSchema: schema } },
+        GEMINI_AUTH,
+      )
+    ).json();
     expect(JSON.parse(json.candidates[0].content.parts[0].text)).toEqual(sample);
-    const openapi = { type: "OBJECT", properties: { n: { type: "INTEGER" }, ok: { type: "BOOLEAN" } }, required: ["n", "ok"] };
-    const old = await (await postJson(url(), { contents, generationConfig: { responseMimeType: "application/json", responseSchema: openapi } }, GEMINI_AUTH)).json();
+    const openapi = {
+      type: "OBJECT",
+      properties: { n: { type: "INTEGER" }, ok: { type: "BOOLEAN" } },
+      required: ["n", "ok"],
+    };
+    const old = await (
+      await postJson(
+        url(),
+        { contents, generationConfig: { responseMimeType: "application/json", responseSchema: openapi } },
+        GEMINI_AUTH,
+      )
+    ).json();
     expect(JSON.parse(old.candidates[0].content.parts[0].text)).toEqual({ n: 1, ok: true });
   });
 
   test("JSON without a schema, streamed", async () => {
-    const res = await postJson(url(true), { contents, generationConfig: { responseMimeType: "application/json" } }, GEMINI_AUTH);
+    const res = await postJson(
+      url(true),
+      { contents, generationConfig: { responseMimeType: "application/json" } },
+      GEMINI_AUTH,
+    );
     const chunks = parseSse(await res.text(), "\r\n\r\n").map((e) => JSON.parse(e.data));
     const text = chunks.map((c) => c.candidates[0].content.parts.map((p: any) => p.text ?? "").join("")).join("");
     expect(JSON.parse(text)).toEqual({ answer: "Simulated reply from google/gemini-2.5-flash: who?" });

@@ -1,8 +1,6 @@
 /** Pure parts of the statistics: windows, ISO weeks, ranking arithmetic, rollup state, queries. */
 import { describe, expect, test } from "bun:test";
-import {
-  ValidationFailure,
-} from "../../src/core/errors";
+import { ValidationFailure } from "../../src/core/errors";
 import {
   isoWeekStart,
   nextRollupState,
@@ -100,7 +98,10 @@ describe("ISO weeks", () => {
 describe("window split", () => {
   test("days inside, hours at the edges", () => {
     const s = splitWindow({ from: at("2026-03-01T11:00:00Z"), to: at("2026-03-04T11:00:00Z") });
-    expect(s.days && [iso(s.days.from), iso(s.days.to)]).toEqual(["2026-03-02T00:00:00.000Z", "2026-03-04T00:00:00.000Z"]);
+    expect(s.days && [iso(s.days.from), iso(s.days.to)]).toEqual([
+      "2026-03-02T00:00:00.000Z",
+      "2026-03-04T00:00:00.000Z",
+    ]);
     expect(s.hours.map((h) => [iso(h.from), iso(h.to)])).toEqual([
       ["2026-03-01T11:00:00.000Z", "2026-03-02T00:00:00.000Z"],
       ["2026-03-04T00:00:00.000Z", "2026-03-04T11:00:00.000Z"],
@@ -138,31 +139,66 @@ describe("ranking arithmetic", () => {
       { n: "c", s: 9, c: 0 },
       { n: "d", s: 1, c: 0 },
     ];
-    expect(topBy(rows, 3, (r) => r.s, (r) => r.n, (r) => r.c).map((r) => r.n)).toEqual(["c", "z", "a"]);
-    expect(topBy(rows, 10, (r) => r.s, (r) => r.n).map((r) => r.n)).toEqual(["c", "a", "b", "z", "d"]);
+    expect(
+      topBy(
+        rows,
+        3,
+        (r) => r.s,
+        (r) => r.n,
+        (r) => r.c,
+      ).map((r) => r.n),
+    ).toEqual(["c", "z", "a"]);
+    expect(
+      topBy(
+        rows,
+        10,
+        (r) => r.s,
+        (r) => r.n,
+      ).map((r) => r.n),
+    ).toEqual(["c", "a", "b", "z", "d"]);
   });
 });
 
 describe("rollup state", () => {
   test("missing ids become holes; found ones leave; old ones expire; the watermark only grows", () => {
     let s = nextRollupState({ watermark: 10, holes: [] }, { upper: 20, missing: [12, 15], found: [] }, 1000);
-    expect(s).toEqual({ watermark: 20, holes: [{ id: 12, seen: 1000 }, { id: 15, seen: 1000 }] });
+    expect(s).toEqual({
+      watermark: 20,
+      holes: [
+        { id: 12, seen: 1000 },
+        { id: 15, seen: 1000 },
+      ],
+    });
     s = nextRollupState(s, { upper: null, missing: [], found: [15] }, 2000);
     expect(s).toEqual({ watermark: 20, holes: [{ id: 12, seen: 1000 }] });
     s = nextRollupState(s, { upper: 25, missing: [21], found: [] }, 1000 + 600_000);
     expect(s).toEqual({ watermark: 25, holes: [{ id: 21, seen: 601_000 }] });
     // Ids at or below the old watermark are never re-added as holes.
-    expect(nextRollupState({ watermark: 30, holes: [] }, { upper: null, missing: [5], found: [] }, 0).holes).toEqual([]);
+    expect(nextRollupState({ watermark: 30, holes: [] }, { upper: null, missing: [5], found: [] }, 0).holes).toEqual(
+      [],
+    );
   });
   test("the number of holes is bounded, the newest ids kept", () => {
-    const s = nextRollupState({ watermark: 0, holes: [] }, { upper: 100, missing: [1, 2, 3, 4, 5], found: [] }, 0, 1000, 3);
+    const s = nextRollupState(
+      { watermark: 0, holes: [] },
+      { upper: 100, missing: [1, 2, 3, 4, 5], found: [] },
+      0,
+      1000,
+      3,
+    );
     expect(s.holes.map((h) => h.id)).toEqual([3, 4, 5]);
   });
   test("holes round-trip through their stored form; junk is ignored", () => {
     const h = [{ id: 7, seen: 123 }];
     expect(decodeHoles(JSON.parse(JSON.stringify(encodeHoles(h))))).toEqual(h);
     expect(decodeHoles("nope")).toEqual([]);
-    expect(decodeHoles([[1.5, 1], ["x", 2], [3, 4]])).toEqual([{ id: 3, seen: 4 }]);
+    expect(
+      decodeHoles([
+        [1.5, 1],
+        ["x", 2],
+        [3, 4],
+      ]),
+    ).toEqual([{ id: 3, seen: 4 }]);
   });
 });
 
@@ -171,11 +207,18 @@ describe("query validation", () => {
     expect(parsePeriodQuery({}, "daily")).toEqual({ period: "daily" });
     expect(parsePeriodQuery({ period: "monthly" }, "daily")).toEqual({ period: "monthly" });
     expect(issuesOf(() => parsePeriodQuery({ period: "hourly" }, "weekly"))[0]!.loc).toEqual(["query", "period"]);
-    expect(issuesOf(() => parsePeriodQuery({ period: ["daily", "weekly"] }, "weekly"))[0]!.loc).toEqual(["query", "period"]);
+    expect(issuesOf(() => parsePeriodQuery({ period: ["daily", "weekly"] }, "weekly"))[0]!.loc).toEqual([
+      "query",
+      "period",
+    ]);
   });
   test("timeseries: defaults; top 1..20 integers only; every bad field is listed", () => {
     expect(parseTimeseriesQuery({})).toEqual({ range: "30d", granularity: "day", top: 8 });
-    expect(parseTimeseriesQuery({ range: "24w", granularity: "week", top: "20" })).toEqual({ range: "24w", granularity: "week", top: 20 });
+    expect(parseTimeseriesQuery({ range: "24w", granularity: "week", top: "20" })).toEqual({
+      range: "24w",
+      granularity: "week",
+      top: 20,
+    });
     expect(parseTimeseriesQuery({ top: "1" }).top).toBe(1);
     for (const top of ["0", "21", "-1", "2.5", "abc", "", "1e1"]) {
       expect(issuesOf(() => parseTimeseriesQuery({ top })).map((i) => i.loc)).toEqual([["query", "top"]]);
@@ -194,9 +237,18 @@ describe("query validation", () => {
     expect(parseReportQuery({ from: "2026-03-01" }, now)).toEqual({ from: "2026-03-01", to: "2026-03-04" });
     expect(parseReportQuery({ from: "2024-01-01" }, now)).toEqual({ from: "2024-01-01", to: "2024-12-31" });
     expect(parseReportQuery({ from: "2026-05-01" }, now)).toEqual({ from: "2026-05-01", to: "2026-05-01" });
-    expect(parseReportQuery({ from: "2025-03-04", to: "2026-03-04" }, now)).toEqual({ from: "2025-03-04", to: "2026-03-04" }); // 366 days
-    expect(issuesOf(() => parseReportQuery({ from: "2025-03-03", to: "2026-03-04" }, now))[0]!.loc).toEqual(["query", "from"]);
-    expect(issuesOf(() => parseReportQuery({ from: "2026-03-05", to: "2026-03-04" }, now))[0]!.loc).toEqual(["query", "from"]);
+    expect(parseReportQuery({ from: "2025-03-04", to: "2026-03-04" }, now)).toEqual({
+      from: "2025-03-04",
+      to: "2026-03-04",
+    }); // 366 days
+    expect(issuesOf(() => parseReportQuery({ from: "2025-03-03", to: "2026-03-04" }, now))[0]!.loc).toEqual([
+      "query",
+      "from",
+    ]);
+    expect(issuesOf(() => parseReportQuery({ from: "2026-03-05", to: "2026-03-04" }, now))[0]!.loc).toEqual([
+      "query",
+      "from",
+    ]);
     expect(issuesOf(() => parseReportQuery({ from: "2026-02-30" }, now))[0]!.loc).toEqual(["query", "from"]);
     expect(issuesOf(() => parseReportQuery({ to: "03/04/2026" }, now))[0]!.loc).toEqual(["query", "to"]);
   });

@@ -35,7 +35,16 @@ export function rng(seed: number): () => number {
 
 const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
 
-export const MODELS = ["gpt-4o-mini", "gpt-4o", "claude-3-5-sonnet", "gemini-2.0-flash", "deepseek-chat", "llama-3.3-70b", "qwen-2.5", "mistral-large"];
+export const MODELS = [
+  "gpt-4o-mini",
+  "gpt-4o",
+  "claude-3-5-sonnet",
+  "gemini-2.0-flash",
+  "deepseek-chat",
+  "llama-3.3-70b",
+  "qwen-2.5",
+  "mistral-large",
+];
 const MAKER: Record<string, string | null> = {
   "gpt-4o-mini": "openai",
   "gpt-4o": "openai",
@@ -49,7 +58,13 @@ const MAKER: Record<string, string | null> = {
 const PROVIDERS = ["openai", "anthropic", "google", "together", "groq"];
 
 /** `n` random events with created_at uniformly in [from, to). */
-export function randomEvents(n: number, r: () => number, from: Date, to: Date, o: { users: string[]; keys: string[] }): Ev[] {
+export function randomEvents(
+  n: number,
+  r: () => number,
+  from: Date,
+  to: Date,
+  o: { users: string[]; keys: string[] },
+): Ev[] {
   const out: Ev[] = [];
   for (let i = 0; i < n; i++) {
     const model = pick(r, MODELS);
@@ -170,7 +185,21 @@ export async function modelRows(db: Database, table: string): Promise<string[]> 
     `select bucket, model, provider, maker, modality, success, calls::text, cache_hits::text, prompt_tokens::text, completion_tokens::text, cost_micro::text from ${table}`,
   );
   return rows
-    .map((r) => [new Date(r.bucket as string).toISOString(), r.model, r.provider, r.maker, r.modality, r.success, r.calls, r.cache_hits, r.prompt_tokens, r.completion_tokens, r.cost_micro].join("|"))
+    .map((r) =>
+      [
+        new Date(r.bucket as string).toISOString(),
+        r.model,
+        r.provider,
+        r.maker,
+        r.modality,
+        r.success,
+        r.calls,
+        r.cache_hits,
+        r.prompt_tokens,
+        r.completion_tokens,
+        r.cost_micro,
+      ].join("|"),
+    )
     .sort();
 }
 
@@ -178,14 +207,41 @@ export async function appRows(db: Database, table: string): Promise<string[]> {
   const rows = await db.query<Record<string, unknown>>(
     `select bucket, app, modality, success, calls::text, cache_hits::text, prompt_tokens::text, completion_tokens::text from ${table}`,
   );
-  return rows.map((r) => [new Date(r.bucket as string).toISOString(), r.app, r.modality, r.success, r.calls, r.cache_hits, r.prompt_tokens, r.completion_tokens].join("|")).sort();
+  return rows
+    .map((r) =>
+      [
+        new Date(r.bucket as string).toISOString(),
+        r.app,
+        r.modality,
+        r.success,
+        r.calls,
+        r.cache_hits,
+        r.prompt_tokens,
+        r.completion_tokens,
+      ].join("|"),
+    )
+    .sort();
 }
 
 export async function dailyUsageRows(db: Database): Promise<string[]> {
   const rows = await db.query<Record<string, unknown>>(
     `select user_id, day::text as day, model, requests::text, failed_requests::text, cache_hits::text, prompt_tokens::text, completion_tokens::text, cost_micro::text from usage_daily`,
   );
-  return rows.map((r) => [r.user_id, r.day, r.model, r.requests, r.failed_requests, r.cache_hits, r.prompt_tokens, r.completion_tokens, r.cost_micro].join("|")).sort();
+  return rows
+    .map((r) =>
+      [
+        r.user_id,
+        r.day,
+        r.model,
+        r.requests,
+        r.failed_requests,
+        r.cache_hits,
+        r.prompt_tokens,
+        r.completion_tokens,
+        r.cost_micro,
+      ].join("|"),
+    )
+    .sort();
 }
 
 export async function accountRows(db: Database, table: string): Promise<Map<string, string[]>> {

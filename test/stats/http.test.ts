@@ -16,9 +16,21 @@ const MODEL = "gpt-4o-mini";
 
 describe("statistics settings", () => {
   test("threshold 3, rollups every 5 s and 10 s caching in production; 1, 1 s and 2 s in demo mode", () => {
-    expect(statsSettings(loadConfig({ DEMO_MODE: "false" }))).toEqual({ minAccounts: 3, intervalMs: 5000, maxAgeSeconds: 10 });
-    expect(statsSettings(loadConfig({ DEMO_MODE: "true" }))).toEqual({ minAccounts: 1, intervalMs: 1000, maxAgeSeconds: 2 });
-    expect(statsSettings(loadConfig({ DEMO_MODE: "false", STATS_MIN_DISTINCT_ACCOUNTS: "5", STATS_ROLLUP_INTERVAL_MS: "0" }))).toEqual({ minAccounts: 5, intervalMs: 0, maxAgeSeconds: 10 });
+    expect(statsSettings(loadConfig({ DEMO_MODE: "false" }))).toEqual({
+      minAccounts: 3,
+      intervalMs: 5000,
+      maxAgeSeconds: 10,
+    });
+    expect(statsSettings(loadConfig({ DEMO_MODE: "true" }))).toEqual({
+      minAccounts: 1,
+      intervalMs: 1000,
+      maxAgeSeconds: 2,
+    });
+    expect(
+      statsSettings(
+        loadConfig({ DEMO_MODE: "false", STATS_MIN_DISTINCT_ACCOUNTS: "5", STATS_ROLLUP_INTERVAL_MS: "0" }),
+      ),
+    ).toEqual({ minAccounts: 5, intervalMs: 0, maxAgeSeconds: 10 });
   });
 });
 
@@ -39,13 +51,25 @@ describe("stats and usage report over HTTP", () => {
 
   test("chat calls reach the public statistics through the gateway's own rollup job", async () => {
     const client = new OpenAI({ apiKey: key.key, baseURL: g.url + "/v1", maxRetries: 0 });
-    for (const headers of [{ "X-Title": APP }, { "X-Title": APP }, { "HTTP-Referer": "https://referer-app.example/page" }]) {
-      const r = await client.chat.completions.create({ model: MODEL, messages: [{ role: "user", content: "hello stats" }] }, { headers });
+    for (const headers of [
+      { "X-Title": APP },
+      { "X-Title": APP },
+      { "HTTP-Referer": "https://referer-app.example/page" },
+    ]) {
+      const r = await client.chat.completions.create(
+        { model: MODEL, messages: [{ role: "user", content: "hello stats" }] },
+        { headers },
+      );
       usage.prompt += r.usage!.prompt_tokens;
       usage.completion += r.usage!.completion_tokens;
       usage.calls++;
     }
-    const failed = await client.chat.completions.create({ model: MODEL, messages: [{ role: "user", content: "down [sim:fail=503]" }] }, { headers: { "X-Title": APP } }).catch((e) => e);
+    const failed = await client.chat.completions
+      .create(
+        { model: MODEL, messages: [{ role: "user", content: "down [sim:fail=503]" }] },
+        { headers: { "X-Title": APP } },
+      )
+      .catch((e) => e);
     expect(failed.status).toBe(502);
 
     // The job runs every 100 ms here; the rollups follow within a few runs.
@@ -66,9 +90,19 @@ describe("stats and usage report over HTTP", () => {
     const rankings = await g.call("GET", "/v1/stats/rankings");
     expect(rankings.body.period).toBe("weekly");
     expect(rankings.body.leaderboard).toEqual([
-      { rank: 1, model: MODEL, provider: "openai", maker: expect.any(String), tokens: usage.prompt + usage.completion, calls: 3, trend_pct: null },
+      {
+        rank: 1,
+        model: MODEL,
+        provider: "openai",
+        maker: expect.any(String),
+        tokens: usage.prompt + usage.completion,
+        calls: 3,
+        trend_pct: null,
+      },
     ]);
-    expect(rankings.body.market_share).toEqual([{ provider: "openai", tokens: usage.prompt + usage.completion, share_pct: 100 }]);
+    expect(rankings.body.market_share).toEqual([
+      { provider: "openai", tokens: usage.prompt + usage.completion, share_pct: 100 },
+    ]);
 
     const apps = await g.call("GET", "/v1/stats/apps?period=daily");
     expect(apps.body.apps.map((a: any) => [a.app, a.calls])).toEqual([
@@ -106,7 +140,8 @@ describe("stats and usage report over HTTP", () => {
       ["query", "range"],
       ["query", "top"],
     ]);
-    for (const top of ["1", "20"]) expect((await g.call("GET", `/v1/stats/usage-timeseries?top=${top}`)).status).toBe(200);
+    for (const top of ["1", "20"])
+      expect((await g.call("GET", `/v1/stats/usage-timeseries?top=${top}`)).status).toBe(200);
   }, 30_000);
 
   test("usage report: usage:read keys only; chat-only and legacy (null scopes) keys 403; JWT and no key 401", async () => {
@@ -132,7 +167,10 @@ describe("stats and usage report over HTTP", () => {
       expect(r.body.data.length).toBe(1);
     }
     const r = await g.call("GET", `/v1/usage/report?from=${today}&to=${today}`, { token: readOnly.key });
-    const cost = await g.gw.deps.db.query<{ c: string }>("select sum(cost_micro)::text as c from usage_events where user_id = $1", [owner.id]);
+    const cost = await g.gw.deps.db.query<{ c: string }>(
+      "select sum(cost_micro)::text as c from usage_events where user_id = $1",
+      [owner.id],
+    );
     expect(r.body).toEqual({
       object: "usage_report",
       from: today,
@@ -167,7 +205,9 @@ describe("stats and usage report over HTTP", () => {
 
     // Another account sees only its own (empty) usage.
     const stranger = await fastUser(g);
-    const theirs = await g.call("GET", "/v1/usage/report", { token: (await g.newKey(stranger, { scopes: ["usage:read"] })).key });
+    const theirs = await g.call("GET", "/v1/usage/report", {
+      token: (await g.newKey(stranger, { scopes: ["usage:read"] })).key,
+    });
     expect(theirs.body.data).toEqual([]);
     expect(theirs.body.totals.requests).toBe(0);
   }, 30_000);

@@ -25,7 +25,10 @@ describe("privacy threshold settings", () => {
     expect(statsSettings(loadConfig({ DEMO_MODE: "true" })).minAccounts).toBe(1);
     expect(statsSettings(loadConfig({ DEMO_MODE: "false", STATS_MIN_DISTINCT_ACCOUNTS: "7" })).minAccounts).toBe(7);
     expect(statsSettings(loadConfig({ DEMO_MODE: "false", STATS_MIN_DISTINCT_KEYS: "5" })).minAccounts).toBe(5);
-    expect(statsSettings(loadConfig({ DEMO_MODE: "false", STATS_MIN_DISTINCT_KEYS: "5", STATS_MIN_DISTINCT_ACCOUNTS: "2" })).minAccounts).toBe(2);
+    expect(
+      statsSettings(loadConfig({ DEMO_MODE: "false", STATS_MIN_DISTINCT_KEYS: "5", STATS_MIN_DISTINCT_ACCOUNTS: "2" }))
+        .minAccounts,
+    ).toBe(2);
   });
 });
 
@@ -33,7 +36,10 @@ for (const kind of await dbKinds()) {
   describe(`public stats privacy threshold on ${kind}`, () => {
     let g: TestGateway;
     beforeAll(async () => {
-      g = await startTestGateway({ db: kind, env: { STATS_MIN_DISTINCT_ACCOUNTS: String(THRESHOLD), STATS_ROLLUP_INTERVAL_MS: "100" } });
+      g = await startTestGateway({
+        db: kind,
+        env: { STATS_MIN_DISTINCT_ACCOUNTS: String(THRESHOLD), STATS_ROLLUP_INTERVAL_MS: "100" },
+      });
     }, 60_000);
     afterAll(async () => {
       await g?.stop();
@@ -61,7 +67,12 @@ for (const kind of await dbKinds()) {
     test("one account with many keys stays hidden; the same traffic from enough accounts is named", async () => {
       const app = `privacy-${crypto.randomUUID().slice(0, 8)}`;
       const call = async (key: string) => {
-        const r = await chat(g, key, { model: MODEL, messages: user("who is counted"), max_tokens: 8 }, { "X-Title": app });
+        const r = await chat(
+          g,
+          key,
+          { model: MODEL, messages: user("who is counted"), max_tokens: 8 },
+          { "X-Title": app },
+        );
         expect(r.status).toBe(200);
       };
 
@@ -87,7 +98,9 @@ for (const kind of await dbKinds()) {
       expect(shown.board).toEqual([MODEL]);
       expect(shown.series).toEqual([MODEL]);
       expect(shown.apps).toEqual([app]);
-      expect((await g.call("GET", "/v1/stats/models")).body.top_models).toEqual([{ model: MODEL, calls: 2 * THRESHOLD }]);
+      expect((await g.call("GET", "/v1/stats/models")).body.top_models).toEqual([
+        { model: MODEL, calls: 2 * THRESHOLD },
+      ]);
     }, 60_000);
   });
 }
@@ -111,20 +124,32 @@ for (const kind of await dbKinds()) {
       if (db.kind === "postgres") await migratePg(db.orm as never, { migrationsFolder: old.folder });
       else await migrateLite(db.orm as never, { migrationsFolder: old.folder });
       const [a, b] = [crypto.randomUUID(), crypto.randomUUID()];
-      for (const u of [a, b]) await db.query("insert into users (id, email, password_hash) values ($1, $2, 'x')", [u, `${u}@test.example`]);
+      for (const u of [a, b])
+        await db.query("insert into users (id, email, password_hash) values ($1, $2, 'x')", [u, `${u}@test.example`]);
       const keys = [a, a, a, b].map((u) => ({ id: crypto.randomUUID(), u }));
-      for (const k of keys) await db.query("insert into api_keys (id, user_id, key_hash, key_prefix) values ($1, $2, $3, 'sk-gw-x')", [k.id, k.u, k.id]);
+      for (const k of keys)
+        await db.query("insert into api_keys (id, user_id, key_hash, key_prefix) values ($1, $2, $3, 'sk-gw-x')", [
+          k.id,
+          k.u,
+          k.id,
+        ]);
       const bucket = "2026-01-05T10:00:00Z";
       // Three keys of one account used model-a (a full key set at 3); keys of both used app-b.
-      for (const k of keys.slice(0, 3)) await db.query("insert into stats_hourly_keys values ($1, 'model', 'model-a', $2)", [bucket, k.id]);
-      for (const k of keys.slice(2)) await db.query("insert into stats_daily_keys values ($1, 'app', 'app-b', $2)", ["2026-01-05T00:00:00Z", k.id]);
+      for (const k of keys.slice(0, 3))
+        await db.query("insert into stats_hourly_keys values ($1, 'model', 'model-a', $2)", [bucket, k.id]);
+      for (const k of keys.slice(2))
+        await db.query("insert into stats_daily_keys values ($1, 'app', 'app-b', $2)", ["2026-01-05T00:00:00Z", k.id]);
 
       await runMigrations(db);
       const rows = async (t: string) =>
-        (await db.query<{ r: string }>(`select dim || '|' || name || '|' || account_id as r from ${t} order by 1`)).map((x) => x.r);
+        (await db.query<{ r: string }>(`select dim || '|' || name || '|' || account_id as r from ${t} order by 1`)).map(
+          (x) => x.r,
+        );
       expect(await rows("stats_hourly_accounts")).toEqual([`model|model-a|${a}`]);
       expect(await rows("stats_daily_accounts")).toEqual([`app|app-b|${a}`, `app|app-b|${b}`].sort());
-      const left = await db.query("select 1 from information_schema.tables where table_name in ('stats_hourly_keys', 'stats_daily_keys')");
+      const left = await db.query(
+        "select 1 from information_schema.tables where table_name in ('stats_hourly_keys', 'stats_daily_keys')",
+      );
       expect(left).toEqual([]);
     } finally {
       old.drop();

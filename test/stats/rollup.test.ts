@@ -8,7 +8,16 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { dbKinds, startTestGateway, type TestGateway } from "../harness";
 import { RollupRepo } from "../../src/db/repos/rollups";
-import { modelsStats, periodWindows, rankings, runRollup, seriesBuckets, usageTimeseries, type Period, type Window } from "../../src/core/stats";
+import {
+  modelsStats,
+  periodWindows,
+  rankings,
+  runRollup,
+  seriesBuckets,
+  usageTimeseries,
+  type Period,
+  type Window,
+} from "../../src/core/stats";
 import { startStatsRollup } from "../../src/jobs/stats-rollup";
 import {
   appRows,
@@ -56,7 +65,13 @@ async function expectRollupsMatch(g: TestGateway, events: Ev[]): Promise<void> {
       const accounts = want.get(k);
       // Capped at CAP distinct accounts, each one an account that really used the name in that bucket.
       const size = Math.min(CAP, accounts?.size ?? 0);
-      if (!accounts || (exact(k) ? have.length !== size : have.length > size) || new Set(have).size !== have.length || have.some((id) => !accounts.has(id))) wrong.push(k);
+      if (
+        !accounts ||
+        (exact(k) ? have.length !== size : have.length > size) ||
+        new Set(have).size !== have.length ||
+        have.some((id) => !accounts.has(id))
+      )
+        wrong.push(k);
     }
     expect(wrong).toEqual([]);
   }
@@ -149,7 +164,9 @@ for (const kind of await dbKinds()) {
           const before = prev.get(row.model)?.tokens;
           expect(row.trend_pct).toBe(before ? Math.round(((want.tokens - before) / before) * 1000) / 10 : null);
         }
-        expect(rk.leaderboard.map((x) => x.tokens)).toEqual([...rk.leaderboard.map((x) => x.tokens)].sort((a, b) => b - a));
+        expect(rk.leaderboard.map((x) => x.tokens)).toEqual(
+          [...rk.leaderboard.map((x) => x.tokens)].sort((a, b) => b - a),
+        );
         const shares = rk.market_share.reduce((a, s) => a + s.share_pct, 0);
         expect(Math.abs(shares - 100)).toBeLessThan(0.05);
       }
@@ -172,7 +189,8 @@ for (const kind of await dbKinds()) {
           const here = text.filter((e) => e.at.getTime() >= from && e.at.getTime() < to);
           expect(p.total).toBe(here.reduce((a, e) => a + tokensOf(e), 0));
           expect(p.total).toBe(Object.values(p.tokens).reduce((a, b) => a + b, 0));
-          for (const s of ts.series.slice(0, 3)) expect(p.tokens[s]).toBe(here.filter((e) => e.model === s).reduce((a, e) => a + tokensOf(e), 0));
+          for (const s of ts.series.slice(0, 3))
+            expect(p.tokens[s]).toBe(here.filter((e) => e.model === s).reduce((a, e) => a + tokensOf(e), 0));
         }
       }
     });
@@ -181,7 +199,9 @@ for (const kind of await dbKinds()) {
       const db = g.gw.deps.db;
       await db.orm
         .transaction(async (tx) => {
-          await tx.execute(sql`insert into usage_events (request_id, user_id, model, status) values (gen_random_uuid(), gen_random_uuid(), 'rolled-back', 200)`);
+          await tx.execute(
+            sql`insert into usage_events (request_id, user_id, model, status) values (gen_random_uuid(), gen_random_uuid(), 'rolled-back', 200)`,
+          );
           throw new Error("roll back");
         })
         .catch(() => {});
@@ -256,12 +276,18 @@ if ((await dbKinds()).includes("pg")) {
   test("the Worker job keeps the rollups fresh on PostgreSQL", async () => {
     const g = await startTestGateway({ db: "pg", env: { STATS_ROLLUP_INTERVAL_MS: "0" } });
     const name = (await g.gw.deps.db.query<{ d: string }>("select current_database() as d"))[0]!.d;
-    const url = (process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres").replace(/\/[^/]*$/, `/${name}`);
+    const url = (process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres").replace(
+      /\/[^/]*$/,
+      `/${name}`,
+    );
     const job = startStatsRollup({ db: g.gw.deps.db, url, intervalMs: 100, accountCap: CAP });
     try {
       expect(job.mode).toBe("worker");
       const r = rng(5);
-      const events = randomEvents(200, r, new Date(Date.now() - 20 * DAY), new Date(), { users: [crypto.randomUUID()], keys: [crypto.randomUUID(), crypto.randomUUID()] });
+      const events = randomEvents(200, r, new Date(Date.now() - 20 * DAY), new Date(), {
+        users: [crypto.randomUUID()],
+        keys: [crypto.randomUUID(), crypto.randomUUID()],
+      });
       await insertEvents(g.gw.deps.db, events);
       const want = expectedDailyUsage(events).join();
       const deadline = Date.now() + 10_000;

@@ -71,7 +71,13 @@ for (const kind of await dbKinds()) {
       const weekly = await modelsStats(ctx(now), "weekly");
       expect(weekly.top_models.map((m) => m.model).sort()).toEqual(["edge-in", "edge-out", "week-edge"]);
       const monthly = await modelsStats(ctx(now), "monthly");
-      expect(monthly.top_models.map((m) => m.model).sort()).toEqual(["edge-in", "edge-out", "month-edge", "week-edge", "week-out"]);
+      expect(monthly.top_models.map((m) => m.model).sort()).toEqual([
+        "edge-in",
+        "edge-out",
+        "month-edge",
+        "week-edge",
+        "week-out",
+      ]);
       // The event just before the window is the previous period's (another model): no trend.
       const r = await rankings(ctx(now), "daily");
       expect(r.leaderboard.map((x) => [x.model, x.trend_pct])).toEqual([["edge-in", null]]);
@@ -165,7 +171,9 @@ for (const kind of await dbKinds()) {
         ev(t, { model: "broken", provider: null, status: 400, prompt: 0, completion: 0 }),
       ]);
       const r = await rankings(ctx(now), "daily");
-      expect(r.leaderboard).toEqual([{ rank: 1, model: "ok", provider: "groq", maker: "openai", tokens: 150, calls: 2, trend_pct: null }]);
+      expect(r.leaderboard).toEqual([
+        { rank: 1, model: "ok", provider: "groq", maker: "openai", tokens: 150, calls: 2, trend_pct: null },
+      ]);
       expect(r.total_tokens).toBe(150);
       expect(r.market_share).toEqual([{ provider: "groq", tokens: 150, share_pct: 100 }]);
       const m = await modelsStats(ctx(now), "daily");
@@ -181,7 +189,9 @@ for (const kind of await dbKinds()) {
     test("market share: top 12 providers, shares of their own total", async () => {
       const now = new Date("2024-02-10T12:00:00Z");
       const t = Date.parse("2024-02-10T03:00:00Z");
-      const events = Array.from({ length: 14 }, (_, i) => ev(t, { model: `s${i}`, provider: `p${String(i).padStart(2, "0")}`, prompt: (i + 1) * 10, completion: 0 }));
+      const events = Array.from({ length: 14 }, (_, i) =>
+        ev(t, { model: `s${i}`, provider: `p${String(i).padStart(2, "0")}`, prompt: (i + 1) * 10, completion: 0 }),
+      );
       await load(events);
       const r = await rankings(ctx(now), "daily");
       expect(r.market_share.length).toBe(12);
@@ -197,11 +207,23 @@ for (const kind of await dbKinds()) {
       const h = (i: number) => Date.parse("2025-08-20T00:00:00Z") + i * HOUR;
       const events: Ev[] = [
         // Two accounts, many calls and keys: hidden at N = 3.
-        ...Array.from({ length: 20 }, (_, i) => ev(h(i % 10), { model: "two-accounts", user: accounts[i % 2]!, key: keys[i % 6]!, app: "tiny-app", prompt: 1000 })),
+        ...Array.from({ length: 20 }, (_, i) =>
+          ev(h(i % 10), {
+            model: "two-accounts",
+            user: accounts[i % 2]!,
+            key: keys[i % 6]!,
+            app: "tiny-app",
+            prompt: 1000,
+          }),
+        ),
         // Three accounts, each in a different hour: shown.
-        ...[0, 1, 2].map((i) => ev(h(i), { model: "three-accounts", user: accounts[i]!, key: keys[i]!, app: "big-app", prompt: 10 })),
+        ...[0, 1, 2].map((i) =>
+          ev(h(i), { model: "three-accounts", user: accounts[i]!, key: keys[i]!, app: "big-app", prompt: 10 }),
+        ),
         // Five accounts in one hour (more than the stored cap of 3): shown.
-        ...[0, 1, 2, 3, 4].map((i) => ev(h(5), { model: "five-accounts", user: accounts[i]!, key: keys[i]!, app: "big-app", prompt: 20 })),
+        ...[0, 1, 2, 3, 4].map((i) =>
+          ev(h(5), { model: "five-accounts", user: accounts[i]!, key: keys[i]!, app: "big-app", prompt: 20 }),
+        ),
         // One account, three calls without a key: one account.
         ...[0, 1, 2].map(() => ev(h(6), { model: "keyless", user: accounts[5]!, key: null, prompt: 30 })),
       ];
@@ -219,9 +241,17 @@ for (const kind of await dbKinds()) {
       expect(apps.apps).toEqual([{ rank: 1, app: "big-app", tokens: 3 * 15 + 5 * 25, calls: 8 }]);
       expect(apps.total_tokens).toBe(20 * 1005 + 3 * 15 + 5 * 25);
       // In the weekly period the same names are judged on the week: still the same accounts.
-      expect((await modelsStats(ctx(now, 3), "weekly")).top_models.map((x) => x.model).sort()).toEqual(["five-accounts", "three-accounts"]);
+      expect((await modelsStats(ctx(now, 3), "weekly")).top_models.map((x) => x.model).sort()).toEqual([
+        "five-accounts",
+        "three-accounts",
+      ]);
       // At N = 1 (demo mode) everything shows, key-less calls too.
-      expect((await modelsStats(ctx(now, 1), "daily")).top_models.map((x) => x.model).sort()).toEqual(["five-accounts", "keyless", "three-accounts", "two-accounts"]);
+      expect((await modelsStats(ctx(now, 1), "daily")).top_models.map((x) => x.model).sort()).toEqual([
+        "five-accounts",
+        "keyless",
+        "three-accounts",
+        "two-accounts",
+      ]);
       expect((await appsStats(ctx(now, 1), "daily")).apps.map((a) => a.app)).toEqual(["tiny-app", "big-app"]);
     });
   });

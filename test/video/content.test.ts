@@ -23,13 +23,20 @@ beforeAll(async () => {
 afterAll(() => g.stop());
 
 const content = (id: string, token: string | undefined, headers: Record<string, string> = {}) =>
-  fetch(`${g.url}/v1/jobs/${id}/content`, { headers: { ...(token && { authorization: `Bearer ${token}` }), ...headers } });
+  fetch(`${g.url}/v1/jobs/${id}/content`, {
+    headers: { ...(token && { authorization: `Bearer ${token}` }), ...headers },
+  });
 
 /** The bytes the simulated vendor serves for a job's operation. */
 async function upstreamBytes(jobId: string): Promise<Uint8Array> {
-  const rows = await g.gw.deps.db.query<{ upstream_task: string }>("select upstream_task from video_jobs where id = $1", [jobId]);
+  const rows = await g.gw.deps.db.query<{ upstream_task: string }>(
+    "select upstream_task from video_jobs where id = $1",
+    [jobId],
+  );
   const op = rows[0]!.upstream_task.split("/").pop()!;
-  const res = await fetch(`${g.gw.sim!.baseUrl("veo")}/v1beta/files/${op}:download?alt=media`, { headers: { "x-goog-api-key": "k" } });
+  const res = await fetch(`${g.gw.sim!.baseUrl("veo")}/v1beta/files/${op}:download?alt=media`, {
+    headers: { "x-goog-api-key": "k" },
+  });
   expect(res.status).toBe(200);
   return res.bytes();
 }
@@ -131,7 +138,10 @@ describe("retention", () => {
       const r = await submit(short, k, { model: "veo-3", duration_seconds: 2, prompt: "fleeting [sim:video_ms=20]" });
       expect((await waitJob(short, k, r.body.job_id)).status).toBe("succeeded");
       const url = `${short.url}/v1/jobs/${r.body.job_id}/content`;
-      const rows = await short.gw.deps.db.query<{ storage_key: string }>("select storage_key from video_jobs where id = $1", [r.body.job_id]);
+      const rows = await short.gw.deps.db.query<{ storage_key: string }>(
+        "select storage_key from video_jobs where id = $1",
+        [r.body.job_id],
+      );
       const storageKey = rows[0]!.storage_key;
       expect(storageKey).toStartWith(`video/${r.body.job_id}-`);
       expect((await fetch(url, { headers: { authorization: `Bearer ${k}` } })).status).toBe(200);

@@ -35,7 +35,11 @@ export async function waitJob(g: TestGateway, key: string, id: string, timeoutMs
 }
 
 /** Upstream calls the simulator saw for `provider` whose route starts with `prefix`. */
-export function simCalls(stats: { calls: Record<string, Record<string, number>> }, provider: string, prefix: string): number {
+export function simCalls(
+  stats: { calls: Record<string, Record<string, number>> },
+  provider: string,
+  prefix: string,
+): number {
   return Object.entries(stats.calls[provider] ?? {})
     .filter(([route]) => route.startsWith(prefix))
     .reduce((n, [, c]) => n + c, 0);

@@ -22,7 +22,11 @@ beforeAll(async () => {
 afterAll(() => g.stop());
 
 const jobsOfKey = async (keyId: string) =>
-  Number((await g.gw.deps.db.query<{ n: number }>("select count(*)::int as n from video_jobs where key_id = $1", [keyId]))[0]!.n);
+  Number(
+    (
+      await g.gw.deps.db.query<{ n: number }>("select count(*)::int as n from video_jobs where key_id = $1", [keyId])
+    )[0]!.n,
+  );
 
 test("the same key and body replay the original 202 and create nothing", async () => {
   const k = await g.newKey(user);
@@ -111,7 +115,10 @@ test("after 24 hours the key may be used again", async () => {
   const idem = { "idempotency-key": `window-${crypto.randomUUID()}` };
   const first = await submit(g, key.key, { prompt: "window" }, idem);
   expect(first.status).toBe(202);
-  await g.gw.deps.db.query("update video_idempotency set created_at = now() - interval '25 hours' where key_id = $1 and idem_key = $2", [key.id, idem["idempotency-key"]]);
+  await g.gw.deps.db.query(
+    "update video_idempotency set created_at = now() - interval '25 hours' where key_id = $1 and idem_key = $2",
+    [key.id, idem["idempotency-key"]],
+  );
   const second = await submit(g, key.key, { prompt: "window" }, idem);
   expect(second.status).toBe(202);
   expect(second.body.job_id).not.toBe(first.body.job_id);

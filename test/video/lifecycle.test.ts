@@ -64,7 +64,10 @@ describe("success", () => {
       const r = await submit(g, key, { model, prompt: `maker ${model} [sim:video_ms=60]`, ...extra });
       expect(r.status).toBe(202);
       expect((await waitJob(g, key, r.body.job_id)).status).toBe("succeeded");
-      const rows = await g.gw.deps.db.query<{ maker: string | null; api: string | null }>("select maker, api from usage_events where request_id = $1", [r.body.job_id]);
+      const rows = await g.gw.deps.db.query<{ maker: string | null; api: string | null }>(
+        "select maker, api from usage_events where request_id = $1",
+        [r.body.job_id],
+      );
       expect([model, rows.map((x) => [x.maker, x.api])]).toEqual([model, [[maker, "video"]]]);
     }
   });
@@ -94,7 +97,10 @@ describe("success", () => {
   test("the settlement is recorded as a video usage event", async () => {
     const r = await submit(g, key, { model: "kling-v3", duration_seconds: 3, prompt: "usage [sim:video_ms=50]" });
     await waitJob(g, key, r.body.job_id);
-    const rows = await g.gw.deps.db.query<Record<string, unknown>>("select modality, model, provider, status, cost_micro from usage_events where request_id = $1", [r.body.job_id]);
+    const rows = await g.gw.deps.db.query<Record<string, unknown>>(
+      "select modality, model, provider, status, cost_micro from usage_events where request_id = $1",
+      [r.body.job_id],
+    );
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ modality: "video", model: "kling-v3", provider: "kling", status: 200 });
     expect(BigInt(String(rows[0]!.cost_micro))).toBe(450_000_000n);
@@ -163,7 +169,10 @@ describe("deadline and atomic finish", () => {
   test("a job past its deadline fails with generation_timeout and is released", async () => {
     const before = await money(g, user);
     const r = await submit(g, key, { model: "veo-3", prompt: "never ends [sim:video_ms=600000]" });
-    await g.gw.deps.db.query("update video_jobs set deadline_at = now() - interval '1 second', next_poll_at = now() where id = $1", [r.body.job_id]);
+    await g.gw.deps.db.query(
+      "update video_jobs set deadline_at = now() - interval '1 second', next_poll_at = now() where id = $1",
+      [r.body.job_id],
+    );
     const job = await waitJob(g, key, r.body.job_id);
     expect(job.status).toBe("failed");
     expect(job.error.code).toBe("generation_timeout");
@@ -177,12 +186,19 @@ describe("deadline and atomic finish", () => {
     const cost = 1_000_000_000n; // 1,000 KRW of the 1,120 held
     const settle = { kind: "settle" as const, costMicro: cost, tokens: 0, event: null };
     // Somebody else's claim: nothing changes, no money moves.
-    expect(await repo.finish(r.body.job_id, "not-the-owner", { status: "succeeded", costMicro: cost }, settle)).toBeNull();
+    expect(
+      await repo.finish(r.body.job_id, "not-the-owner", { status: "succeeded", costMicro: cost }, settle),
+    ).toBeNull();
     expect((await money(g, user)).held).toBe(before.held + 1120);
     // Two finishers at once (a completion and a cancel, say): one wins, the hold closes once.
     const [x, y] = await Promise.all([
       repo.finish(r.body.job_id, null, { status: "succeeded", costMicro: cost }, settle),
-      repo.finish(r.body.job_id, null, { status: "canceled", error: { code: "canceled", message: "m" } }, { kind: "release", event: null }),
+      repo.finish(
+        r.body.job_id,
+        null,
+        { status: "canceled", error: { code: "canceled", message: "m" } },
+        { kind: "release", event: null },
+      ),
     ]);
     expect([x, y].filter(Boolean)).toHaveLength(1);
     const after = await money(g, user);

@@ -49,7 +49,9 @@ async function instance(env: Record<string, string> = {}): Promise<TestGateway> 
   });
   const gw = await buildGateway(cfg);
   gw.app.listen({ port: 0, hostname: "127.0.0.1" });
-  const g = new TestGateway(gw, `http://127.0.0.1:${gw.app.server!.port}`, "pg", async () => rmSync(dataDir, { recursive: true, force: true }));
+  const g = new TestGateway(gw, `http://127.0.0.1:${gw.app.server!.port}`, "pg", async () =>
+    rmSync(dataDir, { recursive: true, force: true }),
+  );
   running.push(g);
   return g;
 }
@@ -61,7 +63,12 @@ async function stopInstance(g: TestGateway): Promise<void> {
 
 /** Upstream polls the simulator saw for a job's task, and the claims the database counted. */
 async function taskPolls(g: TestGateway, jobId: string): Promise<{ upstream: number; claims: number }> {
-  const row = (await g.gw.deps.db.query<{ upstream_task: string; provider_id: string; poll_count: number }>("select upstream_task, provider_id, poll_count from video_jobs where id = $1", [jobId]))[0]!;
+  const row = (
+    await g.gw.deps.db.query<{ upstream_task: string; provider_id: string; poll_count: number }>(
+      "select upstream_task, provider_id, poll_count from video_jobs where id = $1",
+      [jobId],
+    )
+  )[0]!;
   // Task refs: `models/m/operations/ID` (Veo), `kind:ID` (Kling), or the bare id.
   const id = row.upstream_task.split("/").pop()!.split(":").pop()!;
   const upstream = Object.entries(sim.stats().calls[row.provider_id] ?? {})
@@ -91,7 +98,11 @@ describe.skipIf(!PG)("video poller pool on PostgreSQL", () => {
     const key = (await a.newKey(user)).key;
     const ids: string[] = [];
     for (let i = 0; i < 12; i++) {
-      const r = await submit(i % 2 ? a : b, key, { model: "seedance-2-0-fast", duration_seconds: 4, prompt: `split ${i} [sim:video_ms=1]` });
+      const r = await submit(i % 2 ? a : b, key, {
+        model: "seedance-2-0-fast",
+        duration_seconds: 4,
+        prompt: `split ${i} [sim:video_ms=1]`,
+      });
       expect(r.status).toBe(202);
       ids.push(r.body.job_id);
     }
@@ -137,7 +148,11 @@ describe.skipIf(!PG)("video poller pool on PostgreSQL", () => {
     const key = (await c.newKey(user)).key;
     const ids: string[] = [];
     for (let i = 0; i < 16; i++) {
-      const r = await submit(i % 2 ? c : d, key, { model: i % 4 === 0 ? "veo-3" : "ltx-2-fast", duration_seconds: 6, prompt: `pool ${i} [sim:video_ms=400] [sim:video_poll_ms=60]` });
+      const r = await submit(i % 2 ? c : d, key, {
+        model: i % 4 === 0 ? "veo-3" : "ltx-2-fast",
+        duration_seconds: 6,
+        prompt: `pool ${i} [sim:video_ms=400] [sim:video_poll_ms=60]`,
+      });
       expect(r.status).toBe(202);
       ids.push(r.body.job_id);
     }
@@ -155,7 +170,9 @@ describe.skipIf(!PG)("video poller pool on PostgreSQL", () => {
     // Both instances' stops leave no claim behind.
     await stopInstance(c);
     await stopInstance(d);
-    const claimed = await (await instance({ VIDEO_POLL_WORKERS: "0" })).gw.deps.db.query("select id from video_jobs where claim_owner is not null");
+    const claimed = await (await instance({ VIDEO_POLL_WORKERS: "0" })).gw.deps.db.query(
+      "select id from video_jobs where claim_owner is not null",
+    );
     expect(claimed).toEqual([]);
   });
 
@@ -163,7 +180,11 @@ describe.skipIf(!PG)("video poller pool on PostgreSQL", () => {
     const c = await instance({ VIDEO_POLL_WORKERS: "1", VIDEO_CLAIM_MS: "1000" });
     const user = await c.newUser({ creditKrw: 10_000 });
     const key = (await c.newKey(user)).key;
-    const r = await submit(c, key, { model: "kling-v3", duration_seconds: 3, prompt: "survives a crash [sim:video_ms=300]" });
+    const r = await submit(c, key, {
+      model: "kling-v3",
+      duration_seconds: 3,
+      prompt: "survives a crash [sim:video_ms=300]",
+    });
     c.gw.video.pool.killWorker(0);
     const until = Date.now() + 10_000;
     while (!(c.gw.video.pool.status().workers[0]!.restarts === 1 && c.gw.video.pool.status().workers[0]!.alive)) {
@@ -178,11 +199,22 @@ describe.skipIf(!PG)("video poller pool on PostgreSQL", () => {
     const first = await instance({ VIDEO_POLL_WORKERS: "2" });
     const user: TestUser = await first.newUser({ creditKrw: 10_000 });
     const key = (await first.newKey(user)).key;
-    const r = await submit(first, key, { model: "veo-3", duration_seconds: 2, prompt: "outlives its gateway [sim:video_ms=1500]" });
+    const r = await submit(first, key, {
+      model: "veo-3",
+      duration_seconds: 2,
+      prompt: "outlives its gateway [sim:video_ms=1500]",
+    });
     expect(r.status).toBe(202);
     await Bun.sleep(200);
     await stopInstance(first);
-    const row = (await (await instance({ VIDEO_POLL_WORKERS: "0" })).gw.deps.db.query<{ status: string; claim_owner: string | null }>("select status, claim_owner from video_jobs where id = $1", [r.body.job_id]))[0]!;
+    const row = (
+      await (
+        await instance({ VIDEO_POLL_WORKERS: "0" })
+      ).gw.deps.db.query<{ status: string; claim_owner: string | null }>(
+        "select status, claim_owner from video_jobs where id = $1",
+        [r.body.job_id],
+      )
+    )[0]!;
     expect(row).toEqual({ status: "processing", claim_owner: null });
 
     const second = await instance({ VIDEO_POLL_WORKERS: "2" });
@@ -190,7 +222,9 @@ describe.skipIf(!PG)("video poller pool on PostgreSQL", () => {
     expect(job.status).toBe("succeeded");
     expect(job.cost).toEqual({ krw: 1120 });
     expect(await money(second, user)).toEqual({ balance: 10_000 - 1120, held: 0 });
-    const res = await fetch(`${second.url}/v1/jobs/${r.body.job_id}/content`, { headers: { authorization: `Bearer ${key}` } });
+    const res = await fetch(`${second.url}/v1/jobs/${r.body.job_id}/content`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
     expect(res.status).toBe(200);
     expect((await res.bytes()).length).toBeGreaterThan(2 * 8192);
   });

@@ -32,7 +32,11 @@ function request(over: Partial<NormalizedVideoRequest> = {}): NormalizedVideoReq
   };
 }
 
-const submission = (family: VideoSubmission["family"], upstreamModel: string, over: Partial<NormalizedVideoRequest> = {}): VideoSubmission => ({
+const submission = (
+  family: VideoSubmission["family"],
+  upstreamModel: string,
+  over: Partial<NormalizedVideoRequest> = {},
+): VideoSubmission => ({
   jobId: "00000000-0000-4000-8000-000000000001",
   upstreamModel,
   family,
@@ -40,7 +44,8 @@ const submission = (family: VideoSubmission["family"], upstreamModel: string, ov
 });
 
 /** Keys of `sent` that the vendor sample does not have (fields we would be inventing). */
-const invented = (sent: object, sample: object, allowed: string[] = []) => Object.keys(sent).filter((k) => !(k in sample) && !allowed.includes(k));
+const invented = (sent: object, sample: object, allowed: string[] = []) =>
+  Object.keys(sent).filter((k) => !(k in sample) && !allowed.includes(k));
 
 describe("Kling", () => {
   test("text2video and image2video bodies use Kling's fields (duration as a string)", () => {
@@ -60,20 +65,34 @@ describe("Kling", () => {
     expect(i2v.kind).toBe("image2video");
     // `sound` is a V2.6+ field the image2video sample predates.
     expect(invented(i2v.body, fixture("kling", "image2video.request.json"), ["sound"])).toEqual([]);
-    expect(i2v.body).toMatchObject({ image: "https://example.com/first.png", image_tail: "https://example.com/last.png" });
+    expect(i2v.body).toMatchObject({
+      image: "https://example.com/first.png",
+      image_tail: "https://example.com/last.png",
+    });
     expect("resolution" in i2v.body).toBe(false);
   });
 
   test("poll samples: submitted and processing are pending; succeed has the URL; failed has the reason", () => {
-    expect(mapKlingPoll(fixture("kling", "poll.submitted.json"))).toEqual({ state: "pending", upstreamStatus: "submitted" });
-    expect(mapKlingPoll(fixture("kling", "poll.processing.json"))).toEqual({ state: "pending", upstreamStatus: "processing" });
+    expect(mapKlingPoll(fixture("kling", "poll.submitted.json"))).toEqual({
+      state: "pending",
+      upstreamStatus: "submitted",
+    });
+    expect(mapKlingPoll(fixture("kling", "poll.processing.json"))).toEqual({
+      state: "pending",
+      upstreamStatus: "processing",
+    });
     expect(mapKlingPoll(fixture("kling", "poll.succeed.json"))).toEqual({
       state: "succeeded",
       upstreamStatus: "succeed",
       videoUrl: "https://v16-kling-fdl.klingai.com/FAKE/output.mp4",
       outputTokens: null,
     });
-    expect(mapKlingPoll(fixture("kling", "poll.failed.json"))).toEqual({ state: "failed", upstreamStatus: "failed", reason: "failed", message: "Content policy violation" });
+    expect(mapKlingPoll(fixture("kling", "poll.failed.json"))).toEqual({
+      state: "failed",
+      upstreamStatus: "failed",
+      reason: "failed",
+      message: "Content policy violation",
+    });
   });
 
   test("a 429 about the account (codes 1100–1102) is a rejection, not a rate limit", () => {
@@ -110,12 +129,23 @@ describe("Seedance", () => {
       }),
     );
     const sample = fixture("seedance", "create.request.i2v-first-last-frame.json");
-    expect((body.content as unknown[]).map((c: any) => [c.type, c.role])).toEqual(sample.content.map((c: any) => [c.type, c.role]));
+    expect((body.content as unknown[]).map((c: any) => [c.type, c.role])).toEqual(
+      sample.content.map((c: any) => [c.type, c.role]),
+    );
     expect(invented(body, { ...sample, ...fixture("seedance", "create.request.t2v.body-params.json") })).toEqual([]);
     expect("generate_audio" in body).toBe(false);
 
-    const refs = toSeedanceRequest(submission("S-2.0", "seedance-2-0-260128", { videos: ["https://example.com/v.mp4"], audios: ["https://example.com/a.mp3"] }));
-    expect((refs.content as any[]).map((c) => c.role ?? c.type)).toEqual(["text", "reference_video", "reference_audio"]);
+    const refs = toSeedanceRequest(
+      submission("S-2.0", "seedance-2-0-260128", {
+        videos: ["https://example.com/v.mp4"],
+        audios: ["https://example.com/a.mp3"],
+      }),
+    );
+    expect((refs.content as any[]).map((c) => c.role ?? c.type)).toEqual([
+      "text",
+      "reference_video",
+      "reference_audio",
+    ]);
     expect(refs.generate_audio).toBe(true);
   });
 
@@ -127,7 +157,9 @@ describe("Seedance", () => {
     expect(ok.state === "succeeded" && ok.videoUrl.startsWith("https://ark-content-generation")).toBe(true);
     const failed = mapSeedancePoll(fixture("seedance", "poll.failed.json"));
     expect(failed).toMatchObject({ state: "failed", reason: "failed" });
-    expect(failed.state === "failed" && failed.message.startsWith("The request failed because the input text")).toBe(true);
+    expect(failed.state === "failed" && failed.message.startsWith("The request failed because the input text")).toBe(
+      true,
+    );
     expect(mapSeedancePoll({ id: "x", status: "expired" })).toMatchObject({ state: "failed", reason: "expired" });
   });
 
@@ -141,15 +173,23 @@ describe("Seedance", () => {
 
 describe("LTX", () => {
   test("resolutions travel as pixel sizes, with the sample's fields", () => {
-    const body = toLtxRequest(submission("L-pro", "ltx-2-pro", { durationSeconds: 8, outputResolution: "4k", requestedResolution: "4k" }));
+    const body = toLtxRequest(
+      submission("L-pro", "ltx-2-pro", { durationSeconds: 8, outputResolution: "4k", requestedResolution: "4k" }),
+    );
     expect(invented(body, fixture("ltx", "text-to-video.request.json"))).toEqual([]);
     expect(body).toMatchObject({ model: "ltx-2-pro", duration: 8, resolution: "3840x2160", generate_audio: true });
-    expect(toLtxRequest(submission("L-fast", "ltx-2-fast", { outputResolution: "1080p", requestedResolution: "480p" })).resolution).toBe("1920x1080");
+    expect(
+      toLtxRequest(submission("L-fast", "ltx-2-fast", { outputResolution: "1080p", requestedResolution: "480p" }))
+        .resolution,
+    ).toBe("1920x1080");
   });
 
   test("task states and the Anthropic-like error envelope", () => {
     expect(mapLtxPoll({ id: "t", status: "queued" }).state).toBe("pending");
-    expect(mapLtxPoll({ id: "t", status: "completed", video_url: "https://x/v.mp4" })).toMatchObject({ state: "succeeded", videoUrl: "https://x/v.mp4" });
+    expect(mapLtxPoll({ id: "t", status: "completed", video_url: "https://x/v.mp4" })).toMatchObject({
+      state: "succeeded",
+      videoUrl: "https://x/v.mp4",
+    });
     expect(mapLtxPoll({ id: "t", status: "expired" })).toMatchObject({ state: "failed", reason: "expired" });
     const err = ltxError(402, new Headers(), JSON.stringify(fixture("ltx", "error-402.json")));
     expect(err.kind).toBe("rejected");
@@ -159,7 +199,9 @@ describe("LTX", () => {
 
 describe("Veo", () => {
   test("predictLongRunning body: the sample's instance and parameters; Omni sends no duration", () => {
-    const body = toVeoRequest(submission("G", "veo-3.0-generate-001", { durationSeconds: 8, outputResolution: "720p" }));
+    const body = toVeoRequest(
+      submission("G", "veo-3.0-generate-001", { durationSeconds: 8, outputResolution: "720p" }),
+    );
     const sample = fixture("veo", "predictLongRunning.request.json");
     expect(Object.keys((body.instances as any[])[0])).toEqual(Object.keys(sample.instances[0]));
     expect(body.parameters).toMatchObject({ aspectRatio: "16:9", resolution: "720p", durationSeconds: 8 });
@@ -173,7 +215,10 @@ describe("Veo", () => {
         ],
       }),
     );
-    expect((frames.instances as any[])[0]).toMatchObject({ image: { uri: "https://e.com/1.png" }, lastFrame: { uri: "https://e.com/2.png" } });
+    expect((frames.instances as any[])[0]).toMatchObject({
+      image: { uri: "https://e.com/1.png" },
+      lastFrame: { uri: "https://e.com/2.png" },
+    });
   });
 
   test("operation samples: running, succeeded, filtered, failed", () => {
@@ -186,7 +231,11 @@ describe("Veo", () => {
       outputTokens: null,
     });
     expect(mapVeoPoll(fixture("veo", "poll.rai-filtered.json"))).toMatchObject({ state: "failed", reason: "filtered" });
-    expect(mapVeoPoll(fixture("veo", "poll.failed.json"))).toMatchObject({ state: "failed", reason: "failed", message: "<reason the generation failed>" });
+    expect(mapVeoPoll(fixture("veo", "poll.failed.json"))).toMatchObject({
+      state: "failed",
+      reason: "failed",
+      message: "<reason the generation failed>",
+    });
     const omni = fixture("veo", "poll.succeeded.json");
     omni.response.usageMetadata = { candidatesTokenCount: 4321 };
     expect(mapVeoPoll(omni)).toMatchObject({ state: "succeeded", outputTokens: 4321 });
@@ -208,7 +257,10 @@ describe("Veo", () => {
         port: 0,
         fetch(req) {
           seen.api = req.headers.get("x-goog-api-key");
-          return new Response(null, { status: 302, headers: { location: `http://127.0.0.1:${storage.port}/signed.mp4?sig=1` } });
+          return new Response(null, {
+            status: 302,
+            headers: { location: `http://127.0.0.1:${storage.port}/signed.mp4?sig=1` },
+          });
         },
       });
     });
@@ -219,7 +271,10 @@ describe("Veo", () => {
 
     test("the key goes to the vendor's file URI only, not to the signed URL it redirects to", async () => {
       const base = `http://127.0.0.1:${api.port}`;
-      const file = await veoVideo.download!(`${base}/v1beta/files/abc:download?alt=media`, { endpoint: { baseUrl: base, apiKey: "AIza-secret" }, timeoutMs: 2000 });
+      const file = await veoVideo.download!(`${base}/v1beta/files/abc:download?alt=media`, {
+        endpoint: { baseUrl: base, apiKey: "AIza-secret" },
+        timeoutMs: 2000,
+      });
       expect(file.contentType).toBe("video/mp4");
       expect(Array.from(await new Response(file.body).bytes())).toEqual([0, 1, 2, 3]);
       expect(seen).toEqual({ api: "AIza-secret", storage: null });
@@ -227,7 +282,10 @@ describe("Veo", () => {
 
     test("a URI on another host never gets the key", async () => {
       seen.storage = "unset";
-      await veoVideo.download!(`http://127.0.0.1:${storage.port}/elsewhere.mp4`, { endpoint: { baseUrl: `http://127.0.0.1:${api.port}`, apiKey: "AIza-secret" }, timeoutMs: 2000 }).then((f) => f.body.cancel());
+      await veoVideo.download!(`http://127.0.0.1:${storage.port}/elsewhere.mp4`, {
+        endpoint: { baseUrl: `http://127.0.0.1:${api.port}`, apiKey: "AIza-secret" },
+        timeoutMs: 2000,
+      }).then((f) => f.body.cancel());
       expect(seen.storage).toBeNull();
     });
   });

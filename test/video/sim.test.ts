@@ -23,8 +23,18 @@ afterAll(() => sim.stop());
 const BEARER = { authorization: "Bearer test-key", "content-type": "application/json" };
 const GOOG = { "x-goog-api-key": "AIza-test", "content-type": "application/json" };
 
-async function call(method: string, url: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; body: any; headers: Headers }> {
-  const res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), redirect: "manual" });
+async function call(
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<{ status: number; body: any; headers: Headers }> {
+  const res = await fetch(url, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    redirect: "manual",
+  });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
 }
@@ -32,7 +42,12 @@ async function call(method: string, url: string, headers: Record<string, string>
 describe("Kling", () => {
   const base = () => sim.baseUrl("kling");
   test("create, then submitted → processing → succeed, bodies shaped like the samples", async () => {
-    const created = await call("POST", `${base()}/v1/videos/text2video`, BEARER, { model_name: "kling-v3", prompt: "kite [sim:video_ms=300]", duration: "5", mode: "pro" });
+    const created = await call("POST", `${base()}/v1/videos/text2video`, BEARER, {
+      model_name: "kling-v3",
+      prompt: "kite [sim:video_ms=300]",
+      duration: "5",
+      mode: "pro",
+    });
     expect(created.status).toBe(200);
     expect(structuralDiff(fixture("kling", "create.response.json"), created.body)).toEqual([]);
     const id = created.body.data.task_id;
@@ -57,7 +72,12 @@ describe("Kling", () => {
 
   test("video_fail and video_expire end failed, with Kling's sample shape", async () => {
     for (const directive of ["video_fail", "video_expire"]) {
-      const c = await call("POST", `${base()}/v1/videos/image2video`, BEARER, { model_name: "kling-v3", prompt: `x [sim:video_ms=1] [sim:${directive}]`, image: "https://e.com/a.png", duration: "5" });
+      const c = await call("POST", `${base()}/v1/videos/image2video`, BEARER, {
+        model_name: "kling-v3",
+        prompt: `x [sim:video_ms=1] [sim:${directive}]`,
+        image: "https://e.com/a.png",
+        duration: "5",
+      });
       await Bun.sleep(5);
       const p = await call("GET", `${base()}/v1/videos/image2video/${c.body.data.task_id}`, BEARER);
       expect(p.body.data.task_status).toBe("failed");
@@ -78,7 +98,12 @@ describe("Kling", () => {
 describe("Seedance", () => {
   const base = () => sim.baseUrl("seedance");
   test("create answers {id}; queued → running → succeeded with usage", async () => {
-    const c = await call("POST", `${base()}/contents/generations/tasks`, BEARER, { model: "seedance-1-0-pro-250528", content: [{ type: "text", text: "kite [sim:video_ms=300]" }], resolution: "1080p", duration: 5 });
+    const c = await call("POST", `${base()}/contents/generations/tasks`, BEARER, {
+      model: "seedance-1-0-pro-250528",
+      content: [{ type: "text", text: "kite [sim:video_ms=300]" }],
+      resolution: "1080p",
+      duration: 5,
+    });
     expect(c.status).toBe(200);
     expect(structuralDiff(fixture("seedance", "create.response.json"), c.body)).toEqual([]);
     const poll = () => call("GET", `${base()}/contents/generations/tasks/${c.body.id}`, BEARER);
@@ -95,7 +120,13 @@ describe("Seedance", () => {
   });
 
   test("video_fail is failed with error, video_expire is expired; errors use Ark's envelope", async () => {
-    const make = async (d: string) => (await call("POST", `${base()}/contents/generations/tasks`, BEARER, { model: "m", content: [{ type: "text", text: `x [sim:video_ms=1] [sim:${d}]` }] })).body.id;
+    const make = async (d: string) =>
+      (
+        await call("POST", `${base()}/contents/generations/tasks`, BEARER, {
+          model: "m",
+          content: [{ type: "text", text: `x [sim:video_ms=1] [sim:${d}]` }],
+        })
+      ).body.id;
     const failed = await make("video_fail");
     const expired = await make("video_expire");
     await Bun.sleep(5);
@@ -111,7 +142,12 @@ describe("Seedance", () => {
 describe("LTX", () => {
   test("v2 task: {id}, then queued → processing → completed with video_url; 401 in LTX's envelope", async () => {
     const base = sim.baseUrl("ltx");
-    const c = await call("POST", `${base}/v2/text-to-video`, BEARER, { prompt: "kite [sim:video_ms=240]", model: "ltx-2-fast", duration: 8, resolution: "3840x2160" });
+    const c = await call("POST", `${base}/v2/text-to-video`, BEARER, {
+      prompt: "kite [sim:video_ms=240]",
+      model: "ltx-2-fast",
+      duration: 8,
+      resolution: "3840x2160",
+    });
     expect(Object.keys(c.body)).toEqual(["id"]);
     const poll = () => call("GET", `${base}/v2/text-to-video/${c.body.id}`, BEARER);
     expect((await poll()).body.status).toBe("queued");
@@ -124,7 +160,11 @@ describe("LTX", () => {
     const noAuth = await call("GET", `${base}/v2/text-to-video/${c.body.id}`, {});
     expect(noAuth.status).toBe(401);
     expect(structuralDiff(fixture("ltx", "error-401.json"), noAuth.body)).toEqual([]);
-    const badRes = await call("POST", `${base}/v2/text-to-video`, BEARER, { prompt: "x", model: "ltx-2-fast", resolution: "640x480" });
+    const badRes = await call("POST", `${base}/v2/text-to-video`, BEARER, {
+      prompt: "x",
+      model: "ltx-2-fast",
+      resolution: "640x480",
+    });
     expect(badRes.status).toBe(400);
   });
 });
@@ -132,7 +172,10 @@ describe("LTX", () => {
 describe("Veo", () => {
   const base = () => sim.baseUrl("veo");
   test("a long-running operation; the file URI needs the key and redirects to a signed URL", async () => {
-    const c = await call("POST", `${base()}/v1beta/models/veo-3.0-generate-001:predictLongRunning`, GOOG, { instances: [{ prompt: "kite [sim:video_ms=100]" }], parameters: { durationSeconds: 4 } });
+    const c = await call("POST", `${base()}/v1beta/models/veo-3.0-generate-001:predictLongRunning`, GOOG, {
+      instances: [{ prompt: "kite [sim:video_ms=100]" }],
+      parameters: { durationSeconds: 4 },
+    });
     expect(c.status).toBe(200);
     expect(c.body.name).toMatch(/^models\/veo-3\.0-generate-001\/operations\/\w+$/);
     const poll = () => call("GET", `${base()}/v1beta/${c.body.name}`, GOOG);
@@ -155,17 +198,32 @@ describe("Veo", () => {
   });
 
   test("an Omni model picks its length and reports output tokens; it refuses durationSeconds", async () => {
-    const c = await call("POST", `${base()}/v1beta/models/veo-3.0-omni-preview:predictLongRunning`, GOOG, { instances: [{ prompt: "omni [sim:video_ms=1] [sim:tokens=777]" }], parameters: { resolution: "1080p" } });
+    const c = await call("POST", `${base()}/v1beta/models/veo-3.0-omni-preview:predictLongRunning`, GOOG, {
+      instances: [{ prompt: "omni [sim:video_ms=1] [sim:tokens=777]" }],
+      parameters: { resolution: "1080p" },
+    });
     await Bun.sleep(5);
     const done = await call("GET", `${base()}/v1beta/${c.body.name}`, GOOG);
     expect(done.body.response.usageMetadata.candidatesTokenCount).toBe(777);
-    const refused = await call("POST", `${base()}/v1beta/models/veo-3.0-omni-preview:predictLongRunning`, GOOG, { instances: [{ prompt: "x" }], parameters: { durationSeconds: 5 } });
+    const refused = await call("POST", `${base()}/v1beta/models/veo-3.0-omni-preview:predictLongRunning`, GOOG, {
+      instances: [{ prompt: "x" }],
+      parameters: { durationSeconds: 5 },
+    });
     expect(refused.status).toBe(400);
   });
 
   test("video_fail, video_expire and video_filtered", async () => {
-    const make = async (d: string) => (await call("POST", `${base()}/v1beta/models/m:predictLongRunning`, GOOG, { instances: [{ prompt: `x [sim:video_ms=1] [sim:${d}]` }] })).body.name;
-    const names = { fail: await make("video_fail"), expire: await make("video_expire"), filtered: await make("video_filtered") };
+    const make = async (d: string) =>
+      (
+        await call("POST", `${base()}/v1beta/models/m:predictLongRunning`, GOOG, {
+          instances: [{ prompt: `x [sim:video_ms=1] [sim:${d}]` }],
+        })
+      ).body.name;
+    const names = {
+      fail: await make("video_fail"),
+      expire: await make("video_expire"),
+      filtered: await make("video_filtered"),
+    };
     await Bun.sleep(5);
     const f = await call("GET", `${base()}/v1beta/${names.fail}`, GOOG);
     expect(structuralDiff(fixture("veo", "poll.failed.json"), f.body)).toEqual([]);
@@ -179,19 +237,33 @@ describe("directives and stats", () => {
   test("fail applies to the create call; video_poll_ms slows polls; every call is counted", async () => {
     sim.reset();
     const base = sim.baseUrl("seedance");
-    const failed = await call("POST", `${base}/contents/generations/tasks`, BEARER, { model: "m", content: [{ type: "text", text: "x [sim:fail=429]" }] });
+    const failed = await call("POST", `${base}/contents/generations/tasks`, BEARER, {
+      model: "m",
+      content: [{ type: "text", text: "x [sim:fail=429]" }],
+    });
     expect(failed.status).toBe(429);
     expect(failed.headers.get("retry-after")).toBe("1");
-    const c = await call("POST", `${base}/contents/generations/tasks`, BEARER, { model: "m", content: [{ type: "text", text: "x [sim:video_poll_ms=150]" }] });
+    const c = await call("POST", `${base}/contents/generations/tasks`, BEARER, {
+      model: "m",
+      content: [{ type: "text", text: "x [sim:video_poll_ms=150]" }],
+    });
     const t0 = performance.now();
     await call("GET", `${base}/contents/generations/tasks/${c.body.id}`, BEARER);
     expect(performance.now() - t0).toBeGreaterThanOrEqual(140);
-    expect(sim.stats().calls.seedance).toEqual({ "POST /contents/generations/tasks": 2, [`GET /contents/generations/tasks/${c.body.id}`]: 1 });
+    expect(sim.stats().calls.seedance).toEqual({
+      "POST /contents/generations/tasks": 2,
+      [`GET /contents/generations/tasks/${c.body.id}`]: 1,
+    });
   });
 
   test("the default task length is 3 seconds", async () => {
-    const c = await call("POST", `${sim.baseUrl("ltx")}/v2/text-to-video`, BEARER, { prompt: "default", model: "ltx-2-fast" });
+    const c = await call("POST", `${sim.baseUrl("ltx")}/v2/text-to-video`, BEARER, {
+      prompt: "default",
+      model: "ltx-2-fast",
+    });
     await Bun.sleep(1100);
-    expect((await call("GET", `${sim.baseUrl("ltx")}/v2/text-to-video/${c.body.id}`, BEARER)).body.status).toBe("processing");
+    expect((await call("GET", `${sim.baseUrl("ltx")}/v2/text-to-video/${c.body.id}`, BEARER)).body.status).toBe(
+      "processing",
+    );
   });
 });

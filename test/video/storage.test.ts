@@ -24,21 +24,27 @@ function fakeS3() {
     async fetch(req) {
       const path = decodeURIComponent(new URL(req.url).pathname);
       requests.push(`${req.method} ${path}`);
-      if (!req.headers.get("authorization")?.startsWith("AWS4-HMAC-SHA256")) return new Response("unsigned", { status: 403 });
+      if (!req.headers.get("authorization")?.startsWith("AWS4-HMAC-SHA256"))
+        return new Response("unsigned", { status: 403 });
       const o = objects.get(path);
       switch (req.method) {
         case "PUT":
           objects.set(path, { bytes: new Uint8Array(await req.arrayBuffer()), type: req.headers.get("content-type") });
           return new Response(null, { headers: { etag: '"e"' } });
         case "HEAD":
-          return o ? new Response(null, { headers: { "content-length": String(o.bytes.length), etag: '"e"' } }) : new Response(null, { status: 404 });
+          return o
+            ? new Response(null, { headers: { "content-length": String(o.bytes.length), etag: '"e"' } })
+            : new Response(null, { status: 404 });
         case "GET": {
           if (!o) return new Response("<Error><Code>NoSuchKey</Code></Error>", { status: 404 });
           const m = /^bytes=(\d+)-(\d*)$/.exec(req.headers.get("range") ?? "");
           if (!m) return new Response(o.bytes);
           const start = Number(m[1]);
           const end = m[2] ? Number(m[2]) : o.bytes.length - 1;
-          return new Response(o.bytes.slice(start, end + 1), { status: 206, headers: { "content-range": `bytes ${start}-${end}/${o.bytes.length}` } });
+          return new Response(o.bytes.slice(start, end + 1), {
+            status: 206,
+            headers: { "content-range": `bytes ${start}-${end}/${o.bytes.length}` },
+          });
         }
         case "DELETE":
           objects.delete(path);
@@ -59,7 +65,17 @@ afterAll(() => {
 
 const stores: [string, () => ObjectStorage][] = [
   ["local", () => new LocalStorage(dir)],
-  ["s3", () => new S3Storage({ bucket: "media", endpoint: s3.endpoint, region: "us-east-1", accessKeyId: "AKIA", secretAccessKey: "secret" })],
+  [
+    "s3",
+    () =>
+      new S3Storage({
+        bucket: "media",
+        endpoint: s3.endpoint,
+        region: "us-east-1",
+        accessKeyId: "AKIA",
+        secretAccessKey: "secret",
+      }),
+  ],
 ];
 
 for (const [name, make] of stores) {
@@ -78,7 +94,9 @@ for (const [name, make] of stores) {
         [data.length - 10, data.length - 1],
       ] as const) {
         const part = await st.read("video/a.mp4", start, end);
-        expect(Buffer.from(await new Response(part!.stream()).bytes()).equals(Buffer.from(data.slice(start, end + 1)))).toBe(true);
+        expect(
+          Buffer.from(await new Response(part!.stream()).bytes()).equals(Buffer.from(data.slice(start, end + 1))),
+        ).toBe(true);
       }
       await st.delete("video/a.mp4");
       expect(await st.exists("video/a.mp4")).toBe(false);
@@ -104,7 +122,15 @@ describe("a gateway with VIDEO_STORAGE=s3", () => {
   test("downloads the Family G result into the bucket and serves /content (whole and ranged) from it", async () => {
     const g = await startTestGateway({
       db: "pglite",
-      env: { ...FAST_POLL, VIDEO_STORAGE: "s3", S3_BUCKET: "gw-media", S3_ENDPOINT: s3.endpoint, S3_REGION: "us-east-1", S3_ACCESS_KEY_ID: "AKIA", S3_SECRET_ACCESS_KEY: "secret" },
+      env: {
+        ...FAST_POLL,
+        VIDEO_STORAGE: "s3",
+        S3_BUCKET: "gw-media",
+        S3_ENDPOINT: s3.endpoint,
+        S3_REGION: "us-east-1",
+        S3_ACCESS_KEY_ID: "AKIA",
+        S3_SECRET_ACCESS_KEY: "secret",
+      },
     });
     try {
       expect(g.gw.video.storage.kind).toBe("s3");
@@ -112,7 +138,11 @@ describe("a gateway with VIDEO_STORAGE=s3", () => {
       const k = (await g.newKey(u)).key;
       const r = await submit(g, k, { model: "veo-3", duration_seconds: 2, prompt: "to the bucket [sim:video_ms=20]" });
       expect((await waitJob(g, k, r.body.job_id)).status).toBe("succeeded");
-      const key = (await g.gw.deps.db.query<{ storage_key: string }>("select storage_key from video_jobs where id = $1", [r.body.job_id]))[0]!.storage_key;
+      const key = (
+        await g.gw.deps.db.query<{ storage_key: string }>("select storage_key from video_jobs where id = $1", [
+          r.body.job_id,
+        ])
+      )[0]!.storage_key;
       const stored = s3.objects.get(`/gw-media/${key}`);
       expect(stored?.bytes.length).toBe(40 + 2 * 8192);
       const url = `${g.url}/v1/jobs/${r.body.job_id}/content`;

@@ -33,10 +33,22 @@ describe("general ranges: 422 with loc, before any hold", () => {
     ["non-HTTP image URL", { images: ["ftp://example.com/a.png"] }, ["body", "images", 0]],
     ["data: URL as image", { image: "data:image/png;base64,AAAA" }, ["body", "image"]],
     ["relative video URL", { videos: ["/clip.mp4"] }, ["body", "videos", 0]],
-    ["four videos", { videos: ["https://a.example/1", "https://a.example/2", "https://a.example/3", "https://a.example/4"] }, ["body", "videos"]],
-    ["four audios", { audios: ["https://a.example/1", "https://a.example/2", "https://a.example/3", "https://a.example/4"] }, ["body", "audios"]],
+    [
+      "four videos",
+      { videos: ["https://a.example/1", "https://a.example/2", "https://a.example/3", "https://a.example/4"] },
+      ["body", "videos"],
+    ],
+    [
+      "four audios",
+      { audios: ["https://a.example/1", "https://a.example/2", "https://a.example/3", "https://a.example/4"] },
+      ["body", "audios"],
+    ],
     ["ten images", { images: Array.from({ length: 10 }, (_, i) => `https://a.example/${i}.png`) }, ["body", "images"]],
-    ["ten images after merging image", { image: "https://a.example/0.png", images: Array.from({ length: 9 }, (_, i) => `https://a.example/${i}.png`) }, ["body", "images"]],
+    [
+      "ten images after merging image",
+      { image: "https://a.example/0.png", images: Array.from({ length: 9 }, (_, i) => `https://a.example/${i}.png`) },
+      ["body", "images"],
+    ],
     ["negative charge_amount_krw", { charge_amount_krw: -1 }, ["body", "charge_amount_krw"]],
     ["generate_audio not a boolean", { generate_audio: "yes" }, ["body", "generate_audio"]],
   ];
@@ -79,7 +91,10 @@ describe("keys", () => {
   });
 
   test("a BYOK key is 400 byok_not_supported and holds nothing", async () => {
-    const byok = await g.admin("POST", `/v1/admin/users/${user.id}/byok-keys`, { provider: "openai", provider_api_key: "sk-user-own" });
+    const byok = await g.admin("POST", `/v1/admin/users/${user.id}/byok-keys`, {
+      provider: "openai",
+      provider_api_key: "sk-user-own",
+    });
     expect(byok.status).toBe(201);
     const before = await money(g, user);
     const r = await submit(g, byok.body.key, { prompt: "a red kite" });
@@ -101,7 +116,12 @@ describe("keys", () => {
     const u = await g.newUser({ creditKrw: 10_000 });
     const delegated = await g.admin("POST", `/v1/admin/users/${u.id}/delegated-keys`, {});
     expect(delegated.status).toBe(201);
-    const r = await submit(g, delegated.body.key, { model: "kling-v3", duration_seconds: 10, prompt: "fixed price [sim:video_ms=10]", charge_amount_krw: 1234 });
+    const r = await submit(g, delegated.body.key, {
+      model: "kling-v3",
+      duration_seconds: 10,
+      prompt: "fixed price [sim:video_ms=10]",
+      charge_amount_krw: 1234,
+    });
     expect(r.status).toBe(202);
     expect(await money(g, u)).toEqual({ balance: 10_000, held: 1234 });
     const job = await pollUntilFinal(g, delegated.body.key, r.body.job_id);
@@ -115,15 +135,35 @@ describe("keys", () => {
     const delegated = await g.admin("POST", `/v1/admin/users/${u.id}/delegated-keys`, {});
     g.gw.sim!.reset();
     for (const charge of [0, -1, 0.5, 12.5, "1000"]) {
-      const r = await submit(g, delegated.body.key, { model: "kling-v3", duration_seconds: 10, prompt: "free video?", charge_amount_krw: charge });
+      const r = await submit(g, delegated.body.key, {
+        model: "kling-v3",
+        duration_seconds: 10,
+        prompt: "free video?",
+        charge_amount_krw: charge,
+      });
       expect([charge, r.status]).toEqual([charge, 422]);
-      expect(r.body.detail.map((d: any) => JSON.stringify(d.loc))).toContain(JSON.stringify(["body", "charge_amount_krw"]));
+      expect(r.body.detail.map((d: any) => JSON.stringify(d.loc))).toContain(
+        JSON.stringify(["body", "charge_amount_krw"]),
+      );
     }
     expect(await money(g, u)).toEqual({ balance: 10_000, held: 0 });
-    expect(Number((await g.gw.deps.db.query<{ n: string }>("select count(*)::text as n from video_jobs where user_id = $1", [u.id]))[0]!.n)).toBe(0);
+    expect(
+      Number(
+        (
+          await g.gw.deps.db.query<{ n: string }>("select count(*)::text as n from video_jobs where user_id = $1", [
+            u.id,
+          ])
+        )[0]!.n,
+      ),
+    ).toBe(0);
     expect(g.gw.sim!.stats().total).toBe(0);
     // The smallest charge, 1 KRW, is accepted and held.
-    const one = await submit(g, delegated.body.key, { model: "kling-v3", duration_seconds: 10, prompt: "one won", charge_amount_krw: 1 });
+    const one = await submit(g, delegated.body.key, {
+      model: "kling-v3",
+      duration_seconds: 10,
+      prompt: "one won",
+      charge_amount_krw: 1,
+    });
     expect(one.status).toBe(202);
     expect(await money(g, u)).toEqual({ balance: 10_000, held: 1 });
   });
@@ -155,7 +195,10 @@ describe("models and credits", () => {
     expect(r.status).toBe(402);
     expect(r.body.detail.error).toBe("insufficient_credits");
     expect(await money(g, poor)).toEqual({ balance: 100, held: 0 });
-    const rows = await g.gw.deps.db.query<{ n: number }>("select count(*)::int as n from video_jobs where key_id = $1", [k.id]);
+    const rows = await g.gw.deps.db.query<{ n: number }>(
+      "select count(*)::int as n from video_jobs where key_id = $1",
+      [k.id],
+    );
     expect(Number(rows[0]!.n)).toBe(0);
   });
 
@@ -171,7 +214,14 @@ describe("models and credits", () => {
     const r = await submit(g, key, { prompt: "defaults" });
     expect(r.status).toBe(202);
     expect(r.headers.get("location")).toBe(`/v1/jobs/${r.body.job_id}`);
-    expect(r.body).toMatchObject({ status: "processing", model: "veo-3", result_url: null, cost: null, error: null, assets: [] });
+    expect(r.body).toMatchObject({
+      status: "processing",
+      model: "veo-3",
+      result_url: null,
+      cost: null,
+      error: null,
+      assets: [],
+    });
     expect(r.body.job_id).toMatch(/^[0-9a-f-]{36}$/);
     const after = await money(g, user);
     expect(after.held - before.held).toBe(560 * 8);
@@ -221,7 +271,9 @@ describe("reading a job", () => {
 
     const own = await g.call("GET", `/v1/jobs/${id.toUpperCase()}`, { token: key });
     expect(own.status).toBe(200);
-    expect(Object.keys(own.body)).toEqual(expect.arrayContaining(["job_id", "status", "model", "result_url", "cost", "error", "assets"]));
+    expect(Object.keys(own.body)).toEqual(
+      expect.arrayContaining(["job_id", "status", "model", "result_url", "cost", "error", "assets"]),
+    );
     expect(own.body.job_id).toBe(id);
   });
 });

@@ -32,12 +32,23 @@ export function headers(auth: Auth, json = false): Record<string, string> {
 export async function errorOf(res: Response): Promise<ApiError> {
   const body = await res.json().catch(() => null);
   const e = body?.error;
-  const msg = e?.message ?? (Array.isArray(body?.detail) ? body.detail.map((d: any) => d.msg).join(" ") : body?.detail?.message) ?? res.statusText;
+  const msg =
+    e?.message ??
+    (Array.isArray(body?.detail) ? body.detail.map((d: any) => d.msg).join(" ") : body?.detail?.message) ??
+    res.statusText;
   return new ApiError(res.status, e?.code ?? body?.detail?.error ?? "error", msg, body);
 }
 
-export async function api<T = any>(method: string, path: string, opts: { auth?: Auth; body?: unknown } = {}): Promise<T> {
-  const res = await fetch(path, { method, headers: headers(opts.auth ?? "jwt", opts.body !== undefined), body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
+export async function api<T = any>(
+  method: string,
+  path: string,
+  opts: { auth?: Auth; body?: unknown } = {},
+): Promise<T> {
+  const res = await fetch(path, {
+    method,
+    headers: headers(opts.auth ?? "jwt", opts.body !== undefined),
+    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+  });
   if (res.status === 401 && (opts.auth ?? "jwt") === "jwt") session.signOut();
   if (!res.ok) throw await errorOf(res);
   return res.status === 204 ? (undefined as T) : ((await res.json()) as T);

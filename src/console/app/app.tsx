@@ -17,7 +17,15 @@ import { Policies } from "./pages/policies";
 import { VideoJobs } from "./pages/video";
 
 const PUBLIC = { "/rankings": Rankings, "/models": Models, "/sign-in": SignIn, "/operator": Operator } as const;
-const PRIVATE = { "/overview": Overview, "/keys": Keys, "/activity": Activity, "/playground": Playground, "/management-keys": ManagementKeys, "/policies": Policies, "/video": VideoJobs } as const;
+const PRIVATE = {
+  "/overview": Overview,
+  "/keys": Keys,
+  "/activity": Activity,
+  "/playground": Playground,
+  "/management-keys": ManagementKeys,
+  "/policies": Policies,
+  "/video": VideoJobs,
+} as const;
 
 export function App() {
   const route = useRoute();
@@ -60,12 +68,19 @@ export function App() {
         <div class="tools">
           <label>
             <span class="sr-only">{t("language")}</span>
-            <select value={lang()} onChange={(e) => (setLang((e.target as HTMLSelectElement).value as Lang), rerender((n) => n + 1))}>
+            <select
+              value={lang()}
+              onChange={(e) => (setLang((e.target as HTMLSelectElement).value as Lang), rerender((n) => n + 1))}
+            >
               <option value="ko">한국어</option>
               <option value="en">English</option>
             </select>
           </label>
-          <button type="button" aria-pressed={theme() === "dark"} onClick={() => (setTheme(theme() === "dark" ? "light" : "dark"), rerender((n) => n + 1))}>
+          <button
+            type="button"
+            aria-pressed={theme() === "dark"}
+            onClick={() => (setTheme(theme() === "dark" ? "light" : "dark"), rerender((n) => n + 1))}
+          >
             {theme() === "dark" ? t("themeLight") : t("themeDark")}
           </button>
           {jwt ? (

@@ -6,7 +6,20 @@
 import { useEffect, useRef } from "preact/hooks";
 import uPlot from "uplot";
 
-const PALETTE = ["#2563eb", "#dc2626", "#16a34a", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#65a30d", "#475569", "#ea580c", "#4f46e5", "#0d9488"];
+const PALETTE = [
+  "#2563eb",
+  "#dc2626",
+  "#16a34a",
+  "#d97706",
+  "#7c3aed",
+  "#0891b2",
+  "#db2777",
+  "#65a30d",
+  "#475569",
+  "#ea580c",
+  "#4f46e5",
+  "#0d9488",
+];
 export const color = (i: number) => PALETTE[i % PALETTE.length]!;
 
 export interface Series {
@@ -47,7 +60,16 @@ export function Chart({ title, x, series, stacked, bars, categories, height = 26
         x: categories ? { time: false, range: [-0.5, categories.length - 0.5] } : { time: true },
         y: { range: (_u: uPlot, _min: number, max: number) => [0, max > 0 ? max * 1.1 : 1] },
       },
-      axes: [{ ...axis, ...(categories && { splits: () => categories.map((_, i) => i), values: (_u: uPlot, ticks: number[]) => ticks.map((t) => categories[t] ?? "") }) }, { ...axis, size: 60 }],
+      axes: [
+        {
+          ...axis,
+          ...(categories && {
+            splits: () => categories.map((_, i) => i),
+            values: (_u: uPlot, ticks: number[]) => ticks.map((t) => categories[t] ?? ""),
+          }),
+        },
+        { ...axis, size: 60 },
+      ],
       series: [
         {},
         ...drawn.map((s, i) => ({

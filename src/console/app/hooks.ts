@@ -21,7 +21,11 @@ export interface Loaded<T> {
 }
 
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
-  const [state, setState] = useState<{ data: T | null; error: Error | null; loading: boolean }>({ data: null, error: null, loading: true });
+  const [state, setState] = useState<{ data: T | null; error: Error | null; loading: boolean }>({
+    data: null,
+    error: null,
+    loading: true,
+  });
   const [tick, setTick] = useState(0);
   useEffect(() => {
     let live = true;

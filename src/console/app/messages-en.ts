@@ -131,7 +131,8 @@ export const en: Record<keyof typeof ko, string> = {
   cacheHit: "Cache hit",
   modality: "Modality",
   playgroundTitle: "Playground",
-  playgroundKeyNote: "The playground calls with a key of its own (named “playground”) made in this tab; calls are charged to your credits.",
+  playgroundKeyNote:
+    "The playground calls with a key of its own (named “playground”) made in this tab; calls are charged to your credits.",
   createPlaygroundKey: "Create the playground key",
   message: "Message",
   send: "Send",

@@ -129,7 +129,8 @@ export const ko = {
   cacheHit: "캐시 적중",
   modality: "유형",
   playgroundTitle: "플레이그라운드",
-  playgroundKeyNote: "플레이그라운드는 이 탭에서 만든 전용 키(이름 “playground”)로 호출하고, 비용은 계정 크레딧에서 차감됩니다.",
+  playgroundKeyNote:
+    "플레이그라운드는 이 탭에서 만든 전용 키(이름 “playground”)로 호출하고, 비용은 계정 크레딧에서 차감됩니다.",
   createPlaygroundKey: "플레이그라운드 키 만들기",
   message: "메시지",
   send: "보내기",

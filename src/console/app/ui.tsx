@@ -4,7 +4,15 @@ import { useId } from "preact/hooks";
 import { t } from "./i18n";
 import type { Loaded } from "./hooks";
 
-export function Page({ title, children, actions }: { title: string; children: ComponentChildren; actions?: ComponentChildren }) {
+export function Page({
+  title,
+  children,
+  actions,
+}: {
+  title: string;
+  children: ComponentChildren;
+  actions?: ComponentChildren;
+}) {
   return (
     <section aria-labelledby="page-title">
       <header class="page-head">
@@ -34,9 +42,21 @@ export function Show<T>({ state, children }: { state: Loaded<T>; children: (data
  * A control with its label. The label names the control through aria-labelledby, so a select's
  * accessible name is the label alone (wrapping would add the chosen option's text to it).
  */
-export function Field({ label, children, hint, error }: { label: string; children: ComponentChildren; hint?: string; error?: string | null }) {
+export function Field({
+  label,
+  children,
+  hint,
+  error,
+}: {
+  label: string;
+  children: ComponentChildren;
+  hint?: string;
+  error?: string | null;
+}) {
   const id = useId();
-  const control = isValidElement(children) ? cloneElement(children, { "aria-labelledby": id, ...(hint && { "aria-describedby": `${id}-hint` }) }) : children;
+  const control = isValidElement(children)
+    ? cloneElement(children, { "aria-labelledby": id, ...(hint && { "aria-describedby": `${id}-hint` }) })
+    : children;
   return (
     <label class="field">
       <span id={id}>{label}</span>

@@ -12,7 +12,11 @@ interface Entry {
 
 export class KeyCache {
   private byHash = new Map<string, Entry>();
-  constructor(private ttlMs = 30_000, private negativeTtlMs = 2_000, private maxEntries = 100_000) {}
+  constructor(
+    private ttlMs = 30_000,
+    private negativeTtlMs = 2_000,
+    private maxEntries = 100_000,
+  ) {}
 
   get(hash: string, now = Date.now()): KeyPrincipal | null | undefined {
     const e = this.byHash.get(hash);

@@ -39,14 +39,16 @@ export class ComposedLedger implements Ledger {
     const base = new StoreLedger(layers.batching ? batched(store, layers.batching) : store, leaseStore, hooks);
     const estimates = new HoldEstimates();
     const overlap = new OverlapLedger(base, estimates);
-    this.leases = layers.leases ? new LeasingLedger(overlap, {
+    this.leases = layers.leases
+      ? new LeasingLedger(overlap, {
           store: leaseStore,
           estimates,
           hooks,
           unavailable: (e) => store.unavailable(e),
           rules: layers.leaseRules,
           retireElsewhere: layers.retireElsewhere,
-        }) : null;
+        })
+      : null;
     this.top = this.leases ?? overlap;
   }
 

@@ -43,7 +43,10 @@ export class HoldEstimates {
   roomFor(h: HoldRequest): { micro: bigint; tokens: number | null } | null {
     const r = this.rooms.get(`${h.userId}/${h.keyId ?? ""}`);
     if (!r || r.freeMicro === null) return null;
-    return { micro: r.freeMicro - r.inflightMicro, tokens: r.freeTokens === null ? null : r.freeTokens - r.inflightTokens };
+    return {
+      micro: r.freeMicro - r.inflightMicro,
+      tokens: r.freeTokens === null ? null : r.freeTokens - r.inflightTokens,
+    };
   }
 
   /** A hold left for the database. */
@@ -54,7 +57,11 @@ export class HoldEstimates {
   }
 
   /** Its answer (`free` null when the call failed or the answer carries no room). */
-  answered(h: HoldRequest, outcome: HoldOutcome | null, free: { micro: bigint | null; tokens: number | null } | null): void {
+  answered(
+    h: HoldRequest,
+    outcome: HoldOutcome | null,
+    free: { micro: bigint | null; tokens: number | null } | null,
+  ): void {
     const r = this.room(h);
     r.inflightMicro -= h.amountMicro;
     r.inflightTokens -= h.tokens;

@@ -22,7 +22,14 @@ export interface LeaseRules {
   idleMs: number;
 }
 
-export const LEASE_RULES: LeaseRules = { busyCalls: 16, busyWindowMs: 100, leaseCalls: 1024n, minCalls: 8n, maxAgeMs: 30_000, idleMs: 1_000 };
+export const LEASE_RULES: LeaseRules = {
+  busyCalls: 16,
+  busyWindowMs: 100,
+  leaseCalls: 1024n,
+  minCalls: 8n,
+  maxAgeMs: 30_000,
+  idleMs: 1_000,
+};
 
 export interface Lease {
   readonly id: string;
@@ -111,7 +118,19 @@ export class LeasePolicy {
     if (!h.leasable || h.amountMicro <= 0n) return { held: false, effects };
     const key = keyOf(h);
     let st = this.keys.get(key);
-    if (!st) this.keys.set(key, (st = { userId: h.userId, keyId: h.keyId, generation: 0, leases: [], opening: false, windowStart: 0, windowCalls: 0 }));
+    if (!st)
+      this.keys.set(
+        key,
+        (st = {
+          userId: h.userId,
+          keyId: h.keyId,
+          generation: 0,
+          leases: [],
+          opening: false,
+          windowStart: 0,
+          windowCalls: 0,
+        }),
+      );
     const now = ctx.now;
     if (now - st.windowStart > this.rules.busyWindowMs) {
       st.windowStart = now;
@@ -129,7 +148,8 @@ export class LeasePolicy {
       if (lease.availMicro < h.amountMicro || lease.availTokens < h.tokens) {
         // Spent (what is left would not cover a typical call): retired. A call much bigger than
         // the lease's own calls just goes to the database; the lease stays for the others.
-        if (lease.availMicro < lease.sizeMicro / 8n || lease.availTokens < lease.sizeTokens / 8) this.retire(st, lease, effects);
+        if (lease.availMicro < lease.sizeMicro / 8n || lease.availTokens < lease.sizeTokens / 8)
+          this.retire(st, lease, effects);
         else i++;
         continue;
       }
@@ -141,7 +161,8 @@ export class LeasePolicy {
       lease.usedAt = now;
       this.held.set(h.id, { lease, micro: h.amountMicro, tokens: h.tokens, charge: null });
       // The next lease is asked for while this one still has half left, so calls need not wait for it.
-      if (!st.opening && lease === st.leases[st.leases.length - 1] && lease.availMicro < lease.sizeMicro / 2n) this.open(key, st, h, ctx, effects);
+      if (!st.opening && lease === st.leases[st.leases.length - 1] && lease.availMicro < lease.sizeMicro / 2n)
+        this.open(key, st, h, ctx, effects);
       return { held: true, effects };
     }
     if (!st.opening && st.windowCalls >= this.rules.busyCalls) this.open(key, st, h, ctx, effects);
@@ -152,14 +173,31 @@ export class LeasePolicy {
    * The answer to an `open` effect (null when the statement failed): the lease joins its key,
    * or is closed unused when the key's limits changed meanwhile.
    */
-  opened(effect: Extract<LeaseEffect, { kind: "open" }>, outcome: HoldOutcome | null, now: number): { lease: Lease | null; effects: LeaseEffect[] } {
+  opened(
+    effect: Extract<LeaseEffect, { kind: "open" }>,
+    outcome: HoldOutcome | null,
+    now: number,
+  ): { lease: Lease | null; effects: LeaseEffect[] } {
     const st = this.keys.get(effect.key);
     if (st) st.opening = false;
     if (outcome !== "ok") return { lease: null, effects: [] };
     const r = effect.request;
     const lease: Lease = {
-      id: r.id, userId: r.userId, keyId: r.keyId, month: effect.month, sizeMicro: r.amountMicro, sizeTokens: r.tokens, availMicro: r.amountMicro, availTokens: r.tokens,
-      calls: 0, keepMicro: 0n, keepTokens: 0, openedAt: now, usedAt: now, retired: false, closing: false,
+      id: r.id,
+      userId: r.userId,
+      keyId: r.keyId,
+      month: effect.month,
+      sizeMicro: r.amountMicro,
+      sizeTokens: r.tokens,
+      availMicro: r.amountMicro,
+      availTokens: r.tokens,
+      calls: 0,
+      keepMicro: 0n,
+      keepTokens: 0,
+      openedAt: now,
+      usedAt: now,
+      retired: false,
+      closing: false,
     };
     if (!st || effect.generation !== st.generation) {
       // A limit may have changed while it was on its way: never used, closed at once.
@@ -272,7 +310,14 @@ export class LeasePolicy {
     if (room.tokens !== null) tokens = Math.min(tokens, Math.floor(room.tokens / 4));
     if (tokens < h.tokens * Number(minCalls)) return;
     st.opening = true;
-    const request: HoldRequest = { id: ctx.newId(), userId: h.userId, keyId: h.keyId, amountMicro: micro, tokens, ttlSeconds: h.ttlSeconds + maxAgeMs / 1000 };
+    const request: HoldRequest = {
+      id: ctx.newId(),
+      userId: h.userId,
+      keyId: h.keyId,
+      amountMicro: micro,
+      tokens,
+      ttlSeconds: h.ttlSeconds + maxAgeMs / 1000,
+    };
     effects.push({ kind: "open", key, generation: st.generation, request, month: ctx.month() });
   }
 

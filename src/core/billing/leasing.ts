@@ -186,18 +186,24 @@ export class LeasingLedger implements LedgerLayer {
         const request = effect.request;
         estimates.sent(request);
         let answer: HoldAnswer | null = null;
-        return store
-          .open({ ...request, month: effect.month })
-          .then((a) => {
-            answer = a;
-            if (a.outcome === "ok") hooks.onOpenChange(1);
-          })
-          // No lease: the calls go to the database one by one.
-          .catch(swallowed("credit lease open", { key_id: request.keyId }))
-          .finally(() => {
-            estimates.answered(request, answer?.outcome ?? null, answer && { micro: answer.freeMicro, tokens: answer.freeTokens });
-            void this.apply(this.policy.opened(effect, answer?.outcome ?? null, performance.now()).effects);
-          });
+        return (
+          store
+            .open({ ...request, month: effect.month })
+            .then((a) => {
+              answer = a;
+              if (a.outcome === "ok") hooks.onOpenChange(1);
+            })
+            // No lease: the calls go to the database one by one.
+            .catch(swallowed("credit lease open", { key_id: request.keyId }))
+            .finally(() => {
+              estimates.answered(
+                request,
+                answer?.outcome ?? null,
+                answer && { micro: answer.freeMicro, tokens: answer.freeTokens },
+              );
+              void this.apply(this.policy.opened(effect, answer?.outcome ?? null, performance.now()).effects);
+            })
+        );
       }
       case "trim":
         // Keep what the calls in flight may still spend and what is being charged; give back the rest.
@@ -209,10 +215,9 @@ export class LeasingLedger implements LedgerLayer {
         const id = effect.lease.id;
         const closing =
           this.closing.get(id) ??
-          store.trim(id, { micro: 0n, tokens: 0 }, { close: true }).then(
-            () => hooks.onOpenChange(-1),
-            swallowed("credit lease close", { lease_id: id }),
-          );
+          store
+            .trim(id, { micro: 0n, tokens: 0 }, { close: true })
+            .then(() => hooks.onOpenChange(-1), swallowed("credit lease close", { lease_id: id }));
         this.closing.set(id, closing);
         return closing.finally(() => this.closing.delete(id));
       }

@@ -56,7 +56,12 @@ export type HoldOutcome =
   | "duplicate";
 
 /** Refusals for want of room: credits, the key's budget or tokens, an org member's budget. */
-export const ROOM_REFUSALS: ReadonlySet<string> = new Set<HoldOutcome>(["insufficient_credits", "monthly_budget_exceeded", "monthly_token_quota_exceeded", "org_member_monthly_budget_exceeded"]);
+export const ROOM_REFUSALS: ReadonlySet<string> = new Set<HoldOutcome>([
+  "insufficient_credits",
+  "monthly_budget_exceeded",
+  "monthly_token_quota_exceeded",
+  "org_member_monthly_budget_exceeded",
+]);
 
 /** The billing month of holds and key counters, in UTC: `YYYY-MM`. */
 export function currentMonth(now = new Date()): string {
@@ -105,7 +110,10 @@ export async function holdOrThrow(ledger: Pick<Ledger, "hold">, h: HoldRequest):
     case "org_member_monthly_budget_exceeded":
       throw new GatewayError(r);
     case "unauthorized":
-      throw new GatewayError("unauthorized", text("삭제되었거나 존재하지 않는 계정입니다.", "The account was deleted or does not exist."));
+      throw new GatewayError(
+        "unauthorized",
+        text("삭제되었거나 존재하지 않는 계정입니다.", "The account was deleted or does not exist."),
+      );
     case "duplicate":
       throw new GatewayError("request_id_reused");
   }

@@ -31,7 +31,11 @@ export class OverlapLedger implements LedgerLayer {
     try {
       answer = await this.inner.hold(h);
     } finally {
-      this.estimates.answered(h, answer?.outcome ?? null, answer && { micro: answer.freeMicro, tokens: answer.freeTokens });
+      this.estimates.answered(
+        h,
+        answer?.outcome ?? null,
+        answer && { micro: answer.freeMicro, tokens: answer.freeTokens },
+      );
     }
     return answer;
   }

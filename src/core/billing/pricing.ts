@@ -45,11 +45,19 @@ export function withMinimumCharge(cost: bigint): bigint {
  * carries the one-hour write price only when the request asks for that TTL), and never
  * under the minimum charge.
  */
-export function holdAmountMicro(pricings: readonly TokenPricing[], inputTokens: number, maxTokens: number, fxMilli: bigint): bigint {
+export function holdAmountMicro(
+  pricings: readonly TokenPricing[],
+  inputTokens: number,
+  maxTokens: number,
+  fxMilli: bigint,
+): bigint {
   let max = 0n;
   for (const p of pricings) {
     const inPrice = Math.max(p.input, p.cacheWrite ?? 0, p.cacheWrite1h ?? 0);
-    const c = ceilDiv((BigInt(inputTokens) * BigInt(inPrice) + BigInt(maxTokens) * BigInt(p.output)) * fxMilli, DIVISOR);
+    const c = ceilDiv(
+      (BigInt(inputTokens) * BigInt(inPrice) + BigInt(maxTokens) * BigInt(p.output)) * fxMilli,
+      DIVISOR,
+    );
     if (c > max) max = c;
   }
   return max < MIN_CHARGE_MICRO ? MIN_CHARGE_MICRO : max;

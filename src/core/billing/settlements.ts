@@ -78,7 +78,8 @@ export class Settlements {
    * or after `maxWaitMs`, whichever is first: a database outage must not hang a reader.
    */
   async quiesce(userId?: string, maxWaitMs = 2000): Promise<void> {
-    const waiting = userId === undefined ? [...this.byUser.values()].flatMap((s) => [...s]) : [...(this.byUser.get(userId) ?? [])];
+    const waiting =
+      userId === undefined ? [...this.byUser.values()].flatMap((s) => [...s]) : [...(this.byUser.get(userId) ?? [])];
     if (waiting.length) await within(Promise.all(waiting), maxWaitMs);
   }
 

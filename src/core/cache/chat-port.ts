@@ -14,8 +14,20 @@ export interface ChatCacheAnswer {
 }
 
 export interface ChatCachePort {
-  lookup(keyId: string, mode: CacheMode, model: string, req: Omit<ChatRequest, "model">, stage?: LookupStage): Promise<ChatCacheAnswer | null>;
-  store(keyId: string, mode: CacheMode, model: string, req: Omit<ChatRequest, "model">, answer: ChatCacheAnswer): Promise<void>;
+  lookup(
+    keyId: string,
+    mode: CacheMode,
+    model: string,
+    req: Omit<ChatRequest, "model">,
+    stage?: LookupStage,
+  ): Promise<ChatCacheAnswer | null>;
+  store(
+    keyId: string,
+    mode: CacheMode,
+    model: string,
+    req: Omit<ChatRequest, "model">,
+    answer: ChatCacheAnswer,
+  ): Promise<void>;
 }
 
 /** Adapts a `ResponseCache` to the chat service; like the cache itself, it never throws. */
@@ -29,14 +41,19 @@ export function chatCachePort(cache: ResponseCache): ChatCachePort {
       return { result, model: hit.model, provider: hit.provider };
     },
     store(keyId, mode, model, req, a) {
-      return cache.store(keyId, mode, { ...req, model }, {
-        content: a.result.content,
-        toolCalls: a.result.toolCalls,
-        finishReason: a.result.finishReason,
-        usage: a.result.usage,
-        provider: a.provider,
-        model: a.model,
-      });
+      return cache.store(
+        keyId,
+        mode,
+        { ...req, model },
+        {
+          content: a.result.content,
+          toolCalls: a.result.toolCalls,
+          finishReason: a.result.finishReason,
+          usage: a.result.usage,
+          provider: a.provider,
+          model: a.model,
+        },
+      );
     },
   };
 }

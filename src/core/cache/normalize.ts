@@ -17,7 +17,16 @@ const HASH_VERSION = "rc1";
  * non-streaming request share entries; the others are bookkeeping the upstream never sees
  * (or sees only for its own analytics).
  */
-const IGNORED_FIELDS = new Set(["model", "messages", "stream", "stream_options", "trace_id", "user", "metadata", "passthrough"]);
+const IGNORED_FIELDS = new Set([
+  "model",
+  "messages",
+  "stream",
+  "stream_options",
+  "trace_id",
+  "user",
+  "metadata",
+  "passthrough",
+]);
 
 /** JSON with object keys sorted at every depth; `undefined` members dropped (as JSON does). */
 export function canonicalJson(value: unknown): string {
@@ -29,7 +38,11 @@ export function canonicalJson(value: unknown): string {
   const keys = Object.keys(value as Record<string, unknown>)
     .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
     .sort();
-  return "{" + keys.map((k) => JSON.stringify(k) + ":" + canonicalJson((value as Record<string, unknown>)[k])).join(",") + "}";
+  return (
+    "{" +
+    keys.map((k) => JSON.stringify(k) + ":" + canonicalJson((value as Record<string, unknown>)[k])).join(",") +
+    "}"
+  );
 }
 
 /**
@@ -88,7 +101,9 @@ function stripCacheControl(p: ContentPart): ContentPart {
 /** SHA-256 (hex) of the normalized request: the `exact` mode's key within one API key. */
 export function requestHash(req: CacheableRequest): string {
   return sha256Hex(
-    HASH_VERSION + "\n" + canonicalJson({ model: req.model, messages: req.messages.map(normalizeMessage), params: answerParams(req) }),
+    HASH_VERSION +
+      "\n" +
+      canonicalJson({ model: req.model, messages: req.messages.map(normalizeMessage), params: answerParams(req) }),
   );
 }
 
@@ -179,7 +194,11 @@ export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
 }
 
 /** The best candidate at or above `threshold`, or null. */
-export function bestMatch<T extends { embedding: ArrayLike<number> }>(query: ArrayLike<number>, candidates: T[], threshold: number): { item: T; similarity: number } | null {
+export function bestMatch<T extends { embedding: ArrayLike<number> }>(
+  query: ArrayLike<number>,
+  candidates: T[],
+  threshold: number,
+): { item: T; similarity: number } | null {
   let best: { item: T; similarity: number } | null = null;
   for (const c of candidates) {
     const s = cosine(query, c.embedding);

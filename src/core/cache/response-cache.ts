@@ -62,7 +62,12 @@ export class ResponseCache {
    * embeds the prompt, an upstream call someone pays for, so a caller runs it after the
    * credit check (see ChatService.run).
    */
-  async lookup(keyId: string, mode: CacheMode, req: CacheableRequest, stage: LookupStage = "both"): Promise<CachedAnswer | null> {
+  async lookup(
+    keyId: string,
+    mode: CacheMode,
+    req: CacheableRequest,
+    stage: LookupStage = "both",
+  ): Promise<CachedAnswer | null> {
     if (mode === "off" || !isCacheable(req)) return null;
     let outcome: LookupOutcome = "miss";
     try {
@@ -117,7 +122,12 @@ export class ResponseCache {
     }
   }
 
-  private async find(keyId: string, mode: CacheMode, req: CacheableRequest, stage: LookupStage): Promise<CachedAnswer | null> {
+  private async find(
+    keyId: string,
+    mode: CacheMode,
+    req: CacheableRequest,
+    stage: LookupStage,
+  ): Promise<CachedAnswer | null> {
     if (stage !== "similar") {
       const exact = await this.repo.takeExact(keyId, requestHash(req));
       if (exact) return { ...exact.answer, match: "exact", similarity: 1, storedAt: exact.createdAt };
@@ -143,11 +153,15 @@ export class ResponseCache {
 
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`embedding took longer than ${this.embedTimeoutMs} ms`)), this.embedTimeoutMs);
+      timer = setTimeout(
+        () => reject(new Error(`embedding took longer than ${this.embedTimeoutMs} ms`)),
+        this.embedTimeoutMs,
+      );
     });
     try {
       const vector = await Promise.race([this.opts.embed!(text), timeout]);
-      if (!Array.isArray(vector) || vector.length === 0 || !vector.every(Number.isFinite)) throw new Error("embedding is not a non-empty finite vector");
+      if (!Array.isArray(vector) || vector.length === 0 || !vector.every(Number.isFinite))
+        throw new Error("embedding is not a non-empty finite vector");
       if (this.memo.size >= EMBED_MEMO_SIZE) this.memo.delete(this.memo.keys().next().value!);
       this.memo.set(k, { vector, at: now });
       return vector;

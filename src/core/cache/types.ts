@@ -61,7 +61,12 @@ export interface ResponseCacheStore {
   /** The live entry for (key, request hash), counting the hit; null when absent or expired. */
   takeExact(keyId: string, requestHash: string): Promise<StoredHit | null>;
   /** The most recent live embeddings of a semantic group, newest first, at most `limit`. */
-  recentEmbeddings(keyId: string, model: string, paramHash: string, limit: number): Promise<{ id: string; embedding: number[] }[]>;
+  recentEmbeddings(
+    keyId: string,
+    model: string,
+    paramHash: string,
+    limit: number,
+  ): Promise<{ id: string; embedding: number[] }[]>;
   /** One live entry by id, counting the hit; null when it expired meanwhile. */
   takeById(id: string): Promise<StoredHit | null>;
   /** Inserts or replaces the entry for (key, request hash), with a fresh expiry. */

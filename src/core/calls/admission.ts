@@ -50,8 +50,12 @@ interface Waiter {
 // A refused caller may retry as soon as one of its calls ends; the spec asks clients for at least 1 s.
 const RETRY_AFTER_S = 1;
 
-const refused = (message: Text) => new GatewayError("concurrency_limit_exceeded", message, { retryAfter: RETRY_AFTER_S });
-const FAIR_SHARE = text("서버가 혼잡하여 계정마다 공정한 몫의 동시 요청만 처리합니다. 진행 중인 요청이 끝난 뒤 다시 시도하세요.", "The server is busy and serves each account only its fair share of concurrent requests. Try again when one finishes.");
+const refused = (message: Text) =>
+  new GatewayError("concurrency_limit_exceeded", message, { retryAfter: RETRY_AFTER_S });
+const FAIR_SHARE = text(
+  "서버가 혼잡하여 계정마다 공정한 몫의 동시 요청만 처리합니다. 진행 중인 요청이 끝난 뒤 다시 시도하세요.",
+  "The server is busy and serves each account only its fair share of concurrent requests. Try again when one finishes.",
+);
 
 export class CallAdmission {
   private inFlight = 0;
@@ -79,8 +83,20 @@ export class CallAdmission {
     const { budget, perAccount, perKey } = this.l;
     const nk = this.keys.get(who.keyId) ?? 0;
     const na = this.accounts.get(who.userId) ?? 0;
-    if (perKey > 0 && nk >= perKey) throw refused(text(`이 API 키로 동시에 처리 중인 요청이 한도(${perKey}개)에 도달했습니다. 진행 중인 요청이 끝난 뒤 다시 시도하세요.`, `This API key has reached its limit of ${perKey} requests in progress. Try again when one finishes.`));
-    if (perAccount > 0 && na >= perAccount) throw refused(text(`계정에서 동시에 처리 중인 요청이 한도(${perAccount}개)에 도달했습니다. 진행 중인 요청이 끝난 뒤 다시 시도하세요.`, `The account has reached its limit of ${perAccount} requests in progress. Try again when one finishes.`));
+    if (perKey > 0 && nk >= perKey)
+      throw refused(
+        text(
+          `이 API 키로 동시에 처리 중인 요청이 한도(${perKey}개)에 도달했습니다. 진행 중인 요청이 끝난 뒤 다시 시도하세요.`,
+          `This API key has reached its limit of ${perKey} requests in progress. Try again when one finishes.`,
+        ),
+      );
+    if (perAccount > 0 && na >= perAccount)
+      throw refused(
+        text(
+          `계정에서 동시에 처리 중인 요청이 한도(${perAccount}개)에 도달했습니다. 진행 중인 요청이 끝난 뒤 다시 시도하세요.`,
+          `The account has reached its limit of ${perAccount} requests in progress. Try again when one finishes.`,
+        ),
+      );
     let wait = false;
     if (budget > 0) {
       const active = this.accounts.size + (na ? 0 : 1);
@@ -89,7 +105,8 @@ export class CallAdmission {
         if (na >= Math.max(1, Math.floor(budget / active))) throw refused(FAIR_SHARE);
         if (this.l.queueTimeoutMs <= 0) throw busy();
         wait = true;
-      } else if (free <= Math.ceil(budget / 4) && na >= Math.max(1, Math.floor(budget / (active + 1)))) throw refused(FAIR_SHARE);
+      } else if (free <= Math.ceil(budget / 4) && na >= Math.max(1, Math.floor(budget / (active + 1))))
+        throw refused(FAIR_SHARE);
     }
     add(this.accounts, who.userId, 1);
     add(this.keys, who.keyId, 1);
@@ -164,7 +181,14 @@ export class CallAdmission {
 }
 
 function busy(): GatewayError {
-  return new GatewayError("service_unavailable", text("처리 가능한 업스트림 연결이 모두 사용 중입니다. 잠시 후 다시 시도하세요.", "All upstream connections are in use. Try again shortly."), { retryAfter: RETRY_AFTER_S });
+  return new GatewayError(
+    "service_unavailable",
+    text(
+      "처리 가능한 업스트림 연결이 모두 사용 중입니다. 잠시 후 다시 시도하세요.",
+      "All upstream connections are in use. Try again shortly.",
+    ),
+    { retryAfter: RETRY_AFTER_S },
+  );
 }
 
 function add(m: Map<string, number>, k: string, d: number): void {

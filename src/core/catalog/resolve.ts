@@ -77,7 +77,13 @@ export function resolveModel(snapshot: CatalogSnapshot, id: string): ModelResolu
   const policy = parsePolicyRef(id);
   if (policy) {
     if (!POLICY_SLUG.test(policy.slug)) {
-      throw new GatewayError("policy_not_found", text(`라우팅 정책 이름 '${policy.slug}'의 형식이 올바르지 않습니다.`, `The routing policy name '${policy.slug}' is malformed.`));
+      throw new GatewayError(
+        "policy_not_found",
+        text(
+          `라우팅 정책 이름 '${policy.slug}'의 형식이 올바르지 않습니다.`,
+          `The routing policy name '${policy.slug}' is malformed.`,
+        ),
+      );
     }
     return { kind: "policy", requested, ...policy };
   }
@@ -92,7 +98,10 @@ export function resolveModel(snapshot: CatalogSnapshot, id: string): ModelResolu
     const suggestions = suggestModels(snapshot, model.id);
     throw new GatewayError(
       "model_not_found",
-      withSuggestions(text(`'${model.id}' 모델은 현재 사용할 수 없습니다.`, `The model '${model.id}' is currently unavailable.`), suggestions),
+      withSuggestions(
+        text(`'${model.id}' 모델은 현재 사용할 수 없습니다.`, `The model '${model.id}' is currently unavailable.`),
+        suggestions,
+      ),
       { suggestions },
     );
   }
@@ -179,7 +188,15 @@ export type PolicyEntryCheck =
   | { readonly ok: true; readonly model: CatalogModel; readonly pinnedProvider: string | null }
   | {
       readonly ok: false;
-      readonly reason: "policy" | "parent" | "retired" | "not_found" | "inactive" | "not_text" | "unpriced" | "bad_provider";
+      readonly reason:
+        | "policy"
+        | "parent"
+        | "retired"
+        | "not_found"
+        | "inactive"
+        | "not_text"
+        | "unpriced"
+        | "bad_provider";
       /** For the 400 `invalid_policy_entry` body. */
       readonly message: Text;
     };
@@ -190,12 +207,25 @@ export type PolicyEntryCheck =
  * parents are refused, as the specification says.
  */
 export function checkPolicyEntryModel(snapshot: CatalogSnapshot, id: string): PolicyEntryCheck {
-  if (parsePolicyRef(id)) return { ok: false, reason: "policy", message: text(`다른 정책('${id}')은 정책 항목이 될 수 없습니다.`, `Another policy ('${id}') cannot be a policy entry.`) };
+  if (parsePolicyRef(id))
+    return {
+      ok: false,
+      reason: "policy",
+      message: text(
+        `다른 정책('${id}')은 정책 항목이 될 수 없습니다.`,
+        `Another policy ('${id}') cannot be a policy entry.`,
+      ),
+    };
   const at = id.lastIndexOf("@");
   const base = at >= 0 ? id.slice(0, at) : id;
   const pin = at >= 0 ? id.slice(at + 1) : null;
   const model = findModel(snapshot, base);
-  if (!model) return { ok: false, reason: "not_found", message: text(`'${base}' 모델을 찾을 수 없습니다.`, `Model '${base}' not found.`) };
+  if (!model)
+    return {
+      ok: false,
+      reason: "not_found",
+      message: text(`'${base}' 모델을 찾을 수 없습니다.`, `Model '${base}' not found.`),
+    };
   if (model.kind === "retired") {
     return {
       ok: false,
@@ -207,18 +237,51 @@ export function checkPolicyEntryModel(snapshot: CatalogSnapshot, id: string): Po
     };
   }
   if (model.kind === "parent") {
-    return { ok: false, reason: "parent", message: text(`'${model.id}'은(는) 라우팅 부모 모델이라 정책 항목이 될 수 없습니다.`, `'${model.id}' is a routing parent model and cannot be a policy entry.`) };
+    return {
+      ok: false,
+      reason: "parent",
+      message: text(
+        `'${model.id}'은(는) 라우팅 부모 모델이라 정책 항목이 될 수 없습니다.`,
+        `'${model.id}' is a routing parent model and cannot be a policy entry.`,
+      ),
+    };
   }
-  if (!model.active) return { ok: false, reason: "inactive", message: text(`'${model.id}' 모델은 현재 사용할 수 없습니다.`, `The model '${model.id}' is currently unavailable.`) };
+  if (!model.active)
+    return {
+      ok: false,
+      reason: "inactive",
+      message: text(
+        `'${model.id}' 모델은 현재 사용할 수 없습니다.`,
+        `The model '${model.id}' is currently unavailable.`,
+      ),
+    };
   if (model.modality !== "text") {
-    return { ok: false, reason: "not_text", message: text(`'${model.id}'은(는) 채팅 모델이 아니라 정책 항목이 될 수 없습니다.`, `'${model.id}' is not a chat model and cannot be a policy entry.`) };
+    return {
+      ok: false,
+      reason: "not_text",
+      message: text(
+        `'${model.id}'은(는) 채팅 모델이 아니라 정책 항목이 될 수 없습니다.`,
+        `'${model.id}' is not a chat model and cannot be a policy entry.`,
+      ),
+    };
   }
   const offerings = getOfferings(snapshot, model.id).filter((o) => pin === null || o.providerId === pin);
   if (pin !== null && offerings.length === 0) {
-    return { ok: false, reason: "bad_provider", message: text(`'${pin}' 제공자는 '${model.id}' 모델을 제공하지 않습니다.`, `The provider '${pin}' does not offer the model '${model.id}'.`) };
+    return {
+      ok: false,
+      reason: "bad_provider",
+      message: text(
+        `'${pin}' 제공자는 '${model.id}' 모델을 제공하지 않습니다.`,
+        `The provider '${pin}' does not offer the model '${model.id}'.`,
+      ),
+    };
   }
   if (!offerings.some((o) => o.pricing !== null)) {
-    return { ok: false, reason: "unpriced", message: text(`'${model.id}' 모델에는 단가가 없습니다.`, `The model '${model.id}' has no unit price.`) };
+    return {
+      ok: false,
+      reason: "unpriced",
+      message: text(`'${model.id}' 모델에는 단가가 없습니다.`, `The model '${model.id}' has no unit price.`),
+    };
   }
   return { ok: true, model, pinnedProvider: pin };
 }
@@ -229,7 +292,9 @@ const withArticle = (word: string) => `${/^[aeiou]/.test(word) ? "an" : "a"} ${w
 
 function withSuggestions(message: Text, suggestions: readonly string[]): Text {
   const list = suggestions.join(", ");
-  return suggestions.length > 0 ? text(`${message.ko} 비슷한 모델: ${list}`, `${message.en} Similar models: ${list}`) : message;
+  return suggestions.length > 0
+    ? text(`${message.ko} 비슷한 모델: ${list}`, `${message.en} Similar models: ${list}`)
+    : message;
 }
 
 function modelNotFound(snapshot: CatalogSnapshot, id: string): GatewayError {
@@ -237,7 +302,10 @@ function modelNotFound(snapshot: CatalogSnapshot, id: string): GatewayError {
   const message =
     suggestions.length > 0
       ? withSuggestions(text(`지원하지 않는 모델입니다: '${id}'.`, `The model is not supported: '${id}'.`), suggestions)
-      : text(`지원하지 않는 모델입니다: '${id}'. 사용 가능한 모델은 GET /v1/models에서 확인하세요.`, `The model is not supported: '${id}'. See GET /v1/models for the available models.`);
+      : text(
+          `지원하지 않는 모델입니다: '${id}'. 사용 가능한 모델은 GET /v1/models에서 확인하세요.`,
+          `The model is not supported: '${id}'. See GET /v1/models for the available models.`,
+        );
   return new GatewayError("model_not_found", message, { suggestions });
 }
 
@@ -261,11 +329,17 @@ function badPin(
   const providers = offerings.map((o) => o.providerId);
   const suggestions = providers.map((p) => `${model.id}@${p}`).slice(0, 5);
   const head = getProvider(snapshot, pin)
-    ? text(`'${pin}' 제공자는 '${model.id}' 모델을 제공하지 않습니다.`, `The provider '${pin}' does not offer the model '${model.id}'.`)
+    ? text(
+        `'${pin}' 제공자는 '${model.id}' 모델을 제공하지 않습니다.`,
+        `The provider '${pin}' does not offer the model '${model.id}'.`,
+      )
     : text(`알 수 없는 제공자입니다: '${pin}'.`, `Unknown provider: '${pin}'.`);
   return new GatewayError(
     "model_not_found",
-    text(`${head.ko} '${model.id}' 모델을 제공하는 제공자: ${providers.join(", ")}.`, `${head.en} Providers of '${model.id}': ${providers.join(", ")}.`),
+    text(
+      `${head.ko} '${model.id}' 모델을 제공하는 제공자: ${providers.join(", ")}.`,
+      `${head.en} Providers of '${model.id}': ${providers.join(", ")}.`,
+    ),
     { suggestions },
   );
 }

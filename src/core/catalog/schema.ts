@@ -167,7 +167,9 @@ export const OfferingSchema = Type.Object(
      * Prices of the `service_tier` values that cost differently (providers with `service_tier`
      * only). A tier without a price here is refused, never forwarded.
      */
-    service_tiers: Type.Optional(Type.Object({ priority: Type.Optional(TokenPricingSchema), flex: Type.Optional(TokenPricingSchema) }, strict)),
+    service_tiers: Type.Optional(
+      Type.Object({ priority: Type.Optional(TokenPricingSchema), flex: Type.Optional(TokenPricingSchema) }, strict),
+    ),
     video_pricing: Type.Optional(VideoPricingSchema),
     /** Per-provider capability overrides, where a host differs from the model's defaults. */
     capabilities: Type.Optional(Type.Partial(CapabilitiesSchema)),

@@ -3,8 +3,25 @@
  * indexes and integer prices. Only ever called on a file that passed every check in verify.ts.
  */
 import { usdToMicros } from "../../lib/money";
-import { CHAT_PROTOCOLS, RESOLUTIONS, type CatalogFile, type Capabilities, type ModelEntry, type OfferingEntry, type ProviderEntry, type TokenPricingEntry, type VideoPricingEntry } from "./schema";
-import type { CatalogModel, CatalogOffering, CatalogProvider, CatalogSnapshot, TokenPricing, VideoPricing } from "./types";
+import {
+  CHAT_PROTOCOLS,
+  RESOLUTIONS,
+  type CatalogFile,
+  type Capabilities,
+  type ModelEntry,
+  type OfferingEntry,
+  type ProviderEntry,
+  type TokenPricingEntry,
+  type VideoPricingEntry,
+} from "./schema";
+import type {
+  CatalogModel,
+  CatalogOffering,
+  CatalogProvider,
+  CatalogSnapshot,
+  TokenPricing,
+  VideoPricing,
+} from "./types";
 
 const CHAT = new Set<string>(CHAT_PROTOCOLS);
 
@@ -12,7 +29,6 @@ const CHAT = new Set<string>(CHAT_PROTOCOLS);
 export function familyGroup(family: ModelEntry["family"]): CatalogModel["familyGroup"] {
   return family === null ? null : (family[0] as "K" | "L" | "S" | "G");
 }
-
 
 export function buildSnapshot(file: CatalogFile, hash: string, now: Date): CatalogSnapshot {
   const providers = file.providers.map(toProvider);
@@ -93,7 +109,9 @@ function toOffering(o: OfferingEntry, m: CatalogModel): CatalogOffering {
     contextLength: o.context_length,
     maxOutput: o.max_output,
     pricing: o.pricing === null ? null : toTokenPricing(o.pricing),
-    ...(o.service_tiers && { serviceTiers: Object.fromEntries(Object.entries(o.service_tiers).map(([tier, p]) => [tier, toTokenPricing(p)])) }),
+    ...(o.service_tiers && {
+      serviceTiers: Object.fromEntries(Object.entries(o.service_tiers).map(([tier, p]) => [tier, toTokenPricing(p)])),
+    }),
     videoPricing: o.video_pricing ? toVideoPricing(o.video_pricing) : null,
     capabilities: { ...(m.capabilities ?? NO_CAPABILITIES), ...o.capabilities },
   };
@@ -111,7 +129,9 @@ function toTokenPricing(p: TokenPricingEntry): TokenPricing {
 
 function toVideoPricing(v: VideoPricingEntry): VideoPricing {
   const copy = (map: VideoPricingEntry["krw_per_second"]) =>
-    map === undefined ? null : Object.fromEntries(RESOLUTIONS.filter((r) => map[r] !== undefined).map((r) => [r, map[r]!]));
+    map === undefined
+      ? null
+      : Object.fromEntries(RESOLUTIONS.filter((r) => map[r] !== undefined).map((r) => [r, map[r]!]));
   return {
     defaultResolution: v.default_resolution,
     krwPerSecond: copy(v.krw_per_second),

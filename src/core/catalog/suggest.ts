@@ -51,7 +51,8 @@ export function suggestModels(snapshot: CatalogSnapshot, query: string, options:
     const needle = tail ?? q;
     const contains = needle.length >= 3 && (id.includes(needle) || needle.includes(id));
     const limit = Math.max(2, Math.floor(Math.max(needle.length, id.length) * 0.4));
-    if (distance <= limit || contains) scored.push({ id: m.id, score: contains ? Math.min(distance, 1) : distance, distance });
+    if (distance <= limit || contains)
+      scored.push({ id: m.id, score: contains ? Math.min(distance, 1) : distance, distance });
   }
   scored.sort((a, b) => a.score - b.score || a.distance - b.distance || a.id.localeCompare(b.id));
   return scored.slice(0, options.limit ?? MAX_SUGGESTIONS).map((s) => s.id);

@@ -181,7 +181,11 @@ export function getOfferings(snapshot: CatalogSnapshot, modelId: string): readon
   return snapshot.offeringsByModel[modelId] ?? [];
 }
 
-export function getOffering(snapshot: CatalogSnapshot, modelId: string, providerId: string): CatalogOffering | undefined {
+export function getOffering(
+  snapshot: CatalogSnapshot,
+  modelId: string,
+  providerId: string,
+): CatalogOffering | undefined {
   return getOfferings(snapshot, modelId).find((o) => o.providerId === providerId);
 }
 

@@ -19,12 +19,7 @@ import {
   type TokenPricingEntry,
   type VideoPricingEntry,
 } from "./schema";
-import type {
-  CatalogProblem,
-  CatalogProblemKind,
-  CatalogSnapshot,
-  CatalogVerification,
-} from "./types";
+import type { CatalogProblem, CatalogProblemKind, CatalogSnapshot, CatalogVerification } from "./types";
 import { buildSnapshot, familyGroup } from "./snapshot";
 
 /** SHA-256 (lowercase hex) of the file text, as `src/core/catalog/catalog.sha256` records it. */
@@ -67,7 +62,11 @@ export function verifyCatalog(text: string, expectedHash?: string, options: Veri
       problems.push(problem("hash", "", "the expected hash is not a SHA-256 hex digest"));
     } else if (expected !== hash) {
       problems.push(
-        problem("hash", "", `content hash ${hash} does not match the expected ${expected} (run: npm run catalog:rehash)`),
+        problem(
+          "hash",
+          "",
+          `content hash ${hash} does not match the expected ${expected} (run: npm run catalog:rehash)`,
+        ),
       );
     }
   }
@@ -135,7 +134,6 @@ const CHAT = new Set<string>(CHAT_PROTOCOLS);
 /** Which video protocol serves each family letter. */
 const FAMILY_PROTOCOL = { K: "video-kling", L: "video-ltx", S: "video-seedance", G: "video-veo" } as const;
 
-
 /** Every rule that relates entries to each other. The file has already passed the schema. */
 function checkReferences(file: CatalogFile): CatalogProblem[] {
   const out: CatalogProblem[] = [];
@@ -148,9 +146,13 @@ function checkReferences(file: CatalogFile): CatalogProblem[] {
     const at = `providers[${i}]`;
     if (providers.has(p.id)) push("duplicate", `${at}.id`, `duplicate provider id "${p.id}"`);
     else providers.set(p.id, p);
-    for (const [field, env] of [["credential_env", p.credential_env], ["base_url_env", p.base_url_env]] as const) {
+    for (const [field, env] of [
+      ["credential_env", p.credential_env],
+      ["base_url_env", p.base_url_env],
+    ] as const) {
       const owner = envs.get(env);
-      if (owner !== undefined) push("duplicate", `${at}.${field}`, `environment variable ${env} is already used by ${owner}`);
+      if (owner !== undefined)
+        push("duplicate", `${at}.${field}`, `environment variable ${env} is already used by ${owner}`);
       else envs.set(env, `${at}.${field}`);
     }
     // Config reads credentials generically as `<PROVIDER>_API_KEY` / `<PROVIDER>_BASE_URL`.
@@ -159,10 +161,16 @@ function checkReferences(file: CatalogFile): CatalogProblem[] {
     if (p.base_url_env !== `${stem}_BASE_URL`) push("schema", `${at}.base_url_env`, `expected ${stem}_BASE_URL`);
     const chat = CHAT.has(p.protocol);
     if (p.service_tier && p.protocol !== "openai") {
-      push("protocol", `${at}.service_tier`, `service_tier is an OpenAI-protocol feature; "${p.id}" speaks ${p.protocol}`);
+      push(
+        "protocol",
+        `${at}.service_tier`,
+        `service_tier is an OpenAI-protocol feature; "${p.id}" speaks ${p.protocol}`,
+      );
     }
-    if (chat && p.caching === "none") push("protocol", `${at}.caching`, `chat provider "${p.id}" must say how caching is billed`);
-    if (!chat && p.caching !== "none") push("protocol", `${at}.caching`, `video provider "${p.id}" has no prompt caching ("none")`);
+    if (chat && p.caching === "none")
+      push("protocol", `${at}.caching`, `chat provider "${p.id}" must say how caching is billed`);
+    if (!chat && p.caching !== "none")
+      push("protocol", `${at}.caching`, `video provider "${p.id}" has no prompt caching ("none")`);
   });
 
   // Models: unique short and vendor ids.
@@ -240,20 +248,26 @@ function checkReferences(file: CatalogFile): CatalogProblem[] {
         const target = models.get(r);
         const rat = `${at}.replaced_by[${j}]`;
         if (!target) push("reference", rat, `unknown model "${r}"`);
-        else if (target.kind !== "parent" || !target.active) push("reference", rat, `"${r}" is not an active routing parent`);
+        else if (target.kind !== "parent" || !target.active)
+          push("reference", rat, `"${r}" is not an active routing parent`);
       });
     }
     const pro = m.reasoning_pro;
     if (pro && "variant" in pro) {
       const v = models.get(pro.variant);
-      if (pro.variant === m.id) push("reference", `${at}.reasoning_pro.variant`, "a model cannot be its own pro variant");
+      if (pro.variant === m.id)
+        push("reference", `${at}.reasoning_pro.variant`, "a model cannot be its own pro variant");
       else if (!v) push("reference", `${at}.reasoning_pro.variant`, `unknown model "${pro.variant}"`);
       else if (v.kind !== "leaf" || !v.active || v.modality !== m.modality) {
         push("reference", `${at}.reasoning_pro.variant`, `"${pro.variant}" is not an active ${m.modality} leaf`);
       }
     }
     if (pro && "effort" in pro && m.capabilities && !m.capabilities.reasoning) {
-      push("schema", `${at}.reasoning_pro.effort`, `"${m.id}" does not reason; a pro effort needs capabilities.reasoning`);
+      push(
+        "schema",
+        `${at}.reasoning_pro.effort`,
+        `"${m.id}" does not reason; a pro effort needs capabilities.reasoning`,
+      );
     }
     if (pro && m.modality !== "text") push("schema", `${at}.reasoning_pro`, "only text models have a pro mode");
   });
@@ -270,28 +284,41 @@ function checkOffering(at: string, o: OfferingEntry, m: ModelEntry, p: ProviderE
     if (chat) push("protocol", `${at}.provider`, `video model "${m.id}" cannot be served by chat provider "${p.id}"`);
     const group = familyGroup(m.family);
     if (group && !chat && FAMILY_PROTOCOL[group] !== p.protocol) {
-      push("protocol", `${at}.provider`, `family ${m.family} needs protocol ${FAMILY_PROTOCOL[group]}, "${p.id}" speaks ${p.protocol}`);
+      push(
+        "protocol",
+        `${at}.provider`,
+        `family ${m.family} needs protocol ${FAMILY_PROTOCOL[group]}, "${p.id}" speaks ${p.protocol}`,
+      );
     }
-    if (o.pricing !== null) push("price", `${at}.pricing`, "video offerings are priced in video_pricing (pricing must be null)");
+    if (o.pricing !== null)
+      push("price", `${at}.pricing`, "video offerings are priced in video_pricing (pricing must be null)");
     if (!o.video_pricing) push("price", `${at}.video_pricing`, "video offerings need video_pricing");
     else out.push(...checkVideoPricing(`${at}.video_pricing`, o.video_pricing, m));
     return out;
   }
 
-  if (!chat) push("protocol", `${at}.provider`, `${m.modality} model "${m.id}" cannot be served by video provider "${p.id}"`);
+  if (!chat)
+    push("protocol", `${at}.provider`, `${m.modality} model "${m.id}" cannot be served by video provider "${p.id}"`);
   if (m.modality === "embedding" && p.protocol !== "openai" && p.protocol !== "gemini") {
-    push("protocol", `${at}.provider`, `embeddings are served over the OpenAI or Gemini protocol; "${p.id}" speaks ${p.protocol}`);
+    push(
+      "protocol",
+      `${at}.provider`,
+      `embeddings are served over the OpenAI or Gemini protocol; "${p.id}" speaks ${p.protocol}`,
+    );
   }
   if (o.video_pricing) push("price", `${at}.video_pricing`, `${m.modality} offerings have no video_pricing`);
-  if (o.context_length === null) push("schema", `${at}.context_length`, `${m.modality} offerings need a context length`);
-  if (m.modality === "text" && o.max_output === null) push("schema", `${at}.max_output`, "text offerings need max_output");
+  if (o.context_length === null)
+    push("schema", `${at}.context_length`, `${m.modality} offerings need a context length`);
+  if (m.modality === "text" && o.max_output === null)
+    push("schema", `${at}.max_output`, "text offerings need max_output");
   if (o.pricing === null) {
     push("price", `${at}.pricing`, `${m.modality} offerings need token prices`);
     return out;
   }
   const pr = o.pricing;
   out.push(...checkDecimals(`${at}.pricing`, pr));
-  if (o.service_tiers && !p.service_tier) push("price", `${at}.service_tiers`, `"${p.id}" takes no service_tier: no tier prices`);
+  if (o.service_tiers && !p.service_tier)
+    push("price", `${at}.service_tiers`, `"${p.id}" takes no service_tier: no tier prices`);
   if (m.modality === "embedding") {
     if (pr.cached_input !== null && pr.cached_input !== pr.input) {
       push("price", `${at}.pricing.cached_input`, "embeddings have no cached price (null or equal to input)");
@@ -300,7 +327,11 @@ function checkOffering(at: string, o: OfferingEntry, m: ModelEntry, p: ProviderE
     return out;
   }
   out.push(...checkCaching(`${at}.pricing`, pr, p));
-  for (const [tier, tp] of Object.entries(o.service_tiers ?? {})) out.push(...checkDecimals(`${at}.service_tiers.${tier}`, tp), ...checkCaching(`${at}.service_tiers.${tier}`, tp, p));
+  for (const [tier, tp] of Object.entries(o.service_tiers ?? {}))
+    out.push(
+      ...checkDecimals(`${at}.service_tiers.${tier}`, tp),
+      ...checkCaching(`${at}.service_tiers.${tier}`, tp, p),
+    );
   return out;
 }
 
@@ -315,20 +346,25 @@ function checkCaching(at: string, pr: TokenPricingEntry, p: ProviderEntry): Cata
   const out: CatalogProblem[] = [];
   const push = (path: string, message: string) => out.push(problem("price", `${at}.${path}`, message));
   const long = pr.cache_write_1h ?? null;
-  if (long !== null && p.caching !== "explicit") push("cache_write_1h", `"${p.id}" has no explicit cache TTLs: no cache_write_1h price`);
-  if (long !== null && pr.cache_write !== null && long < pr.cache_write) push("cache_write_1h", "a one-hour cache write costs at least the five-minute one");
+  if (long !== null && p.caching !== "explicit")
+    push("cache_write_1h", `"${p.id}" has no explicit cache TTLs: no cache_write_1h price`);
+  if (long !== null && pr.cache_write !== null && long < pr.cache_write)
+    push("cache_write_1h", "a one-hour cache write costs at least the five-minute one");
   const { cached_input: cached, cache_write: write, input } = pr;
   switch (p.caching) {
     case "automatic":
-      if (cached === null || cached >= input) push("cached_input", `"${p.id}" discounts cached input: needs 0 ≤ cached_input < input`);
+      if (cached === null || cached >= input)
+        push("cached_input", `"${p.id}" discounts cached input: needs 0 ≤ cached_input < input`);
       if (write !== null) push("cache_write", `"${p.id}" caches automatically: no cache_write price`);
       break;
     case "explicit":
-      if (cached === null || cached > input) push("cached_input", `"${p.id}" has explicit caching: needs a cache-read price ≤ input`);
+      if (cached === null || cached > input)
+        push("cached_input", `"${p.id}" has explicit caching: needs a cache-read price ≤ input`);
       if (write === null) push("cache_write", `"${p.id}" has explicit caching: needs a cache_write price`);
       break;
     case "reported":
-      if (cached !== input) push("cached_input", `"${p.id}" reports cached tokens without a discount: cached_input must equal input`);
+      if (cached !== input)
+        push("cached_input", `"${p.id}" reports cached tokens without a discount: cached_input must equal input`);
       if (write !== null) push("cache_write", `"${p.id}" has no cache writes: cache_write must be null`);
       break;
     case "none":
@@ -354,11 +390,13 @@ function checkVideoPricing(at: string, v: VideoPricingEntry, m: ModelEntry): Cat
     else if (map[v.default_resolution] === undefined) {
       push("default_resolution", `the default resolution ${v.default_resolution} has no price`);
     }
-    if (v.est_output_tokens_per_second !== undefined) push("est_output_tokens_per_second", "only token-priced models estimate tokens");
+    if (v.est_output_tokens_per_second !== undefined)
+      push("est_output_tokens_per_second", "only token-priced models estimate tokens");
     if (v.max_seconds !== undefined) push("max_seconds", "only token-priced models need max_seconds");
   } else {
     const est = v.est_output_tokens_per_second;
-    if (!est || Object.keys(est).length === 0) push("est_output_tokens_per_second", "token-priced models need a tokens-per-second estimate");
+    if (!est || Object.keys(est).length === 0)
+      push("est_output_tokens_per_second", "token-priced models need a tokens-per-second estimate");
     else if (est[v.default_resolution] === undefined) {
       push("default_resolution", `the default resolution ${v.default_resolution} has no token estimate`);
     }

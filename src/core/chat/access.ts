@@ -10,7 +10,11 @@ import type { ChatRequest, ReasoningEffort } from "./types";
 
 /** `allowed_models`: the requested id (short form; parents and policies by their own id). */
 export function checkAllowed(snapshot: CatalogSnapshot, p: KeyPrincipal, r: ModelResolution): void {
-  if (!allows(snapshot, p, r)) throw new GatewayError("model_not_allowed", text(`이 키로는 '${r.requested}' 모델을 호출할 수 없습니다.`, `This key cannot call the model '${r.requested}'.`));
+  if (!allows(snapshot, p, r))
+    throw new GatewayError(
+      "model_not_allowed",
+      text(`이 키로는 '${r.requested}' 모델을 호출할 수 없습니다.`, `This key cannot call the model '${r.requested}'.`),
+    );
 }
 
 function allows(snapshot: CatalogSnapshot, p: KeyPrincipal, r: ModelResolution): boolean {
@@ -34,19 +38,41 @@ function normalizeId(snapshot: CatalogSnapshot, entry: string): string {
  * named in the request does not extend to it), else the call is 400 `model_not_allowed`;
  * `cacheModel` is then the id the response cache keys its answer by.
  */
-export function applyProMode(snapshot: CatalogSnapshot, p: KeyPrincipal, r: Exclude<ModelResolution, { kind: "policy" }>, request: Omit<ChatRequest, "model">) {
+export function applyProMode(
+  snapshot: CatalogSnapshot,
+  p: KeyPrincipal,
+  r: Exclude<ModelResolution, { kind: "policy" }>,
+  request: Omit<ChatRequest, "model">,
+) {
   const pro = r.model.reasoningPro;
   if (!pro) {
     const supported = snapshot.models.filter((m) => m.reasoningPro && m.active && m.kind === "leaf").map((m) => m.id);
-    throw new GatewayError("reasoning_mode_unsupported", text(`'${r.model.id}' 모델은 pro 추론 모드를 지원하지 않습니다. 지원 모델: ${supported.join(", ")}.`, `The model '${r.model.id}' does not support the pro reasoning mode. Supported models: ${supported.join(", ")}.`), { suggestions: supported });
+    throw new GatewayError(
+      "reasoning_mode_unsupported",
+      text(
+        `'${r.model.id}' 모델은 pro 추론 모드를 지원하지 않습니다. 지원 모델: ${supported.join(", ")}.`,
+        `The model '${r.model.id}' does not support the pro reasoning mode. Supported models: ${supported.join(", ")}.`,
+      ),
+      { suggestions: supported },
+    );
   }
   if ("variant" in pro && pro.variant) {
     const v = resolveModel(snapshot, pro.variant);
     if (v.kind === "policy") throw new GatewayError("reasoning_mode_unsupported");
     if (!allows(snapshot, p, v)) {
-      throw new GatewayError("model_not_allowed", text(`'${r.model.id}'의 pro 추론 모드는 '${v.model.id}' 모델로 실행되는데, 이 키로는 '${v.model.id}' 모델을 호출할 수 없습니다.`, `The pro reasoning mode of '${r.model.id}' runs on '${v.model.id}', which this key cannot call.`));
+      throw new GatewayError(
+        "model_not_allowed",
+        text(
+          `'${r.model.id}'의 pro 추론 모드는 '${v.model.id}' 모델로 실행되는데, 이 키로는 '${v.model.id}' 모델을 호출할 수 없습니다.`,
+          `The pro reasoning mode of '${r.model.id}' runs on '${v.model.id}', which this key cannot call.`,
+        ),
+      );
     }
     return { resolution: v, request, cacheModel: v.model.id };
   }
-  return { resolution: r, request: { ...request, reasoning_effort: (pro as { effort: ReasoningEffort }).effort }, cacheModel: undefined };
+  return {
+    resolution: r,
+    request: { ...request, reasoning_effort: (pro as { effort: ReasoningEffort }).effort },
+    cacheModel: undefined,
+  };
 }

@@ -30,7 +30,13 @@ export class AnswerStream implements CallStream {
     private readonly bill: CallBill,
   ) {
     this.candidate = opened.candidate;
-    this.head = { model: this.candidate.model.id, provider: this.candidate.provider.id, relayed: opened.kind === "raw", cached: false, usage: null };
+    this.head = {
+      model: this.candidate.model.id,
+      provider: this.candidate.provider.id,
+      relayed: opened.kind === "raw",
+      cached: false,
+      usage: null,
+    };
   }
 
   read(sink: CallSink, gone: () => boolean): Promise<StreamFinal> {
@@ -46,7 +52,14 @@ export class AnswerStream implements CallStream {
     const mapping = plan.mapping;
     const pii = this.d.pii;
     const restorer = mapping && pii ? () => pii.streamUnmasker(mapping) : null;
-    const d = await drainTyped(opened.events, restorer, gone, sink, { request_id: plan.caller.requestId, provider: this.candidate.provider.id }, plan.caller.lang);
+    const d = await drainTyped(
+      opened.events,
+      restorer,
+      gone,
+      sink,
+      { request_id: plan.caller.requestId, provider: this.candidate.provider.id },
+      plan.caller.lang,
+    );
     const received = { usage: d.usage, text: d.text, toolCalls: d.calls.filter(Boolean) };
     if (gone()) {
       opened.abort.abort();
@@ -58,7 +71,12 @@ export class AnswerStream implements CallStream {
       return { kind: "complete", finish: d.finish, usage, cost, ...cites, ...(parts && { parts }) };
     }
     opened.abort.abort();
-    return { kind: "failed", failure: d.failure, partial: d.text, ...(await this.close({ ending: "failed", ...received })) };
+    return {
+      kind: "failed",
+      failure: d.failure,
+      partial: d.text,
+      ...(await this.close({ ending: "failed", ...received })),
+    };
   }
 
   private async relay(opened: Opened<"raw">, sink: CallSink, gone: () => boolean): Promise<StreamFinal> {
@@ -75,14 +93,27 @@ export class AnswerStream implements CallStream {
     if (end.complete && !left) {
       if (result && usage) result.usage = usage;
       const bill = await this.close({ ending: "complete", ...received, result });
-      return { kind: "complete", finish: result?.finishReason ?? "stop", usage: bill.usage, cost: bill.cost, ...citationsOf(plan, result?.content ?? null), relay };
+      return {
+        kind: "complete",
+        finish: result?.finishReason ?? "stop",
+        usage: bill.usage,
+        cost: bill.cost,
+        ...citationsOf(plan, result?.content ?? null),
+        relay,
+      };
     }
     opened.abort.abort();
     if (left) return { kind: "left", ...(await this.close({ ending: "client_left", ...received })) };
     // The client reads our words; the provider's own go to the operator's log.
     logUpstreamFailure(end.error, { request_id: plan.caller.requestId, provider: this.candidate.provider.id });
     const failure = failureWords(end.error, plan.caller.lang);
-    return { kind: "failed", failure, partial: received.text, ...(await this.close({ ending: "failed", ...received })), relay };
+    return {
+      kind: "failed",
+      failure,
+      partial: received.text,
+      ...(await this.close({ ending: "failed", ...received })),
+      relay,
+    };
   }
 
   /** Bills the stream's end (its usage or, without it, an estimate; a continued stream, each part). Never throws. */
@@ -91,8 +122,12 @@ export class AnswerStream implements CallStream {
     const trace = plan.caller.trace;
     const bill = await this.bill.closeStream(plan, this.candidate, end);
     if (trace) {
-      const answered = plan.policy?.outcome?.candidate ?? (plan.continuation?.continued ? plan.continuation.last!.candidate : this.candidate);
-      trace.answered(answered.model.id, answered.provider.id, bill.usage, Number(bill.cost.micro) / 1e6, { cached: false });
+      const answered =
+        plan.policy?.outcome?.candidate ??
+        (plan.continuation?.continued ? plan.continuation.last!.candidate : this.candidate);
+      trace.answered(answered.model.id, answered.provider.id, bill.usage, Number(bill.cost.micro) / 1e6, {
+        cached: false,
+      });
       trace.streamEnded(end.ending);
     }
     return bill;
@@ -117,7 +152,12 @@ export function cachedStream(o: ChatOutcome): CallStream {
     head: { model: o.model, provider: o.provider, relayed: false, cached: true, usage: o.result.usage },
     async read(sink) {
       if (o.result.content) sink.text(o.result.content);
-      o.result.toolCalls?.forEach((call, index) => sink.toolCall({ type: "tool_call", index, id: call.id, name: call.function.name, arguments: call.function.arguments }, { ...call, function: { ...call.function } }));
+      o.result.toolCalls?.forEach((call, index) =>
+        sink.toolCall(
+          { type: "tool_call", index, id: call.id, name: call.function.name, arguments: call.function.arguments },
+          { ...call, function: { ...call.function } },
+        ),
+      );
       return { kind: "complete", finish: o.result.finishReason, usage: o.result.usage, cost: o.cost };
     },
     leave() {},

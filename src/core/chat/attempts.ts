@@ -58,7 +58,13 @@ export interface AttemptSuccess<T> {
   attempts: number;
 }
 
-function ended(trace: CallTrace, rec: AttemptRecord, outcome: NonNullable<AttemptRecord["outcome"]>, t0: number, reason?: string): void {
+function ended(
+  trace: CallTrace,
+  rec: AttemptRecord,
+  outcome: NonNullable<AttemptRecord["outcome"]>,
+  t0: number,
+  reason?: string,
+): void {
   rec.outcome = outcome;
   rec.ms = Math.round(performance.now() - t0);
   if (reason !== undefined) rec.reason = reason;
@@ -70,7 +76,11 @@ export function backoffMs(base: number, n: number, random = Math.random): number
   return Math.min(5000, Math.round(base * 2 ** n * (0.5 + random())));
 }
 
-export async function withFallback<T>(candidates: readonly Candidate[], call: AttemptCall<T>, o: AttemptOptions): Promise<AttemptSuccess<T>> {
+export async function withFallback<T>(
+  candidates: readonly Candidate[],
+  call: AttemptCall<T>,
+  o: AttemptOptions,
+): Promise<AttemptSuccess<T>> {
   const sleep = o.sleep ?? ((ms: number) => Bun.sleep(ms));
   const tried: { provider: string; model: string; error: string; status?: number }[] = [];
   let onlyRateLimits = true;
@@ -115,13 +125,30 @@ export async function withFallback<T>(candidates: readonly Candidate[], call: At
         gate?.ticket.end(verdictOf(err));
         o.observe?.(c.provider.id, err === e ? err.kind : "error", performance.now() - t0);
         if (rec) {
-          const next = err.kind === "rejected" ? "failed" : err.kind !== "rate_limited" && n < retries ? "retry" : index < candidates.length - 1 ? "fallback" : "failed";
+          const next =
+            err.kind === "rejected"
+              ? "failed"
+              : err.kind !== "rate_limited" && n < retries
+                ? "retry"
+                : index < candidates.length - 1
+                  ? "fallback"
+                  : "failed";
           rec.status = err.status;
           ended(o.trace!, rec, next, t0, `${err.kind}/${upstreamReason(err)}`);
         }
-        tried.push({ provider: c.provider.id, model: c.model.id, error: err.kind, ...(err.status !== undefined && { status: err.status }) });
+        tried.push({
+          provider: c.provider.id,
+          model: c.model.id,
+          error: err.kind,
+          ...(err.status !== undefined && { status: err.status }),
+        });
         // What the provider said is for the operator; the client gets its meaning in our words.
-        logUpstreamFailure(err, { request_id: o.requestId, provider: c.provider.id, model: c.model.id, attempt: attempts });
+        logUpstreamFailure(err, {
+          request_id: o.requestId,
+          provider: c.provider.id,
+          model: c.model.id,
+          attempt: attempts,
+        });
         if (err.kind === "rejected") throw upstreamRejected(err, [c.provider.id]);
         if (err.kind === "rate_limited") {
           if (err.retryAfterMs !== undefined) retryAfterMs = Math.min(retryAfterMs ?? Infinity, err.retryAfterMs);

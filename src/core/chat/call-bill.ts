@@ -32,7 +32,13 @@ export class CallBill {
   constructor(private d: ChatDeps) {}
 
   costOf(micro: bigint): Cost {
-    return { micro, usd: microToUsd(micro, this.d.fxMilli), krw: microToKrwRounded(micro), fx_rate: Number(this.d.fxMilli) / 1000, markup_rate: 0 };
+    return {
+      micro,
+      usd: microToUsd(micro, this.d.fxMilli),
+      krw: microToKrwRounded(micro),
+      fx_rate: Number(this.d.fxMilli) / 1000,
+      markup_rate: 0,
+    };
   }
 
   async closeStream(plan: ChatPlan, candidate: Candidate, end: StreamEnd): Promise<StreamBill> {
@@ -43,17 +49,48 @@ export class CallBill {
     if (answered) return this.finishOrchestrated(plan, answered, complete, end.result);
     if (plan.continuation?.continued) return this.closeContinued(plan, plan.continuation, end);
     // Only a finished stream is a latency sample: a break-off may be the client's doing.
-    if (plan.opened && complete) this.d.policies?.observe?.(candidate.model.id, candidate.provider.id, true, plan.opened.ttftMs, performance.now() - plan.opened.at);
-    const u = end.usage ?? streamUsageEstimate(plan.prompt, plan.upstream.messages, candidate.provider.protocol, candidate.offering.upstreamId, end);
+    if (plan.opened && complete)
+      this.d.policies?.observe?.(
+        candidate.model.id,
+        candidate.provider.id,
+        true,
+        plan.opened.ttftMs,
+        performance.now() - plan.opened.at,
+      );
+    const u =
+      end.usage ??
+      streamUsageEstimate(
+        plan.prompt,
+        plan.upstream.messages,
+        candidate.provider.protocol,
+        candidate.offering.upstreamId,
+        end,
+      );
     try {
       if (end.ending === "failed" && !end.usage && !end.text && !end.toolCalls.length) {
         // No partial output: nothing to bill (spec: "Only that part is billed").
         this.d.keeper?.drop(plan.caller.requestId);
-        await this.d.ledger.release(plan.caller.requestId, this.event(plan.caller, candidate.model.id, candidate.provider.id, u, 502, false, undefined, plan));
+        await this.d.ledger.release(
+          plan.caller.requestId,
+          this.event(plan.caller, candidate.model.id, candidate.provider.id, u, 502, false, undefined, plan),
+        );
         return { cost: this.costOf(0n), usage: u };
       }
-      const cost = await this.settle(plan, candidate, u, complete ? 200 : end.ending === "client_left" ? 499 : 502, complete);
-      if (complete && end.result) this.remember(plan, { result: end.result, model: candidate.model.id, provider: candidate.provider.id, cost, cached: false });
+      const cost = await this.settle(
+        plan,
+        candidate,
+        u,
+        complete ? 200 : end.ending === "client_left" ? 499 : 502,
+        complete,
+      );
+      if (complete && end.result)
+        this.remember(plan, {
+          result: end.result,
+          model: candidate.model.id,
+          provider: candidate.provider.id,
+          cost,
+          cached: false,
+        });
       return { cost, usage: u };
     } catch {
       return { cost: this.costOf(0n), usage: u }; // the sweeper releases a hold we could not close
@@ -68,7 +105,8 @@ export class CallBill {
     const parts = bills.map((b) => ({ ...b, cost: this.costOf(b.micro) }));
     const last = k.last!.candidate;
     const complete = end.ending === "complete";
-    const event = (status: number) => this.event(plan.caller, last.model.id, last.provider.id, usage, status, false, undefined, plan);
+    const event = (status: number) =>
+      this.event(plan.caller, last.model.id, last.provider.id, usage, status, false, undefined, plan);
     let micro = bills.reduce((m, b) => m + b.micro, 0n);
     try {
       if (end.ending === "failed" && micro === 0n && !end.text && !end.toolCalls.length) {
@@ -77,8 +115,20 @@ export class CallBill {
         return { cost: this.costOf(0n), usage, parts };
       }
       if (complete && !plan.byok) micro = withMinimumCharge(micro);
-      const cost = await this.charge(plan, micro + (plan.search?.priceMicro ?? 0n), usage, event(complete ? 200 : end.ending === "client_left" ? 499 : 502));
-      if (complete && end.result) this.remember(plan, { result: { ...end.result, usage }, model: last.model.id, provider: last.provider.id, cost, cached: false });
+      const cost = await this.charge(
+        plan,
+        micro + (plan.search?.priceMicro ?? 0n),
+        usage,
+        event(complete ? 200 : end.ending === "client_left" ? 499 : 502),
+      );
+      if (complete && end.result)
+        this.remember(plan, {
+          result: { ...end.result, usage },
+          model: last.model.id,
+          provider: last.provider.id,
+          cost,
+          cached: false,
+        });
       return { cost, usage, parts };
     } catch {
       return { cost: this.costOf(0n), usage, parts };
@@ -90,7 +140,12 @@ export class CallBill {
     let micro = plan.byok ? 0n : usageCostMicro(c.offering.pricing!, c.provider.caching, usage, this.d.fxMilli);
     if (!plan.byok && minimum && status < 400) micro = withMinimumCharge(micro);
     micro += plan.search?.priceMicro ?? 0n;
-    return this.charge(plan, micro, usage, this.event(plan.caller, c.model.id, c.provider.id, usage, status, false, undefined, plan));
+    return this.charge(
+      plan,
+      micro,
+      usage,
+      this.event(plan.caller, c.model.id, c.provider.id, usage, status, false, undefined, plan),
+    );
   }
 
   /**
@@ -100,10 +155,18 @@ export class CallBill {
   async charge(plan: ChatPlan, micro: bigint, u: Usage, event: UsageEvent): Promise<Cost> {
     this.d.keeper?.drop(plan.caller.requestId);
     const end = plan.caller.trace?.phase("settle");
-    await this.d.settlements.start({ id: plan.caller.requestId, userId: plan.caller.principal.user.id, costMicro: micro, tokens: u.promptTokens + u.completionTokens, event }).catch((e: unknown) => {
-      end?.(errorName(e));
-      throw e;
-    });
+    await this.d.settlements
+      .start({
+        id: plan.caller.requestId,
+        userId: plan.caller.principal.user.id,
+        costMicro: micro,
+        tokens: u.promptTokens + u.completionTokens,
+        event,
+      })
+      .catch((e: unknown) => {
+        end?.(errorName(e));
+        throw e;
+      });
     end?.();
     return this.costOf(micro > plan.holdMicro ? plan.holdMicro : micro);
   }
@@ -120,7 +183,19 @@ export class CallBill {
     plan.errorCode = e instanceof GatewayError ? e.errorCode : "client_closed";
     const first = plan.candidates[0]!;
     await this.d.ledger
-      .release(plan.caller.requestId, this.event(plan.caller, first.model.id, null, { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 }, status, false, undefined, plan))
+      .release(
+        plan.caller.requestId,
+        this.event(
+          plan.caller,
+          first.model.id,
+          null,
+          { promptTokens: 0, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
+          status,
+          false,
+          undefined,
+          plan,
+        ),
+      )
       // The sweeper releases the hold at its expiry: the account is held, never charged.
       .catch(swallowed("hold release after a failed call", { request_id: plan.caller.requestId }));
   }
@@ -129,26 +204,68 @@ export class CallBill {
     if (plan.cacheMode === "off" || !this.d.cache) return;
     const { vendorBody: _, ...result } = outcome.result;
     const answer: CachedAnswer = { result, model: outcome.model, provider: outcome.provider };
-    this.d.cache.store(plan.caller.principal.keyId, plan.cacheMode, plan.requested, plan.request, answer).catch(() => {});
+    this.d.cache
+      .store(plan.caller.principal.keyId, plan.cacheMode, plan.requested, plan.request, answer)
+      .catch(() => {});
   }
 
-  event(caller: ChatCaller, model: string, provider: string | null, u: Usage, status: number, cached: boolean, snapshot?: CatalogSnapshot, plan?: ChatPlan): UsageEvent {
+  event(
+    caller: ChatCaller,
+    model: string,
+    provider: string | null,
+    u: Usage,
+    status: number,
+    cached: boolean,
+    snapshot?: CatalogSnapshot,
+    plan?: ChatPlan,
+  ): UsageEvent {
     const maker = getModel(snapshot ?? this.d.catalog(), model)?.maker ?? null;
     const { promptTokens, completionTokens, cachedTokens, cacheWriteTokens } = u;
     const latencyMs = plan ? Math.round(performance.now() - plan.startedAt) : 0;
     const ttftMs = plan?.opened ? Math.round(plan.opened.at + plan.opened.ttftMs - plan.startedAt) : null;
     const errorCode = status < 400 ? null : (plan?.errorCode ?? (status === 499 ? "client_closed" : "upstream_error"));
-    return { model, provider, maker, modality: "text", app: caller.app, status, promptTokens, completionTokens, cachedTokens, cacheWriteTokens, fxMilli: this.d.fxMilli, latencyMs, cached, api: caller.api ?? "chat", streamed: plan?.streamed ?? false, ttftMs, errorCode, policyDecision: plan?.policy ? executionHeader(plan.policy) : null };
+    return {
+      model,
+      provider,
+      maker,
+      modality: "text",
+      app: caller.app,
+      status,
+      promptTokens,
+      completionTokens,
+      cachedTokens,
+      cacheWriteTokens,
+      fxMilli: this.d.fxMilli,
+      latencyMs,
+      cached,
+      api: caller.api ?? "chat",
+      streamed: plan?.streamed ?? false,
+      ttftMs,
+      errorCode,
+      policyDecision: plan?.policy ? executionHeader(plan.policy) : null,
+    };
   }
 
   /**
    * The end of a replayed cascade/parallel stream: the sub-calls already ran and were paid
    * upstream, so their sum is charged even when the client left during the replay.
    */
-  async finishOrchestrated(plan: ChatPlan, answer: OrchestratedAnswer, complete: boolean, result?: ChatResult): Promise<{ cost: Cost; usage: Usage }> {
+  async finishOrchestrated(
+    plan: ChatPlan,
+    answer: OrchestratedAnswer,
+    complete: boolean,
+    result?: ChatResult,
+  ): Promise<{ cost: Cost; usage: Usage }> {
     try {
       const cost = await this.settleSum(plan, answer);
-      if (complete && result) this.remember(plan, { result, model: answer.candidate.model.id, provider: answer.candidate.provider.id, cost, cached: false });
+      if (complete && result)
+        this.remember(plan, {
+          result,
+          model: answer.candidate.model.id,
+          provider: answer.candidate.provider.id,
+          cost,
+          cached: false,
+        });
       return { cost, usage: answer.result.usage };
     } catch {
       return { cost: this.costOf(0n), usage: answer.result.usage };
@@ -159,6 +276,11 @@ export class CallBill {
   settleSum(plan: ChatPlan, a: OrchestratedAnswer): Promise<Cost> {
     const micro = (plan.byok ? 0n : withMinimumCharge(a.totalMicro)) + (plan.search?.priceMicro ?? 0n);
     const u = a.result.usage;
-    return this.charge(plan, micro, u, this.event(plan.caller, a.candidate.model.id, a.candidate.provider.id, u, 200, false, undefined, plan));
+    return this.charge(
+      plan,
+      micro,
+      u,
+      this.event(plan.caller, a.candidate.model.id, a.candidate.provider.id, u, 200, false, undefined, plan),
+    );
   }
 }

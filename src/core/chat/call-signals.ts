@@ -7,7 +7,10 @@
 import { GatewayError, text } from "../errors";
 
 /** A policy's deadline cut the attempts (a 502 `upstream_unavailable`). */
-export const DEADLINE_MISSED = text("정책의 제한 시간(deadline_ms) 안에 응답을 받지 못했습니다.", "No answer arrived within the policy's deadline (deadline_ms).");
+export const DEADLINE_MISSED = text(
+  "정책의 제한 시간(deadline_ms) 안에 응답을 받지 못했습니다.",
+  "No answer arrived within the policy's deadline (deadline_ms).",
+);
 import { following } from "./hold";
 import type { ChatPlan } from "./plan";
 
@@ -20,7 +23,11 @@ function deadlineSignal(plan: ChatPlan, client: AbortSignal | undefined): AbortS
 }
 
 /** The caller's signal, bounded by the policy's deadline when it has one (and by `spec`, see afterHold). */
-export function callSignal(plan: ChatPlan, spec: AbortController | null = null, client = plan.caller.signal): AbortSignal | undefined {
+export function callSignal(
+  plan: ChatPlan,
+  spec: AbortController | null = null,
+  client = plan.caller.signal,
+): AbortSignal | undefined {
   return following(spec, deadlineSignal(plan, client));
 }
 

@@ -15,7 +15,10 @@ import type { CallWarning } from "../upstream/warnings";
  * One call's answer; `decision` is the `X-Policy-Decision` header value of a routing-policy call,
  * `warnings` the settings the answering provider could not take.
  */
-export type ChatRun = ({ kind: "json"; outcome: ChatOutcome } | { kind: "stream"; stream: CallStream }) & { decision: string | null; warnings: CallWarning[] };
+export type ChatRun = ({ kind: "json"; outcome: ChatOutcome } | { kind: "stream"; stream: CallStream }) & {
+  decision: string | null;
+  warnings: CallWarning[];
+};
 
 export type ToolCallEvent = Extract<StreamEvent, { type: "tool_call" }>;
 
@@ -50,7 +53,15 @@ export type PartCost = PartBill & { cost: Cost };
  * reaches it). `relay` is what the upstream of a relayed stream said last (relay.ts).
  */
 export type StreamFinal =
-  | { kind: "complete"; finish: FinishReason; usage: Usage; cost: Cost; citations?: UrlCitation[]; parts?: PartCost[]; relay?: RawTail }
+  | {
+      kind: "complete";
+      finish: FinishReason;
+      usage: Usage;
+      cost: Cost;
+      citations?: UrlCitation[];
+      parts?: PartCost[];
+      relay?: RawTail;
+    }
   | { kind: "failed"; failure: string; partial: string; usage: Usage; cost: Cost; relay?: RawTail }
   | { kind: "left"; usage: Usage; cost: Cost };
 

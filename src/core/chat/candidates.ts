@@ -4,7 +4,13 @@
  * key (BYOK), the account (training consent) and the client's provider preferences.
  */
 import { GatewayError, text } from "../errors";
-import { getProvider, type CatalogModel, type CatalogOffering, type CatalogProvider, type CatalogSnapshot } from "../catalog/types";
+import {
+  getProvider,
+  type CatalogModel,
+  type CatalogOffering,
+  type CatalogProvider,
+  type CatalogSnapshot,
+} from "../catalog/types";
 import type { ModelResolution } from "../catalog/resolve";
 import { priceOffering, type PricedOptions } from "./priced-options";
 
@@ -58,13 +64,21 @@ export interface CandidateOptions {
 function notConfigured(providers: string[]): GatewayError {
   return new GatewayError(
     "provider_not_configured",
-    text(`이 배포에 설정되지 않은 제공자입니다: ${providers.join(", ")}. 운영자가 자격 증명을 설정해야 호출할 수 있습니다.`, `Providers not configured on this deployment: ${providers.join(", ")}. The operator must set their credentials before they can be called.`),
+    text(
+      `이 배포에 설정되지 않은 제공자입니다: ${providers.join(", ")}. 운영자가 자격 증명을 설정해야 호출할 수 있습니다.`,
+      `Providers not configured on this deployment: ${providers.join(", ")}. The operator must set their credentials before they can be called.`,
+    ),
     { providers },
   );
 }
 
-export function buildCandidates(snapshot: CatalogSnapshot, resolution: Exclude<ModelResolution, { kind: "policy" }>, opts: CandidateOptions): Candidate[] {
-  const leaves = resolution.kind === "leaf" ? [{ model: resolution.model, offerings: resolution.offerings }] : resolution.candidates;
+export function buildCandidates(
+  snapshot: CatalogSnapshot,
+  resolution: Exclude<ModelResolution, { kind: "policy" }>,
+  opts: CandidateOptions,
+): Candidate[] {
+  const leaves =
+    resolution.kind === "leaf" ? [{ model: resolution.model, offerings: resolution.offerings }] : resolution.candidates;
   let all: Candidate[] = [];
   for (const leaf of leaves) {
     for (const offering of leaf.offerings) {
@@ -74,7 +88,14 @@ export function buildCandidates(snapshot: CatalogSnapshot, resolution: Exclude<M
   }
   if (opts.byokProvider) {
     all = all.filter((c) => c.provider.id === opts.byokProvider);
-    if (!all.length) throw new GatewayError("byok_not_supported", text(`BYOK 키의 제공자(${opts.byokProvider})는 이 모델을 제공하지 않습니다.`, `The BYOK key's provider (${opts.byokProvider}) does not offer this model.`));
+    if (!all.length)
+      throw new GatewayError(
+        "byok_not_supported",
+        text(
+          `BYOK 키의 제공자(${opts.byokProvider})는 이 모델을 제공하지 않습니다.`,
+          `The BYOK key's provider (${opts.byokProvider}) does not offer this model.`,
+        ),
+      );
   }
   const p = opts.prefs ?? {};
   let list = all;
@@ -84,12 +105,23 @@ export function buildCandidates(snapshot: CatalogSnapshot, resolution: Exclude<M
   if (priced) list = list.map((c) => ({ ...c, offering: priceOffering(c.offering, c.provider, priced) }));
   if (p.max_price) {
     const { prompt, completion } = p.max_price;
-    list = list.filter((c) => (prompt === undefined || c.offering.pricing!.input <= prompt * 1e6) && (completion === undefined || c.offering.pricing!.output <= completion * 1e6));
+    list = list.filter(
+      (c) =>
+        (prompt === undefined || c.offering.pricing!.input <= prompt * 1e6) &&
+        (completion === undefined || c.offering.pricing!.output <= completion * 1e6),
+    );
   }
   if (!list.length) {
-    throw new GatewayError("unsupported_parameter", text("provider 설정(only/ignore/max_price)을 만족하는 제공자가 없습니다.", "No provider satisfies the provider settings (only/ignore/max_price)."), {
-      providers: [...new Set(all.map((c) => c.provider.id))],
-    });
+    throw new GatewayError(
+      "unsupported_parameter",
+      text(
+        "provider 설정(only/ignore/max_price)을 만족하는 제공자가 없습니다.",
+        "No provider satisfies the provider settings (only/ignore/max_price).",
+      ),
+      {
+        providers: [...new Set(all.map((c) => c.provider.id))],
+      },
+    );
   }
   // Unconfigured providers are no candidates (never simulated outside demo mode, never charged).
   const available = opts.available;
@@ -122,13 +154,24 @@ export function buildCandidates(snapshot: CatalogSnapshot, resolution: Exclude<M
     list = stableSort(list, rank);
     if (p.allow_fallbacks === false) list = list.filter((c) => p.order!.includes(c.provider.id));
     // The order named only providers this deployment cannot call.
-    if (!list.length && p.order.some((id) => unconfigured.has(id))) throw notConfigured(p.order.filter((id) => unconfigured.has(id)));
+    if (!list.length && p.order.some((id) => unconfigured.has(id)))
+      throw notConfigured(p.order.filter((id) => unconfigured.has(id)));
   }
   if (p.allow_fallbacks === false) list = list.slice(0, 1);
-  if (!list.length) throw new GatewayError("unsupported_parameter", text("provider.order에 이 모델을 제공하는 제공자가 없습니다.", "No provider in provider.order offers this model."));
+  if (!list.length)
+    throw new GatewayError(
+      "unsupported_parameter",
+      text(
+        "provider.order에 이 모델을 제공하는 제공자가 없습니다.",
+        "No provider in provider.order offers this model.",
+      ),
+    );
   return list;
 }
 
 function stableSort<T>(xs: T[], key: (x: T) => number): T[] {
-  return xs.map((x, i) => ({ x, i, k: key(x) })).sort((a, b) => a.k - b.k || a.i - b.i).map((e) => e.x);
+  return xs
+    .map((x, i) => ({ x, i, k: key(x) }))
+    .sort((a, b) => a.k - b.k || a.i - b.i)
+    .map((e) => e.x);
 }

@@ -15,7 +15,12 @@ import type { StreamEnd } from "./plan";
 import { emptyUsage, type Usage } from "./types";
 
 /** What a continuation may add to the hold: a second answer whose input also carries the first part (and tokens for the hold's count). */
-export function continuationHold(candidates: readonly Candidate[], inputFor: (c: Candidate) => number, maxTokens: number, fxMilli: bigint): { micro: bigint; tokens: number } {
+export function continuationHold(
+  candidates: readonly Candidate[],
+  inputFor: (c: Candidate) => number,
+  maxTokens: number,
+  fxMilli: bigint,
+): { micro: bigint; tokens: number } {
   const input = (c: Candidate) => inputFor(c) + maxTokens + CONTINUE_OVERHEAD_TOKENS;
   const tokens = candidates.reduce((m, c) => Math.max(m, input(c)), 0) + maxTokens;
   return { micro: worstHoldMicro(candidates, input, maxTokens, fxMilli), tokens };
@@ -31,7 +36,13 @@ export interface PartBill {
 }
 
 /** Each part's usage and price; the last part ended as `end` says, the earlier ones broke. */
-export function billParts(k: Continuation, prompt: PromptSize, end: StreamEnd, fxMilli: bigint, opts: { free: boolean }): PartBill[] {
+export function billParts(
+  k: Continuation,
+  prompt: PromptSize,
+  end: StreamEnd,
+  fxMilli: bigint,
+  opts: { free: boolean },
+): PartBill[] {
   return k.parts.map((p, i) => {
     const last = i === k.parts.length - 1;
     const usage = p.usage ?? estimate(p, prompt, last ? end : { ...end, ending: "failed", toolCalls: [] });
@@ -45,7 +56,11 @@ export function billParts(k: Continuation, prompt: PromptSize, end: StreamEnd, f
 function estimate(p: ContinuationPart, prompt: PromptSize, end: StreamEnd): Usage {
   if (end.ending === "failed" && !p.text && !end.toolCalls.length) return emptyUsage();
   const c = p.candidate;
-  return streamUsageEstimate(prompt, p.messages, c.provider.protocol, c.offering.upstreamId, { ending: end.ending, text: p.text, toolCalls: end.toolCalls });
+  return streamUsageEstimate(prompt, p.messages, c.provider.protocol, c.offering.upstreamId, {
+    ending: end.ending,
+    text: p.text,
+    toolCalls: end.toolCalls,
+  });
 }
 
 /** The parts' usages added up (what the client is shown as the answer's usage). */

@@ -37,7 +37,12 @@ export interface ContinuationRequest {
 }
 
 /** `base` continued from `partial` (the text sent so far), for a provider of `protocol`. */
-export function continuationRequest(base: Base, partial: string, protocol: string, maxTokens: number): ContinuationRequest {
+export function continuationRequest(
+  base: Base,
+  partial: string,
+  protocol: string,
+  maxTokens: number,
+): ContinuationRequest {
   const via = continuationVia(protocol, base);
   const budget = { ...base, max_tokens: maxTokens };
   // Nothing was sent yet: the next candidate simply answers the request.
@@ -45,5 +50,9 @@ export function continuationRequest(base: Base, partial: string, protocol: strin
   const sent = via === "prefill" ? partial.trimEnd() : partial;
   const turns: ChatMessage[] = [{ role: "assistant", content: sent }];
   if (via === "instruction") turns.push({ role: "user", content: CONTINUE_INSTRUCTION });
-  return { request: withMessages(budget, [...base.messages, ...turns]), via, trimmedSpace: sent.length < partial.length };
+  return {
+    request: withMessages(budget, [...base.messages, ...turns]),
+    via,
+    trimmedSpace: sent.length < partial.length,
+  };
 }

@@ -42,10 +42,18 @@ export class Continuation {
 }
 
 /** Opens a typed stream on the first of `candidates` that answers (retries, fallback, circuits), each asked `requestFor(c)`. */
-export type OpenContinuation = (candidates: Candidate[], requestFor: (c: Candidate) => Omit<ChatRequest, "model">, signal: AbortSignal) => Promise<AttemptSuccess<TypedStream>>;
+export type OpenContinuation = (
+  candidates: Candidate[],
+  requestFor: (c: Candidate) => Omit<ChatRequest, "model">,
+  signal: AbortSignal,
+) => Promise<AttemptSuccess<TypedStream>>;
 
 /** Whether a call may be continued: a stream of free text (a JSON answer cannot be spliced). */
-export function continuable(stream: boolean, prefs: { continue_on_failure?: boolean } | undefined, request: Omit<ChatRequest, "model">): boolean {
+export function continuable(
+  stream: boolean,
+  prefs: { continue_on_failure?: boolean } | undefined,
+  request: Omit<ChatRequest, "model">,
+): boolean {
   const format = request.response_format?.type;
   return stream && prefs?.continue_on_failure === true && format !== "json_object" && format !== "json_schema";
 }
@@ -56,17 +64,39 @@ export function continuing(plan: ChatPlan, first: TypedStream, open: OpenContinu
   const abort = new AbortController();
   let current = first;
   abort.signal.addEventListener("abort", () => current.abort.abort(), { once: true });
-  k.parts.push({ candidate: first.candidate, messages: plan.upstream.messages, text: "", toolCalls: false, usage: null });
+  k.parts.push({
+    candidate: first.candidate,
+    messages: plan.upstream.messages,
+    text: "",
+    toolCalls: false,
+    usage: null,
+  });
 
   /** The continuation after `err`, or null when this break ends the stream as without the opt-in. */
-  const next = async (err: unknown, finished: boolean): Promise<{ stream: TypedStream; trimmedSpace: boolean } | null> => {
+  const next = async (
+    err: unknown,
+    finished: boolean,
+  ): Promise<{ stream: TypedStream; trimmedSpace: boolean } | null> => {
     const part = k.last!;
     const rest = plan.candidates.slice(plan.candidates.indexOf(part.candidate) + 1);
     // A break inside a tool call, after the finish, of a continuation, or with the client gone is not continued.
-    if (k.continued || part.toolCalls || finished || !rest.length || abort.signal.aborted || plan.drain !== undefined || plan.ended) return null;
+    if (
+      k.continued ||
+      part.toolCalls ||
+      finished ||
+      !rest.length ||
+      abort.signal.aborted ||
+      plan.drain !== undefined ||
+      plan.ended
+    )
+      return null;
     const budget = plan.upstream.max_tokens - estimateTokens(part.text.length);
     if (budget < 1) return null;
-    logUpstreamFailure(err, { request_id: plan.caller.requestId, provider: part.candidate.provider.id, continuing: true });
+    logUpstreamFailure(err, {
+      request_id: plan.caller.requestId,
+      provider: part.candidate.provider.id,
+      continuing: true,
+    });
     const asked = new Map<Candidate, ReturnType<typeof continuationRequest>>();
     const requestFor = (c: Candidate) => {
       const r = continuationRequest(plan.upstream, part.text, c.provider.protocol, budget);
@@ -84,8 +114,19 @@ export function continuing(plan: ChatPlan, first: TypedStream, open: OpenContinu
       return null;
     }
     const r = asked.get(won.candidate)!;
-    if (part === k.parts[0] && first.attempt) Object.assign(first.attempt, { outcome: "continued", reason: err instanceof UpstreamError ? `${err.kind}/${upstreamReason(err)}` : "stream_broken" } satisfies Partial<AttemptRecord>);
-    k.parts.push({ candidate: won.candidate, messages: r.request.messages, text: "", toolCalls: false, usage: null, via: r.via });
+    if (part === k.parts[0] && first.attempt)
+      Object.assign(first.attempt, {
+        outcome: "continued",
+        reason: err instanceof UpstreamError ? `${err.kind}/${upstreamReason(err)}` : "stream_broken",
+      } satisfies Partial<AttemptRecord>);
+    k.parts.push({
+      candidate: won.candidate,
+      messages: r.request.messages,
+      text: "",
+      toolCalls: false,
+      usage: null,
+      via: r.via,
+    });
     return { stream: won.value, trimmedSpace: r.trimmedSpace };
   };
 
@@ -119,5 +160,11 @@ export function continuing(plan: ChatPlan, first: TypedStream, open: OpenContinu
     }
   }
 
-  return { kind: "typed", candidate: first.candidate, events: events(), abort, ...(first.attempt && { attempt: first.attempt }) };
+  return {
+    kind: "typed",
+    candidate: first.candidate,
+    events: events(),
+    abort,
+    ...(first.attempt && { attempt: first.attempt }),
+  };
 }

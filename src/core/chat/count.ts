@@ -11,13 +11,26 @@ import type { ChatDeps } from "./ports";
 import type { Protocol } from "./provider";
 import type { ChatRequest } from "./types";
 
-export async function providerCount(d: ChatDeps, p: KeyPrincipal, c: Candidate, request: Omit<ChatRequest, "model">, signal?: AbortSignal): Promise<number | null> {
+export async function providerCount(
+  d: ChatDeps,
+  p: KeyPrincipal,
+  c: Candidate,
+  request: Omit<ChatRequest, "model">,
+  signal?: AbortSignal,
+): Promise<number | null> {
   const provider = d.providerFor(c.provider.protocol as Protocol);
   if (!provider.countTokens) return null;
   if (p.piiMaskingEnabled && d.pii?.mask(request.messages).mapping) return null;
   try {
     const ep = d.upstreamFor(c.provider, p);
-    const ctx = { providerId: c.provider.id, baseUrl: ep.baseUrl, apiKey: ep.apiKey, signal, firstByteTimeoutMs: d.firstByteTimeoutMs, idleTimeoutMs: d.idleTimeoutMs };
+    const ctx = {
+      providerId: c.provider.id,
+      baseUrl: ep.baseUrl,
+      apiKey: ep.apiKey,
+      signal,
+      firstByteTimeoutMs: d.firstByteTimeoutMs,
+      idleTimeoutMs: d.idleTimeoutMs,
+    };
     return await provider.countTokens({ ...request, model: c.offering.upstreamId }, ctx);
   } catch {
     return null;

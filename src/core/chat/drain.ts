@@ -102,7 +102,11 @@ export async function drainTyped(
 /** The finished answer of a clean stream, for settlement and the response cache. */
 export function drainedResult(d: Drained): ChatResult {
   const calls = d.calls.filter(Boolean);
-  const result: ChatResult = { content: d.text || (calls.length ? null : ""), finishReason: d.finish, usage: d.usage ?? emptyUsage() };
+  const result: ChatResult = {
+    content: d.text || (calls.length ? null : ""),
+    finishReason: d.finish,
+    usage: d.usage ?? emptyUsage(),
+  };
   if (calls.length) result.toolCalls = calls;
   return result;
 }

@@ -59,7 +59,10 @@ function addMessages(c: PromptSize, messages: readonly ChatMessage[]): void {
 }
 
 /** Measures what `req` sends (and, with the web plugin, the search results it will carry). */
-export function measurePrompt(req: Pick<ChatRequest, "messages" | "tools" | "response_format">, web?: Pick<WebPluginOptions, "maxResults" | "searchPrompt"> | null): PromptSize {
+export function measurePrompt(
+  req: Pick<ChatRequest, "messages" | "tools" | "response_format">,
+  web?: Pick<WebPluginOptions, "maxResults" | "searchPrompt"> | null,
+): PromptSize {
   const c: PromptSize = { ascii: 0, other: 0, messages: 0, tools: req.tools?.length ?? 0, images: [] };
   addMessages(c, req.messages);
   if (req.tools?.length) addText(c, JSON.stringify(req.tools));
@@ -127,7 +130,13 @@ export function estimateTokens(chars: number): number {
 /** The text characters of the messages (what the partial-stream estimate counts). */
 function textChars(messages: readonly ChatMessage[]): number {
   let n = 0;
-  for (const m of messages) n += typeof m.content === "string" ? m.content.length : Array.isArray(m.content) ? m.content.reduce((a, p) => a + (p.type === "text" ? (p.text?.length ?? 0) : 0), 0) : 0;
+  for (const m of messages)
+    n +=
+      typeof m.content === "string"
+        ? m.content.length
+        : Array.isArray(m.content)
+          ? m.content.reduce((a, p) => a + (p.type === "text" ? (p.text?.length ?? 0) : 0), 0)
+          : 0;
   return n;
 }
 
@@ -144,7 +153,12 @@ export function streamUsageEstimate(
   end: { ending: "complete" | "failed" | "client_left"; text: string; toolCalls: readonly ToolCall[] },
 ): Usage {
   const none = { cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
-  if (end.ending === "client_left") return { promptTokens: holdInputTokens(prompt, protocol, upstreamModel), completionTokens: outputTokens(end.text, end.toolCalls), ...none };
+  if (end.ending === "client_left")
+    return {
+      promptTokens: holdInputTokens(prompt, protocol, upstreamModel),
+      completionTokens: outputTokens(end.text, end.toolCalls),
+      ...none,
+    };
   let out = end.text.length;
   for (const t of end.toolCalls) out += t.function.name.length + t.function.arguments.length;
   return { promptTokens: estimateTokens(textChars(messages)), completionTokens: estimateTokens(out), ...none };

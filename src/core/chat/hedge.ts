@@ -22,7 +22,11 @@ export interface HedgeRace {
 }
 
 /** On per request (`provider.hedge`, which wins), per key, and for the `latency` policy engine. */
-export function wantsHedge(prefs: ProviderPrefs | undefined, keyHedge: boolean | undefined, engine: string | undefined): boolean {
+export function wantsHedge(
+  prefs: ProviderPrefs | undefined,
+  keyHedge: boolean | undefined,
+  engine: string | undefined,
+): boolean {
   return prefs?.hedge ?? (keyHedge === true || engine === "latency");
 }
 
@@ -41,12 +45,22 @@ interface Lane {
   inFlight: { candidate: Candidate; t0: number; rec?: AttemptRecord } | null;
 }
 
-const settle = <T>(p: Promise<AttemptSuccess<T>>): Promise<Settled<T>> => p.then((v) => ({ ok: true as const, v }), (e: unknown) => ({ ok: false as const, e }));
+const settle = <T>(p: Promise<AttemptSuccess<T>>): Promise<Settled<T>> =>
+  p.then(
+    (v) => ({ ok: true as const, v }),
+    (e: unknown) => ({ ok: false as const, e }),
+  );
 
 /** A failure the other lane may still make up for (every candidate failed or was rate-limited). */
-const recoverable = (e: unknown) => e instanceof GatewayError && (e.errorCode === "upstream_unavailable" || e.errorCode === "upstream_rate_limited");
+const recoverable = (e: unknown) =>
+  e instanceof GatewayError && (e.errorCode === "upstream_unavailable" || e.errorCode === "upstream_rate_limited");
 
-export async function hedged<T>(candidates: readonly Candidate[], call: AttemptCall<T>, o: AttemptOptions, race: HedgeRace): Promise<AttemptSuccess<T>> {
+export async function hedged<T>(
+  candidates: readonly Candidate[],
+  call: AttemptCall<T>,
+  o: AttemptOptions,
+  race: HedgeRace,
+): Promise<AttemptSuccess<T>> {
   const rest = hedgeLane(candidates);
   if (!rest) return withFallback(candidates, call, o);
   const a: Lane = { ctl: new AbortController(), inFlight: null };
@@ -62,7 +76,11 @@ export async function hedged<T>(candidates: readonly Candidate[], call: AttemptC
           lane.inFlight = { candidate: c, t0: performance.now(), rec };
           return call(c, rec, signal).finally(() => (lane.inFlight = null));
         },
-        { ...o, ...(retriesOf && { retriesOf }), signal: o.signal ? AbortSignal.any([o.signal, lane.ctl.signal]) : lane.ctl.signal },
+        {
+          ...o,
+          ...(retriesOf && { retriesOf }),
+          signal: o.signal ? AbortSignal.any([o.signal, lane.ctl.signal]) : lane.ctl.signal,
+        },
       ),
     );
 
@@ -92,9 +110,17 @@ export async function hedged<T>(candidates: readonly Candidate[], call: AttemptC
   if (r1.ok || (r1.lane === "a" ? !recoverable(r1.e) : !(r1.e instanceof GatewayError))) {
     const loser = other.inFlight;
     // Marked now, not when its abort comes through: the answer's log line may be written first.
-    if (loser?.rec) Object.assign(loser.rec, { outcome: "cancelled", reason: "hedge_lost", ms: Math.round(performance.now() - loser.t0) });
+    if (loser?.rec)
+      Object.assign(loser.rec, {
+        outcome: "cancelled",
+        reason: "hedge_lost",
+        ms: Math.round(performance.now() - loser.t0),
+      });
     other.ctl.abort(new HedgeLost());
-    race.ended(!r1.ok ? "both_failed" : r1.lane === "a" ? "primary_won" : "hedge_won", loser ? { candidate: loser.candidate, waitedMs: performance.now() - loser.t0 } : undefined);
+    race.ended(
+      !r1.ok ? "both_failed" : r1.lane === "a" ? "primary_won" : "hedge_won",
+      loser ? { candidate: loser.candidate, waitedMs: performance.now() - loser.t0 } : undefined,
+    );
     if (r1.ok) return r1.v;
     throw r1.e;
   }

@@ -38,8 +38,19 @@ export async function placeHold(ledger: Ledger, settlements: Settlements, h: Hol
  * either way, so they reach the ledger in the order the estimate counted them. (The promise is
  * wrapped: an async function's result would otherwise wait for it.)
  */
-export async function startHold(ledger: Ledger, settlements: Settlements, h: HoldRequest, opts: { overlap: boolean }): Promise<{ pending: Promise<unknown> | null }> {
-  if (opts.overlap && ledger.speculate?.(h) === true) return { pending: placeHold(ledger, settlements, h).then(() => null, (e: unknown) => e ?? new Error("hold failed")) };
+export async function startHold(
+  ledger: Ledger,
+  settlements: Settlements,
+  h: HoldRequest,
+  opts: { overlap: boolean },
+): Promise<{ pending: Promise<unknown> | null }> {
+  if (opts.overlap && ledger.speculate?.(h) === true)
+    return {
+      pending: placeHold(ledger, settlements, h).then(
+        () => null,
+        (e: unknown) => e ?? new Error("hold failed"),
+      ),
+    };
   await placeHold(ledger, settlements, h);
   return { pending: null };
 }
@@ -49,7 +60,11 @@ export async function startHold(ledger: Ledger, settlements: Settlements, h: Hol
  * the call (through `spec`, which is part of its signal) and is thrown as HoldRefused, so the
  * caller does not release a hold that was never placed; otherwise the call's own result.
  */
-export async function afterHold<T>(pending: Promise<unknown> | null, spec: AbortController | null, call: Promise<T>): Promise<T> {
+export async function afterHold<T>(
+  pending: Promise<unknown> | null,
+  spec: AbortController | null,
+  call: Promise<T>,
+): Promise<T> {
   if (!pending || !spec) return call;
   const result = call.then(
     (v) => ({ ok: true as const, v }),
@@ -77,7 +92,12 @@ export function following(spec: AbortController | null, base: AbortSignal | unde
  * The hold of a call that may run on any of `candidates`: the dearest of them, each for its own
  * input estimate (image parts count differently per provider, estimate.ts).
  */
-export function worstHoldMicro(candidates: readonly Candidate[], inputFor: (c: Candidate) => number, maxTokens: number, fxMilli: bigint): bigint {
+export function worstHoldMicro(
+  candidates: readonly Candidate[],
+  inputFor: (c: Candidate) => number,
+  maxTokens: number,
+  fxMilli: bigint,
+): bigint {
   let max = 0n;
   for (const c of candidates) {
     const h = holdAmountMicro([c.offering.pricing!], inputFor(c), maxTokens, fxMilli);

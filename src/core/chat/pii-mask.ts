@@ -16,7 +16,10 @@ import { PiiStreamUnmasker, unmask } from "../../lib/pii/unmask";
 import type { ChatMessage, ContentPart, ToolCall } from "./types";
 
 /** Masks `messages`; `mapping` is null (and `messages` the same array) when nothing was found. */
-export function maskMessages(messages: ChatMessage[]): { messages: ChatMessage[]; mapping: Map<string, string> | null } {
+export function maskMessages(messages: ChatMessage[]): {
+  messages: ChatMessage[];
+  mapping: Map<string, string> | null;
+} {
   const masker = new PiiMasker();
   // Placeholder-shaped text anywhere in the request is reserved before any is handed out.
   for (const m of messages) {
@@ -60,7 +63,8 @@ function maskToolCalls(calls: ToolCall[], masker: PiiMasker): ToolCall[] {
   for (let i = 0; i < calls.length; i++) {
     const c = calls[i]!;
     const args = maskArguments(c.function.arguments, masker);
-    if (args !== c.function.arguments) (out ??= calls.slice())[i] = { ...c, function: { ...c.function, arguments: args } };
+    if (args !== c.function.arguments)
+      (out ??= calls.slice())[i] = { ...c, function: { ...c.function, arguments: args } };
   }
   return out ?? calls;
 }

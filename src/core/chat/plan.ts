@@ -139,5 +139,18 @@ export interface StreamEnd {
 
 /** `attempt`: the upstream attempt that opened the stream (traced calls only). */
 export type OpenedStream =
-  | { kind: "raw"; candidate: Candidate; body: ReadableStream<Uint8Array>; scanner: RawScanner; abort: AbortController; attempt?: AttemptRecord }
-  | { kind: "typed"; candidate: Candidate; events: AsyncIterable<StreamEvent>; abort: AbortController; attempt?: AttemptRecord };
+  | {
+      kind: "raw";
+      candidate: Candidate;
+      body: ReadableStream<Uint8Array>;
+      scanner: RawScanner;
+      abort: AbortController;
+      attempt?: AttemptRecord;
+    }
+  | {
+      kind: "typed";
+      candidate: Candidate;
+      events: AsyncIterable<StreamEvent>;
+      abort: AbortController;
+      attempt?: AttemptRecord;
+    };

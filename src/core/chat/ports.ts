@@ -25,8 +25,20 @@ export interface CachedAnswer {
 
 export interface ResponseCachePort {
   /** `stage`: `exact` reads the database only; `similar` embeds the prompt (a paid upstream call). */
-  lookup(keyId: string, mode: "exact" | "semantic", model: string, req: Omit<ChatRequest, "model">, stage: "exact" | "similar"): Promise<CachedAnswer | null>;
-  store(keyId: string, mode: "exact" | "semantic", model: string, req: Omit<ChatRequest, "model">, answer: CachedAnswer): Promise<void>;
+  lookup(
+    keyId: string,
+    mode: "exact" | "semantic",
+    model: string,
+    req: Omit<ChatRequest, "model">,
+    stage: "exact" | "similar",
+  ): Promise<CachedAnswer | null>;
+  store(
+    keyId: string,
+    mode: "exact" | "semantic",
+    model: string,
+    req: Omit<ChatRequest, "model">,
+    answer: CachedAnswer,
+  ): Promise<void>;
 }
 
 /** PII masking: masked messages and the placeholder mapping (null when nothing was found). */

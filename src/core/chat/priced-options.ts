@@ -20,7 +20,8 @@ export function pricedOptionsOf(req: Pick<ChatRequest, "service_tier" | "message
   const cacheTtls = new Set<string>();
   for (const m of req.messages) {
     if (!Array.isArray(m.content)) continue;
-    for (const part of m.content) if (part.cache_control?.ttl !== undefined) cacheTtls.add(String(part.cache_control.ttl));
+    for (const part of m.content)
+      if (part.cache_control?.ttl !== undefined) cacheTtls.add(String(part.cache_control.ttl));
   }
   return { serviceTier: req.service_tier === "auto" ? "default" : req.service_tier, cacheTtls };
 }
@@ -35,14 +36,27 @@ export function priceOffering(o: CatalogOffering, provider: CatalogProvider, opt
     const tierPricing = isPricedTier(tier) ? o.serviceTiers?.[tier] : undefined;
     if (!tierPricing) {
       const offered = ["auto", "default", ...Object.keys(o.serviceTiers ?? {})].join(", ");
-      throw new GatewayError("unsupported_parameter", text(`'${o.modelId}'(${provider.id})에는 service_tier '${tier}'를 쓸 수 없습니다. 가능한 값: ${offered}.`, `service_tier '${tier}' is not available for '${o.modelId}' (${provider.id}). Possible values: ${offered}.`), { param: "service_tier" });
+      throw new GatewayError(
+        "unsupported_parameter",
+        text(
+          `'${o.modelId}'(${provider.id})에는 service_tier '${tier}'를 쓸 수 없습니다. 가능한 값: ${offered}.`,
+          `service_tier '${tier}' is not available for '${o.modelId}' (${provider.id}). Possible values: ${offered}.`,
+        ),
+        { param: "service_tier" },
+      );
     }
     pricing = tierPricing;
   }
   if (provider.caching !== "explicit") return pricing === o.pricing ? o : { ...o, pricing };
   for (const ttl of opts.cacheTtls) {
     if (ttl === "5m" || (ttl === "1h" && pricing.cacheWrite1h != null)) continue;
-    throw new GatewayError("unsupported_parameter", text(`'${o.modelId}'(${provider.id})에는 cache_control.ttl '${ttl}'을(를) 쓸 수 없습니다. 가능한 값: 5m${pricing.cacheWrite1h != null ? ", 1h" : ""}.`, `cache_control.ttl '${ttl}' is not available for '${o.modelId}' (${provider.id}). Possible values: 5m${pricing.cacheWrite1h != null ? ", 1h" : ""}.`));
+    throw new GatewayError(
+      "unsupported_parameter",
+      text(
+        `'${o.modelId}'(${provider.id})에는 cache_control.ttl '${ttl}'을(를) 쓸 수 없습니다. 가능한 값: 5m${pricing.cacheWrite1h != null ? ", 1h" : ""}.`,
+        `cache_control.ttl '${ttl}' is not available for '${o.modelId}' (${provider.id}). Possible values: 5m${pricing.cacheWrite1h != null ? ", 1h" : ""}.`,
+      ),
+    );
   }
   // The one-hour write price sizes the hold only when the request asks for that TTL.
   if (!opts.cacheTtls.has("1h") && pricing.cacheWrite1h != null) {

@@ -52,7 +52,12 @@ export interface RelayEnd {
 }
 
 /** Reads `body` to its end or failure, handing every event the scanner forwards to `forward` at once. */
-export async function relayEvents(body: ReadableStream<Uint8Array>, scanner: RawScanner, forward: (event: Uint8Array) => void, gone: () => boolean): Promise<RelayEnd> {
+export async function relayEvents(
+  body: ReadableStream<Uint8Array>,
+  scanner: RawScanner,
+  forward: (event: Uint8Array) => void,
+  gone: () => boolean,
+): Promise<RelayEnd> {
   const splitter = new SseSplitter();
   const reader = body.getReader();
   let complete = false;
@@ -77,7 +82,8 @@ export async function relayEvents(body: ReadableStream<Uint8Array>, scanner: Raw
     error = e;
   }
   reader.cancel().catch(() => {});
-  if (!complete && !error) error = new UpstreamError("truncated", `upstream stream ended without ${scanner.terminator}`);
+  if (!complete && !error)
+    error = new UpstreamError("truncated", `upstream stream ended without ${scanner.terminator}`);
   // A read cut because the client left is no upstream failure.
   return { complete, error: gone() ? null : error };
 }

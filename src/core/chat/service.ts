@@ -62,7 +62,10 @@ export class ChatService {
    */
   async run(caller: ChatCaller, o: ChatOptions): Promise<ChatRun> {
     const prepared = await this.prepare(caller, o);
-    if (prepared.kind === "cached") return o.stream ? { kind: "stream", stream: cachedStream(prepared.outcome), decision: null, warnings: [] } : { kind: "json", outcome: prepared.outcome, decision: null, warnings: [] };
+    if (prepared.kind === "cached")
+      return o.stream
+        ? { kind: "stream", stream: cachedStream(prepared.outcome), decision: null, warnings: [] }
+        : { kind: "json", outcome: prepared.outcome, decision: null, warnings: [] };
     const plan = prepared.plan;
     if (!o.stream) {
       const outcome = await this.complete(plan);
@@ -70,7 +73,12 @@ export class ChatService {
     }
     const opened = await this.openStream(plan, o.relay ?? null);
     const warnings = callWarnings(plan, opened.candidate.provider.id);
-    return { kind: "stream", stream: new AnswerStream(plan, opened, this.d, this.bill), decision: this.decisionOf(plan), warnings };
+    return {
+      kind: "stream",
+      stream: new AnswerStream(plan, opened, this.d, this.bill),
+      decision: this.decisionOf(plan),
+      warnings,
+    };
   }
 
   /** Everything before the upstream call. Throws the client's 4xx before any money moves. */
@@ -85,7 +93,8 @@ export class ChatService {
 
     // The cache keys an answer by the model it came from: a pro variant is its own model.
     let cacheModel = o.model;
-    if (o.reasoningMode === "pro" && resolution.kind !== "policy") ({ resolution, request, cacheModel = o.model } = applyProMode(snapshot, p, resolution, request));
+    if (o.reasoningMode === "pro" && resolution.kind !== "policy")
+      ({ resolution, request, cacheModel = o.model } = applyProMode(snapshot, p, resolution, request));
 
     // The hold is an upper bound of the charge: everything the request sends, per provider.
     const prompt = measurePrompt(request, o.web);
@@ -93,8 +102,21 @@ export class ChatService {
     let candidates: Candidate[];
     let policy: PolicyExecution | null = null;
     if (resolution.kind === "policy") {
-      if (!this.d.policies) throw new GatewayError("policy_not_found", text(`라우팅 정책 '${resolution.slug}'을(를) 찾을 수 없습니다.`, `Routing policy '${resolution.slug}' not found.`));
-      const route = await this.d.policies.route({ userId: p.user.id, slug: resolution.slug, traceId: o.traceId, request, snapshot });
+      if (!this.d.policies)
+        throw new GatewayError(
+          "policy_not_found",
+          text(
+            `라우팅 정책 '${resolution.slug}'을(를) 찾을 수 없습니다.`,
+            `Routing policy '${resolution.slug}' not found.`,
+          ),
+        );
+      const route = await this.d.policies.route({
+        userId: p.user.id,
+        slug: resolution.slug,
+        traceId: o.traceId,
+        request,
+        snapshot,
+      });
       policy = buildExecution({
         route,
         snapshot,
@@ -104,7 +126,10 @@ export class ChatService {
         fxMilli: this.d.fxMilli,
         free: p.kind === "byok",
       });
-      candidates = policy.kind === "single" ? policy.candidates : (policy.kind === "cascade" ? policy.tiers : policy.workers).flatMap((g) => g.candidates);
+      candidates =
+        policy.kind === "single"
+          ? policy.candidates
+          : (policy.kind === "cascade" ? policy.tiers : policy.workers).flatMap((g) => g.candidates);
     } else {
       candidates = buildCandidates(snapshot, resolution, this.candidateOptions(p, request, o.prefs));
     }
@@ -113,14 +138,21 @@ export class ChatService {
     if (o.web && !this.d.search && !o.web.optional) {
       throw new GatewayError(
         "provider_not_configured",
-        text("웹 검색 제공자(Brave Search)가 이 배포에 설정되지 않았습니다. 웹 플러그인을 빼거나 optional: true로 보내세요.", "The web search provider (Brave Search) is not configured on this deployment. Leave out the web plugin or send it with optional: true."),
+        text(
+          "웹 검색 제공자(Brave Search)가 이 배포에 설정되지 않았습니다. 웹 플러그인을 빼거나 optional: true로 보내세요.",
+          "The web search provider (Brave Search) is not configured on this deployment. Leave out the web plugin or send it with optional: true.",
+        ),
         { providers: ["brave"] },
       );
     }
     const byok = p.kind === "byok";
     let holdTokens = candidates.reduce((m, c) => Math.max(m, inputFor(c)), 0) + request.max_tokens;
     // A policy's hold covers its worst case: every tier, judge, worker and merge that may run.
-    let holdMicro = byok ? 0n : policy ? policy.holdMicro : worstHoldMicro(candidates, inputFor, request.max_tokens, this.d.fxMilli);
+    let holdMicro = byok
+      ? 0n
+      : policy
+        ? policy.holdMicro
+        : worstHoldMicro(candidates, inputFor, request.max_tokens, this.d.fxMilli);
     // A stream that may be continued holds for its continuation too (continuation-bill.ts).
     const continues = continuable(o.stream, o.prefs, request) && (!policy || policy.kind === "single");
     if (continues) {
@@ -132,7 +164,15 @@ export class ChatService {
     // A single call without web search settles once with its usage event: it may be held against a credit lease.
     const single = !o.web && (!policy || policy.kind === "single");
     const named = caller.clientChosen === true;
-    const hold: HoldRequest = { id: caller.requestId, userId: p.user.id, keyId: p.keyId, amountMicro: holdMicro + searchMicro, tokens: holdTokens, ttlSeconds: this.d.holdTtlSeconds, leasable: single && !byok && !named };
+    const hold: HoldRequest = {
+      id: caller.requestId,
+      userId: p.user.id,
+      keyId: p.keyId,
+      amountMicro: holdMicro + searchMicro,
+      tokens: holdTokens,
+      ttlSeconds: this.d.holdTtlSeconds,
+      leasable: single && !byok && !named,
+    };
     // A call its client named claims that id in the database before anything may answer it:
     // the hold is the claim (one per id and account), so a reused id is refused (409) before
     // the cache, its embedding or a provider is asked. Such a call is never held against a
@@ -141,12 +181,24 @@ export class ChatService {
 
     // An answer grounded in a fresh web search is neither served from nor stored in the cache.
     // A BYOK key pays nothing here, so it gets no embeddings at our cost: it matches exactly.
-    const cacheMode = o.web ? "off" : p.kind === "byok" && p.responseCacheMode === "semantic" ? "exact" : p.responseCacheMode;
+    const cacheMode = o.web
+      ? "off"
+      : p.kind === "byok" && p.responseCacheMode === "semantic"
+        ? "exact"
+        : p.responseCacheMode;
     // A hit is free: its usage is recorded, and a hold placed for the call goes back in full.
     const release = (e: UsageEvent) => this.d.ledger.release(caller.requestId, e);
     // Exact matching only reads the database: a hit needs no credits (unless the call claimed its id).
-    const exactHit = cacheMode !== "off" && this.d.cache ? await this.d.cache.lookup(p.keyId, cacheMode, cacheModel, request, "exact") : null;
-    if (exactHit) return this.cachedHit(caller, exactHit, named ? release : (e) => this.d.ledger.record(caller.requestId, p.user.id, p.keyId, e));
+    const exactHit =
+      cacheMode !== "off" && this.d.cache
+        ? await this.d.cache.lookup(p.keyId, cacheMode, cacheModel, request, "exact")
+        : null;
+    if (exactHit)
+      return this.cachedHit(
+        caller,
+        exactHit,
+        named ? release : (e) => this.d.ledger.record(caller.requestId, p.user.id, p.keyId, e),
+      );
 
     let upstream = request;
     let mapping: Map<string, string> | null = null;
@@ -164,12 +216,36 @@ export class ChatService {
     // every call that pays someone else first (web search) or runs several calls (cascade, parallel).
     // Matching by similarity embeds the prompt, an upstream call we pay for: only after the hold.
     const similar = cacheMode === "semantic" && this.d.cache;
-    const { pending: pendingHold } = named ? { pending: null } : await tracedHold(caller.trace, startHold(this.d.ledger, this.d.settlements, hold, { overlap: single && !similar }));
+    const { pending: pendingHold } = named
+      ? { pending: null }
+      : await tracedHold(
+          caller.trace,
+          startHold(this.d.ledger, this.d.settlements, hold, { overlap: single && !similar }),
+        );
     const hit = similar ? await similar.lookup(p.keyId, cacheMode, cacheModel, request, "similar") : null;
     if (hit) return this.cachedHit(caller, hit, release);
     this.d.keeper?.keep(caller.requestId); // until its settle or release starts
     const hedge = wantsHedge(o.prefs, p.hedge, policy?.route.engine);
-    const plan: ChatPlan = { caller, requested: cacheModel, candidates, request, upstream, mapping, holdMicro: hold.amountMicro, holdTokens, prompt, byok, cacheMode, startedAt: performance.now(), policy, search: null, pendingHold, reasoningHint: o.reasoningHint === true, hedge, ...(continues && { continuation: new Continuation() }) };
+    const plan: ChatPlan = {
+      caller,
+      requested: cacheModel,
+      candidates,
+      request,
+      upstream,
+      mapping,
+      holdMicro: hold.amountMicro,
+      holdTokens,
+      prompt,
+      byok,
+      cacheMode,
+      startedAt: performance.now(),
+      policy,
+      search: null,
+      pendingHold,
+      reasoningHint: o.reasoningHint === true,
+      hedge,
+      ...(continues && { continuation: new Continuation() }),
+    };
     if (o.web) await searchBeforeCall(plan, o.web, searchMicro, this.d.search, (err) => this.bill.fail(plan, err));
     return { kind: "plan", plan };
   }
@@ -180,7 +256,12 @@ export class ChatService {
    * hold's estimate, the largest over the providers that may answer (a routing policy: the
    * Anthropic estimate). `source` is the counting provider's id or `estimate`. Nothing is held.
    */
-  async countInput(p: KeyPrincipal, model: string, request: Omit<ChatRequest, "model">, signal?: AbortSignal): Promise<{ tokens: number; source: string }> {
+  async countInput(
+    p: KeyPrincipal,
+    model: string,
+    request: Omit<ChatRequest, "model">,
+    signal?: AbortSignal,
+  ): Promise<{ tokens: number; source: string }> {
     const snapshot = this.d.catalog();
     const resolution = resolveModel(snapshot, model);
     requireModality(snapshot, resolution, "text");
@@ -192,14 +273,36 @@ export class ChatService {
     const first = candidates[0];
     const counted = first ? await providerCount(this.d, p, first, request, signal) : null;
     if (counted !== null) return { tokens: counted, source: first!.provider.id };
-    return candidates.length ? { ...estimate, tokens: Math.max(...candidates.map((c) => holdInputTokens(prompt, c.provider.protocol, c.offering.upstreamId))) } : estimate;
+    return candidates.length
+      ? {
+          ...estimate,
+          tokens: Math.max(
+            ...candidates.map((c) => holdInputTokens(prompt, c.provider.protocol, c.offering.upstreamId)),
+          ),
+        }
+      : estimate;
   }
 
   /** A response-cache hit: free; `close` records it (and gives back the hold, if one was placed). */
-  private async cachedHit(caller: ChatCaller, hit: CachedAnswer, close: (e: UsageEvent) => Promise<unknown>): Promise<Prepared> {
-    await close(this.bill.event(caller, hit.model, hit.provider, hit.result.usage, 200, true)).catch(swallowed("cache hit's usage record", { request_id: caller.requestId }));
+  private async cachedHit(
+    caller: ChatCaller,
+    hit: CachedAnswer,
+    close: (e: UsageEvent) => Promise<unknown>,
+  ): Promise<Prepared> {
+    await close(this.bill.event(caller, hit.model, hit.provider, hit.result.usage, 200, true)).catch(
+      swallowed("cache hit's usage record", { request_id: caller.requestId }),
+    );
     caller.trace?.answered(hit.model, hit.provider, hit.result.usage, 0, { cached: true });
-    return { kind: "cached", outcome: { result: hit.result, model: hit.model, provider: hit.provider, cost: this.bill.costOf(0n), cached: true } };
+    return {
+      kind: "cached",
+      outcome: {
+        result: hit.result,
+        model: hit.model,
+        provider: hit.provider,
+        cost: this.bill.costOf(0n),
+        cached: true,
+      },
+    };
   }
 
   /** Non-streaming call: retries and fallback, then settle; on failure the hold is released. */
@@ -215,7 +318,16 @@ export class ChatService {
       won = await afterHold(
         plan.pendingHold,
         spec,
-        this.attempts(plan, (c, a, s) => this.timed(c, () => this.d.providerFor(c.provider.protocol as Protocol).chat(this.upstreamRequest(plan, c), this.ctx(plan, c, s, a))), signal),
+        this.attempts(
+          plan,
+          (c, a, s) =>
+            this.timed(c, () =>
+              this.d
+                .providerFor(c.provider.protocol as Protocol)
+                .chat(this.upstreamRequest(plan, c), this.ctx(plan, c, s, a)),
+            ),
+          signal,
+        ),
       );
     } catch (e) {
       if (e instanceof HoldRefused) throw this.bill.refused(plan, e);
@@ -228,7 +340,12 @@ export class ChatService {
   }
 
   /** A JSON answer's end: PII restored, settled (`settle`), cited, cached. */
-  private async answered(plan: ChatPlan, result: ChatResult, candidate: Candidate, settle: () => Promise<Cost>): Promise<ChatOutcome> {
+  private async answered(
+    plan: ChatPlan,
+    result: ChatResult,
+    candidate: Candidate,
+    settle: () => Promise<Cost>,
+  ): Promise<ChatOutcome> {
     if (plan.mapping) {
       const m = plan.mapping;
       delete result.vendorBody; // it still holds the placeholders
@@ -237,8 +354,17 @@ export class ChatService {
       for (const tc of result.toolCalls ?? []) tc.function.arguments = this.d.pii!.unmask(tc.function.arguments, m);
     }
     const cost = await settle();
-    plan.caller.trace?.answered(candidate.model.id, candidate.provider.id, result.usage, Number(cost.micro) / 1e6, { cached: false });
-    const outcome: ChatOutcome = { result, model: candidate.model.id, provider: candidate.provider.id, cost, cached: false, ...citationsOf(plan, result.content) };
+    plan.caller.trace?.answered(candidate.model.id, candidate.provider.id, result.usage, Number(cost.micro) / 1e6, {
+      cached: false,
+    });
+    const outcome: ChatOutcome = {
+      result,
+      model: candidate.model.id,
+      provider: candidate.provider.id,
+      cost,
+      cached: false,
+      ...citationsOf(plan, result.content),
+    };
     this.bill.remember(plan, outcome);
     return outcome;
   }
@@ -255,7 +381,12 @@ export class ChatService {
       // cascade / parallel: only an accepted answer may reach the client, so run to the end first.
       const answer = await this.orchestrate(plan, plan.policy);
       plan.caller.trace?.streamOpened();
-      return { kind: "typed", candidate: answer.candidate, events: replayAnswer(answer.result), abort: new AbortController() };
+      return {
+        kind: "typed",
+        candidate: answer.candidate,
+        events: replayAnswer(answer.result),
+        abort: new AbortController(),
+      };
     }
     const spec = plan.pendingHold ? new AbortController() : null;
     // The client's signal cuts the call only until a stream opens; a client that leaves an open
@@ -265,8 +396,19 @@ export class ChatService {
     try {
       // A stream that may be continued is read as typed events: the gateway may have to write its rest itself.
       const wire = plan.continuation ? null : raw;
-      const won = await afterHold(plan.pendingHold, spec, this.attempts(plan, (c, a, lane) => this.openOne(plan, c, a, lane, wire, plan.upstream, this.hedging(plan)), outer));
-      const opened = plan.continuation && won.value.kind === "typed" ? continuing(plan, won.value, (cs, requestFor, signal) => this.openContinuation(plan, cs, requestFor, signal)) : won.value;
+      const won = await afterHold(
+        plan.pendingHold,
+        spec,
+        this.attempts(
+          plan,
+          (c, a, lane) => this.openOne(plan, c, a, lane, wire, plan.upstream, this.hedging(plan)),
+          outer,
+        ),
+      );
+      const opened =
+        plan.continuation && won.value.kind === "typed"
+          ? continuing(plan, won.value, (cs, requestFor, signal) => this.openContinuation(plan, cs, requestFor, signal))
+          : won.value;
       client.opened(() => leaveStream(plan, opened, this.d.streamDrainMs ?? 0));
       plan.caller.trace?.streamOpened();
       return opened;
@@ -280,7 +422,15 @@ export class ChatService {
   }
 
   /** Opens one upstream stream of `base` on `c`; `prime` waits for its first content (a hedge race, a continuation). */
-  private async openOne(plan: ChatPlan, c: Candidate, a: AttemptRecord | undefined, lane: AbortSignal | undefined, raw: Protocol | null, base: ChatPlan["upstream"], prime: boolean): Promise<OpenedStream> {
+  private async openOne(
+    plan: ChatPlan,
+    c: Candidate,
+    a: AttemptRecord | undefined,
+    lane: AbortSignal | undefined,
+    raw: Protocol | null,
+    base: ChatPlan["upstream"],
+    prime: boolean,
+  ): Promise<OpenedStream> {
     const abort = new AbortController();
     const signal = lane ? AbortSignal.any([lane, abort.signal]) : abort.signal;
     const provider = this.d.providerFor(c.provider.protocol as Protocol);
@@ -289,8 +439,21 @@ export class ChatService {
     const attempt = a && { attempt: a };
     let opened: OpenedStream =
       raw === c.provider.protocol && !plan.mapping && provider.openRawStream && provider.rawScanner
-        ? { kind: "raw", candidate: c, body: await this.timed(c, () => provider.openRawStream!(req, this.ctx(plan, c, signal, a)), true), scanner: provider.rawScanner(), abort, ...attempt }
-        : { kind: "typed", candidate: c, events: await this.timed(c, () => provider.chatStream(req, this.ctx(plan, c, signal, a)), true), abort, ...attempt };
+        ? {
+            kind: "raw",
+            candidate: c,
+            body: await this.timed(c, () => provider.openRawStream!(req, this.ctx(plan, c, signal, a)), true),
+            scanner: provider.rawScanner(),
+            abort,
+            ...attempt,
+          }
+        : {
+            kind: "typed",
+            candidate: c,
+            events: await this.timed(c, () => provider.chatStream(req, this.ctx(plan, c, signal, a)), true),
+            abort,
+            ...attempt,
+          };
     // A hedge race is won by the first content on the wire, not by the first headers.
     if (prime) opened = await primed(opened);
     plan.opened = { at, ttftMs: performance.now() - at };
@@ -298,11 +461,20 @@ export class ChatService {
   }
 
   /** The continuation of a broken stream: the retry and fallback loop over `candidates`, each asked its own request. */
-  private openContinuation(plan: ChatPlan, candidates: Candidate[], requestFor: (c: Candidate) => ChatPlan["upstream"], signal: AbortSignal) {
+  private openContinuation(
+    plan: ChatPlan,
+    candidates: Candidate[],
+    requestFor: (c: Candidate) => ChatPlan["upstream"],
+    signal: AbortSignal,
+  ) {
     const o = this.attemptOptions(plan, signal);
     // Policies set retries per entry of the whole list.
     const retriesOf = o.retriesOf && ((c: Candidate) => o.retriesOf!(c, plan.candidates.indexOf(c)));
-    return withFallback(candidates, (c, a, lane) => this.openOne(plan, c, a, lane, null, requestFor(c), true) as Promise<TypedStream>, { ...o, ...(retriesOf && { retriesOf }) });
+    return withFallback(
+      candidates,
+      (c, a, lane) => this.openOne(plan, c, a, lane, null, requestFor(c), true) as Promise<TypedStream>,
+      { ...o, ...(retriesOf && { retriesOf }) },
+    );
   }
 
   private upstreamRequest(plan: ChatPlan, c: Candidate, base = plan.upstream): ChatRequest {
@@ -349,7 +521,11 @@ export class ChatService {
   }
 
   /** The retry and fallback loop of a single-answer call, hedged when asked (hedge.ts). */
-  private attempts<T>(plan: ChatPlan, call: AttemptCall<T>, signal: AbortSignal | undefined): Promise<AttemptSuccess<T>> {
+  private attempts<T>(
+    plan: ChatPlan,
+    call: AttemptCall<T>,
+    signal: AbortSignal | undefined,
+  ): Promise<AttemptSuccess<T>> {
     const o = this.attemptOptions(plan, signal);
     const port = this.d.hedge;
     if (!port || !this.hedging(plan)) return withFallback(plan.candidates, call, o);
@@ -359,7 +535,14 @@ export class ChatService {
         // What the loser's provider may bill us: its input, estimated as the hold estimates it.
         const c = loser?.candidate;
         const promptTokens = c ? holdInputTokens(plan.prompt, c.provider.protocol, c.offering.upstreamId) : 0;
-        const costMicro = c ? usageCostMicro(c.offering.pricing!, c.provider.caching, { promptTokens, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 }, this.d.fxMilli) : 0n;
+        const costMicro = c
+          ? usageCostMicro(
+              c.offering.pricing!,
+              c.provider.caching,
+              { promptTokens, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
+              this.d.fxMilli,
+            )
+          : 0n;
         port.ended(outcome, c && { provider: c.provider.id, costMicro, waitedMs: loser!.waitedMs });
       },
     });
@@ -381,26 +564,38 @@ export class ChatService {
       return v;
     } catch (e) {
       // A rejected request says nothing about the model's speed; failures and timeouts do.
-      if (e instanceof UpstreamError && e.kind !== "rejected") observe(c.model.id, c.provider.id, false, performance.now() - t0, performance.now() - t0);
+      if (e instanceof UpstreamError && e.kind !== "rejected")
+        observe(c.model.id, c.provider.id, false, performance.now() - t0, performance.now() - t0);
       throw e;
     }
   }
 
   /** Runs a cascade or parallel policy: several sub-calls, each priced; on failure the hold is released. */
-  private async orchestrate(plan: ChatPlan, x: Extract<PolicyExecution, { kind: "cascade" | "parallel" }>): Promise<OrchestratedAnswer> {
+  private async orchestrate(
+    plan: ChatPlan,
+    x: Extract<PolicyExecution, { kind: "cascade" | "parallel" }>,
+  ): Promise<OrchestratedAnswer> {
     const call: SubCaller = async (candidates, request, retries, signal) => {
       const won = await withFallback(
         candidates,
-        (c, a) => this.timed(c, () => this.d.providerFor(c.provider.protocol as Protocol).chat({ ...request, model: c.offering.upstreamId }, this.ctx(plan, c, signal, a))),
+        (c, a) =>
+          this.timed(c, () =>
+            this.d
+              .providerFor(c.provider.protocol as Protocol)
+              .chat({ ...request, model: c.offering.upstreamId }, this.ctx(plan, c, signal, a)),
+          ),
         { ...this.attemptOptions(plan, signal), retriesOf: () => retries },
       );
       const c = won.candidate;
-      const costMicro = plan.byok ? 0n : usageCostMicro(c.offering.pricing!, c.provider.caching, won.value.usage, this.d.fxMilli);
+      const costMicro = plan.byok
+        ? 0n
+        : usageCostMicro(c.offering.pricing!, c.provider.caching, won.value.usage, this.d.fxMilli);
       return { result: won.value, candidate: c, costMicro };
     };
     try {
       const input = { request: plan.upstream, call, signal: plan.caller.signal };
-      const answer = x.kind === "cascade" ? await runCascade(x, input, plan.startedAt) : await runParallel(x, input, plan.startedAt);
+      const answer =
+        x.kind === "cascade" ? await runCascade(x, input, plan.startedAt) : await runParallel(x, input, plan.startedAt);
       x.outcome = answer;
       return answer;
     } catch (e) {
@@ -411,6 +606,13 @@ export class ChatService {
 
   private candidateOptions(p: KeyPrincipal, request: Omit<ChatRequest, "model">, prefs?: ProviderPrefs) {
     const available = this.d.available?.bind(this.d);
-    return { prefs, consent: p.user.xborderTrainingConsent, byokProvider: p.kind === "byok" ? p.byokProvider : null, latencyOf: this.d.latencyOf, priced: pricedOptionsOf(request), available };
+    return {
+      prefs,
+      consent: p.user.xborderTrainingConsent,
+      byokProvider: p.kind === "byok" ? p.byokProvider : null,
+      latencyOf: this.d.latencyOf,
+      priced: pricedOptionsOf(request),
+      available,
+    };
   }
 }

@@ -22,7 +22,10 @@ export async function traced<T>(trace: CallTrace | undefined, name: "hold" | "se
 }
 
 /** The hold phase of startHold: a hold on its way alongside the call ends when it lands. */
-export async function tracedHold(trace: CallTrace | undefined, started: Promise<{ pending: Promise<unknown> | null }>): Promise<{ pending: Promise<unknown> | null }> {
+export async function tracedHold(
+  trace: CallTrace | undefined,
+  started: Promise<{ pending: Promise<unknown> | null }>,
+): Promise<{ pending: Promise<unknown> | null }> {
   if (!trace) return started;
   const end = trace.phase("hold");
   let r;

@@ -44,11 +44,7 @@ export interface FunctionTool {
   function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean };
 }
 
-export type ToolChoice =
-  | "auto"
-  | "none"
-  | "required"
-  | { type: "function"; function: { name: string } };
+export type ToolChoice = "auto" | "none" | "required" | { type: "function"; function: { name: string } };
 
 export type ReasoningEffort = "minimal" | "none" | "low" | "medium" | "high" | "xhigh" | "max";
 
@@ -89,13 +85,18 @@ export interface NativeAnthropic {
 }
 
 /** The request with other messages, without a client's own Anthropic body (it says other ones). */
-export function withMessages<R extends { messages: ChatMessage[]; anthropic?: NativeAnthropic }>(req: R, messages: ChatMessage[]): R {
+export function withMessages<R extends { messages: ChatMessage[]; anthropic?: NativeAnthropic }>(
+  req: R,
+  messages: ChatMessage[],
+): R {
   const { anthropic: _, ...rest } = req;
   return { ...rest, messages } as R;
 }
 
 /** The request without reasoning: no effort, and no `thinking` in a client's own Anthropic body. */
-export function withoutReasoning<R extends { reasoning_effort?: ReasoningEffort; anthropic?: NativeAnthropic }>(req: R): R {
+export function withoutReasoning<R extends { reasoning_effort?: ReasoningEffort; anthropic?: NativeAnthropic }>(
+  req: R,
+): R {
   const { reasoning_effort: _, ...rest } = req;
   if (!rest.anthropic) return rest as R;
   const { thinking: _t, ...body } = rest.anthropic.body;

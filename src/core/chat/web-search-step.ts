@@ -2,7 +2,16 @@
 import type { ChatPlan } from "./plan";
 import { UpstreamError } from "../upstream/error";
 import { withMessages } from "./types";
-import { citationsFor, lastUserText, searchFailure, withSearchResults, type SearchProvider, type SearchResult, type UrlCitation, type WebPluginOptions } from "./web-search";
+import {
+  citationsFor,
+  lastUserText,
+  searchFailure,
+  withSearchResults,
+  type SearchProvider,
+  type SearchResult,
+  type UrlCitation,
+  type WebPluginOptions,
+} from "./web-search";
 
 /**
  * Runs the web search after the hold (so only a funded caller can search) and before the
@@ -11,7 +20,13 @@ import { citationsFor, lastUserText, searchFailure, withSearchResults, type Sear
  * fails the call, unless the plugin is `optional`, in which case the call goes on without
  * sources and the search is not charged.
  */
-export async function searchBeforeCall(plan: ChatPlan, web: WebPluginOptions, priceMicro: bigint, search: SearchProvider | undefined, fail: (err: unknown) => Promise<void>): Promise<void> {
+export async function searchBeforeCall(
+  plan: ChatPlan,
+  web: WebPluginOptions,
+  priceMicro: bigint,
+  search: SearchProvider | undefined,
+  fail: (err: unknown) => Promise<void>,
+): Promise<void> {
   const query = lastUserText(plan.upstream.messages).trim();
   let results: SearchResult[] = [];
   try {

@@ -43,18 +43,51 @@ export interface UrlCitation {
  * Reads the plugin list: `web` with `max_results` (1–10, default 5), `search_prompt` (string,
  * ≤ 4,000 characters) and `optional` (boolean, default false); any other id is 400.
  */
-export function parseWebPlugin(plugins: readonly { id: string; [k: string]: unknown }[] | undefined): WebPluginOptions | null {
+export function parseWebPlugin(
+  plugins: readonly { id: string; [k: string]: unknown }[] | undefined,
+): WebPluginOptions | null {
   if (!plugins?.length) return null;
   let found: WebPluginOptions | null = null;
   const issues: ValidationIssue[] = [];
   plugins.forEach((p, i) => {
-    if (p.id !== "web") throw new GatewayError("unknown_plugin", text(`알 수 없는 플러그인입니다: '${p.id}'. 사용 가능한 플러그인: web.`, `Unknown plugin: '${p.id}'. Available plugins: web.`));
+    if (p.id !== "web")
+      throw new GatewayError(
+        "unknown_plugin",
+        text(
+          `알 수 없는 플러그인입니다: '${p.id}'. 사용 가능한 플러그인: web.`,
+          `Unknown plugin: '${p.id}'. Available plugins: web.`,
+        ),
+      );
     const max = p.max_results ?? 5;
-    if (typeof max !== "number" || !Number.isInteger(max) || max < 1 || max > 10) issues.push(issue(["body", "plugins", i, "max_results"], text("max_results는 1부터 10까지의 정수여야 합니다.", "max_results must be an integer from 1 to 10"), "range"));
+    if (typeof max !== "number" || !Number.isInteger(max) || max < 1 || max > 10)
+      issues.push(
+        issue(
+          ["body", "plugins", i, "max_results"],
+          text("max_results는 1부터 10까지의 정수여야 합니다.", "max_results must be an integer from 1 to 10"),
+          "range",
+        ),
+      );
     const prompt = p.search_prompt ?? DEFAULT_SEARCH_PROMPT;
-    if (typeof prompt !== "string" || prompt.length > 4000) issues.push(issue(["body", "plugins", i, "search_prompt"], text("search_prompt는 최대 4000자의 문자열이어야 합니다.", "search_prompt must be a string of at most 4000 characters"), "string"));
+    if (typeof prompt !== "string" || prompt.length > 4000)
+      issues.push(
+        issue(
+          ["body", "plugins", i, "search_prompt"],
+          text(
+            "search_prompt는 최대 4000자의 문자열이어야 합니다.",
+            "search_prompt must be a string of at most 4000 characters",
+          ),
+          "string",
+        ),
+      );
     const optional = p.optional ?? false;
-    if (typeof optional !== "boolean") issues.push(issue(["body", "plugins", i, "optional"], text("optional은 true 또는 false여야 합니다.", "optional must be a boolean"), "boolean"));
+    if (typeof optional !== "boolean")
+      issues.push(
+        issue(
+          ["body", "plugins", i, "optional"],
+          text("optional은 true 또는 false여야 합니다.", "optional must be a boolean"),
+          "boolean",
+        ),
+      );
     found = { maxResults: max as number, searchPrompt: prompt as string, optional: optional as boolean };
   });
   if (issues.length) throw new ValidationFailure(issues);
@@ -73,7 +106,11 @@ export function lastUserText(messages: readonly ChatMessage[]): string {
 }
 
 /** The system message with numbered sources, placed right before the last user message. */
-export function withSearchResults(messages: readonly ChatMessage[], results: readonly SearchResult[], prompt: string): ChatMessage[] {
+export function withSearchResults(
+  messages: readonly ChatMessage[],
+  results: readonly SearchResult[],
+  prompt: string,
+): ChatMessage[] {
   if (!results.length) return [...messages];
   const body = results.map((r, i) => `[${i + 1}] ${r.title}\n${r.url}\n${r.description}`).join("\n\n");
   const sys: ChatMessage = { role: "system", content: `${prompt}\n\n${body}` };

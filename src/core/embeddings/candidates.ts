@@ -13,9 +13,17 @@ import { buildCandidates, type Candidate } from "../chat/candidates";
 import type { Protocol } from "../chat/provider";
 import type { EmbeddingDeps, EmbeddingCall } from "./types";
 
-const POLICY_REFUSED = text("라우팅 정책은 채팅 모델만 호출합니다. 임베딩 모델을 지정하세요.", "Routing policies call chat models only. Name an embedding model.");
+const POLICY_REFUSED = text(
+  "라우팅 정책은 채팅 모델만 호출합니다. 임베딩 모델을 지정하세요.",
+  "Routing policies call chat models only. Name an embedding model.",
+);
 
-export function embeddingCandidates(snapshot: CatalogSnapshot, p: KeyPrincipal, call: EmbeddingCall, d: Pick<EmbeddingDeps, "available" | "embedderFor">): Candidate[] {
+export function embeddingCandidates(
+  snapshot: CatalogSnapshot,
+  p: KeyPrincipal,
+  call: EmbeddingCall,
+  d: Pick<EmbeddingDeps, "available" | "embedderFor">,
+): Candidate[] {
   const resolution = resolveModel(snapshot, call.model);
   if (resolution.kind === "policy") throw new GatewayError("model_not_found", POLICY_REFUSED);
   requireModality(snapshot, resolution, "embedding");
@@ -24,12 +32,19 @@ export function embeddingCandidates(snapshot: CatalogSnapshot, p: KeyPrincipal, 
   if (call.dimensions !== undefined && max !== null && call.dimensions > max) {
     throw new GatewayError(
       "unsupported_parameter",
-      text(`'${resolution.model.id}' 모델의 dimensions는 ${max} 이하여야 합니다.`, `dimensions must be at most ${max} for the model '${resolution.model.id}'.`),
+      text(
+        `'${resolution.model.id}' 모델의 dimensions는 ${max} 이하여야 합니다.`,
+        `dimensions must be at most ${max} for the model '${resolution.model.id}'.`,
+      ),
       { param: "dimensions" },
     );
   }
   const available = d.available?.bind(d);
-  const all = buildCandidates(snapshot, resolution, { consent: p.user.xborderTrainingConsent, byokProvider: p.kind === "byok" ? p.byokProvider : null, available });
+  const all = buildCandidates(snapshot, resolution, {
+    consent: p.user.xborderTrainingConsent,
+    byokProvider: p.kind === "byok" ? p.byokProvider : null,
+    available,
+  });
   const tokenIds = call.inputs.some((i) => typeof i !== "string");
   const usable = all.filter((c) => {
     const embedder = d.embedderFor(c.provider.protocol as Protocol);
@@ -38,7 +53,10 @@ export function embeddingCandidates(snapshot: CatalogSnapshot, p: KeyPrincipal, 
   if (!usable.length) {
     throw new GatewayError(
       "unsupported_parameter",
-      text(`'${resolution.model.id}' 모델은 토큰 ID 배열 입력을 받지 않습니다. 텍스트로 보내세요.`, `The model '${resolution.model.id}' does not take token-id inputs. Send text instead.`),
+      text(
+        `'${resolution.model.id}' 모델은 토큰 ID 배열 입력을 받지 않습니다. 텍스트로 보내세요.`,
+        `The model '${resolution.model.id}' does not take token-id inputs. Send text instead.`,
+      ),
       { param: "input", providers: all.map((c) => c.provider.id) },
     );
   }

@@ -22,7 +22,13 @@ import type { EmbeddingCall, EmbeddingCaller, EmbeddingDeps, EmbeddingOutcome } 
 import { swallowed } from "../../lib/log";
 import type { CallWarning } from "../upstream/warnings";
 
-const usageOf = (promptTokens: number): Usage => ({ promptTokens, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 });
+const usageOf = (promptTokens: number): Usage => ({
+  promptTokens,
+  completionTokens: 0,
+  cachedTokens: 0,
+  cacheWriteTokens: 0,
+  reasoningTokens: 0,
+});
 
 export class EmbeddingService {
   constructor(private d: EmbeddingDeps) {}
@@ -53,7 +59,14 @@ export class EmbeddingService {
       cached: false,
     });
 
-    const hold = { id: caller.requestId, userId: p.user.id, keyId: p.keyId, amountMicro: holdMicro, tokens: holdTokens, ttlSeconds: this.d.holdTtlSeconds };
+    const hold = {
+      id: caller.requestId,
+      userId: p.user.id,
+      keyId: p.keyId,
+      amountMicro: holdMicro,
+      tokens: holdTokens,
+      ttlSeconds: this.d.holdTtlSeconds,
+    };
     const endHold = caller.trace?.phase("hold");
     try {
       await placeHold(this.d.ledger, this.d.settlements, hold);
@@ -66,38 +79,71 @@ export class EmbeddingService {
 
     // What each provider's request left out, for the one that answers.
     const warned = new Map<string, CallWarning[]>();
-    const ctx = (c: Candidate, a?: AttemptRecord): CallContext => ({ ...this.ctx(caller, c, a), warn: (w) => warned.set(c.provider.id, w) });
+    const ctx = (c: Candidate, a?: AttemptRecord): CallContext => ({
+      ...this.ctx(caller, c, a),
+      warn: (w) => warned.set(c.provider.id, w),
+    });
     let won;
     try {
-      won = await withFallback(candidates, (c, a) => this.d.embedderFor(c.provider.protocol as Protocol)!.embed(call.inputs, c.offering.upstreamId, ctx(c, a), { dimensions: call.dimensions, user: call.user }), {
-        retryBaseMs: this.d.retryBaseMs,
-        requestId: caller.requestId,
-        trace: caller.trace,
-        signal: caller.signal,
-        sleep: this.d.sleep,
-        observe: this.d.observe,
-      });
+      won = await withFallback(
+        candidates,
+        (c, a) =>
+          this.d
+            .embedderFor(c.provider.protocol as Protocol)!
+            .embed(call.inputs, c.offering.upstreamId, ctx(c, a), { dimensions: call.dimensions, user: call.user }),
+        {
+          retryBaseMs: this.d.retryBaseMs,
+          requestId: caller.requestId,
+          trace: caller.trace,
+          signal: caller.signal,
+          sleep: this.d.sleep,
+          observe: this.d.observe,
+        },
+      );
     } catch (e) {
       this.d.keeper?.drop(caller.requestId);
       const status = e instanceof GatewayError ? e.status : 499;
-      await this.d.ledger.release(caller.requestId, event(null, usageOf(0), status)).catch(swallowed("hold release after a failed embedding call", { request_id: caller.requestId }));
+      await this.d.ledger
+        .release(caller.requestId, event(null, usageOf(0), status))
+        .catch(swallowed("hold release after a failed embedding call", { request_id: caller.requestId }));
       throw e;
     }
 
     const c = won.candidate;
     const usage = usageOf(won.value.promptTokens ?? chargedTokensOf(call.inputs));
-    const micro = byok ? 0n : withMinimumCharge(usageCostMicro(c.offering.pricing!, c.provider.caching, usage, this.d.fxMilli));
+    const micro = byok
+      ? 0n
+      : withMinimumCharge(usageCostMicro(c.offering.pricing!, c.provider.caching, usage, this.d.fxMilli));
     this.d.keeper?.drop(caller.requestId);
     const endSettle = caller.trace?.phase("settle");
-    await this.d.settlements.start({ id: caller.requestId, userId: p.user.id, costMicro: micro, tokens: usage.promptTokens, event: event(c, usage, 200) });
+    await this.d.settlements.start({
+      id: caller.requestId,
+      userId: p.user.id,
+      costMicro: micro,
+      tokens: usage.promptTokens,
+      event: event(c, usage, 200),
+    });
     endSettle?.();
     const cost = this.costOf(micro > holdMicro ? holdMicro : micro);
     caller.trace?.answered(c.model.id, c.provider.id, usage, Number(cost.micro) / 1e6, { cached: false });
-    return { vectors: won.value.vectors, model: c.model.id, provider: c.provider.id, promptTokens: usage.promptTokens, cost, warnings: warned.get(c.provider.id) ?? [] };
+    return {
+      vectors: won.value.vectors,
+      model: c.model.id,
+      provider: c.provider.id,
+      promptTokens: usage.promptTokens,
+      cost,
+      warnings: warned.get(c.provider.id) ?? [],
+    };
   }
 
   private costOf(micro: bigint): Cost {
-    return { micro, usd: microToUsd(micro, this.d.fxMilli), krw: microToKrwRounded(micro), fx_rate: Number(this.d.fxMilli) / 1000, markup_rate: 0 };
+    return {
+      micro,
+      usd: microToUsd(micro, this.d.fxMilli),
+      krw: microToKrwRounded(micro),
+      fx_rate: Number(this.d.fxMilli) / 1000,
+      markup_rate: 0,
+    };
   }
 
   private ctx(caller: EmbeddingCaller, c: Candidate, attempt?: AttemptRecord): CallContext {

@@ -74,7 +74,11 @@ export function settle(c: Circuit, now: number): Circuit {
  * Whether a call may go now, and the circuit with it counted. A probe whose outcome never
  * came back (its caller vanished) frees its slot after a cool-down, so half_open cannot stick.
  */
-export function admit(c0: Circuit, now: number, s: BreakerSettings): { allowed: boolean; probe: boolean; circuit: Circuit } {
+export function admit(
+  c0: Circuit,
+  now: number,
+  s: BreakerSettings,
+): { allowed: boolean; probe: boolean; circuit: Circuit } {
   const c = settle(c0, now);
   if (c.state === "closed") return { allowed: true, probe: false, circuit: c };
   if (c.state === "open") return { allowed: false, probe: false, circuit: c };
@@ -87,7 +91,13 @@ export function admit(c0: Circuit, now: number, s: BreakerSettings): { allowed: 
  * An outcome: `ok`, `failed` (it says the provider is unwell), or `neutral` (it says nothing:
  * the request was rejected, the caller left). `probe` is what `admit` said about that call.
  */
-export function record(c0: Circuit, now: number, s: BreakerSettings, outcome: "ok" | "failed" | "neutral", probe: boolean): Circuit {
+export function record(
+  c0: Circuit,
+  now: number,
+  s: BreakerSettings,
+  outcome: "ok" | "failed" | "neutral",
+  probe: boolean,
+): Circuit {
   const c = settle(c0, now);
   if (c.state === "half_open") {
     if (!probe) return c; // a call admitted before the circuit opened says nothing of now
@@ -101,7 +111,8 @@ export function record(c0: Circuit, now: number, s: BreakerSettings, outcome: "o
   const window = [...fresh(c.window, now, s)];
   const last = window[window.length - 1];
   const add = { ok: outcome === "ok" ? 1 : 0, failed: outcome === "failed" ? 1 : 0 };
-  if (last && last.slot === slot) window[window.length - 1] = { slot, ok: last.ok + add.ok, failed: last.failed + add.failed };
+  if (last && last.slot === slot)
+    window[window.length - 1] = { slot, ok: last.ok + add.ok, failed: last.failed + add.failed };
   else window.push({ slot, ...add });
   const next: Circuit = { ...c, window };
   const t = totals(next, now, s);

@@ -7,7 +7,16 @@
  *
  * Transitions are reported to listeners (metrics, the Redis board that tells other instances).
  */
-import { admit, CLOSED, openUntil, record, settle, type BreakerSettings, type Circuit, type CircuitState } from "./breaker";
+import {
+  admit,
+  CLOSED,
+  openUntil,
+  record,
+  settle,
+  type BreakerSettings,
+  type Circuit,
+  type CircuitState,
+} from "./breaker";
 
 export interface HealthSettings extends BreakerSettings {
   /** A successful call slower than this (to its first byte) counts as failed; 0 = never. */
@@ -85,7 +94,8 @@ export class HealthTracker implements HealthGate {
         end: (verdict, ms) => {
           if (done) return;
           done = true;
-          const v = verdict === "ok" && this.s.slowMs > 0 && ms !== undefined && ms > this.s.slowMs ? "failed" : verdict;
+          const v =
+            verdict === "ok" && this.s.slowMs > 0 && ms !== undefined && ms > this.s.slowMs ? "failed" : verdict;
           const at = this.now();
           keys.forEach((k, i) => this.put(k, record(this.get(k), at, this.s, v, probes[i]!), false));
         },

@@ -19,7 +19,11 @@ export interface EntryInput {
 export function normalizeEntries(snapshot: CatalogSnapshot, entries: readonly EntryInput[]): PolicyEntry[] {
   return entries.map((entry, index) => {
     const check = checkPolicyEntryModel(snapshot, entry.model.trim());
-    if (!check.ok) throw new GatewayError("invalid_policy_entry", text(`entries[${index}]: ${check.message.ko}`, `entries[${index}]: ${check.message.en}`));
+    if (!check.ok)
+      throw new GatewayError(
+        "invalid_policy_entry",
+        text(`entries[${index}]: ${check.message.ko}`, `entries[${index}]: ${check.message.en}`),
+      );
     const model = check.pinnedProvider ? `${check.model.id}@${check.pinnedProvider}` : check.model.id;
     return { model, retries: entry.retries ?? 0, ...(entry.weight != null && { weight: entry.weight }) };
   });
@@ -29,7 +33,11 @@ export function normalizeConfig(snapshot: CatalogSnapshot, config: PolicyConfig 
   const normalized: PolicyConfig = structuredClone(config ?? {});
   for (const { path, model } of configModels(normalized)) {
     const check = checkPolicyEntryModel(snapshot, model.trim());
-    if (!check.ok) throw new GatewayError("invalid_policy_entry", text(`${path}: ${check.message.ko}`, `${path}: ${check.message.en}`));
+    if (!check.ok)
+      throw new GatewayError(
+        "invalid_policy_entry",
+        text(`${path}: ${check.message.ko}`, `${path}: ${check.message.en}`),
+      );
     const canonical = check.pinnedProvider ? `${check.model.id}@${check.pinnedProvider}` : check.model.id;
     if (path === "config.judge_model") normalized.judge_model = canonical;
     else if (typeof normalized.synthesis === "string") normalized.synthesis = canonical;

@@ -45,7 +45,8 @@ export interface PolicyChange {
   orgId?: string | null;
 }
 
-const notFound = () => new GatewayError("not_found", text("라우팅 정책를 찾을 수 없습니다.", "Routing policy not found."));
+const notFound = () =>
+  new GatewayError("not_found", text("라우팅 정책를 찾을 수 없습니다.", "Routing policy not found."));
 
 export class PolicyService {
   constructor(private d: PolicyServiceDeps) {}
@@ -57,7 +58,13 @@ export class PolicyService {
   /** Creates a personal policy, or one of an organization the user is a member of (else 403). 409 on a taken slug. */
   async create(userId: string, draft: PolicyDraft): Promise<Policy> {
     if (draft.orgId && !(await this.d.store.roleIn(draft.orgId, userId))) {
-      throw new GatewayError("org_membership_required", text("이 조직의 멤버만 조직 정책을 만들 수 있습니다.", "Only members of this organization may create its policies."));
+      throw new GatewayError(
+        "org_membership_required",
+        text(
+          "이 조직의 멤버만 조직 정책을 만들 수 있습니다.",
+          "Only members of this organization may create its policies.",
+        ),
+      );
     }
     const created = await this.d.store.create({
       userId,
@@ -68,7 +75,14 @@ export class PolicyService {
       ...this.check(draft),
       isActive: draft.isActive ?? true,
     });
-    if (!created) throw new GatewayError("conflict", text(`이미 같은 slug('${draft.slug}')의 정책이 있습니다.`, `A policy with the slug '${draft.slug}' already exists.`));
+    if (!created)
+      throw new GatewayError(
+        "conflict",
+        text(
+          `이미 같은 slug('${draft.slug}')의 정책이 있습니다.`,
+          `A policy with the slug '${draft.slug}' already exists.`,
+        ),
+      );
     await this.d.changed(created.id);
     return created;
   }
@@ -88,9 +102,11 @@ export class PolicyService {
   async update(userId: string, policyId: string, change: PolicyChange): Promise<Policy> {
     const policy = await this.editable(userId, policyId);
     const issues = [];
-    if (change.slug !== undefined && change.slug !== policy.slug) issues.push(issue(["body", "slug"], text("slug는 바꿀 수 없습니다.", "slug cannot change"), "immutable"));
+    if (change.slug !== undefined && change.slug !== policy.slug)
+      issues.push(issue(["body", "slug"], text("slug는 바꿀 수 없습니다.", "slug cannot change"), "immutable"));
     // An empty org_id is no organization; ids compare in lower case.
-    if (change.orgId !== undefined && (change.orgId || null)?.toLowerCase() !== policy.orgId) issues.push(issue(["body", "org_id"], text("org_id는 바꿀 수 없습니다.", "org_id cannot change"), "immutable"));
+    if (change.orgId !== undefined && (change.orgId || null)?.toLowerCase() !== policy.orgId)
+      issues.push(issue(["body", "org_id"], text("org_id는 바꿀 수 없습니다.", "org_id cannot change"), "immutable"));
     if (issues.length) throw new ValidationFailure(issues);
     const snapshot = this.d.catalog();
     const patch: PolicyPatch = {
@@ -126,7 +142,13 @@ export class PolicyService {
   private async editable(userId: string, policyId: string): Promise<Policy> {
     const { policy, role } = await this.access(userId, policyId);
     if (policy.userId !== userId && role !== "owner" && role !== "admin") {
-      throw new GatewayError("forbidden", text("조직 정책은 만든 사람과 조직의 owner·admin만 수정하거나 삭제할 수 있습니다.", "Only its creator and the organization's owners and admins may change or delete an organization policy."));
+      throw new GatewayError(
+        "forbidden",
+        text(
+          "조직 정책은 만든 사람과 조직의 owner·admin만 수정하거나 삭제할 수 있습니다.",
+          "Only its creator and the organization's owners and admins may change or delete an organization policy.",
+        ),
+      );
     }
     return policy;
   }

@@ -27,7 +27,11 @@ export function wantsJson(req: Pick<ChatRequest, "response_format">): boolean {
 }
 
 /** The first reason `result` fails the check, or null when it passes. Defaults: every check on. */
-export function checkResponse(result: ChatResult, req: Pick<ChatRequest, "response_format">, check: ResponseCheck = {}): CheckFailure | null {
+export function checkResponse(
+  result: ChatResult,
+  req: Pick<ChatRequest, "response_format">,
+  check: ResponseCheck = {},
+): CheckFailure | null {
   const text = result.content ?? "";
   const trimmed = text.trim();
   const hasTools = (result.toolCalls?.length ?? 0) > 0;
@@ -74,7 +78,11 @@ const JUDGE_SYSTEM =
  */
 export function judgeRequest(question: readonly ChatMessage[], answer: ChatResult): Omit<ChatRequest, "model"> {
   const asked = lastUserText(question);
-  const given = answer.content?.trim() || (answer.toolCalls?.length ? `(tool calls: ${answer.toolCalls.map((t) => `${t.function.name}(${t.function.arguments})`).join(", ")})` : "(empty)");
+  const given =
+    answer.content?.trim() ||
+    (answer.toolCalls?.length
+      ? `(tool calls: ${answer.toolCalls.map((t) => `${t.function.name}(${t.function.arguments})`).join(", ")})`
+      : "(empty)");
   return {
     messages: [
       { role: "system", content: JUDGE_SYSTEM },

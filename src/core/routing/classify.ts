@@ -9,7 +9,15 @@
 import type { ChatMessage } from "../chat/types";
 
 /** In tie-break order: the more specific intent first. */
-export const CATEGORIES = ["translation", "coding", "math", "summarization", "writing", "reasoning", "general"] as const;
+export const CATEGORIES = [
+  "translation",
+  "coding",
+  "math",
+  "summarization",
+  "writing",
+  "reasoning",
+  "general",
+] as const;
 export type Category = (typeof CATEGORIES)[number];
 
 const SCAN_CHARS = 4000;
@@ -30,15 +38,30 @@ const CUES: Record<Exclude<Category, "general">, Cue[]> = {
   ],
   coding: [
     { re: /```/, points: 3 },
-    { re: /\b(function|def|class|import|return|const|let|var|async|await|lambda|struct|impl|fn)\b[^\n]{0,40}[({:=]/, points: 2 },
-    { re: /\b(code|coding|program|script|bug|debug|compile[rd]?|refactor|stack ?trace|exception|regex|unit tests?|api endpoint)\b/i, points: 2 },
-    { re: /\b(python|javascript|typescript|java|rust|golang|kotlin|swift|c\+\+|c#|sql|bash|dockerfile|kubernetes|react|node\.?js)\b/i, points: 2 },
-    { re: /(TypeError|SyntaxError|NullPointerException|Traceback \(most recent call last\)|segmentation fault)/, points: 3 },
+    {
+      re: /\b(function|def|class|import|return|const|let|var|async|await|lambda|struct|impl|fn)\b[^\n]{0,40}[({:=]/,
+      points: 2,
+    },
+    {
+      re: /\b(code|coding|program|script|bug|debug|compile[rd]?|refactor|stack ?trace|exception|regex|unit tests?|api endpoint)\b/i,
+      points: 2,
+    },
+    {
+      re: /\b(python|javascript|typescript|java|rust|golang|kotlin|swift|c\+\+|c#|sql|bash|dockerfile|kubernetes|react|node\.?js)\b/i,
+      points: 2,
+    },
+    {
+      re: /(TypeError|SyntaxError|NullPointerException|Traceback \(most recent call last\)|segmentation fault)/,
+      points: 3,
+    },
     { re: /(코드|코딩|함수|버그|디버그|디버깅|컴파일|프로그램|스크립트|리팩터|리팩토링|에러 메시지)/, points: 2 },
   ],
   math: [
     { re: /\d\s*[-+*/^×÷=]\s*\(?\d/, points: 2 },
-    { re: /\b(solve|equation|integral|derivative|differentiate|integrate|probability|matrix|eigen\w*|theorem|prove|proof|calculate|factori[sz]e|polynomial|logarithm|geometry|algebra|calculus)\b/i, points: 2 },
+    {
+      re: /\b(solve|equation|integral|derivative|differentiate|integrate|probability|matrix|eigen\w*|theorem|prove|proof|calculate|factori[sz]e|polynomial|logarithm|geometry|algebra|calculus)\b/i,
+      points: 2,
+    },
     { re: /[∫∑√π∞≤≥≠∂]/, points: 3 },
     { re: /(방정식|미분|적분|확률|행렬|증명|계산|수학|다항식|기하학)/, points: 2 },
   ],
@@ -48,12 +71,21 @@ const CUES: Record<Exclude<Category, "general">, Cue[]> = {
   ],
   writing: [
     { re: /\b(write|draft|compose|rewrite|polish|proofread)\b/i, points: 2 },
-    { re: /\b(essay|story|poem|blog|article|email|e-mail|letter|cover letter|slogan|tagline|speech|novel|lyrics|caption|press release)\b/i, points: 2 },
+    {
+      re: /\b(essay|story|poem|blog|article|email|e-mail|letter|cover letter|slogan|tagline|speech|novel|lyrics|caption|press release)\b/i,
+      points: 2,
+    },
     { re: /\b(tone|formal|casual|persuasive)\b/i, points: 1 },
-    { re: /(작성|써 ?줘|써 ?주세요|글을|에세이|소설|시를|이메일|편지|블로그|자기소개서|보도자료|문구|카피)/, points: 2 },
+    {
+      re: /(작성|써 ?줘|써 ?주세요|글을|에세이|소설|시를|이메일|편지|블로그|자기소개서|보도자료|문구|카피)/,
+      points: 2,
+    },
   ],
   reasoning: [
-    { re: /\b(why|explain|reason(ing)?|analy[sz]e|compare|trade-?offs?|pros and cons|step by step|logic(al)?|puzzle|riddle|deduce|infer|evaluate|which is better)\b/i, points: 1 },
+    {
+      re: /\b(why|explain|reason(ing)?|analy[sz]e|compare|trade-?offs?|pros and cons|step by step|logic(al)?|puzzle|riddle|deduce|infer|evaluate|which is better)\b/i,
+      points: 1,
+    },
     { re: /\b(step by step|think carefully|chain of thought|pros and cons|trade-?offs?)\b/i, points: 2 },
     { re: /(왜|이유|분석|비교|추론|논리|장단점|단계별|판단)/, points: 2 },
   ],

@@ -110,7 +110,11 @@ export function configModels(config: PolicyConfig): { path: string; model: strin
   const out: { path: string; model: string }[] = [];
   if (config.judge_model) out.push({ path: "config.judge_model", model: config.judge_model });
   if (config.synthesis !== undefined) {
-    out.push(typeof config.synthesis === "string" ? { path: "config.synthesis", model: config.synthesis } : { path: "config.synthesis.model", model: config.synthesis.model });
+    out.push(
+      typeof config.synthesis === "string"
+        ? { path: "config.synthesis", model: config.synthesis }
+        : { path: "config.synthesis.model", model: config.synthesis.model },
+    );
   }
   return out;
 }

@@ -27,7 +27,8 @@ export function decideRoute(policy: Policy, entries: readonly PolicyEntry[], ctx
   let category: Category | null = null;
   let shape: RouteShape;
   const models = entries.map((e) => e.model);
-  const pick = (order: number[], retries: (e: PolicyEntry) => number | null): RouteEntry[] => order.map((i) => ({ model: entries[i]!.model, retries: retries(entries[i]!) }));
+  const pick = (order: number[], retries: (e: PolicyEntry) => number | null): RouteEntry[] =>
+    order.map((i) => ({ model: entries[i]!.model, retries: retries(entries[i]!) }));
   const ordinary = () => null; // the chat default (2 retries per provider)
 
   switch (policy.policyType) {
@@ -83,7 +84,12 @@ export function decideRoute(policy: Policy, entries: readonly PolicyEntry[], ctx
       category = classifyMessages(ctx.request.messages).category;
       const fan = entries.length > 1 && shouldFanOut(category, config.deep_categories, ctx.request);
       facts.push(`category=${category}`);
-      const synth = config.synthesis === undefined ? { model: entries[0]!.model } : typeof config.synthesis === "string" ? { model: config.synthesis } : config.synthesis;
+      const synth =
+        config.synthesis === undefined
+          ? { model: entries[0]!.model }
+          : typeof config.synthesis === "string"
+            ? { model: config.synthesis }
+            : config.synthesis;
       shape = fan
         ? { kind: "parallel", workers: entries.map((e) => ({ model: e.model, retries: null })), synthesis: synth }
         : { kind: "single", entries: entries.map((e) => ({ model: e.model, retries: null })) };
@@ -95,10 +101,20 @@ export function decideRoute(policy: Policy, entries: readonly PolicyEntry[], ctx
   // max_escalations: how far past the first entry (or the starting tier) a call may move.
   if (limits.max_escalations !== undefined) {
     if (shape.kind === "single") shape = { ...shape, entries: shape.entries.slice(0, 1 + limits.max_escalations) };
-    else if (shape.kind === "cascade") shape = { ...shape, tiers: shape.tiers.slice(0, shape.start + 1 + limits.max_escalations) };
+    else if (shape.kind === "cascade")
+      shape = { ...shape, tiers: shape.tiers.slice(0, shape.start + 1 + limits.max_escalations) };
   }
 
-  return { policyId: policy.id, slug: policy.slug, engine: policy.policyType, category, shape, prefs: config.routing_prefs, limits, facts };
+  return {
+    policyId: policy.id,
+    slug: policy.slug,
+    engine: policy.policyType,
+    category,
+    shape,
+    prefs: config.routing_prefs,
+    limits,
+    facts,
+  };
 }
 
 /** The `X-Policy-Decision` header: `<engine>; policy=<slug>; key=value; ...` (ASCII only). */

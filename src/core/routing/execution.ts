@@ -36,7 +36,15 @@ export type PolicyExecution = {
   outcome?: OrchestratedAnswer;
 } & (
   | { kind: "single"; candidates: Candidate[]; retries: (number | null)[] }
-  | { kind: "cascade"; tiers: CandidateGroup[]; judge: Candidate[] | null; check: ResponseCheck; tierWorst: bigint[]; judgeWorst: bigint; maxCostMicro: bigint | null }
+  | {
+      kind: "cascade";
+      tiers: CandidateGroup[];
+      judge: Candidate[] | null;
+      check: ResponseCheck;
+      tierWorst: bigint[];
+      judgeWorst: bigint;
+      maxCostMicro: bigint | null;
+    }
   | { kind: "parallel"; workers: CandidateGroup[]; synthesis: Candidate[]; instructions?: string }
 );
 
@@ -77,7 +85,13 @@ export function buildExecution(x: ExecutionInput): PolicyExecution {
   };
   const fits = (micro: bigint) => maxCostMicro === null || micro <= maxCostMicro;
   const overBudget = () =>
-    new GatewayError("policy_cost_limit_exceeded", text(`정책의 호출당 최대 비용(${route.limits.max_cost_krw} KRW) 안에서 실행할 수 있는 모델이 없습니다. max_tokens를 줄여 보세요.`, `No model can run within the policy's maximum cost per call (${route.limits.max_cost_krw} KRW). Try a lower max_tokens.`));
+    new GatewayError(
+      "policy_cost_limit_exceeded",
+      text(
+        `정책의 호출당 최대 비용(${route.limits.max_cost_krw} KRW) 안에서 실행할 수 있는 모델이 없습니다. max_tokens를 줄여 보세요.`,
+        `No model can run within the policy's maximum cost per call (${route.limits.max_cost_krw} KRW). Try a lower max_tokens.`,
+      ),
+    );
 
   const shape = route.shape;
   let firstError: unknown = null;
@@ -91,7 +105,12 @@ export function buildExecution(x: ExecutionInput): PolicyExecution {
       return null;
     }
   };
-  const noneCallable = () => firstError ?? new GatewayError("invalid_policy_entry", text("정책에 호출 가능한 모델이 없습니다.", "The policy has no model that can be called."));
+  const noneCallable = () =>
+    firstError ??
+    new GatewayError(
+      "invalid_policy_entry",
+      text("정책에 호출 가능한 모델이 없습니다.", "The policy has no model that can be called."),
+    );
 
   if (shape.kind === "single") {
     const groups = shape.entries.map((e) => group(e.model, e.retries)).filter((g): g is CandidateGroup => g !== null);
@@ -129,14 +148,32 @@ export function buildExecution(x: ExecutionInput): PolicyExecution {
     }
     // No tier callable at all (preferences, the key, unconfigured providers) says why; else the limit cut them.
     if (!tiers.length) throw firstError && (maxCostMicro === null || callable === 0) ? firstError : overBudget();
-    return { kind: "cascade", route, facts, holdMicro: sum, deadlineMs, tiers, judge: judge?.candidates ?? null, check: shape.check, tierWorst, judgeWorst, maxCostMicro };
+    return {
+      kind: "cascade",
+      route,
+      facts,
+      holdMicro: sum,
+      deadlineMs,
+      tiers,
+      judge: judge?.candidates ?? null,
+      check: shape.check,
+      tierWorst,
+      judgeWorst,
+      maxCostMicro,
+    };
   }
 
   const workers: CandidateGroup[] = [];
   let workersSum = 0n;
   const synth = group(shape.synthesis.model, null);
   const synthWorst = (n: number) =>
-    synth ? worst(synth.candidates, n * (x.maxTokens + SYNTHESIS_OVERHEAD_TOKENS.perAnswer) + SYNTHESIS_OVERHEAD_TOKENS.fixed, x.maxTokens) : 0n;
+    synth
+      ? worst(
+          synth.candidates,
+          n * (x.maxTokens + SYNTHESIS_OVERHEAD_TOKENS.perAnswer) + SYNTHESIS_OVERHEAD_TOKENS.fixed,
+          x.maxTokens,
+        )
+      : 0n;
   for (const w of shape.workers) {
     const g = group(w.model, null);
     if (!g) continue;
@@ -146,14 +183,31 @@ export function buildExecution(x: ExecutionInput): PolicyExecution {
     workersSum = next;
   }
   if (workers.length >= 2 && synth) {
-    return { kind: "parallel", route, facts, holdMicro: workersSum + synthWorst(workers.length), deadlineMs, workers, synthesis: synth.candidates, ...(shape.synthesis.instructions && { instructions: shape.synthesis.instructions }) };
+    return {
+      kind: "parallel",
+      route,
+      facts,
+      holdMicro: workersSum + synthWorst(workers.length),
+      deadlineMs,
+      workers,
+      synthesis: synth.candidates,
+      ...(shape.synthesis.instructions && { instructions: shape.synthesis.instructions }),
+    };
   }
   // Not enough budget (or callable workers) to fan out: one worker answers.
   const single = shape.workers.map((w) => group(w.model, null)).filter((g): g is CandidateGroup => g !== null);
   const candidates = single.flatMap((g) => g.candidates).filter((c) => fits(worst([c])));
   if (!candidates.length) throw single.length ? overBudget() : noneCallable();
   facts.push("fanout=no", `order=${[...new Set(candidates.map((c) => c.model.id))].join(",")}`);
-  return { kind: "single", route, facts, holdMicro: worst(candidates), deadlineMs, candidates, retries: candidates.map(() => null) };
+  return {
+    kind: "single",
+    route,
+    facts,
+    holdMicro: worst(candidates),
+    deadlineMs,
+    candidates,
+    retries: candidates.map(() => null),
+  };
 }
 
 /** The header value of an execution (after the run, it includes the run's facts). */

@@ -59,13 +59,30 @@ export class LatencyTracker {
     return weight < FRESH_WEIGHT ? null : { ttftMs: s.ttft, totalMs: s.total, weight };
   }
 
-  rank(models: readonly string[], metric: LatencyMetric, exploration: number, random: () => number = Math.random): LatencyRanking {
+  rank(
+    models: readonly string[],
+    metric: LatencyMetric,
+    exploration: number,
+    random: () => number = Math.random,
+  ): LatencyRanking {
     const scored = models.map((m, i) => {
       const s = this.get(m);
-      return { i, ms: s === null ? null : metric === "ttft" ? s.ttftMs : metric === "total" ? s.totalMs : (s.ttftMs + s.totalMs) / 2 };
+      return {
+        i,
+        ms:
+          s === null
+            ? null
+            : metric === "ttft"
+              ? s.ttftMs
+              : metric === "total"
+                ? s.totalMs
+                : (s.ttftMs + s.totalMs) / 2,
+      };
     });
     // Unmeasured first (in entry order), then fastest first.
-    scored.sort((a, b) => (a.ms === null ? -1 : 0) - (b.ms === null ? -1 : 0) || (a.ms ?? 0) - (b.ms ?? 0) || a.i - b.i);
+    scored.sort(
+      (a, b) => (a.ms === null ? -1 : 0) - (b.ms === null ? -1 : 0) || (a.ms ?? 0) - (b.ms ?? 0) || a.i - b.i,
+    );
     let explored = false;
     if (scored.length > 1 && scored[0]!.ms !== null && exploration > 0 && random() < exploration) {
       const pick = 1 + Math.floor(random() * (scored.length - 1));
@@ -74,7 +91,12 @@ export class LatencyTracker {
       explored = true;
     }
     const first = scored[0]!;
-    return { order: scored.map((s) => s.i), explored, unmeasured: first.ms === null, scoreMs: first.ms === null ? null : Math.round(first.ms) };
+    return {
+      order: scored.map((s) => s.i),
+      explored,
+      unmeasured: first.ms === null,
+      scoreMs: first.ms === null ? null : Math.round(first.ms),
+    };
   }
 
   private add(key: string, ttft: number, total: number): void {

@@ -19,7 +19,12 @@ export interface SubCall {
   costMicro: bigint;
 }
 
-export type SubCaller = (candidates: readonly Candidate[], request: Omit<ChatRequest, "model">, retries: number | null, signal: AbortSignal) => Promise<SubCall>;
+export type SubCaller = (
+  candidates: readonly Candidate[],
+  request: Omit<ChatRequest, "model">,
+  retries: number | null,
+  signal: AbortSignal,
+) => Promise<SubCall>;
 
 export interface RunInput {
   request: Omit<ChatRequest, "model">;
@@ -67,7 +72,11 @@ const deadlineError = () => new GatewayError("upstream_unavailable", DEADLINE_MI
  * the last answer received is returned (it was paid for); only when no tier answered at all
  * does the call fail.
  */
-export async function runCascade(x: Cascade, input: RunInput, startedAt = performance.now()): Promise<OrchestratedAnswer> {
+export async function runCascade(
+  x: Cascade,
+  input: RunInput,
+  startedAt = performance.now(),
+): Promise<OrchestratedAnswer> {
   const tally = new Tally();
   const deadline = deadlineSignal(x, startedAt);
   const signal = combine(input.signal, deadline);
@@ -122,7 +131,13 @@ export async function runCascade(x: Cascade, input: RunInput, startedAt = perfor
 }
 
 /** The judge's verdict; a judge that fails or says neither word leaves the answer accepted. */
-async function judge(candidates: readonly Candidate[], input: RunInput, answer: ChatResult, signal: AbortSignal, tally: Tally): Promise<"pass" | "fail" | "error" | "unclear"> {
+async function judge(
+  candidates: readonly Candidate[],
+  input: RunInput,
+  answer: ChatResult,
+  signal: AbortSignal,
+  tally: Tally,
+): Promise<"pass" | "fail" | "error" | "unclear"> {
   try {
     const j = await input.call(candidates, judgeRequest(input.request.messages, answer), null, signal);
     tally.add(j);
@@ -138,10 +153,16 @@ async function judge(candidates: readonly Candidate[], input: RunInput, answer: 
  * thirds of the deadline, the merge the rest. One answer is returned as it is; a failed merge
  * returns the first worker's answer (in entry order).
  */
-export async function runParallel(x: Parallel, input: RunInput, startedAt = performance.now()): Promise<OrchestratedAnswer> {
+export async function runParallel(
+  x: Parallel,
+  input: RunInput,
+  startedAt = performance.now(),
+): Promise<OrchestratedAnswer> {
   const tally = new Tally();
   const workersSignal = combine(input.signal, deadlineSignal(x, startedAt, 2 / 3));
-  const settled = await Promise.allSettled(x.workers.map((w) => input.call(w.candidates, input.request, w.retries, workersSignal)));
+  const settled = await Promise.allSettled(
+    x.workers.map((w) => input.call(w.candidates, input.request, w.retries, workersSignal)),
+  );
   if (input.signal?.aborted) throw input.signal.reason ?? new Error("aborted");
   const answers: SubCall[] = [];
   let lastError: unknown = null;
@@ -165,7 +186,16 @@ export async function runParallel(x: Parallel, input: RunInput, startedAt = perf
     return tally.answer(answers[0]!);
   }
   try {
-    const merged = await input.call(x.synthesis, synthesisRequest(input.request, answers.map((a) => a.result), x.instructions), null, combine(input.signal, deadlineSignal(x, startedAt)));
+    const merged = await input.call(
+      x.synthesis,
+      synthesisRequest(
+        input.request,
+        answers.map((a) => a.result),
+        x.instructions,
+      ),
+      null,
+      combine(input.signal, deadlineSignal(x, startedAt)),
+    );
     tally.add(merged);
     x.facts.push(`synthesis=${merged.candidate.model.id}`);
     return tally.answer(merged);

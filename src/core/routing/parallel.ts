@@ -11,7 +11,11 @@ const SYNTHESIS_SYSTEM =
   "Answer the user directly; do not mention the candidates or this merge.";
 
 /** Fan out when the category is deep (every category when `deep` is unset) and no tools are involved. */
-export function shouldFanOut(category: Category, deep: readonly Category[] | undefined, req: Pick<ChatRequest, "tools">): boolean {
+export function shouldFanOut(
+  category: Category,
+  deep: readonly Category[] | undefined,
+  req: Pick<ChatRequest, "tools">,
+): boolean {
   if (req.tools?.length) return false; // tool calls cannot be merged meaningfully
   return deep === undefined || deep.includes(category);
 }
@@ -20,7 +24,11 @@ export function shouldFanOut(category: Category, deep: readonly Category[] | und
  * The merge request: the conversation so far, with the last user message rewritten to carry the
  * candidate answers first and the original request after them.
  */
-export function synthesisRequest(original: Omit<ChatRequest, "model">, answers: readonly ChatResult[], instructions?: string): Omit<ChatRequest, "model"> {
+export function synthesisRequest(
+  original: Omit<ChatRequest, "model">,
+  answers: readonly ChatResult[],
+  instructions?: string,
+): Omit<ChatRequest, "model"> {
   const listed = answers.map((a, i) => `[${i + 1}] ${a.content?.trim() ?? ""}`).join("\n\n");
   const messages = [...original.messages];
   let last = -1;
@@ -38,7 +46,10 @@ export function synthesisRequest(original: Omit<ChatRequest, "model">, answers: 
   const { tools: _t, tool_choice: _c, parallel_tool_calls: _p, anthropic: _a, ...rest } = original;
   return {
     ...rest,
-    messages: [{ role: "system", content: instructions ? `${SYNTHESIS_SYSTEM}\n\n${instructions}` : SYNTHESIS_SYSTEM }, ...messages],
+    messages: [
+      { role: "system", content: instructions ? `${SYNTHESIS_SYSTEM}\n\n${instructions}` : SYNTHESIS_SYSTEM },
+      ...messages,
+    ],
   };
 }
 

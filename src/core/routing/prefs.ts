@@ -7,14 +7,18 @@
 import type { ProviderPrefs } from "../chat/candidates";
 import type { RoutingPrefs } from "./config-schema";
 
-export function mergePrefs(policy: RoutingPrefs | undefined, request: ProviderPrefs | undefined): ProviderPrefs | undefined {
+export function mergePrefs(
+  policy: RoutingPrefs | undefined,
+  request: ProviderPrefs | undefined,
+): ProviderPrefs | undefined {
   if (!policy) return request;
   if (!request) return policy;
   const out: ProviderPrefs = { ...policy, ...request };
   if (policy.only?.length && request.only?.length) out.only = policy.only.filter((p) => request.only!.includes(p));
   else out.only = policy.only?.length ? policy.only : request.only;
   if (out.only && !out.only.length) out.only = ["(none)"]; // an empty intersection allows nothing
-  if (policy.ignore?.length || request.ignore?.length) out.ignore = [...new Set([...(policy.ignore ?? []), ...(request.ignore ?? [])])];
+  if (policy.ignore?.length || request.ignore?.length)
+    out.ignore = [...new Set([...(policy.ignore ?? []), ...(request.ignore ?? [])])];
   if (policy.max_price || request.max_price) {
     out.max_price = {
       prompt: minDefined(policy.max_price?.prompt, request.max_price?.prompt),

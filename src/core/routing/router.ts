@@ -32,15 +32,39 @@ export class PolicyRouter implements PolicyPort {
 
   async route(input: PolicyRouteInput): Promise<PolicyRoute> {
     const policy = await this.d.source.findForCall(input.userId, input.slug);
-    if (!policy) throw new GatewayError("policy_not_found", text(`라우팅 정책 '${input.slug}'을(를) 찾을 수 없습니다.`, `Routing policy '${input.slug}' not found.`));
+    if (!policy)
+      throw new GatewayError(
+        "policy_not_found",
+        text(`라우팅 정책 '${input.slug}'을(를) 찾을 수 없습니다.`, `Routing policy '${input.slug}' not found.`),
+      );
     const gate = gateOf(policy.policyType);
     if (!this.d.gates()[gate]) {
-      throw new GatewayError("policy_gate_disabled", text(`'${policy.policyType}' 정책은 운영 설정(${gate})에서 꺼져 있습니다.`, `'${policy.policyType}' policies are turned off in the operator setting ${gate}.`));
+      throw new GatewayError(
+        "policy_gate_disabled",
+        text(
+          `'${policy.policyType}' 정책은 운영 설정(${gate})에서 꺼져 있습니다.`,
+          `'${policy.policyType}' policies are turned off in the operator setting ${gate}.`,
+        ),
+      );
     }
-    if (!policy.isActive) throw new GatewayError("policy_inactive", text(`라우팅 정책 '${policy.slug}'은(는) 비활성화되어 있습니다.`, `Routing policy '${policy.slug}' is inactive.`));
+    if (!policy.isActive)
+      throw new GatewayError(
+        "policy_inactive",
+        text(
+          `라우팅 정책 '${policy.slug}'은(는) 비활성화되어 있습니다.`,
+          `Routing policy '${policy.slug}' is inactive.`,
+        ),
+      );
     // The catalog may have changed since the policy was saved: skip entries no longer callable.
     const entries = policy.entries.filter((e) => checkPolicyEntryModel(input.snapshot, e.model).ok);
-    if (!entries.length) throw new GatewayError("invalid_policy_entry", text(`라우팅 정책 '${policy.slug}'에 현재 호출할 수 있는 모델이 없습니다.`, `Routing policy '${policy.slug}' has no model that can be called now.`));
+    if (!entries.length)
+      throw new GatewayError(
+        "invalid_policy_entry",
+        text(
+          `라우팅 정책 '${policy.slug}'에 현재 호출할 수 있는 모델이 없습니다.`,
+          `Routing policy '${policy.slug}' has no model that can be called now.`,
+        ),
+      );
     const route = decideRoute(policy, entries, {
       traceId: input.traceId,
       request: input.request,
@@ -50,8 +74,10 @@ export class PolicyRouter implements PolicyPort {
     });
     // A judge or synthesis model that left the catalog: no judge; the first worker merges.
     const shape = route.shape;
-    if (shape.kind === "cascade" && shape.judge && !checkPolicyEntryModel(input.snapshot, shape.judge).ok) shape.judge = null;
-    if (shape.kind === "parallel" && !checkPolicyEntryModel(input.snapshot, shape.synthesis.model).ok) shape.synthesis = { model: shape.workers[0]!.model };
+    if (shape.kind === "cascade" && shape.judge && !checkPolicyEntryModel(input.snapshot, shape.judge).ok)
+      shape.judge = null;
+    if (shape.kind === "parallel" && !checkPolicyEntryModel(input.snapshot, shape.synthesis.model).ok)
+      shape.synthesis = { model: shape.workers[0]!.model };
     return route;
   }
 

@@ -60,7 +60,9 @@ export function periodWindows(period: Period, now: Date): { current: Window; pre
 export function seriesBuckets(range: Range, granularity: Granularity, now: Date): { buckets: Date[]; window: Window } {
   const today = floorDay(now);
   const start =
-    range === "30d" ? new Date(today.getTime() - 29 * DAY_MS) : new Date(isoWeekStart(today).getTime() - (range === "12w" ? 11 : 23) * WEEK_MS);
+    range === "30d"
+      ? new Date(today.getTime() - 29 * DAY_MS)
+      : new Date(isoWeekStart(today).getTime() - (range === "12w" ? 11 : 23) * WEEK_MS);
   const step = granularity === "day" ? DAY_MS : WEEK_MS;
   const first = granularity === "day" ? start : isoWeekStart(start);
   const last = granularity === "day" ? today : isoWeekStart(today);

@@ -4,7 +4,17 @@
  * value failing a range check in Elysia loses its `loc` (stack-notes §3).
  */
 import { invalid, issue, text, ValidationFailure, type Text, type ValidationIssue } from "../errors";
-import { DAY_MS, GRANULARITIES, PERIODS, RANGES, floorDay, isoDate, type Granularity, type Period, type Range } from "./periods";
+import {
+  DAY_MS,
+  GRANULARITIES,
+  PERIODS,
+  RANGES,
+  floorDay,
+  isoDate,
+  type Granularity,
+  type Period,
+  type Range,
+} from "./periods";
 
 export type Query = Record<string, string | string[] | undefined>;
 
@@ -41,7 +51,11 @@ function oneOf<T extends string>(q: Query, field: string, allowed: readonly T[],
   const v = single(q, field, issues);
   if (v === undefined) return def;
   if ((allowed as readonly string[]).includes(v)) return v as T;
-  issues.add(field, text(`다음 중 하나여야 합니다: ${allowed.join(", ")}`, `Expected one of: ${allowed.join(", ")}`), "enum");
+  issues.add(
+    field,
+    text(`다음 중 하나여야 합니다: ${allowed.join(", ")}`, `Expected one of: ${allowed.join(", ")}`),
+    "enum",
+  );
   return def;
 }
 
@@ -59,10 +73,16 @@ export function parseTimeseriesQuery(q: Query): { range: Range; granularity: Gra
   let top = TOP_DEFAULT;
   const raw = single(q, "top", issues);
   if (raw !== undefined) {
-    if (!/^\d{1,9}$/.test(raw.trim())) issues.add("top", text("정수여야 합니다.", "Expected an integer"), "int_parsing");
+    if (!/^\d{1,9}$/.test(raw.trim()))
+      issues.add("top", text("정수여야 합니다.", "Expected an integer"), "int_parsing");
     else {
       top = Number(raw.trim());
-      if (top < TOP_MIN || top > TOP_MAX) issues.add("top", text(`${TOP_MIN}부터 ${TOP_MAX}까지의 정수여야 합니다.`, `Expected an integer from ${TOP_MIN} to ${TOP_MAX}`), "range");
+      if (top < TOP_MIN || top > TOP_MAX)
+        issues.add(
+          "top",
+          text(`${TOP_MIN}부터 ${TOP_MAX}까지의 정수여야 합니다.`, `Expected an integer from ${TOP_MIN} to ${TOP_MAX}`),
+          "range",
+        );
     }
   }
   issues.throwIfAny();
@@ -97,10 +117,16 @@ export function parseReportQuery(q: Query, now: Date): { from: string; to: strin
   const maxSpan = (REPORT_MAX_DAYS - 1) * DAY_MS;
   let to: Date;
   if (toQ) to = toQ;
-  else if (fromQ) to = new Date(Math.max(fromQ.getTime(), Math.min(today.getTime(), fromQ.getTime() + maxSpan))); // a lone future `from` is one day
+  else if (fromQ)
+    to = new Date(Math.max(fromQ.getTime(), Math.min(today.getTime(), fromQ.getTime() + maxSpan))); // a lone future `from` is one day
   else to = today;
   const from = fromQ ?? new Date(to.getTime() - (REPORT_DEFAULT_DAYS - 1) * DAY_MS);
-  if (from.getTime() > to.getTime()) throw invalid(["query", "from"], text("`from`은 `to`보다 늦을 수 없습니다.", "`from` must not be after `to`"));
-  if (to.getTime() - from.getTime() > maxSpan) throw invalid(["query", "from"], text(`기간은 최대 ${REPORT_MAX_DAYS}일입니다.`, `The range may span at most ${REPORT_MAX_DAYS} days`));
+  if (from.getTime() > to.getTime())
+    throw invalid(["query", "from"], text("`from`은 `to`보다 늦을 수 없습니다.", "`from` must not be after `to`"));
+  if (to.getTime() - from.getTime() > maxSpan)
+    throw invalid(
+      ["query", "from"],
+      text(`기간은 최대 ${REPORT_MAX_DAYS}일입니다.`, `The range may span at most ${REPORT_MAX_DAYS} days`),
+    );
   return { from: isoDate(from), to: isoDate(to) };
 }

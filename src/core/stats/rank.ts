@@ -25,9 +25,18 @@ export function sharePct(part: number, whole: number): number {
  * Sorts descending by `score`, then by `name` so equal scores always come out in the same
  * order, and keeps the first `n`.
  */
-export function topBy<T>(items: Iterable<T>, n: number, score: (x: T) => number, name: (x: T) => string, tie?: (x: T) => number): T[] {
+export function topBy<T>(
+  items: Iterable<T>,
+  n: number,
+  score: (x: T) => number,
+  name: (x: T) => string,
+  tie?: (x: T) => number,
+): T[] {
   return [...items]
-    .sort((a, b) => score(b) - score(a) || (tie ? tie(b) - tie(a) : 0) || (name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : 0))
+    .sort(
+      (a, b) =>
+        score(b) - score(a) || (tie ? tie(b) - tie(a) : 0) || (name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : 0),
+    )
     .slice(0, n);
 }
 

@@ -6,10 +6,22 @@ import { microToKrw } from "../../lib/money";
 import type { StatsReader } from "./ports";
 import type { UsageReport } from "./shapes";
 
-export async function usageReport(reader: StatsReader, userId: string, range: { from: string; to: string }, now: Date): Promise<UsageReport> {
+export async function usageReport(
+  reader: StatsReader,
+  userId: string,
+  range: { from: string; to: string },
+  now: Date,
+): Promise<UsageReport> {
   const rows = await reader.usageDaily(userId, range.from, range.to);
   rows.sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : a.model < b.model ? -1 : a.model > b.model ? 1 : 0));
-  const sum = { requests: 0, failed_requests: 0, cache_hits: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+  const sum = {
+    requests: 0,
+    failed_requests: 0,
+    cache_hits: 0,
+    prompt_tokens: 0,
+    completion_tokens: 0,
+    total_tokens: 0,
+  };
   let cost = 0n;
   const data = rows.map((r) => {
     sum.requests += r.requests;

@@ -34,7 +34,13 @@ export interface BatchScan {
 export const HOLE_TTL_MS = 10 * 60_000;
 export const MAX_HOLES = 10_000;
 
-export function nextRollupState(s: RollupState, scan: BatchScan, now: number, holeTtlMs = HOLE_TTL_MS, maxHoles = MAX_HOLES): RollupState {
+export function nextRollupState(
+  s: RollupState,
+  scan: BatchScan,
+  now: number,
+  holeTtlMs = HOLE_TTL_MS,
+  maxHoles = MAX_HOLES,
+): RollupState {
   const found = new Set(scan.found);
   const kept = s.holes.filter((h) => !found.has(h.id) && now - h.seen < holeTtlMs);
   const known = new Set(kept.map((h) => h.id));
@@ -51,7 +57,11 @@ export function encodeHoles(h: Hole[]): [number, number][] {
 
 export function decodeHoles(v: unknown): Hole[] {
   if (!Array.isArray(v)) return [];
-  return v.flatMap((p) => (Array.isArray(p) && Number.isSafeInteger(p[0]) && Number.isFinite(p[1]) ? [{ id: p[0] as number, seen: p[1] as number }] : []));
+  return v.flatMap((p) =>
+    Array.isArray(p) && Number.isSafeInteger(p[0]) && Number.isFinite(p[1])
+      ? [{ id: p[0] as number, seen: p[1] as number }]
+      : [],
+  );
 }
 
 /** Outcome of one batch, for logs and tests. */
@@ -75,7 +85,10 @@ export interface RollupStore {
  * Runs batches until the rollups have caught up with the visible events (or `maxBatches`).
  * With `wait: false` it returns at once when another runner holds the lock.
  */
-export async function runRollup(store: RollupStore, o: { limit: number; wait: boolean; maxBatches?: number }): Promise<{ folded: number; batches: number; ran: boolean }> {
+export async function runRollup(
+  store: RollupStore,
+  o: { limit: number; wait: boolean; maxBatches?: number },
+): Promise<{ folded: number; batches: number; ran: boolean }> {
   let folded = 0;
   let batches = 0;
   const max = o.maxBatches ?? 1000;

@@ -4,7 +4,16 @@
  * in the window shown (not keys: an account mints as many as it likes); what it hides still
  * counts in totals (and in `Others`).
  */
-import { HOUR_MS, isoDate, periodWindows, seriesBuckets, type Granularity, type Period, type Range, type Window } from "./periods";
+import {
+  HOUR_MS,
+  isoDate,
+  periodWindows,
+  seriesBuckets,
+  type Granularity,
+  type Period,
+  type Range,
+  type Window,
+} from "./periods";
 import type { StatsDimension, StatsReader } from "./ports";
 import { OTHERS, sharePct, topBy, trendPct } from "./rank";
 import type { AppsStats, ModelsStats, Rankings, UsageTimeseries } from "./shapes";
@@ -37,7 +46,12 @@ export async function modelsStats(c: StatsContext, period: Period): Promise<Mode
     (r) => r.calls,
     (r) => r.model,
   );
-  return { period, generated_at: c.now.toISOString(), total_calls: total, top_models: top.map((r) => ({ model: r.model, calls: r.calls })) };
+  return {
+    period,
+    generated_at: c.now.toISOString(),
+    total_calls: total,
+    top_models: top.map((r) => ({ model: r.model, calls: r.calls })),
+  };
 }
 
 interface ModelTotal {
@@ -64,7 +78,11 @@ export async function rankings(c: StatsContext, period: Period): Promise<Ranking
   for (const r of cur) {
     totalTokens += r.tokens;
     let m = models.get(r.model);
-    if (!m) models.set(r.model, (m = { model: r.model, tokens: 0, calls: 0, byProvider: new Map(), maker: "", makerTokens: -1 }));
+    if (!m)
+      models.set(
+        r.model,
+        (m = { model: r.model, tokens: 0, calls: 0, byProvider: new Map(), maker: "", makerTokens: -1 }),
+      );
     m.tokens += r.tokens;
     m.calls += r.calls;
     if (r.provider) {
@@ -87,7 +105,12 @@ export async function rankings(c: StatsContext, period: Period): Promise<Ranking
     (m) => m.calls,
   );
   const leaderboard = board.map((m, i) => {
-    const [provider] = topBy(m.byProvider.entries(), 1, ([, t]) => t, ([p]) => p);
+    const [provider] = topBy(
+      m.byProvider.entries(),
+      1,
+      ([, t]) => t,
+      ([p]) => p,
+    );
     return {
       rank: i + 1,
       model: m.model,
@@ -115,9 +138,15 @@ export async function rankings(c: StatsContext, period: Period): Promise<Ranking
   };
 }
 
-export async function usageTimeseries(c: StatsContext, q: { range: Range; granularity: Granularity; top: number }): Promise<UsageTimeseries> {
+export async function usageTimeseries(
+  c: StatsContext,
+  q: { range: Range; granularity: Granularity; top: number },
+): Promise<UsageTimeseries> {
   const { buckets, window } = seriesBuckets(q.range, q.granularity, c.now);
-  const [rows, visible] = await Promise.all([c.reader.textTokenSeries(window, q.granularity), visibleNames(c, "model", window)]);
+  const [rows, visible] = await Promise.all([
+    c.reader.textTokenSeries(window, q.granularity),
+    visibleNames(c, "model", window),
+  ]);
 
   const perModel = new Map<string, number>();
   for (const r of rows) perModel.set(r.model, (perModel.get(r.model) ?? 0) + r.tokens);
@@ -146,7 +175,14 @@ export async function usageTimeseries(c: StatsContext, q: { range: Range; granul
     totalTokens += total;
     return { t: isoDate(b), tokens, total };
   });
-  return { range: q.range, granularity: q.granularity, generated_at: c.now.toISOString(), series, points, total_tokens: totalTokens };
+  return {
+    range: q.range,
+    granularity: q.granularity,
+    generated_at: c.now.toISOString(),
+    series,
+    points,
+    total_tokens: totalTokens,
+  };
 }
 
 export async function appsStats(c: StatsContext, period: Period): Promise<AppsStats> {
@@ -206,7 +242,8 @@ export class StatsService {
     const hour = Math.floor(now.getTime() / HOUR_MS);
     const version = await this.o.reader.version();
     const hit = this.memo.get(key);
-    if (hit && hit.version === version && hit.hour === hour && now.getTime() - hit.at < this.o.ttlMs) return hit.body as T;
+    if (hit && hit.version === version && hit.hour === hour && now.getTime() - hit.at < this.o.ttlMs)
+      return hit.body as T;
     const body = await compute({ reader: this.o.reader, minAccounts: this.o.minAccounts, now });
     this.memo.set(key, { version, hour, at: now.getTime(), body });
     return body;

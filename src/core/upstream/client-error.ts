@@ -21,12 +21,20 @@ export function retryAfterSeconds(ms: number | undefined): number {
   return Math.max(1, Math.ceil((ms ?? 1000) / 1000));
 }
 
-export function upstreamRateLimited(retryAfterMs: number | undefined, providers: unknown[], message?: Text): GatewayError {
+export function upstreamRateLimited(
+  retryAfterMs: number | undefined,
+  providers: unknown[],
+  message?: Text,
+): GatewayError {
   return new GatewayError("upstream_rate_limited", message, { retryAfter: retryAfterSeconds(retryAfterMs), providers });
 }
 
 export function upstreamRejected(err: UpstreamError, providers: unknown[], message?: Text): GatewayError {
-  return new GatewayError("upstream_request_rejected", message, { retryable: false, upstream: upstreamSummary(err), providers });
+  return new GatewayError("upstream_request_rejected", message, {
+    retryable: false,
+    upstream: upstreamSummary(err),
+    providers,
+  });
 }
 
 export function upstreamUnavailable(providers: unknown[], message?: Text): GatewayError {
@@ -34,7 +42,11 @@ export function upstreamUnavailable(providers: unknown[], message?: Text): Gatew
 }
 
 /** The client's error for the failure of one provider's call (`providers` names who was tried). */
-export function upstreamClientError(err: UpstreamError, providers: unknown[], messages: FailureMessages = {}): GatewayError {
+export function upstreamClientError(
+  err: UpstreamError,
+  providers: unknown[],
+  messages: FailureMessages = {},
+): GatewayError {
   if (err.kind === "rate_limited") return upstreamRateLimited(err.retryAfterMs, providers, messages.rateLimited);
   if (err.kind === "rejected") return upstreamRejected(err, providers, messages.rejected);
   return upstreamUnavailable(providers, messages.unavailable);

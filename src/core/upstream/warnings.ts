@@ -22,5 +22,10 @@ export interface DroppedSetting {
 }
 
 export function unsupportedSettings(provider: string, dropped: readonly DroppedSetting[]): CallWarning[] {
-  return dropped.map((d) => ({ type: "unsupported-setting", setting: d.setting, provider, ...(d.details !== undefined && { details: d.details }) }));
+  return dropped.map((d) => ({
+    type: "unsupported-setting",
+    setting: d.setting,
+    provider,
+    ...(d.details !== undefined && { details: d.details }),
+  }));
 }

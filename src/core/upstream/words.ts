@@ -48,7 +48,10 @@ export function upstreamWords(reason: string, lang: Lang): string {
   return table[reason as UpstreamReason] ?? (lang === "en" ? UNPROCESSED.en : UNPROCESSED.ko);
 }
 
-const UNPROCESSED = { ko: "제공자의 응답을 처리하지 못했습니다.", en: "The provider's response could not be processed." };
+const UNPROCESSED = {
+  ko: "제공자의 응답을 처리하지 못했습니다.",
+  en: "The provider's response could not be processed.",
+};
 
 /** The reason the vendor's error gave, else the one its kind and status imply. */
 export function upstreamReason(e: UpstreamError): UpstreamReason {
@@ -84,7 +87,14 @@ export function failureWords(err: unknown, lang: Lang = "ko"): string {
 /** What the provider actually said, for the operator (with the ids that find the request). */
 export function logUpstreamFailure(err: unknown, fields: Record<string, unknown>): void {
   if (err instanceof UpstreamError) {
-    log.warn("upstream call failed", { ...fields, kind: err.kind, status: err.status, reason: upstreamReason(err), message: err.message, detail: err.detail });
+    log.warn("upstream call failed", {
+      ...fields,
+      kind: err.kind,
+      status: err.status,
+      reason: upstreamReason(err),
+      message: err.message,
+      detail: err.detail,
+    });
   } else {
     log.warn("upstream call failed", { ...fields, error: err });
   }

@@ -24,47 +24,97 @@ export interface VideoRequestInput {
 }
 
 /** `param`: the request field at fault (OpenAI's `error.param`). */
-const reject = (message: Text, param?: string) => new GatewayError("unsupported_parameter", message, param ? { param } : {});
+const reject = (message: Text, param?: string) =>
+  new GatewayError("unsupported_parameter", message, param ? { param } : {});
 
 const evens = (from: number, to: number) => Array.from({ length: (to - from) / 2 + 1 }, (_, i) => from + 2 * i);
 
 function durationIn(model: string, d: number, min: number, max: number): void {
-  if (d < min || d > max) throw reject(text(`'${model}' 모델의 duration_seconds는 ${min}~${max}초입니다 (요청: ${d}초).`, `duration_seconds of '${model}' is ${min} to ${max} s (requested: ${d} s).`), "duration_seconds");
+  if (d < min || d > max)
+    throw reject(
+      text(
+        `'${model}' 모델의 duration_seconds는 ${min}~${max}초입니다 (요청: ${d}초).`,
+        `duration_seconds of '${model}' is ${min} to ${max} s (requested: ${d} s).`,
+      ),
+      "duration_seconds",
+    );
 }
 
 function durationOneOf(model: string, d: number, allowed: readonly number[], where = ""): void {
-  if (!allowed.includes(d)) throw reject(text(`'${model}' 모델${where}의 duration_seconds는 ${allowed.join(", ")}초 중 하나여야 합니다 (요청: ${d}초).`, `duration_seconds of '${model}'${where} must be one of ${allowed.join(", ")} s (requested: ${d} s).`), "duration_seconds");
+  if (!allowed.includes(d))
+    throw reject(
+      text(
+        `'${model}' 모델${where}의 duration_seconds는 ${allowed.join(", ")}초 중 하나여야 합니다 (요청: ${d}초).`,
+        `duration_seconds of '${model}'${where} must be one of ${allowed.join(", ")} s (requested: ${d} s).`,
+      ),
+      "duration_seconds",
+    );
 }
 
 function resolutionOneOf(model: string, r: Resolution, allowed: readonly Resolution[]): void {
-  if (!allowed.includes(r)) throw reject(text(`'${model}' 모델은 ${allowed.join(", ")} 해상도만 지원합니다 (요청: ${r}).`, `'${model}' supports only the resolutions ${allowed.join(", ")} (requested: ${r}).`), "resolution");
+  if (!allowed.includes(r))
+    throw reject(
+      text(
+        `'${model}' 모델은 ${allowed.join(", ")} 해상도만 지원합니다 (요청: ${r}).`,
+        `'${model}' supports only the resolutions ${allowed.join(", ")} (requested: ${r}).`,
+      ),
+      "resolution",
+    );
 }
 
 function textOnly(model: string, i: VideoRequestInput): void {
   if (i.images.length || i.videos.length || i.audios.length) {
-    throw reject(text(`'${model}' 모델은 텍스트-동영상 전용이라 image, images, videos, audios 참조를 받지 않습니다.`, `'${model}' is text-to-video only and takes no image, images, videos or audios references.`), "videos");
+    throw reject(
+      text(
+        `'${model}' 모델은 텍스트-동영상 전용이라 image, images, videos, audios 참조를 받지 않습니다.`,
+        `'${model}' is text-to-video only and takes no image, images, videos or audios references.`,
+      ),
+      "videos",
+    );
   }
 }
 
 function noVideoOrAudio(model: string, i: VideoRequestInput): void {
-  if (i.videos.length || i.audios.length) throw reject(text(`'${model}' 모델은 videos, audios 참조를 지원하지 않습니다.`, `'${model}' does not support videos or audios references.`), "videos");
+  if (i.videos.length || i.audios.length)
+    throw reject(
+      text(
+        `'${model}' 모델은 videos, audios 참조를 지원하지 않습니다.`,
+        `'${model}' does not support videos or audios references.`,
+      ),
+      "videos",
+    );
 }
 
 function maxImages(model: string, i: VideoRequestInput, n: number): void {
-  if (i.images.length > n) throw reject(text(`'${model}' 모델은 이미지 참조를 최대 ${n}개까지 받습니다 (요청: ${i.images.length}개).`, `'${model}' takes at most ${n} image references (requested: ${i.images.length}).`), "images");
+  if (i.images.length > n)
+    throw reject(
+      text(
+        `'${model}' 모델은 이미지 참조를 최대 ${n}개까지 받습니다 (요청: ${i.images.length}개).`,
+        `'${model}' takes at most ${n} image references (requested: ${i.images.length}).`,
+      ),
+      "images",
+    );
 }
 
 /** One or two images are first and last frame; otherwise (or with video/audio) all are references. */
 function frameRoles(i: VideoRequestInput): { url: string; role: ImageRole }[] {
   const asFrames = i.images.length <= 2 && !i.videos.length && !i.audios.length;
-  return i.images.map((url, n) => ({ url, role: asFrames ? (n === 0 ? "first_frame" : "last_frame") : "reference_image" }));
+  return i.images.map((url, n) => ({
+    url,
+    role: asFrames ? (n === 0 ? "first_frame" : "last_frame") : "reference_image",
+  }));
 }
 
 /**
  * Checks a request against the model's family row and returns what goes upstream. `pricing`
  * is the offering's video pricing: a resolution it does not price is not offered (400).
  */
-export function applyFamilyRules(model: string, family: VideoFamily, pricing: VideoPricing, i: VideoRequestInput): NormalizedVideoRequest {
+export function applyFamilyRules(
+  model: string,
+  family: VideoFamily,
+  pricing: VideoPricing,
+  i: VideoRequestInput,
+): NormalizedVideoRequest {
   const requested = i.resolution ?? DEFAULT_RESOLUTION;
   let duration: number | null = i.durationSeconds ?? DEFAULT_DURATION;
   let output: Resolution = requested;
@@ -74,8 +124,16 @@ export function applyFamilyRules(model: string, family: VideoFamily, pricing: Vi
   switch (family) {
     case "K-v3":
     case "K-v2": {
-      if (i.durationSeconds === undefined) throw reject(text(`'${model}' 모델은 duration_seconds를 명시해야 합니다.`, `'${model}' requires duration_seconds.`), "duration_seconds");
-      if (i.resolution !== undefined) throw reject(text(`'${model}' 모델은 resolution 파라미터를 받지 않습니다.`, `'${model}' takes no resolution parameter.`), "resolution");
+      if (i.durationSeconds === undefined)
+        throw reject(
+          text(`'${model}' 모델은 duration_seconds를 명시해야 합니다.`, `'${model}' requires duration_seconds.`),
+          "duration_seconds",
+        );
+      if (i.resolution !== undefined)
+        throw reject(
+          text(`'${model}' 모델은 resolution 파라미터를 받지 않습니다.`, `'${model}' takes no resolution parameter.`),
+          "resolution",
+        );
       if (family === "K-v3") durationIn(model, i.durationSeconds, 3, 15);
       else durationOneOf(model, i.durationSeconds, [5, 10]);
       noVideoOrAudio(model, i);
@@ -101,13 +159,23 @@ export function applyFamilyRules(model: string, family: VideoFamily, pricing: Vi
       if (family !== "S-2.0") resolutionOneOf(model, requested, ["480p", "720p"]);
       if (family === "S-2.0-mini") noVideoOrAudio(model, i);
       if (i.audios.length && !i.images.length && !i.videos.length) {
-        throw reject(text(`'${model}' 모델에서 audios 참조는 이미지나 동영상 참조가 하나 이상 있어야 합니다.`, `With '${model}', audios references need at least one image or video reference.`), "audios");
+        throw reject(
+          text(
+            `'${model}' 모델에서 audios 참조는 이미지나 동영상 참조가 하나 이상 있어야 합니다.`,
+            `With '${model}', audios references need at least one image or video reference.`,
+          ),
+          "audios",
+        );
       }
       break;
     }
     case "S-1.5-pro": {
       durationIn(model, duration, 4, 12);
-      if (requested === "4k") throw reject(text(`'${model}' 모델은 4k 해상도를 지원하지 않습니다.`, `'${model}' does not support the 4k resolution.`), "resolution");
+      if (requested === "4k")
+        throw reject(
+          text(`'${model}' 모델은 4k 해상도를 지원하지 않습니다.`, `'${model}' does not support the 4k resolution.`),
+          "resolution",
+        );
       noVideoOrAudio(model, i);
       maxImages(model, i, 2);
       break;
@@ -115,10 +183,18 @@ export function applyFamilyRules(model: string, family: VideoFamily, pricing: Vi
     case "S-1.0-pro":
     case "S-1.0-pro-fast": {
       durationIn(model, duration, 2, 12);
-      if (requested === "4k") throw reject(text(`'${model}' 모델은 4k 해상도를 지원하지 않습니다.`, `'${model}' does not support the 4k resolution.`), "resolution");
+      if (requested === "4k")
+        throw reject(
+          text(`'${model}' 모델은 4k 해상도를 지원하지 않습니다.`, `'${model}' does not support the 4k resolution.`),
+          "resolution",
+        );
       noVideoOrAudio(model, i);
       maxImages(model, i, family === "S-1.0-pro-fast" ? 1 : 2);
-      if (i.generateAudio) throw reject(text(`'${model}' 모델은 generate_audio를 지원하지 않습니다.`, `'${model}' does not support generate_audio.`), "generate_audio");
+      if (i.generateAudio)
+        throw reject(
+          text(`'${model}' 모델은 generate_audio를 지원하지 않습니다.`, `'${model}' does not support generate_audio.`),
+          "generate_audio",
+        );
       break;
     }
     case "G": {
@@ -127,7 +203,14 @@ export function applyFamilyRules(model: string, family: VideoFamily, pricing: Vi
     }
     case "G-omni": {
       textOnly(model, i);
-      if (i.durationSeconds !== undefined) throw reject(text(`'${model}' 모델은 길이를 스스로 정하므로(3~10초) duration_seconds를 보낼 수 없습니다.`, `'${model}' picks its own length (3 to 10 s): duration_seconds cannot be sent.`), "duration_seconds");
+      if (i.durationSeconds !== undefined)
+        throw reject(
+          text(
+            `'${model}' 모델은 길이를 스스로 정하므로(3~10초) duration_seconds를 보낼 수 없습니다.`,
+            `'${model}' picks its own length (3 to 10 s): duration_seconds cannot be sent.`,
+          ),
+          "duration_seconds",
+        );
       resolutionOneOf(model, requested, ["720p", "1080p", "4k"]);
       duration = null;
       images = [];
@@ -136,7 +219,14 @@ export function applyFamilyRules(model: string, family: VideoFamily, pricing: Vi
   }
 
   const priced = pricing.krwPerSecond ? pricing.krwPerSecond[output] : pricing.estOutputTokensPerSecond?.[output];
-  if (priced === undefined) throw reject(text(`'${model}' 모델은 ${output} 해상도를 지원하지 않습니다.`, `'${model}' does not support the ${output} resolution.`), "resolution");
+  if (priced === undefined)
+    throw reject(
+      text(
+        `'${model}' 모델은 ${output} 해상도를 지원하지 않습니다.`,
+        `'${model}' does not support the ${output} resolution.`,
+      ),
+      "resolution",
+    );
 
   return {
     prompt: i.prompt,

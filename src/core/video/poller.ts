@@ -93,11 +93,19 @@ export async function advanceJob(d: PollerDeps, owner: string, job: VideoJobReco
 
   let outcome: VideoPollOutcome;
   try {
-    outcome = await observed(d.observe, job.providerId, "poll", () => provider.poll(job.upstreamTask!, job.upstreamModel, call));
+    outcome = await observed(d.observe, job.providerId, "poll", () =>
+      provider.poll(job.upstreamTask!, job.upstreamModel, call),
+    );
   } catch (e) {
     const err = asUpstreamError(e);
     if (err.kind === "rejected") {
-      d.log?.("video poll rejected", { job_id: job.id, provider: job.providerId, status: err.status, message: err.message, detail: err.detail });
+      d.log?.("video poll rejected", {
+        job_id: job.id,
+        provider: job.providerId,
+        status: err.status,
+        message: err.message,
+        detail: err.detail,
+      });
       return fail(d, owner, job, jobError("upstream_error", failureWords(err)));
     }
     return retryLater(d, owner, job, job.errorCount + 1, null);
@@ -105,13 +113,27 @@ export async function advanceJob(d: PollerDeps, owner: string, job: VideoJobReco
 
   if (outcome.state === "pending") return retryLater(d, owner, job, 0, outcome.upstreamStatus);
   if (outcome.state === "failed") {
-    const code = outcome.reason === "expired" ? "generation_expired" : outcome.reason === "filtered" ? "content_filtered" : "generation_failed";
+    const code =
+      outcome.reason === "expired"
+        ? "generation_expired"
+        : outcome.reason === "filtered"
+          ? "content_filtered"
+          : "generation_failed";
     // The vendor's task message is the operator's to read: the client gets the code's words.
-    d.log?.("video task failed upstream", { job_id: job.id, provider: job.providerId, upstream_status: outcome.upstreamStatus, message: outcome.message });
+    d.log?.("video task failed upstream", {
+      job_id: job.id,
+      provider: job.providerId,
+      upstream_status: outcome.upstreamStatus,
+      message: outcome.message,
+    });
     return fail(d, owner, job, jobError(code), outcome.upstreamStatus);
   }
 
-  const finish: JobFinish = { status: "succeeded", upstreamStatus: outcome.upstreamStatus, outputTokens: outcome.outputTokens };
+  const finish: JobFinish = {
+    status: "succeeded",
+    upstreamStatus: outcome.upstreamStatus,
+    outputTokens: outcome.outputTokens,
+  };
   if (isFamilyG(job.family)) {
     // The vendor's file needs our credential: keep a copy and serve it from /content.
     if (!provider.download) return fail(d, owner, job, jobError("download_failed", "다운로드를 지원하지 않는 제공자"));
@@ -119,7 +141,9 @@ export async function advanceJob(d: PollerDeps, owner: string, job: VideoJobReco
     // the loser deletes its own copy, never the winner's.
     const key = `video/${job.id}-${crypto.randomUUID().slice(0, 8)}.mp4`;
     try {
-      const file = await observed(d.observe, job.providerId, "download", () => provider.download!(outcome.videoUrl, call));
+      const file = await observed(d.observe, job.providerId, "download", () =>
+        provider.download!(outcome.videoUrl, call),
+      );
       const size = await d.content.put(key, file.body, file.contentType);
       finish.storageKey = key;
       finish.contentType = file.contentType;
@@ -129,7 +153,13 @@ export async function advanceJob(d: PollerDeps, owner: string, job: VideoJobReco
       await d.content.delete(key).catch(() => {});
       const err = asUpstreamError(e);
       if (err.kind === "rejected") {
-        d.log?.("video download rejected", { job_id: job.id, provider: job.providerId, status: err.status, message: err.message, detail: err.detail });
+        d.log?.("video download rejected", {
+          job_id: job.id,
+          provider: job.providerId,
+          status: err.status,
+          message: err.message,
+          detail: err.detail,
+        });
         return fail(d, owner, job, jobError("download_failed", failureWords(err)));
       }
       return retryLater(d, owner, job, job.errorCount + 1, outcome.upstreamStatus);
@@ -142,7 +172,12 @@ export async function advanceJob(d: PollerDeps, owner: string, job: VideoJobReco
   finish.costMicro = jobCostMicro(job, outcome.outputTokens);
 
   const event = usageEvent(d, job, 200, now, outcome.outputTokens);
-  const done = await d.jobs.finish(job.id, owner, finish, { kind: "settle", costMicro: finish.costMicro, tokens: outcome.outputTokens ?? 0, event });
+  const done = await d.jobs.finish(job.id, owner, finish, {
+    kind: "settle",
+    costMicro: finish.costMicro,
+    tokens: outcome.outputTokens ?? 0,
+    event,
+  });
   if (done) {
     d.observe?.settled(event, finish.costMicro);
     d.observe?.job(job.family, "succeeded");
@@ -151,7 +186,13 @@ export async function advanceJob(d: PollerDeps, owner: string, job: VideoJobReco
   if (!done && finish.storageKey) await d.content.delete(finish.storageKey).catch(() => {});
 }
 
-async function retryLater(d: PollerDeps, owner: string, job: VideoJobRecord, errorCount: number, upstreamStatus: string | null): Promise<void> {
+async function retryLater(
+  d: PollerDeps,
+  owner: string,
+  job: VideoJobRecord,
+  errorCount: number,
+  upstreamStatus: string | null,
+): Promise<void> {
   const now = d.now?.() ?? Date.now();
   // Repeated transport errors back off on their own count too, so an outage is not hammered.
   const steps = Math.max(job.pollCount, errorCount + 1);
@@ -159,14 +200,31 @@ async function retryLater(d: PollerDeps, owner: string, job: VideoJobRecord, err
   await d.jobs.reschedule(job.id, owner, new Date(next), upstreamStatus, errorCount);
 }
 
-async function fail(d: PollerDeps, owner: string | null, job: VideoJobRecord, error: JobError, upstreamStatus?: string): Promise<void> {
+async function fail(
+  d: PollerDeps,
+  owner: string | null,
+  job: VideoJobRecord,
+  error: JobError,
+  upstreamStatus?: string,
+): Promise<void> {
   // docs/decisions.md #17: a failed or expired job is released in full.
   const event = usageEvent(d, job, 502, d.now?.() ?? Date.now(), null);
-  const done = await d.jobs.finish(job.id, owner, { status: "failed", error, ...(upstreamStatus !== undefined && { upstreamStatus }) }, { kind: "release", event });
+  const done = await d.jobs.finish(
+    job.id,
+    owner,
+    { status: "failed", error, ...(upstreamStatus !== undefined && { upstreamStatus }) },
+    { kind: "release", event },
+  );
   if (done) d.observe?.job(job.family, "failed");
 }
 
-function usageEvent(d: PollerDeps, job: VideoJobRecord, status: number, now: number, outputTokens: number | null): UsageEvent {
+function usageEvent(
+  d: PollerDeps,
+  job: VideoJobRecord,
+  status: number,
+  now: number,
+  outputTokens: number | null,
+): UsageEvent {
   return {
     model: job.model,
     provider: job.providerId,

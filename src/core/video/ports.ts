@@ -61,7 +61,13 @@ export interface VideoJobStore {
    */
   claimDue(owner: string, claimMs: number, limit: number): Promise<VideoJobRecord[]>;
   /** Still pending: clears the claim and sets the next poll time. False when the claim was lost. */
-  reschedule(id: string, owner: string, nextPollAt: Date, upstreamStatus: string | null, errorCount: number): Promise<boolean>;
+  reschedule(
+    id: string,
+    owner: string,
+    nextPollAt: Date,
+    upstreamStatus: string | null,
+    errorCount: number,
+  ): Promise<boolean>;
   /**
    * Moves a processing job to its final state and closes its hold (`money`), atomically. With
    * `owner`, only while that owner holds the claim. Null when the job was no longer processing
@@ -121,7 +127,12 @@ export interface VideoObserver {
 }
 
 /** Times `exchange` as one upstream exchange: `ok`, or the failure's kind (`transient`, `rejected`, ...). */
-export async function observed<T>(observer: VideoObserver | undefined, providerId: string, step: "submit" | "poll" | "download", exchange: () => Promise<T>): Promise<T> {
+export async function observed<T>(
+  observer: VideoObserver | undefined,
+  providerId: string,
+  step: "submit" | "poll" | "download",
+  exchange: () => Promise<T>,
+): Promise<T> {
   if (!observer) return exchange();
   const t0 = performance.now();
   try {

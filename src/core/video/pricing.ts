@@ -22,7 +22,11 @@ export interface VideoPrice {
   krwPer1kTokens: number | null;
 }
 
-export function priceVideo(pricing: VideoPricing, req: NormalizedVideoRequest, chargeAmountKrw: number | null): VideoPrice {
+export function priceVideo(
+  pricing: VideoPricing,
+  req: NormalizedVideoRequest,
+  chargeAmountKrw: number | null,
+): VideoPrice {
   if (chargeAmountKrw !== null) {
     const micro = krwToMicro(BigInt(chargeAmountKrw));
     return { billing: "fixed", holdMicro: micro, priceMicro: micro, krwPer1kTokens: null };
@@ -46,7 +50,10 @@ export function tokenCostMicro(tokens: number, krwPer1k: number): bigint {
 }
 
 /** The charge of a succeeded job. */
-export function jobCostMicro(job: { billing: BillingMode; holdMicro: bigint; priceMicro: bigint | null; krwPer1kTokens: number | null }, outputTokens: number | null): bigint {
+export function jobCostMicro(
+  job: { billing: BillingMode; holdMicro: bigint; priceMicro: bigint | null; krwPer1kTokens: number | null },
+  outputTokens: number | null,
+): bigint {
   if (job.billing !== "per_token") return job.priceMicro ?? job.holdMicro;
   if (outputTokens === null || job.krwPer1kTokens === null) return job.holdMicro;
   const cost = tokenCostMicro(outputTokens, job.krwPer1kTokens);
@@ -54,5 +61,11 @@ export function jobCostMicro(job: { billing: BillingMode; holdMicro: bigint; pri
 }
 
 function unpriced(req: NormalizedVideoRequest): GatewayError {
-  return new GatewayError("unsupported_parameter", text(`이 모델은 ${req.outputResolution} 해상도의 가격이 없어 요청할 수 없습니다.`, `This model has no price for the ${req.outputResolution} resolution and cannot be requested.`));
+  return new GatewayError(
+    "unsupported_parameter",
+    text(
+      `이 모델은 ${req.outputResolution} 해상도의 가격이 없어 요청할 수 없습니다.`,
+      `This model has no price for the ${req.outputResolution} resolution and cannot be requested.`,
+    ),
+  );
 }

@@ -66,13 +66,21 @@ export interface References {
  */
 export function checkGeneralRules(body: VideoSubmitBody): References {
   if ([...body.prompt].length > MAX_PROMPT_CHARS) {
-    throw invalid(["body", "prompt"], text(`최대 ${MAX_PROMPT_CHARS}자입니다.`, `String must contain at most ${MAX_PROMPT_CHARS} character(s)`), "string_too_long");
+    throw invalid(
+      ["body", "prompt"],
+      text(`최대 ${MAX_PROMPT_CHARS}자입니다.`, `String must contain at most ${MAX_PROMPT_CHARS} character(s)`),
+      "string_too_long",
+    );
   }
   const all = rawReferences(body).map(({ loc, url }) => ({ loc, url: normalisedUrl(url, loc) }));
   const pick = (field: string) => all.filter((r) => r.loc[1] === field).map((r) => r.url);
   const images = [...pick("image"), ...pick("images")];
   if (images.length > MAX_IMAGES) {
-    throw invalid(["body", "images"], text(`'image'를 포함해 이미지는 최대 ${MAX_IMAGES}개입니다.`, `at most ${MAX_IMAGES} images including 'image'`), "too_long");
+    throw invalid(
+      ["body", "images"],
+      text(`'image'를 포함해 이미지는 최대 ${MAX_IMAGES}개입니다.`, `at most ${MAX_IMAGES} images including 'image'`),
+      "too_long",
+    );
   }
   return { images, videos: pick("videos"), audios: pick("audios"), all };
 }
@@ -85,15 +93,22 @@ export function checkGeneralRules(body: VideoSubmitBody): References {
  * normalised form is what the host check sees and what the provider gets.
  */
 function normalisedUrl(raw: string, loc: (string | number)[]): string {
-  if (raw.includes("\\")) throw invalid(loc, text("URL에 역슬래시를 쓸 수 없습니다.", "URL must not contain a backslash"), "url_parsing");
+  if (raw.includes("\\"))
+    throw invalid(loc, text("URL에 역슬래시를 쓸 수 없습니다.", "URL must not contain a backslash"), "url_parsing");
   let parsed: URL;
   try {
     parsed = new URL(raw);
   } catch {
     throw invalid(loc, text("올바른 HTTP(S) URL이 아닙니다.", "not a valid HTTP(S) URL"), "url_parsing");
   }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw invalid(loc, text("올바른 HTTP(S) URL이 아닙니다.", "not a valid HTTP(S) URL"), "url_parsing");
-  if (parsed.username || parsed.password) throw invalid(loc, text("URL에 자격 증명(user:password@)을 넣을 수 없습니다.", "URL must not contain credentials (user:password@)"), "url_credentials");
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
+    throw invalid(loc, text("올바른 HTTP(S) URL이 아닙니다.", "not a valid HTTP(S) URL"), "url_parsing");
+  if (parsed.username || parsed.password)
+    throw invalid(
+      loc,
+      text("URL에 자격 증명(user:password@)을 넣을 수 없습니다.", "URL must not contain credentials (user:password@)"),
+      "url_credentials",
+    );
   return parsed.href;
 }
 
@@ -101,6 +116,7 @@ function normalisedUrl(raw: string, loc: (string | number)[]): string {
 function rawReferences(body: VideoSubmitBody): ReferenceUrl[] {
   const out: ReferenceUrl[] = [];
   if (body.image) out.push({ loc: ["body", "image"], url: body.image });
-  for (const field of ["images", "videos", "audios"] as const) (body[field] ?? []).forEach((url, i) => out.push({ loc: ["body", field, i], url }));
+  for (const field of ["images", "videos", "audios"] as const)
+    (body[field] ?? []).forEach((url, i) => out.push({ loc: ["body", field, i], url }));
   return out;
 }

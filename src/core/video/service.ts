@@ -84,7 +84,13 @@ export class VideoService {
 
   async submit(principal: KeyPrincipal, body: VideoSubmitBody, idempotencyKey: string | null): Promise<SubmitResult> {
     if (principal.kind === "byok") {
-      throw new GatewayError("byok_not_supported", text("동영상 생성은 BYOK 키를 지원하지 않습니다. 일반 API 키를 사용하세요.", "Video generation does not take BYOK keys. Use an ordinary API key."));
+      throw new GatewayError(
+        "byok_not_supported",
+        text(
+          "동영상 생성은 BYOK 키를 지원하지 않습니다. 일반 API 키를 사용하세요.",
+          "Video generation does not take BYOK keys. Use an ordinary API key.",
+        ),
+      );
     }
     const charge = body.charge_amount_krw ?? null;
     if (charge !== null && principal.kind !== "delegated") throw new GatewayError("charge_amount_not_allowed");
@@ -92,7 +98,11 @@ export class VideoService {
 
     const snapshot = this.d.catalog();
     const resolution = resolveModelFor(snapshot, body.model ?? DEFAULT_VIDEO_MODEL, "video");
-    if (resolution.kind !== "leaf") throw new GatewayError("model_not_found", text("동영상 요청에는 동영상 모델 id를 지정하세요.", "A video request needs a video model id."));
+    if (resolution.kind !== "leaf")
+      throw new GatewayError(
+        "model_not_found",
+        text("동영상 요청에는 동영상 모델 id를 지정하세요.", "A video request needs a video model id."),
+      );
     const model = resolution.model;
     checkAllowed(snapshot, principal, model.id, resolution.requested);
     const priced = resolution.offerings.filter((candidate) => candidate.videoPricing !== null);
@@ -102,13 +112,23 @@ export class VideoService {
       const providers = priced.map((candidate) => candidate.providerId);
       throw new GatewayError(
         "provider_not_configured",
-        text(`'${model.id}' 모델의 제공자(${providers.join(", ")})가 이 배포에 설정되지 않았습니다.`, `The provider of '${model.id}' (${providers.join(", ")}) is not configured on this deployment.`),
+        text(
+          `'${model.id}' 모델의 제공자(${providers.join(", ")})가 이 배포에 설정되지 않았습니다.`,
+          `The provider of '${model.id}' (${providers.join(", ")}) is not configured on this deployment.`,
+        ),
         { providers },
       );
     }
     const provider = offering && getProvider(snapshot, offering.providerId);
     const adapter = provider && this.d.providerFor(provider.protocol);
-    if (!offering || !provider || !adapter || !model.family) throw new GatewayError("service_unavailable", text(`'${model.id}' 모델을 제공할 수 있는 제공자가 없습니다.`, `No provider can serve the model '${model.id}'.`));
+    if (!offering || !provider || !adapter || !model.family)
+      throw new GatewayError(
+        "service_unavailable",
+        text(
+          `'${model.id}' 모델을 제공할 수 있는 제공자가 없습니다.`,
+          `No provider can serve the model '${model.id}'.`,
+        ),
+      );
 
     const request = applyFamilyRules(model.id, model.family, offering.videoPricing!, {
       prompt: body.prompt,
@@ -125,7 +145,13 @@ export class VideoService {
     const ticket = this.admitted(provider.id, model.id);
     // Valid: from here on, state changes. First the Idempotency-Key, then the money.
     if (idempotencyKey !== null) {
-      const claim = await this.d.idempotency.claim(principal.keyId, idempotencyKey, bodyHash(body), IDEMPOTENCY_WINDOW_MS, this.d.submitTimeoutMs + 60_000);
+      const claim = await this.d.idempotency.claim(
+        principal.keyId,
+        idempotencyKey,
+        bodyHash(body),
+        IDEMPOTENCY_WINDOW_MS,
+        this.d.submitTimeoutMs + 60_000,
+      );
       if (claim.kind !== "claimed") ticket?.end("neutral"); // no upstream call after all
       if (claim.kind === "replay") return { status: claim.status, body: claim.body as VideoJobView, replayed: true };
       if (claim.kind === "in_progress") throw new GatewayError("idempotency_in_progress");
@@ -186,12 +212,17 @@ export class VideoService {
     const submission = { jobId, upstreamModel: offering.upstreamId, family: model.family, request };
     const t0 = performance.now();
     try {
-      task = await observed(this.d.observe, provider.id, "submit", () => adapter.submit(submission, { endpoint: this.d.endpointFor(provider), timeoutMs: this.d.submitTimeoutMs }));
+      task = await observed(this.d.observe, provider.id, "submit", () =>
+        adapter.submit(submission, { endpoint: this.d.endpointFor(provider), timeoutMs: this.d.submitTimeoutMs }),
+      );
       ticket?.end("ok", performance.now() - t0);
     } catch (e) {
       const err = asUpstreamError(e);
       ticket?.end(err.kind === "rejected" ? "neutral" : "failed");
-      const error: JobError = { code: "submit_failed", message: `업스트림에 작업을 제출하지 못했습니다 (${err.kind}${err.status ? ` ${err.status}` : ""}).` };
+      const error: JobError = {
+        code: "submit_failed",
+        message: `업스트림에 작업을 제출하지 못했습니다 (${err.kind}${err.status ? ` ${err.status}` : ""}).`,
+      };
       await this.d.jobs
         .finish(jobId, null, { status: "failed", error }, { kind: "release", event: null })
         .catch(() => this.d.ledger.release(jobId, null))
@@ -227,7 +258,15 @@ export class VideoService {
     if (!refused) return;
     const verdicts = await Promise.all(refs.map((ref) => refused(ref.url)));
     const first = verdicts.indexOf(true);
-    if (first >= 0) throw invalid(refs[first]!.loc, text("URL 호스트가 사설, 루프백 또는 링크 로컬 주소입니다.", "URL host is a private, loopback or link-local address"), "url_not_allowed");
+    if (first >= 0)
+      throw invalid(
+        refs[first]!.loc,
+        text(
+          "URL 호스트가 사설, 루프백 또는 링크 로컬 주소입니다.",
+          "URL host is a private, loopback or link-local address",
+        ),
+        "url_not_allowed",
+      );
   }
 
   /**
@@ -236,7 +275,8 @@ export class VideoService {
    */
   async get(owner: JobOwner, jobId: string): Promise<VideoJobRecord> {
     const job = await this.d.jobs.get(jobId);
-    if (!job || ("keyId" in owner ? job.keyId !== owner.keyId : job.userId !== owner.userId)) throw new GatewayError("not_found", text("작업을 찾을 수 없습니다.", "Job not found."));
+    if (!job || ("keyId" in owner ? job.keyId !== owner.keyId : job.userId !== owner.userId))
+      throw new GatewayError("not_found", text("작업을 찾을 수 없습니다.", "Job not found."));
     return job;
   }
 
@@ -255,19 +295,29 @@ export class VideoService {
    * The stored result of a Family G job, for `/content`: 404 for another key's job and for
    * jobs without gateway-served content, 409 while processing, 410 after the retention.
    */
-  async content(owner: JobOwner, jobId: string): Promise<{ job: VideoJobRecord; storageKey: string; size: number; contentType: string }> {
+  async content(
+    owner: JobOwner,
+    jobId: string,
+  ): Promise<{ job: VideoJobRecord; storageKey: string; size: number; contentType: string }> {
     const job = await this.get(owner, jobId);
-    if (!isFamilyG(job.family)) throw new GatewayError("not_found", text("이 작업의 결과는 result_url에서 직접 받으세요.", "Fetch this job's result from its result_url."));
+    if (!isFamilyG(job.family))
+      throw new GatewayError(
+        "not_found",
+        text("이 작업의 결과는 result_url에서 직접 받으세요.", "Fetch this job's result from its result_url."),
+      );
     if (job.status === "processing") throw new GatewayError("job_not_ready");
-    if (job.status !== "succeeded" || !job.storageKey || job.contentSize === null) throw new GatewayError("not_found", text("이 작업에는 결과 파일이 없습니다.", "This job has no result file."));
-    if (job.contentDeletedAt || (job.contentExpiresAt && job.contentExpiresAt.getTime() <= this.now())) throw new GatewayError("content_expired");
+    if (job.status !== "succeeded" || !job.storageKey || job.contentSize === null)
+      throw new GatewayError("not_found", text("이 작업에는 결과 파일이 없습니다.", "This job has no result file."));
+    if (job.contentDeletedAt || (job.contentExpiresAt && job.contentExpiresAt.getTime() <= this.now()))
+      throw new GatewayError("content_expired");
     return { job, storageKey: job.storageKey, size: job.contentSize, contentType: job.contentType ?? "video/mp4" };
   }
 }
 
 /** The job object. `origin` makes a Family G content path absolute (null keeps it relative). */
 export function toJobView(job: VideoJobRecord, origin: string | null): VideoJobView {
-  const absolute = (url: string | null) => (url !== null && origin !== null && url.startsWith("/") ? origin + url : url);
+  const absolute = (url: string | null) =>
+    url !== null && origin !== null && url.startsWith("/") ? origin + url : url;
   return {
     job_id: job.id,
     status: job.status,
@@ -298,11 +348,21 @@ function canonicalJson(v: unknown): string {
 /** `allowed_models`: the short id of the requested model must be in the key's list. */
 function checkAllowed(snapshot: CatalogSnapshot, principal: KeyPrincipal, modelId: string, requested: string): void {
   if (!principal.allowedModels?.length) return;
-  const allowed = new Set(principal.allowedModels.map((entry) => findModel(snapshot, entry.includes("@") ? entry.slice(0, entry.lastIndexOf("@")) : entry)?.id ?? entry));
-  if (!allowed.has(modelId)) throw new GatewayError("model_not_allowed", text(`이 키로는 '${requested}' 모델을 호출할 수 없습니다.`, `This key cannot call the model '${requested}'.`));
+  const allowed = new Set(
+    principal.allowedModels.map(
+      (entry) => findModel(snapshot, entry.includes("@") ? entry.slice(0, entry.lastIndexOf("@")) : entry)?.id ?? entry,
+    ),
+  );
+  if (!allowed.has(modelId))
+    throw new GatewayError(
+      "model_not_allowed",
+      text(`이 키로는 '${requested}' 모델을 호출할 수 없습니다.`, `This key cannot call the model '${requested}'.`),
+    );
 }
 
 function alreadyFinal(job: VideoJobRecord): GatewayError {
-  return new GatewayError("conflict", text(`이미 끝난 작업입니다 (상태: ${job.status}).`, `The job has already ended (status: ${job.status}).`));
+  return new GatewayError(
+    "conflict",
+    text(`이미 끝난 작업입니다 (상태: ${job.status}).`, `The job has already ended (status: ${job.status}).`),
+  );
 }
-

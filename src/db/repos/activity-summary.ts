@@ -36,7 +36,10 @@ export async function activitySummary(db: Database, userId: string, since: Date)
          ${scope} group by 1, 2 order by 1, 2`,
       p,
     ),
-    db.query<DailyStatusRow>(`select ${DAY} as day, e.status, count(*)::int as requests ${scope} group by 1, 2 order by 1, 2`, p),
+    db.query<DailyStatusRow>(
+      `select ${DAY} as day, e.status, count(*)::int as requests ${scope} group by 1, 2 order by 1, 2`,
+      p,
+    ),
     db.query<DailyLatencyRow>(
       `select ${DAY} as day, e.provider,
               percentile_cont(0.5) within group (order by e.latency_ms) as p50,

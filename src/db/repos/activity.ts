@@ -66,9 +66,17 @@ export class ActivityRepo {
     if (f.from) add((p) => `e.created_at >= ${p}`, f.from.toISOString());
     if (f.to) add((p) => `e.created_at < ${p}`, f.to.toISOString());
     // The cursor row's own timestamp, read in SQL: microseconds survive (a JS Date would not).
-    if (f.afterId !== undefined) add((p) => `(e.created_at, e.id) < (select c.created_at, c.id from usage_events c where c.id = ${p} and c.user_id = $1)`, f.afterId);
+    if (f.afterId !== undefined)
+      add(
+        (p) =>
+          `(e.created_at, e.id) < (select c.created_at, c.id from usage_events c where c.id = ${p} and c.user_id = $1)`,
+        f.afterId,
+      );
     params.push(f.limit + 1);
-    return this.db.query<ActivityRow>(`select ${COLUMNS} from usage_events e where ${where.join(" and ")} order by e.created_at desc, e.id desc limit $${params.length}`, params);
+    return this.db.query<ActivityRow>(
+      `select ${COLUMNS} from usage_events e where ${where.join(" and ")} order by e.created_at desc, e.id desc limit $${params.length}`,
+      params,
+    );
   }
 
   /** The account's latest calls through the policy `slug` (its decision names it: `<engine>; policy=<slug>; …`). */

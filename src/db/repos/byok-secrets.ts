@@ -12,8 +12,13 @@ import { byokContext, SecretBox } from "../../lib/secret-box";
 /** The configured key cannot serve the stored credentials. */
 export class ByokKeyError extends Error {}
 
-export async function prepareByokSecrets(db: Database, box: SecretBox | null): Promise<{ stored: number; sealed: number }> {
-  const rows = await db.query<{ id: string; s: string }>("select id::text as id, byok_secret as s from api_keys where byok_secret is not null");
+export async function prepareByokSecrets(
+  db: Database,
+  box: SecretBox | null,
+): Promise<{ stored: number; sealed: number }> {
+  const rows = await db.query<{ id: string; s: string }>(
+    "select id::text as id, byok_secret as s from api_keys where byok_secret is not null",
+  );
   if (!rows.length) return { stored: 0, sealed: 0 };
   if (!box) {
     throw new ByokKeyError(
@@ -30,11 +35,17 @@ export async function prepareByokSecrets(db: Database, box: SecretBox | null): P
       foreign++;
     }
   }
-  if (foreign) throw new ByokKeyError(`BYOK_ENCRYPTION_KEY does not open ${foreign} of the ${rows.length} stored BYOK credential(s): it is not the key they were sealed with`);
+  if (foreign)
+    throw new ByokKeyError(
+      `BYOK_ENCRYPTION_KEY does not open ${foreign} of the ${rows.length} stored BYOK credential(s): it is not the key they were sealed with`,
+    );
   let sealed = 0;
   for (const r of rows) {
     if (SecretBox.isSealed(r.s)) continue;
-    const done = await db.query("update api_keys set byok_secret = $2 where id = $1 and byok_secret = $3 returning 1 as ok", [r.id, box.seal(r.s, byokContext(r.id)), r.s]);
+    const done = await db.query(
+      "update api_keys set byok_secret = $2 where id = $1 and byok_secret = $3 returning 1 as ok",
+      [r.id, box.seal(r.s, byokContext(r.id)), r.s],
+    );
     sealed += done.length;
   }
   return { stored: rows.length, sealed };

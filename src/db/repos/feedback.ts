@@ -65,13 +65,22 @@ export class FeedbackRepo {
   }
 
   async get(requestId: string, userId: string): Promise<FeedbackRow | null> {
-    const rows = await this.db.query<RawRow>(`select ${COLUMNS} from response_feedback where request_id = $1 and user_id = $2`, [requestId, userId]);
+    const rows = await this.db.query<RawRow>(
+      `select ${COLUMNS} from response_feedback where request_id = $1 and user_id = $2`,
+      [requestId, userId],
+    );
     return rows[0] ? toRow(rows[0]) : null;
   }
 
   /** Counts per model since a time (all users, or one user's own ratings). */
   async byModel(opts: { since: Date; userId?: string }): Promise<ModelFeedback[]> {
-    const rows = await this.db.query<{ model: string; up: string | number; neutral: string | number; down: string | number; total: string | number }>(
+    const rows = await this.db.query<{
+      model: string;
+      up: string | number;
+      neutral: string | number;
+      down: string | number;
+      total: string | number;
+    }>(
       `select model,
               count(*) filter (where rating = 1) as up,
               count(*) filter (where rating = 0) as neutral,
@@ -82,7 +91,13 @@ export class FeedbackRepo {
         group by model order by model`,
       [opts.since.toISOString(), opts.userId ?? null],
     );
-    return rows.map((r) => ({ model: r.model, up: Number(r.up), neutral: Number(r.neutral), down: Number(r.down), total: Number(r.total) }));
+    return rows.map((r) => ({
+      model: r.model,
+      up: Number(r.up),
+      neutral: Number(r.neutral),
+      down: Number(r.down),
+      total: Number(r.total),
+    }));
   }
 }
 

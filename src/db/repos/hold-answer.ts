@@ -9,4 +9,8 @@ export interface HoldRow {
   ft: string | null;
 }
 
-export const holdAnswer = (row: HoldRow): HoldAnswer => ({ outcome: row.r, freeMicro: row.f === null ? null : BigInt(row.f), freeTokens: row.ft === null ? null : Number(row.ft) });
+export const holdAnswer = (row: HoldRow): HoldAnswer => ({
+  outcome: row.r,
+  freeMicro: row.f === null ? null : BigInt(row.f),
+  freeTokens: row.ft === null ? null : Number(row.ft),
+});

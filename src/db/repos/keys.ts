@@ -31,7 +31,22 @@ export interface NewApiKey {
   byokSecret?: string | null;
 }
 
-export type KeyPatch = Partial<Pick<NewApiKey, "name" | "allowedModels" | "monthlyBudgetKrw" | "monthlyTokenLimit" | "expiresAt" | "isActive" | "piiMaskingEnabled" | "responseCacheMode" | "hedge" | "scopes" | "ipAllowlist">>;
+export type KeyPatch = Partial<
+  Pick<
+    NewApiKey,
+    | "name"
+    | "allowedModels"
+    | "monthlyBudgetKrw"
+    | "monthlyTokenLimit"
+    | "expiresAt"
+    | "isActive"
+    | "piiMaskingEnabled"
+    | "responseCacheMode"
+    | "hedge"
+    | "scopes"
+    | "ipAllowlist"
+  >
+>;
 
 /** One live key's counters for a month, with the limits they are measured against. */
 export interface KeyMonthUsage {
@@ -50,20 +65,34 @@ export class KeyRepo {
   constructor(private db: Database) {}
 
   async create(k: NewApiKey): Promise<ApiKeyRow> {
-    const [row] = await this.db.orm.insert(apiKeys).values({ ...k, name: k.name ?? "Default" }).returning();
+    const [row] = await this.db.orm
+      .insert(apiKeys)
+      .values({ ...k, name: k.name ?? "Default" })
+      .returning();
     return row!;
   }
 
   async listForUser(userId: string): Promise<ApiKeyRow[]> {
-    return this.db.orm.select().from(apiKeys).where(and(eq(apiKeys.userId, userId), isNull(apiKeys.deletedAt))).orderBy(desc(apiKeys.createdAt));
+    return this.db.orm
+      .select()
+      .from(apiKeys)
+      .where(and(eq(apiKeys.userId, userId), isNull(apiKeys.deletedAt)))
+      .orderBy(desc(apiKeys.createdAt));
   }
 
   async listForMgmtKey(mgmtKeyId: string): Promise<ApiKeyRow[]> {
-    return this.db.orm.select().from(apiKeys).where(and(eq(apiKeys.managementKeyId, mgmtKeyId), isNull(apiKeys.deletedAt))).orderBy(desc(apiKeys.createdAt));
+    return this.db.orm
+      .select()
+      .from(apiKeys)
+      .where(and(eq(apiKeys.managementKeyId, mgmtKeyId), isNull(apiKeys.deletedAt)))
+      .orderBy(desc(apiKeys.createdAt));
   }
 
   async get(userId: string, id: string): Promise<ApiKeyRow | undefined> {
-    const [row] = await this.db.orm.select().from(apiKeys).where(and(eq(apiKeys.id, id), eq(apiKeys.userId, userId), isNull(apiKeys.deletedAt)));
+    const [row] = await this.db.orm
+      .select()
+      .from(apiKeys)
+      .where(and(eq(apiKeys.id, id), eq(apiKeys.userId, userId), isNull(apiKeys.deletedAt)));
     return row;
   }
 
@@ -80,7 +109,11 @@ export class KeyRepo {
   async softDelete(userId: string, id: string, mgmtKeyId?: string): Promise<boolean> {
     const conds = [eq(apiKeys.id, id), eq(apiKeys.userId, userId), isNull(apiKeys.deletedAt)];
     if (mgmtKeyId) conds.push(eq(apiKeys.managementKeyId, mgmtKeyId));
-    const rows = await this.db.orm.update(apiKeys).set({ deletedAt: new Date(), isActive: false }).where(and(...conds)).returning({ id: apiKeys.id });
+    const rows = await this.db.orm
+      .update(apiKeys)
+      .set({ deletedAt: new Date(), isActive: false })
+      .where(and(...conds))
+      .returning({ id: apiKeys.id });
     return rows.length > 0;
   }
 
@@ -113,7 +146,13 @@ export class KeyRepo {
       ipAllowlist: parseJson(row.ip_allowlist),
       byokProvider: row.byok_provider,
       byokSecretSealed: row.byok_secret,
-      user: { id: row.user_id, email: row.email, regulated: row.regulated, xborderTrainingConsent: row.xborder_training_consent, deleted: row.user_deleted_at != null },
+      user: {
+        id: row.user_id,
+        email: row.email,
+        regulated: row.regulated,
+        xborderTrainingConsent: row.xborder_training_consent,
+        deleted: row.user_deleted_at != null,
+      },
     };
   }
 
@@ -125,7 +164,11 @@ export class KeyRepo {
   }
 
   async listMgmt(userId: string): Promise<MgmtKeyRow[]> {
-    return this.db.orm.select().from(managementKeys).where(and(eq(managementKeys.userId, userId), isNull(managementKeys.deletedAt))).orderBy(desc(managementKeys.createdAt));
+    return this.db.orm
+      .select()
+      .from(managementKeys)
+      .where(and(eq(managementKeys.userId, userId), isNull(managementKeys.deletedAt)))
+      .orderBy(desc(managementKeys.createdAt));
   }
 
   /**
@@ -133,7 +176,11 @@ export class KeyRepo {
    * provisioned, in the same transaction. Null when there was no such key; otherwise the ids of
    * the child keys deleted with it (none without `cascade`).
    */
-  async deleteMgmt(userId: string, id: string, { cascade = false }: { cascade?: boolean } = {}): Promise<{ children: string[] } | null> {
+  async deleteMgmt(
+    userId: string,
+    id: string,
+    { cascade = false }: { cascade?: boolean } = {},
+  ): Promise<{ children: string[] } | null> {
     return this.db.orm.transaction(async (tx) => {
       const now = new Date();
       const rows = await tx
@@ -192,4 +239,3 @@ function parseJson<T>(v: unknown): T | null {
   if (v == null) return null;
   return (typeof v === "string" ? JSON.parse(v) : v) as T;
 }
-

@@ -5,7 +5,15 @@
  */
 import type { Database } from "../client";
 import type { UsageEvent } from "../../core/billing/ledger";
-import type { HoldAnswer, HoldItem, LeaseCharge, LeaseStore, LedgerStore, SettleAnswer, SettleItem } from "../../core/billing/ledger-store";
+import type {
+  HoldAnswer,
+  HoldItem,
+  LeaseCharge,
+  LeaseStore,
+  LedgerStore,
+  SettleAnswer,
+  SettleItem,
+} from "../../core/billing/ledger-store";
 import { isDatabaseUnavailable } from "../../lib/db-errors";
 import { holdAnswer, type HoldRow } from "./hold-answer";
 
@@ -61,30 +69,38 @@ export class SqlLedgerStore implements LedgerStore {
   }
 
   async hold(h: HoldItem): Promise<HoldAnswer> {
-    const rows = await this.db.query<HoldRow>(`select h.r, h.free_micro::text as f, h.free_tokens::text as ft from (select ${this.commit}) s, gw_hold($1, $2, $3, $4, $5, $6, $7) h`, [
-      h.id,
-      h.userId,
-      h.keyId,
-      h.month,
-      h.amountMicro.toString(),
-      h.tokens,
-      h.ttlSeconds,
-    ]);
+    const rows = await this.db.query<HoldRow>(
+      `select h.r, h.free_micro::text as f, h.free_tokens::text as ft from (select ${this.commit}) s, gw_hold($1, $2, $3, $4, $5, $6, $7) h`,
+      [h.id, h.userId, h.keyId, h.month, h.amountMicro.toString(), h.tokens, h.ttlSeconds],
+    );
     return holdAnswer(rows[0]!);
   }
 
   async settle(x: SettleItem): Promise<SettleAnswer> {
-    const rows = await this.db.query<{ r: string }>(`select ${this.commit}, gw_settle($1, $2, $3, $4::jsonb) as r`, [x.id, x.costMicro.toString(), x.tokens, eventJson(x.event)]);
+    const rows = await this.db.query<{ r: string }>(`select ${this.commit}, gw_settle($1, $2, $3, $4::jsonb) as r`, [
+      x.id,
+      x.costMicro.toString(),
+      x.tokens,
+      eventJson(x.event),
+    ]);
     return settleAnswer(rows[0]!.r);
   }
 
   async release(id: string, event: UsageEvent | null): Promise<boolean> {
-    const rows = await this.db.query<{ r: string }>(`select ${this.commit}, gw_release($1, $2::jsonb) as r`, [id, eventJson(event)]);
+    const rows = await this.db.query<{ r: string }>(`select ${this.commit}, gw_release($1, $2::jsonb) as r`, [
+      id,
+      eventJson(event),
+    ]);
     return rows[0]!.r === "ok";
   }
 
   async record(id: string, userId: string, keyId: string | null, event: UsageEvent): Promise<void> {
-    await this.db.query(`select ${this.commit}, gw_insert_usage($1, $2, $3, 0, $4::jsonb)`, [id, userId, keyId, eventJson(event)]);
+    await this.db.query(`select ${this.commit}, gw_insert_usage($1, $2, $3, 0, $4::jsonb)`, [
+      id,
+      userId,
+      keyId,
+      eventJson(event),
+    ]);
   }
 
   async renew(ids: readonly string[], ttlSeconds: number): Promise<void> {
@@ -92,7 +108,10 @@ export class SqlLedgerStore implements LedgerStore {
   }
 
   expired(limit: number): Promise<{ id: string; lease: boolean }[]> {
-    return this.db.query<{ id: string; lease: boolean }>("select id, lease from holds where status = 'open' and expires_at < now() order by expires_at limit $1", [limit]);
+    return this.db.query<{ id: string; lease: boolean }>(
+      "select id, lease from holds where status = 'open' and expires_at < now() order by expires_at limit $1",
+      [limit],
+    );
   }
 
   unavailable(e: unknown): boolean {
@@ -100,7 +119,10 @@ export class SqlLedgerStore implements LedgerStore {
   }
 
   /** Settles, then holds, in one statement and transaction (gw_ledger_step). */
-  private async stepMany(settles: SettleItem[], holds: HoldItem[]): Promise<{ settles: SettleAnswer[]; holds: HoldAnswer[] }> {
+  private async stepMany(
+    settles: SettleItem[],
+    holds: HoldItem[],
+  ): Promise<{ settles: SettleAnswer[]; holds: HoldAnswer[] }> {
     const rows = await this.db.query<HoldRow & { k: "s" | "h"; n: number }>(
       `select x.kind as k, x.n, x.r, x.free_micro::text as f, x.free_tokens::text as ft
          from (select ${this.commit}) s,
@@ -119,7 +141,8 @@ export class SqlLedgerStore implements LedgerStore {
         holds.map((h) => h.ttlSeconds),
       ],
     );
-    if (rows.length !== settles.length + holds.length) throw new Error(`ledger step returned ${rows.length} results for ${settles.length + holds.length} calls`);
+    if (rows.length !== settles.length + holds.length)
+      throw new Error(`ledger step returned ${rows.length} results for ${settles.length + holds.length} calls`);
     const out = { settles: new Array<SettleAnswer>(settles.length), holds: new Array<HoldAnswer>(holds.length) };
     for (const row of rows) {
       const i = Number(row.n) - 1;
@@ -166,12 +189,20 @@ export class SqlLeaseStore implements LeaseStore {
   }
 
   async leasedMicro(userId: string): Promise<bigint> {
-    const rows = await this.db.query<{ m: string }>("select coalesce(sum(amount_micro), 0)::text as m from holds where user_id = $1 and lease and status = 'open'", [userId]);
+    const rows = await this.db.query<{ m: string }>(
+      "select coalesce(sum(amount_micro), 0)::text as m from holds where user_id = $1 and lease and status = 'open'",
+      [userId],
+    );
     return BigInt(rows[0]!.m);
   }
 
   async trim(id: string, keep: { micro: bigint; tokens: number }, opts: { close: boolean }): Promise<string> {
-    const rows = await this.db.query<{ r: string }>(`select ${this.commit}, gw_lease_trim($1, $2, $3, $4) as r`, [id, keep.micro.toString(), keep.tokens, opts.close]);
+    const rows = await this.db.query<{ r: string }>(`select ${this.commit}, gw_lease_trim($1, $2, $3, $4) as r`, [
+      id,
+      keep.micro.toString(),
+      keep.tokens,
+      opts.close,
+    ]);
     return rows[0]!.r;
   }
 }

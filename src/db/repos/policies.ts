@@ -41,7 +41,11 @@ export class PolicyRepo implements PolicyStore {
 
   /** Personal policies of `userId` and those of their organizations, newest first. */
   async listVisible(userId: string): Promise<Policy[]> {
-    const rows = await this.db.orm.select().from(routingPolicies).where(this.visibleTo(userId)).orderBy(desc(routingPolicies.createdAt), desc(routingPolicies.id));
+    const rows = await this.db.orm
+      .select()
+      .from(routingPolicies)
+      .where(this.visibleTo(userId))
+      .orderBy(desc(routingPolicies.createdAt), desc(routingPolicies.id));
     return rows.map(toPolicy);
   }
 
@@ -60,7 +64,10 @@ export class PolicyRepo implements PolicyStore {
   }
 
   async delete(id: string): Promise<boolean> {
-    const rows = await this.db.orm.delete(routingPolicies).where(eq(routingPolicies.id, id)).returning({ id: routingPolicies.id });
+    const rows = await this.db.orm
+      .delete(routingPolicies)
+      .where(eq(routingPolicies.id, id))
+      .returning({ id: routingPolicies.id });
     return rows.length > 0;
   }
 

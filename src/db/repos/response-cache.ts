@@ -24,7 +24,12 @@ export class ResponseCacheRepo implements ResponseCacheStore {
     return toHit(rows[0]);
   }
 
-  async recentEmbeddings(keyId: string, model: string, paramHash: string, limit: number): Promise<{ id: string; embedding: number[] }[]> {
+  async recentEmbeddings(
+    keyId: string,
+    model: string,
+    paramHash: string,
+    limit: number,
+  ): Promise<{ id: string; embedding: number[] }[]> {
     // Walks response_cache_semantic_idx backwards from the newest entry of the group.
     const rows = await this.db.query<{ id: string; embedding: number[] | string }>(
       `select id, embedding from response_cache
@@ -54,7 +59,15 @@ export class ResponseCacheRepo implements ResponseCacheStore {
          model = excluded.model, param_hash = excluded.param_hash, embedding = excluded.embedding,
          answer = excluded.answer, created_at = now(), expires_at = excluded.expires_at,
          hit_count = 0, last_hit_at = null`,
-      [e.keyId, e.requestHash, e.model, e.paramHash, e.embedding ? toRealArrayLiteral(e.embedding) : null, JSON.stringify(e.answer), e.ttlSeconds],
+      [
+        e.keyId,
+        e.requestHash,
+        e.model,
+        e.paramHash,
+        e.embedding ? toRealArrayLiteral(e.embedding) : null,
+        JSON.stringify(e.answer),
+        e.ttlSeconds,
+      ],
     );
   }
 
@@ -86,5 +99,9 @@ function toRealArrayLiteral(v: number[]): string {
 /** postgres.js and PGlite return real[] as number[]; the text form is tolerated anyway. */
 function parseRealArray(v: number[] | string): number[] {
   if (Array.isArray(v)) return v.map(Number);
-  return v.replace(/^\{|\}$/g, "").split(",").filter(Boolean).map(Number);
+  return v
+    .replace(/^\{|\}$/g, "")
+    .split(",")
+    .filter(Boolean)
+    .map(Number);
 }

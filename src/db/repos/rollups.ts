@@ -196,13 +196,22 @@ export class RollupRepo implements RollupStore, StatsReader {
           ? sql`select watermark::text as watermark, holes from stats_rollup_state where id = 1 for update`
           : sql`select watermark::text as watermark, holes from stats_rollup_state where id = 1 for update skip locked`,
       );
-      if (!locked.length) return { ran: false, folded: 0, caughtUp: true, watermark: 0, holes: 0 } satisfies BatchResult;
+      if (!locked.length)
+        return { ran: false, folded: 0, caughtUp: true, watermark: 0, holes: 0 } satisfies BatchResult;
       const state = { watermark: num(locked[0]!.watermark), holes: decodeHoles(parseJson(locked[0]!.holes)) };
-      const [r] = await run(this.fold(state.watermark, Math.max(1, Math.floor(opts.limit)), state.holes.map((h) => h.id)));
+      const [r] = await run(
+        this.fold(
+          state.watermark,
+          Math.max(1, Math.floor(opts.limit)),
+          state.holes.map((h) => h.id),
+        ),
+      );
       const n = num(r!.n);
       const found = (parseJson(r!.found) as number[]).map(Number);
       const tail = r!.tail === null ? [] : [parseJson(r!.tail) as [number, number]];
-      const gaps = [...(parseJson(r!.gaps) as [number, number][]), ...tail].map(([lo, hi]) => [Number(lo), Number(hi)] as [number, number]);
+      const gaps = [...(parseJson(r!.gaps) as [number, number][]), ...tail].map(
+        ([lo, hi]) => [Number(lo), Number(hi)] as [number, number],
+      );
       const upper = r!.upper === null ? null : num(r!.upper);
       const next = nextRollupState(state, { upper, missing: expandGaps(gaps, MAX_HOLES), found }, this.now());
       const folded = n + found.length;
@@ -213,7 +222,13 @@ export class RollupRepo implements RollupStore, StatsReader {
       const due = await run(sql`update stats_rollup_state set pruned_at = ${now}::timestamptz
         where id = 1 and (pruned_at is null or pruned_at <= ${now}::timestamptz - interval '1 hour' or pruned_at > ${now}::timestamptz) returning 1 as due`);
       if (due.length) for (const q of pruneStatements(now)) await run(q);
-      return { ran: true, folded, caughtUp: upper === null || upper >= num(r!.head), watermark: next.watermark, holes: next.holes.length } satisfies BatchResult;
+      return {
+        ran: true,
+        folded,
+        caughtUp: upper === null || upper >= num(r!.head),
+        watermark: next.watermark,
+        holes: next.holes.length,
+      } satisfies BatchResult;
     });
     return result;
   }
@@ -238,7 +253,13 @@ export class RollupRepo implements RollupStore, StatsReader {
         group by model, provider, maker`,
       windowParams(w),
     );
-    return rows.map((r) => ({ model: String(r.model), provider: String(r.provider), maker: String(r.maker), calls: num(r.calls), tokens: num(r.tokens) }));
+    return rows.map((r) => ({
+      model: String(r.model),
+      provider: String(r.provider),
+      maker: String(r.maker),
+      calls: num(r.calls),
+      tokens: num(r.tokens),
+    }));
   }
 
   async textTokenSeries(w: Window, granularity: Granularity): Promise<SeriesRow[]> {

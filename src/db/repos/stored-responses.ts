@@ -43,7 +43,10 @@ export class StoredResponseRepo {
 
   /** The response object as answered; null when unknown, expired or another account's. */
   async get(userId: string, id: string): Promise<Record<string, unknown> | null> {
-    const rows = await this.db.query<{ response: unknown }>(`select response from stored_responses where user_id = $1 and id = $2 and ${LIVE}`, [userId, id]);
+    const rows = await this.db.query<{ response: unknown }>(
+      `select response from stored_responses where user_id = $1 and id = $2 and ${LIVE}`,
+      [userId, id],
+    );
     return rows[0] ? (json(rows[0].response) as Record<string, unknown>) : null;
   }
 
@@ -71,7 +74,10 @@ export class StoredResponseRepo {
 
   /** Deletes one response (its items go with it); false when there was none to delete. */
   async delete(userId: string, id: string): Promise<boolean> {
-    const rows = await this.db.query<{ id: string }>(`delete from stored_responses where user_id = $1 and id = $2 and ${LIVE} returning id`, [userId, id]);
+    const rows = await this.db.query<{ id: string }>(
+      `delete from stored_responses where user_id = $1 and id = $2 and ${LIVE} returning id`,
+      [userId, id],
+    );
     return rows.length > 0;
   }
 

@@ -23,9 +23,18 @@ export class UserRepo {
   constructor(private db: Database) {}
 
   /** Creates an account; null when the email is taken. */
-  async create(account: { email: string; passwordHash: string; industry: string; regulated: boolean }): Promise<UserRow | null> {
+  async create(account: {
+    email: string;
+    passwordHash: string;
+    industry: string;
+    regulated: boolean;
+  }): Promise<UserRow | null> {
     const { email, passwordHash, industry, regulated } = account;
-    const rows = await this.db.orm.insert(users).values({ email, passwordHash, industry, regulated }).onConflictDoNothing({ target: users.email }).returning();
+    const rows = await this.db.orm
+      .insert(users)
+      .values({ email, passwordHash, industry, regulated })
+      .onConflictDoNothing({ target: users.email })
+      .returning();
     return rows[0] ?? null;
   }
 
@@ -36,7 +45,10 @@ export class UserRepo {
 
   /** A live (not deleted) account. */
   async live(id: string): Promise<UserRow | undefined> {
-    const [row] = await this.db.orm.select().from(users).where(and(eq(users.id, id), isNull(users.deletedAt)));
+    const [row] = await this.db.orm
+      .select()
+      .from(users)
+      .where(and(eq(users.id, id), isNull(users.deletedAt)));
     return row;
   }
 
@@ -44,13 +56,28 @@ export class UserRepo {
   async list(q: UserListQuery): Promise<{ rows: UserRow[]; total: number }> {
     const filters: SQL[] = [];
     const term = q.search?.trim();
-    if (term) filters.push(UUID.test(term) ? or(eq(users.id, term.toLowerCase()), ilike(users.email, likeAnywhere(term)))! : ilike(users.email, likeAnywhere(term)));
+    if (term)
+      filters.push(
+        UUID.test(term)
+          ? or(eq(users.id, term.toLowerCase()), ilike(users.email, likeAnywhere(term)))!
+          : ilike(users.email, likeAnywhere(term)),
+      );
     if (q.deleted !== undefined) filters.push(q.deleted ? isNotNull(users.deletedAt) : isNull(users.deletedAt));
     const where = filters.length ? and(...filters) : undefined;
     // Compared in SQL, not through a JS Date: created_at has microseconds a Date would drop.
-    const page = q.afterId ? and(where, sql`(${users.createdAt}, ${users.id}) < (select u.created_at, u.id from users u where u.id = ${q.afterId})`) : where;
+    const page = q.afterId
+      ? and(
+          where,
+          sql`(${users.createdAt}, ${users.id}) < (select u.created_at, u.id from users u where u.id = ${q.afterId})`,
+        )
+      : where;
     const [rows, [count]] = await Promise.all([
-      this.db.orm.select().from(users).where(page).orderBy(desc(users.createdAt), desc(users.id)).limit(q.limit + 1),
+      this.db.orm
+        .select()
+        .from(users)
+        .where(page)
+        .orderBy(desc(users.createdAt), desc(users.id))
+        .limit(q.limit + 1),
       this.db.orm.select({ n: sql<number>`count(*)::int` }).from(users).where(where),
     ]);
     return { rows, total: Number(count?.n ?? 0) };
@@ -61,7 +88,10 @@ export class UserRepo {
     return row;
   }
 
-  async patchFlags(id: string, patch: { regulated?: boolean; xborderTrainingConsent?: boolean; deleted?: boolean }): Promise<UserRow | undefined> {
+  async patchFlags(
+    id: string,
+    patch: { regulated?: boolean; xborderTrainingConsent?: boolean; deleted?: boolean },
+  ): Promise<UserRow | undefined> {
     const set: Partial<typeof users.$inferInsert> = {};
     if (patch.regulated !== undefined) set.regulated = patch.regulated;
     if (patch.xborderTrainingConsent !== undefined) set.xborderTrainingConsent = patch.xborderTrainingConsent;
@@ -73,7 +103,11 @@ export class UserRepo {
 
   /** Credits micro-won in one atomic step (balance + ledger entry); null for a missing account. */
   async topup(id: string, amountMicro: bigint, meta: Record<string, unknown>): Promise<bigint | null> {
-    const rows = await this.db.query<{ b: unknown }>("select gw_topup($1, $2, $3::jsonb) as b", [id, amountMicro.toString(), JSON.stringify(meta)]);
+    const rows = await this.db.query<{ b: unknown }>("select gw_topup($1, $2, $3::jsonb) as b", [
+      id,
+      amountMicro.toString(),
+      JSON.stringify(meta),
+    ]);
     const b = rows[0]?.b;
     return b == null ? null : BigInt(b as string);
   }
@@ -100,7 +134,10 @@ export class UserRepo {
   }
 
   async membership(orgId: string, userId: string) {
-    const [row] = await this.db.orm.select().from(orgMembers).where(and(eq(orgMembers.orgId, orgId), eq(orgMembers.userId, userId)));
+    const [row] = await this.db.orm
+      .select()
+      .from(orgMembers)
+      .where(and(eq(orgMembers.orgId, orgId), eq(orgMembers.userId, userId)));
     return row;
   }
 }

@@ -8,14 +8,22 @@
  */
 import { eventJson } from "./ledger";
 import type { Database } from "../client";
-import type { IdempotencyClaim, IdempotencyStore, JobFinish, MoneyStep, NewVideoJob, VideoJobStore } from "../../core/video/ports";
+import type {
+  IdempotencyClaim,
+  IdempotencyStore,
+  JobFinish,
+  MoneyStep,
+  NewVideoJob,
+  VideoJobStore,
+} from "../../core/video/ports";
 import type { VideoJobRecord } from "../../core/video/types";
 
 type Row = Record<string, unknown>;
 
 const big = (v: unknown): bigint | null => (v === null || v === undefined ? null : BigInt(String(v)));
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
-const date = (v: unknown): Date | null => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v)));
+const date = (v: unknown): Date | null =>
+  v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v));
 const json = <T>(v: unknown): T => (typeof v === "string" ? JSON.parse(v) : v) as T;
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
@@ -129,7 +137,13 @@ export class VideoJobRepo implements VideoJobStore, IdempotencyStore {
     return rows.map(toRecord);
   }
 
-  async reschedule(id: string, owner: string, nextPollAt: Date, upstreamStatus: string | null, errorCount: number): Promise<boolean> {
+  async reschedule(
+    id: string,
+    owner: string,
+    nextPollAt: Date,
+    upstreamStatus: string | null,
+    errorCount: number,
+  ): Promise<boolean> {
     const rows = await this.db.query<Row>(
       `update video_jobs set next_poll_at = $3::timestamptz, upstream_status = coalesce($4, upstream_status), error_count = $5::int,
            claim_owner = null, claim_until = null, updated_at = now()
@@ -227,7 +241,13 @@ export class VideoJobRepo implements VideoJobStore, IdempotencyStore {
 
   // ── Idempotency-Key records ──
 
-  async claim(keyId: string, idemKey: string, bodyHash: string, windowMs: number, staleMs: number): Promise<IdempotencyClaim> {
+  async claim(
+    keyId: string,
+    idemKey: string,
+    bodyHash: string,
+    windowMs: number,
+    staleMs: number,
+  ): Promise<IdempotencyClaim> {
     for (let attempt = 0; attempt < 3; attempt++) {
       // Insert, or take over a record that is past the replay window or a pending one whose
       // request died; a live record is left alone and read below.
@@ -262,6 +282,9 @@ export class VideoJobRepo implements VideoJobStore, IdempotencyStore {
   }
 
   async abandon(keyId: string, idemKey: string): Promise<void> {
-    await this.db.query("delete from video_idempotency where key_id = $1 and idem_key = $2 and state = 'pending'", [keyId, idemKey]);
+    await this.db.query("delete from video_idempotency where key_id = $1 and idem_key = $2 and state = 'pending'", [
+      keyId,
+      idemKey,
+    ]);
   }
 }

@@ -25,8 +25,12 @@ export const orgs = pgTable("orgs", {
 export const orgMembers = pgTable(
   "org_members",
   {
-    orgId: uuid("org_id").notNull().references(() => orgs.id, { onDelete: "cascade" }),
-    userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    orgId: uuid("org_id")
+      .notNull()
+      .references(() => orgs.id, { onDelete: "cascade" }),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     role: text("role").notNull(),
     /** Monthly spending cap of this member in KRW; null is unlimited. */
     monthlyBudgetKrw: bigint("monthly_budget_krw", { mode: "number" }),

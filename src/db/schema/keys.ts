@@ -7,7 +7,9 @@ export const managementKeys = pgTable(
   "management_keys",
   {
     id: uuid("id").primaryKey().default(sql`gen_random_uuid()`),
-    userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
     keyHash: text("key_hash").notNull().unique(),
     keyPrefix: text("key_prefix").notNull(),
@@ -22,7 +24,9 @@ export const apiKeys = pgTable(
   "api_keys",
   {
     id: uuid("id").primaryKey().default(sql`gen_random_uuid()`),
-    userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     /** `standard`, `delegated` (first-party; may send charge_amount_krw) or `byok`. */
     kind: text("kind").notNull().default("standard"),
     /** Set on keys provisioned through a management key. */

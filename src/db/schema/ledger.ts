@@ -4,7 +4,19 @@
  * gw_release, gw_topup), each one atomic statement from the application's side.
  */
 import { sql } from "drizzle-orm";
-import { bigint, boolean, index, integer, pgTable, primaryKey, text, timestamp, uuid, bigserial, jsonb } from "drizzle-orm/pg-core";
+import {
+  bigint,
+  boolean,
+  index,
+  integer,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uuid,
+  bigserial,
+  jsonb,
+} from "drizzle-orm/pg-core";
 
 export const holds = pgTable(
   "holds",
@@ -108,5 +120,9 @@ export const usageEvents = pgTable(
     policyDecision: text("policy_decision"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index("usage_events_created_idx").on(t.createdAt), index("usage_events_user_idx").on(t.userId, t.createdAt), index("usage_events_key_idx").on(t.keyId, t.createdAt)],
+  (t) => [
+    index("usage_events_created_idx").on(t.createdAt),
+    index("usage_events_user_idx").on(t.userId, t.createdAt),
+    index("usage_events_key_idx").on(t.keyId, t.createdAt),
+  ],
 );

@@ -4,7 +4,18 @@
  * names, never by traffic. Only the rollup job writes here (src/db/repos/rollups.ts).
  */
 import { sql } from "drizzle-orm";
-import { bigint, boolean, date, jsonb, pgTable, primaryKey, smallint, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import {
+  bigint,
+  boolean,
+  date,
+  jsonb,
+  pgTable,
+  primaryKey,
+  smallint,
+  text,
+  timestamp,
+  uuid,
+} from "drizzle-orm/pg-core";
 
 const counter = (name: string) => bigint(name, { mode: "number" }).notNull().default(0);
 
@@ -48,8 +59,12 @@ const appColumns = () => ({
 });
 
 /** Per hour (and day), app (X-Title / HTTP-Referer), modality and outcome. Calls without an app are not here. */
-export const statsAppHourly = pgTable("stats_app_hourly", appColumns(), (t) => [primaryKey({ columns: [t.bucket, t.app, t.modality, t.success] })]);
-export const statsAppDaily = pgTable("stats_app_daily", appColumns(), (t) => [primaryKey({ columns: [t.bucket, t.app, t.modality, t.success] })]);
+export const statsAppHourly = pgTable("stats_app_hourly", appColumns(), (t) => [
+  primaryKey({ columns: [t.bucket, t.app, t.modality, t.success] }),
+]);
+export const statsAppDaily = pgTable("stats_app_daily", appColumns(), (t) => [
+  primaryKey({ columns: [t.bucket, t.app, t.modality, t.success] }),
+]);
 
 const accountColumns = () => ({
   bucket: timestamp("bucket", { withTimezone: true }).notNull(),
@@ -66,8 +81,12 @@ const accountColumns = () => ({
  * covering a window is smaller than N, none of them was capped), and the rows read per
  * request stay bounded.
  */
-export const statsHourlyAccounts = pgTable("stats_hourly_accounts", accountColumns(), (t) => [primaryKey({ columns: [t.bucket, t.dim, t.name, t.accountId] })]);
-export const statsDailyAccounts = pgTable("stats_daily_accounts", accountColumns(), (t) => [primaryKey({ columns: [t.bucket, t.dim, t.name, t.accountId] })]);
+export const statsHourlyAccounts = pgTable("stats_hourly_accounts", accountColumns(), (t) => [
+  primaryKey({ columns: [t.bucket, t.dim, t.name, t.accountId] }),
+]);
+export const statsDailyAccounts = pgTable("stats_daily_accounts", accountColumns(), (t) => [
+  primaryKey({ columns: [t.bucket, t.dim, t.name, t.accountId] }),
+]);
 
 /** Per account, UTC day and model: the usage report. */
 export const usageDaily = pgTable(

@@ -33,7 +33,11 @@ export const storedResponseItems = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.userId, t.id] }),
-    foreignKey({ name: "stored_response_items_response_fk", columns: [t.userId, t.responseId], foreignColumns: [storedResponses.userId, storedResponses.id] }).onDelete("cascade"),
+    foreignKey({
+      name: "stored_response_items_response_fk",
+      columns: [t.userId, t.responseId],
+      foreignColumns: [storedResponses.userId, storedResponses.id],
+    }).onDelete("cascade"),
     index("stored_response_items_response_idx").on(t.userId, t.responseId),
   ],
 );

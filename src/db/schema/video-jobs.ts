@@ -67,7 +67,9 @@ export const videoJobs = pgTable(
   (t) => [
     index("video_jobs_due_idx").on(t.nextPollAt).where(sql`status = 'processing'`),
     index("video_jobs_key_idx").on(t.keyId, t.createdAt),
-    index("video_jobs_content_idx").on(t.contentExpiresAt).where(sql`storage_key IS NOT NULL AND content_deleted_at IS NULL`),
+    index("video_jobs_content_idx")
+      .on(t.contentExpiresAt)
+      .where(sql`storage_key IS NOT NULL AND content_deleted_at IS NULL`),
   ],
 );
 

@@ -14,7 +14,12 @@ export interface ActivityReader {
   keyId?: string;
 }
 
-export async function activityReader(d: AppDeps, request: Request, server: Server<unknown> | null, headers: Record<string, unknown>): Promise<ActivityReader> {
+export async function activityReader(
+  d: AppDeps,
+  request: Request,
+  server: Server<unknown> | null,
+  headers: Record<string, unknown>,
+): Promise<ActivityReader> {
   if (bearer(request)?.startsWith(API_KEY_PREFIX)) {
     const { principal } = await authenticateKey(d.auth, request, { server, need: "usage:read", headers });
     await d.auth.settled(principal.user.id);

@@ -33,7 +33,8 @@ function instant(v: string, opts: { endOfDay: boolean }): Date | null {
 
 export function parseActivityQuery(q: URLSearchParams, userId: string): ActivityFilter {
   const issues: ValidationIssue[] = [];
-  const bad = (field: string, ko: string, en: string, type = "value_error") => issues.push(issue(["query", field], { ko, en }, type));
+  const bad = (field: string, ko: string, en: string, type = "value_error") =>
+    issues.push(issue(["query", field], { ko, en }, type));
   const one = (field: string): string | undefined => {
     const v = q.getAll(field);
     if (v.length > 1) return void bad(field, "값은 하나만 보낼 수 있습니다.", "Expected a single value");
@@ -44,12 +45,19 @@ export function parseActivityQuery(q: URLSearchParams, userId: string): Activity
   if (limit !== undefined) {
     const n = /^\d{1,4}$/.test(limit) ? Number(limit) : NaN;
     if (n >= 1 && n <= ACTIVITY_PAGE_MAX) out.limit = n;
-    else bad("limit", `1부터 ${ACTIVITY_PAGE_MAX}까지의 정수여야 합니다.`, `Expected an integer from 1 to ${ACTIVITY_PAGE_MAX}`, "int_parsing");
+    else
+      bad(
+        "limit",
+        `1부터 ${ACTIVITY_PAGE_MAX}까지의 정수여야 합니다.`,
+        `Expected an integer from 1 to ${ACTIVITY_PAGE_MAX}`,
+        "int_parsing",
+      );
   }
   const cursor = one("cursor");
   if (cursor !== undefined) {
     const id = decodeCursor(cursor);
-    if (id === null) bad("cursor", "이전 페이지의 next_cursor 값이어야 합니다.", "Expected the next_cursor of a previous page");
+    if (id === null)
+      bad("cursor", "이전 페이지의 next_cursor 값이어야 합니다.", "Expected the next_cursor of a previous page");
     else out.afterId = id;
   }
   const key = one("key_id");
@@ -67,14 +75,25 @@ export function parseActivityQuery(q: URLSearchParams, userId: string): Activity
   else if (status !== undefined) {
     const n = /^\d{3}$/.test(status) ? Number(status) : NaN;
     if (n >= 100 && n <= 599) out.status = n;
-    else bad("status", "HTTP 상태 코드(100~599), success 또는 error여야 합니다.", "Expected an HTTP status (100 to 599), success or error");
+    else
+      bad(
+        "status",
+        "HTTP 상태 코드(100~599), success 또는 error여야 합니다.",
+        "Expected an HTTP status (100 to 599), success or error",
+      );
   }
   for (const field of ["from", "to"] as const) {
     const v = one(field);
     if (v === undefined) continue;
     const d = instant(v, { endOfDay: field === "to" });
     if (d) out[field] = d;
-    else bad(field, "YYYY-MM-DD 날짜나 RFC 3339 시각이어야 합니다.", "Expected a YYYY-MM-DD date or an RFC 3339 date-time", "datetime_parsing");
+    else
+      bad(
+        field,
+        "YYYY-MM-DD 날짜나 RFC 3339 시각이어야 합니다.",
+        "Expected a YYYY-MM-DD date or an RFC 3339 date-time",
+        "datetime_parsing",
+      );
   }
   if (out.from && out.to && out.from >= out.to) bad("to", "from보다 뒤여야 합니다.", "Expected a time after from");
   if (issues.length) throw new ValidationFailure(issues);
@@ -87,5 +106,11 @@ export function parseSummaryDays(q: URLSearchParams): number {
   if (!v.length) return 30;
   const n = v.length === 1 && /^\d{1,3}$/.test(v[0]!) ? Number(v[0]) : NaN;
   if (n >= 1 && n <= 90) return n;
-  throw new ValidationFailure([issue(["query", "days"], { ko: "1부터 90까지의 정수여야 합니다.", en: "Expected an integer from 1 to 90" }, "int_parsing")]);
+  throw new ValidationFailure([
+    issue(
+      ["query", "days"],
+      { ko: "1부터 90까지의 정수여야 합니다.", en: "Expected an integer from 1 to 90" },
+      "int_parsing",
+    ),
+  ]);
 }

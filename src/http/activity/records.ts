@@ -86,6 +86,11 @@ export function toSummary(s: Summary, days: number, since: Date) {
       completion_tokens: Number(r.completion_tokens),
     })),
     by_status: s.byStatus.map((r) => ({ date: r.day, status: r.status, requests: r.requests })),
-    latency: s.latency.map((r) => ({ date: r.day, provider: r.provider, p50_ms: r.p50 === null ? null : Math.round(Number(r.p50)), p95_ms: r.p95 === null ? null : Math.round(Number(r.p95)) })),
+    latency: s.latency.map((r) => ({
+      date: r.day,
+      provider: r.provider,
+      p50_ms: r.p50 === null ? null : Math.round(Number(r.p50)),
+      p95_ms: r.p95 === null ? null : Math.round(Number(r.p95)),
+    })),
   };
 }

@@ -16,7 +16,11 @@ export const ActivityItem = named(
     provider: Nullable(T.String()),
     modality: T.String({ description: "text, embedding or video" }),
     app: Nullable(T.String({ description: "From the caller's X-Title header" })),
-    api: Nullable(T.String({ description: "chat, responses, messages, embeddings or video; null on calls recorded before this was kept" })),
+    api: Nullable(
+      T.String({
+        description: "chat, responses, messages, embeddings or video; null on calls recorded before this was kept",
+      }),
+    ),
     status: T.Integer({ description: "HTTP status of the call (499: the client hung up)" }),
     error_code: Nullable(T.String({ description: "A failed call's error code" })),
     streamed: Nullable(T.Boolean()),
@@ -35,7 +39,12 @@ export const ActivityItem = named(
 
 export const ActivityPage = named(
   "ActivityPage",
-  T.Object({ object: T.Literal("list"), data: T.Array(ActivityItem), has_more: T.Boolean(), next_cursor: Nullable(T.String({ description: "Pass as cursor for the next page" })) }),
+  T.Object({
+    object: T.Literal("list"),
+    data: T.Array(ActivityItem),
+    has_more: T.Boolean(),
+    next_cursor: Nullable(T.String({ description: "Pass as cursor for the next page" })),
+  }),
 );
 
 export const Generation = named(
@@ -69,7 +78,10 @@ export const Generation = named(
 
 export const PolicyDecisions = named(
   "RoutingPolicyDecisions",
-  T.Object({ object: T.Literal("list"), data: T.Array(ActivityItem, { description: "The account's latest calls through the policy, newest first" }) }),
+  T.Object({
+    object: T.Literal("list"),
+    data: T.Array(ActivityItem, { description: "The account's latest calls through the policy, newest first" }),
+  }),
 );
 
 export const ActivitySummary = named(
@@ -78,8 +90,19 @@ export const ActivitySummary = named(
     days: T.Integer(),
     from: Day,
     totals: T.Object({ requests: T.Integer(), cost_krw: Krw, tokens: T.Integer() }),
-    by_model: T.Array(T.Object({ date: Day, model: T.String(), requests: T.Integer(), cost_krw: Krw, prompt_tokens: T.Integer(), completion_tokens: T.Integer() })),
+    by_model: T.Array(
+      T.Object({
+        date: Day,
+        model: T.String(),
+        requests: T.Integer(),
+        cost_krw: Krw,
+        prompt_tokens: T.Integer(),
+        completion_tokens: T.Integer(),
+      }),
+    ),
     by_status: T.Array(T.Object({ date: Day, status: T.Integer(), requests: T.Integer() })),
-    latency: T.Array(T.Object({ date: Day, provider: T.String(), p50_ms: Nullable(T.Integer()), p95_ms: Nullable(T.Integer()) })),
+    latency: T.Array(
+      T.Object({ date: Day, provider: T.String(), p50_ms: Nullable(T.Integer()), p95_ms: Nullable(T.Integer()) }),
+    ),
   }),
 );

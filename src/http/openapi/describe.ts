@@ -14,15 +14,20 @@ export function named<T extends TSchema>(name: string, schema: T): T {
   return schema;
 }
 
-export const schemaName = (schema: unknown): string | undefined => (schema && typeof schema === "object" ? names.get(schema) : undefined);
+export const schemaName = (schema: unknown): string | undefined =>
+  schema && typeof schema === "object" ? names.get(schema) : undefined;
 
 type Responses = Record<string, any>;
 const json = (schema: unknown) => ({ "application/json": { schema } });
 
 /** A JSON answer with this status. */
-export const answer = (status: number, schema: TSchema, description: string): Responses => ({ [status]: { description, content: json(schema) } });
+export const answer = (status: number, schema: TSchema, description: string): Responses => ({
+  [status]: { description, content: json(schema) },
+});
 /** A non-JSON answer, e.g. `answerAs(200, "text/plain", { type: "string" }, "Metrics")`. */
-export const answerAs = (status: number, mediaType: string, schema: object, description: string): Responses => ({ [status]: { description, content: { [mediaType]: { schema } } } });
+export const answerAs = (status: number, mediaType: string, schema: object, description: string): Responses => ({
+  [status]: { description, content: { [mediaType]: { schema } } },
+});
 export const ok = (schema: TSchema, description = "OK") => answer(200, schema, description);
 export const created = (schema: TSchema, description = "Created") => answer(201, schema, description);
 export const accepted = (schema: TSchema, description = "Accepted") => answer(202, schema, description);
@@ -40,7 +45,10 @@ export function okOrStream(schema: TSchema, streamDescription: string): Response
 
 /** Response headers, defined once as components (`#/components/headers/<name>`). */
 export const HEADERS = {
-  "X-Request-Id": { description: "The request's id (the client's own X-Request-Id when it sent a valid one)", schema: { type: "string" } },
+  "X-Request-Id": {
+    description: "The request's id (the client's own X-Request-Id when it sent a valid one)",
+    schema: { type: "string" },
+  },
   "X-RateLimit-Limit": { description: "Requests per minute allowed for this key", schema: { type: "integer" } },
   "X-RateLimit-Remaining": { description: "Requests left in the current minute", schema: { type: "integer" } },
   "X-RateLimit-Reset": { description: "Seconds until the window resets", schema: { type: "integer" } },
@@ -48,12 +56,19 @@ export const HEADERS = {
   "X-Cost-USD": { description: "What the call cost, in USD", schema: { type: "string" } },
   "X-Policy-Decision": { description: "What the routing policy chose, when one applied", schema: { type: "string" } },
   "X-Gateway-Warnings": {
-    description: "Request settings the answering provider could not be sent, when any: `unsupported-setting=<parameter>; provider=<id>`, comma-separated",
+    description:
+      "Request settings the answering provider could not be sent, when any: `unsupported-setting=<parameter>; provider=<id>`, comma-separated",
     schema: { type: "string" },
   },
-  "X-Token-Count-Source": { description: "Who counted the tokens: a provider id (its own count) or `estimate` (the gateway's)", schema: { type: "string" } },
+  "X-Token-Count-Source": {
+    description: "Who counted the tokens: a provider id (its own count) or `estimate` (the gateway's)",
+    schema: { type: "string" },
+  },
   Location: { description: "The job's URL", schema: { type: "string" } },
-  "Idempotent-Replayed": { description: "`true` when this is the stored answer to an earlier request with the same Idempotency-Key", schema: { type: "string" } },
+  "Idempotent-Replayed": {
+    description: "`true` when this is the stored answer to an earlier request with the same Idempotency-Key",
+    schema: { type: "string" },
+  },
   "Content-Range": { description: "The bytes sent, `bytes start-end/size`", schema: { type: "string" } },
   "Retry-After": { description: "Seconds to wait before retrying", schema: { type: "integer" } },
 } as const;
@@ -62,7 +77,12 @@ export type HeaderName = keyof typeof HEADERS;
 /** Adds header references to every success answer in `responses`. */
 export function withHeaders(responses: Responses, ...names: HeaderName[]): Responses {
   const refs = Object.fromEntries(names.map((n) => [n, { $ref: `#/components/headers/${n}` }]));
-  return Object.fromEntries(Object.entries(responses).map(([status, r]) => [status, status.startsWith("2") && !("$ref" in r) ? { ...r, headers: { ...r.headers, ...refs } } : r]));
+  return Object.fromEntries(
+    Object.entries(responses).map(([status, r]) => [
+      status,
+      status.startsWith("2") && !("$ref" in r) ? { ...r, headers: { ...r.headers, ...refs } } : r,
+    ]),
+  );
 }
 
 /**
@@ -71,20 +91,61 @@ export function withHeaders(responses: Responses, ...names: HeaderName[]): Respo
  * compatible `{error: {message, type}}`, `validation` the 422 list `{detail: [{loc, msg, type}]}`.
  */
 export const ERROR_RESPONSES = {
-  400: { name: "BadRequest", shapes: ["detail", "envelope"], description: "Invalid request: `invalid_request` (compatible envelope) or a structured code such as `model_not_found`" },
+  400: {
+    name: "BadRequest",
+    shapes: ["detail", "envelope"],
+    description:
+      "Invalid request: `invalid_request` (compatible envelope) or a structured code such as `model_not_found`",
+  },
   401: { name: "Unauthorized", shapes: ["detail"], description: "Missing or invalid credential (`unauthorized`)" },
-  402: { name: "PaymentRequired", shapes: ["detail"], description: "Credits or a budget exhausted (`insufficient_credits`, `monthly_budget_exceeded`, ...)" },
-  403: { name: "Forbidden", shapes: ["detail"], description: "Authenticated but not allowed (`forbidden`, `scope_required`, `ip_not_allowed`, ...)" },
+  402: {
+    name: "PaymentRequired",
+    shapes: ["detail"],
+    description: "Credits or a budget exhausted (`insufficient_credits`, `monthly_budget_exceeded`, ...)",
+  },
+  403: {
+    name: "Forbidden",
+    shapes: ["detail"],
+    description: "Authenticated but not allowed (`forbidden`, `scope_required`, `ip_not_allowed`, ...)",
+  },
   404: { name: "NotFound", shapes: ["envelope"], description: "No such resource, or not yours (`not_found`)" },
-  409: { name: "Conflict", shapes: ["detail"], description: "Conflicts with the current state (`conflict`, `job_not_ready`, ...)" },
+  409: {
+    name: "Conflict",
+    shapes: ["detail"],
+    description: "Conflicts with the current state (`conflict`, `job_not_ready`, ...)",
+  },
   410: { name: "Gone", shapes: ["detail"], description: "The result is no longer kept (`content_expired`)" },
-  413: { name: "PayloadTooLarge", shapes: ["envelope"], description: "The body is over MAX_BODY_BYTES (`payload_too_large`)" },
-  416: { name: "RangeNotSatisfiable", shapes: ["envelope"], description: "The Range is outside the file (`range_not_satisfiable`)" },
-  422: { name: "ValidationFailed", shapes: ["validation", "detail"], description: "The body, query or a path parameter failed validation (a `loc` names the field)" },
-  429: { name: "TooManyRequests", shapes: ["detail"], description: "A rate or concurrency limit (`rate_limited`, `concurrency_limit_exceeded`, ...); see Retry-After" },
+  413: {
+    name: "PayloadTooLarge",
+    shapes: ["envelope"],
+    description: "The body is over MAX_BODY_BYTES (`payload_too_large`)",
+  },
+  416: {
+    name: "RangeNotSatisfiable",
+    shapes: ["envelope"],
+    description: "The Range is outside the file (`range_not_satisfiable`)",
+  },
+  422: {
+    name: "ValidationFailed",
+    shapes: ["validation", "detail"],
+    description: "The body, query or a path parameter failed validation (a `loc` names the field)",
+  },
+  429: {
+    name: "TooManyRequests",
+    shapes: ["detail"],
+    description: "A rate or concurrency limit (`rate_limited`, `concurrency_limit_exceeded`, ...); see Retry-After",
+  },
   501: { name: "NotImplemented", shapes: ["envelope"], description: "Not offered (`not_implemented`)" },
-  502: { name: "BadGateway", shapes: ["detail"], description: "Every upstream failed (`upstream_unavailable`, `upstream_request_rejected`)" },
-  503: { name: "ServiceUnavailable", shapes: ["detail", "envelope"], description: "Temporarily unavailable (database, catalog, limiter); retry later" },
+  502: {
+    name: "BadGateway",
+    shapes: ["detail"],
+    description: "Every upstream failed (`upstream_unavailable`, `upstream_request_rejected`)",
+  },
+  503: {
+    name: "ServiceUnavailable",
+    shapes: ["detail", "envelope"],
+    description: "Temporarily unavailable (database, catalog, limiter); retry later",
+  },
 } as const;
 
 export type ErrorStatus = keyof typeof ERROR_RESPONSES;

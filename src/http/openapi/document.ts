@@ -7,7 +7,15 @@
  */
 import { OptionalKind } from "@sinclair/typebox";
 import { SECURITY_SCHEMES } from "../security";
-import { ERROR_RESPONSES, errors, HEADERS, schemaName, withHeaders, type ErrorStatus, type HeaderName } from "./describe";
+import {
+  ERROR_RESPONSES,
+  errors,
+  HEADERS,
+  schemaName,
+  withHeaders,
+  type ErrorStatus,
+  type HeaderName,
+} from "./describe";
 
 export interface DocRoute {
   method: string;
@@ -27,9 +35,19 @@ export function openApiPath(path: string, wildcardName = "path"): string {
 
 /** A route's OpenAPI path, with its wildcard named by a declared path parameter. */
 export function documentedPath(r: DocRoute): string {
-  const declared = (r.hooks?.detail?.parameters ?? []).filter((p: any) => p?.in === "path").map((p: any) => p.name as string);
-  const named = new Set(r.path.split("/").filter((s) => s.startsWith(":")).map((s) => s.slice(1)));
-  return openApiPath(r.path, declared.find((n: string) => !named.has(n)));
+  const declared = (r.hooks?.detail?.parameters ?? [])
+    .filter((p: any) => p?.in === "path")
+    .map((p: any) => p.name as string);
+  const named = new Set(
+    r.path
+      .split("/")
+      .filter((s) => s.startsWith(":"))
+      .map((s) => s.slice(1)),
+  );
+  return openApiPath(
+    r.path,
+    declared.find((n: string) => !named.has(n)),
+  );
 }
 
 function operationId(method: string, path: string): string {
@@ -48,15 +66,22 @@ function toJson(schema: unknown, out: Record<string, unknown>, top = true): unkn
     return { $ref: `#/components/schemas/${name}` };
   }
   if (Array.isArray(schema)) return schema.map((x) => toJson(x, out, false));
-  if (schema && typeof schema === "object") return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, toJson(v, out, false)]));
+  if (schema && typeof schema === "object")
+    return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, toJson(v, out, false)]));
   return schema;
 }
 
 const responseSchemas = (r: DocRoute): Record<string, unknown> => {
   const res = r.hooks?.response as any;
   if (!res || typeof res !== "object") return {};
-  if ("type" in res || "anyOf" in res) return { 200: { description: "OK", content: { "application/json": { schema: res } } } };
-  return Object.fromEntries(Object.entries(res).map(([s, schema]) => [s, { description: Number(s) < 300 ? "OK" : "Error", content: { "application/json": { schema } } }]));
+  if ("type" in res || "anyOf" in res)
+    return { 200: { description: "OK", content: { "application/json": { schema: res } } } };
+  return Object.fromEntries(
+    Object.entries(res).map(([s, schema]) => [
+      s,
+      { description: Number(s) < 300 ? "OK" : "Error", content: { "application/json": { schema } } },
+    ]),
+  );
 };
 
 /** The errors a route can answer by what it takes and who may call it. */
@@ -64,10 +89,10 @@ function implicitErrors(r: DocRoute, path: string, security: Record<string, stri
   const s = new Set<ErrorStatus>([503]);
   const schemes = security.flatMap((alt) => Object.keys(alt));
   if (schemes.length) s.add(401);
-  if (schemes.includes("apiKey")) (s.add(403), s.add(429));
+  if (schemes.includes("apiKey")) s.add(403), s.add(429);
   const hasBody = r.hooks?.body !== undefined;
   const hasParams = path.includes("{") || (r.hooks?.detail?.parameters ?? []).some((p: any) => p?.in === "query");
-  if (hasBody || hasParams) (s.add(400), s.add(422));
+  if (hasBody || hasParams) s.add(400), s.add(422);
   if (hasBody) s.add(413);
   // A path parameter names something that may not exist; the admin endpoints are 404 while ADMIN_TOKEN is unset.
   if (path.includes("{") || schemes.includes("adminToken")) s.add(404);
@@ -81,7 +106,11 @@ const OPENAI_ERROR = {
   required: ["message", "type", "code", "param"],
   properties: {
     message: { type: "string", description: "Korean by default, English when Accept-Language prefers it" },
-    type: { type: "string", description: "OpenAI's error type (invalid_request_error, authentication_error, insufficient_quota, permission_error, rate_limit_error, server_error)" },
+    type: {
+      type: "string",
+      description:
+        "OpenAI's error type (invalid_request_error, authentication_error, insufficient_quota, permission_error, rate_limit_error, server_error)",
+    },
     code: { type: "string", description: "Our error code" },
     param: { type: ["string", "null"], description: "The field at fault, when known" },
   },
@@ -117,7 +146,12 @@ const SHAPES = {
       error: {
         type: "object",
         required: ["message", "type", "code", "param"],
-        properties: { message: { type: "string" }, type: { type: "string", description: "The error code" }, code: { type: "string", description: "The error code (as type)" }, param: { type: ["string", "null"] } },
+        properties: {
+          message: { type: "string" },
+          type: { type: "string", description: "The error code" },
+          code: { type: "string", description: "The error code (as type)" },
+          param: { type: ["string", "null"] },
+        },
       },
     },
   },
@@ -133,7 +167,11 @@ const SHAPES = {
         items: {
           type: "object",
           required: ["loc", "msg", "type"],
-          properties: { loc: { type: "array", items: { type: ["string", "integer"] }, examples: [["body", "messages", 0, "role"]] }, msg: { type: "string" }, type: { type: "string" } },
+          properties: {
+            loc: { type: "array", items: { type: ["string", "integer"] }, examples: [["body", "messages", 0, "role"]] },
+            msg: { type: "string" },
+            type: { type: "string" },
+          },
         },
       },
     },
@@ -145,10 +183,19 @@ function errorComponents() {
   const responses: Record<string, unknown> = {};
   for (const spec of Object.values(ERROR_RESPONSES)) {
     const refs = spec.shapes.map((sh) => ({ $ref: `#/components/schemas/${SHAPE_NAMES[sh]}` }));
-    const headers = spec.name === "TooManyRequests" || spec.name === "ServiceUnavailable" ? { "Retry-After": { $ref: "#/components/headers/Retry-After" } } : undefined;
-    responses[spec.name] = { description: spec.description, ...(headers && { headers }), content: { "application/json": { schema: refs.length === 1 ? refs[0] : { anyOf: refs } } } };
+    const headers =
+      spec.name === "TooManyRequests" || spec.name === "ServiceUnavailable"
+        ? { "Retry-After": { $ref: "#/components/headers/Retry-After" } }
+        : undefined;
+    responses[spec.name] = {
+      description: spec.description,
+      ...(headers && { headers }),
+      content: { "application/json": { schema: refs.length === 1 ? refs[0] : { anyOf: refs } } },
+    };
   }
-  const schemas = Object.fromEntries(Object.entries(SHAPES).map(([k, v]) => [SHAPE_NAMES[k as keyof typeof SHAPES], v]));
+  const schemas = Object.fromEntries(
+    Object.entries(SHAPES).map(([k, v]) => [SHAPE_NAMES[k as keyof typeof SHAPES], v]),
+  );
   return { responses, schemas };
 }
 
@@ -189,7 +236,8 @@ export function buildOpenApiDocument(routes: readonly DocRoute[], info: Document
     const security: Record<string, string[]>[] = Array.isArray(declaredSecurity) ? declaredSecurity : [];
     const params: any[] = [...(declaredParams ?? [])];
     for (const m of path.matchAll(/\{([^}]+)\}/g)) {
-      if (!params.some((p) => p.in === "path" && p.name === m[1])) params.unshift({ name: m[1], in: "path", required: true, schema: { type: "string" } });
+      if (!params.some((p) => p.in === "path" && p.name === m[1]))
+        params.unshift({ name: m[1], in: "path", required: true, schema: { type: "string" } });
     }
     const documented = { ...responseSchemas(r), ...(declared ?? {}) };
     const op: Record<string, unknown> = {
@@ -203,12 +251,21 @@ export function buildOpenApiDocument(routes: readonly DocRoute[], info: Document
     };
     if (r.hooks?.body !== undefined) {
       const body = r.hooks.body as any;
-      op.requestBody = { required: !(OptionalKind in body), content: { "application/json": { schema: toJson(body, schemas) } } };
+      op.requestBody = {
+        required: !(OptionalKind in body),
+        content: { "application/json": { schema: toJson(body, schemas) } },
+      };
     }
     // Every answer carries X-Request-Id; an API key's answers carry its rate-limit counters.
-    const common: HeaderName[] = ["X-Request-Id", ...(security.some((alt) => "apiKey" in alt) ? (["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"] as const) : [])];
+    const common: HeaderName[] = [
+      "X-Request-Id",
+      ...(security.some((alt) => "apiKey" in alt)
+        ? (["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"] as const)
+        : []),
+    ];
     const all = { ...implicitErrors(r, path, security), ...withHeaders(documented, ...common) };
-    if (declared === undefined && !Object.keys(documented).some((s) => s.startsWith("2"))) all["200"] = { description: "Undocumented" };
+    if (declared === undefined && !Object.keys(documented).some((s) => s.startsWith("2")))
+      all["200"] = { description: "Undocumented" };
     op.responses = toJson(Object.fromEntries(Object.entries(all).sort(([a], [b]) => a.localeCompare(b))), schemas);
     for (const t of (detail.tags as string[] | undefined) ?? []) tags.add(t);
     (paths[path] ??= {})[r.method.toLowerCase()] = op;
@@ -222,7 +279,10 @@ export function buildOpenApiDocument(routes: readonly DocRoute[], info: Document
     paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => a.localeCompare(b))),
     components: {
       securitySchemes: SECURITY_SCHEMES,
-      schemas: { ...errs.schemas, ...Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b))) },
+      schemas: {
+        ...errs.schemas,
+        ...Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b))),
+      },
       responses: errs.responses,
       headers: HEADERS,
     },

@@ -11,12 +11,25 @@ export function docsRoutes(info: DocumentInfo, routes: () => readonly DocRoute[]
   let json: string | null = null;
   const page = docsPage(info.title);
   return new Elysia({ name: "docs" })
-    .get("/docs", () => new Response(page, { headers: { "content-type": "text/html; charset=utf-8", "content-security-policy": DOCS_CSP, "cache-control": "no-cache" } }), HIDDEN)
+    .get(
+      "/docs",
+      () =>
+        new Response(page, {
+          headers: {
+            "content-type": "text/html; charset=utf-8",
+            "content-security-policy": DOCS_CSP,
+            "cache-control": "no-cache",
+          },
+        }),
+      HIDDEN,
+    )
     .get(
       "/docs/json",
       () => {
         json ??= JSON.stringify(buildOpenApiDocument(routes(), info));
-        return new Response(json, { headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-cache" } });
+        return new Response(json, {
+          headers: { "content-type": "application/json; charset=utf-8", "cache-control": "no-cache" },
+        });
       },
       HIDDEN,
     )
@@ -24,7 +37,8 @@ export function docsRoutes(info: DocumentInfo, routes: () => readonly DocRoute[]
       "/docs/assets/:version/:file",
       async ({ params, request }) => {
         // Only the current version: an old URL must not be cached for a year with new content.
-        const res = `/docs/assets/${params.version}` === ASSETS_PREFIX ? await assetResponse(params.file, request) : null;
+        const res =
+          `/docs/assets/${params.version}` === ASSETS_PREFIX ? await assetResponse(params.file, request) : null;
         if (!res) throw new GatewayError("not_found");
         return res;
       },

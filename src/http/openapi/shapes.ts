@@ -12,13 +12,30 @@ const Time = T.String({ format: "date-time" });
 const Krw = T.Number({ description: "Korean won" });
 
 export const Health = named("Health", T.Object({ status: T.Literal("ok") }));
-export const Readiness = named("Readiness", T.Object({ status: T.Union([T.Literal("ready"), T.Literal("unavailable")]), database: T.String() }));
+export const Readiness = named(
+  "Readiness",
+  T.Object({ status: T.Union([T.Literal("ready"), T.Literal("unavailable")]), database: T.String() }),
+);
 
 export const SignupResult = named("SignupResult", T.Object({ user_id: Id, email: T.String() }));
-export const Token = named("AccessToken", T.Object({ access_token: T.String(), token_type: T.Literal("bearer"), expires_in: T.Integer({ description: "Seconds" }) }));
+export const Token = named(
+  "AccessToken",
+  T.Object({
+    access_token: T.String(),
+    token_type: T.Literal("bearer"),
+    expires_in: T.Integer({ description: "Seconds" }),
+  }),
+);
 export const Me = named(
   "Account",
-  T.Object({ user_id: Id, email: T.String(), balance_krw: Krw, held_krw: Krw, regulated: T.Boolean(), xborder_training_consent: T.Boolean() }),
+  T.Object({
+    user_id: Id,
+    email: T.String(),
+    balance_krw: Krw,
+    held_krw: Krw,
+    regulated: T.Boolean(),
+    xborder_training_consent: T.Boolean(),
+  }),
 );
 
 export const KeyRecord = named(
@@ -45,7 +62,8 @@ export const KeyRecord = named(
     last_used_at: Nullable(Time),
   }),
 );
-const listOf = (name: string, item: TSchema) => named(name, T.Object({ items: T.Array(item), total: T.Integer({ minimum: 0 }) }));
+const listOf = (name: string, item: TSchema) =>
+  named(name, T.Object({ items: T.Array(item), total: T.Integer({ minimum: 0 }) }));
 export const KeyList = listOf("ApiKeyList", KeyRecord);
 export const KeyUsage = named(
   "ApiKeyUsage",
@@ -69,21 +87,40 @@ export const KeyUsage = named(
 );
 export const Deleted = named(
   "Deleted",
-  T.Object({ ok: T.Literal(true), id: T.Optional(Id), deleted_key_ids: T.Optional(T.Array(Id, { description: "With cascade=true: the keys deleted with it" })) }),
+  T.Object({
+    ok: T.Literal(true),
+    id: T.Optional(Id),
+    deleted_key_ids: T.Optional(T.Array(Id, { description: "With cascade=true: the keys deleted with it" })),
+  }),
 );
 
 export const MgmtKeyRecord = named(
   "ManagementKey",
-  T.Object({ id: Id, name: T.String(), key_prefix: T.String(), key: T.Optional(T.String({ description: "The secret: only when created" })), created_at: Time, last_used_at: Nullable(Time) }),
+  T.Object({
+    id: Id,
+    name: T.String(),
+    key_prefix: T.String(),
+    key: T.Optional(T.String({ description: "The secret: only when created" })),
+    created_at: Time,
+    last_used_at: Nullable(Time),
+  }),
 );
 export const MgmtKeyList = listOf("ManagementKeyList", MgmtKeyRecord);
 
 export const Topup = named("Topup", T.Object({ paid_krw: Krw, fee_krw: Krw, credited_krw: Krw, balance_krw: Krw }));
-export const Settings = named("Settings", T.Record(T.String(), T.Boolean(), { description: "Operator switches such as `routing.policies_enabled`" }));
+export const Settings = named(
+  "Settings",
+  T.Record(T.String(), T.Boolean(), { description: "Operator switches such as `routing.policies_enabled`" }),
+);
 export const Org = named("Organization", T.Object({ org_id: Id, name: T.String() }));
 export const OrgMember = named(
   "OrganizationMember",
-  T.Object({ org_id: Id, user_id: Id, role: T.Union([T.Literal("owner"), T.Literal("admin"), T.Literal("member")]), monthly_budget_krw: Nullable(Krw) }),
+  T.Object({
+    org_id: Id,
+    user_id: Id,
+    role: T.Union([T.Literal("owner"), T.Literal("admin"), T.Literal("member")]),
+    monthly_budget_krw: Nullable(Krw),
+  }),
 );
 
 export const Policy = named(
@@ -105,10 +142,23 @@ export const Policy = named(
 export const PolicyList = listOf("RoutingPolicyList", Policy);
 export const PolicyCheck = named(
   "RoutingPolicyCheck",
-  T.Object({ valid: T.Literal(true), entries: T.Array(T.Object({ model: T.String(), retries: T.Integer(), weight: T.Optional(T.Integer()) })), config: T.Record(T.String(), T.Unknown()) }),
+  T.Object({
+    valid: T.Literal(true),
+    entries: T.Array(T.Object({ model: T.String(), retries: T.Integer(), weight: T.Optional(T.Integer()) })),
+    config: T.Record(T.String(), T.Unknown()),
+  }),
 );
 
-const Pricing = T.Object({ input: T.Number(), output: T.Number(), cached_input: Nullable(T.Number()), cache_write: Nullable(T.Number()), cache_write_1h: T.Optional(T.Number()) }, { description: "USD per million tokens" });
+const Pricing = T.Object(
+  {
+    input: T.Number(),
+    output: T.Number(),
+    cached_input: Nullable(T.Number()),
+    cache_write: Nullable(T.Number()),
+    cache_write_1h: T.Optional(T.Number()),
+  },
+  { description: "USD per million tokens" },
+);
 export const Model = named(
   "Model",
   T.Object({
@@ -124,13 +174,16 @@ export const Model = named(
     family: Nullable(T.String()),
     capabilities: T.Unknown(),
     reasoning_pro: T.Boolean(),
-    available: T.Boolean({ description: "Whether this deployment can answer the model (some provider configured, or the simulator on)" }),
+    available: T.Boolean({
+      description: "Whether this deployment can answer the model (some provider configured, or the simulator on)",
+    }),
     providers: T.Array(
       T.Object({
         id: T.String(),
         available: T.Boolean({ description: "Whether this provider is configured on this deployment (or simulated)" }),
         circuit: T.Union([T.Literal("closed"), T.Literal("half_open"), T.Literal("open")], {
-          description: "This instance's circuit for the provider and model: `open` = unhealthy, skipped without a call until its cool-down ends; `half_open` = probe calls are testing it; `closed` = healthy",
+          description:
+            "This instance's circuit for the provider and model: `open` = unhealthy, skipped without a call until its cool-down ends; `half_open` = probe calls are testing it; `closed` = healthy",
         }),
         context_length: Nullable(T.Integer()),
         max_output: Nullable(T.Integer()),
@@ -143,7 +196,9 @@ export const Model = named(
     pricing_krw_per_second: T.Optional(T.Record(T.String(), T.Number())),
     pricing_krw_per_1k_output_tokens: T.Optional(T.Number()),
     default_resolution: T.Optional(T.String()),
-    dimensions: T.Optional(T.Integer({ description: "Embedding models: the vector size (the most `dimensions` may ask for)" })),
+    dimensions: T.Optional(
+      T.Integer({ description: "Embedding models: the vector size (the most `dimensions` may ask for)" }),
+    ),
   }),
 );
 export const ModelList = named("ModelList", T.Object({ object: T.Literal("list"), data: T.Array(Model) }));
@@ -160,7 +215,12 @@ export const ChatCompletion = named(
     choices: T.Array(
       T.Object({
         index: T.Integer(),
-        message: T.Object({ role: T.Literal("assistant"), content: Nullable(T.String()), tool_calls: T.Optional(T.Array(T.Unknown())), annotations: T.Optional(T.Array(T.Unknown())) }),
+        message: T.Object({
+          role: T.Literal("assistant"),
+          content: Nullable(T.String()),
+          tool_calls: T.Optional(T.Array(T.Unknown())),
+          annotations: T.Optional(T.Array(T.Unknown())),
+        }),
         logprobs: T.Null(),
         finish_reason: Nullable(T.String()),
       }),
@@ -200,7 +260,10 @@ export const ResponseObject = named(
     cost: T.Optional(Cost),
   }),
 );
-export const DeletedResponse = named("DeletedResponse", T.Object({ id: T.String(), object: T.Literal("response"), deleted: T.Literal(true) }));
+export const DeletedResponse = named(
+  "DeletedResponse",
+  T.Object({ id: T.String(), object: T.Literal("response"), deleted: T.Literal(true) }),
+);
 export const Feedback = named(
   "Feedback",
   T.Object({
@@ -238,13 +301,20 @@ export const AccountVideoJob = named(
     T.Object({
       key_id: T.String({ format: "uuid" }),
       prompt: T.String(),
-      content_url: T.Union([T.String(), T.Null()], { description: "The stored result for the dashboard (Range supported), when the gateway keeps it" }),
+      content_url: T.Union([T.String(), T.Null()], {
+        description: "The stored result for the dashboard (Range supported), when the gateway keeps it",
+      }),
     }),
   ]),
 );
 export const AccountVideoJobs = named(
   "AccountVideoJobs",
-  T.Object({ object: T.Literal("list"), data: T.Array(AccountVideoJob), has_more: T.Boolean(), next_cursor: T.Union([T.String(), T.Null()]) }),
+  T.Object({
+    object: T.Literal("list"),
+    data: T.Array(AccountVideoJob),
+    has_more: T.Boolean(),
+    next_cursor: T.Union([T.String(), T.Null()]),
+  }),
 );
 
 export const AdminUserList = named(
@@ -279,7 +349,10 @@ export const EmbeddingList = named(
       T.Object({
         object: T.Literal("embedding"),
         index: T.Integer(),
-        embedding: T.Union([T.Array(T.Number()), T.String({ description: "base64 of the float32 little-endian values (`encoding_format: base64`)" })]),
+        embedding: T.Union([
+          T.Array(T.Number()),
+          T.String({ description: "base64 of the float32 little-endian values (`encoding_format: base64`)" }),
+        ]),
       }),
     ),
     model: T.String(),

@@ -52,8 +52,14 @@ interface Asset {
   load: () => Promise<Uint8Array<ArrayBuffer>>;
 }
 const ASSETS: Record<string, Asset> = {
-  "swagger-ui-bundle.js": { type: "text/javascript; charset=utf-8", load: async () => new Uint8Array(await Bun.file(bundlePath).arrayBuffer()) },
-  "swagger-ui.css": { type: "text/css; charset=utf-8", load: async () => new Uint8Array(await Bun.file(cssPath).arrayBuffer()) },
+  "swagger-ui-bundle.js": {
+    type: "text/javascript; charset=utf-8",
+    load: async () => new Uint8Array(await Bun.file(bundlePath).arrayBuffer()),
+  },
+  "swagger-ui.css": {
+    type: "text/css; charset=utf-8",
+    load: async () => new Uint8Array(await Bun.file(cssPath).arrayBuffer()),
+  },
   "init.js": { type: "text/javascript; charset=utf-8", load: async () => new TextEncoder().encode(INIT_JS) },
 };
 
@@ -70,7 +76,11 @@ export async function assetResponse(name: string, request: Request): Promise<Res
     loaded.set(name, entry);
   }
   const { plain, gzip } = await entry;
-  const headers: Record<string, string> = { "content-type": asset.type, "cache-control": "public, max-age=31536000, immutable", vary: "accept-encoding" };
+  const headers: Record<string, string> = {
+    "content-type": asset.type,
+    "cache-control": "public, max-age=31536000, immutable",
+    vary: "accept-encoding",
+  };
   const gz = /\bgzip\b/.test(request.headers.get("accept-encoding") ?? "");
   if (gz) headers["content-encoding"] = "gzip";
   return new Response(gz ? gzip : plain, { headers });

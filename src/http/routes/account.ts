@@ -39,8 +39,14 @@ export function accountRoutes(d: AppDeps) {
         const email = body.email.trim().toLowerCase();
         const industry = body.industry ?? "general";
         const hash = await Bun.password.hash(body.password, { algorithm: "argon2id" });
-        const user = await d.users.create({ email, passwordHash: hash, industry, regulated: isRegulatedIndustry(industry) });
-        if (!user) throw new GatewayError("conflict", text("이미 가입된 이메일입니다.", "This email is already registered."));
+        const user = await d.users.create({
+          email,
+          passwordHash: hash,
+          industry,
+          regulated: isRegulatedIndustry(industry),
+        });
+        if (!user)
+          throw new GatewayError("conflict", text("이미 가입된 이메일입니다.", "This email is already registered."));
         set.status = 201;
         return { user_id: user.id, email: user.email };
       },
@@ -50,7 +56,12 @@ export function accountRoutes(d: AppDeps) {
           password: t.String({ minLength: 8, maxLength: 256 }),
           industry: t.Optional(t.Union(INDUSTRIES.map((i) => t.Literal(i)))),
         }),
-        detail: { security: AUTH.none, tags: ["account"], summary: "Create an account", responses: { ...created(SignupResult), ...errors(409, 429) } },
+        detail: {
+          security: AUTH.none,
+          tags: ["account"],
+          summary: "Create an account",
+          responses: { ...created(SignupResult), ...errors(409, 429) },
+        },
       },
     )
     .post(
@@ -63,14 +74,29 @@ export function accountRoutes(d: AppDeps) {
         const ok = await Bun.password.verify(body.password, user?.passwordHash ?? DUMMY_HASH);
         if (!user || !ok || user.deletedAt) {
           await d.throttle.loginFailed(email);
-          throw new GatewayError("unauthorized", text("이메일 또는 비밀번호가 올바르지 않습니다.", "Wrong email or password."));
+          throw new GatewayError(
+            "unauthorized",
+            text("이메일 또는 비밀번호가 올바르지 않습니다.", "Wrong email or password."),
+          );
         }
         const ttl = d.config.JWT_TTL_SECONDS;
-        return { access_token: signJwt({ sub: user.id, typ: "access" }, d.jwtSecret, ttl), token_type: "bearer", expires_in: ttl };
+        return {
+          access_token: signJwt({ sub: user.id, typ: "access" }, d.jwtSecret, ttl),
+          token_type: "bearer",
+          expires_in: ttl,
+        };
       },
       {
-        body: t.Object({ email: t.String({ minLength: 1, maxLength: 254 }), password: t.String({ minLength: 1, maxLength: 256 }) }),
-        detail: { security: AUTH.none, tags: ["account"], summary: "Log in: a dashboard access token (HS256 JWT)", responses: { ...ok(Token), ...errors(401, 429) } },
+        body: t.Object({
+          email: t.String({ minLength: 1, maxLength: 254 }),
+          password: t.String({ minLength: 1, maxLength: 256 }),
+        }),
+        detail: {
+          security: AUTH.none,
+          tags: ["account"],
+          summary: "Log in: a dashboard access token (HS256 JWT)",
+          responses: { ...ok(Token), ...errors(401, 429) },
+        },
       },
     )
     .get(
@@ -88,6 +114,13 @@ export function accountRoutes(d: AppDeps) {
         if (!user) throw new GatewayError("unauthorized");
         return toMe(user);
       },
-      { detail: { security: AUTH.apiKeyOrDashboard, tags: ["account"], summary: "The caller's account and balance (JWT or API key)", responses: ok(Me) } },
+      {
+        detail: {
+          security: AUTH.apiKeyOrDashboard,
+          tags: ["account"],
+          summary: "The caller's account and balance (JWT or API key)",
+          responses: ok(Me),
+        },
+      },
     );
 }

@@ -37,12 +37,18 @@ export function activityRoutes(d: AppDeps) {
         const who = await activityReader(d, request, server, set.headers);
         const filter = parseActivityQuery(new URL(request.url).searchParams, who.userId);
         // A key asking for another key's calls gets none: it only ever sees its own.
-        if (who.keyId && filter.keyId && filter.keyId !== who.keyId) return { object: "list", data: [], has_more: false, next_cursor: null };
+        if (who.keyId && filter.keyId && filter.keyId !== who.keyId)
+          return { object: "list", data: [], has_more: false, next_cursor: null };
         if (who.keyId) filter.keyId = who.keyId;
         const rows = await repo.list(filter);
         const more = rows.length > filter.limit;
         const page = more ? rows.slice(0, filter.limit) : rows;
-        return { object: "list", data: page.map(toActivity), has_more: more, next_cursor: more ? encodeCursor(page[page.length - 1]!.id) : null };
+        return {
+          object: "list",
+          data: page.map(toActivity),
+          has_more: more,
+          next_cursor: more ? encodeCursor(page[page.length - 1]!.id) : null,
+        };
       },
       {
         detail: {
@@ -68,8 +74,11 @@ export function activityRoutes(d: AppDeps) {
         detail: {
           security: AUTH.dashboard,
           tags: ["usage"],
-          summary: "Daily spend and tokens by model, requests by status and latency p50/p95 by provider over the last `days` UTC days (today included)",
-          parameters: [q("days", { type: "integer", minimum: 1, maximum: 90, default: 30 }, "How many UTC days, today included")],
+          summary:
+            "Daily spend and tokens by model, requests by status and latency p50/p95 by provider over the last `days` UTC days (today included)",
+          parameters: [
+            q("days", { type: "integer", minimum: 1, maximum: 90, default: 30 }, "How many UTC days, today included"),
+          ],
           responses: ok(ActivitySummary),
         },
       },

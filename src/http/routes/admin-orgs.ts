@@ -16,7 +16,14 @@ const OrgList = named(
         org_id: T.String({ format: "uuid" }),
         name: T.String(),
         created_at: T.String({ format: "date-time" }),
-        members: T.Array(T.Object({ user_id: T.String({ format: "uuid" }), email: T.String(), role: T.String(), monthly_budget_krw: T.Union([T.Integer(), T.Null()]) })),
+        members: T.Array(
+          T.Object({
+            user_id: T.String({ format: "uuid" }),
+            email: T.String(),
+            role: T.String(),
+            monthly_budget_krw: T.Union([T.Integer(), T.Null()]),
+          }),
+        ),
       }),
     ),
   }),
@@ -29,7 +36,12 @@ export function adminOrgRoutes(d: AppDeps) {
       d.auth.admin(request);
       const raw = new URL(request.url).searchParams.getAll("limit");
       const limit = raw.length ? (raw.length === 1 && /^\d{1,3}$/.test(raw[0]!) ? Number(raw[0]) : NaN) : 100;
-      if (!(limit >= 1 && limit <= 500)) throw invalid(["query", "limit"], { ko: "1부터 500까지의 정수여야 합니다.", en: "Expected an integer from 1 to 500" }, "int_parsing");
+      if (!(limit >= 1 && limit <= 500))
+        throw invalid(
+          ["query", "limit"],
+          { ko: "1부터 500까지의 정수여야 합니다.", en: "Expected an integer from 1 to 500" },
+          "int_parsing",
+        );
       const rows = await listOrgs(d.db, limit);
       return {
         object: "list",
@@ -37,7 +49,10 @@ export function adminOrgRoutes(d: AppDeps) {
           org_id: o.id,
           name: o.name,
           created_at: new Date(o.created_at).toISOString(),
-          members: (o.members ?? []).map((m) => ({ ...m, monthly_budget_krw: m.monthly_budget_krw == null ? null : Number(m.monthly_budget_krw) })),
+          members: (o.members ?? []).map((m) => ({
+            ...m,
+            monthly_budget_krw: m.monthly_budget_krw == null ? null : Number(m.monthly_budget_krw),
+          })),
         })),
       };
     },
@@ -46,7 +61,9 @@ export function adminOrgRoutes(d: AppDeps) {
         security: AUTH.admin,
         tags: ["admin"],
         summary: "Organizations, newest first, each with its members' roles and monthly budgets",
-        parameters: [{ name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 500, default: 100 } }],
+        parameters: [
+          { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 500, default: 100 } },
+        ],
         responses: ok(OrgList),
       },
     },

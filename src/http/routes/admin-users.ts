@@ -84,7 +84,13 @@ export function adminUserRoutes(d: AppDeps) {
         const { rows, total } = await d.users.list(q);
         const page = rows.slice(0, q.limit);
         const more = rows.length > q.limit;
-        return { object: "list", data: page.map(toAdminUser), total, has_more: more, next_cursor: more ? page[page.length - 1]!.id : null };
+        return {
+          object: "list",
+          data: page.map(toAdminUser),
+          total,
+          has_more: more,
+          next_cursor: more ? page[page.length - 1]!.id : null,
+        };
       },
       {
         detail: {
@@ -92,10 +98,29 @@ export function adminUserRoutes(d: AppDeps) {
           tags: ["admin"],
           summary: "List and search accounts (email or id, deleted flag), newest first, paginated",
           parameters: [
-            { name: "q", in: "query", schema: { type: "string", maxLength: 320 }, description: "Part of an email (case-insensitive) or an exact account id" },
-            { name: "deleted", in: "query", schema: { type: "boolean" }, description: "Only deleted (true) or only live (false) accounts; both when absent" },
-            { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: USERS_PAGE_MAX, default: USERS_PAGE_DEFAULT } },
-            { name: "cursor", in: "query", schema: { type: "string", format: "uuid" }, description: "next_cursor of the previous page" },
+            {
+              name: "q",
+              in: "query",
+              schema: { type: "string", maxLength: 320 },
+              description: "Part of an email (case-insensitive) or an exact account id",
+            },
+            {
+              name: "deleted",
+              in: "query",
+              schema: { type: "boolean" },
+              description: "Only deleted (true) or only live (false) accounts; both when absent",
+            },
+            {
+              name: "limit",
+              in: "query",
+              schema: { type: "integer", minimum: 1, maximum: USERS_PAGE_MAX, default: USERS_PAGE_DEFAULT },
+            },
+            {
+              name: "cursor",
+              in: "query",
+              schema: { type: "string", format: "uuid" },
+              description: "next_cursor of the previous page",
+            },
           ],
           responses: ok(AdminUserList),
         },

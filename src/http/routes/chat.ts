@@ -18,10 +18,19 @@ import { AUTH } from "../security";
 import { errors, okOrStream, withHeaders } from "../openapi/describe";
 import { ChatCompletion } from "../openapi/shapes";
 
-export const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache, no-store", connection: "keep-alive", "x-accel-buffering": "no" };
+export const SSE_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache, no-store",
+  connection: "keep-alive",
+  "x-accel-buffering": "no",
+};
 
 /** A stream's response headers: SSE, the rate limits, the request id and the call's own (runHeaders). */
-export function streamHeaders(headers: Record<string, string>, id: string, own: Record<string, string>): Record<string, string> {
+export function streamHeaders(
+  headers: Record<string, string>,
+  id: string,
+  own: Record<string, string>,
+): Record<string, string> {
   return { ...SSE_HEADERS, ...headers, "x-request-id": id, ...own };
 }
 
@@ -56,7 +65,15 @@ export function chatRoutes(d: AppDeps, c: ChatRouteDeps) {
       const b = body as ChatBody;
       const web = parseWebPlugin(b.plugins);
       const id = requestId(request);
-      const caller = { ...callIdentity(request, principal.user.id), principal, app: appName(request), signal: request.signal, trace: requestRecord(request), lang: requestLang(request), api: "chat" as const };
+      const caller = {
+        ...callIdentity(request, principal.user.id),
+        principal,
+        app: appName(request),
+        signal: request.signal,
+        trace: requestRecord(request),
+        lang: requestLang(request),
+        api: "chat" as const,
+      };
       const run = await c.chat.run(caller, {
         model: b.model,
         request: toCoreChatRequest(b),
@@ -75,8 +92,28 @@ export function chatRoutes(d: AppDeps, c: ChatRouteDeps) {
         set.headers["x-cost-usd"] = String(run.outcome.cost.usd);
         return toChatCompletion(run.outcome, id, meta.created);
       }
-      return slot.untilEnd(new Response(chatEventStream(run.stream, meta), { headers: streamHeaders(headers, id, own) }));
+      return slot.untilEnd(
+        new Response(chatEventStream(run.stream, meta), { headers: streamHeaders(headers, id, own) }),
+      );
     },
-    { apiKey: "model", body: ChatBodySchema, detail: { security: AUTH.apiKey, tags: ["chat"], summary: "Chat completion (OpenAI-compatible), optionally streamed", responses: { ...withHeaders(okOrStream(ChatCompletion, "`chat.completion.chunk` events, then `data: [DONE]`"), "X-Cost-KRW", "X-Cost-USD", "X-Policy-Decision", "X-Gateway-Warnings"), ...errors(402, 409, 502) } } },
+    {
+      apiKey: "model",
+      body: ChatBodySchema,
+      detail: {
+        security: AUTH.apiKey,
+        tags: ["chat"],
+        summary: "Chat completion (OpenAI-compatible), optionally streamed",
+        responses: {
+          ...withHeaders(
+            okOrStream(ChatCompletion, "`chat.completion.chunk` events, then `data: [DONE]`"),
+            "X-Cost-KRW",
+            "X-Cost-USD",
+            "X-Policy-Decision",
+            "X-Gateway-Warnings",
+          ),
+          ...errors(402, 409, 502),
+        },
+      },
+    },
   );
 }

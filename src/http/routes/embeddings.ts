@@ -20,8 +20,20 @@ export function embeddingsRoutes(d: AppDeps, embeddings: EmbeddingService) {
     async ({ request, body, set, principal }) => {
       using _slot = await d.calls.take(principal, request);
       const b = body as EmbeddingsBody;
-      const caller = { ...callIdentity(request, principal.user.id), principal, app: appName(request), signal: request.signal, trace: requestRecord(request), lang: requestLang(request) };
-      const outcome = await embeddings.embed(caller, { model: b.model, inputs: embeddingInputs(b.input), dimensions: b.dimensions, user: b.user });
+      const caller = {
+        ...callIdentity(request, principal.user.id),
+        principal,
+        app: appName(request),
+        signal: request.signal,
+        trace: requestRecord(request),
+        lang: requestLang(request),
+      };
+      const outcome = await embeddings.embed(caller, {
+        model: b.model,
+        inputs: embeddingInputs(b.input),
+        dimensions: b.dimensions,
+        user: b.user,
+      });
       set.headers["x-cost-krw"] = String(outcome.cost.krw);
       set.headers["x-cost-usd"] = String(outcome.cost.usd);
       Object.assign(set.headers, warningHeaders(d.metrics, outcome.warnings));
@@ -34,7 +46,15 @@ export function embeddingsRoutes(d: AppDeps, embeddings: EmbeddingService) {
         security: AUTH.apiKey,
         tags: ["embeddings"],
         summary: "Embeddings (OpenAI-compatible): vectors for texts or token ids",
-        responses: { ...withHeaders(ok(EmbeddingList, "One embedding per input, in input order"), "X-Cost-KRW", "X-Cost-USD", "X-Gateway-Warnings"), ...errors(402, 409, 502) },
+        responses: {
+          ...withHeaders(
+            ok(EmbeddingList, "One embedding per input, in input order"),
+            "X-Cost-KRW",
+            "X-Cost-USD",
+            "X-Gateway-Warnings",
+          ),
+          ...errors(402, 409, 502),
+        },
       },
     },
   );

@@ -7,27 +7,48 @@ import { Health, Readiness } from "../openapi/shapes";
 
 export function healthRoutes(d: AppDeps) {
   return new Elysia({ name: "health" })
-    .get("/healthz", () => ({ status: "ok" }), { detail: { security: AUTH.none, tags: ["operations"], summary: "Liveness", responses: ok(Health) } })
+    .get("/healthz", () => ({ status: "ok" }), {
+      detail: { security: AUTH.none, tags: ["operations"], summary: "Liveness", responses: ok(Health) },
+    })
     .get(
       "/readyz",
       async ({ set }) => {
         try {
-          await Promise.race([d.db.query("select 1"), Bun.sleep(2000).then(() => Promise.reject(new Error("timeout")))]);
+          await Promise.race([
+            d.db.query("select 1"),
+            Bun.sleep(2000).then(() => Promise.reject(new Error("timeout"))),
+          ]);
           return { status: "ready", database: d.db.kind };
         } catch {
           set.status = 503;
           return { status: "unavailable", database: d.db.kind };
         }
       },
-      { detail: { security: AUTH.none, tags: ["operations"], summary: "Readiness: the database answers", responses: { ...ok(Readiness, "Ready"), ...answer(503, Readiness, "The database does not answer") } } },
+      {
+        detail: {
+          security: AUTH.none,
+          tags: ["operations"],
+          summary: "Readiness: the database answers",
+          responses: { ...ok(Readiness, "Ready"), ...answer(503, Readiness, "The database does not answer") },
+        },
+      },
     )
     .get(
       "/metrics",
       async () => {
         // Database-backed values (video queue) are refreshed at most every few seconds.
         await d.metrics.registry.refresh();
-        return new Response(d.metrics.registry.render(), { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } });
+        return new Response(d.metrics.registry.render(), {
+          headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
+        });
       },
-      { detail: { security: AUTH.none, tags: ["operations"], summary: "Prometheus metrics", responses: answerAs(200, "text/plain", { type: "string" }, "Prometheus text format") } },
+      {
+        detail: {
+          security: AUTH.none,
+          tags: ["operations"],
+          summary: "Prometheus metrics",
+          responses: answerAs(200, "text/plain", { type: "string" }, "Prometheus text format"),
+        },
+      },
     );
 }

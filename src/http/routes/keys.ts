@@ -14,76 +14,109 @@ import { Deleted, KeyList, KeyRecord, KeyUsage } from "../openapi/shapes";
 const maskingRequired = () => new GatewayError("pii_masking_required");
 
 export function keyRoutes(d: AppDeps) {
-  return new Elysia({ name: "keys", normalize: false })
-    // Derive runs before body validation: without a dashboard login the answer is 401, not a
-    // 422 describing the body.
-    .derive(async ({ request }) => ({ user: await d.auth.jwtUser(request) }))
-    .post(
-      "/v1/keys",
-      async ({ user, body, set }) => {
-        const patch = keyPatchFromBody(body ?? {});
-        if (user.regulated && patch.piiMaskingEnabled === false) throw maskingRequired();
-        set.status = 201;
-        return issueApiKey(d.keys, { userId: user.id, kind: "standard", ...patch });
-      },
-      { body: CreateKeyBody, detail: { security: AUTH.dashboard, tags: ["keys"], summary: "Create an API key (the secret is shown once)", responses: { ...created(KeyRecord), ...errors(403) } } },
-    )
-    .get(
-      "/v1/keys",
-      async ({ user }) => {
-        const items = (await d.keys.listForUser(user.id)).map((row) => toKeyRecord(row));
-        return { items, total: items.length };
-      },
-      {
-        detail: {
-          security: AUTH.dashboard,
-          tags: ["keys"],
-          summary: "List API keys (never the secret)",
-          description: "`management_key_id` names the management key that provisioned a key (also after that key is deleted); null for keys made here or by an operator.",
-          responses: ok(KeyList),
+  return (
+    new Elysia({ name: "keys", normalize: false })
+      // Derive runs before body validation: without a dashboard login the answer is 401, not a
+      // 422 describing the body.
+      .derive(async ({ request }) => ({ user: await d.auth.jwtUser(request) }))
+      .post(
+        "/v1/keys",
+        async ({ user, body, set }) => {
+          const patch = keyPatchFromBody(body ?? {});
+          if (user.regulated && patch.piiMaskingEnabled === false) throw maskingRequired();
+          set.status = 201;
+          return issueApiKey(d.keys, { userId: user.id, kind: "standard", ...patch });
         },
-      },
-    )
-    .get(
-      "/v1/keys/usage",
-      async ({ user }) => {
-        const month = currentMonth();
-        const items = (await d.keys.monthlyUsage(user.id, month)).map((usage) => ({
-          key_id: usage.keyId,
-          name: usage.name,
-          key_prefix: usage.keyPrefix,
-          spent_krw: microToKrw(usage.spentMicro),
-          held_krw: microToKrw(usage.heldMicro),
-          tokens: usage.tokens,
-          requests: usage.requests,
-          monthly_budget_krw: usage.monthlyBudgetKrw,
-          monthly_token_limit: usage.monthlyTokenLimit,
-        }));
-        return { month, items, total: items.length };
-      },
-      { detail: { security: AUTH.dashboard, tags: ["keys"], summary: "This month's spend and tokens per key", responses: ok(KeyUsage) } },
-    )
-    .patch(
-      "/v1/keys/:id",
-      async ({ user, params, body }) => {
-        const id = requireUuid(params.id);
-        const patch = keyPatchFromBody(body ?? {});
-        if (user.regulated && patch.piiMaskingEnabled === false) throw maskingRequired();
-        const row = await d.keys.update(user.id, id, patch);
-        if (!row) throw notFound("API 키");
-        await d.bus.publish({ t: "key", id });
-        return toKeyRecord(row);
-      },
-      { body: PatchKeyBody, detail: { security: AUTH.dashboard, tags: ["keys"], summary: "Update a key: any field of the key table except key and created_at", responses: { ...ok(KeyRecord), ...errors(403) } } },
-    )
-    .delete(
-      "/v1/keys/:id",
-      async ({ user, params }) => {
-        const id = requireUuid(params.id);
-        if (!(await d.keys.softDelete(user.id, id))) throw notFound("API 키");
-        await d.bus.publish({ t: "key", id });
-        return { ok: true, id };
-      },
-      { detail: { security: AUTH.dashboard, tags: ["keys"], summary: "Delete a key (refused at once, on every instance within a second)", responses: ok(Deleted) } },
-    );
+        {
+          body: CreateKeyBody,
+          detail: {
+            security: AUTH.dashboard,
+            tags: ["keys"],
+            summary: "Create an API key (the secret is shown once)",
+            responses: { ...created(KeyRecord), ...errors(403) },
+          },
+        },
+      )
+      .get(
+        "/v1/keys",
+        async ({ user }) => {
+          const items = (await d.keys.listForUser(user.id)).map((row) => toKeyRecord(row));
+          return { items, total: items.length };
+        },
+        {
+          detail: {
+            security: AUTH.dashboard,
+            tags: ["keys"],
+            summary: "List API keys (never the secret)",
+            description:
+              "`management_key_id` names the management key that provisioned a key (also after that key is deleted); null for keys made here or by an operator.",
+            responses: ok(KeyList),
+          },
+        },
+      )
+      .get(
+        "/v1/keys/usage",
+        async ({ user }) => {
+          const month = currentMonth();
+          const items = (await d.keys.monthlyUsage(user.id, month)).map((usage) => ({
+            key_id: usage.keyId,
+            name: usage.name,
+            key_prefix: usage.keyPrefix,
+            spent_krw: microToKrw(usage.spentMicro),
+            held_krw: microToKrw(usage.heldMicro),
+            tokens: usage.tokens,
+            requests: usage.requests,
+            monthly_budget_krw: usage.monthlyBudgetKrw,
+            monthly_token_limit: usage.monthlyTokenLimit,
+          }));
+          return { month, items, total: items.length };
+        },
+        {
+          detail: {
+            security: AUTH.dashboard,
+            tags: ["keys"],
+            summary: "This month's spend and tokens per key",
+            responses: ok(KeyUsage),
+          },
+        },
+      )
+      .patch(
+        "/v1/keys/:id",
+        async ({ user, params, body }) => {
+          const id = requireUuid(params.id);
+          const patch = keyPatchFromBody(body ?? {});
+          if (user.regulated && patch.piiMaskingEnabled === false) throw maskingRequired();
+          const row = await d.keys.update(user.id, id, patch);
+          if (!row) throw notFound("API 키");
+          await d.bus.publish({ t: "key", id });
+          return toKeyRecord(row);
+        },
+        {
+          body: PatchKeyBody,
+          detail: {
+            security: AUTH.dashboard,
+            tags: ["keys"],
+            summary: "Update a key: any field of the key table except key and created_at",
+            responses: { ...ok(KeyRecord), ...errors(403) },
+          },
+        },
+      )
+      .delete(
+        "/v1/keys/:id",
+        async ({ user, params }) => {
+          const id = requireUuid(params.id);
+          if (!(await d.keys.softDelete(user.id, id))) throw notFound("API 키");
+          await d.bus.publish({ t: "key", id });
+          return { ok: true, id };
+        },
+        {
+          detail: {
+            security: AUTH.dashboard,
+            tags: ["keys"],
+            summary: "Delete a key (refused at once, on every instance within a second)",
+            responses: ok(Deleted),
+          },
+        },
+      )
+  );
 }

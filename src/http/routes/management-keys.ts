@@ -22,7 +22,15 @@ export function managementKeyRoutes(d: AppDeps) {
         set.status = 201;
         return issueMgmtKey(d.keys, user.id, body.name);
       },
-      { body: MgmtKeyBody, detail: { security: AUTH.dashboard, tags: ["management keys"], summary: "Create a management key (shown once)", responses: created(MgmtKeyRecord) } },
+      {
+        body: MgmtKeyBody,
+        detail: {
+          security: AUTH.dashboard,
+          tags: ["management keys"],
+          summary: "Create a management key (shown once)",
+          responses: created(MgmtKeyRecord),
+        },
+      },
     )
     .get(
       "/v1/management-keys",
@@ -30,7 +38,14 @@ export function managementKeyRoutes(d: AppDeps) {
         const items = (await d.keys.listMgmt(user.id)).map((r) => toMgmtRecord(r));
         return { items, total: items.length };
       },
-      { detail: { security: AUTH.dashboard, tags: ["management keys"], summary: "List management keys", responses: ok(MgmtKeyList) } },
+      {
+        detail: {
+          security: AUTH.dashboard,
+          tags: ["management keys"],
+          summary: "List management keys",
+          responses: ok(MgmtKeyList),
+        },
+      },
     )
     .delete(
       "/v1/management-keys/:id",
@@ -66,7 +81,14 @@ export function managementKeyRoutes(d: AppDeps) {
         const items = (await d.keys.listForMgmtKey(m.mgmtKeyId)).map((r) => toKeyRecord(r));
         return { items, total: items.length };
       },
-      { detail: { security: AUTH.managementKey, tags: ["provisioning"], summary: "Child keys provisioned by this management key", responses: ok(KeyList) } },
+      {
+        detail: {
+          security: AUTH.managementKey,
+          tags: ["provisioning"],
+          summary: "Child keys provisioned by this management key",
+          responses: ok(KeyList),
+        },
+      },
     )
     .post(
       "/v1/provisioning/keys",
@@ -80,7 +102,15 @@ export function managementKeyRoutes(d: AppDeps) {
           monthlyBudgetKrw: body?.monthly_budget_krw ?? null,
         });
       },
-      { body: ChildKeyBody, detail: { security: AUTH.managementKey, tags: ["provisioning"], summary: "Create a child key (name and monthly_budget_krw only)", responses: created(KeyRecord) } },
+      {
+        body: ChildKeyBody,
+        detail: {
+          security: AUTH.managementKey,
+          tags: ["provisioning"],
+          summary: "Create a child key (name and monthly_budget_krw only)",
+          responses: created(KeyRecord),
+        },
+      },
     )
     .delete(
       "/v1/provisioning/keys/:id",
@@ -90,7 +120,14 @@ export function managementKeyRoutes(d: AppDeps) {
         await d.bus.publish({ t: "key", id });
         return { ok: true, id };
       },
-      { detail: { security: AUTH.managementKey, tags: ["provisioning"], summary: "Delete a child key", responses: ok(Deleted) } },
+      {
+        detail: {
+          security: AUTH.managementKey,
+          tags: ["provisioning"],
+          summary: "Delete a child key",
+          responses: ok(Deleted),
+        },
+      },
     );
   return new Elysia({ name: "management-keys", normalize: false }).use(dashboard).use(provisioning);
 }

@@ -6,7 +6,12 @@
  * Errors on these paths are rendered in Anthropic's envelope (../anthropic-errors.ts).
  */
 import { Elysia } from "elysia";
-import { CountTokensBodySchema, MessagesBodySchema, type CountTokensBody, type MessagesBody } from "../../surfaces/anthropic/schema";
+import {
+  CountTokensBodySchema,
+  MessagesBodySchema,
+  type CountTokensBody,
+  type MessagesBody,
+} from "../../surfaces/anthropic/schema";
 import { toCoreCountTokens, toCoreFromMessages } from "../../surfaces/anthropic/to-core";
 import { messageId, messageObject } from "../../surfaces/anthropic/from-core";
 import { messagesEventStream } from "../../surfaces/anthropic/stream";
@@ -35,21 +40,46 @@ export function messagesRoutes(d: AppDeps, c: ChatRouteDeps) {
         const b = body as MessagesBody;
         const core = toCoreFromMessages(b, request.headers.get("anthropic-beta"));
         const id = requestId(request);
-        const caller = { ...callIdentity(request, principal.user.id), principal, app: appName(request), signal: request.signal, trace: requestRecord(request), lang: requestLang(request), api: "messages" as const };
+        const caller = {
+          ...callIdentity(request, principal.user.id),
+          principal,
+          app: appName(request),
+          signal: request.signal,
+          trace: requestRecord(request),
+          lang: requestLang(request),
+          api: "messages" as const,
+        };
         const stream = b.stream === true;
-        const run = await c.chat.run(caller, { model: b.model, request: core, prefs: b.provider, traceId: b.trace_id, stream, reasoningHint: true, relay: "anthropic" });
+        const run = await c.chat.run(caller, {
+          model: b.model,
+          request: core,
+          prefs: b.provider,
+          traceId: b.trace_id,
+          stream,
+          reasoningHint: true,
+          relay: "anthropic",
+        });
         const meta = { id: messageId(id), keepaliveMs: c.keepaliveMs };
         const own = runHeaders(d.metrics, run);
         if (run.kind === "stream") {
-          const out = run.stream.head.relayed ? relayMessagesStream(run.stream, c.keepaliveMs) : messagesEventStream(run.stream, meta);
-          return slot.untilEnd(new Response(out, { headers: streamHeaders({ ...headers, "cache-control": SSE_HEADERS["cache-control"] }, id, own) }));
+          const out = run.stream.head.relayed
+            ? relayMessagesStream(run.stream, c.keepaliveMs)
+            : messagesEventStream(run.stream, meta);
+          return slot.untilEnd(
+            new Response(out, {
+              headers: streamHeaders({ ...headers, "cache-control": SSE_HEADERS["cache-control"] }, id, own),
+            }),
+          );
         }
         const o = run.outcome;
         Object.assign(set.headers, own);
         set.headers["x-cost-krw"] = String(o.cost.krw);
         set.headers["x-cost-usd"] = String(o.cost.usd);
         // An Anthropic upstream's own answer, as it came (thinking blocks and all).
-        return o.result.vendorBody ?? messageObject({ id: meta.id, model: o.model }, o.result, { provider: o.provider, cached: o.cached });
+        return (
+          o.result.vendorBody ??
+          messageObject({ id: meta.id, model: o.model }, o.result, { provider: o.provider, cached: o.cached })
+        );
       },
       {
         apiKey: "model",
@@ -57,8 +87,21 @@ export function messagesRoutes(d: AppDeps, c: ChatRouteDeps) {
         detail: {
           security: AUTH.apiKeyOrXApiKey,
           tags: ["messages"],
-          summary: "Anthropic Messages call (any model; converted into a chat call, relayed for Anthropic upstreams), optionally streamed",
-          responses: { ...withHeaders(okOrStream(AnthropicMessage, "Anthropic's `message_start` … `message_stop` events; the last `message_delta`'s usage adds `cost_krw` and `cost_usd`"), "X-Cost-KRW", "X-Cost-USD", "X-Policy-Decision", "X-Gateway-Warnings"), ...ERRORS },
+          summary:
+            "Anthropic Messages call (any model; converted into a chat call, relayed for Anthropic upstreams), optionally streamed",
+          responses: {
+            ...withHeaders(
+              okOrStream(
+                AnthropicMessage,
+                "Anthropic's `message_start` … `message_stop` events; the last `message_delta`'s usage adds `cost_krw` and `cost_usd`",
+              ),
+              "X-Cost-KRW",
+              "X-Cost-USD",
+              "X-Policy-Decision",
+              "X-Gateway-Warnings",
+            ),
+            ...ERRORS,
+          },
         },
       },
     )
@@ -67,7 +110,12 @@ export function messagesRoutes(d: AppDeps, c: ChatRouteDeps) {
       async ({ request, body, set, principal }) => {
         set.headers["cache-control"] = "no-store";
         const b = body as CountTokensBody;
-        const count = await c.chat.countInput(principal, b.model, toCoreCountTokens(b, request.headers.get("anthropic-beta")), request.signal);
+        const count = await c.chat.countInput(
+          principal,
+          b.model,
+          toCoreCountTokens(b, request.headers.get("anthropic-beta")),
+          request.signal,
+        );
         set.headers["x-token-count-source"] = count.source;
         return { input_tokens: count.tokens };
       },
@@ -77,8 +125,12 @@ export function messagesRoutes(d: AppDeps, c: ChatRouteDeps) {
         detail: {
           security: AUTH.apiKeyOrXApiKey,
           tags: ["messages"],
-          summary: "Input tokens of a Messages request: Anthropic's own count for a model Anthropic answers first, else the gateway's estimate (as its credit hold counts); never billed",
-          responses: { ...withHeaders(ok(AnthropicTokenCount), "X-Token-Count-Source"), ...anthropicErrors(400, 401, 403, 413, 422, 429, 503) },
+          summary:
+            "Input tokens of a Messages request: Anthropic's own count for a model Anthropic answers first, else the gateway's estimate (as its credit hold counts); never billed",
+          responses: {
+            ...withHeaders(ok(AnthropicTokenCount), "X-Token-Count-Source"),
+            ...anthropicErrors(400, 401, 403, 413, 422, 429, 503),
+          },
         },
       },
     );

@@ -116,18 +116,31 @@ function providerAvailable(snapshot: CatalogSnapshot, providerId: string, availa
 }
 
 /** A leaf with an available provider, or a routing parent with such a candidate. */
-function modelAvailable(snapshot: CatalogSnapshot, model: CatalogModel, available: ProviderAvailability, depth = 0): boolean {
+function modelAvailable(
+  snapshot: CatalogSnapshot,
+  model: CatalogModel,
+  available: ProviderAvailability,
+  depth = 0,
+): boolean {
   if (model.kind === "parent") {
-    return depth < 4 && model.candidates.some((id) => {
-      const leaf = getModel(snapshot, id);
-      return !!leaf && modelAvailable(snapshot, leaf, available, depth + 1);
-    });
+    return (
+      depth < 4 &&
+      model.candidates.some((id) => {
+        const leaf = getModel(snapshot, id);
+        return !!leaf && modelAvailable(snapshot, leaf, available, depth + 1);
+      })
+    );
   }
   return getOfferings(snapshot, model.id).some((o) => providerAvailable(snapshot, o.providerId, available));
 }
 
 /** One model as `GET /v1/models` shows it. */
-export function toModelView(snapshot: CatalogSnapshot, model: CatalogModel, available: ProviderAvailability = everyProvider, health: CircuitView | null = null): ModelView {
+export function toModelView(
+  snapshot: CatalogSnapshot,
+  model: CatalogModel,
+  available: ProviderAvailability = everyProvider,
+  health: CircuitView | null = null,
+): ModelView {
   const offerings = getOfferings(snapshot, model.id);
   const view: ModelView = {
     id: model.id,
@@ -151,7 +164,9 @@ export function toModelView(snapshot: CatalogSnapshot, model: CatalogModel, avai
       max_output: o.maxOutput,
       trains_on_data: getProvider(snapshot, o.providerId)?.trainsOnData ?? false,
       pricing: o.pricing ? pricingView(o.pricing) : null,
-      ...(o.serviceTiers && { service_tiers: Object.fromEntries(Object.entries(o.serviceTiers).map(([tier, p]) => [tier, pricingView(p!)])) }),
+      ...(o.serviceTiers && {
+        service_tiers: Object.fromEntries(Object.entries(o.serviceTiers).map(([tier, p]) => [tier, pricingView(p!)])),
+      }),
     })),
   };
   if (model.kind === "parent") view.candidates = [...model.candidates];
@@ -166,10 +181,16 @@ export function toModelView(snapshot: CatalogSnapshot, model: CatalogModel, avai
 }
 
 /** Every callable model (active leaves and routing parents; retired and inactive ids are left out). */
-export function toModelList(snapshot: CatalogSnapshot, available: ProviderAvailability = everyProvider, health: CircuitView | null = null): ModelList {
+export function toModelList(
+  snapshot: CatalogSnapshot,
+  available: ProviderAvailability = everyProvider,
+  health: CircuitView | null = null,
+): ModelList {
   return {
     object: "list",
-    data: snapshot.models.filter((m) => m.active && m.kind !== "retired").map((m) => toModelView(snapshot, m, available, health)),
+    data: snapshot.models
+      .filter((m) => m.active && m.kind !== "retired")
+      .map((m) => toModelView(snapshot, m, available, health)),
   };
 }
 
@@ -187,7 +208,11 @@ function safeDecode(s: string): string {
  * which providers this deployment can call (fixed at start), `health` which are unhealthy now:
  * the body is cached per snapshot and circuit version.
  */
-export function modelsRoutes(getSnapshot: () => CatalogSnapshot, available: ProviderAvailability = everyProvider, health: CircuitView | null = null) {
+export function modelsRoutes(
+  getSnapshot: () => CatalogSnapshot,
+  available: ProviderAvailability = everyProvider,
+  health: CircuitView | null = null,
+) {
   // Per route instance: two gateways in one process may share a snapshot but not availability.
   const cache = new WeakMap<CatalogSnapshot, { version: number; body: string }>();
   const listJson = (snapshot: CatalogSnapshot): string => {
@@ -199,32 +224,49 @@ export function modelsRoutes(getSnapshot: () => CatalogSnapshot, available: Prov
     }
     return hit.body;
   };
-  return new Elysia()
-    .get(
-      "/v1/models",
-      () => new Response(listJson(getSnapshot()), { headers: { "content-type": "application/json" } }),
-      { detail: { security: AUTH.none, tags: ["models"], summary: "Every callable model, with providers and prices", responses: ok(ModelList) } },
-    )
-    // A wildcard, not `:id`: model ids contain slashes (`openai/gpt-4o`), sent as is or encoded.
-    .get(
-      "/v1/models/*",
-      ({ params }) => {
-        const snapshot = getSnapshot();
-        const id = safeDecode(params["*"]);
-        const model = findModel(snapshot, id);
-        if (!model || !model.active || model.kind === "retired") {
-          throw new GatewayError("not_found", text(`모델을 찾을 수 없습니다: '${id}'.`, `Model not found: '${id}'.`));
-        }
-        return toModelView(snapshot, model, available, health);
-      },
-      {
-        detail: {
-          security: AUTH.none,
-          tags: ["models"],
-          summary: "One model by id, vendor id or alias",
-          parameters: [{ name: "id", in: "path", required: true, description: "The model id; may contain slashes (`openai/gpt-4o`), encoded as %2F or not", schema: { type: "string" } }],
-          responses: { ...ok(Model), ...errors(404) },
+  return (
+    new Elysia()
+      .get(
+        "/v1/models",
+        () => new Response(listJson(getSnapshot()), { headers: { "content-type": "application/json" } }),
+        {
+          detail: {
+            security: AUTH.none,
+            tags: ["models"],
+            summary: "Every callable model, with providers and prices",
+            responses: ok(ModelList),
+          },
         },
-      },
-    );
+      )
+      // A wildcard, not `:id`: model ids contain slashes (`openai/gpt-4o`), sent as is or encoded.
+      .get(
+        "/v1/models/*",
+        ({ params }) => {
+          const snapshot = getSnapshot();
+          const id = safeDecode(params["*"]);
+          const model = findModel(snapshot, id);
+          if (!model || !model.active || model.kind === "retired") {
+            throw new GatewayError("not_found", text(`모델을 찾을 수 없습니다: '${id}'.`, `Model not found: '${id}'.`));
+          }
+          return toModelView(snapshot, model, available, health);
+        },
+        {
+          detail: {
+            security: AUTH.none,
+            tags: ["models"],
+            summary: "One model by id, vendor id or alias",
+            parameters: [
+              {
+                name: "id",
+                in: "path",
+                required: true,
+                description: "The model id; may contain slashes (`openai/gpt-4o`), encoded as %2F or not",
+                schema: { type: "string" },
+              },
+            ],
+            responses: { ...ok(Model), ...errors(404) },
+          },
+        },
+      )
+  );
 }

@@ -60,7 +60,11 @@ export function toPolicyRecord(policy: Policy) {
     slug: policy.slug,
     display_name: policy.displayName,
     policy_type: policy.policyType,
-    entries: policy.entries.map((entry) => ({ model: entry.model, weight: entry.weight ?? null, retries: entry.retries })),
+    entries: policy.entries.map((entry) => ({
+      model: entry.model,
+      weight: entry.weight ?? null,
+      retries: entry.retries,
+    })),
     config: policy.config,
     org_id: policy.orgId,
     created_by: policy.userId,
@@ -82,7 +86,14 @@ export function policyRoutes(d: AppDeps, policies: PolicyService) {
         const items = (await policies.list(user.id)).map(toPolicyRecord);
         return { items, total: items.length };
       },
-      { detail: { security: AUTH.dashboard, tags: ["routing policies"], summary: "List your policies and your organizations' (newest first)", responses: ok(PolicyList) } },
+      {
+        detail: {
+          security: AUTH.dashboard,
+          tags: ["routing policies"],
+          summary: "List your policies and your organizations' (newest first)",
+          responses: ok(PolicyList),
+        },
+      },
     )
     .post(
       "/v1/routing-policies",
@@ -100,7 +111,15 @@ export function policyRoutes(d: AppDeps, policies: PolicyService) {
         set.status = 201;
         return toPolicyRecord(created);
       },
-      { body: CreatePolicyBody, detail: { security: AUTH.dashboard, tags: ["routing policies"], summary: "Create a routing policy (201; 409 on a taken slug)", responses: { ...created(PolicyShape), ...errors(403, 409) } } },
+      {
+        body: CreatePolicyBody,
+        detail: {
+          security: AUTH.dashboard,
+          tags: ["routing policies"],
+          summary: "Create a routing policy (201; 409 on a taken slug)",
+          responses: { ...created(PolicyShape), ...errors(403, 409) },
+        },
+      },
     )
     .post(
       "/v1/routing-policies/validate",
@@ -114,7 +133,8 @@ export function policyRoutes(d: AppDeps, policies: PolicyService) {
         detail: {
           security: AUTH.dashboard,
           tags: ["routing policies"],
-          summary: "Check a policy as creating it would (422 at the field, 400 invalid_policy_entry), storing nothing; 200 gives the entries and config as they would be stored",
+          summary:
+            "Check a policy as creating it would (422 at the field, 400 invalid_policy_entry), storing nothing; 200 gives the entries and config as they would be stored",
           responses: ok(PolicyCheck),
         },
       },
@@ -125,7 +145,14 @@ export function policyRoutes(d: AppDeps, policies: PolicyService) {
         const user = await d.auth.jwtUser(request);
         return toPolicyRecord(await policies.visible(user.id, policyId(params.policy_id)));
       },
-      { detail: { security: AUTH.dashboard, tags: ["routing policies"], summary: "Read one policy", responses: ok(PolicyShape) } },
+      {
+        detail: {
+          security: AUTH.dashboard,
+          tags: ["routing policies"],
+          summary: "Read one policy",
+          responses: ok(PolicyShape),
+        },
+      },
     )
     .get(
       "/v1/routing-policies/:policy_id/decisions",
@@ -134,7 +161,12 @@ export function policyRoutes(d: AppDeps, policies: PolicyService) {
         const policy = await policies.visible(user.id, policyId(params.policy_id));
         const raw = new URL(request.url).searchParams.getAll("limit");
         const limit = raw.length ? (raw.length === 1 && /^\d{1,3}$/.test(raw[0]!) ? Number(raw[0]) : NaN) : 20;
-        if (!(limit >= 1 && limit <= 100)) throw invalid(["query", "limit"], text("1부터 100까지의 정수여야 합니다.", "Expected an integer from 1 to 100"), "int_parsing");
+        if (!(limit >= 1 && limit <= 100))
+          throw invalid(
+            ["query", "limit"],
+            text("1부터 100까지의 정수여야 합니다.", "Expected an integer from 1 to 100"),
+            "int_parsing",
+          );
         return { object: "list", data: (await decisions.forPolicy(user.id, policy.slug, limit)).map(toActivity) };
       },
       {
@@ -142,7 +174,9 @@ export function policyRoutes(d: AppDeps, policies: PolicyService) {
           security: AUTH.dashboard,
           tags: ["routing policies"],
           summary: "Your latest calls through this policy, each with its X-Policy-Decision (newest first)",
-          parameters: [{ name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 100, default: 20 } }],
+          parameters: [
+            { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 100, default: 20 } },
+          ],
           responses: ok(PolicyDecisions),
         },
       },
@@ -162,7 +196,15 @@ export function policyRoutes(d: AppDeps, policies: PolicyService) {
         });
         return toPolicyRecord(updated);
       },
-      { body: PatchPolicyBody, detail: { security: AUTH.dashboard, tags: ["routing policies"], summary: "Change display_name, policy_type, entries, config or is_active (slug is immutable)", responses: { ...ok(PolicyShape), ...errors(403) } } },
+      {
+        body: PatchPolicyBody,
+        detail: {
+          security: AUTH.dashboard,
+          tags: ["routing policies"],
+          summary: "Change display_name, policy_type, entries, config or is_active (slug is immutable)",
+          responses: { ...ok(PolicyShape), ...errors(403) },
+        },
+      },
     )
     .delete(
       "/v1/routing-policies/:policy_id",
@@ -171,6 +213,13 @@ export function policyRoutes(d: AppDeps, policies: PolicyService) {
         await policies.delete(user.id, policyId(params.policy_id));
         return { ok: true };
       },
-      { detail: { security: AUTH.dashboard, tags: ["routing policies"], summary: "Delete a policy", responses: { ...ok(Deleted), ...errors(403) } } },
+      {
+        detail: {
+          security: AUTH.dashboard,
+          tags: ["routing policies"],
+          summary: "Delete a policy",
+          responses: { ...ok(Deleted), ...errors(403) },
+        },
+      },
     );
 }

@@ -10,8 +10,23 @@ export function compactRoutes(d: AppDeps) {
   return new Elysia({ name: "responses-compact" }).use(apiKeyAuth(d.auth)).post(
     "/v1/responses/compact",
     () => {
-      throw new GatewayError("not_implemented", text("/v1/responses/compact는 지원하지 않습니다. 암호화된 항목을 만들지 않습니다.", "/v1/responses/compact is not supported: no encrypted items are made."));
+      throw new GatewayError(
+        "not_implemented",
+        text(
+          "/v1/responses/compact는 지원하지 않습니다. 암호화된 항목을 만들지 않습니다.",
+          "/v1/responses/compact is not supported: no encrypted items are made.",
+        ),
+      );
     },
-    { apiKey: "model", parse: "none", detail: { security: AUTH.apiKey, tags: ["responses"], summary: "Always 501 (compaction is not offered)", responses: errors(501) } },
+    {
+      apiKey: "model",
+      parse: "none",
+      detail: {
+        security: AUTH.apiKey,
+        tags: ["responses"],
+        summary: "Always 501 (compaction is not offered)",
+        responses: errors(501),
+      },
+    },
   );
 }

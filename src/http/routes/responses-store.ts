@@ -23,7 +23,9 @@ export interface ResponseStore {
 
 /** The account's stored history, or null with storage off. */
 export function historyOf(store: ResponseStore, userId: string): ResponseHistory | null {
-  return store.on ? { chain: (id) => store.repo.chain(userId, id), items: (ids) => store.repo.items(userId, ids) } : null;
+  return store.on
+    ? { chain: (id) => store.repo.chain(userId, id), items: (ids) => store.repo.items(userId, ids) }
+    : null;
 }
 
 /** Whether this request's answer is kept: storage on and the request did not say `store: false`. */
@@ -35,7 +37,12 @@ export function keeps(store: ResponseStore, body: ResponsesBody): boolean {
  * Keeps an answered response with the items that led to it. A failure is logged, not thrown:
  * the call was answered and charged, and only a later turn that names it will miss it (404).
  */
-export async function keepResponse(store: ResponseStore, userId: string, context: unknown[], response: { id: string; output: { id?: string }[] } & Record<string, unknown>): Promise<void> {
+export async function keepResponse(
+  store: ResponseStore,
+  userId: string,
+  context: unknown[],
+  response: { id: string; output: { id?: string }[] } & Record<string, unknown>,
+): Promise<void> {
   try {
     await store.repo.save({ userId, id: response.id, response, context });
   } catch (error) {
@@ -53,14 +60,31 @@ export function responseStoreRoutes(d: AppDeps, store: ResponseStore) {
         if (!found) throw notStored("response", params.response_id, null);
         return found;
       },
-      { apiKey: "any", detail: { security: AUTH.apiKey, tags: ["responses"], summary: "A stored response (RESPONSES_STORE=on), as it was answered; only its account's keys see it", responses: ok(ResponseObject) } },
+      {
+        apiKey: "any",
+        detail: {
+          security: AUTH.apiKey,
+          tags: ["responses"],
+          summary: "A stored response (RESPONSES_STORE=on), as it was answered; only its account's keys see it",
+          responses: ok(ResponseObject),
+        },
+      },
     )
     .delete(
       "/v1/responses/:response_id",
       async ({ params, principal }) => {
-        if (!(await store.repo.delete(principal.user.id, params.response_id))) throw notStored("response", params.response_id, null);
+        if (!(await store.repo.delete(principal.user.id, params.response_id)))
+          throw notStored("response", params.response_id, null);
         return { id: params.response_id, object: "response" as const, deleted: true as const };
       },
-      { apiKey: "any", detail: { security: AUTH.apiKey, tags: ["responses"], summary: "Delete a stored response and its items", responses: ok(DeletedResponse) } },
+      {
+        apiKey: "any",
+        detail: {
+          security: AUTH.apiKey,
+          tags: ["responses"],
+          summary: "Delete a stored response and its items",
+          responses: ok(DeletedResponse),
+        },
+      },
     );
 }

@@ -44,7 +44,15 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         const turns = await resolveInput(b, historyOf(c.store, principal.user.id));
         const core = toCoreFromResponses({ ...b, input: turns.input }, turns.prior);
         const id = requestId(request);
-        const caller = { ...callIdentity(request, principal.user.id), principal, app: appName(request), signal: request.signal, trace: requestRecord(request), lang: requestLang(request), api: "responses" as const };
+        const caller = {
+          ...callIdentity(request, principal.user.id),
+          principal,
+          app: appName(request),
+          signal: request.signal,
+          trace: requestRecord(request),
+          lang: requestLang(request),
+          api: "responses" as const,
+        };
         const stream = b.stream === true;
         // Typed events always (no `relay`): the Responses events are composed here, never relayed.
         const run = await c.chat.run(caller, {
@@ -58,30 +66,83 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         });
         const store = keeps(c.store, b);
         const context = [...turns.prior, ...turns.input];
-        const keep = store ? (r: ReturnType<typeof responseObject>) => keepResponse(c.store, principal.user.id, context, r) : undefined;
-        const meta = { id: responseId(id), createdAt: Math.floor(Date.now() / 1000), echo: echoOf(b, core.request, { store, previousId: turns.previousId }), keepaliveMs: c.keepaliveMs, keep };
+        const keep = store
+          ? (r: ReturnType<typeof responseObject>) => keepResponse(c.store, principal.user.id, context, r)
+          : undefined;
+        const meta = {
+          id: responseId(id),
+          createdAt: Math.floor(Date.now() / 1000),
+          echo: echoOf(b, core.request, { store, previousId: turns.previousId }),
+          keepaliveMs: c.keepaliveMs,
+          keep,
+        };
         const own = runHeaders(d.metrics, run);
-        if (run.kind === "stream") return slot.untilEnd(new Response(responsesEventStream(run.stream, meta), { headers: streamHeaders(headers, id, own) }));
+        if (run.kind === "stream")
+          return slot.untilEnd(
+            new Response(responsesEventStream(run.stream, meta), { headers: streamHeaders(headers, id, own) }),
+          );
         const o = run.outcome;
         Object.assign(set.headers, own);
         set.headers["x-cost-krw"] = String(o.cost.krw);
         set.headers["x-cost-usd"] = String(o.cost.usd);
-        const response = responseObject({ ...meta, model: o.model, provider: o.provider }, { status: "completed", output: outputItems(o.result, o.citations), usage: o.result.usage, finish: o.result.finishReason, cached: o.cached });
+        const response = responseObject(
+          { ...meta, model: o.model, provider: o.provider },
+          {
+            status: "completed",
+            output: outputItems(o.result, o.citations),
+            usage: o.result.usage,
+            finish: o.result.finishReason,
+            cached: o.cached,
+          },
+        );
         await keep?.(response);
         return response;
       },
-      { apiKey: "model", body: ResponsesBodySchema, transform: ({ body }) => dropNulls(body), detail: { security: AUTH.apiKey, tags: ["responses"], summary: "Responses-format call (converted into a chat call), optionally streamed", responses: { ...withHeaders(okOrStream(ResponseObject, "`response.*` events, then `data: [DONE]`"), "X-Cost-KRW", "X-Cost-USD", "X-Policy-Decision", "X-Gateway-Warnings"), ...errors(402, 404, 409, 502) } } },
+      {
+        apiKey: "model",
+        body: ResponsesBodySchema,
+        transform: ({ body }) => dropNulls(body),
+        detail: {
+          security: AUTH.apiKey,
+          tags: ["responses"],
+          summary: "Responses-format call (converted into a chat call), optionally streamed",
+          responses: {
+            ...withHeaders(
+              okOrStream(ResponseObject, "`response.*` events, then `data: [DONE]`"),
+              "X-Cost-KRW",
+              "X-Cost-USD",
+              "X-Policy-Decision",
+              "X-Gateway-Warnings",
+            ),
+            ...errors(402, 404, 409, 502),
+          },
+        },
+      },
     )
     .post(
       "/v1/responses/:request_id/feedback",
       async ({ request, params, body, set }) => {
         const user = await d.auth.jwtUser(request);
         const rid = requestIdFromPath(params.request_id);
-        if (!rid) throw new GatewayError("invalid_request", text("request_id는 UUID 또는 resp_<32자리 16진수> 형식이어야 합니다.", "request_id must be a UUID or resp_<32 hex digits>."));
+        if (!rid)
+          throw new GatewayError(
+            "invalid_request",
+            text(
+              "request_id는 UUID 또는 resp_<32자리 16진수> 형식이어야 합니다.",
+              "request_id must be a UUID or resp_<32 hex digits>.",
+            ),
+          );
         const b = body as FeedbackBody;
-        const rating = { userId: user.id, rating: ratingValue(b.rating), comment: b.comment ?? null, category: b.category ?? null };
+        const rating = {
+          userId: user.id,
+          rating: ratingValue(b.rating),
+          comment: b.comment ?? null,
+          category: b.category ?? null,
+        };
         // A call its client named (X-Request-Id) is recorded under its account-scoped id (http/request-id.ts).
-        const row = (await c.feedback.upsert({ ...rating, requestId: accountRequestId(user.id, rid) })) ?? (await c.feedback.upsert({ ...rating, requestId: rid }));
+        const row =
+          (await c.feedback.upsert({ ...rating, requestId: accountRequestId(user.id, rid) })) ??
+          (await c.feedback.upsert({ ...rating, requestId: rid }));
         if (!row) throw notFound("요청");
         set.status = 201;
         return {
@@ -96,6 +157,14 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
           updated_at: row.updatedAt.toISOString(),
         };
       },
-      { body: FeedbackBodySchema, detail: { security: AUTH.dashboard, tags: ["responses"], summary: "Rate a request you made (dashboard JWT); a second rating replaces the first", responses: created(Feedback) } },
+      {
+        body: FeedbackBodySchema,
+        detail: {
+          security: AUTH.dashboard,
+          tags: ["responses"],
+          summary: "Rate a request you made (dashboard JWT); a second rating replaces the first",
+          responses: created(Feedback),
+        },
+      },
     );
 }

@@ -14,7 +14,11 @@ export interface StatsRouteDeps {
   maxAgeSeconds: number;
 }
 
-const periodDoc = { name: "period", in: "query" as const, schema: { type: "string" as const, enum: ["daily", "weekly", "monthly"] } };
+const periodDoc = {
+  name: "period",
+  in: "query" as const,
+  schema: { type: "string" as const, enum: ["daily", "weekly", "monthly"] },
+};
 
 export function statsRoutes(d: StatsRouteDeps) {
   const cache = (set: { headers: Record<string, unknown> }) => {
@@ -30,7 +34,13 @@ export function statsRoutes(d: StatsRouteDeps) {
       },
       {
         response: { 200: ModelsStatsSchema },
-        detail: { tags: ["stats"], summary: "Top 20 models by calls in the period (default daily), and total calls", security: [], parameters: [periodDoc], responses: ok(named("ModelsStats", ModelsStatsSchema)) },
+        detail: {
+          tags: ["stats"],
+          summary: "Top 20 models by calls in the period (default daily), and total calls",
+          security: [],
+          parameters: [periodDoc],
+          responses: ok(named("ModelsStats", ModelsStatsSchema)),
+        },
       },
     )
     .get(
@@ -45,7 +55,8 @@ export function statsRoutes(d: StatsRouteDeps) {
         detail: {
           responses: ok(named("Rankings", RankingsSchema)),
           tags: ["stats"],
-          summary: "Top 20 models by tokens with trend, and the top 12 providers' market share (default weekly); failed calls excluded",
+          summary:
+            "Top 20 models by tokens with trend, and the top 12 providers' market share (default weekly); failed calls excluded",
           security: [],
           parameters: [periodDoc],
         },
@@ -82,7 +93,13 @@ export function statsRoutes(d: StatsRouteDeps) {
       },
       {
         response: { 200: AppsStatsSchema },
-        detail: { tags: ["stats"], summary: "Top 20 apps (X-Title / HTTP-Referer) by tokens in the period (default weekly)", security: [], parameters: [periodDoc], responses: ok(named("AppsStats", AppsStatsSchema)) },
+        detail: {
+          tags: ["stats"],
+          summary: "Top 20 apps (X-Title / HTTP-Referer) by tokens in the period (default weekly)",
+          security: [],
+          parameters: [periodDoc],
+          responses: ok(named("AppsStats", AppsStatsSchema)),
+        },
       },
     );
 }

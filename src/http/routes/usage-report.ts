@@ -26,7 +26,8 @@ export function usageReportRoutes(d: AppDeps, reader: StatsReader) {
         security: AUTH.apiKey,
         responses: ok(named("UsageReport", UsageReportSchema)),
         tags: ["usage"],
-        summary: "The account's calls, tokens and cost (KRW) per UTC day and model; from/to are YYYY-MM-DD, default the last 30 days, at most 366 days",
+        summary:
+          "The account's calls, tokens and cost (KRW) per UTC day and model; from/to are YYYY-MM-DD, default the last 30 days, at most 366 days",
         parameters: [
           { name: "from", in: "query", schema: { type: "string", format: "date" } },
           { name: "to", in: "query", schema: { type: "string", format: "date" } },

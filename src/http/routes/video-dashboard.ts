@@ -32,7 +32,12 @@ export function videoDashboardRoutes(d: AppDeps, v: VideoRouteDeps, repo: VideoJ
           summary: "The account's video jobs, newest first, whichever key submitted them",
           parameters: [
             { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 200, default: 50 } },
-            { name: "cursor", in: "query", schema: { type: "string", format: "uuid" }, description: "next_cursor of the previous page" },
+            {
+              name: "cursor",
+              in: "query",
+              schema: { type: "string", format: "uuid" },
+              description: "next_cursor of the previous page",
+            },
           ],
           responses: ok(AccountVideoJobs),
         },
@@ -42,9 +47,19 @@ export function videoDashboardRoutes(d: AppDeps, v: VideoRouteDeps, repo: VideoJ
       "/v1/video/jobs/:job_id/cancel",
       async ({ request, params }) => {
         const user = await d.auth.jwtUser(request);
-        return toAccountJob(await v.service.cancel({ userId: user.id }, requireUuid(params.job_id, "job_id")), origin(request));
+        return toAccountJob(
+          await v.service.cancel({ userId: user.id }, requireUuid(params.job_id, "job_id")),
+          origin(request),
+        );
       },
-      { detail: { security: AUTH.dashboard, tags: ["video"], summary: "Cancel one of the account's processing jobs (hold released; 409 when already final)", responses: { ...ok(AccountVideoJob), ...errors(409) } } },
+      {
+        detail: {
+          security: AUTH.dashboard,
+          tags: ["video"],
+          summary: "Cancel one of the account's processing jobs (hold released; 409 when already final)",
+          responses: { ...ok(AccountVideoJob), ...errors(409) },
+        },
+      },
     )
     .get(
       "/v1/video/jobs/:job_id/content",
@@ -58,7 +73,15 @@ export function videoDashboardRoutes(d: AppDeps, v: VideoRouteDeps, repo: VideoJ
           security: AUTH.dashboard,
           tags: ["video"],
           summary: "The stored result of one of the account's jobs (Range supported; not billed)",
-          parameters: [{ name: "Range", in: "header", required: false, description: "One byte range, `bytes=start-end`", schema: { type: "string" } }],
+          parameters: [
+            {
+              name: "Range",
+              in: "header",
+              required: false,
+              description: "One byte range, `bytes=start-end`",
+              schema: { type: "string" },
+            },
+          ],
           responses: { ...videoBytes, ...errors(409, 410, 416) },
         },
       },

@@ -25,7 +25,10 @@ export interface VideoRouteDeps {
 }
 
 const mp4 = { type: "string", contentMediaType: "video/mp4" };
-export const videoBytes = { ...answerAs(200, "video/mp4", mp4, "The whole file"), ...withHeaders(answerAs(206, "video/mp4", mp4, "The requested byte range"), "Content-Range") };
+export const videoBytes = {
+  ...answerAs(200, "video/mp4", mp4, "The whole file"),
+  ...withHeaders(answerAs(206, "video/mp4", mp4, "The requested byte range"), "Content-Range"),
+};
 
 const origin = (request: Request) => new URL(request.url).origin;
 
@@ -52,8 +55,23 @@ export function videoRoutes(d: AppDeps, v: VideoRouteDeps) {
           security: AUTH.apiKey,
           tags: ["video"],
           summary: "Submit a video generation job (202 with the job)",
-          parameters: [{ name: "Idempotency-Key", in: "header", required: false, description: "A retry with the same key and body gets the first answer again", schema: { type: "string", minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX } }],
-          responses: { ...withHeaders(accepted(VideoJob, "The job, processing (an Idempotency-Key replay repeats the first answer)"), "Location", "Idempotent-Replayed"), ...errors(402, 409, 502) },
+          parameters: [
+            {
+              name: "Idempotency-Key",
+              in: "header",
+              required: false,
+              description: "A retry with the same key and body gets the first answer again",
+              schema: { type: "string", minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX },
+            },
+          ],
+          responses: {
+            ...withHeaders(
+              accepted(VideoJob, "The job, processing (an Idempotency-Key replay repeats the first answer)"),
+              "Location",
+              "Idempotent-Replayed",
+            ),
+            ...errors(402, 409, 502),
+          },
         },
       },
     )
@@ -63,7 +81,15 @@ export function videoRoutes(d: AppDeps, v: VideoRouteDeps) {
         const job = await v.service.get(principal, requireUuid(params.job_id, "job_id"));
         return toJobView(job, origin(request));
       },
-      { apiKey: "any", detail: { security: AUTH.apiKey, tags: ["video"], summary: "A video job (only the submitting API key sees it)", responses: ok(VideoJob) } },
+      {
+        apiKey: "any",
+        detail: {
+          security: AUTH.apiKey,
+          tags: ["video"],
+          summary: "A video job (only the submitting API key sees it)",
+          responses: ok(VideoJob),
+        },
+      },
     )
     .post(
       "/v1/jobs/:job_id/cancel",
@@ -71,7 +97,15 @@ export function videoRoutes(d: AppDeps, v: VideoRouteDeps) {
         const job = await v.service.cancel(principal, requireUuid(params.job_id, "job_id"));
         return toJobView(job, origin(request));
       },
-      { apiKey: "any", detail: { security: AUTH.apiKey, tags: ["video"], summary: "Cancel a processing video job (hold released; 409 when already final)", responses: { ...ok(VideoJob), ...errors(409) } } },
+      {
+        apiKey: "any",
+        detail: {
+          security: AUTH.apiKey,
+          tags: ["video"],
+          summary: "Cancel a processing video job (hold released; 409 when already final)",
+          responses: { ...ok(VideoJob), ...errors(409) },
+        },
+      },
     )
     .get(
       "/v1/jobs/:job_id/content",
@@ -85,7 +119,15 @@ export function videoRoutes(d: AppDeps, v: VideoRouteDeps) {
           security: AUTH.apiKey,
           tags: ["video"],
           summary: "Family G result bytes (submitting key only; Range supported; not billed)",
-          parameters: [{ name: "Range", in: "header", required: false, description: "One byte range, `bytes=start-end` (several ranges are ignored: the whole file)", schema: { type: "string" } }],
+          parameters: [
+            {
+              name: "Range",
+              in: "header",
+              required: false,
+              description: "One byte range, `bytes=start-end` (several ranges are ignored: the whole file)",
+              schema: { type: "string" },
+            },
+          ],
           responses: { ...videoBytes, ...errors(409, 410, 416) },
         },
       },

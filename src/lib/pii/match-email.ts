@@ -10,8 +10,14 @@ const MAX_DOMAIN = 253;
 /** Unquoted local-part characters we accept (a common subset of RFC 5322 atext plus dots). */
 function isLocalChar(c: number): boolean {
   return (
-    (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) ||
-    c === 46 || c === 95 || c === 37 || c === 43 || c === 45 // . _ % + -
+    (c >= 48 && c <= 57) ||
+    (c >= 65 && c <= 90) ||
+    (c >= 97 && c <= 122) ||
+    c === 46 ||
+    c === 95 ||
+    c === 37 ||
+    c === 43 ||
+    c === 45 // . _ % + -
   );
 }
 

@@ -60,11 +60,19 @@ function matchCard(text: string, g: DigitGroups): NumberMatch | null {
   if (len0 !== 4 || g.count < 3 || (joint !== SPACE && joint !== HYPHEN)) return null;
   // The longest prefix of groups that forms a valid card wins ("… 1111 2024" stops early).
   let k = 1;
-  while (k < g.count && k < 5 && g.seps[k] === joint && g.ends[k]! - g.starts[k]! >= 3 && g.ends[k]! - g.starts[k]! <= 6) k++;
+  while (
+    k < g.count &&
+    k < 5 &&
+    g.seps[k] === joint &&
+    g.ends[k]! - g.starts[k]! >= 3 &&
+    g.ends[k]! - g.starts[k]! <= 6
+  )
+    k++;
   for (; k >= 3; k--) {
     const n = digitCount(g, k);
     const end = g.ends[k - 1]!;
-    if (n >= 13 && n <= 19 && endsClean(text, end) && passesLuhn(text.slice(s, end))) return { kind: "CARD", start: s, end };
+    if (n >= 13 && n <= 19 && endsClean(text, end) && passesLuhn(text.slice(s, end)))
+      return { kind: "CARD", start: s, end };
   }
   return null;
 }

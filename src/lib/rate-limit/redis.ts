@@ -63,8 +63,17 @@ export class RedisRateLimiter implements RateLimiter {
   private connecting: Promise<void> | null = null;
   private connectStarted = 0;
 
-  constructor(url: string, private windowMs = 60_000, private connectWaitMs = 1000) {
-    this.client = new RedisClient(url, { connectionTimeout: connectWaitMs, enableOfflineQueue: false, autoReconnect: true, maxRetries: 1000000 });
+  constructor(
+    url: string,
+    private windowMs = 60_000,
+    private connectWaitMs = 1000,
+  ) {
+    this.client = new RedisClient(url, {
+      connectionTimeout: connectWaitMs,
+      enableOfflineQueue: false,
+      autoReconnect: true,
+      maxRetries: 1000000,
+    });
     this.ready().catch(() => {});
   }
 
@@ -87,7 +96,10 @@ export class RedisRateLimiter implements RateLimiter {
     const left = this.connectStarted + this.connectWaitMs - Date.now();
     if (left > 0) {
       let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([this.connecting, new Promise<void>((resolve) => (timer = setTimeout(resolve, left)))]).finally(() => clearTimeout(timer));
+      await Promise.race([
+        this.connecting,
+        new Promise<void>((resolve) => (timer = setTimeout(resolve, left))),
+      ]).finally(() => clearTimeout(timer));
     }
     if (!this.client.connected) throw new Error("redis is not connected");
   }
@@ -103,7 +115,14 @@ export class RedisRateLimiter implements RateLimiter {
   private async run(key: string, limit: number, windowMs: number, count: 0 | 1): Promise<RateDecision> {
     await this.ready();
     // gw:sw: (not gw:rl:, whose keys are fixed windows' strings): a hash, so the two never collide.
-    const [allowed, hits, msLeft] = (await this.client.send("EVAL", [SCRIPT, "1", `gw:sw:${key}`, String(windowMs), String(limit), String(count)])) as number[];
+    const [allowed, hits, msLeft] = (await this.client.send("EVAL", [
+      SCRIPT,
+      "1",
+      `gw:sw:${key}`,
+      String(windowMs),
+      String(limit),
+      String(count),
+    ])) as number[];
     return decide(allowed === 1, Number(hits), limit, Number(msLeft));
   }
 

@@ -40,7 +40,13 @@ export function decide(allowed: boolean, count: number, limit: number, msLeft: n
  * Milliseconds until the window frees room: until the oldest `need` counted hits have left it.
  * `slots` ascending, `counts` aligned; `slotMs` = windowMs / SLOTS.
  */
-export function msUntilFreed(slots: readonly number[], counts: readonly number[], need: number, slotMs: number, now: number): number {
+export function msUntilFreed(
+  slots: readonly number[],
+  counts: readonly number[],
+  need: number,
+  slotMs: number,
+  now: number,
+): number {
   let acc = 0;
   for (let i = 0; i < slots.length; i++) {
     acc += counts[i]!;

@@ -37,7 +37,13 @@ function requestBody(req: ChatRequest, opts: { stream: boolean }): BuiltRequest 
 }
 
 async function openStream(req: ChatRequest, ctx: CallContext): Promise<ReadableStream<Uint8Array>> {
-  const { body } = await postUpstream(joinUrl(ctx.baseUrl, "/v1/messages"), anthropicHeaders(req, ctx, true), reported(ctx, requestBody(req, { stream: true })), ctx, classifyAnthropicError);
+  const { body } = await postUpstream(
+    joinUrl(ctx.baseUrl, "/v1/messages"),
+    anthropicHeaders(req, ctx, true),
+    reported(ctx, requestBody(req, { stream: true })),
+    ctx,
+    classifyAnthropicError,
+  );
   return body;
 }
 
@@ -50,7 +56,10 @@ export const anthropicChatProvider: ChatProvider = {
   async chat(req: ChatRequest, ctx: CallContext): Promise<ChatResult> {
     const url = joinUrl(ctx.baseUrl, "/v1/messages");
     const sent = reported(ctx, requestBody(req, { stream: false }));
-    const body = checkAnthropicResponse(await postUpstreamJson(url, anthropicHeaders(req, ctx, false), sent, ctx, classifyAnthropicError), ctx.providerId);
+    const body = checkAnthropicResponse(
+      await postUpstreamJson(url, anthropicHeaders(req, ctx, false), sent, ctx, classifyAnthropicError),
+      ctx.providerId,
+    );
     const result = fromAnthropicResponse(body, anthropicJsonTool(req));
     if (req.anthropic) result.vendorBody = body as Record<string, unknown>;
     return result;
@@ -66,15 +75,31 @@ export const anthropicChatProvider: ChatProvider = {
   async countTokens(req: ChatRequest, ctx: CallContext): Promise<number> {
     const full = requestBody(req, { stream: false }).body;
     const body = Object.fromEntries(COUNT_FIELDS.filter((k) => full[k] !== undefined).map((k) => [k, full[k]]));
-    const answer = await postUpstreamJson(joinUrl(ctx.baseUrl, "/v1/messages/count_tokens"), anthropicHeaders(req, ctx, false), body, ctx, classifyAnthropicError);
+    const answer = await postUpstreamJson(
+      joinUrl(ctx.baseUrl, "/v1/messages/count_tokens"),
+      anthropicHeaders(req, ctx, false),
+      body,
+      ctx,
+      classifyAnthropicError,
+    );
     return checkAnthropicTokenCount(answer, ctx.providerId).input_tokens;
   },
 };
 
-export { toAnthropicRequest, toAnthropicToolChoice, anthropicThinkingBudget, ANTHROPIC_THINKING_BUDGETS } from "./request";
+export {
+  toAnthropicRequest,
+  toAnthropicToolChoice,
+  anthropicThinkingBudget,
+  ANTHROPIC_THINKING_BUDGETS,
+} from "./request";
 export { fromAnthropicResponse, mapAnthropicStopReason, mapAnthropicUsage } from "./response";
 export { readAnthropicStream } from "./stream";
 export { AnthropicRawScanner } from "./relay";
-export { anthropicStructuredOutput, anthropicJsonTool, anthropicHasNativeJson, ANTHROPIC_JSON_TOOL } from "./structured";
+export {
+  anthropicStructuredOutput,
+  anthropicJsonTool,
+  anthropicHasNativeJson,
+  ANTHROPIC_JSON_TOOL,
+} from "./structured";
 export { toAnthropicNativeSchema } from "./native-schema";
 export { classifyAnthropicError, classifyAnthropicStreamError, mapAnthropicErrorType } from "./errors";

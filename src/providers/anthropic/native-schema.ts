@@ -18,7 +18,19 @@
 
 type Json = Record<string, unknown>;
 
-const MOVED_TO_DESCRIPTION = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "maxItems", "uniqueItems", "minProperties", "maxProperties"];
+const MOVED_TO_DESCRIPTION = [
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "multipleOf",
+  "minLength",
+  "maxLength",
+  "maxItems",
+  "uniqueItems",
+  "minProperties",
+  "maxProperties",
+];
 const FORMATS = new Set(["date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"]);
 // Lookaround, backreferences and word boundaries are outside Anthropic's regex subset.
 const COMPLEX_PATTERN = /\(\?[=!<]|\\[bB1-9]/;
@@ -40,7 +52,18 @@ export function toAnthropicNativeSchema(schema: unknown): Json | undefined {
 }
 
 const SCHEMA_MAPS = new Set(["properties", "$defs", "definitions"]);
-const SUBSCHEMAS = new Set(["items", "prefixItems", "anyOf", "oneOf", "allOf", "not", "additionalProperties", "if", "then", "else"]);
+const SUBSCHEMAS = new Set([
+  "items",
+  "prefixItems",
+  "anyOf",
+  "oneOf",
+  "allOf",
+  "not",
+  "additionalProperties",
+  "if",
+  "then",
+  "else",
+]);
 
 /** One schema node: subschemas adapted, keywords outside the subset moved or flagged. */
 function adapt(node: unknown, walk: Walk): unknown {
@@ -49,12 +72,17 @@ function adapt(node: unknown, walk: Walk): unknown {
   const out: Json = {};
   const notes: string[] = [];
   for (const [key, value] of Object.entries(node)) {
-    if ((key === "$ref" && typeof value === "string" && !value.startsWith("#")) || key === "patternProperties") walk.ok = false;
-    if (key === "enum" && Array.isArray(value) && value.some((v) => typeof v === "object" && v !== null)) walk.ok = false;
-    if (MOVED_TO_DESCRIPTION.includes(key) || (key === "minItems" && typeof value === "number" && value > 1)) notes.push(`${key}: ${JSON.stringify(value)}`);
+    if ((key === "$ref" && typeof value === "string" && !value.startsWith("#")) || key === "patternProperties")
+      walk.ok = false;
+    if (key === "enum" && Array.isArray(value) && value.some((v) => typeof v === "object" && v !== null))
+      walk.ok = false;
+    if (MOVED_TO_DESCRIPTION.includes(key) || (key === "minItems" && typeof value === "number" && value > 1))
+      notes.push(`${key}: ${JSON.stringify(value)}`);
     else if (key === "format" && typeof value === "string" && !FORMATS.has(value)) notes.push(`format: ${value}`);
-    else if (key === "pattern" && typeof value === "string" && COMPLEX_PATTERN.test(value)) notes.push(`pattern: ${value}`);
-    else if (SCHEMA_MAPS.has(key) && isObject(value)) out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, adapt(v, walk)]));
+    else if (key === "pattern" && typeof value === "string" && COMPLEX_PATTERN.test(value))
+      notes.push(`pattern: ${value}`);
+    else if (SCHEMA_MAPS.has(key) && isObject(value))
+      out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, adapt(v, walk)]));
     else if (SUBSCHEMAS.has(key)) out[key] = adapt(value, walk);
     else out[key] = value;
   }
@@ -65,7 +93,8 @@ function adapt(node: unknown, walk: Walk): unknown {
     delete out.oneOf;
   }
   if (node.type === "object" || isObject(node.properties)) closeObject(node, out, walk);
-  if (notes.length > 0) out.description = [node.description, `(${notes.join(", ")})`].filter((d) => typeof d === "string" && d).join(" ");
+  if (notes.length > 0)
+    out.description = [node.description, `(${notes.join(", ")})`].filter((d) => typeof d === "string" && d).join(" ");
   return out;
 }
 
@@ -82,7 +111,10 @@ function closeObject(node: Json, out: Json, walk: Walk): void {
 
 /** A `$ref` to the root, or a `$defs` / `definitions` entry that reaches itself. */
 function hasRecursion(root: Json): boolean {
-  const defs: Record<string, unknown> = { ...(isObject(root.definitions) ? root.definitions : {}), ...(isObject(root.$defs) ? root.$defs : {}) };
+  const defs: Record<string, unknown> = {
+    ...(isObject(root.definitions) ? root.definitions : {}),
+    ...(isObject(root.$defs) ? root.$defs : {}),
+  };
   const refsOf = (node: unknown, into: Set<string>): Set<string> => {
     if (Array.isArray(node)) node.forEach((n) => refsOf(n, into));
     else if (isObject(node)) {

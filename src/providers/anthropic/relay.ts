@@ -63,8 +63,14 @@ export class AnthropicRawScanner implements RawScanner {
     const calls = new Map<number, ToolCall>();
     for (const ev of this.forwarded) {
       const e = eventJson(ev);
-      if (e?.type === "content_block_start" && e.content_block?.type === "tool_use") calls.set(e.index, { id: e.content_block.id ?? "", type: "function", function: { name: e.content_block.name ?? "", arguments: "" } });
-      else if (e?.type === "content_block_start" && e.content_block?.type === "text") content += e.content_block.text ?? "";
+      if (e?.type === "content_block_start" && e.content_block?.type === "tool_use")
+        calls.set(e.index, {
+          id: e.content_block.id ?? "",
+          type: "function",
+          function: { name: e.content_block.name ?? "", arguments: "" },
+        });
+      else if (e?.type === "content_block_start" && e.content_block?.type === "text")
+        content += e.content_block.text ?? "";
       else if (e?.type === "content_block_delta" && e.delta?.type === "text_delta") content += e.delta.text ?? "";
       else if (e?.type === "content_block_delta" && e.delta?.type === "input_json_delta") {
         const call = calls.get(e.index);
@@ -72,7 +78,11 @@ export class AnthropicRawScanner implements RawScanner {
       }
     }
     const toolCalls = [...calls.values()];
-    const r: ChatResult = { content: content || (toolCalls.length ? null : ""), finishReason: mapAnthropicStopReason(this.delta?.delta?.stop_reason), usage: emptyUsage() };
+    const r: ChatResult = {
+      content: content || (toolCalls.length ? null : ""),
+      finishReason: mapAnthropicStopReason(this.delta?.delta?.stop_reason),
+      usage: emptyUsage(),
+    };
     if (toolCalls.length) r.toolCalls = toolCalls;
     return r;
   }

@@ -34,7 +34,10 @@ export { ANTHROPIC_MIN_THINKING_BUDGET, ANTHROPIC_THINKING_BUDGETS };
  */
 export function anthropicThinkingBudget(effort: ReasoningEffort | undefined, maxTokens: number): number | undefined {
   if (effort === undefined || effort === "none") return undefined;
-  const budget = Math.max(ANTHROPIC_MIN_THINKING_BUDGET, Math.min(ANTHROPIC_THINKING_BUDGETS[effort], maxTokens - 1024));
+  const budget = Math.max(
+    ANTHROPIC_MIN_THINKING_BUDGET,
+    Math.min(ANTHROPIC_THINKING_BUDGETS[effort], maxTokens - 1024),
+  );
   return budget < maxTokens ? budget : undefined;
 }
 
@@ -49,7 +52,10 @@ const WITH_THINKING = "not sent with extended thinking";
 
 /** The body and the settings it leaves out (see the list above). Pure. */
 export function buildAnthropicRequest(req: ChatRequest, opts: { stream: boolean }): BuiltRequest {
-  const dropped: DroppedSetting[] = [...droppedIfSet(req, UNSUPPORTED), ...Object.keys(req.passthrough ?? {}).map((setting) => ({ setting }))];
+  const dropped: DroppedSetting[] = [
+    ...droppedIfSet(req, UNSUPPORTED),
+    ...Object.keys(req.passthrough ?? {}).map((setting) => ({ setting })),
+  ];
   const system: AnthropicWireBlock[] = [];
   const messages: AnthropicWireMessage[] = [];
   const push = (role: "user" | "assistant", blocks: AnthropicWireBlock[]): void => {
@@ -80,13 +86,17 @@ export function buildAnthropicRequest(req: ChatRequest, opts: { stream: boolean 
   body.messages = messages;
 
   const structured = anthropicStructuredOutput(req);
-  const forcedTool = req.tool_choice === "required" || typeof req.tool_choice === "object" || structured?.path === "tool";
+  const forcedTool =
+    req.tool_choice === "required" || typeof req.tool_choice === "object" || structured?.path === "tool";
   // Anthropic refuses thinking together with a forced tool: the forced tool wins.
   const budget = forcedTool ? undefined : anthropicThinkingBudget(req.reasoning_effort, req.max_tokens);
   if (budget !== undefined) body.thinking = { type: "enabled", budget_tokens: budget };
 
   if (budget === undefined && req.reasoning_effort !== undefined && req.reasoning_effort !== "none") {
-    dropped.push({ setting: "reasoning_effort", details: forcedTool ? "not sent with a forced tool" : "max_tokens leaves no room for thinking" });
+    dropped.push({
+      setting: "reasoning_effort",
+      details: forcedTool ? "not sent with a forced tool" : "max_tokens leaves no room for thinking",
+    });
   }
 
   // With thinking on, Anthropic rejects temperature (other than 1) and top_p below 0.95.
@@ -104,14 +114,16 @@ export function buildAnthropicRequest(req: ChatRequest, opts: { stream: boolean 
   }
   const tools: Record<string, unknown>[] = [];
   if (req.tools && req.tools.length > 0) {
-    tools.push(...req.tools.map((t) => {
-      const tool: Record<string, unknown> = {
-        name: t.function.name,
-        input_schema: t.function.parameters ?? { type: "object", properties: {} },
-      };
-      if (t.function.description !== undefined) tool.description = t.function.description;
-      return tool;
-    }));
+    tools.push(
+      ...req.tools.map((t) => {
+        const tool: Record<string, unknown> = {
+          name: t.function.name,
+          input_schema: t.function.parameters ?? { type: "object", properties: {} },
+        };
+        if (t.function.description !== undefined) tool.description = t.function.description;
+        return tool;
+      }),
+    );
     const choice = toAnthropicToolChoice(req.tool_choice, req.parallel_tool_calls);
     if (choice) body.tool_choice = choice;
   }
@@ -187,6 +199,7 @@ function parseToolArguments(args: string): unknown {
 }
 
 function toAnthropicToolResult(m: ChatMessage): AnthropicWireBlock {
-  const content = typeof m.content === "string" || m.content === null ? (m.content ?? "") : toAnthropicBlocks(m.content);
+  const content =
+    typeof m.content === "string" || m.content === null ? (m.content ?? "") : toAnthropicBlocks(m.content);
   return { type: "tool_result", tool_use_id: m.tool_call_id ?? "", content };
 }

@@ -30,7 +30,10 @@ interface AnthropicStreamState {
 }
 
 /** Translates decoded SSE events into StreamEvents; owns the stream state. */
-export async function* readAnthropicStream(events: AsyncIterable<SseEvent>, jsonTool?: string): AsyncGenerator<StreamEvent, void, undefined> {
+export async function* readAnthropicStream(
+  events: AsyncIterable<SseEvent>,
+  jsonTool?: string,
+): AsyncGenerator<StreamEvent, void, undefined> {
   const state: AnthropicStreamState = { usage: {}, toolIndex: new Map(), jsonBlocks: new Map(), done: false };
   for await (const ev of endQuietlyWhenComplete(events, () => state.done)) {
     if (state.done) continue; // nothing after message_stop matters
@@ -75,7 +78,8 @@ export async function* readAnthropicStream(events: AsyncIterable<SseEvent>, json
         mergeAnthropicUsage(state.usage, msg.usage);
         if (msg.delta?.stop_reason) {
           state.finish = mapAnthropicStopReason(msg.delta.stop_reason);
-          if (state.finish === "tool_calls" && state.jsonBlocks.size > 0 && state.toolIndex.size === 0) state.finish = "stop";
+          if (state.finish === "tool_calls" && state.jsonBlocks.size > 0 && state.toolIndex.size === 0)
+            state.finish = "stop";
           yield { type: "finish", reason: state.finish };
         }
         break;

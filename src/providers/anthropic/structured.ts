@@ -30,7 +30,11 @@ export function anthropicStructuredOutput(req: ChatRequest): AnthropicStructured
   const type = req.response_format?.type;
   if (type !== "json_object" && type !== "json_schema") return undefined;
   if (req.tool_choice === "required" || typeof req.tool_choice === "object") return undefined;
-  const spec = (isObject(req.response_format?.json_schema) ? req.response_format.json_schema : {}) as { name?: unknown; description?: unknown; schema?: unknown };
+  const spec = (isObject(req.response_format?.json_schema) ? req.response_format.json_schema : {}) as {
+    name?: unknown;
+    description?: unknown;
+    schema?: unknown;
+  };
   const schema = type === "json_schema" && isObject(spec.schema) ? spec.schema : undefined;
 
   if (schema) {
@@ -43,11 +47,12 @@ export function anthropicStructuredOutput(req: ChatRequest): AnthropicStructured
   let name = ANTHROPIC_JSON_TOOL;
   while (taken.has(name)) name += "_";
   const label = typeof spec.name === "string" ? ` "${spec.name}"` : "";
-  const description = typeof spec.description === "string" && spec.description
-    ? spec.description
-    : schema
-      ? `Give your answer as this tool's input: JSON matching the${label} schema.`
-      : "Give your answer as this tool's input: one JSON object.";
+  const description =
+    typeof spec.description === "string" && spec.description
+      ? spec.description
+      : schema
+        ? `Give your answer as this tool's input: JSON matching the${label} schema.`
+        : "Give your answer as this tool's input: one JSON object.";
   const input_schema = schema ? withoutMeta(schema) : { type: "object" };
   // The caller's own tools stay callable unless the caller said `none`.
   const toolChoice: Json = taken.size > 0 && req.tool_choice !== "none" ? { type: "any" } : { type: "tool", name };

@@ -17,5 +17,7 @@ export function reported(ctx: CallContext, built: BuiltRequest): Record<string, 
 /** The settings of `req` among `keys` that are set: each dropped for the same reason. */
 export function droppedIfSet(req: object, keys: readonly string[], details?: string): DroppedSetting[] {
   const set = req as Record<string, unknown>;
-  return keys.filter((k) => set[k] !== undefined).map((setting) => (details === undefined ? { setting } : { setting, details }));
+  return keys
+    .filter((k) => set[k] !== undefined)
+    .map((setting) => (details === undefined ? { setting } : { setting, details }));
 }

@@ -65,10 +65,18 @@ export interface VendorErrorReading {
  * the vendor says otherwise, a retry hint for what may be retried (rate limits, transient
  * failures), the parsed body kept as `detail` for the operator.
  */
-export function upstreamHttpError(status: number, headers: Headers, bodyText: string, vendor: VendorErrorReading = {}): UpstreamError {
+export function upstreamHttpError(
+  status: number,
+  headers: Headers,
+  bodyText: string,
+  vendor: VendorErrorReading = {},
+): UpstreamError {
   const detail = parseErrorBody(bodyText);
   const kind = vendor.kind?.(status, detail) ?? classifyHttpStatus(status);
-  const retryAfterMs = kind === "rate_limited" || kind === "transient" ? (vendor.retryAfterMs?.(detail) ?? parseRetryAfterHeaders(headers)) : undefined;
+  const retryAfterMs =
+    kind === "rate_limited" || kind === "transient"
+      ? (vendor.retryAfterMs?.(detail) ?? parseRetryAfterHeaders(headers))
+      : undefined;
   const message = (detail !== undefined && vendor.message?.(detail, status)) || `upstream answered ${status}`;
   return new UpstreamError(kind, message, status, detail, retryAfterMs, vendor.reason?.(detail));
 }

@@ -20,7 +20,9 @@ const utf8 = new TextDecoder();
 
 /** The request headers: JSON, the adapter's own, and the attempt's trace context when traced. */
 function withTrace(headers: Record<string, string>, ctx: CallContext): Record<string, string> {
-  return ctx.traceparent ? { "content-type": "application/json", ...headers, traceparent: ctx.traceparent } : { "content-type": "application/json", ...headers };
+  return ctx.traceparent
+    ? { "content-type": "application/json", ...headers, traceparent: ctx.traceparent }
+    : { "content-type": "application/json", ...headers };
 }
 
 /**
@@ -67,19 +69,31 @@ export async function postUpstream(
  * POSTs JSON and reads the whole JSON answer (non-streaming calls), under the same deadlines;
  * a non-2xx answer is thrown as the classifier's UpstreamError.
  */
-export async function postUpstreamJson(url: string, headers: Record<string, string>, payload: unknown, ctx: CallContext, classify: ErrorClassifier): Promise<unknown> {
+export async function postUpstreamJson(
+  url: string,
+  headers: Record<string, string>,
+  payload: unknown,
+  ctx: CallContext,
+  classify: ErrorClassifier,
+): Promise<unknown> {
   let got;
   try {
     got = await fetchAllWithDeadlines(
       url,
       { method: "POST", headers: withTrace(headers, ctx), body: JSON.stringify(payload) },
-      { signal: ctx.signal, firstByteTimeoutMs: ctx.firstByteTimeoutMs, idleTimeoutMs: ctx.idleTimeoutMs, mapBodyError: (err, res) => new BodyError(err, res) },
+      {
+        signal: ctx.signal,
+        firstByteTimeoutMs: ctx.firstByteTimeoutMs,
+        idleTimeoutMs: ctx.idleTimeoutMs,
+        mapBodyError: (err, res) => new BodyError(err, res),
+      },
     );
   } catch (err) {
     if (!(err instanceof BodyError)) throw toTransportError(err, "connect", ctx.signal);
     const mapped = toTransportError(err.cause, "body", ctx.signal);
     // An error answer whose body broke off is still classified by its status (unless the caller left).
-    if (err.response && !err.response.ok && mapped instanceof UpstreamError) throw classify(err.response.status, err.response.headers, "");
+    if (err.response && !err.response.ok && mapped instanceof UpstreamError)
+      throw classify(err.response.status, err.response.headers, "");
     throw mapped;
   }
   const text = utf8.decode(got.bytes);

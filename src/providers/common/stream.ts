@@ -7,7 +7,10 @@
  * own processing are not affected (they never pass through here). Stopping early returns the
  * source, which cancels the upstream body.
  */
-export async function* endQuietlyWhenComplete<T>(source: AsyncIterable<T>, isComplete: () => boolean): AsyncGenerator<T, void, undefined> {
+export async function* endQuietlyWhenComplete<T>(
+  source: AsyncIterable<T>,
+  isComplete: () => boolean,
+): AsyncGenerator<T, void, undefined> {
   const it = source[Symbol.asyncIterator]();
   let finished = false;
   try {

@@ -18,7 +18,11 @@ export function wireCheck<S extends TSchema>(what: string, schema: S): WireCheck
   return (body, provider) => {
     if (compiled.Check(body)) return body;
     const first = compiled.Errors(body).First();
-    throw badAnswer(`${provider} sent a ${what} that fails its wire check at ${first?.path || "/"}: ${first?.message ?? "invalid"}`, 200, body);
+    throw badAnswer(
+      `${provider} sent a ${what} that fails its wire check at ${first?.path || "/"}: ${first?.message ?? "invalid"}`,
+      200,
+      body,
+    );
   };
 }
 

@@ -4,7 +4,13 @@
  * token count, so `promptTokens` is null and the caller counts the input itself. It takes no
  * end-user id: a `user` is left out and reported.
  */
-import type { CallContext, EmbeddingInput, EmbeddingOptions, EmbeddingProvider, EmbeddingResult } from "../../core/chat/provider";
+import type {
+  CallContext,
+  EmbeddingInput,
+  EmbeddingOptions,
+  EmbeddingProvider,
+  EmbeddingResult,
+} from "../../core/chat/provider";
 import { UpstreamError } from "../../core/upstream/error";
 import { joinUrl, postUpstreamJson } from "../common/http";
 import { badAnswer } from "../common/errors";
@@ -16,7 +22,11 @@ import { checkGeminiEmbedResponse } from "./wire";
 type LooseEmbedResponse = { embedding?: { values?: number[] }; embeddings?: Array<{ values?: number[] }> };
 
 function embedRequest(model: string, text: string, opts: EmbeddingOptions): Record<string, unknown> {
-  return { model: `models/${model}`, content: { parts: [{ text }] }, ...(opts.dimensions !== undefined && { outputDimensionality: opts.dimensions }) };
+  return {
+    model: `models/${model}`,
+    content: { parts: [{ text }] },
+    ...(opts.dimensions !== undefined && { outputDimensionality: opts.dimensions }),
+  };
 }
 
 /** A response → vectors in input order. Pure. */
@@ -32,7 +42,12 @@ export function fromGeminiEmbedResponse(body: LooseEmbedResponse, expected: numb
 export const geminiEmbeddingProvider: EmbeddingProvider = {
   protocol: "gemini",
   tokenInputs: false,
-  async embed(input: EmbeddingInput[], model: string, ctx: CallContext, opts: EmbeddingOptions = {}): Promise<EmbeddingResult> {
+  async embed(
+    input: EmbeddingInput[],
+    model: string,
+    ctx: CallContext,
+    opts: EmbeddingOptions = {},
+  ): Promise<EmbeddingResult> {
     const texts = input.map((i) => {
       // The service never routes token ids here (tokenInputs: false); a programming error if it did.
       if (typeof i !== "string") throw new UpstreamError("rejected", "Gemini embeddings take text only", 400);
@@ -43,9 +58,14 @@ export const geminiEmbeddingProvider: EmbeddingProvider = {
     const single = texts.length === 1;
     const url = joinUrl(ctx.baseUrl, single ? `${base}:embedContent` : `${base}:batchEmbedContents`);
     const payload = reported(ctx, {
-      body: single ? embedRequest(model, texts[0]!, opts) : { requests: texts.map((t) => embedRequest(model, t, opts)) },
+      body: single
+        ? embedRequest(model, texts[0]!, opts)
+        : { requests: texts.map((t) => embedRequest(model, t, opts)) },
       dropped: droppedIfSet(opts, ["user"]),
     });
-    return fromGeminiEmbedResponse(checkGeminiEmbedResponse(await postUpstreamJson(url, headers, payload, ctx, classifyGeminiError), ctx.providerId), texts.length);
+    return fromGeminiEmbedResponse(
+      checkGeminiEmbedResponse(await postUpstreamJson(url, headers, payload, ctx, classifyGeminiError), ctx.providerId),
+      texts.length,
+    );
   },
 };

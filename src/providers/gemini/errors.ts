@@ -29,7 +29,8 @@ function geminiReason(detail: unknown): UpstreamReason | undefined {
   if (e?.status === "UNAUTHENTICATED" || e?.status === "PERMISSION_DENIED") return "auth";
   if ((e?.details ?? []).some((d) => d.reason === "API_KEY_INVALID")) return "auth";
   if (e?.status === "NOT_FOUND") return "not_found";
-  if (e?.status === "INVALID_ARGUMENT" && /token count|maximum number of tokens|too long/i.test(e.message ?? "")) return "context_length";
+  if (e?.status === "INVALID_ARGUMENT" && /token count|maximum number of tokens|too long/i.test(e.message ?? ""))
+    return "context_length";
   return undefined;
 }
 
@@ -45,7 +46,8 @@ export function geminiRetryDelayMs(detail: unknown): number | undefined {
 /** Status string → kind, for an `error` payload inside a 200 stream. */
 export function mapGeminiErrorStatus(status: string | undefined, code: number | undefined): UpstreamErrorKind {
   if (status === "RESOURCE_EXHAUSTED" || code === 429) return "rate_limited";
-  if (status === "UNAVAILABLE" || status === "INTERNAL" || status === "DEADLINE_EXCEEDED" || status === "ABORTED") return "transient";
+  if (status === "UNAVAILABLE" || status === "INTERNAL" || status === "DEADLINE_EXCEEDED" || status === "ABORTED")
+    return "transient";
   if (code !== undefined && code >= 500) return "transient";
   if (status !== undefined || (code !== undefined && code >= 400)) return "rejected";
   return "transient";

@@ -28,17 +28,35 @@ export const geminiChatProvider: ChatProvider = {
   protocol: "gemini",
 
   async chat(req: ChatRequest, ctx: CallContext): Promise<ChatResult> {
-    const answer = await postUpstreamJson(geminiUrl(ctx, req.model, false), geminiHeaders(ctx, false), reported(ctx, buildGeminiRequest(req)), ctx, classifyGeminiError);
+    const answer = await postUpstreamJson(
+      geminiUrl(ctx, req.model, false),
+      geminiHeaders(ctx, false),
+      reported(ctx, buildGeminiRequest(req)),
+      ctx,
+      classifyGeminiError,
+    );
     return fromGeminiResponse(checkGeminiResponse(answer, ctx.providerId));
   },
 
   async chatStream(req: ChatRequest, ctx: CallContext): Promise<AsyncIterable<StreamEvent>> {
-    const { body } = await postUpstream(geminiUrl(ctx, req.model, true), geminiHeaders(ctx, true), reported(ctx, buildGeminiRequest(req)), ctx, classifyGeminiError);
+    const { body } = await postUpstream(
+      geminiUrl(ctx, req.model, true),
+      geminiHeaders(ctx, true),
+      reported(ctx, buildGeminiRequest(req)),
+      ctx,
+      classifyGeminiError,
+    );
     return readGeminiStream(decodeSse(body));
   },
 };
 
-export { toGeminiRequest, toGeminiToolConfig, toGeminiSchema, geminiThinkingConfig, GEMINI_THINKING_BUDGETS } from "./request";
+export {
+  toGeminiRequest,
+  toGeminiToolConfig,
+  toGeminiSchema,
+  geminiThinkingConfig,
+  GEMINI_THINKING_BUDGETS,
+} from "./request";
 export { fromGeminiResponse, mapGeminiFinishReason, mapGeminiUsage } from "./response";
 export { readGeminiStream } from "./stream";
 export { classifyGeminiError, classifyGeminiStreamError, geminiRetryDelayMs } from "./errors";

@@ -39,10 +39,14 @@ export const GEMINI_THINKING_BUDGETS: Record<ReasoningEffort, number> = {
  * {@link GEMINI_THINKING_BUDGETS}, clamped to the model's range: Pro 128..32768 (it cannot
  * turn thinking off, so `none` becomes 128), Flash 0..24576, Flash-Lite 512..24576 (0 allowed).
  */
-export function geminiThinkingConfig(model: string, effort: ReasoningEffort | undefined): Record<string, unknown> | undefined {
+export function geminiThinkingConfig(
+  model: string,
+  effort: ReasoningEffort | undefined,
+): Record<string, unknown> | undefined {
   if (effort === undefined) return undefined;
   if (/gemini-3/.test(model)) {
-    const level = effort === "none" || effort === "minimal" ? "minimal" : effort === "low" || effort === "medium" ? effort : "high";
+    const level =
+      effort === "none" || effort === "minimal" ? "minimal" : effort === "low" || effort === "medium" ? effort : "high";
     return { thinkingLevel: level };
   }
   let budget = GEMINI_THINKING_BUDGETS[effort];
@@ -72,7 +76,13 @@ export function toGeminiRequest(req: ChatRequest): Record<string, unknown> {
 
 /** The body and the settings generateContent has no field for. Pure. */
 export function buildGeminiRequest(req: ChatRequest): BuiltRequest {
-  return { body: geminiBody(req), dropped: [...droppedIfSet(req, ["logit_bias", "parallel_tool_calls", "service_tier"]), ...Object.keys(req.passthrough ?? {}).map((setting) => ({ setting }))] };
+  return {
+    body: geminiBody(req),
+    dropped: [
+      ...droppedIfSet(req, ["logit_bias", "parallel_tool_calls", "service_tier"]),
+      ...Object.keys(req.passthrough ?? {}).map((setting) => ({ setting })),
+    ],
+  };
 }
 
 function geminiBody(req: ChatRequest): Record<string, unknown> {

@@ -2,7 +2,15 @@
 import type { ChatResult, FinishReason, ToolCall, Usage } from "../../core/chat/types";
 import type { GeminiWireResponse, GeminiWireUsage } from "./wire";
 
-const FILTER_REASONS = new Set(["SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY", "LANGUAGE"]);
+const FILTER_REASONS = new Set([
+  "SAFETY",
+  "RECITATION",
+  "BLOCKLIST",
+  "PROHIBITED_CONTENT",
+  "SPII",
+  "IMAGE_SAFETY",
+  "LANGUAGE",
+]);
 
 /**
  * STOP → stop (tool_calls when the answer holds function calls: Gemini has no tool finish

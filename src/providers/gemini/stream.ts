@@ -57,7 +57,10 @@ export async function* readGeminiStream(
     if (candidate.finishReason) state.finishReason = candidate.finishReason;
   }
   if (state.finishReason === undefined && !state.blocked) throw truncatedError("a chunk with finishReason");
-  const reason = state.finishReason === undefined ? "content_filter" : mapGeminiFinishReason(state.finishReason, state.toolCalls > 0);
+  const reason =
+    state.finishReason === undefined
+      ? "content_filter"
+      : mapGeminiFinishReason(state.finishReason, state.toolCalls > 0);
   yield { type: "finish", reason };
   if (state.usage) yield { type: "usage", usage: state.usage };
 }

@@ -31,7 +31,9 @@ export type GeminiWireUsage = Static<typeof GeminiWireUsage>;
 const GeminiWireResponsePart = T.Object({
   text: T.Optional(T.String()),
   thought: T.Optional(T.Boolean()),
-  functionCall: T.Optional(T.Object({ name: T.Optional(T.String()), args: T.Optional(T.Unknown()), id: T.Optional(T.String()) })),
+  functionCall: T.Optional(
+    T.Object({ name: T.Optional(T.String()), args: T.Optional(T.Unknown()), id: T.Optional(T.String()) }),
+  ),
 });
 export type GeminiWireResponsePart = Static<typeof GeminiWireResponsePart>;
 
@@ -63,6 +65,9 @@ export interface GeminiWireErrorBody {
 
 /** `embedContent` answers `embedding`; `batchEmbedContents` answers `embeddings`, in request order. */
 const GeminiWireEmbedding = T.Object({ values: T.Array(T.Number()) });
-export const GeminiWireEmbedResponse = T.Object({ embedding: T.Optional(GeminiWireEmbedding), embeddings: T.Optional(T.Array(GeminiWireEmbedding)) });
+export const GeminiWireEmbedResponse = T.Object({
+  embedding: T.Optional(GeminiWireEmbedding),
+  embeddings: T.Optional(T.Array(GeminiWireEmbedding)),
+});
 export type GeminiWireEmbedResponse = Static<typeof GeminiWireEmbedResponse>;
 export const checkGeminiEmbedResponse = wireCheck("embedding answer", GeminiWireEmbedResponse);

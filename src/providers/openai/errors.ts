@@ -11,9 +11,12 @@ export function classifyOpenAIError(status: number, headers: Headers, bodyText: 
   return upstreamHttpError(status, headers, bodyText, {
     kind: (s, detail) => {
       const err = errorObject(detail);
-      return s === 429 && (err?.code === "insufficient_quota" || err?.type === "insufficient_quota") ? "rejected" : undefined;
+      return s === 429 && (err?.code === "insufficient_quota" || err?.type === "insufficient_quota")
+        ? "rejected"
+        : undefined;
     },
-    message: (detail, s) => `upstream ${s}: ${errorObject(detail)?.message ?? (typeof detail === "string" ? detail.slice(0, 200) : "error")}`,
+    message: (detail, s) =>
+      `upstream ${s}: ${errorObject(detail)?.message ?? (typeof detail === "string" ? detail.slice(0, 200) : "error")}`,
     reason: (detail) => openAIReason(errorObject(detail)),
   });
 }
@@ -40,10 +43,19 @@ export function classifyOpenAIStreamError(payload: unknown): UpstreamError {
   if (/insufficient_quota/.test(tag)) kind = "rejected";
   else if (/rate_limit|tokens|requests/.test(tag)) kind = "rate_limited";
   else if (/invalid_request|context_length|invalid_api_key|permission|not_found/.test(tag)) kind = "rejected";
-  return new UpstreamError(kind, `upstream stream error: ${err?.message ?? "unknown"}`, undefined, payload, undefined, openAIReason(err));
+  return new UpstreamError(
+    kind,
+    `upstream stream error: ${err?.message ?? "unknown"}`,
+    undefined,
+    payload,
+    undefined,
+    openAIReason(err),
+  );
 }
 
-function errorObject(detail: unknown): { message?: string; type?: string | null; code?: string | number | null } | undefined {
+function errorObject(
+  detail: unknown,
+): { message?: string; type?: string | null; code?: string | number | null } | undefined {
   if (typeof detail !== "object" || detail === null) return undefined;
   const e = (detail as OpenAIWireErrorBody).error;
   if (typeof e === "string") return { message: e };

@@ -2,7 +2,14 @@
  * OpenAI-compatible adapter (OpenAI, DeepSeek, Together, Groq): `POST {baseUrl}/v1/chat/completions`
  * with `Authorization: Bearer`, and `POST {baseUrl}/v1/embeddings`.
  */
-import type { CallContext, ChatProvider, EmbeddingInput, EmbeddingOptions, EmbeddingProvider, EmbeddingResult } from "../../core/chat/provider";
+import type {
+  CallContext,
+  ChatProvider,
+  EmbeddingInput,
+  EmbeddingOptions,
+  EmbeddingProvider,
+  EmbeddingResult,
+} from "../../core/chat/provider";
 import { badAnswer } from "../common/errors";
 import type { ChatRequest, ChatResult, StreamEvent } from "../../core/chat/types";
 import { decodeSse } from "../../lib/sse";
@@ -33,7 +40,13 @@ function buildBody(req: ChatRequest, ctx: CallContext, stream: boolean): Record<
 
 async function openOpenAIStream(req: ChatRequest, ctx: CallContext): Promise<ReadableStream<Uint8Array>> {
   const url = joinUrl(ctx.baseUrl, "/v1/chat/completions");
-  const { body } = await postUpstream(url, openAIHeaders(ctx, true), buildBody(req, ctx, true), ctx, classifyOpenAIError);
+  const { body } = await postUpstream(
+    url,
+    openAIHeaders(ctx, true),
+    buildBody(req, ctx, true),
+    ctx,
+    classifyOpenAIError,
+  );
   return body;
 }
 
@@ -42,7 +55,12 @@ export const openAIChatProvider: ChatProvider = {
 
   async chat(req: ChatRequest, ctx: CallContext): Promise<ChatResult> {
     const url = joinUrl(ctx.baseUrl, "/v1/chat/completions");
-    return fromOpenAIChatResponse(checkOpenAIChatResponse(await postUpstreamJson(url, openAIHeaders(ctx, false), buildBody(req, ctx, false), ctx, classifyOpenAIError), ctx.providerId));
+    return fromOpenAIChatResponse(
+      checkOpenAIChatResponse(
+        await postUpstreamJson(url, openAIHeaders(ctx, false), buildBody(req, ctx, false), ctx, classifyOpenAIError),
+        ctx.providerId,
+      ),
+    );
   },
 
   async chatStream(req: ChatRequest, ctx: CallContext): Promise<AsyncIterable<StreamEvent>> {
@@ -62,11 +80,28 @@ export const openAIChatProvider: ChatProvider = {
 export const openAIEmbeddingProvider: EmbeddingProvider = {
   protocol: "openai",
   tokenInputs: true,
-  async embed(input: EmbeddingInput[], model: string, ctx: CallContext, opts: EmbeddingOptions = {}): Promise<EmbeddingResult> {
+  async embed(
+    input: EmbeddingInput[],
+    model: string,
+    ctx: CallContext,
+    opts: EmbeddingOptions = {},
+  ): Promise<EmbeddingResult> {
     const url = joinUrl(ctx.baseUrl, "/v1/embeddings");
     // Floats on the wire: the gateway encodes base64 itself when its client asks for it.
-    const body = { model, input, encoding_format: "float", ...(opts.dimensions !== undefined && { dimensions: opts.dimensions }), ...(opts.user !== undefined && { user: opts.user }) };
-    return fromOpenAIEmbeddingResponse(checkOpenAIEmbeddingResponse(await postUpstreamJson(url, openAIHeaders(ctx, false), body, ctx, classifyOpenAIError), ctx.providerId), input.length);
+    const body = {
+      model,
+      input,
+      encoding_format: "float",
+      ...(opts.dimensions !== undefined && { dimensions: opts.dimensions }),
+      ...(opts.user !== undefined && { user: opts.user }),
+    };
+    return fromOpenAIEmbeddingResponse(
+      checkOpenAIEmbeddingResponse(
+        await postUpstreamJson(url, openAIHeaders(ctx, false), body, ctx, classifyOpenAIError),
+        ctx.providerId,
+      ),
+      input.length,
+    );
   },
 };
 

@@ -116,6 +116,11 @@ export class OpenAIRawScanner implements RawScanner {
   /** The usage chunk, and the upstream's `id` / `created` (of the usage chunk, else the first chunk). */
   tail(): RawTail {
     const first = this.usageChunk ?? (this.forwarded.length ? eventJson(this.forwarded[0]!) : null);
-    return { closing: this.usageChunk, terminal: null, ...(typeof first?.id === "string" && { id: first.id }), ...(typeof first?.created === "number" && { created: first.created }) };
+    return {
+      closing: this.usageChunk,
+      terminal: null,
+      ...(typeof first?.id === "string" && { id: first.id }),
+      ...(typeof first?.created === "number" && { created: first.created }),
+    };
   }
 }

@@ -67,7 +67,8 @@ export function buildOpenAIChatRequest(req: ChatRequest, opts: OpenAIRequestOpti
   setIfDefined(body, "logit_bias", req.logit_bias);
   if (req.reasoning_effort !== undefined) body.reasoning_effort = mapOpenAIReasoningEffort(req.reasoning_effort);
   // `auto` lets the project's settings pick a tier the gateway did not price: it is billed, and so sent, as `default`.
-  if (opts.forwardServiceTier && req.service_tier !== undefined) body.service_tier = req.service_tier === "auto" ? "default" : req.service_tier;
+  if (opts.forwardServiceTier && req.service_tier !== undefined)
+    body.service_tier = req.service_tier === "auto" ? "default" : req.service_tier;
   if (opts.stream) {
     const extra = req.passthrough?.stream_options;
     body.stream = true;
@@ -78,7 +79,10 @@ export function buildOpenAIChatRequest(req: ChatRequest, opts: OpenAIRequestOpti
 
 /** One message as OpenAI takes it: `cache_control` (an Anthropic-style hint) is dropped. */
 function toOpenAIMessage(m: ChatMessage): Record<string, unknown> {
-  const out: Record<string, unknown> = { role: m.role, content: Array.isArray(m.content) ? m.content.map(toOpenAIPart) : m.content };
+  const out: Record<string, unknown> = {
+    role: m.role,
+    content: Array.isArray(m.content) ? m.content.map(toOpenAIPart) : m.content,
+  };
   if (m.name !== undefined) out.name = m.name;
   if (m.tool_calls !== undefined && m.tool_calls.length > 0) out.tool_calls = m.tool_calls;
   if (m.tool_call_id !== undefined) out.tool_call_id = m.tool_call_id;

@@ -23,7 +23,9 @@ interface OpenAIStreamState {
 }
 
 /** Translates decoded SSE events into StreamEvents; owns the stream state. */
-export async function* readOpenAIChatStream(events: AsyncIterable<SseEvent>): AsyncGenerator<StreamEvent, void, undefined> {
+export async function* readOpenAIChatStream(
+  events: AsyncIterable<SseEvent>,
+): AsyncGenerator<StreamEvent, void, undefined> {
   const state: OpenAIStreamState = { done: false };
   for await (const ev of endQuietlyWhenComplete(events, () => state.done)) {
     if (state.done) continue; // nothing after [DONE] matters

@@ -46,7 +46,12 @@ export interface OpenAIWireChunk {
   id?: string;
   choices?: Array<{
     index?: number;
-    delta?: { role?: string; content?: string | null; refusal?: string | null; tool_calls?: OpenAIWireChunkToolCall[] | null };
+    delta?: {
+      role?: string;
+      content?: string | null;
+      refusal?: string | null;
+      tool_calls?: OpenAIWireChunkToolCall[] | null;
+    };
     finish_reason?: string | null;
   }>;
   usage?: OpenAIWireUsage | null;

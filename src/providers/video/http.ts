@@ -64,7 +64,12 @@ export async function requestJson(
  * credential headers go only to the first URL (the vendor's API), not to the signed storage
  * URL it redirects to.
  */
-export async function downloadFile(url: string, headers: Record<string, string>, call: VideoCall, classify: Classifier): Promise<VideoDownload> {
+export async function downloadFile(
+  url: string,
+  headers: Record<string, string>,
+  call: VideoCall,
+  classify: Classifier,
+): Promise<VideoDownload> {
   let target = url;
   let sent = headers;
   for (let hop = 0; ; hop++) {

@@ -15,7 +15,8 @@ export async function handleAnthropicCountTokens(ctx: SimContext): Promise<Respo
   const extra = Object.keys(body).find((k) => !FIELDS.has(k));
   if (extra) return anthropicError(400, `${extra}: Extra inputs are not permitted`);
   if (typeof body.model !== "string" || body.model === "") return anthropicError(400, "model: Field required");
-  if (!Array.isArray(body.messages) || body.messages.length === 0) return anthropicError(400, "messages: at least one message is required");
+  if (!Array.isArray(body.messages) || body.messages.length === 0)
+    return anthropicError(400, "messages: at least one message is required");
   const { promptTokens } = anthropicPromptBlocks(body, body.messages as AnthropicMessage[]);
   return Response.json({ input_tokens: promptTokens });
 }

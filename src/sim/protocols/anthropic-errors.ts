@@ -21,7 +21,10 @@ const TYPES: Record<number, [type: string, message: string]> = {
 };
 
 export function anthropicError(status: number, message?: string): Response {
-  const [type, fallback] = TYPES[status] ?? [status >= 500 ? "api_error" : "invalid_request_error", `Simulated error ${status}.`];
+  const [type, fallback] = TYPES[status] ?? [
+    status >= 500 ? "api_error" : "invalid_request_error",
+    `Simulated error ${status}.`,
+  ];
   const requestId = `req_011SIM${crypto.randomUUID().replaceAll("-", "").slice(0, 18)}`;
   const headers: Record<string, string> = { "content-type": "application/json", "request-id": requestId };
   if (status === 429) headers["retry-after"] = "1";

@@ -12,7 +12,13 @@ import { explicitCacheUsage, type CacheBlock, type ExplicitCacheUsage } from "..
 import { planReply, splitArgs, splitText, textOfTokens, type ReplyPlan } from "../reply-plan.ts";
 import type { SimContext } from "../routes.ts";
 import { sseResponse, type SseFrame } from "../sse.ts";
-import { countJsonTokens, countTokens, NON_TEXT_PART_TOKENS, THINKING_TOKENS_BY_EFFORT, thinkingTokensForBudget } from "../tokens.ts";
+import {
+  countJsonTokens,
+  countTokens,
+  NON_TEXT_PART_TOKENS,
+  THINKING_TOKENS_BY_EFFORT,
+  thinkingTokensForBudget,
+} from "../tokens.ts";
 import { anthropicError } from "./anthropic-errors.ts";
 
 interface CacheControl {
@@ -112,7 +118,8 @@ export async function handleAnthropicMessages(ctx: SimContext): Promise<Response
     toolId: `toolu_01SIM${ctx.sim.nextId()}`,
     model,
     plan,
-    thinking: plan.thinkingTokens > 0 ? textOfTokens(`Thinking about the request to ${model}`, plan.thinkingTokens) : "",
+    thinking:
+      plan.thinkingTokens > 0 ? textOfTokens(`Thinking about the request to ${model}`, plan.thinkingTokens) : "",
     stopReason: plan.tool ? "tool_use" : plan.truncated ? "max_tokens" : "end_turn",
   };
 
@@ -191,7 +198,8 @@ function anthropicStreamFrames(r: AnthropicReply, usage: AnthropicUsage, cache: 
 
   if (r.thinking) {
     start({ type: "thinking", thinking: "", signature: "" });
-    for (const piece of splitText(r.thinking, r.plan.thinkingTokens)) delta({ type: "thinking_delta", thinking: piece });
+    for (const piece of splitText(r.thinking, r.plan.thinkingTokens))
+      delta({ type: "thinking_delta", thinking: piece });
     delta({ type: "signature_delta", signature: thinkingSignature(r.thinking) }, false);
     stop();
   }
@@ -239,7 +247,8 @@ function forcedAnthropicTool(body: AnthropicRequest): { name: string; parameters
 function prefillRefusal(messages: readonly AnthropicMessage[], thinking: AnthropicRequest["thinking"]): string | null {
   const last = messages.at(-1);
   if (last?.role !== "assistant") return null;
-  if (thinking?.type === "enabled") return "Prefilling the assistant message is not supported when thinking is enabled.";
+  if (thinking?.type === "enabled")
+    return "Prefilling the assistant message is not supported when thinking is enabled.";
   const blocks = typeof last.content === "string" ? [{ type: "text", text: last.content }] : (last.content ?? []);
   const text = blocks.at(-1)?.type === "text" ? (blocks.at(-1)!.text ?? "") : "";
   return /\s$/.test(text) ? "messages: final assistant content cannot end with trailing whitespace" : null;
@@ -282,12 +291,19 @@ export function anthropicPromptBlocks(
   const entries: PromptEntry[] = [];
   if (Array.isArray(body.tools)) {
     for (const tool of body.tools) {
-      entries.push({ value: tool, role: "tool", tokens: countTokens(JSON.stringify(tool, withoutCacheControl)), cache: tool?.cache_control });
+      entries.push({
+        value: tool,
+        role: "tool",
+        tokens: countTokens(JSON.stringify(tool, withoutCacheControl)),
+        cache: tool?.cache_control,
+      });
     }
   }
-  if (typeof body.system === "string") entries.push({ value: body.system, role: "system", tokens: countTokens(body.system) });
+  if (typeof body.system === "string")
+    entries.push({ value: body.system, role: "system", tokens: countTokens(body.system) });
   else if (Array.isArray(body.system)) {
-    for (const b of body.system) entries.push({ value: b, role: "system", tokens: blockTokens(b), cache: b?.cache_control });
+    for (const b of body.system)
+      entries.push({ value: b, role: "system", tokens: blockTokens(b), cache: b?.cache_control });
   }
   for (const m of messages) {
     const role = m?.role ?? "user";
@@ -310,7 +326,10 @@ export function anthropicPromptBlocks(
   }
   const blocks = hasBreakpoint
     ? entries.map((e): CacheBlock => {
-        const block: CacheBlock = { key: `${e.role}:${JSON.stringify(e.value, withoutCacheControl)}`, tokens: e.tokens };
+        const block: CacheBlock = {
+          key: `${e.role}:${JSON.stringify(e.value, withoutCacheControl)}`,
+          tokens: e.tokens,
+        };
         if (e.cache?.type === "ephemeral") block.breakpoint = e.cache.ttl === "1h" ? "1h" : "5m";
         return block;
       })

@@ -12,7 +12,13 @@ import type { SimContext, SimRouteTable } from "../routes.ts";
 const MAX_COUNT = 20;
 
 function slug(s: string): string {
-  return s.toLowerCase().replace(/[^a-z0-9가-힣]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 40) || "query";
+  return (
+    s
+      .toLowerCase()
+      .replace(/[^a-z0-9가-힣]+/g, "-")
+      .replace(/^-+|-+$/g, "")
+      .slice(0, 40) || "query"
+  );
 }
 
 /** A small stable hash, so the same query always gives the same sites. */
@@ -22,7 +28,14 @@ function hash(s: string): number {
   return h >>> 0;
 }
 
-const SITES = ["docs.example.com", "en.example.org", "news.example.net", "blog.example.dev", "ko.example.kr", "research.example.edu"];
+const SITES = [
+  "docs.example.com",
+  "en.example.org",
+  "news.example.net",
+  "blog.example.dev",
+  "ko.example.kr",
+  "research.example.edu",
+];
 
 export function simulatedResults(query: string, count: number) {
   const clean = stripDirectives(query).trim() || "query";
@@ -51,7 +64,17 @@ export function simulatedResults(query: string, count: number) {
 
 function errorBody(status: number, message?: string): Response {
   // Brave's error body is not documented in our samples; a plain JSON shape with the status.
-  return jsonResponse({ type: "ErrorResponse", error: { status, code: status === 429 ? "RATE_LIMITED" : status === 401 ? "SUBSCRIPTION_TOKEN_INVALID" : "ERROR", detail: message ?? `simulated error ${status}` } }, status);
+  return jsonResponse(
+    {
+      type: "ErrorResponse",
+      error: {
+        status,
+        code: status === 429 ? "RATE_LIMITED" : status === 401 ? "SUBSCRIPTION_TOKEN_INVALID" : "ERROR",
+        detail: message ?? `simulated error ${status}`,
+      },
+    },
+    status,
+  );
 }
 
 async function search(ctx: SimContext): Promise<Response> {
@@ -61,8 +84,22 @@ async function search(ctx: SimContext): Promise<Response> {
   if (failed) return failed;
   const count = Math.min(MAX_COUNT, Math.max(1, Number(ctx.url.searchParams.get("count") ?? 20) || 20));
   return jsonResponse({
-    query: { original: q, show_strict_warning: false, is_navigational: false, spellcheck_off: true, country: "us", bad_results: false, should_fallback: false, more_results_available: true },
-    mixed: { type: "mixed", main: Array.from({ length: count }, (_, index) => ({ type: "web", index, all: false })), top: [], side: [] },
+    query: {
+      original: q,
+      show_strict_warning: false,
+      is_navigational: false,
+      spellcheck_off: true,
+      country: "us",
+      bad_results: false,
+      should_fallback: false,
+      more_results_available: true,
+    },
+    mixed: {
+      type: "mixed",
+      main: Array.from({ length: count }, (_, index) => ({ type: "web", index, all: false })),
+      top: [],
+      side: [],
+    },
     type: "search",
     web: { type: "search", results: simulatedResults(q, count), family_friendly: true },
   });
@@ -70,7 +107,8 @@ async function search(ctx: SimContext): Promise<Response> {
 
 export const braveSearchRoutes: SimRouteTable = {
   protocol: "brave-web-search",
-  authenticate: (req) => (req.headers.get("x-subscription-token") ? undefined : errorBody(401, "missing X-Subscription-Token")),
+  authenticate: (req) =>
+    req.headers.get("x-subscription-token") ? undefined : errorBody(401, "missing X-Subscription-Token"),
   error: errorBody,
   routes: { "GET /res/v1/web/search": search },
 };

@@ -23,7 +23,8 @@ function parseRequest(r: EmbedRequest | undefined, at: string): { text: string; 
     return geminiError(400, `* ${at}content: contents must not be empty`);
   }
   const dims = r!.outputDimensionality === undefined ? DEFAULT_EMBEDDING_DIMS : Number(r!.outputDimensionality);
-  if (!Number.isInteger(dims) || dims < 1 || dims > 3072) return geminiError(400, `* ${at}output_dimensionality: must be between 1 and 3072`);
+  if (!Number.isInteger(dims) || dims < 1 || dims > 3072)
+    return geminiError(400, `* ${at}output_dimensionality: must be between 1 and 3072`);
   return { text: parts.map((p) => p.text as string).join(""), dims };
 }
 
@@ -45,7 +46,8 @@ export async function handleGeminiBatchEmbed(ctx: SimContext): Promise<Response>
   const parsed = [];
   for (const [i, req] of requests.entries()) {
     // Every request of a batch names the model of the path, as Google requires.
-    if (req?.model !== `models/${ctx.params.model}`) return geminiError(400, `* requests[${i}].model: must be models/${ctx.params.model}`);
+    if (req?.model !== `models/${ctx.params.model}`)
+      return geminiError(400, `* requests[${i}].model: must be models/${ctx.params.model}`);
     const r = parseRequest(req, `requests[${i}].`);
     if (r instanceof Response) return r;
     parsed.push(r);

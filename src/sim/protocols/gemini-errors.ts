@@ -13,7 +13,10 @@ const STATUS: Record<number, [status: string, message: string]> = {
   409: ["ABORTED", "The operation was aborted."],
   422: ["INVALID_ARGUMENT", "Request contains an invalid argument."],
   429: ["RESOURCE_EXHAUSTED", "You exceeded your current quota, please check your plan and billing details."],
-  500: ["INTERNAL", "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting"],
+  500: [
+    "INTERNAL",
+    "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting",
+  ],
   502: ["UNAVAILABLE", "Bad gateway."],
   503: ["UNAVAILABLE", "The model is overloaded. Please try again later."],
   504: ["DEADLINE_EXCEEDED", "The request timed out. Please try again."],
@@ -23,7 +26,10 @@ const STATUS: Record<number, [status: string, message: string]> = {
 const JSON_HEADERS = { "content-type": "application/json; charset=UTF-8" };
 
 export function geminiError(status: number, message?: string, details?: object[]): Response {
-  const [name, fallback] = STATUS[status] ?? [status >= 500 ? "INTERNAL" : "INVALID_ARGUMENT", `Simulated error ${status}.`];
+  const [name, fallback] = STATUS[status] ?? [
+    status >= 500 ? "INTERNAL" : "INVALID_ARGUMENT",
+    `Simulated error ${status}.`,
+  ];
   const error: Record<string, unknown> = { code: status, message: message ?? fallback, status: name };
   let headers: Record<string, string> = JSON_HEADERS;
   if (status === 429) {

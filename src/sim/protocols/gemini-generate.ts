@@ -12,7 +12,13 @@ import { automaticCachedTokens } from "../prompt-cache.ts";
 import { planReply, type ReplyPlan } from "../reply-plan.ts";
 import type { SimContext } from "../routes.ts";
 import { sseResponse, type SseFrame } from "../sse.ts";
-import { countJsonTokens, countTokens, NON_TEXT_PART_TOKENS, THINKING_TOKENS_BY_EFFORT, thinkingTokensForBudget } from "../tokens.ts";
+import {
+  countJsonTokens,
+  countTokens,
+  NON_TEXT_PART_TOKENS,
+  THINKING_TOKENS_BY_EFFORT,
+  thinkingTokensForBudget,
+} from "../tokens.ts";
 import { geminiError } from "./gemini-errors.ts";
 
 interface GeminiPart {
@@ -102,7 +108,8 @@ async function generate(ctx: SimContext, stream: boolean): Promise<Response> {
     plan,
     promptTokens,
     cachedTokens,
-    thoughtSummary: thinking?.includeThoughts && plan.thinkingTokens > 0 ? `**Thinking**\n\nSimulated thoughts of ${model}.` : "",
+    thoughtSummary:
+      thinking?.includeThoughts && plan.thinkingTokens > 0 ? `**Thinking**\n\nSimulated thoughts of ${model}.` : "",
     finishReason: plan.truncated ? "MAX_TOKENS" : "STOP",
   };
 
@@ -111,7 +118,11 @@ async function generate(ctx: SimContext, stream: boolean): Promise<Response> {
     if (reply.thoughtSummary) parts.push({ text: reply.thoughtSummary, thought: true });
     parts.push(plan.tool ? { functionCall: { name: plan.tool.name, args: plan.tool.args } } : { text: plan.text });
     return Response.json(
-      chunk(reply, { content: { parts, role: "model" }, finishReason: reply.finishReason, index: 0 }, plan.outputTokens),
+      chunk(
+        reply,
+        { content: { parts, role: "model" }, finishReason: reply.finishReason, index: 0 },
+        plan.outputTokens,
+      ),
     );
   }
   const frames = geminiStreamChunks(reply);
@@ -142,7 +153,8 @@ interface GeminiReply {
 function geminiStreamChunks(r: GeminiReply): { chunk: object; content: boolean }[] {
   const out: { chunk: object; content: boolean }[] = [];
   const candidate = (parts: object[]) => ({ content: { parts, role: "model" }, index: 0 });
-  if (r.thoughtSummary) out.push({ chunk: chunk(r, candidate([{ text: r.thoughtSummary, thought: true }]), 0), content: true });
+  if (r.thoughtSummary)
+    out.push({ chunk: chunk(r, candidate([{ text: r.thoughtSummary, thought: true }]), 0), content: true });
   if (r.plan.tool) {
     const call = { functionCall: { name: r.plan.tool.name, args: r.plan.tool.args } };
     out.push({ chunk: chunk(r, candidate([call]), r.plan.outputTokens), content: true });
@@ -184,7 +196,8 @@ function usageMetadata(prompt: number, cached: number, candidates: number, thoug
 function geminiThinkingTokens(config: ThinkingConfig | undefined): number {
   if (!config) return 0;
   if (typeof config.thinkingBudget === "number") return thinkingTokensForBudget(config.thinkingBudget);
-  if (typeof config.thinkingLevel === "string") return THINKING_TOKENS_BY_EFFORT[config.thinkingLevel.toLowerCase()] ?? 0;
+  if (typeof config.thinkingLevel === "string")
+    return THINKING_TOKENS_BY_EFFORT[config.thinkingLevel.toLowerCase()] ?? 0;
   return 0;
 }
 
@@ -226,8 +239,10 @@ function contentTokens(c: GeminiContent): number {
   let tokens = 0;
   for (const p of c?.parts ?? []) {
     if (typeof p?.text === "string") tokens += countTokens(p.text);
-    else if (p?.functionCall) tokens += countTokens(p.functionCall.name ?? "") + countJsonTokens(p.functionCall.args ?? {});
-    else if (p?.functionResponse) tokens += countTokens(p.functionResponse.name ?? "") + countJsonTokens(p.functionResponse.response ?? {});
+    else if (p?.functionCall)
+      tokens += countTokens(p.functionCall.name ?? "") + countJsonTokens(p.functionCall.args ?? {});
+    else if (p?.functionResponse)
+      tokens += countTokens(p.functionResponse.name ?? "") + countJsonTokens(p.functionResponse.response ?? {});
     else tokens += NON_TEXT_PART_TOKENS;
   }
   return tokens;

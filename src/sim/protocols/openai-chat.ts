@@ -78,14 +78,24 @@ export async function handleOpenAIChat(ctx: SimContext): Promise<Response> {
   const finish = plan.tool ? "tool_calls" : plan.truncated ? "length" : "stop";
 
   if (body.stream === true) {
-    const frames = openAIStreamFrames(id, model, plan, finish, callId, usage, body.stream_options?.include_usage === true);
+    const frames = openAIStreamFrames(
+      id,
+      model,
+      plan,
+      finish,
+      callId,
+      usage,
+      body.stream_options?.include_usage === true,
+    );
     return sseResponse(ctx, frames, directives, { "content-type": "text/event-stream; charset=utf-8" });
   }
   const message = plan.tool
     ? {
         role: "assistant",
         content: null,
-        tool_calls: [{ id: callId, type: "function", function: { name: plan.tool.name, arguments: plan.tool.argsJson } }],
+        tool_calls: [
+          { id: callId, type: "function", function: { name: plan.tool.name, arguments: plan.tool.argsJson } },
+        ],
         refusal: null,
         annotations: [],
       }

@@ -25,7 +25,9 @@ export async function handleOpenAIEmbeddings(ctx: SimContext): Promise<Response>
   }
   const inputs = embeddingInputs(body.input);
   if (!inputs) {
-    return openAIError(400, "'input' must be a string, an array of strings, or an array of token arrays.", { param: "input" });
+    return openAIError(400, "'input' must be a string, an array of strings, or an array of token arrays.", {
+      param: "input",
+    });
   }
   const dims = body.dimensions === undefined ? DEFAULT_EMBEDDING_DIMS : Number(body.dimensions);
   if (!Number.isInteger(dims) || dims < 1 || dims > 4096) {

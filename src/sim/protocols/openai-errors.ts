@@ -17,17 +17,33 @@ const KINDS: Record<number, OpenAIErrorKind> = {
     code: "invalid_api_key",
     message: "Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.",
   },
-  403: { type: "invalid_request_error", code: "unsupported_country_region_territory", message: "Country, region, or territory not supported." },
-  404: { type: "invalid_request_error", code: "model_not_found", message: "The model does not exist or you do not have access to it." },
+  403: {
+    type: "invalid_request_error",
+    code: "unsupported_country_region_territory",
+    message: "Country, region, or territory not supported.",
+  },
+  404: {
+    type: "invalid_request_error",
+    code: "model_not_found",
+    message: "The model does not exist or you do not have access to it.",
+  },
   422: { type: "invalid_request_error", code: null, message: "Unprocessable request (simulated)." },
   429: {
     type: "requests",
     code: "rate_limit_exceeded",
     message: "Rate limit reached for requests per min (RPM): Limit 500, Used 500, Requested 1. Please try again in 1s.",
   },
-  500: { type: "server_error", code: null, message: "The server had an error while processing your request. Sorry about that!" },
+  500: {
+    type: "server_error",
+    code: null,
+    message: "The server had an error while processing your request. Sorry about that!",
+  },
   502: { type: "server_error", code: null, message: "Bad gateway." },
-  503: { type: "service_unavailable_error", code: "server_is_overloaded", message: "Our servers are currently overloaded. Please try again later." },
+  503: {
+    type: "service_unavailable_error",
+    code: "server_is_overloaded",
+    message: "Our servers are currently overloaded. Please try again later.",
+  },
 };
 
 /** Overrides for one error: `code: null` as for a missing key, `param` for a bad field. */
@@ -37,7 +53,11 @@ export interface OpenAIErrorDetail {
 }
 
 export function openAIError(status: number, message?: string, detail: OpenAIErrorDetail = {}): Response {
-  const kind = KINDS[status] ?? { type: status >= 500 ? "server_error" : "invalid_request_error", code: null, message: `Simulated error ${status}.` };
+  const kind = KINDS[status] ?? {
+    type: status >= 500 ? "server_error" : "invalid_request_error",
+    code: null,
+    message: `Simulated error ${status}.`,
+  };
   const body = {
     error: {
       message: message ?? kind.message,

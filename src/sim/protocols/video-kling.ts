@@ -9,7 +9,15 @@
 import { obeyDirectives } from "../directive-effects.ts";
 import { jsonResponse, readJsonBody } from "../http.ts";
 import type { SimContext, SimRouteTable } from "../routes.ts";
-import { createVideoTask, fileUrl, ok, pollVideoTask, promptDirectives, taskPhase, type SimVideoTask } from "./video-tasks.ts";
+import {
+  createVideoTask,
+  fileUrl,
+  ok,
+  pollVideoTask,
+  promptDirectives,
+  taskPhase,
+  type SimVideoTask,
+} from "./video-tasks.ts";
 
 const CODES: Record<number, [code: number, message: string]> = {
   400: [1201, "Invalid request parameters"],
@@ -28,7 +36,11 @@ const requestId = () => crypto.randomUUID();
 
 export function klingError(status: number, message?: string): Response {
   const [code, fallback] = CODES[status] ?? [status >= 500 ? 5000 : 1200, `Simulated error ${status}`];
-  return jsonResponse({ code, message: message ?? fallback, request_id: requestId() }, status, status === 429 ? { "retry-after": "1" } : undefined);
+  return jsonResponse(
+    { code, message: message ?? fallback, request_id: requestId() },
+    status,
+    status === 429 ? { "retry-after": "1" } : undefined,
+  );
 }
 
 function authenticate(req: Request): Response | undefined {
@@ -50,7 +62,8 @@ function create(kind: "text2video" | "image2video") {
     const directives = promptDirectives(body.prompt);
     const early = await obeyDirectives(ctx, directives, raw);
     if (early) return early;
-    if (!body.model_name || typeof body.prompt !== "string" || !body.prompt) return klingError(400, "model_name and prompt are required");
+    if (!body.model_name || typeof body.prompt !== "string" || !body.prompt)
+      return klingError(400, "model_name and prompt are required");
     if (kind === "image2video" && !body.image) return klingError(400, "image is required");
     const duration = Number(body.duration ?? "5");
     if (!Number.isInteger(duration) || duration < 1) return klingError(400, "duration is invalid");
@@ -68,7 +81,13 @@ function create(kind: "text2video" | "image2video") {
       code: 0,
       message: "SUCCEED",
       request_id: requestId(),
-      data: { task_id: task.id, task_status: "submitted", task_info: { external_task_id: task.extra.external_task_id }, created_at: task.createdAt, updated_at: task.createdAt },
+      data: {
+        task_id: task.id,
+        task_status: "submitted",
+        task_info: { external_task_id: task.extra.external_task_id },
+        created_at: task.createdAt,
+        updated_at: task.createdAt,
+      },
     });
   };
 }
@@ -78,8 +97,22 @@ function taskBody(ctx: SimContext, task: SimVideoTask): Record<string, unknown> 
   const now = Date.now();
   const data: Record<string, unknown> = {
     task_id: task.id,
-    task_status: phase === "queued" ? "submitted" : phase === "running" ? "processing" : phase === "succeeded" ? "succeed" : "failed",
-    task_status_msg: phase === "failed" ? "Video generation failed" : phase === "expired" ? "Task expired before completion" : phase === "filtered" ? "Content policy violation" : "",
+    task_status:
+      phase === "queued"
+        ? "submitted"
+        : phase === "running"
+          ? "processing"
+          : phase === "succeeded"
+            ? "succeed"
+            : "failed",
+    task_status_msg:
+      phase === "failed"
+        ? "Video generation failed"
+        : phase === "expired"
+          ? "Task expired before completion"
+          : phase === "filtered"
+            ? "Content policy violation"
+            : "",
     task_info: { external_task_id: task.extra.external_task_id },
     created_at: task.createdAt,
     updated_at: Math.min(now, task.readyAt),
@@ -87,7 +120,9 @@ function taskBody(ctx: SimContext, task: SimVideoTask): Record<string, unknown> 
   if (phase === "succeeded") {
     data.watermark_info = { enabled: false };
     data.final_unit_deduction = "1";
-    data.task_result = { videos: [{ id: `${task.id}1`, url: fileUrl(ctx, task.id), watermark_url: "", duration: String(task.seconds) }] };
+    data.task_result = {
+      videos: [{ id: `${task.id}1`, url: fileUrl(ctx, task.id), watermark_url: "", duration: String(task.seconds) }],
+    };
   }
   return { code: 0, message: "SUCCEED", request_id: requestId(), data };
 }

@@ -24,15 +24,16 @@ const TYPES: Record<number, string> = {
 
 export function ltxError(status: number, message?: string): Response {
   const type = TYPES[status] ?? "api_error";
-  return jsonResponse(
-    { type: "error", error: { type, message: message ?? `Simulated error ${status}` } },
-    status,
-    { "x-request-id": crypto.randomUUID(), ...(status === 429 && { "retry-after": "1" }) },
-  );
+  return jsonResponse({ type: "error", error: { type, message: message ?? `Simulated error ${status}` } }, status, {
+    "x-request-id": crypto.randomUUID(),
+    ...(status === 429 && { "retry-after": "1" }),
+  });
 }
 
 function authenticate(req: Request): Response | undefined {
-  return /^Bearer\s+\S+/i.test(req.headers.get("authorization") ?? "") ? undefined : ltxError(401, "Missing authorization header");
+  return /^Bearer\s+\S+/i.test(req.headers.get("authorization") ?? "")
+    ? undefined
+    : ltxError(401, "Missing authorization header");
 }
 
 const RESOLUTIONS: Record<string, string> = { "1920x1080": "1080p", "2560x1440": "1440p", "3840x2160": "4k" };
@@ -67,14 +68,17 @@ async function poll(ctx: SimContext): Promise<Response> {
   const task = await pollVideoTask(ctx, ctx.params.id!);
   if (!task) return ltxError(404, "Task not found");
   const phase = taskPhase(task);
-  const status = phase === "running" ? "processing" : phase === "succeeded" ? "completed" : phase === "filtered" ? "failed" : phase;
+  const status =
+    phase === "running" ? "processing" : phase === "succeeded" ? "completed" : phase === "filtered" ? "failed" : phase;
   return ok({
     id: task.id,
     model: task.model,
     status,
     created_at: new Date(task.createdAt).toISOString(),
     ...(phase === "succeeded" && { video_url: fileUrl(ctx, task.id), duration: task.seconds }),
-    ...((phase === "failed" || phase === "filtered") && { error: { type: "generation_error", message: "Video generation failed" } }),
+    ...((phase === "failed" || phase === "filtered") && {
+      error: { type: "generation_error", message: "Video generation failed" },
+    }),
     ...(phase === "expired" && { error: { type: "expired", message: "Task expired before completion" } }),
   });
 }

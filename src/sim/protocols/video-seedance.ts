@@ -8,7 +8,15 @@
 import { obeyDirectives } from "../directive-effects.ts";
 import { jsonResponse, readJsonBody } from "../http.ts";
 import type { SimContext, SimRouteTable } from "../routes.ts";
-import { createVideoTask, fileUrl, ok, pollVideoTask, promptDirectives, taskPhase, type SimVideoTask } from "./video-tasks.ts";
+import {
+  createVideoTask,
+  fileUrl,
+  ok,
+  pollVideoTask,
+  promptDirectives,
+  taskPhase,
+  type SimVideoTask,
+} from "./video-tasks.ts";
 
 const ERRORS: Record<number, [code: string, type: string]> = {
   400: ["InvalidParameter", "BadRequest"],
@@ -23,14 +31,22 @@ const ERRORS: Record<number, [code: string, type: string]> = {
 };
 
 export function seedanceError(status: number, message?: string, param = ""): Response {
-  const [code, type] = ERRORS[status] ?? [status >= 500 ? "InternalServiceError" : "InvalidParameter", status >= 500 ? "InternalServerError" : "BadRequest"];
+  const [code, type] = ERRORS[status] ?? [
+    status >= 500 ? "InternalServiceError" : "InvalidParameter",
+    status >= 500 ? "InternalServerError" : "BadRequest",
+  ];
   const rid = crypto.randomUUID().replace(/-/g, "");
   const text = `${message ?? "The request failed."} Request ID: ${rid}`;
-  return jsonResponse({ error: { code, message: text, param, type } }, status, { "x-request-id": rid, ...(status === 429 && { "retry-after": "1" }) });
+  return jsonResponse({ error: { code, message: text, param, type } }, status, {
+    "x-request-id": rid,
+    ...(status === 429 && { "retry-after": "1" }),
+  });
 }
 
 function authenticate(req: Request): Response | undefined {
-  return /^Bearer\s+\S+/i.test(req.headers.get("authorization") ?? "") ? undefined : seedanceError(401, "The API key in the request is missing or invalid.");
+  return /^Bearer\s+\S+/i.test(req.headers.get("authorization") ?? "")
+    ? undefined
+    : seedanceError(401, "The API key in the request is missing or invalid.");
 }
 
 interface ContentItem {
@@ -65,7 +81,13 @@ async function create(ctx: SimContext): Promise<Response> {
   return ok({ id: task.id });
 }
 
-const PIXELS: Record<string, number> = { "480p": 854 * 480, "720p": 1280 * 720, "1080p": 1920 * 1080, "1440p": 2560 * 1440, "4k": 3840 * 2160 };
+const PIXELS: Record<string, number> = {
+  "480p": 854 * 480,
+  "720p": 1280 * 720,
+  "1080p": 1920 * 1080,
+  "1440p": 2560 * 1440,
+  "4k": 3840 * 2160,
+};
 
 function taskBody(ctx: SimContext, task: SimVideoTask): Record<string, unknown> {
   const phase = taskPhase(task);

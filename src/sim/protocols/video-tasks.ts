@@ -45,7 +45,13 @@ export interface SimVideoTask {
 }
 
 /** Tokens per second a token-billed model produces, by resolution (below the gateway's estimates). */
-const TOKENS_PER_SECOND: Record<string, number> = { "480p": 2000, "720p": 4000, "1080p": 8000, "1440p": 12000, "4k": 16000 };
+const TOKENS_PER_SECOND: Record<string, number> = {
+  "480p": 2000,
+  "720p": 4000,
+  "1080p": 8000,
+  "1440p": 12000,
+  "4k": 16000,
+};
 
 function tasks(ctx: SimContext): Map<string, SimVideoTask> {
   return ctx.sim.scratch("video-tasks", () => new Map<string, SimVideoTask>());

@@ -15,7 +15,15 @@ import { obeyDirectives } from "../directive-effects.ts";
 import { readJsonBody } from "../http.ts";
 import type { SimContext, SimRouteTable } from "../routes.ts";
 import { authenticateGemini, geminiError } from "./gemini-errors.ts";
-import { createVideoTask, findVideoTask, mp4Response, ok, pollVideoTask, promptDirectives, taskPhase } from "./video-tasks.ts";
+import {
+  createVideoTask,
+  findVideoTask,
+  mp4Response,
+  ok,
+  pollVideoTask,
+  promptDirectives,
+  taskPhase,
+} from "./video-tasks.ts";
 
 interface VeoCreate {
   instances?: { prompt?: string }[];
@@ -53,11 +61,23 @@ async function poll(ctx: SimContext): Promise<Response> {
   const name = operationName(task.model, task.id);
   const phase = taskPhase(task);
   if (phase === "queued" || phase === "running") return ok({ name });
-  if (phase === "failed") return ok({ name, done: true, error: { code: 13, message: "Video generation failed due to an internal error." } });
-  if (phase === "expired") return ok({ name, done: true, error: { code: 4, message: "The operation expired before it completed." } });
+  if (phase === "failed")
+    return ok({ name, done: true, error: { code: 13, message: "Video generation failed due to an internal error." } });
+  if (phase === "expired")
+    return ok({ name, done: true, error: { code: 4, message: "The operation expired before it completed." } });
   const type = "type.googleapis.com/google.ai.generativelanguage.v1beta.PredictLongRunningResponse";
   if (phase === "filtered") {
-    return ok({ name, done: true, response: { "@type": type, generateVideoResponse: { raiMediaFilteredCount: 1, raiMediaFilteredReasons: ["The prompt was blocked by the safety filter."] } } });
+    return ok({
+      name,
+      done: true,
+      response: {
+        "@type": type,
+        generateVideoResponse: {
+          raiMediaFilteredCount: 1,
+          raiMediaFilteredReasons: ["The prompt was blocked by the safety filter."],
+        },
+      },
+    });
   }
   const uri = `${ctx.url.origin}/sim/${ctx.provider}/v1beta/files/${task.id}:download?alt=media`;
   return ok({
@@ -66,7 +86,9 @@ async function poll(ctx: SimContext): Promise<Response> {
     response: {
       "@type": type,
       generateVideoResponse: { generatedSamples: [{ video: { uri } }] },
-      ...(task.extra.omni === true && { usageMetadata: { candidatesTokenCount: task.outputTokens, totalTokenCount: task.outputTokens } }),
+      ...(task.extra.omni === true && {
+        usageMetadata: { candidatesTokenCount: task.outputTokens, totalTokenCount: task.outputTokens },
+      }),
     },
   });
 }
@@ -75,7 +97,10 @@ async function poll(ctx: SimContext): Promise<Response> {
 function download(ctx: SimContext): Response {
   const task = findVideoTask(ctx, ctx.params.file!);
   if (!task || taskPhase(task) !== "succeeded") return geminiError(404, "File not found.");
-  return new Response(null, { status: 302, headers: { location: `/sim/${ctx.provider}/signed/${task.id}.mp4?sig=${task.id.length}${task.createdAt}` } });
+  return new Response(null, {
+    status: 302,
+    headers: { location: `/sim/${ctx.provider}/signed/${task.id}.mp4?sig=${task.id.length}${task.createdAt}` },
+  });
 }
 
 export const veoVideoRoutes: SimRouteTable = {

@@ -12,7 +12,10 @@ export function registerVideoSimRoutes(): void {
   registerSimRoutes("ltx", ltxVideoRoutes);
   registerSimRoutes("ltx", videoFileRoutes(ltxError));
   registerSimRoutes("seedance", seedanceVideoRoutes);
-  registerSimRoutes("seedance", videoFileRoutes((s, m) => seedanceError(s, m)));
+  registerSimRoutes(
+    "seedance",
+    videoFileRoutes((s, m) => seedanceError(s, m)),
+  );
   registerSimRoutes("veo", veoVideoRoutes);
   registerSimRoutes("veo", veoSignedFileRoutes);
 }

@@ -37,7 +37,11 @@ export function anthropicErrorType(status: number, retryable?: boolean, code?: s
 }
 
 export function anthropicErrorBody(type: AnthropicErrorType, message: string, code?: string, requestId?: string) {
-  return { type: "error" as const, error: { type, message, ...(code && { code }) }, ...(requestId && { request_id: requestId }) };
+  return {
+    type: "error" as const,
+    error: { type, message, ...(code && { code }) },
+    ...(requestId && { request_id: requestId }),
+  };
 }
 
 /** A stream's failure after its first byte: Anthropic's `error` event, the stream's last. */

@@ -15,7 +15,9 @@ export interface AnthropicUsage {
   cache_read_input_tokens: number;
 }
 
-export type ContentBlock = { type: "text"; text: string } | { type: "tool_use"; id: string; name: string; input: unknown };
+export type ContentBlock =
+  | { type: "text"; text: string }
+  | { type: "tool_use"; id: string; name: string; input: unknown };
 
 /** A message id: `msg_` and the request id's 32 hex digits (the same id as the usage event). */
 export function messageId(requestId: string): string {
@@ -56,7 +58,8 @@ export function toolInput(args: string): Record<string, unknown> {
 export function contentBlocks(r: Pick<ChatResult, "content" | "toolCalls">): ContentBlock[] {
   const out: ContentBlock[] = [];
   if (r.content || !r.toolCalls?.length) out.push({ type: "text", text: r.content ?? "" });
-  for (const c of r.toolCalls ?? []) out.push({ type: "tool_use", id: c.id, name: c.function.name, input: toolInput(c.function.arguments) });
+  for (const c of r.toolCalls ?? [])
+    out.push({ type: "tool_use", id: c.id, name: c.function.name, input: toolInput(c.function.arguments) });
   return out;
 }
 
@@ -65,7 +68,11 @@ export interface MessageHead {
   model: string;
 }
 
-export function messageObject(head: MessageHead, r: Pick<ChatResult, "content" | "toolCalls" | "finishReason" | "usage">, extra: { provider: string | null; cached: boolean }) {
+export function messageObject(
+  head: MessageHead,
+  r: Pick<ChatResult, "content" | "toolCalls" | "finishReason" | "usage">,
+  extra: { provider: string | null; cached: boolean },
+) {
   return {
     id: head.id,
     type: "message" as const,

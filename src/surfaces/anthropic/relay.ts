@@ -15,7 +15,11 @@ import { costFields } from "./from-core";
 const enc = new TextEncoder();
 
 export function relayMessagesStream(stream: CallStream, keepaliveMs: number): ReadableStream<Uint8Array> {
-  return sseStream(keepaliveMs, (w, gone) => relay(stream, w, gone), () => stream.leave());
+  return sseStream(
+    keepaliveMs,
+    (w, gone) => relay(stream, w, gone),
+    () => stream.leave(),
+  );
 }
 
 async function relay(stream: CallStream, write: Write, gone: () => boolean): Promise<void> {
@@ -26,7 +30,15 @@ async function relay(stream: CallStream, write: Write, gone: () => boolean): Pro
     write(errorEvent(end.failure, type));
     return;
   }
-  const final = end.relay?.closing ?? { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: {} };
-  write(enc.encode(`event: message_delta\ndata: ${JSON.stringify({ ...final, usage: { ...final.usage, ...costFields(end.cost) } })}\n\n`));
+  const final = end.relay?.closing ?? {
+    type: "message_delta",
+    delta: { stop_reason: "end_turn", stop_sequence: null },
+    usage: {},
+  };
+  write(
+    enc.encode(
+      `event: message_delta\ndata: ${JSON.stringify({ ...final, usage: { ...final.usage, ...costFields(end.cost) } })}\n\n`,
+    ),
+  );
   if (end.relay?.terminal) write(end.relay.terminal);
 }

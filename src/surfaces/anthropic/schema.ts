@@ -80,7 +80,12 @@ export const MessagesBodySchema = t.Object(
     tools: t.Optional(t.Array(ToolSchema)),
     tool_choice: t.Optional(ToolChoiceSchema),
     thinking: t.Optional(ThinkingSchema),
-    metadata: t.Optional(t.Object({ user_id: t.Optional(t.Union([t.String({ maxLength: 256 }), t.Null()])) }, { additionalProperties: true })),
+    metadata: t.Optional(
+      t.Object(
+        { user_id: t.Optional(t.Union([t.String({ maxLength: 256 }), t.Null()])) },
+        { additionalProperties: true },
+      ),
+    ),
     // Gateway extensions, as on chat: routing preferences and the weighted-policy seed. Never sent upstream.
     provider: t.Optional(ProviderPrefsSchema),
     trace_id: t.Optional(t.String({ maxLength: 128 })),

@@ -41,7 +41,18 @@ export class BlockWriter {
   start(head: MessageHead, input: Usage | null): void {
     // A translated stream learns its usage at the end: message_delta carries the whole of it.
     const usage = { ...usageJson(input ?? emptyUsage()), output_tokens: 0 };
-    this.emit("message_start", { message: { id: head.id, type: "message", role: "assistant", model: head.model, content: [], stop_reason: null, stop_sequence: null, usage } });
+    this.emit("message_start", {
+      message: {
+        id: head.id,
+        type: "message",
+        role: "assistant",
+        model: head.model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage,
+      },
+    });
   }
 
   text(delta: string): void {
@@ -54,16 +65,27 @@ export class BlockWriter {
       // A fragment of a call already closed (an upstream interleaving calls) cannot reopen it.
       if (this.calls.has(ev.index)) return;
       this.calls.add(ev.index);
-      this.begin({ kind: "tool", upstream: ev.index }, { type: "tool_use", id: call.id, name: call.function.name, input: {} });
+      this.begin(
+        { kind: "tool", upstream: ev.index },
+        { type: "tool_use", id: call.id, name: call.function.name, input: {} },
+      );
     }
-    if (ev.arguments) this.emit("content_block_delta", { index: this.index, delta: { type: "input_json_delta", partial_json: ev.arguments } });
+    if (ev.arguments)
+      this.emit("content_block_delta", {
+        index: this.index,
+        delta: { type: "input_json_delta", partial_json: ev.arguments },
+      });
   }
 
   /** Closes the open block; an answer with no block at all gets one empty text block. */
   finish(finish: FinishReason, usage: Usage, cost: Cost, extra?: Record<string, unknown>): void {
     if (this.index < 0) this.begin({ kind: "text" }, { type: "text", text: "" });
     this.close();
-    this.emit("message_delta", { delta: { stop_reason: stopReason(finish), stop_sequence: null }, usage: { ...usageJson(usage), ...costFields(cost) }, ...extra });
+    this.emit("message_delta", {
+      delta: { stop_reason: stopReason(finish), stop_sequence: null },
+      usage: { ...usageJson(usage), ...costFields(cost) },
+      ...extra,
+    });
     this.emit("message_stop");
   }
 

@@ -18,7 +18,15 @@
  */
 import { invalid, text } from "../../core/errors";
 import { ANTHROPIC_THINKING_BUDGETS } from "../../core/chat/thinking";
-import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ReasoningEffort, ToolCall, ToolChoice } from "../../core/chat/types";
+import type {
+  ChatMessage,
+  ChatRequest,
+  ContentPart,
+  FunctionTool,
+  ReasoningEffort,
+  ToolCall,
+  ToolChoice,
+} from "../../core/chat/types";
 import { GATEWAY_FIELDS, type CountTokensBody, type MessageParam, type MessagesBody, type RawBlock } from "./schema";
 
 type Loc = (string | number)[];
@@ -26,7 +34,12 @@ const REQUIRED = text("필수 항목입니다.", "Field required");
 
 export function toCoreFromMessages(body: MessagesBody, beta: string | null): Omit<ChatRequest, "model"> {
   const budget = body.thinking?.type === "enabled" ? body.thinking.budget_tokens : undefined;
-  if (budget !== undefined && budget >= body.max_tokens) throw invalid(["body", "thinking", "budget_tokens"], text("budget_tokens는 max_tokens보다 작아야 합니다.", "budget_tokens must be less than max_tokens"), "value_error");
+  if (budget !== undefined && budget >= body.max_tokens)
+    throw invalid(
+      ["body", "thinking", "budget_tokens"],
+      text("budget_tokens는 max_tokens보다 작아야 합니다.", "budget_tokens must be less than max_tokens"),
+      "value_error",
+    );
   const request: Omit<ChatRequest, "model"> = { ...promptOf(body), max_tokens: body.max_tokens };
   if (body.temperature !== undefined) request.temperature = body.temperature;
   if (body.top_p !== undefined) request.top_p = body.top_p;
@@ -48,14 +61,21 @@ export function toCoreCountTokens(body: CountTokensBody, beta: string | null): O
 }
 
 /** The prompt part of a request (messages, tools, tool choice, reasoning): shared with count_tokens. */
-export function promptOf(body: CountTokensBody): Pick<ChatRequest, "messages" | "tools" | "tool_choice" | "parallel_tool_calls" | "reasoning_effort"> {
+export function promptOf(
+  body: CountTokensBody,
+): Pick<ChatRequest, "messages" | "tools" | "tool_choice" | "parallel_tool_calls" | "reasoning_effort"> {
   const messages: ChatMessage[] = [];
   if (body.system !== undefined) {
     const system = systemContent(body.system, ["body", "system"]);
     if (system) messages.push({ role: "system", content: system });
   }
   body.messages.forEach((m, i) => addTurn(messages, m, ["body", "messages", i]));
-  if (!messages.some((m) => m.role !== "system")) throw invalid(["body", "messages"], text("messages에 답할 내용이 없습니다.", "messages have nothing to answer"), "value_error");
+  if (!messages.some((m) => m.role !== "system"))
+    throw invalid(
+      ["body", "messages"],
+      text("messages에 답할 내용이 없습니다.", "messages have nothing to answer"),
+      "value_error",
+    );
   const out: ReturnType<typeof promptOf> = { messages };
   const tools = functionTools(body.tools ?? []);
   if (tools.length) {
@@ -94,7 +114,10 @@ function addTurn(out: ChatMessage[], m: MessageParam, loc: Loc): void {
       if (b.type === "text") parts.push(textPart(b, at));
       else if (b.type === "tool_use") calls.push(toolCall(b, at));
     });
-    const msg: ChatMessage = { role: "assistant", content: parts.length ? parts.map((p) => (p as { text: string }).text).join("") : calls.length ? null : "" };
+    const msg: ChatMessage = {
+      role: "assistant",
+      content: parts.length ? parts.map((p) => (p as { text: string }).text).join("") : calls.length ? null : "",
+    };
     if (calls.length) msg.tool_calls = calls;
     out.push(msg);
     return;
@@ -125,9 +148,18 @@ function textPart(b: RawBlock, loc: Loc): ContentPart {
 function imagePart(b: RawBlock, loc: Loc): ContentPart {
   const s = b.source as Record<string, unknown> | undefined;
   let url: string | null = null;
-  if (s?.type === "base64" && typeof s.media_type === "string" && typeof s.data === "string") url = `data:${s.media_type};base64,${s.data}`;
+  if (s?.type === "base64" && typeof s.media_type === "string" && typeof s.data === "string")
+    url = `data:${s.media_type};base64,${s.data}`;
   else if (s?.type === "url" && typeof s.url === "string" && s.url) url = s.url;
-  if (!url) throw invalid([...loc, "source"], text("이미지 source는 {type: base64, media_type, data} 또는 {type: url, url}이어야 합니다.", "An image source must be {type: base64, media_type, data} or {type: url, url}."), "value_error");
+  if (!url)
+    throw invalid(
+      [...loc, "source"],
+      text(
+        "이미지 source는 {type: base64, media_type, data} 또는 {type: url, url}이어야 합니다.",
+        "An image source must be {type: base64, media_type, data} or {type: url, url}.",
+      ),
+      "value_error",
+    );
   const part: ContentPart = { type: "image_url", image_url: { url } };
   const cc = cacheControl(b);
   if (cc) part.cache_control = cc;
@@ -145,16 +177,24 @@ function toolResult(b: RawBlock, loc: Loc): ChatMessage {
   if (typeof b.tool_use_id !== "string" || !b.tool_use_id) throw invalid([...loc, "tool_use_id"], REQUIRED, "missing");
   let content: string | ContentPart[];
   if (b.content === undefined || typeof b.content === "string") content = (b.content as string | undefined) ?? "";
-  else if (Array.isArray(b.content)) content = joinIfPlain((b.content as RawBlock[]).map((p, i) => userPart(p, [...loc, "content", i]))) ?? "";
-  else throw invalid([...loc, "content"], text("content는 문자열이나 블록 목록이어야 합니다.", "content must be a string or a list of blocks"), "value_error");
-  if (b.is_error === true) content = typeof content === "string" ? `Error: ${content}` : [{ type: "text", text: "Error:" }, ...content];
+  else if (Array.isArray(b.content))
+    content = joinIfPlain((b.content as RawBlock[]).map((p, i) => userPart(p, [...loc, "content", i]))) ?? "";
+  else
+    throw invalid(
+      [...loc, "content"],
+      text("content는 문자열이나 블록 목록이어야 합니다.", "content must be a string or a list of blocks"),
+      "value_error",
+    );
+  if (b.is_error === true)
+    content = typeof content === "string" ? `Error: ${content}` : [{ type: "text", text: "Error:" }, ...content];
   return { role: "tool", tool_call_id: b.tool_use_id, content };
 }
 
 /** Text parts without cache breakpoints become one string (what every provider takes). */
 function joinIfPlain(parts: ContentPart[]): string | ContentPart[] | null {
   if (!parts.length) return null;
-  if (parts.every((p) => p.type === "text" && !p.cache_control)) return parts.map((p) => (p as { text: string }).text).join("\n");
+  if (parts.every((p) => p.type === "text" && !p.cache_control))
+    return parts.map((p) => (p as { text: string }).text).join("\n");
   return parts;
 }
 
@@ -165,14 +205,21 @@ function cacheControl(b: RawBlock): ContentPart["cache_control"] {
 }
 
 function unsupported(type: string, loc: Loc) {
-  return invalid(loc, text(`지원하지 않는 콘텐츠 블록 type입니다: '${type}'`, `unsupported content block type '${type}'`), "value_error");
+  return invalid(
+    loc,
+    text(`지원하지 않는 콘텐츠 블록 type입니다: '${type}'`, `unsupported content block type '${type}'`),
+    "value_error",
+  );
 }
 
 function functionTools(tools: NonNullable<CountTokensBody["tools"]>): FunctionTool[] {
   const out: FunctionTool[] = [];
   for (const tool of tools) {
     if (tool.type !== undefined && tool.type !== "custom") continue; // a server tool: Anthropic's own
-    const fn: FunctionTool["function"] = { name: tool.name, parameters: tool.input_schema ?? { type: "object", properties: {} } };
+    const fn: FunctionTool["function"] = {
+      name: tool.name,
+      parameters: tool.input_schema ?? { type: "object", properties: {} },
+    };
     if (tool.description) fn.description = tool.description;
     out.push({ type: "function", function: fn });
   }
@@ -184,7 +231,12 @@ function toolChoice(c: NonNullable<CountTokensBody["tool_choice"]>, tools: Funct
   if (c.type === "none") return "none";
   if (c.type === "any") return "required";
   if (!c.name) throw invalid(["body", "tool_choice", "name"], REQUIRED, "missing");
-  if (!tools.some((t) => t.function.name === c.name)) throw invalid(["body", "tool_choice", "name"], text(`이름이 '${c.name}'인 도구가 없습니다.`, `no tool named '${c.name}'`), "value_error");
+  if (!tools.some((t) => t.function.name === c.name))
+    throw invalid(
+      ["body", "tool_choice", "name"],
+      text(`이름이 '${c.name}'인 도구가 없습니다.`, `no tool named '${c.name}'`),
+      "value_error",
+    );
   return { type: "function", function: { name: c.name } };
 }
 
@@ -195,6 +247,7 @@ function effortOf(thinking: CountTokensBody["thinking"]): ReasoningEffort | unde
   if (thinking.type === "adaptive") return "medium";
   if (thinking.budget_tokens === undefined) throw invalid(["body", "thinking", "budget_tokens"], REQUIRED, "missing");
   let effort: ReasoningEffort = "minimal";
-  for (const [e, budget] of Object.entries(ANTHROPIC_THINKING_BUDGETS)) if (thinking.budget_tokens >= budget) effort = e as ReasoningEffort;
+  for (const [e, budget] of Object.entries(ANTHROPIC_THINKING_BUDGETS))
+    if (thinking.budget_tokens >= budget) effort = e as ReasoningEffort;
   return effort;
 }

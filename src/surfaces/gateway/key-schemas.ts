@@ -14,7 +14,9 @@ export const KeyFields = {
   is_active: t.Optional(t.Boolean()),
   pii_masking_enabled: t.Optional(t.Boolean()),
   response_cache_mode: t.Optional(t.Union([t.Literal("off"), t.Literal("exact"), t.Literal("semantic")])),
-  hedge: t.Optional(t.Boolean({ description: "Hedged requests for this key's calls (a request's provider.hedge wins); default false" })),
+  hedge: t.Optional(
+    t.Boolean({ description: "Hedged requests for this key's calls (a request's provider.hedge wins); default false" }),
+  ),
   scopes: t.Optional(Nullable(t.Array(t.Union([t.Literal("chat"), t.Literal("usage:read")]), { maxItems: 2 }))),
   ip_allowlist: t.Optional(Nullable(t.Array(t.String({ minLength: 1, maxLength: 64 }), { maxItems: 100 }))),
 };

@@ -5,7 +5,10 @@ import type { UrlCitation } from "../../core/chat/web-search";
 
 /** Web plugin sources in OpenAI's chat shape: `{type: "url_citation", url_citation: {...}}`. */
 export function annotationsJson(cites: readonly UrlCitation[]) {
-  return cites.map((c) => ({ type: "url_citation", url_citation: { url: c.url, title: c.title, start_index: c.start_index, end_index: c.end_index } }));
+  return cites.map((c) => ({
+    type: "url_citation",
+    url_citation: { url: c.url, title: c.title, start_index: c.start_index, end_index: c.end_index },
+  }));
 }
 
 export function usageJson(u: Usage) {
@@ -28,7 +31,10 @@ export function completionId(requestId: string): string {
 }
 
 export function toChatCompletion(o: ChatOutcome, requestId: string, created = Math.floor(Date.now() / 1000)) {
-  const message: { role: "assistant"; content: string | null; tool_calls?: ToolCall[]; annotations?: unknown[] } = { role: "assistant", content: o.result.content };
+  const message: { role: "assistant"; content: string | null; tool_calls?: ToolCall[]; annotations?: unknown[] } = {
+    role: "assistant",
+    content: o.result.content,
+  };
   if (o.result.toolCalls?.length) message.tool_calls = o.result.toolCalls;
   if (o.citations?.length) message.annotations = annotationsJson(o.citations);
   return {

@@ -23,11 +23,17 @@ export const REASONING_EFFORTS = ["minimal", "none", "low", "medium", "high", "x
  * upstream's refusal (502). Extra fields inside pass through.
  */
 const CacheControl = t.Optional(t.Object({ type: t.String() }));
-const TextPart = t.Object({ type: t.Literal("text"), text: t.String(), cache_control: CacheControl }, { additionalProperties: true });
+const TextPart = t.Object(
+  { type: t.Literal("text"), text: t.String(), cache_control: CacheControl },
+  { additionalProperties: true },
+);
 const ImagePart = t.Object(
   {
     type: t.Literal("image_url"),
-    image_url: t.Object({ url: t.String({ minLength: 1 }), detail: t.Optional(t.String()) }, { additionalProperties: true }),
+    image_url: t.Object(
+      { url: t.String({ minLength: 1 }), detail: t.Optional(t.String()) },
+      { additionalProperties: true },
+    ),
     cache_control: CacheControl,
   },
   { additionalProperties: true },
@@ -63,7 +69,13 @@ const ToolChoiceSchema = t.Union([
   t.Literal("auto"),
   t.Literal("none"),
   t.Literal("required"),
-  t.Object({ type: t.Literal("function"), function: t.Object({ name: t.String({ minLength: 1 }) }, { additionalProperties: true }) }, { additionalProperties: true }),
+  t.Object(
+    {
+      type: t.Literal("function"),
+      function: t.Object({ name: t.String({ minLength: 1 }) }, { additionalProperties: true }),
+    },
+    { additionalProperties: true },
+  ),
 ]);
 
 /**
@@ -81,14 +93,23 @@ const JsonSchemaFormat = t.Object(
 );
 /** One object, not a union, so a 422 names the field; `json_schema` for that type: chat-to-core. */
 export const ResponseFormatSchema = t.Object(
-  { type: t.Union([t.Literal("text"), t.Literal("json_object"), t.Literal("json_schema")]), json_schema: t.Optional(JsonSchemaFormat) },
+  {
+    type: t.Union([t.Literal("text"), t.Literal("json_object"), t.Literal("json_schema")]),
+    json_schema: t.Optional(JsonSchemaFormat),
+  },
   { additionalProperties: true },
 );
 
 export const ChatMessageSchema = t.Object(
   {
     // `developer` (OpenAI's newer name for system) and `tool` (tool results) are accepted too.
-    role: t.Union([t.Literal("system"), t.Literal("user"), t.Literal("assistant"), t.Literal("tool"), t.Literal("developer")]),
+    role: t.Union([
+      t.Literal("system"),
+      t.Literal("user"),
+      t.Literal("assistant"),
+      t.Literal("tool"),
+      t.Literal("developer"),
+    ]),
     content: t.Optional(t.Union([t.String(), t.Array(Part), t.Null()])),
     name: t.Optional(t.String()),
     tool_calls: t.Optional(t.Array(ToolCallSchema)),
@@ -103,10 +124,22 @@ export const ProviderPrefsSchema = t.Object(
     only: t.Optional(t.Array(t.String())),
     ignore: t.Optional(t.Array(t.String())),
     sort: t.Optional(t.Union([t.Literal("price"), t.Literal("latency"), t.Literal("throughput")])),
-    max_price: t.Optional(t.Object({ prompt: t.Optional(t.Number({ minimum: 0 })), completion: t.Optional(t.Number({ minimum: 0 })) })),
+    max_price: t.Optional(
+      t.Object({ prompt: t.Optional(t.Number({ minimum: 0 })), completion: t.Optional(t.Number({ minimum: 0 })) }),
+    ),
     allow_fallbacks: t.Optional(t.Boolean()),
-    hedge: t.Optional(t.Boolean({ description: "Hedged request: past the first provider's p95 first-byte time, the next provider is asked too; the first to answer wins (default: the key's setting)" })),
-    continue_on_failure: t.Optional(t.Boolean({ description: "Stream continuation: a stream that breaks mid-answer is continued by the next candidate from the text already sent, as one uninterrupted stream; both parts are billed at their own prices (default false; docs/reliability.md)" })),
+    hedge: t.Optional(
+      t.Boolean({
+        description:
+          "Hedged request: past the first provider's p95 first-byte time, the next provider is asked too; the first to answer wins (default: the key's setting)",
+      }),
+    ),
+    continue_on_failure: t.Optional(
+      t.Boolean({
+        description:
+          "Stream continuation: a stream that breaks mid-answer is continued by the next candidate from the text already sent, as one uninterrupted stream; both parts are billed at their own prices (default false; docs/reliability.md)",
+      }),
+    ),
   },
   { additionalProperties: true },
 );

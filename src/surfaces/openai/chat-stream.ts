@@ -22,7 +22,9 @@ export interface StreamMeta {
 const enc = new TextEncoder();
 
 export function chatEventStream(stream: CallStream, meta: StreamMeta): ReadableStream<Uint8Array> {
-  const pump = stream.head.relayed ? (w: Write, gone: () => boolean) => relayed(stream, meta, w, gone) : (w: Write, gone: () => boolean) => encoded(stream, meta, w, gone);
+  const pump = stream.head.relayed
+    ? (w: Write, gone: () => boolean) => relayed(stream, meta, w, gone)
+    : (w: Write, gone: () => boolean) => encoded(stream, meta, w, gone);
   return sseStream(meta.keepaliveMs, pump, () => stream.leave());
 }
 
@@ -38,10 +40,34 @@ async function relayed(stream: CallStream, meta: StreamMeta, write: Write, gone:
   // (the relayed chunks carry the upstream's own model id), with the upstream's id and created.
   const { model, provider } = stream.head;
   const tail: RawTail = end.relay ?? { closing: null, terminal: null };
-  const head = { id: meta.id, created: meta.created, ...(tail.id !== undefined && { id: tail.id }), ...(tail.created !== undefined && { created: tail.created }), object: "chat.completion.chunk", model, provider };
-  if (end.citations) write(enc.encode(`data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta: { annotations: annotationsJson(end.citations) }, finish_reason: null }] })}\n\n`));
+  const head = {
+    id: meta.id,
+    created: meta.created,
+    ...(tail.id !== undefined && { id: tail.id }),
+    ...(tail.created !== undefined && { created: tail.created }),
+    object: "chat.completion.chunk",
+    model,
+    provider,
+  };
+  if (end.citations)
+    write(
+      enc.encode(
+        `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta: { annotations: annotationsJson(end.citations) }, finish_reason: null }] })}\n\n`,
+      ),
+    );
   const u = end.usage;
-  const final = tail.closing ? { ...tail.closing, model, provider, choices: [], cost: costJson(end.cost) } : { ...head, choices: [], usage: { prompt_tokens: u.promptTokens, completion_tokens: u.completionTokens, total_tokens: u.promptTokens + u.completionTokens }, cost: costJson(end.cost) };
+  const final = tail.closing
+    ? { ...tail.closing, model, provider, choices: [], cost: costJson(end.cost) }
+    : {
+        ...head,
+        choices: [],
+        usage: {
+          prompt_tokens: u.promptTokens,
+          completion_tokens: u.completionTokens,
+          total_tokens: u.promptTokens + u.completionTokens,
+        },
+        cost: costJson(end.cost),
+      };
   write(enc.encode(`data: ${JSON.stringify(final)}\n\n`));
   write(DONE);
 }
@@ -56,7 +82,9 @@ async function encoded(stream: CallStream, meta: StreamMeta, write: Write, gone:
       const fn: Record<string, string> = {};
       if (ev.name) fn.name = ev.name;
       if (ev.arguments !== undefined) fn.arguments = ev.arguments;
-      write(e.delta({ tool_calls: [{ index: ev.index, ...(ev.id && { id: ev.id, type: "function" }), function: fn }] }));
+      write(
+        e.delta({ tool_calls: [{ index: ev.index, ...(ev.id && { id: ev.id, type: "function" }), function: fn }] }),
+      );
     },
   };
   const end: StreamFinal = await stream.read(sink, gone);

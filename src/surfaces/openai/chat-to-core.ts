@@ -5,10 +5,33 @@ import type { ChatBody } from "./chat-schema";
 
 /** Fields the gateway consumes itself; everything else unknown is passed through. */
 const OWN = new Set([
-  "model", "messages", "temperature", "top_p", "max_tokens", "max_completion_tokens", "stop", "tools", "tool_choice",
-  "response_format", "seed", "frequency_penalty", "presence_penalty", "parallel_tool_calls", "logit_bias",
-  "reasoning_effort", "thinking", "service_tier", "stream", "stream_options", "n", "trace_id", "reasoning_mode",
-  "plugins", "provider", "user", "metadata",
+  "model",
+  "messages",
+  "temperature",
+  "top_p",
+  "max_tokens",
+  "max_completion_tokens",
+  "stop",
+  "tools",
+  "tool_choice",
+  "response_format",
+  "seed",
+  "frequency_penalty",
+  "presence_penalty",
+  "parallel_tool_calls",
+  "logit_bias",
+  "reasoning_effort",
+  "thinking",
+  "service_tier",
+  "stream",
+  "stream_options",
+  "n",
+  "trace_id",
+  "reasoning_mode",
+  "plugins",
+  "provider",
+  "user",
+  "metadata",
 ]);
 
 export const DEFAULT_MAX_TOKENS = 4096;
@@ -47,7 +70,14 @@ export function toCoreChatRequest(body: ChatBody): Omit<ChatRequest, "model"> {
   if (b.tool_choice !== undefined) req.tool_choice = b.tool_choice;
   if (b.response_format != null) {
     if (b.response_format.type === "json_schema" && !b.response_format.json_schema) {
-      throw invalid(["body", "response_format", "json_schema"], text("필수 항목입니다: type이 json_schema이면 json_schema가 있어야 합니다.", "Field required: type json_schema needs json_schema"), "missing");
+      throw invalid(
+        ["body", "response_format", "json_schema"],
+        text(
+          "필수 항목입니다: type이 json_schema이면 json_schema가 있어야 합니다.",
+          "Field required: type json_schema needs json_schema",
+        ),
+        "missing",
+      );
     }
     req.response_format = b.response_format;
   }

@@ -16,7 +16,15 @@ export class ChunkEncoder {
   ) {}
 
   private frame(choices: unknown[], extra?: Record<string, unknown>): Uint8Array {
-    const obj = { id: this.id, object: "chat.completion.chunk", created: this.created, model: this.model, provider: this.provider, choices, ...extra };
+    const obj = {
+      id: this.id,
+      object: "chat.completion.chunk",
+      created: this.created,
+      model: this.model,
+      provider: this.provider,
+      choices,
+      ...extra,
+    };
     return enc.encode(`data: ${JSON.stringify(obj)}\n\n`);
   }
 

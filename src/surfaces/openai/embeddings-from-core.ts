@@ -9,7 +9,11 @@ export function vectorBase64(v: readonly number[]): string {
 export function toEmbeddingList(o: EmbeddingOutcome, format: "float" | "base64" = "float") {
   return {
     object: "list" as const,
-    data: o.vectors.map((v, index) => ({ object: "embedding" as const, index, embedding: format === "base64" ? vectorBase64(v) : v })),
+    data: o.vectors.map((v, index) => ({
+      object: "embedding" as const,
+      index,
+      embedding: format === "base64" ? vectorBase64(v) : v,
+    })),
     model: o.model,
     usage: { prompt_tokens: o.promptTokens, total_tokens: o.promptTokens },
   };

@@ -16,7 +16,12 @@ const TokenIds = t.Array(Type.Integer({ minimum: 0 }));
 export const EmbeddingsBodySchema = t.Object(
   {
     model: t.String({ minLength: 1, maxLength: 200 }),
-    input: t.Union([t.String(), t.Array(t.String(), { maxItems: MAX_EMBEDDING_INPUTS }), TokenIds, t.Array(TokenIds, { maxItems: MAX_EMBEDDING_INPUTS })]),
+    input: t.Union([
+      t.String(),
+      t.Array(t.String(), { maxItems: MAX_EMBEDDING_INPUTS }),
+      TokenIds,
+      t.Array(TokenIds, { maxItems: MAX_EMBEDDING_INPUTS }),
+    ]),
     encoding_format: t.Optional(t.Union([t.Literal("float"), t.Literal("base64")])),
     dimensions: t.Optional(Type.Integer({ minimum: 1 })),
     user: t.Optional(t.String({ maxLength: 256 })),
@@ -26,7 +31,10 @@ export const EmbeddingsBodySchema = t.Object(
 
 export type EmbeddingsBody = typeof EmbeddingsBodySchema.static;
 
-const EMPTY = text("비어 있으면 안 됩니다. 임베딩할 텍스트나 토큰을 보내세요.", "must not be empty: send a text or tokens to embed.");
+const EMPTY = text(
+  "비어 있으면 안 됩니다. 임베딩할 텍스트나 토큰을 보내세요.",
+  "must not be empty: send a text or tokens to embed.",
+);
 
 /** The four input forms as a list of inputs (a flat list of numbers is one token-id input); 422 on an empty one. */
 export function embeddingInputs(input: EmbeddingsBody["input"]): EmbeddingInput[] {

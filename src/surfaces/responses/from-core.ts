@@ -46,22 +46,51 @@ export function outputText(text: string, annotations: UrlCitationAnnotation[] = 
 }
 
 export function citationAnnotations(cites: readonly UrlCitation[] | undefined): UrlCitationAnnotation[] {
-  return (cites ?? []).map((c) => ({ type: "url_citation", url: c.url, title: c.title, start_index: c.start_index, end_index: c.end_index }));
+  return (cites ?? []).map((c) => ({
+    type: "url_citation",
+    url: c.url,
+    title: c.title,
+    start_index: c.start_index,
+    end_index: c.end_index,
+  }));
 }
 
-export function messageItem(id: string, text: string, status: MessageItem["status"] = "completed", annotations: UrlCitationAnnotation[] = []): MessageItem {
-  return { id, type: "message", status, role: "assistant", content: status === "completed" ? [outputText(text, annotations)] : [] };
+export function messageItem(
+  id: string,
+  text: string,
+  status: MessageItem["status"] = "completed",
+  annotations: UrlCitationAnnotation[] = [],
+): MessageItem {
+  return {
+    id,
+    type: "message",
+    status,
+    role: "assistant",
+    content: status === "completed" ? [outputText(text, annotations)] : [],
+  };
 }
 
-export function functionCallItem(id: string, call: ToolCall, status: FunctionCallItem["status"] = "completed"): FunctionCallItem {
-  return { id, type: "function_call", status, arguments: call.function.arguments, call_id: call.id || `call_${id.slice(3)}`, name: call.function.name };
+export function functionCallItem(
+  id: string,
+  call: ToolCall,
+  status: FunctionCallItem["status"] = "completed",
+): FunctionCallItem {
+  return {
+    id,
+    type: "function_call",
+    status,
+    arguments: call.function.arguments,
+    call_id: call.id || `call_${id.slice(3)}`,
+    name: call.function.name,
+  };
 }
 
 /** The output of a finished answer: its text (if any, or if nothing else), then its calls. */
 export function outputItems(r: ChatResult, cites?: readonly UrlCitation[]): OutputItem[] {
   const items: OutputItem[] = [];
   const calls = r.toolCalls ?? [];
-  if (r.content || !calls.length) items.push(messageItem(itemId("msg"), r.content ?? "", "completed", citationAnnotations(cites)));
+  if (r.content || !calls.length)
+    items.push(messageItem(itemId("msg"), r.content ?? "", "completed", citationAnnotations(cites)));
   for (const c of calls) items.push(functionCallItem(itemId("fc"), c));
   return items;
 }
@@ -86,7 +115,13 @@ export interface Echo {
   max_output_tokens: number;
   temperature: number | null;
   top_p: number | null;
-  tools: { type: "function"; name: string; description: string | null; parameters: Record<string, unknown> | null; strict: boolean | null }[];
+  tools: {
+    type: "function";
+    name: string;
+    description: string | null;
+    parameters: Record<string, unknown> | null;
+    strict: boolean | null;
+  }[];
   tool_choice: unknown;
   parallel_tool_calls: boolean;
   reasoning: { effort: string | null; summary: null };
@@ -105,8 +140,18 @@ export interface Storage {
 }
 
 /** The echo of a request as converted: the tools kept (flat), the effective cap and effort. */
-export function echoOf(body: ResponsesBody, req: Omit<ChatRequest, "model">, storage: Storage = { store: false, previousId: null }): Echo {
-  const tools = (req.tools ?? []).map((t) => ({ type: "function" as const, name: t.function.name, description: t.function.description ?? null, parameters: t.function.parameters ?? null, strict: t.function.strict ?? null }));
+export function echoOf(
+  body: ResponsesBody,
+  req: Omit<ChatRequest, "model">,
+  storage: Storage = { store: false, previousId: null },
+): Echo {
+  const tools = (req.tools ?? []).map((t) => ({
+    type: "function" as const,
+    name: t.function.name,
+    description: t.function.description ?? null,
+    parameters: t.function.parameters ?? null,
+    strict: t.function.strict ?? null,
+  }));
   const effort = req.reasoning_effort;
   return {
     instructions: body.instructions ?? null,
@@ -150,7 +195,12 @@ export function responseObject(h: ResponseHead, t: ResponseTail) {
     status: t.status,
     background: false,
     error: null,
-    incomplete_details: t.finish === "length" ? { reason: "max_output_tokens" } : t.finish === "content_filter" ? { reason: "content_filter" } : null,
+    incomplete_details:
+      t.finish === "length"
+        ? { reason: "max_output_tokens" }
+        : t.finish === "content_filter"
+          ? { reason: "content_filter" }
+          : null,
     ...h.echo,
     model: h.model,
     output: t.output,

@@ -32,15 +32,24 @@ const STORE_OFF = text(
 );
 
 /** 404 for an id that is unknown, expired or another account's (`param`: the field that named it). */
-export function notStored(what: "response" | "item", id: string, param: string | null = what === "response" ? "previous_response_id" : "input"): GatewayError {
+export function notStored(
+  what: "response" | "item",
+  id: string,
+  param: string | null = what === "response" ? "previous_response_id" : "input",
+): GatewayError {
   const extras = param ? { param } : {};
   return what === "response"
     ? new GatewayError("not_found", text(`응답 '${id}'을(를) 찾을 수 없습니다.`, `Response '${id}' not found.`), extras)
-    : new GatewayError("not_found", text(`입력 항목 '${id}'을(를) 찾을 수 없습니다.`, `Input item '${id}' not found.`), extras);
+    : new GatewayError(
+        "not_found",
+        text(`입력 항목 '${id}'을(를) 찾을 수 없습니다.`, `Input item '${id}' not found.`),
+        extras,
+      );
 }
 
 export async function resolveInput(body: ResponsesBody, history: ResponseHistory | null): Promise<ResolvedInput> {
-  const own: InputItem[] = typeof body.input === "string" ? [{ type: "message", role: "user", content: body.input }] : body.input;
+  const own: InputItem[] =
+    typeof body.input === "string" ? [{ type: "message", role: "user", content: body.input }] : body.input;
   const refs = own.flatMap((item, i) => (item.type === "item_reference" ? [{ i, id: item.id }] : []));
   for (const r of refs) {
     if (!history) throw new GatewayError("invalid_request", STORE_OFF, { param: `input[${r.i}]` });
@@ -66,6 +75,7 @@ export async function resolveInput(body: ResponsesBody, history: ResponseHistory
 
 function previousId(v: unknown): string | null {
   if (v === undefined) return null;
-  if (typeof v !== "string" || !v) throw invalid(["body", "previous_response_id"], text("문자열이어야 합니다.", "Expected a string"), "string_type");
+  if (typeof v !== "string" || !v)
+    throw invalid(["body", "previous_response_id"], text("문자열이어야 합니다.", "Expected a string"), "string_type");
   return v;
 }

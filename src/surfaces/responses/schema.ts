@@ -19,7 +19,15 @@ export const InputItemSchema = t.Object(
   {
     // `reasoning` items (sent back by clients that keep encrypted reasoning) are dropped;
     // `item_reference` names a stored output item by `id` (history.ts).
-    type: t.Optional(t.Union([t.Literal("message"), t.Literal("function_call"), t.Literal("function_call_output"), t.Literal("reasoning"), t.Literal("item_reference")])),
+    type: t.Optional(
+      t.Union([
+        t.Literal("message"),
+        t.Literal("function_call"),
+        t.Literal("function_call_output"),
+        t.Literal("reasoning"),
+        t.Literal("item_reference"),
+      ]),
+    ),
     id: t.Optional(t.String()),
     role: t.Optional(t.Union([t.Literal("user"), t.Literal("assistant"), t.Literal("system"), t.Literal("developer")])),
     content: t.Optional(t.Union([t.String(), t.Array(Part), t.Null()])),
@@ -79,7 +87,9 @@ export const ResponsesBodySchema = t.Object(
     tool_choice: t.Optional(ToolChoiceSchema),
     parallel_tool_calls: t.Optional(t.Boolean()),
     metadata: t.Optional(t.Record(t.String(), t.Any())),
-    reasoning: t.Optional(t.Object({ effort: t.Optional(Effort), mode: t.Optional(Mode) }, { additionalProperties: true })),
+    reasoning: t.Optional(
+      t.Object({ effort: t.Optional(Effort), mode: t.Optional(Mode) }, { additionalProperties: true }),
+    ),
     reasoning_effort: t.Optional(Effort),
     reasoning_mode: t.Optional(Mode),
     service_tier: t.Optional(t.String()),
@@ -89,7 +99,9 @@ export const ResponsesBodySchema = t.Object(
     plugins: t.Optional(t.Array(t.Object({ id: t.String() }, { additionalProperties: true }))),
     // Structured outputs (`text.format`), converted to chat's response_format; other `text`
     // fields (verbosity) are accepted and ignored.
-    text: t.Optional(t.Object({ format: t.Optional(t.Union([TextFormatSchema, t.Null()])) }, { additionalProperties: true })),
+    text: t.Optional(
+      t.Object({ format: t.Optional(t.Union([TextFormatSchema, t.Null()])) }, { additionalProperties: true }),
+    ),
     // Accepted and ignored (the specification's list); with RESPONSES_STORE=on `store: false`
     // keeps an answer from being stored and `previous_response_id` continues a stored one.
     store: t.Optional(t.Any()),

@@ -19,7 +19,19 @@ import type { CallStream, ToolCallEvent } from "../../core/chat/call-stream";
 import type { Cost } from "../../core/chat/plan";
 import type { FinishReason, ToolCall, Usage } from "../../core/chat/types";
 import { DONE, sseStream, streamError, type Write } from "../sse-stream";
-import { citationAnnotations, functionCallItem, messageItem, outputText, responseObject, type UrlCitationAnnotation, type Echo, type FunctionCallItem, type MessageItem, type OutputItem, type ResponseHead } from "./from-core";
+import {
+  citationAnnotations,
+  functionCallItem,
+  messageItem,
+  outputText,
+  responseObject,
+  type UrlCitationAnnotation,
+  type Echo,
+  type FunctionCallItem,
+  type MessageItem,
+  type OutputItem,
+  type ResponseHead,
+} from "./from-core";
 import { itemId } from "./ids";
 import { continuationJson } from "../continuation-json";
 
@@ -67,7 +79,13 @@ class OutputWriter {
     }
     const m = this.open as Extract<Open, { kind: "message" }>;
     m.text += delta;
-    this.w.emit("response.output_text.delta", { item_id: m.item.id, output_index: m.index, content_index: 0, delta, logprobs: [] });
+    this.w.emit("response.output_text.delta", {
+      item_id: m.item.id,
+      output_index: m.index,
+      content_index: 0,
+      delta,
+      logprobs: [],
+    });
   }
 
   toolCall(ev: ToolCallEvent, call: ToolCall): void {
@@ -86,7 +104,12 @@ class OutputWriter {
     c.item.arguments = call.function.arguments;
     // A fragment of an already finished call (an upstream interleaving calls) still gets its
     // delta, under its own item id; the final item in response.completed is whole either way.
-    if (ev.arguments) this.w.emit("response.function_call_arguments.delta", { item_id: c.item.id, output_index: c.index, delta: ev.arguments });
+    if (ev.arguments)
+      this.w.emit("response.function_call_arguments.delta", {
+        item_id: c.item.id,
+        output_index: c.index,
+        delta: ev.arguments,
+      });
   }
 
   /** Finishes the open item; an answer with no output at all gets one empty message. */
@@ -102,7 +125,12 @@ class OutputWriter {
     this.items.push(item);
     this.open = m;
     this.w.emit("response.output_item.added", { output_index: m.index, item: { ...item, content: [] } });
-    this.w.emit("response.content_part.added", { item_id: item.id, output_index: m.index, content_index: 0, part: outputText("") });
+    this.w.emit("response.content_part.added", {
+      item_id: item.id,
+      output_index: m.index,
+      content_index: 0,
+      part: outputText(""),
+    });
   }
 
   private close(): void {
@@ -113,13 +141,19 @@ class OutputWriter {
       const base = { item_id: o.item.id, output_index: o.index, content_index: 0 };
       // As OpenAI does, each source is announced before the text is done (the AI SDK's
       // streamText takes its sources from these events).
-      this.annotations.forEach((annotation, annotation_index) => this.w.emit("response.output_text.annotation.added", { ...base, annotation_index, annotation }));
+      this.annotations.forEach((annotation, annotation_index) =>
+        this.w.emit("response.output_text.annotation.added", { ...base, annotation_index, annotation }),
+      );
       this.w.emit("response.output_text.done", { ...base, text: o.text, logprobs: [] });
       this.w.emit("response.content_part.done", { ...base, part: outputText(o.text, this.annotations) });
       o.item.status = "completed";
       o.item.content = [outputText(o.text, this.annotations)];
     } else {
-      this.w.emit("response.function_call_arguments.done", { item_id: o.item.id, output_index: o.index, arguments: o.item.arguments });
+      this.w.emit("response.function_call_arguments.done", {
+        item_id: o.item.id,
+        output_index: o.index,
+        arguments: o.item.arguments,
+      });
       o.item.status = "completed";
     }
     this.w.emit("response.output_item.done", { output_index: o.index, item: { ...o.item } });
@@ -154,7 +188,17 @@ function start(w: EventWriter, head: ResponseHead): void {
   w.emit("response.in_progress", { response });
 }
 
-async function complete(w: EventWriter, meta: ResponsesStreamMeta, head: ResponseHead, output: OutputItem[], usage: Usage, cost: Cost, finish: FinishReason, cached: boolean, extra?: ReturnType<typeof continuationJson>): Promise<void> {
+async function complete(
+  w: EventWriter,
+  meta: ResponsesStreamMeta,
+  head: ResponseHead,
+  output: OutputItem[],
+  usage: Usage,
+  cost: Cost,
+  finish: FinishReason,
+  cached: boolean,
+  extra?: ReturnType<typeof continuationJson>,
+): Promise<void> {
   const response = { ...responseObject(head, { status: "completed", output, usage, finish, cost, cached }), ...extra };
   await meta.keep?.(response);
   w.emit("response.completed", { response });

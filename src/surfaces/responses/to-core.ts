@@ -17,7 +17,15 @@
  */
 import { DEFAULT_TEMPERATURE } from "../openai/chat-to-core";
 import { invalid, text } from "../../core/errors";
-import type { ChatMessage, ChatRequest, ContentPart, FunctionTool, ReasoningEffort, ToolCall, ToolChoice } from "../../core/chat/types";
+import type {
+  ChatMessage,
+  ChatRequest,
+  ContentPart,
+  FunctionTool,
+  ReasoningEffort,
+  ToolCall,
+  ToolChoice,
+} from "../../core/chat/types";
 import type { InputItem, ResponsesBody } from "./schema";
 
 const REQUIRED = text("필수 항목입니다.", "Field required");
@@ -39,9 +47,17 @@ export function toCoreFromResponses(body: ResponsesBody, prior: InputItem[] = []
   prior.forEach((item, i) => addItem(messages, item, ["body", "previous_response_id", i]));
   if (typeof body.input === "string") messages.push({ role: "user", content: body.input });
   else body.input.forEach((item, i) => addItem(messages, item, ["body", "input", i]));
-  if (!messages.some((m) => m.role !== "system")) throw invalid(["body", "input"], text("input에 답할 메시지가 없습니다.", "input has no message to answer"), "value_error");
+  if (!messages.some((m) => m.role !== "system"))
+    throw invalid(
+      ["body", "input"],
+      text("input에 답할 메시지가 없습니다.", "input has no message to answer"),
+      "value_error",
+    );
 
-  const request: Omit<ChatRequest, "model"> = { messages, max_tokens: body.max_output_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS };
+  const request: Omit<ChatRequest, "model"> = {
+    messages,
+    max_tokens: body.max_output_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
+  };
   // Same default as chat (0.7): the Responses call is the same internal chat call.
   request.temperature = body.temperature ?? DEFAULT_TEMPERATURE;
   if (body.top_p != null) request.top_p = body.top_p;
@@ -74,7 +90,8 @@ function addItem(out: ChatMessage[], item: InputItem, loc: Loc): void {
   const type = item.type ?? (item.role ? "message" : undefined);
   if (type === "reasoning") return;
   // Resolved before conversion (history.ts); one left here had nothing to resolve against.
-  if (type === "item_reference") throw invalid([...loc, "id"], text("저장된 항목을 찾을 수 없습니다.", "No stored item to resolve"), "value_error");
+  if (type === "item_reference")
+    throw invalid([...loc, "id"], text("저장된 항목을 찾을 수 없습니다.", "No stored item to resolve"), "value_error");
   if (type === "message") {
     if (!item.role) throw invalid([...loc, "role"], REQUIRED, "missing");
     const role = item.role === "developer" ? "system" : item.role;
@@ -93,7 +110,11 @@ function addItem(out: ChatMessage[], item: InputItem, loc: Loc): void {
   if (type === "function_call") {
     if (!item.call_id) throw invalid([...loc, "call_id"], REQUIRED, "missing");
     if (!item.name) throw invalid([...loc, "name"], REQUIRED, "missing");
-    const call: ToolCall = { id: item.call_id, type: "function", function: { name: item.name, arguments: item.arguments ?? "" } };
+    const call: ToolCall = {
+      id: item.call_id,
+      type: "function",
+      function: { name: item.name, arguments: item.arguments ?? "" },
+    };
     const prev = out[out.length - 1];
     if (prev?.role === "assistant") (prev.tool_calls ??= []).push(call);
     else out.push({ role: "assistant", content: null, tool_calls: [call] });
@@ -104,11 +125,19 @@ function addItem(out: ChatMessage[], item: InputItem, loc: Loc): void {
     out.push({ role: "tool", tool_call_id: item.call_id, content: toolOutput(item.output, [...loc, "output"]) });
     return;
   }
-  throw invalid([...loc, "type"], text("필수 항목입니다: 항목에는 type이나 role이 있어야 합니다.", "Field required: an item needs a type or a role"), "missing");
+  throw invalid(
+    [...loc, "type"],
+    text("필수 항목입니다: 항목에는 type이나 role이 있어야 합니다.", "Field required: an item needs a type or a role"),
+    "missing",
+  );
 }
 
 /** Parts → core parts; an assistant's text parts become one string (what every provider takes). */
-function messageContent(content: string | RawPart[] | null, role: ChatMessage["role"], loc: Loc): string | ContentPart[] {
+function messageContent(
+  content: string | RawPart[] | null,
+  role: ChatMessage["role"],
+  loc: Loc,
+): string | ContentPart[] {
   if (typeof content === "string") return content;
   const parts = (content ?? []).map((p, i) => toPart(p, [...loc, i]));
   if (role === "assistant" || role === "system") {
@@ -129,13 +158,25 @@ function toPart(p: RawPart, loc: Loc): ContentPart {
       return { type: "text", text: typeof p.refusal === "string" ? p.refusal : "" };
     case "input_image": {
       const url = typeof p.image_url === "string" ? p.image_url : null;
-      if (!url) throw invalid([...loc, "image_url"], text("image_url(URL 또는 data URL)이 필요합니다. 파일 id는 지원하지 않습니다.", "image_url (a URL or data URL) is required; file ids are not supported"), "value_error");
+      if (!url)
+        throw invalid(
+          [...loc, "image_url"],
+          text(
+            "image_url(URL 또는 data URL)이 필요합니다. 파일 id는 지원하지 않습니다.",
+            "image_url (a URL or data URL) is required; file ids are not supported",
+          ),
+          "value_error",
+        );
       const part: ContentPart = { type: "image_url", image_url: { url } };
       if (typeof p.detail === "string") part.image_url.detail = p.detail;
       return part;
     }
     default:
-      throw invalid([...loc, "type"], text(`지원하지 않는 콘텐츠 파트 type입니다: '${p.type}'`, `unsupported content part type '${p.type}'`), "value_error");
+      throw invalid(
+        [...loc, "type"],
+        text(`지원하지 않는 콘텐츠 파트 type입니다: '${p.type}'`, `unsupported content part type '${p.type}'`),
+        "value_error",
+      );
   }
 }
 
@@ -152,7 +193,11 @@ function functionTools(tools: NonNullable<ResponsesBody["tools"]>): FunctionTool
   tools.forEach((tool, i) => {
     if (tool.type !== "function") return; // web search, file search, MCP, ...: dropped silently
     // The chat shape `{type, function: {...}}` is taken too, for clients that send it here.
-    const nested = (tool as { function?: { name?: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean } }).function;
+    const nested = (
+      tool as {
+        function?: { name?: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean };
+      }
+    ).function;
     const name = tool.name ?? nested?.name;
     if (!name) throw invalid(["body", "tools", i, "name"], REQUIRED, "missing");
     const fn: FunctionTool["function"] = { name };
@@ -172,6 +217,11 @@ function toolChoice(choice: ResponsesBody["tool_choice"], tools: FunctionTool[])
   if (typeof choice === "string") return choice;
   if (choice.type !== "function") return undefined; // a hosted tool's choice: its tool was dropped
   if (!choice.name) throw invalid(["body", "tool_choice", "name"], REQUIRED, "missing");
-  if (!tools.some((t) => t.function.name === choice.name)) throw invalid(["body", "tool_choice", "name"], text(`이름이 '${choice.name}'인 function 도구가 없습니다.`, `no function tool named '${choice.name}'`), "value_error");
+  if (!tools.some((t) => t.function.name === choice.name))
+    throw invalid(
+      ["body", "tool_choice", "name"],
+      text(`이름이 '${choice.name}'인 function 도구가 없습니다.`, `no function tool named '${choice.name}'`),
+      "value_error",
+    );
   return { type: "function", function: { name: choice.name } };
 }

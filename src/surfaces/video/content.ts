@@ -36,7 +36,9 @@ export async function contentResponse(
 ): Promise<Response> {
   const range = parseRange(request.headers.get("range"), content.size);
   if (range === "unsatisfiable") {
-    throw new GatewayError("range_not_satisfiable", undefined, { headers: { "content-range": `bytes */${content.size}`, "accept-ranges": "bytes" } });
+    throw new GatewayError("range_not_satisfiable", undefined, {
+      headers: { "content-range": `bytes */${content.size}`, "accept-ranges": "bytes" },
+    });
   }
   const [start, end] = range ?? [0, content.size - 1];
   const object = await storage.read(content.storageKey, start, end);
@@ -55,6 +57,9 @@ export async function contentResponse(
   // applies a Range header on its own to a 200 over a file, so when we chose to ignore
   // the client's Range (several ranges, malformed) the body must be an opaque stream.
   const ignoredRange = !range && request.headers.has("range");
-  const bodyOut = object.file && !ignoredRange ? object.file : object.stream().pipeThrough(new TransformStream<Uint8Array, Uint8Array>());
+  const bodyOut =
+    object.file && !ignoredRange
+      ? object.file
+      : object.stream().pipeThrough(new TransformStream<Uint8Array, Uint8Array>());
   return new Response(bodyOut, { status: range ? 206 : 200, headers });
 }

@@ -8,7 +8,11 @@ import type { VideoJobRecord, VideoJobView } from "../../core/video/types";
 /** A submit's answer as stored (relative URLs, for Idempotency-Key replays) with this request's origin. */
 export function absolutizeView(view: VideoJobView, origin: string): VideoJobView {
   const absolute = (url: string | null) => (url !== null && url.startsWith("/") ? origin + url : url);
-  return { ...view, result_url: absolute(view.result_url), assets: view.assets.map((asset) => ({ ...asset, url: absolute(asset.url)! })) };
+  return {
+    ...view,
+    result_url: absolute(view.result_url),
+    assets: view.assets.map((asset) => ({ ...asset, url: absolute(asset.url)! })),
+  };
 }
 
 /** A job as the dashboard lists it: the job object plus its key, prompt and stored result. */
@@ -25,5 +29,10 @@ export function toAccountJob(job: VideoJobRecord, origin: string) {
 export function toAccountJobList(rows: VideoJobRecord[], limit: number, origin: string) {
   const page = rows.slice(0, limit);
   const more = rows.length > limit;
-  return { object: "list", data: page.map((job) => toAccountJob(job, origin)), has_more: more, next_cursor: more ? page[page.length - 1]!.id : null };
+  return {
+    object: "list",
+    data: page.map((job) => toAccountJob(job, origin)),
+    has_more: more,
+    next_cursor: more ? page[page.length - 1]!.id : null,
+  };
 }

@@ -31,7 +31,9 @@ function cell(v: unknown): string {
 }
 
 export function toCsv(rows: Record<string, unknown>[]): string {
-  return [CSV_COLUMNS.join(","), ...rows.map((r) => CSV_COLUMNS.map((c) => cell(r[c])).join(","))].join("\r\n") + "\r\n";
+  return (
+    [CSV_COLUMNS.join(","), ...rows.map((r) => CSV_COLUMNS.map((c) => cell(r[c])).join(","))].join("\r\n") + "\r\n"
+  );
 }
 
 export function download(name: string, text: string): void {

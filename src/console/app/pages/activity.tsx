@@ -31,7 +31,10 @@ export function Activity() {
   const [cursors, setCursors] = useState<string[]>([]);
   const cursor = cursors[cursors.length - 1];
   const keys = useLoad(() => api("GET", "/v1/keys"), []);
-  const page = useLoad(() => api("GET", `/v1/activity?${query(filters, { limit: String(PAGE), ...(cursor && { cursor }) })}`), [filters, cursor]);
+  const page = useLoad(
+    () => api("GET", `/v1/activity?${query(filters, { limit: String(PAGE), ...(cursor && { cursor }) })}`),
+    [filters, cursor],
+  );
   const [detail, setDetail] = useState<any>(null);
   const [csvError, setCsvError] = useState<Error | null>(null);
   const dialog = useRef<HTMLDialogElement>(null);
@@ -46,7 +49,10 @@ export function Activity() {
       const rows: any[] = [];
       let next: string | null = null;
       do {
-        const r: any = await api("GET", `/v1/activity?${query(filters, { limit: "200", ...(next && { cursor: next }) })}`);
+        const r: any = await api(
+          "GET",
+          `/v1/activity?${query(filters, { limit: "200", ...(next && { cursor: next }) })}`,
+        );
         rows.push(...r.data);
         next = r.next_cursor;
       } while (next && rows.length < CSV_MAX_ROWS);
@@ -104,12 +110,24 @@ export function Activity() {
                     <th scope="col">{t("provider")}</th>
                     <th scope="col">{t("app")}</th>
                     <th scope="col">{t("api")}</th>
-                    <th scope="col" class="n">{t("in")}</th>
-                    <th scope="col" class="n">{t("out")}</th>
-                    <th scope="col" class="n">{t("cached")}</th>
-                    <th scope="col" class="n">{t("cost")}</th>
-                    <th scope="col" class="n">{t("latency")}</th>
-                    <th scope="col" class="n">{t("ttft")}</th>
+                    <th scope="col" class="n">
+                      {t("in")}
+                    </th>
+                    <th scope="col" class="n">
+                      {t("out")}
+                    </th>
+                    <th scope="col" class="n">
+                      {t("cached")}
+                    </th>
+                    <th scope="col" class="n">
+                      {t("cost")}
+                    </th>
+                    <th scope="col" class="n">
+                      {t("latency")}
+                    </th>
+                    <th scope="col" class="n">
+                      {t("ttft")}
+                    </th>
                     <th scope="col">{t("streamedCol")}</th>
                     <th scope="col">{t("status")}</th>
                     <th scope="col">{t("requestId")}</th>
@@ -136,7 +154,12 @@ export function Activity() {
                           {r.error_code && <small class="error"> {r.error_code}</small>}
                         </td>
                         <td>
-                          <button type="button" class="link" onClick={() => open(r.request_id)} aria-label={`${t("details")} ${r.request_id}`}>
+                          <button
+                            type="button"
+                            class="link"
+                            onClick={() => open(r.request_id)}
+                            aria-label={`${t("details")} ${r.request_id}`}
+                          >
                             <code>{r.request_id.slice(0, 8)}</code>
                           </button>
                         </td>

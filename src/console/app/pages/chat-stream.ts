@@ -10,7 +10,13 @@ export interface StreamEnd {
   totalMs: number;
 }
 
-export async function streamChat(key: string, model: string, messages: { role: string; content: string }[], onText: (text: string) => void, signal: AbortSignal): Promise<StreamEnd> {
+export async function streamChat(
+  key: string,
+  model: string,
+  messages: { role: string; content: string }[],
+  onText: (text: string) => void,
+  signal: AbortSignal,
+): Promise<StreamEnd> {
   const start = performance.now();
   const res = await fetch("/v1/chat/completions", {
     method: "POST",

@@ -20,14 +20,28 @@ export interface KeyRecord {
 }
 
 const list = (s: string) => {
-  const items = s.split(",").map((x) => x.trim()).filter(Boolean);
+  const items = s
+    .split(",")
+    .map((x) => x.trim())
+    .filter(Boolean);
   return items.length ? items : null;
 };
 const int = (s: string) => (s.trim() === "" ? null : Number(s));
 /** `datetime-local` has no zone: the value is the browser's local time. */
-const localInput = (iso: string | null) => (iso ? new Date(new Date(iso).getTime() - new Date().getTimezoneOffset() * 60000).toISOString().slice(0, 16) : "");
+const localInput = (iso: string | null) =>
+  iso ? new Date(new Date(iso).getTime() - new Date().getTimezoneOffset() * 60000).toISOString().slice(0, 16) : "";
 
-export function KeyForm({ initial, submitLabel, onSubmit, onCancel }: { initial?: KeyRecord; submitLabel: string; onSubmit: (body: Record<string, unknown>) => Promise<void>; onCancel?: () => void }) {
+export function KeyForm({
+  initial,
+  submitLabel,
+  onSubmit,
+  onCancel,
+}: {
+  initial?: KeyRecord;
+  submitLabel: string;
+  onSubmit: (body: Record<string, unknown>) => Promise<void>;
+  onCancel?: () => void;
+}) {
   const [name, setName] = useState(initial?.name ?? "");
   const [budget, setBudget] = useState(initial?.monthly_budget_krw?.toString() ?? "");
   const [tokens, setTokens] = useState(initial?.monthly_token_limit?.toString() ?? "");
@@ -94,7 +108,11 @@ export function KeyForm({ initial, submitLabel, onSubmit, onCancel }: { initial?
         ))}
       </fieldset>
       <Field label={t("cacheMode")}>
-        <select name="response_cache_mode" value={cache} onChange={(e) => setCache((e.target as HTMLSelectElement).value as typeof cache)}>
+        <select
+          name="response_cache_mode"
+          value={cache}
+          onChange={(e) => setCache((e.target as HTMLSelectElement).value as typeof cache)}
+        >
           <option value="off">off</option>
           <option value="exact">exact</option>
           <option value="semantic">semantic</option>

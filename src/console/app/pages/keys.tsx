@@ -8,7 +8,10 @@ import { Page, Show } from "../ui";
 import { KeyForm, type KeyRecord } from "./key-form";
 
 export function Keys() {
-  const state = useLoad(() => Promise.all([api<{ items: KeyRecord[] }>("GET", "/v1/keys"), api("GET", "/v1/keys/usage")]), []);
+  const state = useLoad(
+    () => Promise.all([api<{ items: KeyRecord[] }>("GET", "/v1/keys"), api("GET", "/v1/keys/usage")]),
+    [],
+  );
   const [creating, setCreating] = useState(false);
   const [secret, setSecret] = useState<KeyRecord | null>(null);
   const [editing, setEditing] = useState<string | null>(null);
@@ -62,8 +65,12 @@ export function Keys() {
                     <th scope="col">{t("name")}</th>
                     <th scope="col">{t("prefix")}</th>
                     <th scope="col">{t("status")}</th>
-                    <th scope="col" class="n">{t("usageThisMonth")}</th>
-                    <th scope="col" class="n">{t("budget")}</th>
+                    <th scope="col" class="n">
+                      {t("usageThisMonth")}
+                    </th>
+                    <th scope="col" class="n">
+                      {t("budget")}
+                    </th>
                     <th scope="col">{t("actions")}</th>
                   </tr>
                 </thead>
@@ -72,7 +79,12 @@ export function Keys() {
                     editing === k.id ? (
                       <tr>
                         <td colSpan={6}>
-                          <KeyForm initial={k} submitLabel={t("save")} onSubmit={(b) => patch(k.id, b)} onCancel={() => setEditing(null)} />
+                          <KeyForm
+                            initial={k}
+                            submitLabel={t("save")}
+                            onSubmit={(b) => patch(k.id, b)}
+                            onCancel={() => setEditing(null)}
+                          />
                         </td>
                       </tr>
                     ) : (
@@ -90,10 +102,19 @@ export function Keys() {
                           <button type="button" onClick={() => setEditing(k.id)} aria-label={`${t("edit")} ${k.name}`}>
                             {t("edit")}
                           </button>
-                          <button type="button" onClick={() => patch(k.id, { is_active: !k.is_active })} aria-label={`${k.is_active ? t("disable") : t("enable")} ${k.name}`}>
+                          <button
+                            type="button"
+                            onClick={() => patch(k.id, { is_active: !k.is_active })}
+                            aria-label={`${k.is_active ? t("disable") : t("enable")} ${k.name}`}
+                          >
                             {k.is_active ? t("disable") : t("enable")}
                           </button>
-                          <button type="button" class="danger" onClick={() => askDelete(k)} aria-label={`${t("delete")} ${k.name}`}>
+                          <button
+                            type="button"
+                            class="danger"
+                            onClick={() => askDelete(k)}
+                            aria-label={`${t("delete")} ${k.name}`}
+                          >
                             {t("delete")}
                           </button>
                         </td>

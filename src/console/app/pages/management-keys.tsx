@@ -61,7 +61,12 @@ export function ManagementKeys() {
                   <h2>
                     {m.name} <code class="muted">{m.key_prefix}</code>
                   </h2>
-                  <button type="button" class="danger" aria-label={`${t("delete")} ${m.name}`} onClick={() => (setDoomed(m), setCascade(false), dialog.current?.showModal())}>
+                  <button
+                    type="button"
+                    class="danger"
+                    aria-label={`${t("delete")} ${m.name}`}
+                    onClick={() => (setDoomed(m), setCascade(false), dialog.current?.showModal())}
+                  >
                     {t("delete")}
                   </button>
                 </div>
@@ -73,7 +78,9 @@ export function ManagementKeys() {
                   <ul>
                     {children.map((k: any) => (
                       <li>
-                        {k.name} <code class="muted">{k.key_prefix}</code> · {k.monthly_budget_krw == null ? t("unlimited") : krw(k.monthly_budget_krw)} · {k.is_active ? t("active") : t("disabled")}
+                        {k.name} <code class="muted">{k.key_prefix}</code> ·{" "}
+                        {k.monthly_budget_krw == null ? t("unlimited") : krw(k.monthly_budget_krw)} ·{" "}
+                        {k.is_active ? t("active") : t("disabled")}
                       </li>
                     ))}
                   </ul>

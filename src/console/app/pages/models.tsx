@@ -15,13 +15,24 @@ export function Models() {
     <Page title={t("modelsTitle")}>
       <div class="filters">
         <Field label={t("search")}>
-          <input type="search" value={q} placeholder={t("searchPlaceholder")} onInput={(e) => setQ((e.target as HTMLInputElement).value)} />
+          <input
+            type="search"
+            value={q}
+            placeholder={t("searchPlaceholder")}
+            onInput={(e) => setQ((e.target as HTMLInputElement).value)}
+          />
         </Field>
       </div>
       <Show state={models}>
         {(m: any) => {
           const needle = q.trim().toLowerCase();
-          const rows = m.data.filter((x: any) => !needle || [x.id, x.name, x.maker, ...x.providers.map((p: any) => p.id)].some((s: string) => s?.toLowerCase().includes(needle)));
+          const rows = m.data.filter(
+            (x: any) =>
+              !needle ||
+              [x.id, x.name, x.maker, ...x.providers.map((p: any) => p.id)].some((s: string) =>
+                s?.toLowerCase().includes(needle),
+              ),
+          );
           return (
             <>
               <p aria-live="polite">{t("modelsCount", { n: rows.length })}</p>
@@ -31,9 +42,15 @@ export function Models() {
                     <tr>
                       <th scope="col">{t("model")}</th>
                       <th scope="col">{t("provider")}</th>
-                      <th scope="col" class="n">{t("contextLength")}</th>
-                      <th scope="col" class="n">{t("inputPrice")}</th>
-                      <th scope="col" class="n">{t("outputPrice")}</th>
+                      <th scope="col" class="n">
+                        {t("contextLength")}
+                      </th>
+                      <th scope="col" class="n">
+                        {t("inputPrice")}
+                      </th>
+                      <th scope="col" class="n">
+                        {t("outputPrice")}
+                      </th>
                       <th scope="col">{t("capabilities")}</th>
                     </tr>
                   </thead>
@@ -71,8 +88,10 @@ export function Models() {
 
 function capabilities(c: Record<string, unknown> | null): string {
   if (!c) return "–";
-  return Object.entries(c)
-    .filter(([, v]) => v === true)
-    .map(([k]) => k.replace(/_/g, " "))
-    .join(", ") || "–";
+  return (
+    Object.entries(c)
+      .filter(([, v]) => v === true)
+      .map(([k]) => k.replace(/_/g, " "))
+      .join(", ") || "–"
+  );
 }

@@ -12,7 +12,10 @@ export const topupFee = (paid: number) => Math.ceil((paid * 3) / 100);
 export function Accounts() {
   const [q, setQ] = useState("");
   const [search, setSearch] = useState("");
-  const list = useLoad(() => api("GET", `/v1/admin/users?limit=50${search ? `&q=${encodeURIComponent(search)}` : ""}`, { auth: "admin" }), [search]);
+  const list = useLoad(
+    () => api("GET", `/v1/admin/users?limit=50${search ? `&q=${encodeURIComponent(search)}` : ""}`, { auth: "admin" }),
+    [search],
+  );
   const [topping, setTopping] = useState<any>(null);
   const [error, setError] = useState<Error | null>(null);
   const flag = async (u: any, field: string, value: boolean) => {
@@ -28,7 +31,12 @@ export function Accounts() {
     <>
       <form class="filters" onSubmit={(e) => (e.preventDefault(), setSearch(q.trim()))}>
         <Field label={t("search")}>
-          <input type="search" placeholder={t("searchAccounts")} value={q} onInput={(e) => setQ((e.target as HTMLInputElement).value)} />
+          <input
+            type="search"
+            placeholder={t("searchAccounts")}
+            value={q}
+            onInput={(e) => setQ((e.target as HTMLInputElement).value)}
+          />
         </Field>
         <button type="submit">{t("search")}</button>
       </form>
@@ -41,8 +49,12 @@ export function Accounts() {
               <thead>
                 <tr>
                   <th scope="col">{t("email")}</th>
-                  <th scope="col" class="n">{t("balance")}</th>
-                  <th scope="col" class="n">{t("held")}</th>
+                  <th scope="col" class="n">
+                    {t("balance")}
+                  </th>
+                  <th scope="col" class="n">
+                    {t("held")}
+                  </th>
                   <th scope="col">{t("regulated")}</th>
                   <th scope="col">{t("consent")}</th>
                   <th scope="col">{t("deleted")}</th>
@@ -62,12 +74,21 @@ export function Accounts() {
                     <td class="n">{krw(u.held_krw)}</td>
                     {(["regulated", "xborder_training_consent", "deleted"] as const).map((f) => (
                       <td>
-                        <input type="checkbox" checked={u[f]} aria-label={`${f} ${u.email}`} onChange={() => flag(u, f, !u[f])} />
+                        <input
+                          type="checkbox"
+                          checked={u[f]}
+                          aria-label={`${f} ${u.email}`}
+                          onChange={() => flag(u, f, !u[f])}
+                        />
                       </td>
                     ))}
                     <td>{time(u.created_at)}</td>
                     <td>
-                      <button type="button" onClick={() => setTopping(u)} aria-label={t("topUpFor", { email: u.email })}>
+                      <button
+                        type="button"
+                        onClick={() => setTopping(u)}
+                        aria-label={t("topUpFor", { email: u.email })}
+                      >
                         {t("topUp")}
                       </button>
                     </td>
@@ -105,10 +126,19 @@ function TopUp({ account, onDone }: { account: any; onDone: () => void }) {
     <form class="card narrow" onSubmit={confirm} aria-label={t("topUpFor", { email: account.email })}>
       <h2>{t("topUpFor", { email: account.email })}</h2>
       <Field label={t("amount")}>
-        <input type="number" min={1} step={1} required value={amount} onInput={(e) => setAmount((e.target as HTMLInputElement).value)} />
+        <input
+          type="number"
+          min={1}
+          step={1}
+          required
+          value={amount}
+          onInput={(e) => setAmount((e.target as HTMLInputElement).value)}
+        />
       </Field>
       <p role="status" data-testid="topup-fee">
-        {valid ? t("fee", { fee: topupFee(paid).toLocaleString(), credit: (paid - topupFee(paid)).toLocaleString() }) : ""}
+        {valid
+          ? t("fee", { fee: topupFee(paid).toLocaleString(), credit: (paid - topupFee(paid)).toLocaleString() })
+          : ""}
       </p>
       <ErrorLine error={error} />
       <div class="row">

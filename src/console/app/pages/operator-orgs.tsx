@@ -22,14 +22,21 @@ export function Orgs() {
       setError(err as Error);
     }
   };
-  const create = run(() => api("POST", "/v1/admin/orgs", { auth: "admin", body: { name: name.trim(), owner_user_id: owner.trim() } }));
+  const create = run(() =>
+    api("POST", "/v1/admin/orgs", { auth: "admin", body: { name: name.trim(), owner_user_id: owner.trim() } }),
+  );
   const addMember = run(() =>
     api("POST", `/v1/admin/orgs/${member.org}/members`, {
       auth: "admin",
-      body: { user_id: member.user.trim(), role: member.role, monthly_budget_krw: member.budget.trim() === "" ? null : Number(member.budget) },
+      body: {
+        user_id: member.user.trim(),
+        role: member.role,
+        monthly_budget_krw: member.budget.trim() === "" ? null : Number(member.budget),
+      },
     }),
   );
-  const setM = (k: keyof typeof member) => (e: Event) => setMember({ ...member, [k]: (e.target as HTMLInputElement).value });
+  const setM = (k: keyof typeof member) => (e: Event) =>
+    setMember({ ...member, [k]: (e.target as HTMLInputElement).value });
   return (
     <>
       <ErrorLine error={error} />
@@ -37,7 +44,12 @@ export function Orgs() {
         <form class="card" onSubmit={create}>
           <h2>{t("createOrg")}</h2>
           <Field label={t("name")}>
-            <input required maxLength={100} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+            <input
+              required
+              maxLength={100}
+              value={name}
+              onInput={(e) => setName((e.target as HTMLInputElement).value)}
+            />
           </Field>
           <Field label={t("ownerUserId")}>
             <input required value={owner} onInput={(e) => setOwner((e.target as HTMLInputElement).value)} />
@@ -85,7 +97,9 @@ export function Orgs() {
                   <tr>
                     <th scope="col">{t("email")}</th>
                     <th scope="col">{t("role")}</th>
-                    <th scope="col" class="n">{t("budget")}</th>
+                    <th scope="col" class="n">
+                      {t("budget")}
+                    </th>
                   </tr>
                 </thead>
                 <tbody>

@@ -5,7 +5,10 @@ import { useLoad } from "../hooks";
 import { t, type MessageKey } from "../i18n";
 import { ErrorLine, Show } from "../ui";
 
-const LABELS: Record<string, MessageKey> = { "routing.policies_enabled": "policiesEnabled", "routing.orchestrators_enabled": "orchestratorsEnabled" };
+const LABELS: Record<string, MessageKey> = {
+  "routing.policies_enabled": "policiesEnabled",
+  "routing.orchestrators_enabled": "orchestratorsEnabled",
+};
 
 export function Settings() {
   const settings = useLoad(() => api<Record<string, boolean>>("GET", "/v1/admin/settings", { auth: "admin" }), []);
@@ -26,7 +29,8 @@ export function Settings() {
           <legend>{t("settings")}</legend>
           {Object.entries(s).map(([key, value]) => (
             <label class="check">
-              <input type="checkbox" checked={value} onChange={() => change(key, !value)} /> {LABELS[key] ? t(LABELS[key]!) : key} <code class="muted">{key}</code>
+              <input type="checkbox" checked={value} onChange={() => change(key, !value)} />{" "}
+              {LABELS[key] ? t(LABELS[key]!) : key} <code class="muted">{key}</code>
             </label>
           ))}
           <ErrorLine error={error} />

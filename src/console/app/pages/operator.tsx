@@ -34,7 +34,13 @@ export function Operator() {
       <Page title={t("operatorTitle")}>
         <form class="narrow" onSubmit={use}>
           <Field label={t("adminToken")} hint={t("adminTokenNote")}>
-            <input type="password" autoComplete="off" required value={token} onInput={(e) => setToken((e.target as HTMLInputElement).value)} />
+            <input
+              type="password"
+              autoComplete="off"
+              required
+              value={token}
+              onInput={(e) => setToken((e.target as HTMLInputElement).value)}
+            />
           </Field>
           <ErrorLine error={error} />
           <button type="submit" class="primary">

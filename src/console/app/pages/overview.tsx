@@ -17,7 +17,12 @@ interface Summary {
 
 export function Overview() {
   const state = useLoad(
-    () => Promise.all([api("GET", "/v1/me"), api("GET", "/v1/keys/usage"), api<Summary>("GET", "/v1/activity/summary?days=30")]),
+    () =>
+      Promise.all([
+        api("GET", "/v1/me"),
+        api("GET", "/v1/keys/usage"),
+        api<Summary>("GET", "/v1/activity/summary?days=30"),
+      ]),
     [],
   );
   return (
@@ -57,7 +62,12 @@ export function Overview() {
 }
 
 /** Each series has a value for every day of the window (0 where nothing happened). */
-function byDay<R extends { date: string }>(days: string[], rows: R[], key: (r: R) => string, value: (r: R) => number | null): Series[] {
+function byDay<R extends { date: string }>(
+  days: string[],
+  rows: R[],
+  key: (r: R) => string,
+  value: (r: R) => number | null,
+): Series[] {
   const names = [...new Set(rows.map(key))].sort();
   return names.map((name) => {
     const at = new Map(rows.filter((r) => key(r) === name).map((r) => [r.date, value(r)]));
@@ -68,17 +78,50 @@ function byDay<R extends { date: string }>(days: string[], rows: R[], key: (r: R
 function Charts({ summary }: { summary: Summary }) {
   const c = useMemo(() => {
     const start = daySeconds(summary.from);
-    const days = Array.from({ length: summary.days }, (_, i) => new Date((start + i * 86400) * 1000).toISOString().slice(0, 10));
+    const days = Array.from({ length: summary.days }, (_, i) =>
+      new Date((start + i * 86400) * 1000).toISOString().slice(0, 10),
+    );
     const zero = (s: Series[]) => s.map((x) => ({ ...x, values: x.values.map((v) => v ?? 0) }));
     const latency = [
-      ...byDay(days, summary.latency, (r) => `${r.provider} p50`, (r) => r.p50_ms),
-      ...byDay(days, summary.latency, (r) => `${r.provider} p95`, (r) => r.p95_ms),
+      ...byDay(
+        days,
+        summary.latency,
+        (r) => `${r.provider} p50`,
+        (r) => r.p50_ms,
+      ),
+      ...byDay(
+        days,
+        summary.latency,
+        (r) => `${r.provider} p95`,
+        (r) => r.p95_ms,
+      ),
     ];
     return {
       x: days.map(daySeconds),
-      spend: zero(byDay(days, summary.by_model, (r) => r.model, (r) => r.cost_krw)),
-      tokens: zero(byDay(days, summary.by_model, (r) => r.model, (r) => r.prompt_tokens + r.completion_tokens)),
-      status: zero(byDay(days, summary.by_status, (r) => String(r.status), (r) => r.requests)),
+      spend: zero(
+        byDay(
+          days,
+          summary.by_model,
+          (r) => r.model,
+          (r) => r.cost_krw,
+        ),
+      ),
+      tokens: zero(
+        byDay(
+          days,
+          summary.by_model,
+          (r) => r.model,
+          (r) => r.prompt_tokens + r.completion_tokens,
+        ),
+      ),
+      status: zero(
+        byDay(
+          days,
+          summary.by_status,
+          (r) => String(r.status),
+          (r) => r.requests,
+        ),
+      ),
       latency,
     };
   }, [summary]);

@@ -22,7 +22,8 @@ interface Turn {
 
 async function makeKey(): Promise<string> {
   const keys = await api("GET", "/v1/keys");
-  for (const k of keys.items.filter((k: any) => k.name === PLAYGROUND_KEY_NAME)) await api("DELETE", `/v1/keys/${k.id}`);
+  for (const k of keys.items.filter((k: any) => k.name === PLAYGROUND_KEY_NAME))
+    await api("DELETE", `/v1/keys/${k.id}`);
   const created = await api("POST", "/v1/keys", { body: { name: PLAYGROUND_KEY_NAME, scopes: ["chat"] } });
   return created.key;
 }
@@ -56,10 +57,16 @@ export function Playground() {
     abort.current = new AbortController();
     let answer = "";
     try {
-      const stats = await streamChat(key, model, history.map(({ role, content }) => ({ role, content })), (piece) => {
-        answer += piece;
-        setTurns([...history, { role: "assistant", content: answer }]);
-      }, abort.current.signal);
+      const stats = await streamChat(
+        key,
+        model,
+        history.map(({ role, content }) => ({ role, content })),
+        (piece) => {
+          answer += piece;
+          setTurns([...history, { role: "assistant", content: answer }]);
+        },
+        abort.current.signal,
+      );
       setTurns([...history, { role: "assistant", content: answer, stats }]);
     } catch (err) {
       if ((err as Error).name !== "AbortError") setError(err as Error);

@@ -35,7 +35,15 @@ export function Policies() {
     >
       {creating && <PolicyForm submitLabel={t("create")} onSubmit={create} onCancel={() => setCreating(false)} />}
       {watching && <PolicyDecisions key={watching.id} policy={watching} onClose={() => setWatching(null)} />}
-      {editing && <PolicyForm key={editing.id} initial={editing} submitLabel={t("save")} onSubmit={update} onCancel={() => setEditing(null)} />}
+      {editing && (
+        <PolicyForm
+          key={editing.id}
+          initial={editing}
+          submitLabel={t("save")}
+          onSubmit={update}
+          onCancel={() => setEditing(null)}
+        />
+      )}
       <Show state={list}>
         {(r: any) => (
           <div class="scroll">
@@ -64,7 +72,11 @@ export function Policies() {
                       <td>{p.is_active ? t("active") : t("disabled")}</td>
                       <td>{time(p.updated_at)}</td>
                       <td class="row">
-                        <button type="button" onClick={() => (setEditing(p), setCreating(false))} aria-label={`${t("edit")} ${p.slug}`}>
+                        <button
+                          type="button"
+                          onClick={() => (setEditing(p), setCreating(false))}
+                          aria-label={`${t("edit")} ${p.slug}`}
+                        >
                           {t("edit")}
                         </button>
                         <button type="button" onClick={() => setWatching(p)} aria-label={`${t("decisions")} ${p.slug}`}>

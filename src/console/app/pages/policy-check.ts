@@ -5,7 +5,9 @@
  */
 import { api, ApiError } from "../api";
 
-export type FieldErrors = Partial<Record<"slug" | "display_name" | "policy_type" | "entries" | "config" | "form", string>>;
+export type FieldErrors = Partial<
+  Record<"slug" | "display_name" | "policy_type" | "entries" | "config" | "form", string>
+>;
 
 export function errorsOf(e: unknown): FieldErrors {
   if (!(e instanceof ApiError)) return { form: (e as Error).message };
@@ -14,7 +16,10 @@ export function errorsOf(e: unknown): FieldErrors {
   if (e.status === 422 && Array.isArray(e.body?.detail)) {
     for (const d of e.body.detail) {
       const f = d.loc?.[1];
-      put(["slug", "display_name", "policy_type", "entries", "config"].includes(f) ? f : "form", d.loc?.length > 2 ? `${d.loc.slice(2).join(".")}: ${d.msg}` : d.msg);
+      put(
+        ["slug", "display_name", "policy_type", "entries", "config"].includes(f) ? f : "form",
+        d.loc?.length > 2 ? `${d.loc.slice(2).join(".")}: ${d.msg}` : d.msg,
+      );
     }
     return out;
   }

@@ -24,7 +24,9 @@ export function PolicyDecisions({ policy, onClose }: { policy: { id: string; slu
                   <th scope="col">{t("time")}</th>
                   <th scope="col">{t("model")}</th>
                   <th scope="col">{t("status")}</th>
-                  <th scope="col" class="n">{t("cost")}</th>
+                  <th scope="col" class="n">
+                    {t("cost")}
+                  </th>
                   <th scope="col">{t("decision")}</th>
                 </tr>
               </thead>

@@ -12,12 +12,26 @@ interface Entry {
   retries: string;
 }
 
-export function PolicyForm({ initial, onSubmit, onCancel, submitLabel }: { initial?: any; onSubmit: (body: Record<string, unknown>) => Promise<void>; onCancel: () => void; submitLabel: string }) {
+export function PolicyForm({
+  initial,
+  onSubmit,
+  onCancel,
+  submitLabel,
+}: {
+  initial?: any;
+  onSubmit: (body: Record<string, unknown>) => Promise<void>;
+  onCancel: () => void;
+  submitLabel: string;
+}) {
   const [slug, setSlug] = useState(initial?.slug ?? "");
   const [name, setName] = useState(initial?.display_name ?? "");
   const [type, setType] = useState(initial?.policy_type ?? "fallback");
   const [entries, setEntries] = useState<Entry[]>(
-    initial?.entries.map((e: any) => ({ model: e.model, weight: e.weight?.toString() ?? "", retries: String(e.retries ?? 0) })) ?? [{ model: "", weight: "", retries: "0" }],
+    initial?.entries.map((e: any) => ({
+      model: e.model,
+      weight: e.weight?.toString() ?? "",
+      retries: String(e.retries ?? 0),
+    })) ?? [{ model: "", weight: "", retries: "0" }],
   );
   const [config, setConfig] = useState(initial ? JSON.stringify(initial.config, null, 2) : "{}");
   const [active, setActive] = useState(initial?.is_active ?? true);
@@ -36,7 +50,11 @@ export function PolicyForm({ initial, onSubmit, onCancel, submitLabel }: { initi
       slug: slug.trim(),
       display_name: name,
       policy_type: type,
-      entries: entries.map((e) => ({ model: e.model.trim(), retries: Number(e.retries || 0), ...(e.weight.trim() && { weight: Number(e.weight) }) })),
+      entries: entries.map((e) => ({
+        model: e.model.trim(),
+        retries: Number(e.retries || 0),
+        ...(e.weight.trim() && { weight: Number(e.weight) }),
+      })),
       config: cfg,
       is_active: active,
     };
@@ -73,11 +91,17 @@ export function PolicyForm({ initial, onSubmit, onCancel, submitLabel }: { initi
       setErrors(errorsOf(err));
     }
   };
-  const setEntry = (i: number, k: keyof Entry, v: string) => setEntries(entries.map((e, j) => (j === i ? { ...e, [k]: v } : e)));
+  const setEntry = (i: number, k: keyof Entry, v: string) =>
+    setEntries(entries.map((e, j) => (j === i ? { ...e, [k]: v } : e)));
   return (
     <form class="card" onSubmit={submit} aria-label={submitLabel}>
       <Field label={t("slug")} error={errors.slug}>
-        <input name="slug" value={slug} disabled={!!initial} onInput={(e) => setSlug((e.target as HTMLInputElement).value)} />
+        <input
+          name="slug"
+          value={slug}
+          disabled={!!initial}
+          onInput={(e) => setSlug((e.target as HTMLInputElement).value)}
+        />
       </Field>
       <Field label={t("displayName")} error={errors.display_name}>
         <input name="display_name" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
@@ -97,17 +121,37 @@ export function PolicyForm({ initial, onSubmit, onCancel, submitLabel }: { initi
               <input value={e.model} onInput={(ev) => setEntry(i, "model", (ev.target as HTMLInputElement).value)} />
             </Field>
             <Field label={`${t("weight")} ${i + 1}`}>
-              <input type="number" min={1} value={e.weight} onInput={(ev) => setEntry(i, "weight", (ev.target as HTMLInputElement).value)} />
+              <input
+                type="number"
+                min={1}
+                value={e.weight}
+                onInput={(ev) => setEntry(i, "weight", (ev.target as HTMLInputElement).value)}
+              />
             </Field>
             <Field label={`${t("retries")} ${i + 1}`}>
-              <input type="number" min={0} max={3} value={e.retries} onInput={(ev) => setEntry(i, "retries", (ev.target as HTMLInputElement).value)} />
+              <input
+                type="number"
+                min={0}
+                max={3}
+                value={e.retries}
+                onInput={(ev) => setEntry(i, "retries", (ev.target as HTMLInputElement).value)}
+              />
             </Field>
-            <button type="button" disabled={entries.length === 1} onClick={() => setEntries(entries.filter((_, j) => j !== i))} aria-label={`${t("removeEntry")} ${i + 1}`}>
+            <button
+              type="button"
+              disabled={entries.length === 1}
+              onClick={() => setEntries(entries.filter((_, j) => j !== i))}
+              aria-label={`${t("removeEntry")} ${i + 1}`}
+            >
               {t("removeEntry")}
             </button>
           </div>
         ))}
-        <button type="button" disabled={entries.length >= 10} onClick={() => setEntries([...entries, { model: "", weight: "", retries: "0" }])}>
+        <button
+          type="button"
+          disabled={entries.length >= 10}
+          onClick={() => setEntries([...entries, { model: "", weight: "", retries: "0" }])}
+        >
           {t("addEntry")}
         </button>
         {errors.entries && (
@@ -117,7 +161,12 @@ export function PolicyForm({ initial, onSubmit, onCancel, submitLabel }: { initi
         )}
       </fieldset>
       <Field label={t("config")} error={errors.config}>
-        <textarea rows={5} spellcheck={false} value={config} onInput={(e) => setConfig((e.target as HTMLTextAreaElement).value)} />
+        <textarea
+          rows={5}
+          spellcheck={false}
+          value={config}
+          onInput={(e) => setConfig((e.target as HTMLTextAreaElement).value)}
+        />
       </Field>
       <label class="check">
         <input type="checkbox" checked={active} onChange={() => setActive(!active)} /> {t("isActive")}

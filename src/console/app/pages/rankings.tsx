@@ -16,7 +16,10 @@ export function Rankings() {
   const [top, setTop] = useState(8);
   const rankings = useLoad(() => get(`/v1/stats/rankings?period=${period}`), [period]);
   const apps = useLoad(() => get(`/v1/stats/apps?period=${period}`), [period]);
-  const series = useLoad(() => get(`/v1/stats/usage-timeseries?range=${range}&granularity=${granularity}&top=${top}`), [range, granularity, top]);
+  const series = useLoad(
+    () => get(`/v1/stats/usage-timeseries?range=${range}&granularity=${granularity}&top=${top}`),
+    [range, granularity, top],
+  );
   const select = (value: string, set: (v: string) => void, options: [string, string][]) => (
     <select value={value} onChange={(e) => set((e.target as HTMLSelectElement).value)}>
       {options.map(([v, l]) => (
@@ -27,7 +30,13 @@ export function Rankings() {
   return (
     <Page title={t("rankingsTitle")}>
       <div class="filters">
-        <Field label={t("period")}>{select(period, setPeriod, [["daily", t("daily")], ["weekly", t("weekly")], ["monthly", t("monthly")]])}</Field>
+        <Field label={t("period")}>
+          {select(period, setPeriod, [
+            ["daily", t("daily")],
+            ["weekly", t("weekly")],
+            ["monthly", t("monthly")],
+          ])}
+        </Field>
       </div>
       <Show state={rankings}>
         {(r: any) => (
@@ -40,8 +49,12 @@ export function Rankings() {
                     <th scope="col">{t("rank")}</th>
                     <th scope="col">{t("model")}</th>
                     <th scope="col">{t("provider")}</th>
-                    <th scope="col" class="n">{t("tokens")}</th>
-                    <th scope="col" class="n">{t("trend")}</th>
+                    <th scope="col" class="n">
+                      {t("tokens")}
+                    </th>
+                    <th scope="col" class="n">
+                      {t("trend")}
+                    </th>
                   </tr>
                 </thead>
                 <tbody>
@@ -69,9 +82,26 @@ export function Rankings() {
       </Show>
       <h2>{t("usageOverTime")}</h2>
       <div class="filters">
-        <Field label={t("range")}>{select(range, setRange, [["30d", "30d"], ["12w", "12w"], ["24w", "24w"]])}</Field>
-        <Field label={t("granularity")}>{select(granularity, setGranularity, [["day", t("day")], ["week", t("week")]])}</Field>
-        <Field label={t("topN")}>{select(String(top), (v) => setTop(Number(v)), [3, 5, 8, 12, 20].map((n) => [String(n), String(n)]))}</Field>
+        <Field label={t("range")}>
+          {select(range, setRange, [
+            ["30d", "30d"],
+            ["12w", "12w"],
+            ["24w", "24w"],
+          ])}
+        </Field>
+        <Field label={t("granularity")}>
+          {select(granularity, setGranularity, [
+            ["day", t("day")],
+            ["week", t("week")],
+          ])}
+        </Field>
+        <Field label={t("topN")}>
+          {select(
+            String(top),
+            (v) => setTop(Number(v)),
+            [3, 5, 8, 12, 20].map((n) => [String(n), String(n)]),
+          )}
+        </Field>
       </div>
       <Show state={series}>{(s: any) => <UsageSeries data={s} />}</Show>
       <h2>{t("apps")}</h2>
@@ -82,8 +112,12 @@ export function Rankings() {
               <tr>
                 <th scope="col">{t("rank")}</th>
                 <th scope="col">{t("app")}</th>
-                <th scope="col" class="n">{t("tokens")}</th>
-                <th scope="col" class="n">{t("calls")}</th>
+                <th scope="col" class="n">
+                  {t("tokens")}
+                </th>
+                <th scope="col" class="n">
+                  {t("calls")}
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -111,13 +145,21 @@ export function Rankings() {
 
 function MarketShare({ rows }: { rows: { provider: string; tokens: number; share_pct: number }[] }) {
   const { x, series, categories } = useMemo(
-    () => ({ x: rows.map((_, i) => i), series: [{ label: t("share"), values: rows.map((r) => r.share_pct) }], categories: rows.map((r) => r.provider) }),
+    () => ({
+      x: rows.map((_, i) => i),
+      series: [{ label: t("share"), values: rows.map((r) => r.share_pct) }],
+      categories: rows.map((r) => r.provider),
+    }),
     [rows],
   );
   return (
     <div>
       <h2>{t("marketShare")}</h2>
-      {rows.length ? <Chart title={t("marketShare")} x={x} series={series} categories={categories} bars /> : <p>{t("noData")}</p>}
+      {rows.length ? (
+        <Chart title={t("marketShare")} x={x} series={series} categories={categories} bars />
+      ) : (
+        <p>{t("noData")}</p>
+      )}
       <ul class="legend-list">
         {rows.map((r) => (
           <li>
@@ -129,9 +171,16 @@ function MarketShare({ rows }: { rows: { provider: string; tokens: number; share
   );
 }
 
-function UsageSeries({ data }: { data: { series: string[]; points: { t: string; tokens: Record<string, number> }[] } }) {
+function UsageSeries({
+  data,
+}: {
+  data: { series: string[]; points: { t: string; tokens: Record<string, number> }[] };
+}) {
   const { x, series } = useMemo(
-    () => ({ x: data.points.map((p) => daySeconds(p.t)), series: data.series.map((name) => ({ label: name, values: data.points.map((p) => p.tokens[name] ?? 0) })) }),
+    () => ({
+      x: data.points.map((p) => daySeconds(p.t)),
+      series: data.series.map((name) => ({ label: name, values: data.points.map((p) => p.tokens[name] ?? 0) })),
+    }),
     [data],
   );
   return x.length ? <Chart title={t("usageOverTime")} x={x} series={series} stacked /> : <p>{t("noData")}</p>;

@@ -38,7 +38,14 @@ export function SignIn() {
       <form class="narrow" onSubmit={submit}>
         {note && <p role="status">{note}</p>}
         <Field label={t("email")}>
-          <input type="email" name="email" autoComplete="username" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} />
+          <input
+            type="email"
+            name="email"
+            autoComplete="username"
+            required
+            value={email}
+            onInput={(e) => setEmail((e.target as HTMLInputElement).value)}
+          />
         </Field>
         <Field label={t("password")} hint={mode === "up" ? t("passwordHint") : undefined}>
           <input

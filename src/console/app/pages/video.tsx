@@ -27,7 +27,9 @@ export function VideoJobs() {
     setError(null);
     setPlaying({ id: job.job_id, url: null, progress: "" });
     try {
-      const url = await fetchVideo(job.content_url, (loaded, total) => setPlaying({ id: job.job_id, url: null, progress: `${Math.round((loaded / total) * 100)}%` }));
+      const url = await fetchVideo(job.content_url, (loaded, total) =>
+        setPlaying({ id: job.job_id, url: null, progress: `${Math.round((loaded / total) * 100)}%` }),
+      );
       setPlaying({ id: job.job_id, url, progress: "" });
     } catch (e) {
       setPlaying(null);
@@ -39,7 +41,13 @@ export function VideoJobs() {
       <ErrorLine error={error} />
       {playing && (
         <figure class="card">
-          {playing.url ? <video src={playing.url} controls data-testid="player" aria-label={`${t("play")} ${playing.id}`} /> : <p aria-busy="true">{t("loading")} {playing.progress}</p>}
+          {playing.url ? (
+            <video src={playing.url} controls data-testid="player" aria-label={`${t("play")} ${playing.id}`} />
+          ) : (
+            <p aria-busy="true">
+              {t("loading")} {playing.progress}
+            </p>
+          )}
         </figure>
       )}
       <Show state={list}>
@@ -53,7 +61,9 @@ export function VideoJobs() {
                     <th scope="col">{t("model")}</th>
                     <th scope="col">{t("prompt")}</th>
                     <th scope="col">{t("status")}</th>
-                    <th scope="col" class="n">{t("cost")}</th>
+                    <th scope="col" class="n">
+                      {t("cost")}
+                    </th>
                     <th scope="col">{t("actions")}</th>
                   </tr>
                 </thead>
@@ -71,7 +81,12 @@ export function VideoJobs() {
                         <td class="n">{j.cost ? krw(j.cost.krw, 0) : "–"}</td>
                         <td class="row">
                           {j.status === "processing" && (
-                            <button type="button" class="danger" onClick={() => cancel(j.job_id)} aria-label={`${t("cancelJob")} ${j.job_id}`}>
+                            <button
+                              type="button"
+                              class="danger"
+                              onClick={() => cancel(j.job_id)}
+                              aria-label={`${t("cancelJob")} ${j.job_id}`}
+                            >
                               {t("cancelJob")}
                             </button>
                           )}

@@ -47,7 +47,12 @@ export function mapKlingPoll(body: unknown): VideoPollOutcome {
   }
   if (status === "failed") {
     const msg = str(dig(data, "task_status_msg")) ?? "";
-    return { state: "failed", upstreamStatus: status, reason: /expire/i.test(msg) ? "expired" : "failed", message: msg };
+    return {
+      state: "failed",
+      upstreamStatus: status,
+      reason: /expire/i.test(msg) ? "expired" : "failed",
+      message: msg,
+    };
   }
   return { state: "pending", upstreamStatus: status };
 }
@@ -79,7 +84,8 @@ export function klingToken(apiKey: string, now = Date.now()): string {
 /** A 200 envelope with a non-zero `code` is a rejection. */
 function unwrap(body: unknown): unknown {
   const code = dig(body, "code");
-  if (code !== 0) throw new UpstreamError("rejected", str(dig(body, "message")) ?? `kling code ${String(code)}`, 200, body);
+  if (code !== 0)
+    throw new UpstreamError("rejected", str(dig(body, "message")) ?? `kling code ${String(code)}`, 200, body);
   return dig(body, "data");
 }
 
@@ -88,7 +94,10 @@ export const klingVideo: VideoProvider = {
   async submit(s: VideoSubmission, call: VideoCall): Promise<string> {
     const { kind, body } = toKlingRequest(s);
     const auth = { authorization: `Bearer ${klingToken(call.endpoint.apiKey)}` };
-    const res = checkKlingSubmit(await requestJson("POST", joinUrl(call.endpoint.baseUrl, `/v1/videos/${kind}`), auth, body, call, klingError), "kling");
+    const res = checkKlingSubmit(
+      await requestJson("POST", joinUrl(call.endpoint.baseUrl, `/v1/videos/${kind}`), auth, body, call, klingError),
+      "kling",
+    );
     const id = str(dig(unwrap(res), "task_id"));
     if (!id) throw badShape("create-task answer", res);
     return `${kind}:${id}`;
@@ -96,7 +105,17 @@ export const klingVideo: VideoProvider = {
   async poll(task: string, _model: string, call: VideoCall): Promise<VideoPollOutcome> {
     const [kind, id] = task.split(":", 2) as [Kind, string];
     const auth = { authorization: `Bearer ${klingToken(call.endpoint.apiKey)}` };
-    const res = checkKlingPoll(await requestJson("GET", joinUrl(call.endpoint.baseUrl, `/v1/videos/${kind}/${encodeURIComponent(id)}`), auth, undefined, call, klingError), "kling");
+    const res = checkKlingPoll(
+      await requestJson(
+        "GET",
+        joinUrl(call.endpoint.baseUrl, `/v1/videos/${kind}/${encodeURIComponent(id)}`),
+        auth,
+        undefined,
+        call,
+        klingError,
+      ),
+      "kling",
+    );
     unwrap(res);
     return mapKlingPoll(res);
   },

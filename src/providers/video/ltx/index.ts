@@ -36,7 +36,12 @@ export function mapLtxPoll(body: unknown): VideoPollOutcome {
     return { state: "succeeded", upstreamStatus: status, videoUrl: url, outputTokens: null };
   }
   if (status === "failed" || status === "expired") {
-    return { state: "failed", upstreamStatus: status, reason: status === "expired" ? "expired" : "failed", message: str(dig(body, "error", "message")) ?? status };
+    return {
+      state: "failed",
+      upstreamStatus: status,
+      reason: status === "expired" ? "expired" : "failed",
+      message: str(dig(body, "error", "message")) ?? status,
+    };
   }
   return { state: "pending", upstreamStatus: status };
 }
@@ -49,11 +54,28 @@ export const ltxVideo: VideoProvider = {
   protocol: "video-ltx",
   async submit(s: VideoSubmission, call: VideoCall): Promise<string> {
     const auth = { authorization: `Bearer ${call.endpoint.apiKey}` };
-    return checkTaskId(await requestJson("POST", joinUrl(call.endpoint.baseUrl, "/v2/text-to-video"), auth, toLtxRequest(s), call, ltxError), "ltx").id;
+    return checkTaskId(
+      await requestJson(
+        "POST",
+        joinUrl(call.endpoint.baseUrl, "/v2/text-to-video"),
+        auth,
+        toLtxRequest(s),
+        call,
+        ltxError,
+      ),
+      "ltx",
+    ).id;
   },
   async poll(task: string, _model: string, call: VideoCall): Promise<VideoPollOutcome> {
     const auth = { authorization: `Bearer ${call.endpoint.apiKey}` };
-    const res = await requestJson("GET", joinUrl(call.endpoint.baseUrl, `/v2/text-to-video/${encodeURIComponent(task)}`), auth, undefined, call, ltxError);
+    const res = await requestJson(
+      "GET",
+      joinUrl(call.endpoint.baseUrl, `/v2/text-to-video/${encodeURIComponent(task)}`),
+      auth,
+      undefined,
+      call,
+      ltxError,
+    );
     return mapLtxPoll(checkLtxPoll(res, "ltx"));
   },
 };

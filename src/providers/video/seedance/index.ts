@@ -37,13 +37,28 @@ export function mapSeedancePoll(body: unknown): VideoPollOutcome {
       const url = str(dig(body, "content", "video_url"));
       if (!url) throw badShape("succeeded task", body);
       const tokens = dig(body, "usage", "completion_tokens");
-      return { state: "succeeded", upstreamStatus: status, videoUrl: url, outputTokens: typeof tokens === "number" ? tokens : null };
+      return {
+        state: "succeeded",
+        upstreamStatus: status,
+        videoUrl: url,
+        outputTokens: typeof tokens === "number" ? tokens : null,
+      };
     }
     case "failed":
     case "cancelled":
-      return { state: "failed", upstreamStatus: status, reason: "failed", message: str(dig(body, "error", "message")) ?? status };
+      return {
+        state: "failed",
+        upstreamStatus: status,
+        reason: "failed",
+        message: str(dig(body, "error", "message")) ?? status,
+      };
     case "expired":
-      return { state: "failed", upstreamStatus: status, reason: "expired", message: str(dig(body, "error", "message")) ?? "task expired" };
+      return {
+        state: "failed",
+        upstreamStatus: status,
+        reason: "expired",
+        message: str(dig(body, "error", "message")) ?? "task expired",
+      };
     default:
       return { state: "pending", upstreamStatus: status };
   }
@@ -57,11 +72,28 @@ export const seedanceVideo: VideoProvider = {
   protocol: "video-seedance",
   async submit(s: VideoSubmission, call: VideoCall): Promise<string> {
     const auth = { authorization: `Bearer ${call.endpoint.apiKey}` };
-    return checkTaskId(await requestJson("POST", joinUrl(call.endpoint.baseUrl, "/contents/generations/tasks"), auth, toSeedanceRequest(s), call, seedanceError), "seedance").id;
+    return checkTaskId(
+      await requestJson(
+        "POST",
+        joinUrl(call.endpoint.baseUrl, "/contents/generations/tasks"),
+        auth,
+        toSeedanceRequest(s),
+        call,
+        seedanceError,
+      ),
+      "seedance",
+    ).id;
   },
   async poll(task: string, _model: string, call: VideoCall): Promise<VideoPollOutcome> {
     const auth = { authorization: `Bearer ${call.endpoint.apiKey}` };
-    const res = await requestJson("GET", joinUrl(call.endpoint.baseUrl, `/contents/generations/tasks/${encodeURIComponent(task)}`), auth, undefined, call, seedanceError);
+    const res = await requestJson(
+      "GET",
+      joinUrl(call.endpoint.baseUrl, `/contents/generations/tasks/${encodeURIComponent(task)}`),
+      auth,
+      undefined,
+      call,
+      seedanceError,
+    );
     return mapSeedancePoll(checkSeedancePoll(res, "seedance"));
   },
 };

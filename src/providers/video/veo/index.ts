@@ -48,17 +48,32 @@ export function mapVeoPoll(body: unknown): VideoPollOutcome {
     const message = str(dig(error, "message")) ?? "operation failed";
     // google.rpc.Code 4 (DEADLINE_EXCEEDED) or HTTP 504: the operation ran out of time.
     const expired = code === 4 || code === 504;
-    return { state: "failed", upstreamStatus: expired ? "expired" : "failed", reason: expired ? "expired" : "failed", message };
+    return {
+      state: "failed",
+      upstreamStatus: expired ? "expired" : "failed",
+      reason: expired ? "expired" : "failed",
+      message,
+    };
   }
   const video = dig(body, "response", "generateVideoResponse");
   const uri = str(dig(video, "generatedSamples", 0, "video", "uri"));
   if (uri) {
     const tokens = dig(body, "response", "usageMetadata", "candidatesTokenCount");
-    return { state: "succeeded", upstreamStatus: "done", videoUrl: uri, outputTokens: typeof tokens === "number" ? tokens : null };
+    return {
+      state: "succeeded",
+      upstreamStatus: "done",
+      videoUrl: uri,
+      outputTokens: typeof tokens === "number" ? tokens : null,
+    };
   }
   const reasons = dig(video, "raiMediaFilteredReasons");
   if (Array.isArray(reasons) || dig(video, "raiMediaFilteredCount") !== undefined) {
-    return { state: "failed", upstreamStatus: "filtered", reason: "filtered", message: Array.isArray(reasons) ? reasons.map(String).join("; ") : "filtered" };
+    return {
+      state: "failed",
+      upstreamStatus: "filtered",
+      reason: "filtered",
+      message: Array.isArray(reasons) ? reasons.map(String).join("; ") : "filtered",
+    };
   }
   throw badShape("finished operation", body);
 }
@@ -78,17 +93,32 @@ const sameOrigin = (a: string, b: string) => {
 export const veoVideo: VideoProvider = {
   protocol: "video-veo",
   async submit(s: VideoSubmission, call: VideoCall): Promise<string> {
-    const url = joinUrl(call.endpoint.baseUrl, `/v1beta/models/${encodeURIComponent(s.upstreamModel)}:predictLongRunning`);
-    return checkVeoSubmit(await requestJson("POST", url, { "x-goog-api-key": call.endpoint.apiKey }, toVeoRequest(s), call, veoError), "veo").name;
+    const url = joinUrl(
+      call.endpoint.baseUrl,
+      `/v1beta/models/${encodeURIComponent(s.upstreamModel)}:predictLongRunning`,
+    );
+    return checkVeoSubmit(
+      await requestJson("POST", url, { "x-goog-api-key": call.endpoint.apiKey }, toVeoRequest(s), call, veoError),
+      "veo",
+    ).name;
   },
   async poll(task: string, _model: string, call: VideoCall): Promise<VideoPollOutcome> {
     const path = task.split("/").map(encodeURIComponent).join("/");
-    const res = await requestJson("GET", joinUrl(call.endpoint.baseUrl, `/v1beta/${path}`), { "x-goog-api-key": call.endpoint.apiKey }, undefined, call, veoError);
+    const res = await requestJson(
+      "GET",
+      joinUrl(call.endpoint.baseUrl, `/v1beta/${path}`),
+      { "x-goog-api-key": call.endpoint.apiKey },
+      undefined,
+      call,
+      veoError,
+    );
     return mapVeoPoll(checkVeoPoll(res, "veo"));
   },
   async download(videoUrl: string, call: VideoCall) {
     // Our credential goes only to the vendor's own host, never to a URL elsewhere.
-    const headers: Record<string, string> = sameOrigin(videoUrl, call.endpoint.baseUrl) ? { "x-goog-api-key": call.endpoint.apiKey } : {};
+    const headers: Record<string, string> = sameOrigin(videoUrl, call.endpoint.baseUrl)
+      ? { "x-goog-api-key": call.endpoint.apiKey }
+      : {};
     return downloadFile(videoUrl, headers, call, veoError);
   },
 };

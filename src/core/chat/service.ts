@@ -1,44 +1,36 @@
 /**
  * One chat call, dialect-neutral, from the client's request to its settled answer (`run`):
- * resolve the model into candidates, authorize it for the key, answer from the response cache
- * when allowed, mask PII, hold credits, call upstream with retries and fallback, and settle (or
- * release) exactly once, for a JSON answer here and for a stream at its end (answer-stream.ts).
+ * everything before the upstream call is prepare.ts (model, candidates, hold, cache, PII, web
+ * search); here the upstream call with retries, fallback, hedging and routing-policy execution,
+ * and the settle (or release) exactly once, for a JSON answer here and for a stream at its end
+ * (answer-stream.ts).
  * Client dialects (OpenAI chat, Responses, Messages) convert in and encode out around it.
  */
-import { GatewayError, text } from "../errors";
 import type { KeyPrincipal } from "../auth/principal";
-import { resolveModel, requireModality } from "../catalog/resolve";
-import type { HoldRequest, UsageEvent } from "../billing/ledger";
 import { usageCostMicro } from "../billing/pricing";
 import { withFallback, type AttemptCall, type AttemptOptions, type AttemptSuccess } from "./attempts";
-import { hedged, wantsHedge } from "./hedge";
+import { hedged } from "./hedge";
 import { primed } from "./primed";
-import { applyProMode, checkAllowed } from "./access";
-import type { ChatCaller, ChatOptions, ChatOutcome, ChatPlan, Cost, OpenedStream, Prepared } from "./plan";
+import type { ChatCaller, ChatOptions, ChatOutcome, ChatPlan, Cost, OpenedStream } from "./plan";
 import type { ChatRun } from "./call-stream";
 import { callWarnings } from "./warnings";
 import { AnswerStream, cachedStream, leaveStream } from "./answer-stream";
-import { buildCandidates, type Candidate, type ProviderPrefs } from "./candidates";
-import { holdInputTokens, measurePrompt } from "./estimate";
-import { citationsOf, searchBeforeCall } from "./web-search-step";
-import type { CachedAnswer, ChatDeps } from "./ports";
+import { type Candidate } from "./candidates";
+import { holdInputTokens } from "./estimate";
+import { citationsOf } from "./web-search-step";
+import type { ChatDeps } from "./ports";
 import { type CallContext, type Protocol } from "./provider";
 import { UpstreamError } from "../upstream/error";
-import { buildExecution, executionHeader, type OrchestratedAnswer, type PolicyExecution } from "../routing/execution";
+import { executionHeader, type OrchestratedAnswer, type PolicyExecution } from "../routing/execution";
 import { runCascade, runParallel, type SubCaller } from "../routing/orchestrate";
-import { mergePrefs } from "../routing/prefs";
 import { replayAnswer } from "../routing/replay";
-import { withMessages, withoutReasoning, type ChatRequest, type ChatResult } from "./types";
-import { afterHold, HoldRefused, placeHold, startHold, worstHoldMicro } from "./hold";
+import { withoutReasoning, type ChatRequest, type ChatResult } from "./types";
+import { afterHold, HoldRefused } from "./hold";
 import { callSignal, ClientGate, deadlineAware } from "./call-signals";
-import { pricedOptionsOf } from "./priced-options";
-import { providerCount } from "./count";
 import type { AttemptRecord } from "./trace";
-import { Continuation, continuable, continuing, type TypedStream } from "./continuation";
-import { continuationHold } from "./continuation-bill";
+import { continuing, type TypedStream } from "./continuation";
 import { CallBill } from "./call-bill";
-import { traced, tracedHold } from "./traced";
-import { swallowed } from "../../lib/log";
+import { countInput as countInputTokens, prepareCall } from "./prepare";
 import { noteWarnings } from "./warnings";
 
 export type { ChatCaller, ChatOptions, ChatOutcome, Cost } from "./plan";
@@ -61,7 +53,7 @@ export class ChatService {
    * decision header of a routing-policy call.
    */
   async run(caller: ChatCaller, o: ChatOptions): Promise<ChatRun> {
-    const prepared = await this.prepare(caller, o);
+    const prepared = await prepareCall(this.d, this.bill, caller, o);
     if (prepared.kind === "cached")
       return o.stream
         ? { kind: "stream", stream: cachedStream(prepared.outcome), decision: null, warnings: [] }
@@ -81,228 +73,14 @@ export class ChatService {
     };
   }
 
-  /** Everything before the upstream call. Throws the client's 4xx before any money moves. */
-  private async prepare(caller: ChatCaller, o: ChatOptions): Promise<Prepared> {
-    const snapshot = this.d.catalog();
-    const p = caller.principal;
-    caller.trace?.requested(o.model);
-    let request = o.request;
-    let resolution = resolveModel(snapshot, o.model);
-    requireModality(snapshot, resolution, "text");
-    checkAllowed(snapshot, p, resolution);
-
-    // The cache keys an answer by the model it came from: a pro variant is its own model.
-    let cacheModel = o.model;
-    if (o.reasoningMode === "pro" && resolution.kind !== "policy")
-      ({ resolution, request, cacheModel = o.model } = applyProMode(snapshot, p, resolution, request));
-
-    // The hold is an upper bound of the charge: everything the request sends, per provider.
-    const prompt = measurePrompt(request, o.web);
-    const inputFor = (c: Candidate) => holdInputTokens(prompt, c.provider.protocol, c.offering.upstreamId);
-    let candidates: Candidate[];
-    let policy: PolicyExecution | null = null;
-    if (resolution.kind === "policy") {
-      if (!this.d.policies)
-        throw new GatewayError(
-          "policy_not_found",
-          text(
-            `라우팅 정책 '${resolution.slug}'을(를) 찾을 수 없습니다.`,
-            `Routing policy '${resolution.slug}' not found.`,
-          ),
-        );
-      const route = await this.d.policies.route({
-        userId: p.user.id,
-        slug: resolution.slug,
-        traceId: o.traceId,
-        request,
-        snapshot,
-      });
-      policy = buildExecution({
-        route,
-        snapshot,
-        candidateOptions: this.candidateOptions(p, request, mergePrefs(route.prefs, o.prefs)),
-        inputTokens: inputFor,
-        maxTokens: request.max_tokens,
-        fxMilli: this.d.fxMilli,
-        free: p.kind === "byok",
-      });
-      candidates =
-        policy.kind === "single"
-          ? policy.candidates
-          : (policy.kind === "cascade" ? policy.tiers : policy.workers).flatMap((g) => g.candidates);
-    } else {
-      candidates = buildCandidates(snapshot, resolution, this.candidateOptions(p, request, o.prefs));
-    }
-
-    // Without a search engine the plugin cannot run: refused before any hold, unless optional.
-    if (o.web && !this.d.search && !o.web.optional) {
-      throw new GatewayError(
-        "provider_not_configured",
-        text(
-          "웹 검색 제공자(Brave Search)가 이 배포에 설정되지 않았습니다. 웹 플러그인을 빼거나 optional: true로 보내세요.",
-          "The web search provider (Brave Search) is not configured on this deployment. Leave out the web plugin or send it with optional: true.",
-        ),
-        { providers: ["brave"] },
-      );
-    }
-    const byok = p.kind === "byok";
-    let holdTokens = candidates.reduce((m, c) => Math.max(m, inputFor(c)), 0) + request.max_tokens;
-    // A policy's hold covers its worst case: every tier, judge, worker and merge that may run.
-    let holdMicro = byok
-      ? 0n
-      : policy
-        ? policy.holdMicro
-        : worstHoldMicro(candidates, inputFor, request.max_tokens, this.d.fxMilli);
-    // A stream that may be continued holds for its continuation too (continuation-bill.ts).
-    const continues = continuable(o.stream, o.prefs, request) && (!policy || policy.kind === "single");
-    if (continues) {
-      const extra = continuationHold(candidates, inputFor, request.max_tokens, this.d.fxMilli);
-      if (!byok) holdMicro += extra.micro;
-      holdTokens += extra.tokens;
-    }
-    const searchMicro = o.web && this.d.search ? (this.d.searchPriceMicro ?? 0n) : 0n;
-    // A single call without web search settles once with its usage event: it may be held against a credit lease.
-    const single = !o.web && (!policy || policy.kind === "single");
-    const named = caller.clientChosen === true;
-    const hold: HoldRequest = {
-      id: caller.requestId,
-      userId: p.user.id,
-      keyId: p.keyId,
-      amountMicro: holdMicro + searchMicro,
-      tokens: holdTokens,
-      ttlSeconds: this.d.holdTtlSeconds,
-      leasable: single && !byok && !named,
-    };
-    // A call its client named claims that id in the database before anything may answer it:
-    // the hold is the claim (one per id and account), so a reused id is refused (409) before
-    // the cache, its embedding or a provider is asked. Such a call is never held against a
-    // lease (a lease's calls are checked in memory only) nor alongside the upstream call.
-    if (named) await traced(caller.trace, "hold", placeHold(this.d.ledger, this.d.settlements, hold));
-
-    // An answer grounded in a fresh web search is neither served from nor stored in the cache.
-    // A BYOK key pays nothing here, so it gets no embeddings at our cost: it matches exactly.
-    const cacheMode = o.web
-      ? "off"
-      : p.kind === "byok" && p.responseCacheMode === "semantic"
-        ? "exact"
-        : p.responseCacheMode;
-    // A hit is free: its usage is recorded, and a hold placed for the call goes back in full.
-    const release = (e: UsageEvent) => this.d.ledger.release(caller.requestId, e);
-    // Exact matching only reads the database: a hit needs no credits (unless the call claimed its id).
-    const exactHit =
-      cacheMode !== "off" && this.d.cache
-        ? await this.d.cache.lookup(p.keyId, cacheMode, cacheModel, request, "exact")
-        : null;
-    if (exactHit)
-      return this.cachedHit(
-        caller,
-        exactHit,
-        named ? release : (e) => this.d.ledger.record(caller.requestId, p.user.id, p.keyId, e),
-      );
-
-    let upstream = request;
-    let mapping: Map<string, string> | null = null;
-    if (p.piiMaskingEnabled && this.d.pii) {
-      const masked = this.d.pii.mask(request.messages);
-      if (masked.mapping) {
-        mapping = masked.mapping;
-        upstream = withMessages(request, masked.messages);
-      }
-    }
-
-    // The hold's round trip overlaps the upstream call when the ledger's last answers for this
-    // key leave room for it: nothing of the answer reaches the client before the hold is placed,
-    // and a refused hold aborts the call (afterHold). Otherwise the hold goes first, as does
-    // every call that pays someone else first (web search) or runs several calls (cascade, parallel).
-    // Matching by similarity embeds the prompt, an upstream call we pay for: only after the hold.
-    const similar = cacheMode === "semantic" && this.d.cache;
-    const { pending: pendingHold } = named
-      ? { pending: null }
-      : await tracedHold(
-          caller.trace,
-          startHold(this.d.ledger, this.d.settlements, hold, { overlap: single && !similar }),
-        );
-    const hit = similar ? await similar.lookup(p.keyId, cacheMode, cacheModel, request, "similar") : null;
-    if (hit) return this.cachedHit(caller, hit, release);
-    this.d.keeper?.keep(caller.requestId); // until its settle or release starts
-    const hedge = wantsHedge(o.prefs, p.hedge, policy?.route.engine);
-    const plan: ChatPlan = {
-      caller,
-      requested: cacheModel,
-      candidates,
-      request,
-      upstream,
-      mapping,
-      holdMicro: hold.amountMicro,
-      holdTokens,
-      prompt,
-      byok,
-      cacheMode,
-      startedAt: performance.now(),
-      policy,
-      search: null,
-      pendingHold,
-      reasoningHint: o.reasoningHint === true,
-      hedge,
-      ...(continues && { continuation: new Continuation() }),
-    };
-    if (o.web) await searchBeforeCall(plan, o.web, searchMicro, this.d.search, (err) => this.bill.fail(plan, err));
-    return { kind: "plan", plan };
-  }
-
-  /**
-   * The input tokens of a request (count_tokens), the model resolved and authorized for the key
-   * as for a call: the first provider's own count where it offers one (count.ts), else the
-   * hold's estimate, the largest over the providers that may answer (a routing policy: the
-   * Anthropic estimate). `source` is the counting provider's id or `estimate`. Nothing is held.
-   */
-  async countInput(
+  /** The input tokens of a count_tokens request (prepare.ts, countInput); nothing is held. */
+  countInput(
     p: KeyPrincipal,
     model: string,
     request: Omit<ChatRequest, "model">,
     signal?: AbortSignal,
   ): Promise<{ tokens: number; source: string }> {
-    const snapshot = this.d.catalog();
-    const resolution = resolveModel(snapshot, model);
-    requireModality(snapshot, resolution, "text");
-    checkAllowed(snapshot, p, resolution);
-    const prompt = measurePrompt(request);
-    const estimate = { tokens: holdInputTokens(prompt, "anthropic", ""), source: "estimate" };
-    if (resolution.kind === "policy") return estimate;
-    const candidates = buildCandidates(snapshot, resolution, this.candidateOptions(p, request));
-    const first = candidates[0];
-    const counted = first ? await providerCount(this.d, p, first, request, signal) : null;
-    if (counted !== null) return { tokens: counted, source: first!.provider.id };
-    return candidates.length
-      ? {
-          ...estimate,
-          tokens: Math.max(
-            ...candidates.map((c) => holdInputTokens(prompt, c.provider.protocol, c.offering.upstreamId)),
-          ),
-        }
-      : estimate;
-  }
-
-  /** A response-cache hit: free; `close` records it (and gives back the hold, if one was placed). */
-  private async cachedHit(
-    caller: ChatCaller,
-    hit: CachedAnswer,
-    close: (e: UsageEvent) => Promise<unknown>,
-  ): Promise<Prepared> {
-    await close(this.bill.event(caller, hit.model, hit.provider, hit.result.usage, 200, true)).catch(
-      swallowed("cache hit's usage record", { request_id: caller.requestId }),
-    );
-    caller.trace?.answered(hit.model, hit.provider, hit.result.usage, 0, { cached: true });
-    return {
-      kind: "cached",
-      outcome: {
-        result: hit.result,
-        model: hit.model,
-        provider: hit.provider,
-        cost: this.bill.costOf(0n),
-        cached: true,
-      },
-    };
+    return countInputTokens(this.d, p, model, request, signal);
   }
 
   /** Non-streaming call: retries and fallback, then settle; on failure the hold is released. */
@@ -602,17 +380,5 @@ export class ChatService {
       await this.bill.fail(plan, e);
       throw e;
     }
-  }
-
-  private candidateOptions(p: KeyPrincipal, request: Omit<ChatRequest, "model">, prefs?: ProviderPrefs) {
-    const available = this.d.available?.bind(this.d);
-    return {
-      prefs,
-      consent: p.user.xborderTrainingConsent,
-      byokProvider: p.kind === "byok" ? p.byokProvider : null,
-      latencyOf: this.d.latencyOf,
-      priced: pricedOptionsOf(request),
-      available,
-    };
   }
 }

@@ -2,8 +2,6 @@
  * Builds a whole gateway from a Config: database (migrated), caches, limiter, invalidation
  * bus, settings, routes. Used by src/main.ts and by the tests, so both run the same wiring.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import type { Config } from "./config";
 import { openDatabase, type Database, type OpenOptions } from "./db/client";
 import { runMigrations } from "./db/migrate";
@@ -23,10 +21,6 @@ import { GatewayMetrics } from "./http/metrics";
 import { MemoryRateLimiter } from "./lib/rate-limit/memory";
 import { RedisRateLimiter } from "./lib/rate-limit/redis";
 import type { RateLimiter } from "./lib/rate-limit/types";
-import { randomToken } from "./lib/secrets";
-import { SecretBox } from "./lib/secret-box";
-import { ByokKeyError, prepareByokSecrets } from "./db/repos/byok-secrets";
-import { ConfigError } from "./config";
 import { fxToMilli, krwToMicro } from "./lib/money";
 import { braveSearchProvider } from "./providers/search/brave";
 import { log } from "./lib/log";
@@ -34,10 +28,11 @@ import { CatalogStore } from "./config/catalog-store";
 import { ChatService } from "./core/chat/service";
 import { EmbeddingService } from "./core/embeddings/service";
 import type { Protocol } from "./core/chat/provider";
-import { SqlLedger } from "./db/repos/ledger";
-import { Settlements } from "./core/billing/settlements";
-import { meteredSettle } from "./core/billing/metered";
-import { HoldKeeper } from "./core/billing/hold-keeper";
+import { moneyPath } from "./boot/money";
+import type { SqlLedger } from "./db/repos/ledger";
+import type { HoldKeeper } from "./core/billing/hold-keeper";
+import type { Settlements } from "./core/billing/settlements";
+import { byokBox, persistentSecret } from "./boot/secrets";
 import { chatProviderFor, embeddingProviderFor } from "./providers";
 import { chatCachePort, ResponseCache } from "./core/cache";
 import { piiMasking } from "./core/chat/pii-mask";
@@ -100,50 +95,6 @@ export interface Gateway {
   stop(): Promise<void>;
 }
 
-/** A secret from the environment, or one generated once and kept in DATA_DIR. */
-export function persistentSecret(
-  cfg: Config,
-  file: string,
-  given: string | undefined,
-  length: number,
-  generate = () => randomToken(length),
-): string {
-  if (given) return given;
-  mkdirSync(cfg.DATA_DIR, { recursive: true });
-  const path = join(cfg.DATA_DIR, file);
-  if (existsSync(path)) return readFileSync(path, "utf8").trim();
-  const s = generate();
-  writeFileSync(path, s, { mode: 0o600 });
-  return s;
-}
-
-/**
- * The key sealing BYOK credentials: BYOK_ENCRYPTION_KEY, or in demo mode one generated into
- * DATA_DIR like the JWT secret; null outside demo mode without it (no BYOK key can be made).
- * Then every stored credential is checked against it and the clear ones sealed: a key that
- * cannot serve them stops the start here, with the reason.
- */
-async function byokBox(cfg: Config, db: Database): Promise<SecretBox | null> {
-  const file = "byok-encryption-key";
-  const text =
-    cfg.BYOK_ENCRYPTION_KEY ??
-    (cfg.demoMode ? persistentSecret(cfg, file, undefined, 0, SecretBox.generateText) : null);
-  let box: SecretBox | null = null;
-  try {
-    box = text === null ? null : SecretBox.fromText(text);
-  } catch {
-    // The environment's value passed the schema; only a damaged generated file gets here.
-    throw new ConfigError([`BYOK_ENCRYPTION_KEY: ${join(cfg.DATA_DIR, file)} does not hold a valid key`]);
-  }
-  try {
-    const { sealed } = await prepareByokSecrets(db, box);
-    if (sealed) log.info("BYOK credentials stored in clear were sealed", { count: sealed });
-  } catch (e) {
-    throw e instanceof ByokKeyError ? new ConfigError([e.message]) : e;
-  }
-  return box;
-}
-
 export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promise<Gateway> {
   const db =
     opts.db ??
@@ -180,43 +131,13 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   const limiter: RateLimiter = cfg.REDIS_URL ? new RedisRateLimiter(cfg.REDIS_URL) : new MemoryRateLimiter();
   const metrics = new GatewayMetrics();
   const health = upstreamHealth(cfg, metrics.registry);
-  const ledger = new SqlLedger(db, {
-    commit: cfg.LEDGER_COMMIT,
-    leases: cfg.LEDGER_LEASES,
-    hooks: {
-      onOpenChange: (delta) => (metrics.openHolds += delta),
-      onWait: (step, seconds) => metrics.ledgerWait.observe(seconds, { step }),
-      onCapped: (id, askedMicro) => {
-        metrics.chargesCapped.inc();
-        log.warn("charge above its hold capped at the hold", { request_id: id, asked_micro: askedMicro.toString() });
-      },
-    },
-    retireElsewhere: (userId) => bus.publish({ t: "leases", id: userId }),
-  });
-  // Running calls keep their holds from expiring (a stream may outlive HOLD_TTL_SECONDS).
-  const keeper = new HoldKeeper(ledger, cfg.HOLD_TTL_SECONDS, (e) => log.warn("hold renewal failed", { error: e }));
-  // Limits that changed (a key's budget, an account's membership) apply at once: leased room goes back.
-  bus.on((ev) => {
-    if (ev.t === "key") void ledger.leases?.retireAll({ keyId: ev.id });
-    else if (ev.t === "user" || ev.t === "leases") void ledger.leases?.retireAll({ userId: ev.id });
-    else if (ev.t === "all") void ledger.leases?.retireAll();
-  });
+  const { ledger, keeper, settlements } = moneyPath(cfg, db, bus, metrics);
   const throttle = new AuthThrottle(limiter, {
     signupsPerIp: cfg.SIGNUP_RATE_PER_IP,
     loginsPerIp: cfg.LOGIN_RATE_PER_IP,
     loginFailuresPerEmail: cfg.LOGIN_FAILURES_PER_EMAIL,
     invalidKeysPerIp: cfg.INVALID_KEY_RATE_PER_IP,
   });
-  const settlements = new Settlements(
-    meteredSettle(ledger, (event, cost) => metrics.settled(event, cost)),
-    (call, error) =>
-      log.error("settle failed after every retry; the sweeper releases the hold uncharged", {
-        request_id: call.id,
-        error,
-      }),
-    cfg.LEDGER_SETTLE,
-    cfg.DB_QUERY_TIMEOUT_MS || 5000,
-  );
   const auth = new Authenticator({
     // Read-your-writes for the account's own views: its charges landed, its leased room given back.
     settled: async (userId) => {
@@ -274,20 +195,6 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     metrics.videoProcessing.replace(rows.map((r) => ({ labels: { family: r.family }, value: r.processing })));
     metrics.videoQueueDepth.replace(rows.map((r) => ({ labels: { family: r.family }, value: r.due })));
   });
-  metrics.registry.add(
-    new Gauge(
-      "gateway_leases_open",
-      "Credit leases this process holds (LEDGER_LEASES=on)",
-      () => ledger.leases?.totals().open ?? 0,
-    ),
-  );
-  metrics.registry.add(
-    new Gauge(
-      "gateway_leased_krw",
-      "Credit room still available in this process's leases, KRW",
-      () => Number(ledger.leases?.totals().availableMicro ?? 0n) / 1e6,
-    ),
-  );
   // Semantic matching embeds with the catalog's embedding model; where its provider cannot be
   // called the cache matches exactly only (ResponseCache without `embed`).
   const embeddingOffering = (snap: CatalogSnapshot) => {

@@ -6,9 +6,9 @@
  * "CPU ms per request" can be compared component by component. The remainder of the machine
  * is wrk, this runner and everything else on the host. Prints a markdown table.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { wrk, type Target } from "./lib/load";
-import { cpuMs } from "./lib/procs";
+import { cpuMs, postgresMs } from "./lib/procs";
 import { checkPostgres, startStack } from "./lib/stack";
 
 const arg = (name: string, d: number) =>
@@ -17,22 +17,6 @@ const seconds = arg("seconds", 6);
 const conns = arg("conns", 50);
 const pg = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const TICK_MS = 1000 / 100; // USER_HZ
-
-/** CPU ms of every process whose command is `postgres` (server, backends, background workers). */
-function postgresMs(): number {
-  let total = 0;
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
-      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      if (comm !== "postgres") continue;
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      total += (Number(f[11]) + Number(f[12])) * TICK_MS;
-    } catch {}
-  }
-  return total;
-}
 
 /** Busy CPU ms of the whole machine (all cores). */
 function machineMs(): number {

@@ -6,9 +6,8 @@
  * and settle (gateway_ledger_wait_seconds) and how late its event loop ran. CPU per request of
  * the gateway and of PostgreSQL comes from /proc. Prints a markdown table; medians over repeats.
  */
-import { readdirSync, readFileSync } from "node:fs";
 import { wrk, type Target } from "./lib/load";
-import { cpuMs } from "./lib/procs";
+import { cpuMs, postgresMs } from "./lib/procs";
 import { checkPostgres, startStack } from "./lib/stack";
 
 const arg = (name: string, d: number) =>
@@ -31,21 +30,6 @@ const VARIANTS: { name: string; env: Record<string, string> }[] = [
 ];
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
-/** CPU ms of every PostgreSQL process. */
-function postgresMs(): number {
-  let total = 0;
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
-      if (stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) !== "postgres") continue;
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      total += (Number(f[11]) + Number(f[12])) * 10;
-    } catch {}
-  }
-  return total;
-}
 
 /** A histogram's cumulative buckets (le → count) for the series whose labels include `match`. */
 function buckets(text: string, name: string, match: string): Map<number, number> {

@@ -2,7 +2,7 @@
  * Child processes of a benchmark run: spawned (optionally pinned to a core with taskset),
  * waited for on their port, measured (RSS from /proc), and always stopped by their own pid.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import type { Subprocess } from "bun";
 
 export interface Child {
@@ -96,6 +96,21 @@ export function cpuMs(pid: number): number | null {
   const fields = readFileSync(f, "utf8").split(") ")[1]!.split(" ");
   const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15)
   return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+}
+
+/** CPU ms of every process whose command is `postgres` (server, backends, background workers). */
+export function postgresMs(): number {
+  let total = 0;
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+      if (stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) !== "postgres") continue;
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      total += ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime, stime; USER_HZ is 100
+    } catch {}
+  }
+  return total;
 }
 
 export async function freePort(): Promise<number> {

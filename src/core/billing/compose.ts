@@ -7,7 +7,7 @@
  *   batching (many calls per statement)        batching.ts
  *   store (the SQL statements)                 src/db/repos/ledger-store.ts
  */
-import { batched, BATCHING, type BatchingOptions } from "./batching";
+import { batched, type BatchingOptions } from "./batching";
 import { HoldEstimates } from "./hold-estimate";
 import type { HoldOutcome, HoldRequest, JobLedger, Ledger, UsageEvent } from "./ledger";
 import type { LedgerStore, LeaseStore } from "./ledger-store";
@@ -100,5 +100,3 @@ export class ComposedLedger implements Ledger {
     };
   }
 }
-
-export { BATCHING };

@@ -4,7 +4,8 @@
  * credit leases run only there. docs/ledger.md tells what each layer does and why.
  */
 import type { Database } from "../client";
-import { BATCHING, ComposedLedger } from "../../core/billing/compose";
+import { BATCHING } from "../../core/billing/batching";
+import { ComposedLedger } from "../../core/billing/compose";
 import { NO_HOOKS, type LedgerHooks } from "../../core/billing/store-ledger";
 import { SqlLeaseStore, SqlLedgerStore, type LedgerCommit } from "./ledger-store";
 

@@ -4,10 +4,13 @@
  * (each a fresh stack), alternating proxy and gateway within each repeat so that machine noise
  * moves both alike, and reads from the gateway's /metrics how long calls waited for their hold
  * and settle (gateway_ledger_wait_seconds) and how late its event loop ran. CPU per request of
- * the gateway and of PostgreSQL comes from /proc. Prints a markdown table; medians over repeats.
+ * the gateway and of PostgreSQL comes from /proc, the gateway's and the proxy's also per thread:
+ * the JavaScript thread runs everything but the sockets of `fetch`, so 1 / its CPU per request
+ * is the most this process could answer were the machine its own (the main-thread ceiling).
+ * A run with any error answer stops the script. Prints a markdown table; medians over repeats.
  */
 import { wrk, type Target } from "./lib/load";
-import { cpuMs, postgresMs } from "./lib/procs";
+import { cpuMs, postgresMs, threadCpuMs } from "./lib/procs";
 import { checkPostgres, startStack } from "./lib/stack";
 
 const arg = (name: string, d: number) =>
@@ -69,17 +72,35 @@ for (const variant of VARIANTS.filter((v) => !only || only.includes(v.name))) {
     gatewayEnv: variant.env,
     accounts: 1,
   });
-  const proxy: Target = { name: "proxy", url: `${stack.proxyUrl}/v1/chat/completions` } as Target;
-  const gateway: Target = { name: "gateway", url: `${stack.gatewayUrl}/v1/chat/completions` } as Target;
+  const proxy: Target = { name: "proxy", url: `${stack.proxyUrl}/openai/v1/chat/completions` };
+  const gateway: Target = { name: "gateway", url: `${stack.gatewayUrl}/v1/chat/completions` };
   const runs: Record<string, number>[] = [];
   try {
     for (const t of [proxy, gateway])
       await wrk(t, { connections: conns, seconds: 3, body, token: stack.token, core: null });
     for (let r = 0; r < repeats; r++) {
+      const proxyBefore = threadCpuMs(stack.proxy.pid);
       const p = await wrk(proxy, { connections: conns, seconds, body, token: stack.token, core: null });
-      const before = { text: await metrics(stack.gatewayUrl), gw: cpuMs(stack.gateway.pid)!, pg: postgresMs() };
+      const proxyAfter = threadCpuMs(stack.proxy.pid);
+      const before = {
+        text: await metrics(stack.gatewayUrl),
+        gw: cpuMs(stack.gateway.pid)!,
+        threads: threadCpuMs(stack.gateway.pid),
+        pg: postgresMs(),
+      };
       const g = await wrk(gateway, { connections: conns, seconds, body, token: stack.token, core: null });
-      const after = { text: await metrics(stack.gatewayUrl), gw: cpuMs(stack.gateway.pid)!, pg: postgresMs() };
+      const after = {
+        text: await metrics(stack.gatewayUrl),
+        gw: cpuMs(stack.gateway.pid)!,
+        threads: threadCpuMs(stack.gateway.pid),
+        pg: postgresMs(),
+      };
+      // A run that measured error answers (a wrong path, a refused key) measures nothing.
+      for (const [name, res] of [
+        ["proxy", p],
+        ["gateway", g],
+      ] as const)
+        if (res.errors) throw new Error(`${variant.name}: ${res.errors} of ${name}'s answers were errors`);
       const wait = (step: string, q: number) =>
         quantileMs(
           buckets(before.text, "gateway_ledger_wait_seconds", `step="${step}"`),
@@ -104,6 +125,10 @@ for (const variant of VARIANTS.filter((v) => !only || only.includes(v.name))) {
         settleP99: wait("settle", 0.99),
         lagP99: lag(0.99),
         gwCpu: (after.gw - before.gw) / g.requests,
+        gwMain: (after.threads.main - before.threads.main) / g.requests,
+        gwHttp: (after.threads.httpClient - before.threads.httpClient) / g.requests,
+        proxyMain: (proxyAfter.main - proxyBefore.main) / p.requests,
+        proxyHttp: (proxyAfter.httpClient - proxyBefore.httpClient) / p.requests,
         pgCpu: (after.pg - before.pg) / g.requests,
       });
       console.error(
@@ -117,14 +142,14 @@ for (const variant of VARIANTS.filter((v) => !only || only.includes(v.name))) {
   const ratio = (a: string, b: string) => median(runs.map((r) => r[a]! / r[b]!));
   const ms = (v: number) => (Number.isFinite(v) ? (v < 1 ? `≤ ${v.toFixed(1)}` : `≤ ${v.toFixed(0)}`) : "–");
   rows.push(
-    `| ${variant.name} | ${m("rps").toFixed(0)} | ${(ratio("rps", "proxyRps") * 100).toFixed(1)} % | ${m("p50").toFixed(2)} | ${m("p99").toFixed(2)} | ${ratio("p99", "proxyP99").toFixed(2)} × | ${ms(m("holdP50"))} / ${ms(m("holdP99"))} | ${ms(m("settleP50"))} / ${ms(m("settleP99"))} | ${ms(m("lagP99"))} | ${m("gwCpu").toFixed(3)} | ${m("pgCpu").toFixed(3)} |`,
+    `| ${variant.name} | ${m("rps").toFixed(0)} | ${(ratio("rps", "proxyRps") * 100).toFixed(1)} % | ${m("p50").toFixed(2)} | ${m("p99").toFixed(2)} | ${ratio("p99", "proxyP99").toFixed(2)} × | ${ms(m("holdP50"))} / ${ms(m("holdP99"))} | ${ms(m("settleP50"))} / ${ms(m("settleP99"))} | ${ms(m("lagP99"))} | ${m("gwCpu").toFixed(3)} | ${m("gwMain").toFixed(3)} / ${m("gwHttp").toFixed(3)} | ${m("proxyMain").toFixed(3)} / ${m("proxyHttp").toFixed(3)} | ${(1 / m("gwMain")).toFixed(1)}k | ${m("pgCpu").toFixed(3)} |`,
   );
 }
 console.log(
   `wrk -c${conns}, ${seconds} s × ${repeats} per variant (each beside a proxy run), instant upstream; medians over repeats\n`,
 );
 console.log(
-  "| variant | gateway req/s | ÷ proxy | p50 ms | p99 ms | p99 ÷ proxy p99 | hold wait p50 / p99 ms | settle wait p50 / p99 ms | event-loop lag p99 ms | gateway CPU ms/req | PostgreSQL CPU ms/req |",
+  "| variant | gateway req/s | ÷ proxy | p50 ms | p99 ms | p99 ÷ proxy p99 | hold wait p50 / p99 ms | settle wait p50 / p99 ms | event-loop lag p99 ms | gateway CPU ms/req | gateway main / HTTP-client thread ms/req | proxy main / HTTP-client thread ms/req | main-thread ceiling req/s | PostgreSQL CPU ms/req |",
 );
-console.log("|---|---|---|---|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 for (const r of rows) console.log(r);

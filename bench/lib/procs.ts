@@ -98,6 +98,26 @@ export function cpuMs(pid: number): number | null {
   return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
 }
 
+/**
+ * CPU ms per thread of a process so far: its main (JavaScript) thread, Bun's "HTTP Client"
+ * thread (where `fetch` does its I/O), and the rest (garbage collector, JIT, workers) summed.
+ */
+export function threadCpuMs(pid: number): { main: number; httpClient: number; other: number } {
+  const out = { main: 0, httpClient: 0, other: 0 };
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const ms = ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+      if (tid === String(pid)) out.main += ms;
+      else if (name === "HTTP Client") out.httpClient += ms;
+      else out.other += ms;
+    } catch {}
+  }
+  return out;
+}
+
 /** CPU ms of every process whose command is `postgres` (server, backends, background workers). */
 export function postgresMs(): number {
   let total = 0;

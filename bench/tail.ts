@@ -7,9 +7,12 @@
  * the gateway and of PostgreSQL comes from /proc, the gateway's and the proxy's also per thread:
  * the JavaScript thread runs everything but the sockets of `fetch`, so 1 / its CPU per request
  * is the most this process could answer were the machine its own (the main-thread ceiling).
+ * The gateway runs with JavaScriptCore's GC log on (lib/gc-log.ts): how often it collected, how
+ * long each pause held its JavaScript thread, and how much each request allocated.
  * A run with any error answer stops the script. Prints a markdown table; medians over repeats.
  */
 import { wrk, type Target } from "./lib/load";
+import { gcLogOffset, readGcWindow } from "./lib/gc-log";
 import { cpuMs, postgresMs, threadCpuMs } from "./lib/procs";
 import { checkPostgres, startStack } from "./lib/stack";
 
@@ -71,6 +74,7 @@ for (const variant of VARIANTS.filter((v) => !only || only.includes(v.name))) {
     gatewayBunFlags: [],
     gatewayEnv: variant.env,
     accounts: 1,
+    gcLog: true,
   });
   const proxy: Target = { name: "proxy", url: `${stack.proxyUrl}/openai/v1/chat/completions` };
   const gateway: Target = { name: "gateway", url: `${stack.gatewayUrl}/v1/chat/completions` };
@@ -87,6 +91,7 @@ for (const variant of VARIANTS.filter((v) => !only || only.includes(v.name))) {
         gw: cpuMs(stack.gateway.pid)!,
         threads: threadCpuMs(stack.gateway.pid),
         pg: postgresMs(),
+        gc: gcLogOffset(stack.gatewayGcLog!),
       };
       const g = await wrk(gateway, { connections: conns, seconds, body, token: stack.token, core: null });
       const after = {
@@ -94,7 +99,9 @@ for (const variant of VARIANTS.filter((v) => !only || only.includes(v.name))) {
         gw: cpuMs(stack.gateway.pid)!,
         threads: threadCpuMs(stack.gateway.pid),
         pg: postgresMs(),
+        gc: gcLogOffset(stack.gatewayGcLog!),
       };
+      const gc = readGcWindow(stack.gatewayGcLog!, before.gc, after.gc);
       // A run that measured error answers (a wrong path, a refused key) measures nothing.
       for (const [name, res] of [
         ["proxy", p],
@@ -129,6 +136,11 @@ for (const variant of VARIANTS.filter((v) => !only || only.includes(v.name))) {
         gwHttp: (after.threads.httpClient - before.threads.httpClient) / g.requests,
         proxyMain: (proxyAfter.main - proxyBefore.main) / p.requests,
         proxyHttp: (proxyAfter.httpClient - proxyBefore.httpClient) / p.requests,
+        gcPerS: gc.collections / seconds,
+        gcPauseP50: gc.pausesMs.length ? median(gc.pausesMs) : 0,
+        gcPauseMax: Math.max(0, ...gc.pausesMs),
+        gcShare: gc.pausesMs.reduce((a, b) => a + b, 0) / (seconds * 1000),
+        allocKiB: gc.allocatedKiB / g.requests,
         pgCpu: (after.pg - before.pg) / g.requests,
       });
       console.error(
@@ -142,14 +154,14 @@ for (const variant of VARIANTS.filter((v) => !only || only.includes(v.name))) {
   const ratio = (a: string, b: string) => median(runs.map((r) => r[a]! / r[b]!));
   const ms = (v: number) => (Number.isFinite(v) ? (v < 1 ? `≤ ${v.toFixed(1)}` : `≤ ${v.toFixed(0)}`) : "–");
   rows.push(
-    `| ${variant.name} | ${m("rps").toFixed(0)} | ${(ratio("rps", "proxyRps") * 100).toFixed(1)} % | ${m("p50").toFixed(2)} | ${m("p99").toFixed(2)} | ${ratio("p99", "proxyP99").toFixed(2)} × | ${ms(m("holdP50"))} / ${ms(m("holdP99"))} | ${ms(m("settleP50"))} / ${ms(m("settleP99"))} | ${ms(m("lagP99"))} | ${m("gwCpu").toFixed(3)} | ${m("gwMain").toFixed(3)} / ${m("gwHttp").toFixed(3)} | ${m("proxyMain").toFixed(3)} / ${m("proxyHttp").toFixed(3)} | ${(1 / m("gwMain")).toFixed(1)}k | ${m("pgCpu").toFixed(3)} |`,
+    `| ${variant.name} | ${m("rps").toFixed(0)} | ${(ratio("rps", "proxyRps") * 100).toFixed(1)} % | ${m("p50").toFixed(2)} | ${m("p99").toFixed(2)} | ${ratio("p99", "proxyP99").toFixed(2)} × | ${ms(m("holdP50"))} / ${ms(m("holdP99"))} | ${ms(m("settleP50"))} / ${ms(m("settleP99"))} | ${ms(m("lagP99"))} | ${m("gwCpu").toFixed(3)} | ${m("gwMain").toFixed(3)} / ${m("gwHttp").toFixed(3)} | ${m("proxyMain").toFixed(3)} / ${m("proxyHttp").toFixed(3)} | ${(1 / m("gwMain")).toFixed(1)}k | ${m("pgCpu").toFixed(3)} | ${m("gcPerS").toFixed(0)} | ${m("gcPauseP50").toFixed(1)} / ${m("gcPauseMax").toFixed(1)} | ${(m("gcShare") * 100).toFixed(1)} % | ${m("allocKiB").toFixed(0)} |`,
   );
 }
 console.log(
   `wrk -c${conns}, ${seconds} s × ${repeats} per variant (each beside a proxy run), instant upstream; medians over repeats\n`,
 );
 console.log(
-  "| variant | gateway req/s | ÷ proxy | p50 ms | p99 ms | p99 ÷ proxy p99 | hold wait p50 / p99 ms | settle wait p50 / p99 ms | event-loop lag p99 ms | gateway CPU ms/req | gateway main / HTTP-client thread ms/req | proxy main / HTTP-client thread ms/req | main-thread ceiling req/s | PostgreSQL CPU ms/req |",
+  "| variant | gateway req/s | ÷ proxy | p50 ms | p99 ms | p99 ÷ proxy p99 | hold wait p50 / p99 ms | settle wait p50 / p99 ms | event-loop lag p99 ms | gateway CPU ms/req | gateway main / HTTP-client thread ms/req | proxy main / HTTP-client thread ms/req | main-thread ceiling req/s | PostgreSQL CPU ms/req | GCs/s | GC pause p50 / max ms | GC pauses ÷ wall time | KiB allocated/req |",
 );
-console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 for (const r of rows) console.log(r);

@@ -31,13 +31,14 @@ export function spawnChild(
   env: Record<string, string>,
   core: number | null,
   stdoutFile?: string,
+  stderrFile?: string,
 ): Child {
   const ts = taskset();
   const argv = core !== null && ts ? [ts, "-c", String(core), ...cmd] : cmd;
   const proc = Bun.spawn(argv, {
     env,
     stdout: stdoutFile ? Bun.file(stdoutFile) : "pipe",
-    stderr: "pipe",
+    stderr: stderrFile ? Bun.file(stderrFile) : "pipe",
     stdin: "ignore",
   });
   const lines: string[] = [];
@@ -49,7 +50,7 @@ export function spawnChild(
     }
   };
   if (!stdoutFile) keep(proc.stdout as ReadableStream<Uint8Array>).catch(() => {});
-  keep(proc.stderr as ReadableStream<Uint8Array>).catch(() => {});
+  if (!stderrFile) keep(proc.stderr as ReadableStream<Uint8Array>).catch(() => {});
   return {
     name,
     proc,

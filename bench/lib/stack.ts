@@ -26,6 +26,8 @@ export interface StackOptions {
   accounts?: number;
   /** Export traces to an OTLP sink started beside the simulator. */
   otel?: boolean;
+  /** Run the gateway with JavaScriptCore's GC log on (BUN_JSC_logGC), its stderr to `gatewayGcLog`. */
+  gcLog?: boolean;
 }
 
 export interface Stack {
@@ -44,6 +46,8 @@ export interface Stack {
   gatewayLog: string;
   /** The OTLP sink's URL with `otel`. */
   otelUrl: string | null;
+  /** The gateway's stderr with `gcLog`: one line per garbage collection (see gc-log.ts). */
+  gatewayGcLog: string | null;
   stop(): Promise<void>;
 }
 
@@ -126,6 +130,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
 
     const gwPort = await freePort();
     const gatewayLog = join(dataDir, "gateway.log");
+    const gatewayGcLog = o.gcLog ? join(dataDir, "gateway-gc.log") : null;
     const gateway = spawnChild(
       "gateway",
       [bun, ...o.gatewayBunFlags, join(ROOT, "src/main.ts")],
@@ -158,10 +163,12 @@ export async function startStack(o: StackOptions): Promise<Stack> {
         LOG_LEVEL: process.env.LOG_LEVEL ?? "info",
         ...(process.env.LOG_REQUESTS && { LOG_REQUESTS: process.env.LOG_REQUESTS }),
         ...(otelUrl && { OTEL_EXPORTER_OTLP_ENDPOINT: otelUrl }),
+        ...(gatewayGcLog && { BUN_JSC_logGC: "1" }),
         ...o.gatewayEnv,
       },
       o.targetCore,
       gatewayLog,
+      gatewayGcLog ?? undefined,
     );
     children.push(gateway);
     const gatewayUrl = `http://127.0.0.1:${gwPort}`;
@@ -194,6 +201,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
       dbName,
       gatewayLog,
       otelUrl,
+      gatewayGcLog,
       stop: stopAll,
     };
   } catch (e) {

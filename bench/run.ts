@@ -32,7 +32,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { openLoop, openStreams, wrk, type OpenLoopResult, type Target, type WrkResult } from "./lib/load";
-import { cpuMs, rssMiB, taskset } from "./lib/procs";
+import { cpuMs, rssMiB, taskset, threadCpuMs } from "./lib/procs";
 import { checkPostgres, startStack, type Stack } from "./lib/stack";
 import { dist, median, r2, r3, robust, type Dist } from "./lib/summary";
 import { renderMarkdown } from "./lib/report";
@@ -204,13 +204,19 @@ const started = Date.now();
 async function cpuPerRequest<T extends { ok?: number; requests?: number }>(
   t: Target,
   fn: () => Promise<T>,
-): Promise<{ r: T; cpuMsPerReq: number | null }> {
+): Promise<{ r: T; cpuMsPerReq: number | null; mainMsPerReq: number | null }> {
   const pid = pidOf(t);
   const before = cpuMs(pid);
+  const mainBefore = threadCpuMs(pid).main;
   const r = await fn();
   const after = cpuMs(pid);
+  const mainAfter = threadCpuMs(pid).main;
   const n = r.ok ?? r.requests ?? 0;
-  return { r, cpuMsPerReq: before !== null && after !== null && n ? (after - before) / n : null };
+  return {
+    r,
+    cpuMsPerReq: before !== null && after !== null && n ? (after - before) / n : null,
+    mainMsPerReq: n ? (mainAfter - mainBefore) / n : null,
+  };
 }
 
 type Metric = (r: OpenLoopResult) => number[];
@@ -363,13 +369,17 @@ try {
     const runs: {
       repeat: number;
       order: string[];
-      byTarget: Record<string, WrkResult & { cpuMsPerReq: number | null }>;
+      byTarget: Record<string, WrkResult & { cpuMsPerReq: number | null; mainMsPerReq: number | null }>;
     }[] = [];
     for (let r = 0; r < repeats; r++) {
       const byTarget: (typeof runs)[number]["byTarget"] = {};
       const ord = order(ts, r);
       for (const t of ord) {
-        const { r: w, cpuMsPerReq } = await cpuPerRequest(t, () =>
+        const {
+          r: w,
+          cpuMsPerReq,
+          mainMsPerReq,
+        } = await cpuPerRequest(t, () =>
           wrk(t, {
             connections: conns,
             seconds: Math.max(2, Math.round(6 * scale)),
@@ -378,14 +388,18 @@ try {
             core: LOAD_CORE,
           }),
         );
-        byTarget[t.name] = { ...w, cpuMsPerReq };
+        byTarget[t.name] = { ...w, cpuMsPerReq, mainMsPerReq };
         log(
           `saturation #${r + 1} ${t.name.padEnd(7)} ${w.rps.toFixed(0)} req/s p50 ${w.latencyMs.p50.toFixed(2)} ms p99 ${w.latencyMs.p99.toFixed(2)} ms errors ${w.errors}`,
         );
       }
       if (nAccounts > 1) {
         const gw = ts.find((t) => t.name === "gateway")!;
-        const { r: w, cpuMsPerReq } = await cpuPerRequest(gw, () =>
+        const {
+          r: w,
+          cpuMsPerReq,
+          mainMsPerReq,
+        } = await cpuPerRequest(gw, () =>
           wrk(gw, {
             connections: conns,
             seconds: Math.max(2, Math.round(6 * scale)),
@@ -394,7 +408,7 @@ try {
             core: LOAD_CORE,
           }),
         );
-        byTarget.gatewayAccounts = { ...w, cpuMsPerReq };
+        byTarget.gatewayAccounts = { ...w, cpuMsPerReq, mainMsPerReq };
         log(
           `saturation #${r + 1} gateway, ${nAccounts} accounts ${w.rps.toFixed(0)} req/s p50 ${w.latencyMs.p50.toFixed(2)} ms p99 ${w.latencyMs.p99.toFixed(2)} ms errors ${w.errors}`,
         );
@@ -436,6 +450,11 @@ try {
         ...(nAccounts > 1 && {
           gatewayAccounts: median(runs.map((run) => run.byTarget.gatewayAccounts!.cpuMsPerReq ?? NaN)),
         }),
+      },
+      // One JavaScript thread answers at most 1 / its CPU per request (bench/README.md, "The tail at saturation").
+      mainThreadMsPerRequest: {
+        proxy: median(runs.map((run) => run.byTarget.proxy!.mainMsPerReq ?? NaN)),
+        gateway: median(runs.map((run) => run.byTarget.gateway!.mainMsPerReq ?? NaN)),
       },
       errors: Object.fromEntries(ts.map((t) => [t.name, runs.reduce((a, run) => a + run.byTarget[t.name]!.errors, 0)])),
       runs,

@@ -123,6 +123,13 @@ export function renderMarkdown(report: { meta: any; results: any }): string {
     out.push(
       `| CPU ms per request (target process) | | ${f(s.cpuMsPerRequest.proxy, 3)} | ${f(s.cpuMsPerRequest.gateway, 3)} | | |`,
     );
+    if (s.mainThreadMsPerRequest) {
+      const m = s.mainThreadMsPerRequest;
+      out.push(`| … of it on the JavaScript thread | | ${f(m.proxy, 3)} | ${f(m.gateway, 3)} | | |`);
+      out.push(
+        `| main-thread ceiling (1 ÷ that, requests/s) | | ${f(1000 / m.proxy, 0)} | ${f(1000 / m.gateway, 0)} | ${f(m.proxy / m.gateway, 3)} | |`,
+      );
+    }
     if (s.rps.gatewayAccounts) {
       out.push(
         `| gateway, ${s.accounts} accounts in round robin: requests/s | | | ${rv(s.rps.gatewayAccounts, 0)} | ${rv(s.gatewayAccountsOverProxy, 3)} | |`,

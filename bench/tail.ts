@@ -86,21 +86,16 @@ for (const variant of VARIANTS.filter((v) => !only || only.includes(v.name))) {
       const proxyBefore = threadCpuMs(stack.proxy.pid);
       const p = await wrk(proxy, { connections: conns, seconds, body, token: stack.token, core: null });
       const proxyAfter = threadCpuMs(stack.proxy.pid);
-      const before = {
+      const snapshot = async () => ({
         text: await metrics(stack.gatewayUrl),
         gw: cpuMs(stack.gateway.pid)!,
         threads: threadCpuMs(stack.gateway.pid),
         pg: postgresMs(),
         gc: gcLogOffset(stack.gatewayGcLog!),
-      };
+      });
+      const before = await snapshot();
       const g = await wrk(gateway, { connections: conns, seconds, body, token: stack.token, core: null });
-      const after = {
-        text: await metrics(stack.gatewayUrl),
-        gw: cpuMs(stack.gateway.pid)!,
-        threads: threadCpuMs(stack.gateway.pid),
-        pg: postgresMs(),
-        gc: gcLogOffset(stack.gatewayGcLog!),
-      };
+      const after = await snapshot();
       const gc = readGcWindow(stack.gatewayGcLog!, before.gc, after.gc);
       // A run that measured error answers (a wrong path, a refused key) measures nothing.
       for (const [name, res] of [

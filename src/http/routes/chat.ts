@@ -10,9 +10,8 @@ import { apiKeyAuth } from "../api-key-auth";
 import { warningHeaders } from "../warnings";
 import type { GatewayMetrics } from "../metrics";
 import type { ChatRun } from "../../core/chat/call-stream";
-import { callIdentity, requestId } from "../request-id";
-import { requestRecord } from "../request-log";
-import { requestLang } from "../lang";
+import { requestId } from "../request-id";
+import { callerOf } from "../caller";
 import type { AppDeps } from "../deps";
 import { AUTH } from "../security";
 import { errors, okOrStream, withHeaders } from "../openapi/describe";
@@ -39,19 +38,6 @@ export function runHeaders(metrics: GatewayMetrics, run: ChatRun): Record<string
   return { ...(run.decision && { "x-policy-decision": run.decision }), ...warningHeaders(metrics, run.warnings) };
 }
 
-/** The calling app, named by the headers OpenAI-compatible clients already send. */
-export function appName(request: Request): string | null {
-  const title = request.headers.get("x-title")?.trim();
-  if (title) return title.slice(0, 100);
-  const ref = request.headers.get("http-referer") ?? request.headers.get("referer");
-  if (!ref) return null;
-  try {
-    return new URL(ref).host.slice(0, 100) || null;
-  } catch {
-    return ref.slice(0, 100);
-  }
-}
-
 export interface ChatRouteDeps {
   chat: ChatService;
   keepaliveMs: number;
@@ -65,15 +51,7 @@ export function chatRoutes(d: AppDeps, c: ChatRouteDeps) {
       const b = body as ChatBody;
       const web = parseWebPlugin(b.plugins);
       const id = requestId(request);
-      const caller = {
-        ...callIdentity(request, principal.user.id),
-        principal,
-        app: appName(request),
-        signal: request.signal,
-        trace: requestRecord(request),
-        lang: requestLang(request),
-        api: "chat" as const,
-      };
+      const caller = callerOf(request, principal, "chat");
       const run = await c.chat.run(caller, {
         model: b.model,
         request: toCoreChatRequest(b),

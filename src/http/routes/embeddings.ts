@@ -5,14 +5,11 @@ import { EmbeddingsBodySchema, embeddingInputs, type EmbeddingsBody } from "../.
 import { toEmbeddingList } from "../../surfaces/openai/embeddings-from-core";
 import { apiKeyAuth } from "../api-key-auth";
 import { warningHeaders } from "../warnings";
-import { callIdentity } from "../request-id";
-import { requestRecord } from "../request-log";
-import { requestLang } from "../lang";
+import { callerOf } from "../caller";
 import type { AppDeps } from "../deps";
 import { AUTH } from "../security";
 import { errors, ok, withHeaders } from "../openapi/describe";
 import { EmbeddingList } from "../openapi/shapes";
-import { appName } from "./chat";
 
 export function embeddingsRoutes(d: AppDeps, embeddings: EmbeddingService) {
   return new Elysia({ name: "embeddings", normalize: false }).use(apiKeyAuth(d.auth)).post(
@@ -20,14 +17,7 @@ export function embeddingsRoutes(d: AppDeps, embeddings: EmbeddingService) {
     async ({ request, body, set, principal }) => {
       using _slot = await d.calls.take(principal, request);
       const b = body as EmbeddingsBody;
-      const caller = {
-        ...callIdentity(request, principal.user.id),
-        principal,
-        app: appName(request),
-        signal: request.signal,
-        trace: requestRecord(request),
-        lang: requestLang(request),
-      };
+      const caller = callerOf(request, principal);
       const outcome = await embeddings.embed(caller, {
         model: b.model,
         inputs: embeddingInputs(b.input),

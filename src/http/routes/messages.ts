@@ -18,10 +18,9 @@ import { messagesEventStream } from "../../surfaces/anthropic/stream";
 import { relayMessagesStream } from "../../surfaces/anthropic/relay";
 import { apiKeyAuth } from "../api-key-auth";
 import type { AppDeps } from "../deps";
-import { callIdentity, requestId } from "../request-id";
-import { requestRecord } from "../request-log";
-import { requestLang } from "../lang";
-import { appName, runHeaders, SSE_HEADERS, streamHeaders, type ChatRouteDeps } from "./chat";
+import { requestId } from "../request-id";
+import { callerOf } from "../caller";
+import { runHeaders, SSE_HEADERS, streamHeaders, type ChatRouteDeps } from "./chat";
 import { AUTH } from "../security";
 import { ok, okOrStream, withHeaders } from "../openapi/describe";
 import { AnthropicMessage, AnthropicTokenCount, anthropicErrors } from "../openapi/anthropic-shapes";
@@ -40,15 +39,7 @@ export function messagesRoutes(d: AppDeps, c: ChatRouteDeps) {
         const b = body as MessagesBody;
         const core = toCoreFromMessages(b, request.headers.get("anthropic-beta"));
         const id = requestId(request);
-        const caller = {
-          ...callIdentity(request, principal.user.id),
-          principal,
-          app: appName(request),
-          signal: request.signal,
-          trace: requestRecord(request),
-          lang: requestLang(request),
-          api: "messages" as const,
-        };
+        const caller = callerOf(request, principal, "messages");
         const stream = b.stream === true;
         const run = await c.chat.run(caller, {
           model: b.model,

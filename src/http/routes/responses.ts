@@ -19,10 +19,9 @@ import { historyOf, keepResponse, keeps, type ResponseStore } from "./responses-
 import { apiKeyAuth } from "../api-key-auth";
 import type { AppDeps } from "../deps";
 import { notFound } from "../params";
-import { callIdentity, requestId } from "../request-id";
-import { requestRecord } from "../request-log";
-import { requestLang } from "../lang";
-import { appName, runHeaders, streamHeaders, type ChatRouteDeps } from "./chat";
+import { requestId } from "../request-id";
+import { callerOf } from "../caller";
+import { runHeaders, streamHeaders, type ChatRouteDeps } from "./chat";
 import { AUTH } from "../security";
 import { created, errors, okOrStream, withHeaders } from "../openapi/describe";
 import { Feedback, ResponseObject } from "../openapi/shapes";
@@ -44,15 +43,7 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         const turns = await resolveInput(b, historyOf(c.store, principal.user.id));
         const core = toCoreFromResponses({ ...b, input: turns.input }, turns.prior);
         const id = requestId(request);
-        const caller = {
-          ...callIdentity(request, principal.user.id),
-          principal,
-          app: appName(request),
-          signal: request.signal,
-          trace: requestRecord(request),
-          lang: requestLang(request),
-          api: "responses" as const,
-        };
+        const caller = callerOf(request, principal, "responses");
         const stream = b.stream === true;
         // Typed events always (no `relay`): the Responses events are composed here, never relayed.
         const run = await c.chat.run(caller, {

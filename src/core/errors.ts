@@ -170,6 +170,9 @@ export interface Text {
 
 export const text = (ko: string, en: string): Text => ({ ko, en });
 
+/** The message of a missing field, as the request schemas word it. */
+export const FIELD_REQUIRED = text("필수 항목입니다.", "Field required");
+
 /** The table's English message for a code; the Korean one if a code was added without it. */
 export function englishMessage(code: ErrorCode): string {
   return ERROR_MESSAGES_EN[code] ?? ERROR_CODES[code].message;

@@ -8,11 +8,10 @@ import { GatewayError } from "../errors";
 import { getModel, type CatalogSnapshot } from "../catalog/types";
 import type { UsageEvent } from "../billing/ledger";
 import { usageCostMicro, withMinimumCharge } from "../billing/pricing";
-import { microToKrwRounded, microToUsd } from "../../lib/money";
 import { swallowed } from "../../lib/log";
 import { executionHeader, type OrchestratedAnswer } from "../routing/execution";
 import type { Candidate } from "./candidates";
-import type { ChatCaller, ChatOutcome, ChatPlan, Cost, StreamEnd } from "./plan";
+import { costOf, type ChatCaller, type ChatOutcome, type ChatPlan, type Cost, type StreamEnd } from "./plan";
 import type { CachedAnswer, ChatDeps } from "./ports";
 import { streamUsageEstimate } from "./estimate";
 import type { ChatResult, Usage } from "./types";
@@ -32,13 +31,7 @@ export class CallBill {
   constructor(private d: ChatDeps) {}
 
   costOf(micro: bigint): Cost {
-    return {
-      micro,
-      usd: microToUsd(micro, this.d.fxMilli),
-      krw: microToKrwRounded(micro),
-      fx_rate: Number(this.d.fxMilli) / 1000,
-      markup_rate: 0,
-    };
+    return costOf(micro, this.d.fxMilli);
   }
 
   async closeStream(plan: ChatPlan, candidate: Candidate, end: StreamEnd): Promise<StreamBill> {

@@ -11,6 +11,7 @@ import type { Continuation } from "./continuation";
 import type { SearchResult, UrlCitation, WebPluginOptions } from "./web-search";
 import type { Protocol } from "./provider";
 import type { RawScanner } from "./relay";
+import { microToKrwRounded, microToUsd } from "../../lib/money";
 
 export interface ChatCaller {
   /** The id the call is held, charged and recorded under. */
@@ -107,6 +108,17 @@ export interface Cost {
   krw: number;
   fx_rate: number;
   markup_rate: number;
+}
+
+/** `micro` as the client is told it: KRW, USD at the deployment's rate, no markup. */
+export function costOf(micro: bigint, fxMilli: bigint): Cost {
+  return {
+    micro,
+    usd: microToUsd(micro, fxMilli),
+    krw: microToKrwRounded(micro),
+    fx_rate: Number(fxMilli) / 1000,
+    markup_rate: 0,
+  };
 }
 
 export interface ChatOutcome {

@@ -8,11 +8,10 @@ import { GatewayError } from "../errors";
 import type { UsageEvent } from "../billing/ledger";
 import { usageCostMicro, withMinimumCharge } from "../billing/pricing";
 import { getModel } from "../catalog/types";
-import { microToKrwRounded, microToUsd } from "../../lib/money";
 import { withFallback } from "../chat/attempts";
 import type { Candidate } from "../chat/candidates";
 import { placeHold, worstHoldMicro } from "../chat/hold";
-import type { Cost } from "../chat/plan";
+import { costOf } from "../chat/plan";
 import type { CallContext, Protocol } from "../chat/provider";
 import type { Usage } from "../chat/types";
 import type { AttemptRecord } from "../chat/trace";
@@ -124,7 +123,7 @@ export class EmbeddingService {
       event: event(c, usage, 200),
     });
     endSettle?.();
-    const cost = this.costOf(micro > holdMicro ? holdMicro : micro);
+    const cost = costOf(micro > holdMicro ? holdMicro : micro, this.d.fxMilli);
     caller.trace?.answered(c.model.id, c.provider.id, usage, Number(cost.micro) / 1e6, { cached: false });
     return {
       vectors: won.value.vectors,
@@ -133,16 +132,6 @@ export class EmbeddingService {
       promptTokens: usage.promptTokens,
       cost,
       warnings: warned.get(c.provider.id) ?? [],
-    };
-  }
-
-  private costOf(micro: bigint): Cost {
-    return {
-      micro,
-      usd: microToUsd(micro, this.d.fxMilli),
-      krw: microToKrwRounded(micro),
-      fx_rate: Number(this.d.fxMilli) / 1000,
-      markup_rate: 0,
     };
   }
 

@@ -16,7 +16,7 @@
  * - `metadata.user_id` → OpenAI's `user` (OpenAI-compatible upstreams only); `top_k` reaches
  *   Anthropic upstreams only, in the client's own body, which rides along as `anthropic`.
  */
-import { invalid, text } from "../../core/errors";
+import { FIELD_REQUIRED, invalid, text } from "../../core/errors";
 import { ANTHROPIC_THINKING_BUDGETS } from "../../core/chat/thinking";
 import type {
   ChatMessage,
@@ -30,7 +30,6 @@ import type {
 import { GATEWAY_FIELDS, type CountTokensBody, type MessageParam, type MessagesBody, type RawBlock } from "./schema";
 
 type Loc = (string | number)[];
-const REQUIRED = text("필수 항목입니다.", "Field required");
 
 export function toCoreFromMessages(body: MessagesBody, beta: string | null): Omit<ChatRequest, "model"> {
   const budget = body.thinking?.type === "enabled" ? body.thinking.budget_tokens : undefined;
@@ -138,7 +137,7 @@ function userPart(b: RawBlock, loc: Loc): ContentPart {
 }
 
 function textPart(b: RawBlock, loc: Loc): ContentPart {
-  if (typeof b.text !== "string") throw invalid([...loc, "text"], REQUIRED, "missing");
+  if (typeof b.text !== "string") throw invalid([...loc, "text"], FIELD_REQUIRED, "missing");
   const part: ContentPart = { type: "text", text: b.text };
   const cc = cacheControl(b);
   if (cc) part.cache_control = cc;
@@ -167,14 +166,15 @@ function imagePart(b: RawBlock, loc: Loc): ContentPart {
 }
 
 function toolCall(b: RawBlock, loc: Loc): ToolCall {
-  if (typeof b.id !== "string" || !b.id) throw invalid([...loc, "id"], REQUIRED, "missing");
-  if (typeof b.name !== "string" || !b.name) throw invalid([...loc, "name"], REQUIRED, "missing");
+  if (typeof b.id !== "string" || !b.id) throw invalid([...loc, "id"], FIELD_REQUIRED, "missing");
+  if (typeof b.name !== "string" || !b.name) throw invalid([...loc, "name"], FIELD_REQUIRED, "missing");
   return { id: b.id, type: "function", function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } };
 }
 
 /** A tool result; `is_error` has no field elsewhere, so the text says it. */
 function toolResult(b: RawBlock, loc: Loc): ChatMessage {
-  if (typeof b.tool_use_id !== "string" || !b.tool_use_id) throw invalid([...loc, "tool_use_id"], REQUIRED, "missing");
+  if (typeof b.tool_use_id !== "string" || !b.tool_use_id)
+    throw invalid([...loc, "tool_use_id"], FIELD_REQUIRED, "missing");
   let content: string | ContentPart[];
   if (b.content === undefined || typeof b.content === "string") content = (b.content as string | undefined) ?? "";
   else if (Array.isArray(b.content))
@@ -230,7 +230,7 @@ function toolChoice(c: NonNullable<CountTokensBody["tool_choice"]>, tools: Funct
   if (c.type === "auto") return "auto";
   if (c.type === "none") return "none";
   if (c.type === "any") return "required";
-  if (!c.name) throw invalid(["body", "tool_choice", "name"], REQUIRED, "missing");
+  if (!c.name) throw invalid(["body", "tool_choice", "name"], FIELD_REQUIRED, "missing");
   if (!tools.some((t) => t.function.name === c.name))
     throw invalid(
       ["body", "tool_choice", "name"],
@@ -245,7 +245,8 @@ function effortOf(thinking: CountTokensBody["thinking"]): ReasoningEffort | unde
   if (!thinking) return undefined;
   if (thinking.type === "disabled") return "none";
   if (thinking.type === "adaptive") return "medium";
-  if (thinking.budget_tokens === undefined) throw invalid(["body", "thinking", "budget_tokens"], REQUIRED, "missing");
+  if (thinking.budget_tokens === undefined)
+    throw invalid(["body", "thinking", "budget_tokens"], FIELD_REQUIRED, "missing");
   let effort: ReasoningEffort = "minimal";
   for (const [e, budget] of Object.entries(ANTHROPIC_THINKING_BUDGETS))
     if (thinking.budget_tokens >= budget) effort = e as ReasoningEffort;

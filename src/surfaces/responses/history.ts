@@ -6,7 +6,7 @@
  * kept): it is 400 with what to do instead. An id that is unknown, expired or another
  * account's is 404 alike.
  */
-import { GatewayError, invalid, text } from "../../core/errors";
+import { FIELD_REQUIRED, GatewayError, invalid, text } from "../../core/errors";
 import type { InputItem, ResponsesBody } from "./schema";
 
 /** What the conversation store answers, for one account. */
@@ -53,7 +53,7 @@ export async function resolveInput(body: ResponsesBody, history: ResponseHistory
   const refs = own.flatMap((item, i) => (item.type === "item_reference" ? [{ i, id: item.id }] : []));
   for (const r of refs) {
     if (!history) throw new GatewayError("invalid_request", STORE_OFF, { param: `input[${r.i}]` });
-    if (!r.id) throw invalid(["body", "input", r.i, "id"], text("필수 항목입니다.", "Field required"), "missing");
+    if (!r.id) throw invalid(["body", "input", r.i, "id"], FIELD_REQUIRED, "missing");
   }
   const prevId = history ? previousId(body.previous_response_id) : null;
   let prior: InputItem[] = [];

@@ -16,7 +16,7 @@
  *   take the same per-provider mapping as on chat.
  */
 import { DEFAULT_TEMPERATURE } from "../openai/chat-to-core";
-import { invalid, text } from "../../core/errors";
+import { FIELD_REQUIRED, invalid, text } from "../../core/errors";
 import type {
   ChatMessage,
   ChatRequest,
@@ -27,8 +27,6 @@ import type {
   ToolChoice,
 } from "../../core/chat/types";
 import type { InputItem, ResponsesBody } from "./schema";
-
-const REQUIRED = text("필수 항목입니다.", "Field required");
 
 export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
 
@@ -80,8 +78,8 @@ export function toCoreFromResponses(body: ResponsesBody, prior: InputItem[] = []
 function responseFormat(format: NonNullable<ResponsesBody["text"]>["format"]): Record<string, unknown> | undefined {
   if (format?.type === "json_object") return { type: "json_object" };
   if (format?.type !== "json_schema") return undefined;
-  if (!format.name) throw invalid(["body", "text", "format", "name"], REQUIRED, "missing");
-  if (!format.schema) throw invalid(["body", "text", "format", "schema"], REQUIRED, "missing");
+  if (!format.name) throw invalid(["body", "text", "format", "name"], FIELD_REQUIRED, "missing");
+  if (!format.schema) throw invalid(["body", "text", "format", "schema"], FIELD_REQUIRED, "missing");
   const { type: _, ...spec } = format;
   return { type: "json_schema", json_schema: spec };
 }
@@ -93,7 +91,7 @@ function addItem(out: ChatMessage[], item: InputItem, loc: Loc): void {
   if (type === "item_reference")
     throw invalid([...loc, "id"], text("저장된 항목을 찾을 수 없습니다.", "No stored item to resolve"), "value_error");
   if (type === "message") {
-    if (!item.role) throw invalid([...loc, "role"], REQUIRED, "missing");
+    if (!item.role) throw invalid([...loc, "role"], FIELD_REQUIRED, "missing");
     const role = item.role === "developer" ? "system" : item.role;
     const content = messageContent(item.content ?? "", role, [...loc, "content"]);
     if (role === "assistant") {
@@ -108,8 +106,8 @@ function addItem(out: ChatMessage[], item: InputItem, loc: Loc): void {
     return;
   }
   if (type === "function_call") {
-    if (!item.call_id) throw invalid([...loc, "call_id"], REQUIRED, "missing");
-    if (!item.name) throw invalid([...loc, "name"], REQUIRED, "missing");
+    if (!item.call_id) throw invalid([...loc, "call_id"], FIELD_REQUIRED, "missing");
+    if (!item.name) throw invalid([...loc, "name"], FIELD_REQUIRED, "missing");
     const call: ToolCall = {
       id: item.call_id,
       type: "function",
@@ -121,7 +119,7 @@ function addItem(out: ChatMessage[], item: InputItem, loc: Loc): void {
     return;
   }
   if (type === "function_call_output") {
-    if (!item.call_id) throw invalid([...loc, "call_id"], REQUIRED, "missing");
+    if (!item.call_id) throw invalid([...loc, "call_id"], FIELD_REQUIRED, "missing");
     out.push({ role: "tool", tool_call_id: item.call_id, content: toolOutput(item.output, [...loc, "output"]) });
     return;
   }
@@ -152,7 +150,7 @@ function toPart(p: RawPart, loc: Loc): ContentPart {
     case "output_text":
     case "text":
     case "summary_text":
-      if (typeof p.text !== "string") throw invalid([...loc, "text"], REQUIRED, "missing");
+      if (typeof p.text !== "string") throw invalid([...loc, "text"], FIELD_REQUIRED, "missing");
       return { type: "text", text: p.text };
     case "refusal":
       return { type: "text", text: typeof p.refusal === "string" ? p.refusal : "" };
@@ -199,7 +197,7 @@ function functionTools(tools: NonNullable<ResponsesBody["tools"]>): FunctionTool
       }
     ).function;
     const name = tool.name ?? nested?.name;
-    if (!name) throw invalid(["body", "tools", i, "name"], REQUIRED, "missing");
+    if (!name) throw invalid(["body", "tools", i, "name"], FIELD_REQUIRED, "missing");
     const fn: FunctionTool["function"] = { name };
     const description = tool.description ?? nested?.description;
     const parameters = tool.parameters ?? nested?.parameters;
@@ -216,7 +214,7 @@ function toolChoice(choice: ResponsesBody["tool_choice"], tools: FunctionTool[])
   if (choice == null) return undefined;
   if (typeof choice === "string") return choice;
   if (choice.type !== "function") return undefined; // a hosted tool's choice: its tool was dropped
-  if (!choice.name) throw invalid(["body", "tool_choice", "name"], REQUIRED, "missing");
+  if (!choice.name) throw invalid(["body", "tool_choice", "name"], FIELD_REQUIRED, "missing");
   if (!tools.some((t) => t.function.name === choice.name))
     throw invalid(
       ["body", "tool_choice", "name"],

@@ -49,8 +49,10 @@ describe.skipIf(!chromiumAvailable())("the operator console in Chromium", () => 
     expect(await box.isChecked()).toBe(false);
     const reloaded = page.waitForResponse((r) => r.url().endsWith("/v1/admin/users?limit=50"));
     await box.click();
+    // The page answers the click with a PATCH and then reloads the list. The reload's response
+    // arrives before the table is drawn from it, so wait for the drawn state itself.
     await reloaded;
-    expect(await box.isChecked()).toBe(true);
+    await page.getByRole("checkbox", { name: `regulated ${member.email}`, checked: true }).waitFor();
     const r = await g.admin("GET", `/v1/admin/users?q=${encodeURIComponent(member.email)}`);
     expect(r.body.data[0].regulated).toBe(true);
   });

@@ -90,13 +90,21 @@ export function rssMiB(pid: number): number | null {
   return m ? Math.round((Number(m[1]) / 1024) * 10) / 10 : null;
 }
 
+/**
+ * User + system CPU ms of one /proc `stat` line (a process's or a thread's). The fields are
+ * counted from the last `)`, since the name before it may itself hold spaces and parentheses.
+ */
+function statCpuMs(stat: string): number {
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const ticks = Number(f[11]) + Number(f[12]); // utime, stime (fields 14 and 15)
+  return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+}
+
 /** CPU time (user + system, ms) a process has used so far, from /proc/PID/stat. */
 export function cpuMs(pid: number): number | null {
   const f = `/proc/${pid}/stat`;
   if (!existsSync(f)) return null;
-  const fields = readFileSync(f, "utf8").split(") ")[1]!.split(" ");
-  const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15)
-  return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+  return statCpuMs(readFileSync(f, "utf8"));
 }
 
 /**
@@ -109,8 +117,7 @@ export function threadCpuMs(pid: number): { main: number; httpClient: number; ot
     try {
       const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
       const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      const ms = ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+      const ms = statCpuMs(stat);
       if (tid === String(pid)) out.main += ms;
       else if (name === "HTTP Client") out.httpClient += ms;
       else out.other += ms;

@@ -7,7 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { verifyCatalog } from "../../src/core/catalog/verify";
 import { findModel } from "../../src/core/catalog/resolve";
 import { getModel, getOffering, type CatalogProblem } from "../../src/core/catalog/types";
-import { model, mutated, offering, snapshotOf } from "./helpers";
+import { model, mutated, offering, shippedText, snapshotOf } from "./helpers";
 
 function problemsOf(text: string): readonly CatalogProblem[] {
   const r = verifyCatalog(text);
@@ -41,8 +41,8 @@ describe("lifecycle fields", () => {
     expect(sonnet.retiresAt).toBe("2026-11-30");
     expect(sonnet.successor).toBe("claude-haiku-4-5");
     expect(sonnet.aliases).toEqual(["claude-sonnet-4-5-20250929", "claude-sonnet-4-5-latest"]);
-    const haiku = getModel(s, "claude-haiku-4-5")!;
-    expect([haiku.deprecatedAt, haiku.retiresAt, haiku.successor, haiku.aliases]).toEqual([null, null, null, []]);
+    const opus = getModel(s, "claude-opus-4-6")!;
+    expect([opus.deprecatedAt, opus.retiresAt, opus.successor, opus.aliases]).toEqual([null, null, null, []]);
   });
 
   test("aliases resolve bare, vendor-prefixed and case-insensitively", () => {
@@ -123,7 +123,8 @@ describe("lifecycle fields", () => {
     const found = problemsOf(
       mutated((d) => Object.assign(model(d, "perfect"), { deprecated_at: "2026-01-01", aliases: ["perfect-1"] })),
     );
-    expect(found.map((p) => p.path).sort()).toEqual(["models[13].aliases", "models[13].deprecated_at"]);
+    const at = JSON.parse(shippedText()).models.findIndex((m: any) => m.id === "perfect");
+    expect(found.map((p) => p.path).sort()).toEqual([`models[${at}].aliases`, `models[${at}].deprecated_at`]);
   });
 
   test("an alias may not repeat an id, a vendor id or another alias", () => {
@@ -209,7 +210,9 @@ describe("long-context tiers and web search prices", () => {
 
 describe("source record", () => {
   test("is carried when present, null when absent", () => {
-    expect(snapshotOf().source).toBeNull();
+    expect(snapshotOf(mutated((d) => delete d.source)).source).toBeNull();
+    const recorded = JSON.parse(shippedText()).source;
+    expect(snapshotOf().source).toEqual({ name: recorded.name, version: recorded.version, builtAt: recorded.built_at });
     const s = snapshotOf(
       mutated((d) => (d.source = { name: "@pydantic/genai-prices", version: "0.1.8", built_at: "2026-11-28" })),
     );

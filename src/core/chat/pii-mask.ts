@@ -1,6 +1,8 @@
 /**
  * PII masking for a whole chat request, with one mapping shared by every message so the same
- * value reads as the same placeholder everywhere (system prompt, history, tool results).
+ * value reads as the same placeholder everywhere (system prompt, history, tool results), and
+ * by the client's own Anthropic body when it rides along (pii-native.ts): the translation and
+ * the native body carry the same placeholders, and the body is still sent as the client's.
  *
  * What is masked: string contents of every role, `text` parts, and string values inside
  * tool-call arguments (JSON parsed, string values masked, keys and numbers left alone, then
@@ -13,14 +15,17 @@
 import { findPii } from "../../lib/pii/detect";
 import { PiiMasker } from "../../lib/pii/mask";
 import { PiiStreamUnmasker, unmask } from "../../lib/pii/unmask";
-import type { ChatMessage, ContentPart, ToolCall } from "./types";
+import type { ChatMessage, ContentPart, NativeAnthropic, ToolCall } from "./types";
+import { anthropicTexts, mapJsonStrings, maskAnthropicBody } from "./pii-native";
 
 /** Masks `messages`; `mapping` is null (and `messages` the same array) when nothing was found. */
-export function maskMessages(messages: ChatMessage[]): {
+export function maskMessages(
+  messages: ChatMessage[],
+  masker = new PiiMasker(),
+): {
   messages: ChatMessage[];
   mapping: Map<string, string> | null;
 } {
-  const masker = new PiiMasker();
   // Placeholder-shaped text anywhere in the request is reserved before any is handed out.
   for (const m of messages) {
     if (typeof m.content === "string") masker.reserve(m.content);
@@ -34,6 +39,25 @@ export function maskMessages(messages: ChatMessage[]): {
     if (masked !== m) (out ??= messages.slice())[i] = masked;
   }
   return out ? { messages: out, mapping: masker.mapping } : { messages, mapping: null };
+}
+
+/**
+ * Masks a request: its messages and, when the client's own Anthropic body rides along, that
+ * body in place with the same mapping (pii-native.ts), so it is still what goes to Claude.
+ * Nothing found: the very same request and a null mapping (the body is not even walked: it
+ * holds the same texts as the messages).
+ */
+export function maskRequest<R extends { messages: ChatMessage[]; anthropic?: NativeAnthropic }>(
+  req: R,
+): { request: R; mapping: Map<string, string> | null } {
+  const masker = new PiiMasker();
+  const native = req.anthropic;
+  if (native) for (const t of anthropicTexts(native.body)) masker.reserve(t);
+  const masked = maskMessages(req.messages, masker);
+  if (!masked.mapping) return { request: req, mapping: null };
+  const request: R = { ...req, messages: masked.messages };
+  if (native) request.anthropic = { ...native, body: maskAnthropicBody(native.body, masker) };
+  return { request, mapping: masker.mapping };
 }
 
 function maskMessage(m: ChatMessage, masker: PiiMasker): ChatMessage {
@@ -80,30 +104,8 @@ function maskArguments(args: string, masker: PiiMasker): string {
   } catch {
     return masker.mask(args);
   }
-  const masked = maskJson(value, masker);
+  const masked = mapJsonStrings(value, (t) => masker.mask(t));
   return masked === value ? args : JSON.stringify(masked);
-}
-
-/** Masks string values, recursively; returns the same object when nothing changed. */
-function maskJson(v: unknown, masker: PiiMasker): unknown {
-  if (typeof v === "string") return masker.mask(v);
-  if (Array.isArray(v)) {
-    let out: unknown[] | null = null;
-    for (let i = 0; i < v.length; i++) {
-      const m = maskJson(v[i], masker);
-      if (m !== v[i]) (out ??= v.slice())[i] = m;
-    }
-    return out ?? v;
-  }
-  if (v !== null && typeof v === "object") {
-    let out: Record<string, unknown> | null = null;
-    for (const [k, x] of Object.entries(v)) {
-      const m = maskJson(x, masker);
-      if (m !== x) (out ??= { ...(v as Record<string, unknown>) })[k] = m;
-    }
-    return out ?? v;
-  }
-  return v;
 }
 
 /**
@@ -111,7 +113,8 @@ function maskJson(v: unknown, masker: PiiMasker): unknown {
  * Note that answers can carry placeholders in tool-call arguments too, not only in content.
  */
 export const piiMasking = {
-  mask: maskMessages,
+  mask: (messages: ChatMessage[]) => maskMessages(messages),
+  maskRequest,
   unmask,
   streamUnmasker: (mapping: Map<string, string>) => new PiiStreamUnmasker(mapping),
 };

@@ -97,7 +97,7 @@ describe("an Anthropic upstream", () => {
     });
   });
 
-  test("a PII-masked call is translated (placeholders restored), never relayed with the masked text", async () => {
+  test("a PII-masked call goes as the client's body, masked; its stream is relayed with the values restored", async () => {
     const { key } = await tenant(g);
     proxy.clear();
     const res = await postMessages(g, key.key, {
@@ -109,11 +109,17 @@ describe("an Anthropic upstream", () => {
     const frames = parseSse(await res.text());
     const up = proxy.chatBodies()[0];
     expect(JSON.stringify(up)).not.toContain("kim.minsu@example.com");
+    // The client's own body (a string content stays a string), not the translation's text blocks.
+    expect(up.messages).toEqual([{ role: "user", content: "mail me at [EMAIL_1]" }]);
+    // Relayed: the answer carries the upstream's own message id.
+    await proxy.bodies[0]!.ended;
+    const upstreamId = JSON.parse(/data: (.*)/.exec(proxy.bodies[0]!.response)![1]!).message.id;
     const text = frames
       .filter((f) => f.json?.delta?.type === "text_delta")
       .map((f) => f.json.delta.text)
       .join("");
     expect(text).toContain("kim.minsu@example.com");
+    expect(frames[0]!.json.message.id).toBe(upstreamId);
     expect(frames.at(-1)!.event).toBe("message_stop");
   });
 });

@@ -84,6 +84,30 @@ describe("maskRequest with a native Anthropic body", () => {
     expect(b.system).toBe("Owner: kim@test.kr"); // the client's body itself is not written to
   });
 
+  test("a placeholder-shaped text only the body holds is reserved in both", () => {
+    const r = maskRequest({
+      messages: [{ role: "user", content: "to kim@test.kr" }] as ChatMessage[],
+      max_tokens: 10,
+      anthropic: {
+        body: {
+          messages: [
+            {
+              role: "user",
+              content: [
+                { type: "text", text: "to kim@test.kr" },
+                { type: "x_block", text: "" },
+              ],
+            },
+            { role: "user", content: [{ type: "tool_result", content: "[EMAIL_1] is mine" }] },
+          ],
+        },
+      },
+    });
+    expect(r.mapping).toEqual(new Map([["[EMAIL_2]", "kim@test.kr"]]));
+    expect(r.request.messages[0]!.content).toBe("to [EMAIL_2]");
+    expect((r.request.anthropic!.body as any).messages[0].content[0].text).toBe("to [EMAIL_2]");
+  });
+
   test("nothing found: the same request, the body never copied", () => {
     const req = {
       messages: [{ role: "user", content: "hello" }] as ChatMessage[],

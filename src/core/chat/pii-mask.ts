@@ -44,21 +44,32 @@ export function maskMessages(
 /**
  * Masks a request: its messages and, when the client's own Anthropic body rides along, that
  * body in place with the same mapping (pii-native.ts), so it is still what goes to Claude.
- * Nothing found: the very same request and a null mapping (the body is not even walked: it
- * holds the same texts as the messages).
+ * Nothing found: the very same request and a null mapping, and the body is not even walked
+ * (it holds the texts the messages hold). A placeholder-shaped text only the body holds (a
+ * block the translation leaves out) is reserved too: the rare request that has one is masked
+ * again with it reserved.
  */
 export function maskRequest<R extends { messages: ChatMessage[]; anthropic?: NativeAnthropic }>(
   req: R,
 ): { request: R; mapping: Map<string, string> | null } {
-  const masker = new PiiMasker();
-  const native = req.anthropic;
-  if (native) for (const t of anthropicTexts(native.body)) masker.reserve(t);
-  const masked = maskMessages(req.messages, masker);
+  let masker = new PiiMasker();
+  let masked = maskMessages(req.messages, masker);
   if (!masked.mapping) return { request: req, mapping: null };
-  const request: R = { ...req, messages: masked.messages };
-  if (native) request.anthropic = { ...native, body: maskAnthropicBody(native.body, masker) };
-  return { request, mapping: masker.mapping };
+  const native = req.anthropic;
+  if (!native) return { request: { ...req, messages: masked.messages }, mapping: masked.mapping };
+  const texts = anthropicTexts(native.body);
+  const taken = masker.mapping;
+  if (texts.some((t) => t.includes("[") && [...t.matchAll(SHAPE)].some((m) => taken.has(m[0])))) {
+    masker = new PiiMasker();
+    for (const t of texts) masker.reserve(t);
+    masked = maskMessages(req.messages, masker);
+  }
+  const body = maskAnthropicBody(native.body, masker);
+  return { request: { ...req, messages: masked.messages, anthropic: { ...native, body } }, mapping: masker.mapping };
 }
+
+/** A placeholder as the masker hands them out. */
+const SHAPE = /\[[A-Z]+_\d+\]/g;
 
 function maskMessage(m: ChatMessage, masker: PiiMasker): ChatMessage {
   let content = m.content;

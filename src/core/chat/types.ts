@@ -75,7 +75,7 @@ export interface ChatRequest {
    * of the fields above (thinking signatures, `top_k`, every `cache_control` survive), and the
    * client's `anthropic-beta` header. PII masking masks it in place (pii-native.ts); it is
    * dropped (see `withMessages`) whenever the gateway rewrites the messages otherwise (web
-   * search results, a stream continuation).
+   * search results, a stream continuation, a parallel policy's merge).
    */
   anthropic?: NativeAnthropic;
 }

@@ -310,22 +310,21 @@ describe("the rest of the pipeline", () => {
     ).input_tokens;
     expect(withImage).toBeGreaterThan(n + 1000);
 
-    // Personal data the key masks is never sent to be counted: the estimate answers.
+    // Personal data the key masks is counted masked, as the call sends it: the count is the call's input.
     proxy.clear();
-    const pii = await postMessages(
-      g,
-      key.key,
-      { model: "claude-haiku-4-5", messages: [{ role: "user", content: "mail kim.minsu@example.com" }] },
-      "/v1/messages/count_tokens",
-    );
-    expect(pii.headers.get("x-token-count-source")).toBe("estimate");
-    expect(proxy.bodies).toEqual([]);
+    const personal = { model: "claude-haiku-4-5", messages: [{ role: "user", content: "mail kim.minsu@example.com" }] };
+    const pii = await postMessages(g, key.key, personal, "/v1/messages/count_tokens");
+    expect(pii.headers.get("x-token-count-source")).toBe("anthropic");
+    expect(proxy.bodies.map((c) => c.path)).toEqual(["/anthropic/v1/messages/count_tokens"]);
+    expect(proxy.bodies[0]!.body.messages).toEqual([{ role: "user", content: "mail [EMAIL_1]" }]);
+    const masked = await sdk.messages.create({ ...(personal as any), max_tokens: 50 });
+    expect(((await pii.json()) as any).input_tokens).toBe(masked.usage.input_tokens);
 
     const bad = await postMessages(g, key.key, { ...body, model: "nope" }, "/v1/messages/count_tokens");
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as any).error.type).toBe("not_found_error");
     const b = await books(g, user.id);
-    expect(b.holds).toHaveLength(1); // the one messages.create
-    expect(b.charges).toHaveLength(1);
+    expect(b.holds).toHaveLength(2); // the two messages.create
+    expect(b.charges).toHaveLength(2);
   });
 });

@@ -124,7 +124,6 @@ function maskArguments(args: string, masker: PiiMasker): string {
  * Note that answers can carry placeholders in tool-call arguments too, not only in content.
  */
 export const piiMasking = {
-  mask: (messages: ChatMessage[]) => maskMessages(messages),
   maskRequest,
   unmask,
   streamUnmasker: (mapping: Map<string, string>) => new PiiStreamUnmasker(mapping),

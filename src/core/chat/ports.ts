@@ -43,7 +43,6 @@ export interface ResponseCachePort {
 
 /** PII masking: masked messages and the placeholder mapping (null when nothing was found). */
 export interface PiiPort {
-  mask(messages: ChatMessage[]): { messages: ChatMessage[]; mapping: Map<string, string> | null };
   /**
    * The request masked: its messages and the client's own Anthropic body alike, with one
    * mapping; the very same request and a null mapping when nothing was found.

@@ -77,22 +77,22 @@ export async function relayEvents(
   const reader = body.getReader();
   let complete = false;
   let error: unknown = null;
+  /** Scans and forwards one event; true once the answer ended or failed. */
+  const step = (ev: Uint8Array): boolean => {
+    const verdict = scanner.scan(ev);
+    if (verdict === "forward") forward(ev);
+    else if (verdict === "end") complete = true;
+    else if (verdict === "failed") error = scanner.failure;
+    return verdict === "end" || verdict === "failed";
+  };
   try {
     read: for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
       for (const upstream of splitter.push(value)) {
-        for (const ev of restorer ? restorer.restore(upstream) : [upstream]) {
-          const verdict = scanner.scan(ev);
-          if (verdict === "forward") forward(ev);
-          else if (verdict === "end") {
-            complete = true;
-            break read;
-          } else if (verdict === "failed") {
-            error = scanner.failure;
-            break read;
-          }
-        }
+        if (!restorer) {
+          if (step(upstream)) break read;
+        } else for (const ev of restorer.restore(upstream)) if (step(ev)) break read;
       }
     }
   } catch (e) {

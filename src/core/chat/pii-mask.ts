@@ -120,7 +120,7 @@ function maskArguments(args: string, masker: PiiMasker): string {
 }
 
 /**
- * The chat service's PII port (`mask`, `unmask`, `streamUnmasker`), for the composition root.
+ * The chat service's PII port (`maskRequest`, `unmask`, `streamUnmasker`), for the composition root.
  * Note that answers can carry placeholders in tool-call arguments too, not only in content.
  */
 export const piiMasking = {

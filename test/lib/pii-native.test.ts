@@ -108,6 +108,33 @@ describe("maskRequest with a native Anthropic body", () => {
     expect((r.request.anthropic!.body as any).messages[0].content[0].text).toBe("to [EMAIL_2]");
   });
 
+  test("a value the translation's glued assistant text hides is masked in both", () => {
+    const r = maskRequest({
+      messages: [
+        { role: "user", content: "count" },
+        { role: "assistant", content: "call 010-1234-56789 items" },
+      ] as ChatMessage[],
+      max_tokens: 10,
+      anthropic: {
+        body: {
+          messages: [
+            { role: "user", content: "count" },
+            {
+              role: "assistant",
+              content: [
+                { type: "text", text: "call 010-1234-5678" },
+                { type: "text", text: "9 items" },
+              ],
+            },
+          ],
+        },
+      },
+    });
+    expect(r.mapping).toEqual(new Map([["[PHONE_1]", "010-1234-5678"]]));
+    expect((r.request.anthropic!.body as any).messages[1].content[0].text).toBe("call [PHONE_1]");
+    expect(r.request.messages[1]!.content).toBe("call [PHONE_1]9 items");
+  });
+
   test("nothing found: the same request, the body never copied", () => {
     const req = {
       messages: [{ role: "user", content: "hello" }] as ChatMessage[],

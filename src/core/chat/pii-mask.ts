@@ -16,7 +16,7 @@ import { findPii } from "../../lib/pii/detect";
 import { PiiMasker } from "../../lib/pii/mask";
 import { PiiStreamUnmasker, unmask } from "../../lib/pii/unmask";
 import type { ChatMessage, ContentPart, NativeAnthropic, ToolCall } from "./types";
-import { anthropicTexts, mapJsonStrings, maskAnthropicBody } from "./pii-native";
+import { anthropicTexts, gluedTextHasPii, mapCow, mapJsonStrings, maskAnthropicBody } from "./pii-native";
 
 /** Masks `messages`; `mapping` is null (and `messages` the same array) when nothing was found. */
 export function maskMessages(
@@ -44,28 +44,55 @@ export function maskMessages(
 /**
  * Masks a request: its messages and, when the client's own Anthropic body rides along, that
  * body in place with the same mapping (pii-native.ts), so it is still what goes to Claude.
- * Nothing found: the very same request and a null mapping, and the body is not even walked
- * (it holds the texts the messages hold). A placeholder-shaped text only the body holds (a
- * block the translation leaves out) is reserved too: the rare request that has one is masked
- * again with it reserved.
+ * Nothing found: the very same request and a null mapping; the body's texts are not walked
+ * then (they are the texts the messages hold), but for an assistant turn of several text
+ * blocks, which the translation glues together (gluedTextHasPii). A placeholder-shaped text
+ * only the body holds (a block the translation leaves out) is reserved too: the rare request
+ * that has one is masked again with it reserved.
  */
 export function maskRequest<R extends { messages: ChatMessage[]; anthropic?: NativeAnthropic }>(
   req: R,
 ): { request: R; mapping: Map<string, string> | null } {
   let masker = new PiiMasker();
   let masked = maskMessages(req.messages, masker);
-  if (!masked.mapping) return { request: req, mapping: null };
   const native = req.anthropic;
-  if (!native) return { request: { ...req, messages: masked.messages }, mapping: masked.mapping };
+  if (!native)
+    return masked.mapping
+      ? { request: { ...req, messages: masked.messages }, mapping: masked.mapping }
+      : { request: req, mapping: null };
+  if (!masked.mapping && !gluedTextHasPii(native.body)) return { request: req, mapping: null };
   const texts = anthropicTexts(native.body);
   const taken = masker.mapping;
   if (texts.some((t) => t.includes("[") && [...t.matchAll(SHAPE)].some((m) => taken.has(m[0])))) {
     masker = new PiiMasker();
     for (const t of texts) masker.reserve(t);
     masked = maskMessages(req.messages, masker);
-  }
+  } else for (const t of texts) masker.reserve(t);
   const body = maskAnthropicBody(native.body, masker);
-  return { request: { ...req, messages: masked.messages, anthropic: { ...native, body } }, mapping: masker.mapping };
+  // A value the translation's glued text hid from its scan is hidden there by its placeholder too.
+  const messages = hideValues(masked.messages, masker.mapping);
+  return { request: { ...req, messages, anthropic: { ...native, body } }, mapping: masker.mapping };
+}
+
+/** `messages` with every mapped value left in a content or text part replaced by its placeholder. */
+function hideValues(messages: ChatMessage[], mapping: Map<string, string>): ChatMessage[] {
+  const hide = (t: string) => {
+    for (const [p, v] of mapping) if (t.includes(v)) t = t.replaceAll(v, p);
+    return t;
+  };
+  return mapCow(messages, (m) => {
+    if (typeof m.content === "string") {
+      const content = hide(m.content);
+      return content === m.content ? m : { ...m, content };
+    }
+    if (!Array.isArray(m.content)) return m;
+    const content = mapCow(m.content, (p) => {
+      if (p.type !== "text") return p;
+      const text = hide(p.text);
+      return text === p.text ? p : { ...p, text };
+    });
+    return content === m.content ? m : { ...m, content };
+  });
 }
 
 /** A placeholder as the masker hands them out. */

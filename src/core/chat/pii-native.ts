@@ -9,6 +9,7 @@
  * field not named here. The answer's restoring is alike: `text` blocks and `tool_use.input`,
  * never the model's thinking (its signature covers the masked text the client sends back).
  */
+import { findPii } from "../../lib/pii/detect";
 import type { PiiMasker } from "../../lib/pii/mask";
 import { unmask } from "../../lib/pii/unmask";
 
@@ -32,6 +33,23 @@ export function anthropicTexts(body: Obj): string[] {
   blocks(body.system);
   if (Array.isArray(body.messages)) for (const m of body.messages) if (isObj(m)) blocks(m.content);
   return out;
+}
+
+/**
+ * Whether an assistant turn of several `text` blocks holds a finding in one of them: the
+ * translation joins such blocks with nothing between them, which can glue a value to the next
+ * block's first character ("…5678" + "9 items") so that the joined text holds none. Only these
+ * texts can hide a finding from the translation's scan; the other joins put a line break
+ * between texts, which never hides one. Walks the body without copying it.
+ */
+export function gluedTextHasPii(body: Obj): boolean {
+  if (!Array.isArray(body.messages)) return false;
+  for (const m of body.messages) {
+    if (!isObj(m) || m.role !== "assistant" || !Array.isArray(m.content)) continue;
+    const texts = m.content.filter((b): b is Obj => isObj(b) && b.type === "text" && typeof b.text === "string");
+    if (texts.length > 1 && texts.some((b) => findPii(b.text as string).length > 0)) return true;
+  }
+  return false;
 }
 
 function jsonStrings(v: unknown, out: string[]): void {

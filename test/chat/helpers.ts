@@ -161,6 +161,8 @@ export async function eventually(probe: () => Promise<boolean> | boolean, ms = 3
 export interface ProxiedCall {
   path: string;
   body: any;
+  /** The request body's bytes as text, as the gateway sent them. */
+  raw: string;
   authorization: string | null;
   /** The W3C trace context the gateway sent (tracing on). */
   traceparent: string | null;
@@ -174,6 +176,13 @@ export interface ProxiedCall {
 
 export class RecordingProxy {
   readonly bodies: ProxiedCall[] = [];
+  /**
+   * Rewrites each SSE event of a streamed answer before it goes on (one event in, the events
+   * out), e.g. to split a vendor's deltas finer than the simulator does; null: as it came.
+   */
+  reshape: ((event: string) => string[]) | null = null;
+  /** With `reshape`: the reshaped stream leaves in network writes of this many bytes, a pause between. */
+  pieceBytes = 0;
   private target = "";
   private server = Bun.serve({
     port: 0,
@@ -190,6 +199,7 @@ export class RecordingProxy {
       const call: ProxiedCall = {
         path: url.pathname,
         body,
+        raw: text,
         authorization: req.headers.get("authorization"),
         traceparent: req.headers.get("traceparent"),
         response: "",
@@ -211,12 +221,38 @@ export class RecordingProxy {
       out.delete("content-encoding");
       out.delete("content-length");
       const dec = new TextDecoder();
+      const enc = new TextEncoder();
+      const reshape = this.reshape;
+      const pieceBytes = this.pieceBytes;
+      let pending = "";
       const tap = new TransformStream<Uint8Array, Uint8Array>({
-        transform(chunk, controller) {
-          call.response += dec.decode(chunk, { stream: true });
-          controller.enqueue(chunk);
+        async transform(chunk, controller) {
+          if (!reshape || !(res.headers.get("content-type") ?? "").includes("event-stream")) {
+            call.response += dec.decode(chunk, { stream: true });
+            controller.enqueue(chunk);
+            return;
+          }
+          pending += dec.decode(chunk, { stream: true });
+          const cut = pending.lastIndexOf("\n\n");
+          if (cut < 0) return;
+          const events = pending.slice(0, cut + 2).split(/(?<=\n\n)/);
+          pending = pending.slice(cut + 2);
+          const out = events.flatMap((e) => reshape(e)).join("");
+          call.response += out;
+          const bytes = enc.encode(out);
+          const step = pieceBytes > 0 ? pieceBytes : bytes.length;
+          for (let i = 0; i < bytes.length; i += step) {
+            controller.enqueue(bytes.slice(i, i + step));
+            if (pieceBytes > 0) await Bun.sleep(1);
+          }
         },
-        flush: () => end(),
+        flush(controller) {
+          if (pending) {
+            call.response += pending;
+            controller.enqueue(enc.encode(pending));
+          }
+          end();
+        },
       });
       res.body!.pipeTo(tap.writable).catch(() => end());
       return new Response(tap.readable, { status: res.status, headers: out });

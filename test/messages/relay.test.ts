@@ -97,7 +97,7 @@ describe("an Anthropic upstream", () => {
     });
   });
 
-  test("a PII-masked call is translated (placeholders restored), never relayed with the masked text", async () => {
+  test("a PII-masked call goes as the client's body, masked; its stream is relayed with the values restored", async () => {
     const { key } = await tenant(g);
     proxy.clear();
     const res = await postMessages(g, key.key, {
@@ -109,11 +109,17 @@ describe("an Anthropic upstream", () => {
     const frames = parseSse(await res.text());
     const up = proxy.chatBodies()[0];
     expect(JSON.stringify(up)).not.toContain("kim.minsu@example.com");
+    // The client's own body (a string content stays a string), not the translation's text blocks.
+    expect(up.messages).toEqual([{ role: "user", content: "mail me at [EMAIL_1]" }]);
+    // Relayed: the answer carries the upstream's own message id.
+    await proxy.bodies[0]!.ended;
+    const upstreamId = JSON.parse(/data: (.*)/.exec(proxy.bodies[0]!.response)![1]!).message.id;
     const text = frames
       .filter((f) => f.json?.delta?.type === "text_delta")
       .map((f) => f.json.delta.text)
       .join("");
     expect(text).toContain("kim.minsu@example.com");
+    expect(frames[0]!.json.message.id).toBe(upstreamId);
     expect(frames.at(-1)!.event).toBe("message_stop");
   });
 });
@@ -304,22 +310,21 @@ describe("the rest of the pipeline", () => {
     ).input_tokens;
     expect(withImage).toBeGreaterThan(n + 1000);
 
-    // Personal data the key masks is never sent to be counted: the estimate answers.
+    // Personal data the key masks is counted masked, as the call sends it: the count is the call's input.
     proxy.clear();
-    const pii = await postMessages(
-      g,
-      key.key,
-      { model: "claude-haiku-4-5", messages: [{ role: "user", content: "mail kim.minsu@example.com" }] },
-      "/v1/messages/count_tokens",
-    );
-    expect(pii.headers.get("x-token-count-source")).toBe("estimate");
-    expect(proxy.bodies).toEqual([]);
+    const personal = { model: "claude-haiku-4-5", messages: [{ role: "user", content: "mail kim.minsu@example.com" }] };
+    const pii = await postMessages(g, key.key, personal, "/v1/messages/count_tokens");
+    expect(pii.headers.get("x-token-count-source")).toBe("anthropic");
+    expect(proxy.bodies.map((c) => c.path)).toEqual(["/anthropic/v1/messages/count_tokens"]);
+    expect(proxy.bodies[0]!.body.messages).toEqual([{ role: "user", content: "mail [EMAIL_1]" }]);
+    const masked = await sdk.messages.create({ ...(personal as any), max_tokens: 50 });
+    expect(((await pii.json()) as any).input_tokens).toBe(masked.usage.input_tokens);
 
     const bad = await postMessages(g, key.key, { ...body, model: "nope" }, "/v1/messages/count_tokens");
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as any).error.type).toBe("not_found_error");
     const b = await books(g, user.id);
-    expect(b.holds).toHaveLength(1); // the one messages.create
-    expect(b.charges).toHaveLength(1);
+    expect(b.holds).toHaveLength(2); // the two messages.create
+    expect(b.charges).toHaveLength(2);
   });
 });

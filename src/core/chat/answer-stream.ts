@@ -82,7 +82,7 @@ export class AnswerStream implements CallStream {
   private async relay(opened: Opened<"raw">, sink: CallSink, gone: () => boolean): Promise<StreamFinal> {
     const plan = this.plan;
     const scanner = opened.scanner;
-    const end = await relayEvents(opened.body, scanner, sink.raw ?? (() => {}), gone);
+    const end = await relayEvents(opened.body, scanner, sink.raw ?? (() => {}), gone, opened.restorer);
     const left = gone();
     const usage = scanner.usage();
     // The text is rebuilt only when something needs it: an estimate, the cache, the citations.

@@ -1,8 +1,8 @@
 /**
  * A provider's own count of a request's input tokens (count_tokens), where its protocol offers
- * one free (Anthropic). Never for a prompt holding personal data the key masks: counting sends
- * the prompt to the provider, and a count of the masked text would not be the prompt's.
- * Any failure (refusal, timeout, a credential that cannot be opened) gives null: the caller
+ * one free (Anthropic). A prompt holding personal data the key masks is counted masked, as the
+ * call itself sends it (the client's own body masked in place, pii-native.ts): the provider
+ * never sees the values, and the count is the input the call then reports. Any failure (refusal, timeout, a credential that cannot be opened) gives null: the caller
  * answers the gateway's own estimate instead.
  */
 import type { KeyPrincipal } from "../auth/principal";
@@ -20,7 +20,7 @@ export async function providerCount(
 ): Promise<number | null> {
   const provider = d.providerFor(c.provider.protocol as Protocol);
   if (!provider.countTokens) return null;
-  if (p.piiMaskingEnabled && d.pii?.mask(request.messages).mapping) return null;
+  const sent = p.piiMaskingEnabled && d.pii ? d.pii.maskRequest(request).request : request;
   try {
     const ep = d.upstreamFor(c.provider, p);
     const ctx = {
@@ -31,7 +31,7 @@ export async function providerCount(
       firstByteTimeoutMs: d.firstByteTimeoutMs,
       idleTimeoutMs: d.idleTimeoutMs,
     };
-    return await provider.countTokens({ ...request, model: c.offering.upstreamId }, ctx);
+    return await provider.countTokens({ ...sent, model: c.offering.upstreamId }, ctx);
   } catch {
     return null;
   }

@@ -1,6 +1,8 @@
 /**
  * PII masking for a whole chat request, with one mapping shared by every message so the same
- * value reads as the same placeholder everywhere (system prompt, history, tool results).
+ * value reads as the same placeholder everywhere (system prompt, history, tool results), and
+ * by the client's own Anthropic body when it rides along (pii-native.ts): the translation and
+ * the native body carry the same placeholders, and the body is still sent as the client's.
  *
  * What is masked: string contents of every role, `text` parts, and string values inside
  * tool-call arguments (JSON parsed, string values masked, keys and numbers left alone, then
@@ -13,14 +15,17 @@
 import { findPii } from "../../lib/pii/detect";
 import { PiiMasker } from "../../lib/pii/mask";
 import { PiiStreamUnmasker, unmask } from "../../lib/pii/unmask";
-import type { ChatMessage, ContentPart, ToolCall } from "./types";
+import type { ChatMessage, ContentPart, NativeAnthropic, ToolCall } from "./types";
+import { anthropicTexts, gluedTextHasPii, mapCow, mapJsonStrings, maskAnthropicBody } from "./pii-native";
 
 /** Masks `messages`; `mapping` is null (and `messages` the same array) when nothing was found. */
-export function maskMessages(messages: ChatMessage[]): {
+export function maskMessages(
+  messages: ChatMessage[],
+  masker = new PiiMasker(),
+): {
   messages: ChatMessage[];
   mapping: Map<string, string> | null;
 } {
-  const masker = new PiiMasker();
   // Placeholder-shaped text anywhere in the request is reserved before any is handed out.
   for (const m of messages) {
     if (typeof m.content === "string") masker.reserve(m.content);
@@ -35,6 +40,63 @@ export function maskMessages(messages: ChatMessage[]): {
   }
   return out ? { messages: out, mapping: masker.mapping } : { messages, mapping: null };
 }
+
+/**
+ * Masks a request: its messages and, when the client's own Anthropic body rides along, that
+ * body in place with the same mapping (pii-native.ts), so it is still what goes to Claude.
+ * Nothing found: the very same request and a null mapping; the body's texts are not walked
+ * then (they are the texts the messages hold), but for an assistant turn of several text
+ * blocks, which the translation glues together (gluedTextHasPii). A placeholder-shaped text
+ * only the body holds (a block the translation leaves out) is reserved too: the rare request
+ * that has one is masked again with it reserved.
+ */
+export function maskRequest<R extends { messages: ChatMessage[]; anthropic?: NativeAnthropic }>(
+  req: R,
+): { request: R; mapping: Map<string, string> | null } {
+  let masker = new PiiMasker();
+  let masked = maskMessages(req.messages, masker);
+  const native = req.anthropic;
+  if (!native)
+    return masked.mapping
+      ? { request: { ...req, messages: masked.messages }, mapping: masked.mapping }
+      : { request: req, mapping: null };
+  if (!masked.mapping && !gluedTextHasPii(native.body)) return { request: req, mapping: null };
+  const texts = anthropicTexts(native.body);
+  const taken = masker.mapping;
+  if (texts.some((t) => t.includes("[") && [...t.matchAll(SHAPE)].some((m) => taken.has(m[0])))) {
+    masker = new PiiMasker();
+    for (const t of texts) masker.reserve(t);
+    masked = maskMessages(req.messages, masker);
+  } else for (const t of texts) masker.reserve(t);
+  const body = maskAnthropicBody(native.body, masker);
+  // A value the translation's glued text hid from its scan is hidden there by its placeholder too.
+  const messages = hideValues(masked.messages, masker.mapping);
+  return { request: { ...req, messages, anthropic: { ...native, body } }, mapping: masker.mapping };
+}
+
+/** `messages` with every mapped value left in a content or text part replaced by its placeholder. */
+function hideValues(messages: ChatMessage[], mapping: Map<string, string>): ChatMessage[] {
+  const hide = (t: string) => {
+    for (const [p, v] of mapping) if (t.includes(v)) t = t.replaceAll(v, p);
+    return t;
+  };
+  return mapCow(messages, (m) => {
+    if (typeof m.content === "string") {
+      const content = hide(m.content);
+      return content === m.content ? m : { ...m, content };
+    }
+    if (!Array.isArray(m.content)) return m;
+    const content = mapCow(m.content, (p) => {
+      if (p.type !== "text") return p;
+      const text = hide(p.text);
+      return text === p.text ? p : { ...p, text };
+    });
+    return content === m.content ? m : { ...m, content };
+  });
+}
+
+/** A placeholder as the masker hands them out. */
+const SHAPE = /\[[A-Z]+_\d+\]/g;
 
 function maskMessage(m: ChatMessage, masker: PiiMasker): ChatMessage {
   let content = m.content;
@@ -80,38 +142,16 @@ function maskArguments(args: string, masker: PiiMasker): string {
   } catch {
     return masker.mask(args);
   }
-  const masked = maskJson(value, masker);
+  const masked = mapJsonStrings(value, (t) => masker.mask(t));
   return masked === value ? args : JSON.stringify(masked);
 }
 
-/** Masks string values, recursively; returns the same object when nothing changed. */
-function maskJson(v: unknown, masker: PiiMasker): unknown {
-  if (typeof v === "string") return masker.mask(v);
-  if (Array.isArray(v)) {
-    let out: unknown[] | null = null;
-    for (let i = 0; i < v.length; i++) {
-      const m = maskJson(v[i], masker);
-      if (m !== v[i]) (out ??= v.slice())[i] = m;
-    }
-    return out ?? v;
-  }
-  if (v !== null && typeof v === "object") {
-    let out: Record<string, unknown> | null = null;
-    for (const [k, x] of Object.entries(v)) {
-      const m = maskJson(x, masker);
-      if (m !== x) (out ??= { ...(v as Record<string, unknown>) })[k] = m;
-    }
-    return out ?? v;
-  }
-  return v;
-}
-
 /**
- * The chat service's PII port (`mask`, `unmask`, `streamUnmasker`), for the composition root.
+ * The chat service's PII port (`maskRequest`, `unmask`, `streamUnmasker`), for the composition root.
  * Note that answers can carry placeholders in tool-call arguments too, not only in content.
  */
 export const piiMasking = {
-  mask: maskMessages,
+  maskRequest,
   unmask,
   streamUnmasker: (mapping: Map<string, string>) => new PiiStreamUnmasker(mapping),
 };

@@ -10,7 +10,7 @@ import type { AttemptRecord, CallTrace } from "./trace";
 import type { Continuation } from "./continuation";
 import type { SearchResult, UrlCitation, WebPluginOptions } from "./web-search";
 import type { Protocol } from "./provider";
-import type { RawScanner } from "./relay";
+import type { RawRestorer, RawScanner } from "./relay";
 import { microToKrwRounded, microToUsd } from "../../lib/money";
 
 export interface ChatCaller {
@@ -156,6 +156,8 @@ export type OpenedStream =
       candidate: Candidate;
       body: ReadableStream<Uint8Array>;
       scanner: RawScanner;
+      /** A masked call's: puts the values back into the relayed events. */
+      restorer?: RawRestorer;
       abort: AbortController;
       attempt?: AttemptRecord;
     }

@@ -5,7 +5,7 @@ import type { Settlements } from "../billing/settlements";
 import type { HoldKeeper } from "../billing/hold-keeper";
 import type { ChatProvider, Protocol } from "./provider";
 import type { UpstreamError } from "../upstream/error";
-import type { ChatMessage, ChatRequest, ChatResult } from "./types";
+import type { ChatMessage, ChatRequest, ChatResult, NativeAnthropic } from "./types";
 import type { KeyPrincipal } from "../auth/principal";
 import type { PolicyRoute } from "../routing/types";
 import type { HealthGate } from "../health/tracker";
@@ -43,7 +43,13 @@ export interface ResponseCachePort {
 
 /** PII masking: masked messages and the placeholder mapping (null when nothing was found). */
 export interface PiiPort {
-  mask(messages: ChatMessage[]): { messages: ChatMessage[]; mapping: Map<string, string> | null };
+  /**
+   * The request masked: its messages and the client's own Anthropic body alike, with one
+   * mapping; the very same request and a null mapping when nothing was found.
+   */
+  maskRequest<R extends { messages: ChatMessage[]; anthropic?: NativeAnthropic }>(
+    req: R,
+  ): { request: R; mapping: Map<string, string> | null };
   unmask(text: string, mapping: Map<string, string>): string;
   /** A streaming restorer that holds back a possibly split placeholder. */
   streamUnmasker(mapping: Map<string, string>): { push(delta: string): string; flush(): string };

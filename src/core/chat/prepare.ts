@@ -17,7 +17,7 @@ import { searchBeforeCall } from "./web-search-step";
 import type { CachedAnswer, ChatDeps } from "./ports";
 import { buildExecution, type PolicyExecution } from "../routing/execution";
 import { mergePrefs } from "../routing/prefs";
-import { withMessages, type ChatRequest } from "./types";
+import type { ChatRequest } from "./types";
 import { placeHold, startHold, worstHoldMicro } from "./hold";
 import { pricedOptionsOf } from "./priced-options";
 import { providerCount } from "./count";
@@ -42,8 +42,14 @@ export async function prepareCall(d: ChatDeps, bill: CallBill, caller: ChatCalle
   if (o.reasoningMode === "pro" && resolution.kind !== "policy")
     ({ resolution, request, cacheModel = o.model } = applyProMode(snapshot, p, resolution, request));
 
-  // The hold is an upper bound of the charge: everything the request sends, per provider.
-  const prompt = measurePrompt(request, o.web);
+  // Personal data is masked in what leaves: the messages and the client's own Anthropic body
+  // alike (one mapping), so a native call still goes as the client's body. Nothing found: the
+  // same request, not copied.
+  const { request: upstream, mapping } =
+    p.piiMaskingEnabled && d.pii ? d.pii.maskRequest(request) : { request, mapping: null };
+
+  // The hold is an upper bound of the charge: everything the request sends (masked), per provider.
+  const prompt = measurePrompt(upstream, o.web);
   const inputFor = (c: Candidate) => holdInputTokens(prompt, c.provider.protocol, c.offering.upstreamId);
   let candidates: Candidate[];
   let policy: PolicyExecution | null = null;
@@ -144,16 +150,6 @@ export async function prepareCall(d: ChatDeps, bill: CallBill, caller: ChatCalle
       exactHit,
       named ? release : (e) => d.ledger.record(caller.requestId, p.user.id, p.keyId, e),
     );
-
-  let upstream = request;
-  let mapping: Map<string, string> | null = null;
-  if (p.piiMaskingEnabled && d.pii) {
-    const masked = d.pii.mask(request.messages);
-    if (masked.mapping) {
-      mapping = masked.mapping;
-      upstream = withMessages(request, masked.messages);
-    }
-  }
 
   // The hold's round trip overlaps the upstream call when the ledger's last answers for this
   // key leave room for it: nothing of the answer reaches the client before the hold is placed,

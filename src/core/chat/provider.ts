@@ -4,7 +4,7 @@
  */
 import type { CallWarning } from "../upstream/warnings";
 import type { ChatRequest, ChatResult, StreamEvent } from "./types";
-import type { RawScanner } from "./relay";
+import type { RawRestorer, RawScanner } from "./relay";
 
 export type Protocol = "openai" | "anthropic" | "gemini";
 
@@ -47,6 +47,11 @@ export interface ChatProvider {
   openRawStream?(req: ChatRequest, ctx: CallContext): Promise<ReadableStream<Uint8Array>>;
   /** A scanner for one raw stream's events (relay.ts): the same usage and finish-reason mapping as `chat`. */
   rawScanner?(): RawScanner;
+  /**
+   * A restorer of a masked call's raw stream (relay.ts): with it, a masked call is relayed as
+   * well, its placeholders restored in the events; without it, a masked stream is typed.
+   */
+  rawRestorer?(mapping: ReadonlyMap<string, string>): RawRestorer;
   /** The provider's own count of the request's input tokens, where it offers one free (Anthropic). */
   countTokens?(req: ChatRequest, ctx: CallContext): Promise<number>;
 }

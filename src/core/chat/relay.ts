@@ -45,37 +45,54 @@ export interface RawScanner {
   tail(): RawTail;
 }
 
+/**
+ * Puts a masked call's values back into its relayed stream (providers/<vendor>/relay-restore.ts):
+ * each upstream event in, the events to relay out in its place (the same bytes when it carries
+ * no placeholder; the text of a delta rewritten, or held back until the rest of a placeholder
+ * split across deltas arrives; none when all of it is held).
+ */
+export interface RawRestorer {
+  restore(event: Uint8Array): Uint8Array[];
+}
+
 /** How a relayed read ended: `complete` (the terminal event came) or with `error` (null once the client left). */
 export interface RelayEnd {
   complete: boolean;
   error: unknown;
 }
 
-/** Reads `body` to its end or failure, handing every event the scanner forwards to `forward` at once. */
+/**
+ * Reads `body` to its end or failure, handing every event the scanner forwards to `forward` at
+ * once; with a `restorer` (a masked call), the events it gives in place of each are scanned and
+ * forwarded instead, so the scanner rebuilds the restored answer.
+ */
 export async function relayEvents(
   body: ReadableStream<Uint8Array>,
   scanner: RawScanner,
   forward: (event: Uint8Array) => void,
   gone: () => boolean,
+  restorer?: RawRestorer,
 ): Promise<RelayEnd> {
   const splitter = new SseSplitter();
   const reader = body.getReader();
   let complete = false;
   let error: unknown = null;
+  /** Scans and forwards one event; true once the answer ended or failed. */
+  const step = (ev: Uint8Array): boolean => {
+    const verdict = scanner.scan(ev);
+    if (verdict === "forward") forward(ev);
+    else if (verdict === "end") complete = true;
+    else if (verdict === "failed") error = scanner.failure;
+    return verdict === "end" || verdict === "failed";
+  };
   try {
     read: for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      for (const ev of splitter.push(value)) {
-        const verdict = scanner.scan(ev);
-        if (verdict === "forward") forward(ev);
-        else if (verdict === "end") {
-          complete = true;
-          break read;
-        } else if (verdict === "failed") {
-          error = scanner.failure;
-          break read;
-        }
+      for (const upstream of splitter.push(value)) {
+        if (!restorer) {
+          if (step(upstream)) break read;
+        } else for (const ev of restorer.restore(upstream)) if (step(ev)) break read;
       }
     }
   } catch (e) {

@@ -25,6 +25,7 @@ import { executionHeader, type OrchestratedAnswer, type PolicyExecution } from "
 import { runCascade, runParallel, type SubCaller } from "../routing/orchestrate";
 import { replayAnswer } from "../routing/replay";
 import { withoutReasoning, type ChatRequest, type ChatResult } from "./types";
+import { unmaskAnthropicAnswer } from "./pii-native";
 import { afterHold, HoldRefused } from "./hold";
 import { callSignal, ClientGate, deadlineAware } from "./call-signals";
 import type { AttemptRecord } from "./trace";
@@ -126,7 +127,8 @@ export class ChatService {
   ): Promise<ChatOutcome> {
     if (plan.mapping) {
       const m = plan.mapping;
-      delete result.vendorBody; // it still holds the placeholders
+      // The upstream's own answer is restored in place: its text and tool inputs, never its thinking.
+      if (result.vendorBody) result.vendorBody = unmaskAnthropicAnswer(result.vendorBody, m);
       if (result.content) result.content = this.d.pii!.unmask(result.content, m);
       // The model may echo placeholders in tool-call arguments too; restored values keep the JSON valid.
       for (const tc of result.toolCalls ?? []) tc.function.arguments = this.d.pii!.unmask(tc.function.arguments, m);
@@ -215,13 +217,17 @@ export class ChatService {
     const req = this.upstreamRequest(plan, c, base);
     const at = performance.now();
     const attempt = a && { attempt: a };
+    // A masked call is relayed too where the provider can restore its events (relay.ts).
+    const mapping = plan.mapping;
+    const relayable = !mapping || !!provider.rawRestorer;
     let opened: OpenedStream =
-      raw === c.provider.protocol && !plan.mapping && provider.openRawStream && provider.rawScanner
+      raw === c.provider.protocol && relayable && provider.openRawStream && provider.rawScanner
         ? {
             kind: "raw",
             candidate: c,
             body: await this.timed(c, () => provider.openRawStream!(req, this.ctx(plan, c, signal, a)), true),
             scanner: provider.rawScanner(),
+            ...(mapping && { restorer: provider.rawRestorer!(mapping) }),
             abort,
             ...attempt,
           }

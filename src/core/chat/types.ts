@@ -73,8 +73,9 @@ export interface ChatRequest {
    * The client's own Anthropic Messages call (the Messages dialect): an Anthropic upstream gets
    * `body` as sent, with only `model`, `max_tokens` and `stream` set, instead of the translation
    * of the fields above (thinking signatures, `top_k`, every `cache_control` survive), and the
-   * client's `anthropic-beta` header. Dropped (see `withMessages`) whenever the gateway
-   * rewrites the messages (PII masking, web search).
+   * client's `anthropic-beta` header. PII masking masks it in place (pii-native.ts); it is
+   * dropped (see `withMessages`) whenever the gateway rewrites the messages otherwise (web
+   * search results, a stream continuation, a parallel policy's merge).
    */
   anthropic?: NativeAnthropic;
 }
@@ -132,7 +133,8 @@ export interface ChatResult {
   usage: Usage;
   /**
    * The upstream's own answer body, as parsed (Anthropic adapter): the same dialect's surface
-   * may return it as is. Never cached, and absent once the gateway restored PII in the answer.
+   * may return it as is (a masked call's with its text and tool inputs restored, pii-native.ts).
+   * Never cached.
    */
   vendorBody?: Record<string, unknown>;
 }

@@ -1,7 +1,8 @@
 /**
  * Anthropic Messages adapter: `POST {baseUrl}/v1/messages` with `x-api-key` and
  * `anthropic-version: 2023-06-01`. A call that came in as Anthropic Messages (`req.anthropic`)
- * sends the client's own body and `anthropic-beta`; its raw stream can be relayed as is.
+ * sends the client's own body (PII masked in place when the key masks) and `anthropic-beta`;
+ * its raw stream can be relayed as is, or with the masked values restored (relay-restore.ts).
  */
 import { type CallContext, type ChatProvider } from "../../core/chat/provider";
 import type { ChatRequest, ChatResult, StreamEvent } from "../../core/chat/types";
@@ -13,6 +14,7 @@ import { reported, type BuiltRequest } from "../common/dropped";
 import { fromAnthropicResponse } from "./response";
 import { readAnthropicStream } from "./stream";
 import { AnthropicRawScanner } from "./relay";
+import { AnthropicRawRestorer } from "./relay-restore";
 import { anthropicJsonTool } from "./structured";
 import { checkAnthropicResponse, checkAnthropicTokenCount } from "./wire";
 
@@ -71,6 +73,7 @@ export const anthropicChatProvider: ChatProvider = {
 
   openRawStream: openStream,
   rawScanner: () => new AnthropicRawScanner(),
+  rawRestorer: (mapping) => new AnthropicRawRestorer(mapping),
 
   async countTokens(req: ChatRequest, ctx: CallContext): Promise<number> {
     const full = requestBody(req, { stream: false }).body;
@@ -95,6 +98,7 @@ export {
 export { fromAnthropicResponse, mapAnthropicStopReason, mapAnthropicUsage } from "./response";
 export { readAnthropicStream } from "./stream";
 export { AnthropicRawScanner } from "./relay";
+export { AnthropicRawRestorer } from "./relay-restore";
 export {
   anthropicStructuredOutput,
   anthropicJsonTool,

@@ -20,6 +20,7 @@ import { reported } from "../common/dropped";
 import { fromOpenAIChatResponse } from "./response";
 import { readOpenAIChatStream } from "./stream";
 import { OpenAIRawScanner } from "./relay";
+import { OpenAIRawRestorer } from "./relay-restore";
 import { checkOpenAIChatResponse, checkOpenAIEmbeddingResponse, type OpenAIWireEmbeddingResponse } from "./wire";
 
 function openAIHeaders(ctx: CallContext, stream: boolean): Record<string, string> {
@@ -75,6 +76,7 @@ export const openAIChatProvider: ChatProvider = {
    */
   openRawStream: openOpenAIStream,
   rawScanner: () => new OpenAIRawScanner(),
+  rawRestorer: (mapping) => new OpenAIRawRestorer(mapping),
 };
 
 export const openAIEmbeddingProvider: EmbeddingProvider = {
@@ -119,4 +121,5 @@ export { toOpenAIChatRequest, mapOpenAIReasoningEffort, usesOpenAIMaxCompletionT
 export { fromOpenAIChatResponse, mapOpenAIFinishReason, mapOpenAIUsage } from "./response";
 export { readOpenAIChatStream } from "./stream";
 export { classifyOpenAIEvent, OpenAIRawScanner } from "./relay";
+export { OpenAIRawRestorer } from "./relay-restore";
 export { classifyOpenAIError, classifyOpenAIStreamError } from "./errors";

@@ -85,7 +85,10 @@ export function planReply(r: ReplyRequest): ReplyPlan {
     };
   }
 
-  const head = replyHead(r.provider, r.model, r.toolResultText ?? r.lastUserText);
+  const head =
+    r.toolResultText === undefined
+      ? replyHead(r.provider, r.model, r.lastUserText)
+      : replyHead(r.provider, r.model, r.toolResultText, "tail");
   if (r.json && !r.directives.has("not_json")) return planJson(r.json, head, thinkingTokens);
   const asked = directiveInt(r.directives, "tokens");
   const wanted =
@@ -126,9 +129,18 @@ function planJson(json: { schema?: unknown; example?: unknown }, head: string, t
   };
 }
 
-/** `Simulated reply from <provider>/<model>: <first 60 chars of the last user message>`. */
-export function replyHead(provider: string, model: string, lastUserText: string): string {
-  const echo = stripDirectives(lastUserText).replace(/\s+/g, " ").trim().slice(0, ECHO_CHARS).trimEnd();
+/**
+ * `Simulated reply from <provider>/<model>: <first 60 chars of the last user message>`; for a
+ * tool result its last 60 characters (where a command's output ends up).
+ */
+export function replyHead(
+  provider: string,
+  model: string,
+  lastUserText: string,
+  end: "head" | "tail" = "head",
+): string {
+  const text = stripDirectives(lastUserText).replace(/\s+/g, " ").trim();
+  const echo = (end === "head" ? text.slice(0, ECHO_CHARS) : text.slice(-ECHO_CHARS)).trim();
   return `Simulated reply from ${provider}/${model}: ${echo}`.trimEnd();
 }
 

@@ -4,12 +4,14 @@
  * the gateway, through the Responses API (the SDK's default) and through Chat Completions
  * (`OpenAIChatCompletionsModel`). The simulator calls the tool, the SDK executes it and sends
  * the result, the simulator answers in text and the run ends after two model calls. Tracing is
- * off (it would export to OpenAI). Then the books: each call charged once.
+ * off (it would export to OpenAI). Then the books: each call charged once, and the cost the
+ * SDK lets a program see (Chat Completions' `cost` object in `providerData`).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Agent, OpenAIChatCompletionsModel, OpenAIProvider, Runner, tool } from "@openai/agents";
 import OpenAI from "openai";
 import { z } from "zod";
+import { microToKrwRounded } from "../../src/lib/money";
 import type { TestGateway } from "../harness";
 import { agentTenant, expectChargedOnce, type Maker, modelOf, simCalls, startDemoGateway } from "./helpers";
 
@@ -74,6 +76,17 @@ describe("Agents SDK run with a function tool", () => {
       // The SDK's usage is the gateway's: the tokens the books charged.
       const tokens = b.events.reduce((s, e) => s + e.prompt_tokens + e.completion_tokens, 0);
       expect(result.state.usage.totalTokens).toBe(tokens);
+      // What the SDK shows of the money: each response's requestId is the gateway's request id;
+      // through Chat Completions the body's `cost` object survives in providerData (the
+      // Responses JSON carries its cost in headers only, which the SDK does not expose).
+      const byId = new Map(b.events.map((e) => [e.request_id, e]));
+      for (const raw of result.rawResponses) {
+        const event = byId.get(raw.requestId!);
+        expect(event).toBeDefined();
+        const cost = (raw.providerData as { cost?: { krw: number } } | undefined)?.cost;
+        if (api === "chat") expect(cost?.krw).toBe(microToKrwRounded(BigInt(event.cost_micro)));
+        else expect(cost).toBeUndefined();
+      }
     }, 60_000);
   }
 });

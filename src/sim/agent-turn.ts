@@ -6,14 +6,23 @@
  * - a forced choice calls the forced tool (as vendors do);
  * - `auto` (or no choice) with tools offered calls ONE tool on a user turn: what came after
  *   the last assistant message is the user's own message(s), no tool result. The tool is the
- *   one named by `[sim:tool=NAME]`, else the one whose name the user's text mentions first
- *   (as a whole word, case-sensitive), else the first offered; `[sim:no_tool]` answers with
- *   text instead;
+ *   one named by `[sim:tool=NAME]`, else the one whose name the user's own text mentions
+ *   first (as a whole word, case-sensitive; `<system-reminder>` blocks an agent adds are not
+ *   the user's), else the first offered; `[sim:no_tool]` answers with text instead;
  * - after a tool result (one came after the last assistant message), and with choice
  *   `none`, the reply is text, so an agent loop ends.
  */
 import type { Directives } from "./directives.ts";
 import { stripDirectives } from "./directives.ts";
+
+// Claude Code wraps what it adds to a user turn (environment, tool lists, dates) this way.
+const REMINDER = /<system-reminder>[\s\S]*?<\/system-reminder>/g;
+
+/** What the user wrote: the text without directives and without an agent's reminders. */
+export function ownText(text: string): string {
+  const bare = stripDirectives(text);
+  return bare.includes("<system-reminder>") ? bare.replace(REMINDER, "") : bare;
+}
 
 export interface OfferedTool {
   name: string;
@@ -44,7 +53,7 @@ export function turnAfterAssistant(
   userMessages: number,
 ): { endsWithUser: boolean; toolResultText?: string } {
   if (toolResults.length === 0) return { endsWithUser: userMessages > 0 };
-  const wrote = userTexts.some((t) => stripDirectives(t).trim() !== "");
+  const wrote = userTexts.some((t) => ownText(t).trim() !== "");
   return { endsWithUser: false, toolResultText: wrote ? undefined : toolResults.join("\n") };
 }
 
@@ -61,7 +70,7 @@ export function chooseTool(t: TurnFacts): OfferedTool | undefined {
     const named = t.tools.find((tool) => tool.name === asked);
     if (named) return named;
   }
-  return firstMentioned(t.tools, stripDirectives(t.userText)) ?? t.tools[0];
+  return firstMentioned(t.tools, ownText(t.userText)) ?? t.tools[0];
 }
 
 /** The tool whose name appears earliest in `text` as a whole word (case-sensitive). */

@@ -4,7 +4,7 @@
  * simulator asks, so a command only echoes and a path only names what the user named.
  * Matched by property name; undefined leaves the property to the plain schema sample.
  */
-import { stripDirectives } from "./directives.ts";
+import { ownText } from "./agent-turn.ts";
 
 /** What the schema allows at this property: a string, an array of strings, or else. */
 export type ValueShape = "string" | "strings" | "other";
@@ -22,7 +22,7 @@ const URL = new Set(["url", "uri", "link"]);
 export function agentValue(name: string, shape: ValueShape, userText: string): unknown {
   if (shape === "other") return undefined;
   const key = name.toLowerCase();
-  const text = stripDirectives(userText);
+  const text = ownText(userText);
   let value: string | undefined;
   if (COMMAND.has(key)) {
     value = backquoted(text) ?? SIM_COMMAND;

@@ -4,8 +4,8 @@
  * `max_tokens` cut it, and how a stream splits it. Every protocol encodes the same plan its
  * own way.
  */
-import type { OfferedTool } from "./agent-turn.ts";
-import { directiveInt, stripDirectives, type Directives } from "./directives.ts";
+import { ownText, type OfferedTool } from "./agent-turn.ts";
+import { directiveInt, type Directives } from "./directives.ts";
 import { sampleFromSchema, sampleToolArgs } from "./tool-args.ts";
 import { countTokens } from "./tokens.ts";
 
@@ -130,8 +130,9 @@ function planJson(json: { schema?: unknown; example?: unknown }, head: string, t
 }
 
 /**
- * `Simulated reply from <provider>/<model>: <first 60 chars of the last user message>`; for a
- * tool result its last 60 characters (where a command's output ends up).
+ * `Simulated reply from <provider>/<model>: <first 60 chars of the last user message>` (its
+ * own text: no directives, no `<system-reminder>` blocks); for a tool result its last 60
+ * characters (where a command's output ends up).
  */
 export function replyHead(
   provider: string,
@@ -139,7 +140,7 @@ export function replyHead(
   lastUserText: string,
   end: "head" | "tail" = "head",
 ): string {
-  const text = stripDirectives(lastUserText).replace(/\s+/g, " ").trim();
+  const text = ownText(lastUserText).replace(/\s+/g, " ").trim();
   const echo = (end === "head" ? text.slice(0, ECHO_CHARS) : text.slice(-ECHO_CHARS)).trim();
   return `Simulated reply from ${provider}/${model}: ${echo}`.trimEnd();
 }

@@ -23,6 +23,7 @@ type Schema = {
   minimum?: number;
   minItems?: number;
   minLength?: number;
+  pattern?: string;
   $ref?: string;
 };
 
@@ -58,7 +59,8 @@ function sample(schema: unknown, name: string, depth: number, ctx: SampleContext
     return sample(pick, name, depth + 1, ctx);
   }
   const type = typeOf(s);
-  if (ctx.userText !== undefined && depth > 0 && (type === "string" || type === "array")) {
+  // Agent values for plain strings and string lists; a format or pattern keeps the sample.
+  if (ctx.userText !== undefined && depth > 0 && !s.format && !s.pattern && (type === "string" || type === "array")) {
     const itemsAreStrings = type === "array" && typeOf(s.items ?? { type: "string" }) === "string";
     const value = agentValue(name, type === "string" ? "string" : itemsAreStrings ? "strings" : "other", ctx.userText);
     if (value !== undefined) return value;

@@ -164,6 +164,43 @@ describe("Anthropic Messages", () => {
     expect(second.content[0].type).toBe("text");
   });
 
+  test("Claude Code's reminders are not the user's words: the tool, the command and the echo come from the prompt", async () => {
+    const reminder = (text: string) => ({ type: "text", text: `<system-reminder>\n${text}\n</system-reminder>` });
+    const first = await send({
+      tools: [
+        { name: "Agent", input_schema: { type: "object", properties: { prompt: { type: "string" } } } },
+        ...anTools,
+      ],
+      messages: [
+        {
+          role: "user",
+          content: [
+            reminder("Working directory: /home/someone/project. Use the Agent tool or read_file on `notes.md`."),
+            { type: "text", text: "Use Bash to run `echo sim-$((6*7))`" },
+          ],
+        },
+      ],
+    });
+    const use = first.content.find((b: { type: string }) => b.type === "tool_use");
+    expect(use).toMatchObject({ name: "Bash", input: { command: "echo sim-$((6*7))" } });
+    const second = await send({
+      tools: anTools,
+      messages: [
+        { role: "user", content: [reminder("Agent"), { type: "text", text: "Use Bash" }] },
+        { role: "assistant", content: first.content },
+        {
+          role: "user",
+          content: [{ type: "tool_result", tool_use_id: use.id, content: "sim-42" }, reminder("be brief")],
+        },
+      ],
+    });
+    expect(second.content[0].text).toStartWith("Simulated reply from anthropic/claude-opus-5-5: sim-42");
+    const plain = await send({
+      messages: [{ role: "user", content: [reminder("Today is a day."), { type: "text", text: "Hi" }] }],
+    });
+    expect(plain.content[0].text).toStartWith("Simulated reply from anthropic/claude-opus-5-5: Hi lorem");
+  });
+
   test("no tool_choice means auto: the first tool, a README.md path; {type: none} answers text", async () => {
     const auto = await send({ tools: anTools, messages: [{ role: "user", content: "hello" }] });
     expect(auto.content[0]).toMatchObject({ type: "tool_use", name: "read_file", input: { path: "README.md" } });

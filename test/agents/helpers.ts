@@ -1,7 +1,7 @@
 /**
  * Shared pieces of the real-agent tests (Codex CLI, the OpenAI Agents SDK, the Vercel AI SDK):
- * a gateway in demo mode, a tenant with a key, one catalog model per maker (read from
- * `GET /v1/models`, so the tests follow the catalog), and the books of a run read in SQL:
+ * a gateway in demo mode, a tenant with a key, the cheapest tool-capable catalog model per
+ * maker (read from `GET /v1/models`, so the tests follow the catalog), and the books of a run read in SQL:
  * every upstream call the simulator answered is one usage event and one charge, nothing held.
  */
 import { expect } from "bun:test";
@@ -23,21 +23,28 @@ export async function agentTenant(g: TestGateway) {
 
 export type Maker = "anthropic" | "openai" | "google";
 
-/** The first available chat model with tools from `maker` in this gateway's catalog. */
+/**
+ * The cheapest available chat model with tools from `maker` in this gateway's catalog (by
+ * output price, then id): deterministic for a given catalog, and the kind of model an agent
+ * test would pick.
+ */
 export async function modelOf(g: TestGateway, key: string, maker: Maker): Promise<string> {
   const r = await g.call("GET", "/v1/models", { token: key });
   expect(r.status).toBe(200);
-  const model = (r.body.data as any[]).find(
-    (m) =>
-      m.maker === maker &&
-      m.modality === "text" &&
-      m.kind === "leaf" &&
-      m.available === true &&
-      m.capabilities?.tools === true &&
-      !m.retired_at,
-  );
-  if (!model) throw new Error(`no ${maker} chat model with tools in the catalog`);
-  return model.id;
+  const outputPrice = (m: any) => Math.min(...(m.providers ?? []).map((p: any) => p.pricing?.output ?? Infinity));
+  const candidates = (r.body.data as any[])
+    .filter(
+      (m) =>
+        m.maker === maker &&
+        m.modality === "text" &&
+        m.kind === "leaf" &&
+        m.available === true &&
+        m.capabilities?.tools === true &&
+        !m.retired_at,
+    )
+    .sort((a, b) => outputPrice(a) - outputPrice(b) || String(a.id).localeCompare(String(b.id)));
+  if (candidates.length === 0) throw new Error(`no ${maker} chat model with tools in the catalog`);
+  return candidates[0].id;
 }
 
 export interface Books {

@@ -1,7 +1,8 @@
 /**
  * Harmless, sensible argument values for the tools real agents run (Codex's shell, Claude
  * Code's Bash/Read/Glob/Grep, an SDK's file or search tool): the agent executes what the
- * simulator asks, so a command only echoes and a path only names what the user named.
+ * simulator asks, so a command only echoes (unless the prompt spells one out in backquotes:
+ * the user's own choice) and a path only names what the user named.
  * Matched by property name; undefined leaves the property to the plain schema sample.
  */
 import { ownText } from "./agent-turn.ts";

@@ -179,6 +179,14 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     );
   }
 
+  // Deprecation and retirement (docs/catalog.md, "Model lifecycle"): the day, and which offerings the simulator answers.
+  const lifecycle: LifecyclePort = {
+    today: () => cfg.CATALOG_TODAY ?? utcDay(new Date()),
+    simulated: (o) => {
+      const p = catalog.current().providersById[o.providerId];
+      return p !== undefined && upstreams.simulates(p);
+    },
+  };
   // Workers need a URL of their own; a database handed in (tests) is polled inline.
   const video = startVideo(cfg, {
     db,
@@ -188,6 +196,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     snapshot,
     endpoint: (p) => upstreams.endpoint(p),
     available: (p) => upstreams.available(p),
+    lifecycle,
     observe: metrics.video,
     health: health.tracker ?? undefined,
   });
@@ -249,14 +258,6 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     benchmarks: () => benchmarks.table,
     latency: new LatencyTracker(),
   });
-  // Deprecation and retirement (docs/catalog.md, "Model lifecycle"): the day, and which offerings the simulator answers.
-  const lifecycle: LifecyclePort = {
-    today: () => cfg.CATALOG_TODAY ?? utcDay(new Date()),
-    simulated: (o) => {
-      const p = catalog.current().providersById[o.providerId];
-      return p !== undefined && upstreams.simulates(p);
-    },
-  };
   const embeddings = new EmbeddingService({
     catalog: () => catalog.current(),
     ledger,

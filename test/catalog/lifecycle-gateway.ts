@@ -2,7 +2,8 @@
  * A gateway on a catalog with lifecycle dates and aliases, on a pinned day (CATALOG_TODAY
  * 2026-12-01), for the lifecycle tests of every dialect. OpenAI is reached through a recording
  * proxy with a base URL of its own, so its offerings are real upstreams (not simulated): its
- * retired models are refused. The other providers are served by the simulator: a retired model
+ * retired models are refused; so is Kling (a base URL of its own that nothing listens on: a
+ * refusal never reaches it). The other providers are served by the simulator: a retired model
  * of theirs keeps answering (the demo exception), with the deprecation headers.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -30,7 +31,9 @@ export const LIFECYCLE: Record<string, object> = {
     retires_at: "2026-11-15",
     successor: "text-embedding-3-small",
   },
+  "kling-v2-6": { deprecated_at: "2026-09-01", retires_at: "2026-10-01", successor: "kling-v3" },
   // Retired, but served by the simulator: answers with the warning.
+  "seedance-1-0-pro": { deprecated_at: "2026-09-01", retires_at: "2026-11-01", successor: "seedance-2-0" },
   "claude-sonnet-4-5": {
     deprecated_at: "2026-09-29",
     retires_at: "2026-11-30",
@@ -74,7 +77,13 @@ export function lifecycleGateway(env: Record<string, string> = {}): LifecycleGat
     writeFileSync(join(dir, "catalog.sha256"), formatHashFile(text));
     proxy = new RecordingProxy();
     g = await startTestGateway({
-      env: { CATALOG_PATH: path, CATALOG_TODAY: TODAY, OPENAI_BASE_URL: proxy.url, ...env },
+      env: {
+        CATALOG_PATH: path,
+        CATALOG_TODAY: TODAY,
+        OPENAI_BASE_URL: proxy.url,
+        KLING_BASE_URL: "http://127.0.0.1:9",
+        ...env,
+      },
     });
     proxy.aim(g.gw.sim!.baseUrl("openai"));
   }, 60_000);

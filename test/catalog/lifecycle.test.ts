@@ -256,6 +256,30 @@ describe("a retired model the simulator serves keeps answering (the demo excepti
   });
 });
 
+describe("video models follow the same rule", () => {
+  test("a retired video model is refused before any hold; one the simulator serves is accepted", async () => {
+    const g = life.g();
+    const { user, key } = await tenant(g, 1000);
+    const refused = await post(g, "/v1/video/generations", key, {
+      model: "kling-v2-6",
+      duration_seconds: 5,
+      prompt: "x",
+    });
+    const out: any = await refused.json();
+    expect([refused.status, out.detail.error, out.detail.suggestions]).toEqual([400, "model_retired", ["kling-v3"]]);
+    let b = await booksOf(g, user.id);
+    expect([b.holds, b.charges, b.held]).toEqual([[], [], 0n]);
+    const served = await post(g, "/v1/video/generations", key, {
+      model: "seedance-1-0-pro",
+      duration_seconds: 5,
+      prompt: "x",
+    });
+    expect(served.status).toBe(202);
+    b = await booksOf(g, user.id);
+    expect(b.holds).toHaveLength(1);
+  });
+});
+
 describe("aliases call their catalog model on every dialect", () => {
   test("dated snapshots, -latest, vendor forms and pins; the answer names the catalog id", async () => {
     const g = life.g();

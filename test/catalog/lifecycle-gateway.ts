@@ -85,7 +85,7 @@ export function lifecycleGateway(env: Record<string, string> = {}): LifecycleGat
         ...env,
       },
     });
-    proxy.aim(g.gw.sim!.baseUrl("openai"));
+    if (g.gw.sim) proxy.aim(g.gw.sim.baseUrl("openai"));
   }, 60_000);
   afterAll(async () => {
     await g?.stop();

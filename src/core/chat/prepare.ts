@@ -45,6 +45,8 @@ export async function prepareCall(d: ChatDeps, bill: CallBill, caller: ChatCalle
   let cacheModel = o.model;
   if (o.reasoningMode === "pro" && resolution.kind !== "policy")
     ({ resolution, request, cacheModel = o.model } = applyProMode(snapshot, p, resolution, request));
+  // A pro variant is a model of its own, with its own lifecycle.
+  resolution = withoutRetired(resolution, lifecycle);
 
   // The hold is an upper bound of the charge: everything the request sends, per provider.
   const prompt = measurePrompt(request, o.web);

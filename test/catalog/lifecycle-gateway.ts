@@ -70,7 +70,10 @@ export function lifecycleGateway(env: Record<string, string> = {}): LifecycleGat
   const dir = mkdtempSync(join(tmpdir(), "catalog-life-"));
   beforeAll(async () => {
     const text = mutated((d) => {
+      // Only this file's lifecycle and aliases, whatever the shipped catalog says today.
+      for (const m of d.models) for (const f of ["deprecated_at", "retires_at", "successor", "aliases"]) delete m[f];
       for (const [id, fields] of Object.entries(LIFECYCLE)) Object.assign(model(d, id), fields);
+      model(d, "perfect").candidates = ["claude-sonnet-4-5", "gemini-2.5-pro", "gpt-4o"];
     });
     const path = join(dir, "catalog.json");
     writeFileSync(path, text);

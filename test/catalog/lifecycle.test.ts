@@ -95,6 +95,25 @@ describe("a deprecated model answers with the warning headers", () => {
     expect(((await res.json()) as any).model).toBe("gemini-embedding-001");
   });
 
+  test("a cached answer of a deprecated model carries them too", async () => {
+    const g = life.g();
+    const user = await g.newUser({ creditKrw: 100 });
+    const key = await g.newKey(user, { response_cache_mode: "exact" });
+    const body = { model: "gemini-2.5-flash", messages: ask("cache this deprecated answer") };
+    const first = await post(g, "/v1/chat/completions", key.key, body);
+    expect(((await first.json()) as any).cached).toBe(false);
+    const stored = async () =>
+      (
+        await g.gw.deps.db.query<{ n: string }>("select count(*)::text as n from response_cache where key_id = $1", [
+          key.id,
+        ])
+      )[0]!.n !== "0";
+    for (let i = 0; i < 100 && !(await stored()); i++) await Bun.sleep(20);
+    const second = await post(g, "/v1/chat/completions", key.key, body);
+    expect(((await second.json()) as any).cached).toBe(true);
+    expectDeprecated(second, "gemini-2.5-flash", "2026-11-01", "2027-03-01", "gemini-2.5-pro");
+  });
+
   test("an active model, or one deprecated only from a later day, has none of them", async () => {
     const g = life.g();
     const { key } = await tenant(g);

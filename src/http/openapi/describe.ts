@@ -108,7 +108,7 @@ export const ERROR_RESPONSES = {
     name: "BadRequest",
     shapes: ["detail", "envelope"],
     description:
-      "Invalid request: `invalid_request` (compatible envelope) or a structured code such as `model_not_found`",
+      "Invalid request: `invalid_request` (compatible envelope) or a structured code such as `model_not_found` or `model_retired`",
   },
   401: { name: "Unauthorized", shapes: ["detail"], description: "Missing or invalid credential (`unauthorized`)" },
   402: {

@@ -174,24 +174,29 @@ describe("GET /v1/models", () => {
   });
 
   test("every entry carries its lifecycle, by the route's day", async () => {
-    const text = mutated((d) =>
+    const text = mutated((d) => {
       Object.assign(model(d, "gpt-4o"), {
         deprecated_at: "2026-06-01",
         retires_at: "2026-11-30",
         successor: "gpt-4o-mini",
         aliases: ["gpt-4o-2024-08-06"],
-      }),
-    );
+      });
+      d.models.push({ ...model(d, "perfect"), id: "solo", vendor_id: "pleum/solo", candidates: ["gpt-4o"] });
+    });
     const snap = snapshotOf(text);
     const on = (day: string) =>
       new Elysia().use(modelsRoutes(() => snap, undefined, null, { today: () => day, simulated: () => false }));
     const view = async (day: string) =>
       (await (await on(day).handle(new Request("http://localhost/v1/models/gpt-4o-2024-08-06"))).json()) as ModelView;
+    const parent = async (day: string) =>
+      ((await (await on(day).handle(new Request("http://localhost/v1/models/solo"))).json()) as ModelView).available;
     for (const [day, stage, available] of [
       ["2026-05-31", "active", true],
       ["2026-06-01", "deprecated", true],
       ["2026-11-30", "retired", false],
     ] as const) {
+      // A routing parent whose only candidate is retired cannot be answered either.
+      expect([day, await parent(day)]).toEqual([day, available]);
       const v = await view(day);
       expect([v.id, v.lifecycle, v.available, v.deprecated_at, v.retires_at, v.successor, v.aliases]).toEqual([
         "gpt-4o",

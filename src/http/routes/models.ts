@@ -150,11 +150,15 @@ function providerAvailable(snapshot: CatalogSnapshot, providerId: string, availa
   return !!p && available(p);
 }
 
-/** A leaf with an available provider, or a routing parent with such a candidate. */
+/**
+ * A leaf with an available provider (a retired one: an available provider the simulator serves,
+ * catalog/lifecycle.ts), or a routing parent with such a candidate.
+ */
 function modelAvailable(
   snapshot: CatalogSnapshot,
   model: CatalogModel,
   available: ProviderAvailability,
+  lifecycle: LifecyclePort,
   depth = 0,
 ): boolean {
   if (model.kind === "parent") {
@@ -162,11 +166,14 @@ function modelAvailable(
       depth < 4 &&
       model.candidates.some((id) => {
         const leaf = getModel(snapshot, id);
-        return !!leaf && modelAvailable(snapshot, leaf, available, depth + 1);
+        return !!leaf && modelAvailable(snapshot, leaf, available, lifecycle, depth + 1);
       })
     );
   }
-  return getOfferings(snapshot, model.id).some((o) => providerAvailable(snapshot, o.providerId, available));
+  const retired = lifecycleStage(model, lifecycle.today()) === "retired";
+  return getOfferings(snapshot, model.id).some(
+    (o) => (!retired || lifecycle.simulated(o)) && providerAvailable(snapshot, o.providerId, available),
+  );
 }
 
 /** One model as `GET /v1/models` shows it. */
@@ -192,11 +199,7 @@ export function toModelView(
     family: model.family,
     capabilities: model.capabilities,
     reasoning_pro: model.reasoningPro !== null,
-    // A retired model answers only where the simulator serves it (catalog/lifecycle.ts).
-    available:
-      stage === "retired"
-        ? offerings.some((o) => lifecycle.simulated(o) && providerAvailable(snapshot, o.providerId, available))
-        : modelAvailable(snapshot, model, available),
+    available: modelAvailable(snapshot, model, available, lifecycle),
     lifecycle: stage,
     deprecated_at: model.deprecatedAt,
     retires_at: model.retiresAt,

@@ -39,6 +39,7 @@ import { piiMasking } from "./core/chat/pii-mask";
 import { ResponseCacheRepo } from "./db/repos/response-cache";
 import { getOfferings, getProvider, type CatalogSnapshot } from "./core/catalog/types";
 import { startSimulator, type Simulator } from "./sim";
+import { utcDay, type LifecyclePort } from "./core/catalog/lifecycle";
 import { needsSimulator, SEARCH_PROVIDER, upstreamDirectory, type UpstreamDirectory } from "./upstreams";
 import { upstreamHealth } from "./upstream-health";
 import { chatRoutes } from "./http/routes/chat";
@@ -178,6 +179,14 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     );
   }
 
+  // Deprecation and retirement (docs/catalog.md, "Model lifecycle"): the day, and which offerings the simulator answers.
+  const lifecycle: LifecyclePort = {
+    today: () => cfg.CATALOG_TODAY ?? utcDay(new Date()),
+    simulated: (o) => {
+      const p = catalog.current().providersById[o.providerId];
+      return p !== undefined && upstreams.simulates(p);
+    },
+  };
   // Workers need a URL of their own; a database handed in (tests) is polled inline.
   const video = startVideo(cfg, {
     db,
@@ -187,6 +196,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     snapshot,
     endpoint: (p) => upstreams.endpoint(p),
     available: (p) => upstreams.available(p),
+    lifecycle,
     observe: metrics.video,
     health: health.tracker ?? undefined,
   });
@@ -256,6 +266,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     embedderFor: (p: Protocol) => embeddingProviderFor(p),
     upstreamFor: (provider, principal) => upstreams.endpoint(provider, principal),
     available: (provider) => upstreams.available(provider),
+    lifecycle,
     fxMilli: fxToMilli(cfg.FX_USD_KRW),
     holdTtlSeconds: cfg.HOLD_TTL_SECONDS,
     retryBaseMs: cfg.RETRY_BASE_MS,
@@ -270,6 +281,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     providerFor: (p: Protocol) => chatProviderFor(p),
     upstreamFor: (provider, principal) => upstreams.endpoint(provider, principal),
     available: (provider) => upstreams.available(provider),
+    lifecycle,
     fxMilli: fxToMilli(cfg.FX_USD_KRW),
     holdTtlSeconds: cfg.HOLD_TTL_SECONDS,
     keeper,
@@ -378,6 +390,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
         () => catalog.current(),
         (p) => upstreams.available(p),
         health.tracker,
+        lifecycle,
       ),
     ),
     chatRoutes(deps, { chat, keepaliveMs: cfg.SSE_KEEPALIVE_MS }),

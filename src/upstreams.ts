@@ -32,6 +32,8 @@ export interface UpstreamDirectory {
   available(provider: ProviderRef): boolean;
   /** Providers served by the simulator. */
   simulated(): string[];
+  /** Whether the simulator answers this provider's ordinary calls (no credential, simulator on). */
+  simulates(provider: ProviderRef): boolean;
 }
 
 const prefixOf = (envName: string) => envName.replace(/_(API_KEY|BASE_URL)$/, "");
@@ -104,5 +106,6 @@ export function upstreamDirectory(
     },
     available: (p) => get(p).available,
     simulated: () => [...seen.entries()].filter(([, e]) => e.simulated).map(([id]) => id),
+    simulates: (p) => get(p).simulated,
   };
 }

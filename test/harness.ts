@@ -194,6 +194,9 @@ export async function startTestGateway(opts: { db?: DbKind; env?: Record<string,
     SIMULATOR: "on",
     LOG_LEVEL: "silent",
     RETRY_BASE_MS: "5",
+    // A fixed catalog day, before the shipped catalog's deprecations: a provider's deprecation or
+    // retirement day passing never changes what the suites see. Lifecycle tests pin their own.
+    CATALOG_TODAY: "2026-01-01",
     ...UNLIMITED_ENV,
     ...opts.env,
   });

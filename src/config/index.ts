@@ -99,6 +99,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       `UPSTREAM_MAX_CONCURRENT: ${budget} is more than 3/4 of Bun's fetch limit (BUN_CONFIG_MAX_HTTP_REQUESTS=${bunMax}); raise BUN_CONFIG_MAX_HTTP_REQUESTS to at least ${Math.ceil((budget * 4) / 3)}`,
     );
   }
+  const today = withDefaults.CATALOG_TODAY;
+  const todayAt = typeof today === "string" ? Date.parse(`${today}T00:00:00Z`) : 0;
+  const realDay = Number.isFinite(todayAt) && new Date(todayAt).toISOString().slice(0, 10) === today;
+  if (typeof today === "string" && !realDay && !problems.some((p) => p.startsWith("CATALOG_TODAY:")))
+    problems.push(`CATALOG_TODAY: "${today}" is not a calendar date`);
   const { HEDGE_MIN_DELAY_MS: hedgeMin, HEDGE_MAX_DELAY_MS: hedgeMax } = withDefaults;
   if (typeof hedgeMin === "number" && typeof hedgeMax === "number" && hedgeMin > hedgeMax) {
     problems.push(`HEDGE_MIN_DELAY_MS: ${hedgeMin} is more than HEDGE_MAX_DELAY_MS (${hedgeMax})`);

@@ -236,6 +236,13 @@ export const EnvSchema = T.Object({
     }),
   ),
   CATALOG_PATH: T.Optional(T.String({ minLength: 1, description: "Alternative catalog file" })),
+  CATALOG_TODAY: T.Optional(
+    T.String({
+      pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+      description:
+        "The day (YYYY-MM-DD) the catalog's deprecation and retirement dates are compared with (default: today in UTC; for tests and demos)",
+    }),
+  ),
   SIMULATOR: T.Optional(
     Bool(
       "on: the built-in simulator stands in for every provider without a credential (staging, load tests; a warning at every start). Default: on in demo mode, off otherwise (an unconfigured provider is then unavailable)",

@@ -9,6 +9,7 @@ import type { ErrorCode } from "./errors";
 export const ERROR_MESSAGES_EN: { readonly [K in ErrorCode]?: string } = {
   invalid_request: "The request is invalid.",
   model_not_found: "The model is not supported.",
+  model_retired: "The model is retired. Use its successor.",
   model_not_allowed: "This key cannot call this model.",
   unsupported_parameter: "This model does not support this combination of parameters.",
   byok_not_supported: "A BYOK key cannot serve this request.",

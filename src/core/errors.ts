@@ -22,6 +22,8 @@ export const ERROR_CODES = {
   // 400
   invalid_request: { status: 400, shape: "envelope", message: "잘못된 요청입니다." },
   model_not_found: { status: 400, shape: "detail", message: "지원하지 않는 모델입니다." },
+  /** A model past its catalog retirement date (docs/catalog.md, "Model lifecycle"): the message names its successor. */
+  model_retired: { status: 400, shape: "detail", message: "지원이 종료된 모델입니다. 후속 모델을 사용하세요." },
   model_not_allowed: { status: 400, shape: "detail", message: "이 키로 호출할 수 없는 모델입니다." },
   unsupported_parameter: { status: 400, shape: "detail", message: "이 모델이 지원하지 않는 파라미터 조합입니다." },
   byok_not_supported: { status: 400, shape: "detail", message: "BYOK 키로는 이 요청을 처리할 수 없습니다." },

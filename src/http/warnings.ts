@@ -3,8 +3,15 @@
  * streamed answers alike (the dialects' bodies are validated strictly by their SDKs, so they
  * stay as they are): `x-gateway-warnings: unsupported-setting=logit_bias; provider=anthropic`,
  * one entry per setting, comma-separated. Each is counted in `gateway_dropped_params_total`.
+ *
+ * A deprecated model's answer (catalog/lifecycle.ts) adds its own entry first,
+ * `deprecated-model=claude-sonnet-4-5; retires=2026-11-30; successor=claude-haiku-4-5`, and the
+ * standard headers a client library may already read: `Deprecation` (RFC 9745, the day as
+ * `@<unix seconds>`), `Sunset` (RFC 8594, the retirement day as an HTTP date) and a `Link` to
+ * the successor (`rel="successor-version"`).
  */
 import type { CallWarning } from "../core/upstream/warnings";
+import type { ModelNotice } from "../core/catalog/lifecycle";
 import type { GatewayMetrics } from "./metrics";
 
 export const WARNINGS_HEADER = "x-gateway-warnings";
@@ -30,13 +37,40 @@ const KNOWN = new Set([
 /** A passthrough key is the client's own text: only a plain name goes into a header. */
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
-/** The header for `warnings` (none without any), counting each warning once. */
-export function warningHeaders(metrics: GatewayMetrics, warnings: readonly CallWarning[]): Record<string, string> {
-  if (!warnings.length) return {};
+/**
+ * The headers for `warnings` and a deprecation `notice` (none without either), counting each
+ * setting warning once.
+ */
+export function warningHeaders(
+  metrics: GatewayMetrics,
+  warnings: readonly CallWarning[],
+  notice: ModelNotice | null = null,
+): Record<string, string> {
+  if (!warnings.length && !notice) return {};
   for (const w of warnings)
     metrics.droppedParams.inc({ provider: w.provider, param: KNOWN.has(w.setting) ? w.setting : "other" });
   const entries = warnings.map(
     (w) => `${w.type}=${NAME.test(w.setting) ? w.setting : "other"}; provider=${w.provider}`,
   );
-  return { [WARNINGS_HEADER]: entries.join(", ") };
+  if (!notice) return { [WARNINGS_HEADER]: entries.join(", ") };
+  return { [WARNINGS_HEADER]: [noticeEntry(notice), ...entries].join(", "), ...deprecationHeaders(notice) };
+}
+
+function noticeEntry(n: ModelNotice): string {
+  return [
+    `deprecated-model=${n.model}`,
+    ...(n.retiresAt ? [`retires=${n.retiresAt}`] : []),
+    ...(n.successor ? [`successor=${n.successor}`] : []),
+  ].join("; ");
+}
+
+const dayStart = (day: string) => new Date(`${day}T00:00:00Z`);
+
+/** `Deprecation`, `Sunset` and the successor `Link` of a deprecated model's answer. */
+export function deprecationHeaders(n: ModelNotice): Record<string, string> {
+  return {
+    deprecation: `@${dayStart(n.deprecatedAt).getTime() / 1000}`,
+    ...(n.retiresAt && { sunset: dayStart(n.retiresAt).toUTCString() }),
+    ...(n.successor && { link: `</v1/models/${n.successor}>; rel="successor-version"` }),
+  };
 }

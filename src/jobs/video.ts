@@ -2,6 +2,7 @@
  * Video jobs, composed: the request-path service, the object storage and the poller pool.
  * The gateway calls `startVideo` once and `stop()` on shutdown (before closing the database).
  */
+import type { LifecyclePort } from "../core/catalog/lifecycle";
 import type { HealthGate } from "../core/health/tracker";
 import type { Config } from "../config";
 import type { CatalogProvider, CatalogSnapshot } from "../core/catalog/types";
@@ -37,6 +38,8 @@ export interface VideoModuleDeps {
   endpoint: (provider: CatalogProvider) => VideoEndpoint;
   /** Whether this deployment may call a provider (src/upstreams.ts). */
   available?: (provider: CatalogProvider) => boolean;
+  /** Retired video models are refused at submit (catalog/lifecycle.ts). */
+  lifecycle?: LifecyclePort;
   /** Counts upstream exchanges, charges and job states (metrics). */
   observe?: VideoObserver;
   /** Circuit breaking of submits (src/core/health); unset: off. */
@@ -78,6 +81,7 @@ export function startVideo(cfg: Config, d: VideoModuleDeps): VideoModule {
     providerFor: videoProviderFor,
     endpointFor: (provider) => endpoints[provider.id] ?? d.endpoint(provider),
     available: d.available,
+    lifecycle: d.lifecycle,
     submitTimeoutMs: cfg.UPSTREAM_FIRST_BYTE_TIMEOUT_MS,
     firstPollDelayMs: cfg.VIDEO_POLL_INITIAL_MS,
     // Private, loopback and link-local hosts are refused unless the operator allows them;

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
 import { modelsRoutes, type ModelList, type ModelView } from "../../src/http/routes/models";
 import { GatewayError } from "../../src/core/errors";
-import { snapshotOf } from "./helpers";
+import { model, mutated, offering, snapshotOf } from "./helpers";
 
 const snapshot = snapshotOf();
 const app = new Elysia().use(modelsRoutes(() => snapshot));
@@ -37,18 +37,15 @@ describe("GET /v1/models", () => {
         context_length: 128000,
         max_output: 16384,
         trains_on_data: false,
-        pricing: { input: 0.15, output: 0.6, cached_input: 0.075, cache_write: null },
+        // A web-search price, where the catalog has one, is checked in "long-context tiers and web search" below.
+        pricing: expect.objectContaining({ input: 0.15, output: 0.6, cached_input: 0.075, cache_write: null }),
         service_tiers: { priority: { input: 0.25, output: 1, cached_input: 0.125, cache_write: null } },
       },
     ]);
     const sonnet = body.data.find((m) => m.id === "claude-sonnet-4-5")!;
-    expect(sonnet.providers[0]!.pricing).toEqual({
-      input: 3,
-      output: 15,
-      cached_input: 0.3,
-      cache_write: 3.75,
-      cache_write_1h: 6,
-    });
+    expect(sonnet.providers[0]!.pricing).toEqual(
+      expect.objectContaining({ input: 3, output: 15, cached_input: 0.3, cache_write: 3.75, cache_write_1h: 6 }),
+    );
   });
 
   test("lists every callable model: leaves of each modality and routing parents, no retired ids", async () => {
@@ -155,5 +152,62 @@ describe("GET /v1/models", () => {
     const a = await (await get("/v1/models")).text();
     const b = await (await get("/v1/models")).text();
     expect(a).toBe(b);
+  });
+
+  test("long-context tiers and the web search price are shown in USD", async () => {
+    const text = mutated((d) => {
+      const p = offering(d, "claude-sonnet-4-5").pricing;
+      for (const key of Object.keys(p))
+        if (!["input", "output", "cached_input", "cache_write"].includes(key)) delete p[key];
+      p.tiers = [{ above_input_tokens: 200000, input: 6, output: 22.5, cached_input: 0.6, cache_write: 7.5 }];
+      p.web_search_per_1k = 10;
+    });
+    const own = new Elysia().use(modelsRoutes(() => snapshotOf(text)));
+    const body = (await (await own.handle(new Request("http://localhost/v1/models"))).json()) as ModelList;
+    expect(body.data.find((m) => m.id === "claude-sonnet-4-5")!.providers[0]!.pricing).toEqual({
+      input: 3,
+      output: 15,
+      cached_input: 0.3,
+      cache_write: 3.75,
+      tiers: [{ above_input_tokens: 200000, input: 6, output: 22.5, cached_input: 0.6, cache_write: 7.5 }],
+      web_search_per_1k: 10,
+    });
+  });
+
+  test("every entry carries its lifecycle, by the route's day", async () => {
+    const text = mutated((d) => {
+      Object.assign(model(d, "gpt-4o"), {
+        deprecated_at: "2026-06-01",
+        retires_at: "2026-11-30",
+        successor: "gpt-4o-mini",
+        aliases: ["gpt-4o-2024-08-06"],
+      });
+      d.models.push({ ...model(d, "perfect"), id: "solo", vendor_id: "pleum/solo", candidates: ["gpt-4o"] });
+    });
+    const snap = snapshotOf(text);
+    const on = (day: string) =>
+      new Elysia().use(modelsRoutes(() => snap, undefined, null, { today: () => day, simulated: () => false }));
+    const view = async (day: string) =>
+      (await (await on(day).handle(new Request("http://localhost/v1/models/gpt-4o-2024-08-06"))).json()) as ModelView;
+    const parent = async (day: string) =>
+      ((await (await on(day).handle(new Request("http://localhost/v1/models/solo"))).json()) as ModelView).available;
+    for (const [day, stage, available] of [
+      ["2026-05-31", "active", true],
+      ["2026-06-01", "deprecated", true],
+      ["2026-11-30", "retired", false],
+    ] as const) {
+      // A routing parent whose only candidate is retired cannot be answered either.
+      expect([day, await parent(day)]).toEqual([day, available]);
+      const v = await view(day);
+      expect([v.id, v.lifecycle, v.available, v.deprecated_at, v.retires_at, v.successor, v.aliases]).toEqual([
+        "gpt-4o",
+        stage,
+        available,
+        "2026-06-01",
+        "2026-11-30",
+        "gpt-4o-mini",
+        ["gpt-4o-2024-08-06"],
+      ]);
+    }
   });
 });

@@ -10,14 +10,17 @@ import type { RawTail } from "./relay";
 import type { FinishReason, StreamEvent, ToolCall, Usage } from "./types";
 import type { UrlCitation } from "./web-search";
 import type { CallWarning } from "../upstream/warnings";
+import type { ModelNotice } from "../catalog/lifecycle";
 
 /**
  * One call's answer; `decision` is the `X-Policy-Decision` header value of a routing-policy call,
- * `warnings` the settings the answering provider could not take.
+ * `warnings` the settings the answering provider could not take, `lifecycle` the answering
+ * model's deprecation (null when it is active).
  */
 export type ChatRun = ({ kind: "json"; outcome: ChatOutcome } | { kind: "stream"; stream: CallStream }) & {
   decision: string | null;
   warnings: CallWarning[];
+  lifecycle?: ModelNotice | null;
 };
 
 export type ToolCallEvent = Extract<StreamEvent, { type: "tool_call" }>;

@@ -1,5 +1,6 @@
 /** What the chat service needs from the outside, injected by the composition root. */
 import type { CatalogProvider, CatalogSnapshot } from "../catalog/types";
+import type { LifecyclePort } from "../catalog/lifecycle";
 import type { Ledger } from "../billing/ledger";
 import type { Settlements } from "../billing/settlements";
 import type { HoldKeeper } from "../billing/hold-keeper";
@@ -82,6 +83,8 @@ export interface ChatDeps {
   upstreamFor(provider: CatalogProvider, principal: KeyPrincipal): UpstreamEndpoint;
   /** Whether this deployment may call a provider (src/upstreams.ts); unset: every provider. */
   available?(provider: CatalogProvider): boolean;
+  /** The day and the simulated offerings, for deprecation and retirement (catalog/lifecycle.ts); unset: the system clock, nothing simulated. */
+  lifecycle?: LifecyclePort;
   fxMilli: bigint;
   holdTtlSeconds: number;
   retryBaseMs: number;

@@ -7,6 +7,8 @@
 import { GatewayError, text } from "../errors";
 import type { KeyPrincipal } from "../auth/principal";
 import { resolveModel, requireModality } from "../catalog/resolve";
+import { withoutRetired } from "../catalog/lifecycle";
+import { lifecycleFor } from "./lifecycle";
 import type { HoldRequest, UsageEvent } from "../billing/ledger";
 import { wantsHedge } from "./hedge";
 import { applyProMode, checkAllowed } from "./access";
@@ -33,14 +35,18 @@ export async function prepareCall(d: ChatDeps, bill: CallBill, caller: ChatCalle
   const p = caller.principal;
   caller.trace?.requested(o.model);
   let request = o.request;
+  const lifecycle = lifecycleFor(d, p);
   let resolution = resolveModel(snapshot, o.model);
   requireModality(snapshot, resolution, "text");
+  resolution = withoutRetired(resolution, lifecycle);
   checkAllowed(snapshot, p, resolution);
 
   // The cache keys an answer by the model it came from: a pro variant is its own model.
   let cacheModel = o.model;
   if (o.reasoningMode === "pro" && resolution.kind !== "policy")
     ({ resolution, request, cacheModel = o.model } = applyProMode(snapshot, p, resolution, request));
+  // A pro variant is a model of its own, with its own lifecycle.
+  resolution = withoutRetired(resolution, lifecycle);
 
   // Personal data is masked in what leaves: the messages and the client's own Anthropic body
   // alike (one mapping), so a native call still goes as the client's body. Nothing found: the
@@ -73,6 +79,7 @@ export async function prepareCall(d: ChatDeps, bill: CallBill, caller: ChatCalle
       route,
       snapshot,
       candidateOptions: candidateOptions(d, p, request, mergePrefs(route.prefs, o.prefs)),
+      lifecycle,
       inputTokens: inputFor,
       maxTokens: request.max_tokens,
       fxMilli: d.fxMilli,
@@ -202,8 +209,9 @@ export async function countInput(
   signal?: AbortSignal,
 ): Promise<{ tokens: number; source: string }> {
   const snapshot = d.catalog();
-  const resolution = resolveModel(snapshot, model);
+  let resolution = resolveModel(snapshot, model);
   requireModality(snapshot, resolution, "text");
+  resolution = withoutRetired(resolution, lifecycleFor(d, p));
   checkAllowed(snapshot, p, resolution);
   const prompt = measurePrompt(request);
   const estimate = { tokens: holdInputTokens(prompt, "anthropic", ""), source: "estimate" };

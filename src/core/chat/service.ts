@@ -33,6 +33,7 @@ import { continuing, type TypedStream } from "./continuation";
 import { CallBill } from "./call-bill";
 import { countInput as countInputTokens, prepareCall } from "./prepare";
 import { noteWarnings } from "./warnings";
+import { answerNotice } from "./lifecycle";
 
 export type { ChatCaller, ChatOptions, ChatOutcome, Cost } from "./plan";
 export type { ChatRun } from "./call-stream";
@@ -55,14 +56,23 @@ export class ChatService {
    */
   async run(caller: ChatCaller, o: ChatOptions): Promise<ChatRun> {
     const prepared = await prepareCall(this.d, this.bill, caller, o);
-    if (prepared.kind === "cached")
+    const notice = (model: string) => answerNotice(this.d, this.d.catalog(), model);
+    if (prepared.kind === "cached") {
+      const lifecycle = notice(prepared.outcome.model);
       return o.stream
-        ? { kind: "stream", stream: cachedStream(prepared.outcome), decision: null, warnings: [] }
-        : { kind: "json", outcome: prepared.outcome, decision: null, warnings: [] };
+        ? { kind: "stream", stream: cachedStream(prepared.outcome), decision: null, warnings: [], lifecycle }
+        : { kind: "json", outcome: prepared.outcome, decision: null, warnings: [], lifecycle };
+    }
     const plan = prepared.plan;
     if (!o.stream) {
       const outcome = await this.complete(plan);
-      return { kind: "json", outcome, decision: this.decisionOf(plan), warnings: callWarnings(plan, outcome.provider) };
+      return {
+        kind: "json",
+        outcome,
+        decision: this.decisionOf(plan),
+        warnings: callWarnings(plan, outcome.provider),
+        lifecycle: notice(outcome.model),
+      };
     }
     const opened = await this.openStream(plan, o.relay ?? null);
     const warnings = callWarnings(plan, opened.candidate.provider.id);
@@ -71,6 +81,7 @@ export class ChatService {
       stream: new AnswerStream(plan, opened, this.d, this.bill),
       decision: this.decisionOf(plan),
       warnings,
+      lifecycle: notice(opened.candidate.model.id),
     };
   }
 

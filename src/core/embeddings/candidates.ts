@@ -8,6 +8,8 @@ import { GatewayError, text } from "../errors";
 import type { KeyPrincipal } from "../auth/principal";
 import { requireModality, resolveModel } from "../catalog/resolve";
 import type { CatalogSnapshot } from "../catalog/types";
+import { withoutRetired } from "../catalog/lifecycle";
+import { lifecycleFor } from "../chat/lifecycle";
 import { checkAllowed } from "../chat/access";
 import { buildCandidates, type Candidate } from "../chat/candidates";
 import type { Protocol } from "../chat/provider";
@@ -22,11 +24,12 @@ export function embeddingCandidates(
   snapshot: CatalogSnapshot,
   p: KeyPrincipal,
   call: EmbeddingCall,
-  d: Pick<EmbeddingDeps, "available" | "embedderFor">,
+  d: Pick<EmbeddingDeps, "available" | "embedderFor" | "lifecycle">,
 ): Candidate[] {
-  const resolution = resolveModel(snapshot, call.model);
-  if (resolution.kind === "policy") throw new GatewayError("model_not_found", POLICY_REFUSED);
-  requireModality(snapshot, resolution, "embedding");
+  const resolved = resolveModel(snapshot, call.model);
+  if (resolved.kind === "policy") throw new GatewayError("model_not_found", POLICY_REFUSED);
+  requireModality(snapshot, resolved, "embedding");
+  const resolution = withoutRetired(resolved, lifecycleFor(d, p));
   checkAllowed(snapshot, p, resolution);
   const max = resolution.model.dimensions;
   if (call.dimensions !== undefined && max !== null && call.dimensions > max) {

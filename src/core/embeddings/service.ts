@@ -16,6 +16,7 @@ import type { CallContext, Protocol } from "../chat/provider";
 import type { Usage } from "../chat/types";
 import type { AttemptRecord } from "../chat/trace";
 import { embeddingCandidates } from "./candidates";
+import { answerNotice } from "../chat/lifecycle";
 import { chargedTokensOf, holdTokensOf } from "./estimate";
 import type { EmbeddingCall, EmbeddingCaller, EmbeddingDeps, EmbeddingOutcome } from "./types";
 import { swallowed } from "../../lib/log";
@@ -132,6 +133,7 @@ export class EmbeddingService {
       promptTokens: usage.promptTokens,
       cost,
       warnings: warned.get(c.provider.id) ?? [],
+      lifecycle: answerNotice(this.d, snapshot, c.model.id),
     };
   }
 

@@ -7,6 +7,7 @@ import type { ChatCaller, Cost } from "../chat/plan";
 import type { UpstreamEndpoint } from "../chat/ports";
 import type { EmbeddingInput, EmbeddingProvider, Protocol } from "../chat/provider";
 import type { CallWarning } from "../upstream/warnings";
+import type { LifecyclePort, ModelNotice } from "../catalog/lifecycle";
 import type { UpstreamError } from "../upstream/error";
 
 export interface EmbeddingCall {
@@ -27,6 +28,8 @@ export interface EmbeddingOutcome {
   cost: Cost;
   /** The settings the answering provider's request left out (CallContext.warn). */
   warnings: CallWarning[];
+  /** The model's deprecation (catalog/lifecycle.ts); null when it is active. */
+  lifecycle: ModelNotice | null;
 }
 
 /** Embeddings calls are observed and identified like chat calls. */
@@ -41,6 +44,8 @@ export interface EmbeddingDeps {
   upstreamFor(provider: CatalogProvider, principal: ChatCaller["principal"]): UpstreamEndpoint;
   /** Whether this deployment may call a provider (src/upstreams.ts); unset: every provider. */
   available?(provider: CatalogProvider): boolean;
+  /** The day and the simulated offerings (catalog/lifecycle.ts); unset: the system clock, nothing simulated. */
+  lifecycle?: LifecyclePort;
   fxMilli: bigint;
   holdTtlSeconds: number;
   retryBaseMs: number;

@@ -7,6 +7,7 @@
  */
 import { GatewayError, text } from "../errors";
 import { resolveModel } from "../catalog/resolve";
+import { withoutRetired, type LifecyclePort } from "../catalog/lifecycle";
 import type { CatalogSnapshot } from "../catalog/types";
 import { holdAmountMicro } from "../billing/pricing";
 import { buildCandidates, type Candidate, type CandidateOptions } from "../chat/candidates";
@@ -59,6 +60,8 @@ export interface ExecutionInput {
   route: PolicyRoute;
   snapshot: CatalogSnapshot;
   candidateOptions: CandidateOptions;
+  /** Retired entries are skipped like any other entry that cannot be called (catalog/lifecycle.ts). */
+  lifecycle?: LifecyclePort;
   /** The prompt's tokens as the hold estimates them, per candidate (image parts count per provider). */
   inputTokens: number | ((c: Candidate) => number);
   maxTokens: number;
@@ -97,8 +100,9 @@ export function buildExecution(x: ExecutionInput): PolicyExecution {
   let firstError: unknown = null;
   const group = (model: string, retries: number | null): CandidateGroup | null => {
     try {
-      const r = resolveModel(x.snapshot, model);
+      let r = resolveModel(x.snapshot, model);
       if (r.kind === "policy") return null;
+      if (x.lifecycle) r = withoutRetired(r, x.lifecycle);
       return { model, candidates: buildCandidates(x.snapshot, r, x.candidateOptions), retries };
     } catch (e) {
       firstError ??= e; // the preferences or the key exclude this entry; the others may do

@@ -8,6 +8,7 @@
  * (media generation is never retried); if that fails the hold is released, the job is marked
  * failed and the client gets the upstream error (502/429) with no job id to poll.
  */
+import { SYSTEM_LIFECYCLE, withoutRetired, type LifecyclePort } from "../catalog/lifecycle";
 import type { KeyPrincipal } from "../auth/principal";
 
 /** Who asks for a job: the API key that submitted it, or its account (the dashboard). */
@@ -43,6 +44,8 @@ export interface VideoServiceDeps {
   endpointFor(provider: CatalogProvider): VideoEndpoint;
   /** Whether this deployment may call a provider (src/upstreams.ts); unset: every provider. */
   available?(provider: CatalogProvider): boolean;
+  /** The day and the simulated offerings: a retired video model is refused (catalog/lifecycle.ts). */
+  lifecycle?: LifecyclePort;
   /** Deadline of the upstream create-task call. */
   submitTimeoutMs: number;
   /** Delay before a new job's first poll. */
@@ -97,7 +100,8 @@ export class VideoService {
     const refs = checkGeneralRules(body);
 
     const snapshot = this.d.catalog();
-    const resolution = resolveModelFor(snapshot, body.model ?? DEFAULT_VIDEO_MODEL, "video");
+    const resolved = resolveModelFor(snapshot, body.model ?? DEFAULT_VIDEO_MODEL, "video");
+    const resolution = withoutRetired(resolved, this.d.lifecycle ?? SYSTEM_LIFECYCLE);
     if (resolution.kind !== "leaf")
       throw new GatewayError(
         "model_not_found",

@@ -60,6 +60,19 @@ export const HEADERS = {
       "Request settings the answering provider could not be sent, when any: `unsupported-setting=<parameter>; provider=<id>`, comma-separated",
     schema: { type: "string" },
   },
+  Deprecation: {
+    description:
+      "RFC 9745: the answering model is deprecated, since this day (`@<Unix seconds>`); the first `x-gateway-warnings` entry is then `deprecated-model=<id>; retires=<day>; successor=<id>`",
+    schema: { type: "string" },
+  },
+  Sunset: {
+    description: "RFC 8594: the day the answering model retires; from then on it is refused (400 `model_retired`)",
+    schema: { type: "string" },
+  },
+  Link: {
+    description: 'The deprecated model\'s successor: `</v1/models/<id>>; rel="successor-version"`',
+    schema: { type: "string" },
+  },
   "X-Token-Count-Source": {
     description: "Who counted the tokens: a provider id (its own count) or `estimate` (the gateway's)",
     schema: { type: "string" },
@@ -95,7 +108,7 @@ export const ERROR_RESPONSES = {
     name: "BadRequest",
     shapes: ["detail", "envelope"],
     description:
-      "Invalid request: `invalid_request` (compatible envelope) or a structured code such as `model_not_found`",
+      "Invalid request: `invalid_request` (compatible envelope) or a structured code such as `model_not_found` or `model_retired`",
   },
   401: { name: "Unauthorized", shapes: ["detail"], description: "Missing or invalid credential (`unauthorized`)" },
   402: {

@@ -156,6 +156,19 @@ const Pricing = T.Object(
     cached_input: Nullable(T.Number()),
     cache_write: Nullable(T.Number()),
     cache_write_1h: T.Optional(T.Number()),
+    tiers: T.Optional(
+      T.Array(
+        T.Object({
+          above_input_tokens: T.Integer(),
+          input: T.Number(),
+          output: T.Number(),
+          cached_input: Nullable(T.Number()),
+          cache_write: Nullable(T.Number()),
+        }),
+        { description: "Long-context prices, from a prompt of more than `above_input_tokens` tokens on" },
+      ),
+    ),
+    web_search_per_1k: T.Optional(T.Number({ description: "USD per 1,000 web searches" })),
   },
   { description: "USD per million tokens" },
 );
@@ -199,6 +212,14 @@ export const Model = named(
     dimensions: T.Optional(
       T.Integer({ description: "Embedding models: the vector size (the most `dimensions` may ask for)" }),
     ),
+    lifecycle: T.Union([T.Literal("active"), T.Literal("deprecated"), T.Literal("retired")], {
+      description:
+        "Today: `deprecated` answers with `Deprecation`/`Sunset` headers and an `x-gateway-warnings` entry; `retired` is refused with 400 `model_retired` (except where the simulator serves it)",
+    }),
+    deprecated_at: Nullable(T.String({ format: "date", description: "The day the provider deprecated the model" })),
+    retires_at: Nullable(T.String({ format: "date", description: "From this day on the model is refused" })),
+    successor: Nullable(T.String({ description: "The model to call instead" })),
+    aliases: T.Array(T.String(), { description: "Other ids that call this model (dated snapshots, `-latest`)" }),
   }),
 );
 export const ModelList = named("ModelList", T.Object({ object: T.Literal("list"), data: T.Array(Model) }));

@@ -33,9 +33,15 @@ export function streamHeaders(
   return { ...SSE_HEADERS, ...headers, "x-request-id": id, ...own };
 }
 
-/** A chat call's own headers: a routing policy's decision, and the settings its provider could not take. */
+/**
+ * A chat call's own headers: a routing policy's decision, the settings its provider could not
+ * take, and the answering model's deprecation.
+ */
 export function runHeaders(metrics: GatewayMetrics, run: ChatRun): Record<string, string> {
-  return { ...(run.decision && { "x-policy-decision": run.decision }), ...warningHeaders(metrics, run.warnings) };
+  return {
+    ...(run.decision && { "x-policy-decision": run.decision }),
+    ...warningHeaders(metrics, run.warnings, run.lifecycle ?? null),
+  };
 }
 
 export interface ChatRouteDeps {
@@ -88,6 +94,9 @@ export function chatRoutes(d: AppDeps, c: ChatRouteDeps) {
             "X-Cost-USD",
             "X-Policy-Decision",
             "X-Gateway-Warnings",
+            "Deprecation",
+            "Sunset",
+            "Link",
           ),
           ...errors(402, 409, 502),
         },

@@ -26,7 +26,7 @@ export function embeddingsRoutes(d: AppDeps, embeddings: EmbeddingService) {
       });
       set.headers["x-cost-krw"] = String(outcome.cost.krw);
       set.headers["x-cost-usd"] = String(outcome.cost.usd);
-      Object.assign(set.headers, warningHeaders(d.metrics, outcome.warnings));
+      Object.assign(set.headers, warningHeaders(d.metrics, outcome.warnings, outcome.lifecycle));
       return toEmbeddingList(outcome, b.encoding_format);
     },
     {
@@ -42,6 +42,9 @@ export function embeddingsRoutes(d: AppDeps, embeddings: EmbeddingService) {
             "X-Cost-KRW",
             "X-Cost-USD",
             "X-Gateway-Warnings",
+            "Deprecation",
+            "Sunset",
+            "Link",
           ),
           ...errors(402, 409, 502),
         },

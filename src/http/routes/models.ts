@@ -1,6 +1,8 @@
 /**
  * `GET /v1/models` (OpenAI list shape, extended with catalog data) and `GET /v1/models/{id}`.
- * The body is built once per snapshot and reused until a reload swaps the snapshot.
+ * The body is built once per snapshot (and day, and circuit version) and reused until one changes.
+ * Models past their retirement date stay listed with their dates and `lifecycle: "retired"`, so a
+ * client refused with `model_retired` can see why and what to call instead (docs/catalog.md).
  */
 import { Elysia } from "elysia";
 import { GatewayError, text } from "../../core/errors";
@@ -19,6 +21,12 @@ import {
   type TokenPricing,
 } from "../../core/catalog/types";
 import type { CircuitState } from "../../core/health/breaker";
+import {
+  lifecycleStage,
+  SYSTEM_LIFECYCLE,
+  type LifecycleStage,
+  type LifecyclePort,
+} from "../../core/catalog/lifecycle";
 
 /** USD per million tokens, as numbers (display values of the integer micro-dollar prices). */
 export interface ModelPricingView {
@@ -28,6 +36,16 @@ export interface ModelPricingView {
   cache_write: number | null;
   /** A one-hour-TTL cache write (`cache_control.ttl: "1h"`), where priced. */
   cache_write_1h?: number;
+  /** Long-context prices: from a prompt of more than `above_input_tokens` tokens on. */
+  tiers?: {
+    above_input_tokens: number;
+    input: number;
+    output: number;
+    cached_input: number | null;
+    cache_write: number | null;
+  }[];
+  /** USD per 1,000 web searches. */
+  web_search_per_1k?: number;
 }
 
 /** Whether this deployment may call a provider (src/upstreams.ts). */
@@ -89,6 +107,13 @@ export interface ModelView {
   default_resolution?: Resolution;
   /** Embedding models: the vector size (the most `dimensions` may ask for). */
   dimensions?: number;
+  /** `active`, `deprecated` (answers with a warning) or `retired` (refused: `model_retired`), today. */
+  lifecycle: LifecycleStage;
+  deprecated_at: string | null;
+  retires_at: string | null;
+  successor: string | null;
+  /** Other ids that call this model (dated snapshots, `-latest`). */
+  aliases: string[];
 }
 
 export interface ModelList {
@@ -105,6 +130,16 @@ function pricingView(p: TokenPricing): ModelPricingView {
     cached_input: p.cachedInput === null ? null : microsToUsd(p.cachedInput),
     cache_write: p.cacheWrite === null ? null : microsToUsd(p.cacheWrite),
     ...(p.cacheWrite1h != null && { cache_write_1h: microsToUsd(p.cacheWrite1h) }),
+    ...(p.tiers && {
+      tiers: p.tiers.map((t) => ({
+        above_input_tokens: t.aboveInputTokens,
+        input: microsToUsd(t.input),
+        output: microsToUsd(t.output),
+        cached_input: t.cachedInput === null ? null : microsToUsd(t.cachedInput),
+        cache_write: t.cacheWrite === null ? null : microsToUsd(t.cacheWrite),
+      })),
+    }),
+    ...(p.webSearchPer1k !== undefined && { web_search_per_1k: microsToUsd(p.webSearchPer1k) }),
   };
 }
 
@@ -115,11 +150,15 @@ function providerAvailable(snapshot: CatalogSnapshot, providerId: string, availa
   return !!p && available(p);
 }
 
-/** A leaf with an available provider, or a routing parent with such a candidate. */
+/**
+ * A leaf with an available provider (a retired one: an available provider the simulator serves,
+ * catalog/lifecycle.ts), or a routing parent with such a candidate.
+ */
 function modelAvailable(
   snapshot: CatalogSnapshot,
   model: CatalogModel,
   available: ProviderAvailability,
+  lifecycle: LifecyclePort,
   depth = 0,
 ): boolean {
   if (model.kind === "parent") {
@@ -127,11 +166,14 @@ function modelAvailable(
       depth < 4 &&
       model.candidates.some((id) => {
         const leaf = getModel(snapshot, id);
-        return !!leaf && modelAvailable(snapshot, leaf, available, depth + 1);
+        return !!leaf && modelAvailable(snapshot, leaf, available, lifecycle, depth + 1);
       })
     );
   }
-  return getOfferings(snapshot, model.id).some((o) => providerAvailable(snapshot, o.providerId, available));
+  const retired = lifecycleStage(model, lifecycle.today()) === "retired";
+  return getOfferings(snapshot, model.id).some(
+    (o) => (!retired || lifecycle.simulated(o)) && providerAvailable(snapshot, o.providerId, available),
+  );
 }
 
 /** One model as `GET /v1/models` shows it. */
@@ -140,8 +182,10 @@ export function toModelView(
   model: CatalogModel,
   available: ProviderAvailability = everyProvider,
   health: CircuitView | null = null,
+  lifecycle: LifecyclePort = SYSTEM_LIFECYCLE,
 ): ModelView {
   const offerings = getOfferings(snapshot, model.id);
+  const stage = lifecycleStage(model, lifecycle.today());
   const view: ModelView = {
     id: model.id,
     object: "model",
@@ -155,7 +199,12 @@ export function toModelView(
     family: model.family,
     capabilities: model.capabilities,
     reasoning_pro: model.reasoningPro !== null,
-    available: modelAvailable(snapshot, model, available),
+    available: modelAvailable(snapshot, model, available, lifecycle),
+    lifecycle: stage,
+    deprecated_at: model.deprecatedAt,
+    retires_at: model.retiresAt,
+    successor: model.successor,
+    aliases: [...model.aliases],
     providers: offerings.map((o) => ({
       id: o.providerId,
       available: providerAvailable(snapshot, o.providerId, available),
@@ -185,12 +234,13 @@ export function toModelList(
   snapshot: CatalogSnapshot,
   available: ProviderAvailability = everyProvider,
   health: CircuitView | null = null,
+  lifecycle: LifecyclePort = SYSTEM_LIFECYCLE,
 ): ModelList {
   return {
     object: "list",
     data: snapshot.models
       .filter((m) => m.active && m.kind !== "retired")
-      .map((m) => toModelView(snapshot, m, available, health)),
+      .map((m) => toModelView(snapshot, m, available, health, lifecycle)),
   };
 }
 
@@ -212,14 +262,16 @@ export function modelsRoutes(
   getSnapshot: () => CatalogSnapshot,
   available: ProviderAvailability = everyProvider,
   health: CircuitView | null = null,
+  lifecycle: LifecyclePort = SYSTEM_LIFECYCLE,
 ) {
   // Per route instance: two gateways in one process may share a snapshot but not availability.
-  const cache = new WeakMap<CatalogSnapshot, { version: number; body: string }>();
+  const cache = new WeakMap<CatalogSnapshot, { version: number; day: string; body: string }>();
   const listJson = (snapshot: CatalogSnapshot): string => {
     const version = health ? health.version : 0;
+    const day = lifecycle.today();
     let hit = cache.get(snapshot);
-    if (hit === undefined || hit.version !== version) {
-      hit = { version, body: JSON.stringify(toModelList(snapshot, available, health)) };
+    if (hit === undefined || hit.version !== version || hit.day !== day) {
+      hit = { version, day, body: JSON.stringify(toModelList(snapshot, available, health, lifecycle)) };
       cache.set(snapshot, hit);
     }
     return hit.body;
@@ -248,7 +300,7 @@ export function modelsRoutes(
           if (!model || !model.active || model.kind === "retired") {
             throw new GatewayError("not_found", text(`모델을 찾을 수 없습니다: '${id}'.`, `Model not found: '${id}'.`));
           }
-          return toModelView(snapshot, model, available, health);
+          return toModelView(snapshot, model, available, health, lifecycle);
         },
         {
           detail: {

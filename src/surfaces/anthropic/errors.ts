@@ -21,10 +21,11 @@ export type AnthropicErrorType = (typeof ANTHROPIC_ERROR_TYPES)[number];
 
 /**
  * A retryable 503 (the gateway or its database busy) reads as Anthropic's "overloaded"; an
- * unknown model (our 400 `model_not_found`) as Anthropic's `not_found_error`, status kept.
+ * unknown model (our 400 `model_not_found`) and a retired one (`model_retired`, as Anthropic
+ * answers for a model it no longer serves) as Anthropic's `not_found_error`, status kept.
  */
 export function anthropicErrorType(status: number, retryable?: boolean, code?: string): AnthropicErrorType {
-  if (code === "model_not_found") return "not_found_error";
+  if (code === "model_not_found" || code === "model_retired") return "not_found_error";
   if (status === 401) return "authentication_error";
   if (status === 402) return "billing_error";
   if (status === 403) return "permission_error";

@@ -1,4 +1,8 @@
-/** The public model catalog: providers, prices per million tokens in KRW and USD, context, capabilities. */
+/**
+ * The public model catalog: providers, prices per million tokens in KRW and USD (video: KRW per
+ * second by resolution, or per 1,000 output tokens), context, capabilities, and each model's
+ * deprecation and retirement dates with its successor.
+ */
 import { useState } from "preact/hooks";
 import { api } from "../api";
 import { fxRate, krw, num, usd } from "../format";
@@ -63,14 +67,23 @@ export function Models() {
                               <span class="model-name">{x.name}</span>
                               <code>{x.id}</code>
                               <small>{x.maker}</small>
+                              <Lifecycle model={x} />
                             </th>
                           )}
                           <td>
                             {p?.id ?? "–"} {p && !p.available && <small>({t("unavailable")})</small>}
                           </td>
                           <td class="n">{num(p?.context_length)}</td>
-                          <td class="n">{price(p?.pricing?.input)}</td>
-                          <td class="n">{price(p?.pricing?.output)}</td>
+                          {x.modality === "video" ? (
+                            <td class="n video-price" colSpan={2}>
+                              <VideoPrice model={x} />
+                            </td>
+                          ) : (
+                            <>
+                              <td class="n">{price(p?.pricing?.input)}</td>
+                              <td class="n">{price(p?.pricing?.output)}</td>
+                            </>
+                          )}
                           {i === 0 && <td rowSpan={Math.max(1, x.providers.length)}>{capabilities(x.capabilities)}</td>}
                         </tr>
                       )),
@@ -83,6 +96,37 @@ export function Models() {
         }}
       </Show>
     </Page>
+  );
+}
+
+/** KRW per second by resolution, or (Family G Omni) per 1,000 output tokens, as `/v1/models` gives them. */
+function VideoPrice({ model }: { model: any }) {
+  const perSecond: Record<string, number> | undefined = model.pricing_krw_per_second;
+  if (perSecond && Object.keys(perSecond).length)
+    return (
+      <ul class="plain" aria-label={t("videoPrice")}>
+        {Object.entries(perSecond).map(([res, v]) => (
+          <li>
+            {res} {t("perSecond", { price: krw(v, 0) })}
+          </li>
+        ))}
+      </ul>
+    );
+  if (model.pricing_krw_per_1k_output_tokens != null)
+    return <>{t("per1kOutputTokens", { price: krw(model.pricing_krw_per_1k_output_tokens, 0) })}</>;
+  return <>–</>;
+}
+
+/** The model's deprecation and retirement days and its successor; nothing for a model without them. */
+function Lifecycle({ model }: { model: any }) {
+  if (!model.deprecated_at && !model.retires_at) return null;
+  const retired = model.lifecycle === "retired";
+  return (
+    <small class={`lifecycle ${model.lifecycle ?? ""}`}>
+      {model.deprecated_at && !retired && <span>{t("deprecatedOn", { date: model.deprecated_at })}</span>}
+      {model.retires_at && <span>{t(retired ? "retiredOn" : "retiresOn", { date: model.retires_at })}</span>}
+      {model.successor && <span>{t("successorIs", { model: model.successor })}</span>}
+    </small>
   );
 }
 

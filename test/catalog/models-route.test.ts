@@ -86,6 +86,7 @@ describe("GET /v1/models", () => {
       ["text-embedding-3-small", 1536, [["openai", 0.02]]],
       ["text-embedding-3-large", 3072, [["openai", 0.13]]],
       ["gemini-embedding-001", 3072, [["google", 0.15]]],
+      ["gemini-embedding-2", 3072, [["google", 0.2]]],
     ]);
     expect(body.data.find((m) => m.id === "gpt-4o")!.dimensions).toBeUndefined();
   });

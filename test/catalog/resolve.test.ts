@@ -119,7 +119,8 @@ describe("resolveModel", () => {
     expect(e.message).toMatch(/[가-힣]/);
 
     const claude = failure(() => resolveModel(s, "claude")).extras.suggestions!;
-    expect(claude).toEqual(expect.arrayContaining(["claude-sonnet-4-5", "claude-haiku-4-5"]));
+    expect(claude).toHaveLength(5);
+    expect(claude.every((id) => id.startsWith("claude-"))).toBe(true);
     const seedance = failure(() => resolveModel(s, "seedance")).extras.suggestions!;
     expect(seedance.length).toBe(5);
     expect(failure(() => resolveModel(s, "openai/gpt4o-mini")).extras.suggestions![0]).toBe("gpt-4o-mini");
@@ -132,7 +133,7 @@ describe("resolveModel", () => {
     expect(editDistance("kitten", "sitting")).toBe(3);
     expect(editDistance("", "abc")).toBe(3);
     expect(suggestModels(s, "gemini-2.5-flsh")[0]).toBe("gemini-2.5-flash");
-    expect(suggestModels(s, "veo3")).toEqual(["veo-3"]);
+    expect(suggestModels(s, "veo3")[0]).toBe("veo-3");
   });
 });
 

@@ -3,6 +3,13 @@ import { catalogHash, formatHashFile, parseHashFile, verifyCatalog } from "../..
 import { getOffering, getOfferings, getModel, type CatalogProblem } from "../../src/core/catalog/types";
 import { model, mutated, offering, shippedHashText, shippedText, snapshotOf } from "./helpers";
 
+/** The index of a model's offering (on `provider`, else its first) in the shipped file. */
+function at(modelId: string, provider?: string): number {
+  return JSON.parse(shippedText()).offerings.findIndex(
+    (o: any) => o.model === modelId && (provider === undefined || o.provider === provider),
+  );
+}
+
 function problemsOf(text: string, expectedHash?: string): readonly CatalogProblem[] {
   const r = verifyCatalog(text, expectedHash);
   expect(r.ok).toBe(false);
@@ -101,6 +108,7 @@ describe("the shipped catalog", () => {
       output: 600_000,
       cachedInput: 75_000,
       cacheWrite: null,
+      webSearchPer1k: 10_000_000,
     });
     const sonnet = getOffering(s, "claude-sonnet-4-5", "anthropic")!.pricing!;
     expect(sonnet).toEqual({
@@ -109,6 +117,16 @@ describe("the shipped catalog", () => {
       cachedInput: 300_000,
       cacheWrite: 3_750_000,
       cacheWrite1h: 6_000_000,
+      tiers: [
+        {
+          aboveInputTokens: 200_000,
+          input: 6_000_000,
+          output: 22_500_000,
+          cachedInput: 600_000,
+          cacheWrite: 7_500_000,
+        },
+      ],
+      webSearchPer1k: 10_000_000,
     });
     expect(getOffering(s, "gpt-4o", "openai")!.serviceTiers).toEqual({
       priority: { input: 4_250_000, output: 17_000_000, cachedInput: 2_125_000, cacheWrite: null },
@@ -121,7 +139,9 @@ describe("the shipped catalog", () => {
     expect(getOffering(s, "llama-3.3-70b", "groq")!.upstreamId).toBe("llama-3.3-70b-versatile");
     for (const o of s.offerings) {
       if (!o.pricing) continue;
-      for (const v of Object.values(o.pricing)) if (v !== null) expect(Number.isInteger(v)).toBe(true);
+      const { tiers, ...flat } = o.pricing;
+      for (const row of [flat, ...(tiers ?? [])])
+        for (const v of Object.values(row)) if (v !== null) expect(Number.isInteger(v)).toBe(true);
     }
   });
 
@@ -202,11 +222,12 @@ describe("verification failures are reported", () => {
 
   test("a parent candidate that is inactive or not a leaf", () => {
     const text = mutated((d) => {
-      model(d, "gpt-4o").active = false;
+      model(d, model(d, "analytics_smart").candidates[0]).active = false;
       model(d, "analytics_smart").candidates.push("perfect");
     });
+    const first = model(JSON.parse(shippedText()), "analytics_smart").candidates[0];
     const errors = problemsOf(text).map((e) => e.message);
-    expect(errors).toContain('"gpt-4o" is inactive');
+    expect(errors).toContain(`"${first}" is inactive`);
     expect(errors).toContain('"perfect" is not a text leaf');
   });
 
@@ -285,10 +306,10 @@ describe("verification failures are reported", () => {
       .map((e) => e.path);
     expect(price).toEqual(
       expect.arrayContaining([
-        "offerings[1].pricing.cached_input",
-        "offerings[3].pricing.cache_write",
-        "offerings[6].pricing.cached_input",
-        "offerings[0].pricing.input",
+        `offerings[${at("gpt-4o")}].pricing.cached_input`,
+        `offerings[${at("claude-haiku-4-5")}].pricing.cache_write`,
+        `offerings[${at("deepseek-v3", "deepseek")}].pricing.cached_input`,
+        `offerings[${at("gpt-4o-mini")}].pricing.input`,
       ]),
     );
   });
@@ -308,11 +329,11 @@ describe("verification failures are reported", () => {
       .map((e) => e.path);
     expect(price).toEqual(
       expect.arrayContaining([
-        "offerings[3].service_tiers",
-        "offerings[1].service_tiers.priority.cached_input",
-        "offerings[0].pricing.cache_write_1h",
-        "offerings[2].pricing.cache_write_1h",
-        "offerings[1].service_tiers.priority.output",
+        `offerings[${at("claude-haiku-4-5")}].service_tiers`,
+        `offerings[${at("gpt-4o")}].service_tiers.priority.cached_input`,
+        `offerings[${at("gpt-4o-mini")}].pricing.cache_write_1h`,
+        `offerings[${at("claude-sonnet-4-5")}].pricing.cache_write_1h`,
+        `offerings[${at("gpt-4o")}].service_tiers.priority.output`,
       ]),
     );
   });

@@ -11,6 +11,7 @@ import { GatewayError, text, type Text } from "../errors";
 import { suggestModels } from "./suggest";
 import {
   getModel,
+  getModelByAlias,
   getModelByVendorId,
   getOfferings,
   getProvider,
@@ -63,12 +64,19 @@ export function parsePolicyRef(id: string): { prefix: "orch" | "policy"; slug: s
   return null;
 }
 
-/** Short id, vendor id, or (case-insensitively) either; undefined when unknown. */
+/**
+ * Short id, vendor id, alias (bare or vendor-prefixed), or (case-insensitively) any of them;
+ * undefined when unknown. An alias finds its catalog model, so callers see the catalog id.
+ */
 export function findModel(snapshot: CatalogSnapshot, id: string): CatalogModel | undefined {
-  const exact = getModel(snapshot, id) ?? getModelByVendorId(snapshot, id);
+  const exact = lookup(snapshot, id);
   if (exact) return exact;
   const lower = id.toLowerCase();
-  return lower === id ? undefined : (getModel(snapshot, lower) ?? getModelByVendorId(snapshot, lower));
+  return lower === id ? undefined : lookup(snapshot, lower);
+}
+
+function lookup(snapshot: CatalogSnapshot, id: string): CatalogModel | undefined {
+  return getModel(snapshot, id) ?? getModelByVendorId(snapshot, id) ?? getModelByAlias(snapshot, id);
 }
 
 /** Resolves a client's model value. Throws `GatewayError` (400) for anything not callable. */

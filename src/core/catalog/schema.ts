@@ -47,6 +47,9 @@ const EnvName = Type.String({ pattern: "^[A-Z][A-Z0-9_]*$" });
 /** USD per million tokens, as the providers publish it (at most 6 decimals; checked in verify). */
 const UsdPerMTok = Type.Number({ minimum: 0 });
 const Krw = Type.Integer({ minimum: 1 });
+/** A calendar day, `YYYY-MM-DD` (UTC); verify checks it is a real date. */
+const Day = Type.String({ pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}$" });
+const NullableDay = Type.Union([Day, Type.Null()]);
 
 /** A partial map from output resolution to a positive integer. */
 const ResolutionMap = () =>
@@ -112,6 +115,32 @@ export const ModelSchema = Type.Object(
     replaced_by: Type.Optional(Type.Array(ModelId, { minItems: 1 })),
     /** Embedding models: vector size. */
     dimensions: Type.Optional(Type.Integer({ minimum: 1 })),
+    /** Leaves: the day the provider deprecated the model (it answers, with a warning). */
+    deprecated_at: Type.Optional(NullableDay),
+    /** Leaves: the day the provider stops serving it (refused from that day on). */
+    retires_at: Type.Optional(NullableDay),
+    /** Leaves: the active leaf to call instead, named in the warning and the refusal. */
+    successor: Type.Optional(Type.Union([ModelId, Type.Null()])),
+    /**
+     * Leaves: other ids clients send for this model (dated snapshots, `-latest` forms). Each
+     * resolves to the model, also behind the vendor prefix (`anthropic/<alias>`) and with `@provider`.
+     */
+    aliases: Type.Optional(Type.Array(ModelId)),
+  },
+  strict,
+);
+
+/**
+ * A long-context price tier: from a prompt of more than `above_input_tokens` tokens on, every
+ * token of the call is priced here instead (USD per million tokens, like the base prices).
+ */
+export const PriceTierSchema = Type.Object(
+  {
+    above_input_tokens: Type.Integer({ minimum: 1 }),
+    input: UsdPerMTok,
+    output: UsdPerMTok,
+    cached_input: Type.Union([UsdPerMTok, Type.Null()]),
+    cache_write: Type.Union([UsdPerMTok, Type.Null()]),
   },
   strict,
 );
@@ -129,6 +158,10 @@ export const TokenPricingSchema = Type.Object(
      * "1h"`), where the provider offers it; `cache_write` is the five-minute price.
      */
     cache_write_1h: Type.Optional(Type.Union([UsdPerMTok, Type.Null()])),
+    /** Long-context tiers, thresholds strictly ascending. */
+    tiers: Type.Optional(Type.Array(PriceTierSchema, { minItems: 1 })),
+    /** USD per 1,000 web searches, where the provider bills its search tool per call. */
+    web_search_per_1k: Type.Optional(Type.Number({ minimum: 0 })),
   },
   strict,
 );
@@ -177,9 +210,20 @@ export const OfferingSchema = Type.Object(
   strict,
 );
 
+/** Where the generated facts and prices came from (written by the sync command). */
+export const CatalogSourceSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    version: Type.String({ minLength: 1, maxLength: 100 }),
+    built_at: Day,
+  },
+  strict,
+);
+
 export const CatalogFileSchema = Type.Object(
   {
     version: Type.Literal(1),
+    source: Type.Optional(CatalogSourceSchema),
     providers: Type.Array(ProviderSchema, { minItems: 1 }),
     models: Type.Array(ModelSchema, { minItems: 1 }),
     offerings: Type.Array(OfferingSchema),
@@ -194,6 +238,8 @@ export type OfferingEntry = Static<typeof OfferingSchema>;
 export type Capabilities = Static<typeof CapabilitiesSchema>;
 export type ReasoningPro = Static<typeof ReasoningProSchema>;
 export type TokenPricingEntry = Static<typeof TokenPricingSchema>;
+export type PriceTierEntry = Static<typeof PriceTierSchema>;
+export type CatalogSourceEntry = Static<typeof CatalogSourceSchema>;
 export type VideoPricingEntry = Static<typeof VideoPricingSchema>;
 
 export type ChatProtocol = (typeof CHAT_PROTOCOLS)[number];

@@ -11,6 +11,7 @@ import {
   type ModelEntry,
   type OfferingEntry,
   type ProviderEntry,
+  type PriceTierEntry,
   type TokenPricingEntry,
   type VideoPricingEntry,
 } from "./schema";
@@ -19,6 +20,7 @@ import type {
   CatalogOffering,
   CatalogProvider,
   CatalogSnapshot,
+  PriceTier,
   TokenPricing,
   VideoPricing,
 } from "./types";
@@ -39,6 +41,13 @@ export function buildSnapshot(file: CatalogFile, hash: string, now: Date): Catal
   const providersById = index(providers, (p) => p.id);
   const modelsById = index(models, (m) => m.id);
   const modelsByVendorId = index(models, (m) => m.vendorId);
+  const modelsByAlias: Record<string, CatalogModel> = Object.create(null);
+  for (const m of models) {
+    for (const alias of m.aliases) {
+      modelsByAlias[alias] = m;
+      modelsByAlias[vendorAlias(m, alias)] = m;
+    }
+  }
   const offeringsByModel: Record<string, CatalogOffering[]> = Object.create(null);
   for (const m of models) offeringsByModel[m.id] = [];
   for (const o of offerings) offeringsByModel[o.modelId]!.push(o);
@@ -47,14 +56,23 @@ export function buildSnapshot(file: CatalogFile, hash: string, now: Date): Catal
     version: 1 as const,
     hash,
     loadedAt: now.toISOString(),
+    source: file.source
+      ? { name: file.source.name, version: file.source.version, builtAt: file.source.built_at }
+      : null,
     providers,
     models,
     offerings,
     providersById,
     modelsById,
     modelsByVendorId,
+    modelsByAlias,
     offeringsByModel,
   });
+}
+
+/** An alias behind the model's vendor prefix: `claude-sonnet-4-5-20250929` → `anthropic/claude-sonnet-4-5-20250929`. */
+export function vendorAlias(m: { readonly vendorId: string }, alias: string): string {
+  return `${m.vendorId.slice(0, m.vendorId.indexOf("/"))}/${alias}`;
 }
 
 /** A null-prototype index, so ids such as `constructor` or `__proto__` never hit Object.prototype. */
@@ -98,6 +116,10 @@ function toModel(m: ModelEntry): CatalogModel {
     candidates: [...(m.candidates ?? [])],
     replacedBy: [...(m.replaced_by ?? [])],
     dimensions: m.dimensions ?? null,
+    deprecatedAt: m.deprecated_at ?? null,
+    retiresAt: m.retires_at ?? null,
+    successor: m.successor ?? null,
+    aliases: [...(m.aliases ?? [])],
   };
 }
 
@@ -124,6 +146,18 @@ function toTokenPricing(p: TokenPricingEntry): TokenPricing {
     cachedInput: p.cached_input === null ? null : usdToMicros(p.cached_input),
     cacheWrite: p.cache_write === null ? null : usdToMicros(p.cache_write),
     ...(p.cache_write_1h != null && { cacheWrite1h: usdToMicros(p.cache_write_1h) }),
+    ...(p.tiers && { tiers: p.tiers.map(toPriceTier) }),
+    ...(p.web_search_per_1k !== undefined && { webSearchPer1k: usdToMicros(p.web_search_per_1k) }),
+  };
+}
+
+function toPriceTier(t: PriceTierEntry): PriceTier {
+  return {
+    aboveInputTokens: t.above_input_tokens,
+    input: usdToMicros(t.input),
+    output: usdToMicros(t.output),
+    cachedInput: t.cached_input === null ? null : usdToMicros(t.cached_input),
+    cacheWrite: t.cache_write === null ? null : usdToMicros(t.cache_write),
   };
 }
 

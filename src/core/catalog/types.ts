@@ -70,6 +70,19 @@ export interface TokenPricing {
   readonly cacheWrite: number | null;
   /** A one-hour-TTL cache write (explicit caching); absent where the catalog has no such price. */
   readonly cacheWrite1h?: number | null;
+  /** Long-context tiers (micro-dollars per million tokens), thresholds ascending; absent when none. */
+  readonly tiers?: readonly PriceTier[];
+  /** Micro-dollars per 1,000 web searches; absent when the catalog has no such price. */
+  readonly webSearchPer1k?: number;
+}
+
+/** Prices that apply from a prompt of more than `aboveInputTokens` tokens on. */
+export interface PriceTier {
+  readonly aboveInputTokens: number;
+  readonly input: number;
+  readonly output: number;
+  readonly cachedInput: number | null;
+  readonly cacheWrite: number | null;
 }
 
 /** Video prices in integer KRW. Exactly one of `krwPerSecond` and `krwPer1kOutputTokens` is set. */
@@ -131,6 +144,22 @@ export interface CatalogModel {
   readonly replacedBy: readonly string[];
   /** Embedding models: vector size; null otherwise. */
   readonly dimensions: number | null;
+  /** `YYYY-MM-DD` the provider deprecated it (answers with a warning from then); null when not. */
+  readonly deprecatedAt: string | null;
+  /** `YYYY-MM-DD` from which it is refused (`model_retired`); null when no date is announced. */
+  readonly retiresAt: string | null;
+  /** The active leaf to call instead; null when none is named. */
+  readonly successor: string | null;
+  /** Other ids that resolve to this model (dated snapshots, `-latest`); empty when none. */
+  readonly aliases: readonly string[];
+}
+
+/** Where the catalog's generated facts came from; null for a hand-kept file. */
+export interface CatalogSource {
+  readonly name: string;
+  readonly version: string;
+  /** `YYYY-MM-DD`. */
+  readonly builtAt: string;
 }
 
 export interface CatalogSnapshot {
@@ -139,6 +168,8 @@ export interface CatalogSnapshot {
   readonly hash: string;
   /** ISO 8601 time the snapshot was built. */
   readonly loadedAt: string;
+  /** The file's `source` record; null when it has none. */
+  readonly source: CatalogSource | null;
   /** In file order. */
   readonly providers: readonly CatalogProvider[];
   readonly models: readonly CatalogModel[];
@@ -147,6 +178,8 @@ export interface CatalogSnapshot {
   readonly providersById: Readonly<Record<string, CatalogProvider>>;
   readonly modelsById: Readonly<Record<string, CatalogModel>>;
   readonly modelsByVendorId: Readonly<Record<string, CatalogModel>>;
+  /** Aliases, bare and behind the model's vendor prefix (`anthropic/<alias>`). */
+  readonly modelsByAlias: Readonly<Record<string, CatalogModel>>;
   /** Offerings of each model in default provider order (empty array for parents). */
   readonly offeringsByModel: Readonly<Record<string, readonly CatalogOffering[]>>;
 }
@@ -170,6 +203,11 @@ export function getModel(snapshot: CatalogSnapshot, id: string): CatalogModel | 
 
 export function getModelByVendorId(snapshot: CatalogSnapshot, vendorId: string): CatalogModel | undefined {
   return snapshot.modelsByVendorId[vendorId];
+}
+
+/** The model an alias (bare or vendor-prefixed) names; undefined when it is no alias. */
+export function getModelByAlias(snapshot: CatalogSnapshot, alias: string): CatalogModel | undefined {
+  return snapshot.modelsByAlias[alias];
 }
 
 export function getProvider(snapshot: CatalogSnapshot, id: string): CatalogProvider | undefined {

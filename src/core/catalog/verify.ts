@@ -173,6 +173,9 @@ function checkReferences(file: CatalogFile): CatalogProblem[] {
       push("protocol", `${at}.caching`, `video provider "${p.id}" has no prompt caching ("none")`);
   });
 
+  if (file.source && !isDay(file.source.built_at))
+    push("schema", "source.built_at", `"${file.source.built_at}" is not a calendar date`);
+
   // Models: unique short and vendor ids.
   const models = new Map<string, ModelEntry>();
   const vendorIds = new Set<string>();
@@ -183,6 +186,7 @@ function checkReferences(file: CatalogFile): CatalogProblem[] {
     if (vendorIds.has(m.vendor_id)) push("duplicate", `${at}.vendor_id`, `duplicate vendor id "${m.vendor_id}"`);
     vendorIds.add(m.vendor_id);
   });
+  out.push(...checkAliases(file.models));
 
   // Offerings: references, modality vs protocol, prices.
   const offered = new Map<string, OfferingEntry[]>();
@@ -270,6 +274,74 @@ function checkReferences(file: CatalogFile): CatalogProblem[] {
       );
     }
     if (pro && m.modality !== "text") push("schema", `${at}.reasoning_pro`, "only text models have a pro mode");
+    out.push(...checkLifecycle(at, m, models));
+  });
+  return out;
+}
+
+/** A real calendar day in `YYYY-MM-DD` form (the schema has checked the shape). */
+function isDay(day: string): boolean {
+  const t = Date.parse(`${day}T00:00:00Z`);
+  return Number.isFinite(t) && new Date(t).toISOString().slice(0, 10) === day;
+}
+
+/**
+ * Deprecation, retirement and successor of one model. Dates are compared as text (ISO days sort).
+ * The rules hold at every date, so a catalog that verifies today still verifies later: the
+ * successor must still be served on the day this model retires.
+ */
+function checkLifecycle(at: string, m: ModelEntry, models: Map<string, ModelEntry>): CatalogProblem[] {
+  const out: CatalogProblem[] = [];
+  const push = (kind: CatalogProblemKind, path: string, message: string) => out.push(problem(kind, path, message));
+  const deprecated = m.deprecated_at ?? null;
+  const retires = m.retires_at ?? null;
+  const successor = m.successor ?? null;
+  if (m.kind !== "leaf") {
+    for (const field of ["deprecated_at", "retires_at", "successor", "aliases"] as const) {
+      if (m[field] !== undefined && m[field] !== null)
+        push("schema", `${at}.${field}`, `only leaves have ${field} (this is a ${m.kind} id)`);
+    }
+    return out;
+  }
+  if (deprecated !== null && !isDay(deprecated))
+    push("schema", `${at}.deprecated_at`, `"${deprecated}" is not a calendar date`);
+  if (retires !== null && !isDay(retires)) push("schema", `${at}.retires_at`, `"${retires}" is not a calendar date`);
+  if (deprecated !== null && retires !== null && retires < deprecated)
+    push("schema", `${at}.retires_at`, `retires_at ${retires} is before deprecated_at ${deprecated}`);
+  if (successor === null) return out;
+  const next = models.get(successor);
+  const sat = `${at}.successor`;
+  if (successor === m.id) push("reference", sat, "a model cannot be its own successor");
+  else if (!next) push("reference", sat, `unknown model "${successor}"`);
+  else if (next.kind !== "leaf" || !next.active || next.modality !== m.modality)
+    push("reference", sat, `"${successor}" is not an active ${m.modality} leaf`);
+  else if (next.retires_at != null && (retires === null || next.retires_at <= retires))
+    push("reference", sat, `"${successor}" retires on ${next.retires_at}, no later than "${m.id}" itself`);
+  return out;
+}
+
+/** Aliases: only on leaves, and unique across every short id, vendor id and alias (bare or vendor-prefixed). */
+function checkAliases(models: readonly ModelEntry[]): CatalogProblem[] {
+  const out: CatalogProblem[] = [];
+  const taken = new Map<string, string>();
+  models.forEach((m) => {
+    taken.set(m.id, `model id of "${m.id}"`);
+    taken.set(m.vendor_id, `vendor id of "${m.id}"`);
+  });
+  models.forEach((m, i) => {
+    const prefix = m.vendor_id.slice(0, m.vendor_id.indexOf("/"));
+    (m.aliases ?? []).forEach((alias, j) => {
+      const at = `models[${i}].aliases[${j}]`;
+      for (const form of [alias, `${prefix}/${alias}`]) {
+        const owner = taken.get(form);
+        if (owner !== undefined) {
+          out.push(problem("duplicate", at, `"${form}" is already the ${owner}`));
+          return;
+        }
+      }
+      taken.set(alias, `alias of "${m.id}"`);
+      taken.set(`${prefix}/${alias}`, `alias of "${m.id}"`);
+    });
   });
   return out;
 }
@@ -316,7 +388,7 @@ function checkOffering(at: string, o: OfferingEntry, m: ModelEntry, p: ProviderE
     return out;
   }
   const pr = o.pricing;
-  out.push(...checkDecimals(`${at}.pricing`, pr));
+  out.push(...checkDecimals(`${at}.pricing`, pr), ...checkTiers(`${at}.pricing`, pr, p, m));
   if (o.service_tiers && !p.service_tier)
     push("price", `${at}.service_tiers`, `"${p.id}" takes no service_tier: no tier prices`);
   if (m.modality === "embedding") {
@@ -331,18 +403,45 @@ function checkOffering(at: string, o: OfferingEntry, m: ModelEntry, p: ProviderE
     out.push(
       ...checkDecimals(`${at}.service_tiers.${tier}`, tp),
       ...checkCaching(`${at}.service_tiers.${tier}`, tp, p),
+      ...checkTiers(`${at}.service_tiers.${tier}`, tp, p, m),
     );
   return out;
 }
 
-function checkDecimals(at: string, pr: TokenPricingEntry): CatalogProblem[] {
-  return (["input", "output", "cached_input", "cache_write", "cache_write_1h"] as const)
+function checkDecimals(
+  at: string,
+  pr: Pick<TokenPricingEntry, "input" | "output" | "cached_input" | "cache_write"> &
+    Partial<Pick<TokenPricingEntry, "cache_write_1h" | "web_search_per_1k">>,
+): CatalogProblem[] {
+  return (["input", "output", "cached_input", "cache_write", "cache_write_1h", "web_search_per_1k"] as const)
     .filter((key) => pr[key] != null && !isMicroExact(pr[key]!))
     .map((key) => problem("price", `${at}.${key}`, `${pr[key]} has more than 6 decimals`));
 }
 
+/** Long-context tiers: strictly ascending thresholds, exact prices, the provider's caching case. */
+function checkTiers(at: string, pr: TokenPricingEntry, p: ProviderEntry, m: ModelEntry): CatalogProblem[] {
+  const out: CatalogProblem[] = [];
+  let previous = 0;
+  (pr.tiers ?? []).forEach((t, k) => {
+    const tat = `${at}.tiers[${k}]`;
+    if (t.above_input_tokens <= previous)
+      out.push(problem("price", `${tat}.above_input_tokens`, "tier thresholds must be strictly ascending"));
+    previous = t.above_input_tokens;
+    out.push(...checkDecimals(tat, t));
+    if (m.modality === "embedding") {
+      if (t.cache_write !== null)
+        out.push(problem("price", `${tat}.cache_write`, "embeddings have no cache write price"));
+    } else out.push(...checkCaching(tat, t, p));
+  });
+  return out;
+}
+
 /** The specification's three prompt-caching cases, one per provider caching mode. */
-function checkCaching(at: string, pr: TokenPricingEntry, p: ProviderEntry): CatalogProblem[] {
+function checkCaching(
+  at: string,
+  pr: Pick<TokenPricingEntry, "input" | "cached_input" | "cache_write" | "cache_write_1h">,
+  p: ProviderEntry,
+): CatalogProblem[] {
   const out: CatalogProblem[] = [];
   const push = (path: string, message: string) => out.push(problem("price", `${at}.${path}`, message));
   const long = pr.cache_write_1h ?? null;

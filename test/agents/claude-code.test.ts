@@ -1,7 +1,8 @@
 /**
  * The real Claude Code CLI, headless (`claude -p … --output-format json`), against a real
  * gateway in demo mode whose simulator stands in for every provider, with only the settings a
- * user is given (docs/claude-code.md): its default model, `--model` with a Claude model, and
+ * user is given (docs/claude-code.md): its default model, `--model` with a Claude model and
+ * with its `sonnet` alias, and
  * `ANTHROPIC_MODEL` naming an OpenAI and a Gemini model (translated). Claude Code talks to the
  * gateway through a recording proxy, which counts the calls it got answered. After each run:
  * the CLI exited 0 with a success result; the tokens it shows are the ones the gateway billed;
@@ -92,9 +93,10 @@ function describeRun(run: ClaudeRun) {
 }
 
 describe("Claude Code 2.1.332 against the gateway", () => {
-  test("no model setting: its default model", async () => {
-    const s = await scenario({ flag: "claude-sonnet-4-5" });
-    const cost = expectGoodRun(s, "claude-sonnet-4-5");
+  test("no model setting: its default model, with mid-conversation system messages", async () => {
+    const s = await scenario({});
+    const cost = expectGoodRun(s, "claude-opus-5-5");
+    expect(s.calls[0]!.body.messages.some((m: any) => m.role === "system")).toBe(true);
     // A Claude model is in Claude Code's list: it shows the list price, which is what the gateway charged.
     expect(cost.shown.costBasis).toBe("list");
     expect(cost.shown.costUSD).toBeCloseTo(cost.gatewayUsd, 9);
@@ -104,6 +106,12 @@ describe("Claude Code 2.1.332 against the gateway", () => {
     const s = await scenario({ flag: "claude-haiku-4-5" });
     const cost = expectGoodRun(s, "claude-haiku-4-5");
     expect(cost.shown.costBasis).toBe("list");
+    expect(cost.shown.costUSD).toBeCloseTo(cost.gatewayUsd, 9);
+  });
+
+  test("--model with its alias sonnet: claude-sonnet-5-5", async () => {
+    const s = await scenario({ flag: "sonnet" });
+    const cost = expectGoodRun(s, "claude-sonnet-5-5");
     expect(cost.shown.costUSD).toBeCloseTo(cost.gatewayUsd, 9);
   });
 

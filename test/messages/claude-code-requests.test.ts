@@ -67,7 +67,7 @@ describe("Claude Code's capture", () => {
     const { user, key } = await tenant(g, 5000, { pii_masking_enabled: false });
     proxy.clear();
     for (const c of CAPTURE) {
-      const res = await replay(key.key, c, "claude-haiku-4-5");
+      const res = await replay(key.key, c, "claude-opus-5-5");
       expect(res.status).toBe(200);
       const frames = parseSse(await res.text());
       expect(frames.at(-1)!.event).toBe("message_stop");
@@ -78,7 +78,7 @@ describe("Claude Code's capture", () => {
       const { max_tokens: _m, model: _mo, ...sent } = CAPTURE[i]!.body;
       const { max_tokens, model, ...got } = b.body;
       expect(got).toEqual(sent);
-      expect(model).toBe("claude-haiku-4-5");
+      expect(model).toBe("claude-opus-5-5");
       expect(max_tokens).toBeLessThanOrEqual(CAPTURE[i]!.body.max_tokens);
       expect(b.anthropicBeta).toBe(BETA);
     });

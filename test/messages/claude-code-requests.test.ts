@@ -202,7 +202,7 @@ describe("the new fields in translation", () => {
     ]);
   });
 
-  test("top_k, server tools, a system message's tool_addition and other output_config members are named", async () => {
+  test("top_k, server tools, a system message's tool_removal and other output_config members are named", async () => {
     const { key } = await tenant(g);
     const res = await postMessages(g, key.key, {
       ...ask,
@@ -212,7 +212,7 @@ describe("the new fields in translation", () => {
       tools: [{ type: "web_search_20250305", name: "web_search" }],
       messages: [
         { role: "user", content: "hello" },
-        { role: "system", content: [{ type: "tool_addition", tool: { type: "tool_reference", name: "x" } }] },
+        { role: "system", content: [{ type: "tool_removal", tool: { type: "tool_reference", name: "x" } }] },
       ],
     });
     expect(res.status).toBe(200);
@@ -220,8 +220,47 @@ describe("the new fields in translation", () => {
       "unsupported-setting=top_k; provider=openai",
       "unsupported-setting=output_config.task_budget; provider=openai",
       "unsupported-setting=web_search_20250305; provider=openai",
-      "unsupported-setting=tool_addition; provider=openai",
+      "unsupported-setting=tool_removal; provider=openai",
     ]);
+  });
+
+  test("Claude Code's tool search: a tool_addition adds its tool, a tool_reference result is text", async () => {
+    const { key } = await tenant(g);
+    const search = { name: "ToolSearch", input_schema: { type: "object", properties: { q: { type: "string" } } } };
+    const added = { name: "mcp__notes__read", description: "r", input_schema: { type: "object", properties: {} } };
+    proxy.clear();
+    const res = await postMessages(g, key.key, {
+      model: "gpt-4o-mini",
+      max_tokens: 100,
+      tools: [search],
+      messages: [
+        { role: "user", content: "find the notes tool" },
+        {
+          role: "assistant",
+          content: [{ type: "tool_use", id: "toolu_1", name: "ToolSearch", input: { q: "notes" } }],
+        },
+        {
+          role: "user",
+          content: [
+            {
+              type: "tool_result",
+              tool_use_id: "toolu_1",
+              content: [{ type: "tool_reference", tool_name: "mcp__notes__read" }],
+            },
+          ],
+        },
+        { role: "system", content: [{ type: "tool_addition", tool: { type: "tool_definition", definition: added } }] },
+      ],
+    });
+    expect(res.status).toBe(200);
+    expect(warned(res)).toEqual([]);
+    const up = proxy.chatBodies()[0];
+    expect(up.tools.map((t: any) => t.function.name)).toEqual(["ToolSearch", "mcp__notes__read"]);
+    expect(up.messages[2]).toEqual({
+      role: "tool",
+      tool_call_id: "toolu_1",
+      content: "Tool 'mcp__notes__read' is available.",
+    });
   });
 
   test("thinking between_tools is taken; a user turn without content is a 422 at its content", async () => {

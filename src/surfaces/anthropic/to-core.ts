@@ -4,9 +4,12 @@
  *
  * - `system` (string or text blocks) → a leading system message; `cache_control` kept on blocks.
  * - A `system` message inside `messages` (Anthropic's mid-conversation system message) → a
- *   system message at its position (its text blocks; `tool_addition` / `tool_removal` blocks
- *   are unmapped.ts's to report); one with `clear_at: "next_user_message"` is left out once a
- *   later user turn exists, as Anthropic stops showing it then.
+ *   system message at its position (its text blocks); one with `clear_at: "next_user_message"`
+ *   is left out once a later user turn exists, as Anthropic stops showing it then. A
+ *   `tool_addition` that defines a custom tool adds it to the tools (a reference names a tool
+ *   already offered: translation offers every tool, deferred ones too, from the start);
+ *   `tool_removal` has no equivalent (unmapped.ts reports it). A `tool_reference` in a tool
+ *   result becomes a line of text naming the tool.
  * - A user turn's `tool_result` blocks → `tool` messages (first, in order), its other blocks →
  *   one user message; an assistant turn's text → content, its `tool_use` blocks → tool calls;
  *   an assistant turn's other blocks (`thinking`, `redacted_thinking`, server tool calls and
@@ -101,7 +104,7 @@ export function promptOf(
       "value_error",
     );
   const out: ReturnType<typeof promptOf> = { messages };
-  const tools = functionTools(body.tools ?? []);
+  const tools = functionTools([...(body.tools ?? []), ...addedTools(body.messages)]);
   if (tools.length) {
     out.tools = tools;
     const c = body.tool_choice;
@@ -183,6 +186,31 @@ function userPart(b: RawBlock, loc: Loc): ContentPart {
   throw unsupported(b.type, [...loc, "type"]);
 }
 
+/**
+ * A tool result's block: a `tool_reference` (a tool search's answer, which loads a deferred
+ * tool on Anthropic) says so in text — a translated model is offered every tool from the start.
+ */
+function resultPart(b: RawBlock, loc: Loc): ContentPart {
+  if (b.type !== "tool_reference") return userPart(b, loc);
+  if (typeof b.tool_name !== "string" || !b.tool_name) throw invalid([...loc, "tool_name"], FIELD_REQUIRED, "missing");
+  return { type: "text", text: `Tool '${b.tool_name}' is available.` };
+}
+
+/** Custom tools that system messages' `tool_addition` blocks define (first definition of a name wins). */
+function addedTools(messages: MessageParam[]): NonNullable<CountTokensBody["tools"]> {
+  const out: NonNullable<CountTokensBody["tools"]> = [];
+  for (const m of messages) {
+    if (m.role !== "system" || !Array.isArray(m.content)) continue;
+    for (const b of m.content as RawBlock[]) {
+      const tool = b.tool as { type?: unknown; definition?: unknown } | undefined;
+      const def = tool?.definition as NonNullable<CountTokensBody["tools"]>[number] | undefined;
+      if (b.type === "tool_addition" && tool?.type === "tool_definition" && typeof def?.name === "string")
+        out.push(def);
+    }
+  }
+  return out;
+}
+
 function textPart(b: RawBlock, loc: Loc): ContentPart {
   if (typeof b.text !== "string") throw invalid([...loc, "text"], FIELD_REQUIRED, "missing");
   const part: ContentPart = { type: "text", text: b.text };
@@ -225,7 +253,7 @@ function toolResult(b: RawBlock, loc: Loc): ChatMessage {
   let content: string | ContentPart[];
   if (b.content === undefined || typeof b.content === "string") content = (b.content as string | undefined) ?? "";
   else if (Array.isArray(b.content))
-    content = joinIfPlain((b.content as RawBlock[]).map((p, i) => userPart(p, [...loc, "content", i]))) ?? "";
+    content = joinIfPlain((b.content as RawBlock[]).map((p, i) => resultPart(p, [...loc, "content", i]))) ?? "";
   else
     throw invalid(
       [...loc, "content"],
@@ -261,8 +289,11 @@ function unsupported(type: string, loc: Loc) {
 
 function functionTools(tools: NonNullable<CountTokensBody["tools"]>): FunctionTool[] {
   const out: FunctionTool[] = [];
+  const names = new Set<string>();
   for (const tool of tools) {
     if (tool.type !== undefined && tool.type !== "custom") continue; // a server tool: Anthropic's own
+    if (names.has(tool.name)) continue;
+    names.add(tool.name);
     const fn: FunctionTool["function"] = {
       name: tool.name,
       parameters: tool.input_schema ?? { type: "object", properties: {} },

@@ -9,8 +9,8 @@
  * - `output_config` members other than `effort` and `format`;
  * - server tools (`type` such as `web_search_20250305`), by their type;
  * - on `system` messages: fields other than `role`, `content`, `output_config` and `clear_at`
- *   (which the translation honours), and content blocks other than text (`tool_addition`,
- *   `tool_removal`), by their type;
+ *   (which the translation honours), and content blocks other than text and `tool_addition`
+ *   (`tool_removal`: a translated model keeps every tool), by their type;
  * - the `anthropic-beta` header.
  */
 import type { DroppedSetting } from "../../core/upstream/warnings";
@@ -55,7 +55,8 @@ export function unmappedSettings(body: CountTokensBody, beta: string | null): Dr
     if (m.role !== "system") continue;
     for (const key of Object.keys(m)) if (!MAPPED_SYSTEM_MESSAGE.has(key)) add(`messages.${key}`);
     if (Array.isArray(m.content))
-      for (const b of m.content as RawBlock[]) if (b.type !== "text") add(b.type, "a block of a system message");
+      for (const b of m.content as RawBlock[])
+        if (b.type !== "text" && b.type !== "tool_addition") add(b.type, "a block of a system message");
   }
   if (beta) add("anthropic-beta", beta);
   return out;

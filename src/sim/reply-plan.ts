@@ -1,10 +1,12 @@
 /**
  * What a chat reply will be, decided once per request and independent of the wire format:
- * the text (or forced tool call), how many tokens each part costs, whether `max_tokens` cut
- * it, and how a stream splits it. Every protocol encodes the same plan its own way.
+ * the text (or tool call, chosen by agent-turn.ts), how many tokens each part costs, whether
+ * `max_tokens` cut it, and how a stream splits it. Every protocol encodes the same plan its
+ * own way.
  */
+import type { OfferedTool } from "./agent-turn.ts";
 import { directiveInt, stripDirectives, type Directives } from "./directives.ts";
-import { sampleFromSchema } from "./tool-args.ts";
+import { sampleFromSchema, sampleToolArgs } from "./tool-args.ts";
 import { countTokens } from "./tokens.ts";
 
 export interface ReplyRequest {
@@ -17,10 +19,16 @@ export interface ReplyRequest {
   maxTokens?: number;
   /** Thinking/reasoning tokens the request asked for (0 = none). */
   thinkingTokens: number;
-  /** Set when the request forces a tool call. */
-  forcedTool?: { name: string; parameters: unknown };
-  /** Set when the request asks for a JSON answer: with a schema it must validate against. */
-  json?: { schema?: unknown };
+  /** Set when the reply calls a tool (forced, or the agent rule: agent-turn.ts). */
+  tool?: OfferedTool;
+  /** Set when the turn answers a tool result: the reply echoes that result's text. */
+  toolResultText?: string;
+  /**
+   * Set when the request asks for a JSON answer (a response format, or a JSON-only
+   * instruction in the system prompt): with a schema it must validate against, or an
+   * example object the prompt showed.
+   */
+  json?: { schema?: unknown; example?: unknown };
 }
 
 export interface ToolCallPlan {
@@ -61,15 +69,15 @@ export function planReply(r: ReplyRequest): ReplyPlan {
   const cap = r.maxTokens !== undefined && r.maxTokens >= 0 ? r.maxTokens : Infinity;
   const thinkingTokens = Math.min(r.thinkingTokens, cap);
 
-  if (r.forcedTool) {
-    const args = sampleFromSchema(r.forcedTool.parameters ?? { type: "object" }, "value") ?? {};
+  if (r.tool) {
+    const args = sampleToolArgs(r.tool.parameters, r.lastUserText) ?? {};
     const argsJson = JSON.stringify(args);
     // A tool call is never cut by the cap: half a JSON object would only test the tester.
-    const outputTokens = countTokens(r.forcedTool.name) + countTokens(argsJson);
+    const outputTokens = countTokens(r.tool.name) + countTokens(argsJson);
     return {
       text: "",
       pieces: [],
-      tool: { name: r.forcedTool.name, args, argsJson },
+      tool: { name: r.tool.name, args, argsJson },
       outputTokens,
       thinkingTokens,
       completionTokens: outputTokens + thinkingTokens,
@@ -77,8 +85,8 @@ export function planReply(r: ReplyRequest): ReplyPlan {
     };
   }
 
-  const head = replyHead(r.provider, r.model, r.lastUserText);
-  if (r.json && !r.directives.has("not_json")) return planJson(r.json.schema, head, thinkingTokens);
+  const head = replyHead(r.provider, r.model, r.toolResultText ?? r.lastUserText);
+  if (r.json && !r.directives.has("not_json")) return planJson(r.json, head, thinkingTokens);
   const asked = directiveInt(r.directives, "tokens");
   const wanted =
     asked === undefined ? Math.max(DEFAULT_REPLY_TOKENS, countTokens(head)) : Math.min(asked, MAX_REPLY_TOKENS);
@@ -95,11 +103,17 @@ export function planReply(r: ReplyRequest): ReplyPlan {
 }
 
 /**
- * A JSON answer: sampled from the schema, or `{"answer": <reply head>}` without one. Like a
- * tool call it is never cut by the cap (half a JSON document would only test the tester).
+ * A JSON answer: sampled from the schema, the prompt's example object, or
+ * `{"answer": <reply head>}` without either. Like a tool call it is never cut by the cap
+ * (half a JSON document would only test the tester).
  */
-function planJson(schema: unknown, head: string, thinkingTokens: number): ReplyPlan {
-  const value = schema === undefined ? { answer: head } : sampleFromSchema(schema, "value");
+function planJson(json: { schema?: unknown; example?: unknown }, head: string, thinkingTokens: number): ReplyPlan {
+  const value =
+    json.schema !== undefined
+      ? sampleFromSchema(json.schema, "value")
+      : json.example !== undefined
+        ? json.example
+        : { answer: head };
   const text = JSON.stringify(value);
   const outputTokens = countTokens(text);
   return {

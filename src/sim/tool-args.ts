@@ -1,10 +1,12 @@
 /**
  * Sample tool-call arguments (and structured-output answers) from a JSON schema: required
- * properties filled with a plain value of their type, so a forced tool call or a
+ * properties filled with a plain value of their type, so a tool call or a
  * schema-constrained reply always parses and validates. Local `$ref`s (`#`, `#/$defs/…`,
  * `#/definitions/…`) are followed. Gemini's OpenAPI-style schemas (`type: "STRING"`) are
- * read the same way.
+ * read the same way. Tool calls also get harmless values for the properties real agents
+ * act on (agent-values.ts): a shell command that only echoes, a path the user named.
  */
+import { agentValue } from "./agent-values.ts";
 
 type Schema = {
   type?: string | string[];
@@ -25,27 +27,49 @@ type Schema = {
 };
 
 /** A deterministic value that satisfies `schema` (as far as type, enum and const go). */
-export function sampleFromSchema(schema: unknown, name = "value", depth = 0, root: unknown = schema): unknown {
+export function sampleFromSchema(schema: unknown, name = "value"): unknown {
+  return sample(schema, name, 0, { root: schema });
+}
+
+/**
+ * Arguments for a tool call: the schema's sample, with agent-friendly values for commands,
+ * paths, patterns and queries (taken from the user's text where it names them).
+ */
+export function sampleToolArgs(schema: unknown, userText: string): unknown {
+  return sample(schema ?? { type: "object" }, "value", 0, { root: schema, userText });
+}
+
+interface SampleContext {
+  root: unknown;
+  /** Set for tool calls: enables agent values (agent-values.ts). */
+  userText?: string;
+}
+
+function sample(schema: unknown, name: string, depth: number, ctx: SampleContext): unknown {
   if (typeof schema !== "object" || schema === null || depth > 8) return null;
   const s = schema as Schema;
-  if (typeof s.$ref === "string") return sampleFromSchema(resolveRef(root, s.$ref), name, depth + 1, root);
+  if (typeof s.$ref === "string") return sample(resolveRef(ctx.root, s.$ref), name, depth + 1, ctx);
   if (s.const !== undefined) return s.const;
   if (Array.isArray(s.enum) && s.enum.length > 0) return s.enum[0];
   if (s.default !== undefined) return s.default;
   const alternative = s.anyOf ?? s.oneOf ?? s.allOf;
   if (Array.isArray(alternative) && alternative.length > 0) {
     const pick = alternative.find((a) => typeOf(a) !== "null") ?? alternative[0];
-    return sampleFromSchema(pick, name, depth + 1, root);
+    return sample(pick, name, depth + 1, ctx);
   }
-  switch (typeOf(s)) {
+  const type = typeOf(s);
+  if (ctx.userText !== undefined && depth > 0 && (type === "string" || type === "array")) {
+    const itemsAreStrings = type === "array" && typeOf(s.items ?? { type: "string" }) === "string";
+    const value = agentValue(name, type === "string" ? "string" : itemsAreStrings ? "strings" : "other", ctx.userText);
+    if (value !== undefined) return value;
+  }
+  switch (type) {
     case "object":
-      return sampleObject(s, depth, root);
+      return sampleObject(s, depth, ctx);
     case "array": {
       // Deep in a recursive schema an optional array stays empty, so the sample ends.
       const count = Math.max(depth > 4 ? 0 : 1, s.minItems ?? 0);
-      return Array.from({ length: count }, () =>
-        sampleFromSchema(s.items ?? { type: "string" }, name, depth + 1, root),
-      );
+      return Array.from({ length: count }, () => sample(s.items ?? { type: "string" }, name, depth + 1, ctx));
     }
     case "string": {
       const text = sampleString(s.format, name);
@@ -60,7 +84,7 @@ export function sampleFromSchema(schema: unknown, name = "value", depth = 0, roo
     case "null":
       return null;
     default:
-      return s.properties ? sampleObject(s, depth, root) : `sample ${name}`;
+      return s.properties ? sampleObject(s, depth, ctx) : `sample ${name}`;
   }
 }
 
@@ -75,13 +99,13 @@ function resolveRef(root: unknown, ref: string): unknown {
   return node;
 }
 
-function sampleObject(s: Schema, depth: number, root: unknown): Record<string, unknown> {
+function sampleObject(s: Schema, depth: number, ctx: SampleContext): Record<string, unknown> {
   const props = s.properties ?? {};
   // Required properties only; a schema that marks none gets all of them, so the call is
   // not an empty object the caller cannot tell from "no arguments".
   const keys = Array.isArray(s.required) ? s.required : Object.keys(props);
   const out: Record<string, unknown> = {};
-  for (const key of keys) out[key] = sampleFromSchema(props[key] ?? { type: "string" }, key, depth + 1, root);
+  for (const key of keys) out[key] = sample(props[key] ?? { type: "string" }, key, depth + 1, ctx);
   return out;
 }
 

@@ -57,8 +57,9 @@ describe("Anthropic Messages JSON", () => {
       })
     ).json();
     expect(body.usage.input_tokens).toBe(2 + Math.ceil(JSON.stringify(tool).length / 4) + 1 + 2 + 2);
-    // The last user message has no text: the echo is empty, directives cannot hide there.
-    expect(body.content[0].text).toStartWith("Simulated reply from anthropic/claude-sonnet-4-5: lorem");
+    // After a tool result the reply is text, and it echoes the tool result.
+    expect(body.stop_reason).toBe("end_turn");
+    expect(body.content[0].text).toStartWith("Simulated reply from anthropic/claude-sonnet-4-5: result!! lorem");
   });
 
   test("max_tokens caps the reply with stop_reason max_tokens", async () => {

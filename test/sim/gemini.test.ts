@@ -161,8 +161,11 @@ describe("Gemini function calling", () => {
     expect(body.candidates[0].finishReason).toBe("STOP");
     const first = await generate({ ...forced, toolConfig: { functionCallingConfig: { mode: "ANY" } } });
     expect(first.candidates[0].content.parts[0].functionCall).toEqual({ name: "other", args: { x: 1.5 } });
+    // AUTO on a turn ending with the user calls a tool too (the agent rule, docs/simulator.md).
     const auto = await generate({ ...forced, toolConfig: { functionCallingConfig: { mode: "AUTO" } } });
-    expect(auto.candidates[0].content.parts[0].text).toBeString();
+    expect(auto.candidates[0].content.parts[0].functionCall.name).toBe("other");
+    const none = await generate({ ...forced, toolConfig: { functionCallingConfig: { mode: "NONE" } } });
+    expect(none.candidates[0].content.parts[0].text).toBeString();
   });
 
   test("streamed: the whole call in one chunk, then the finish chunk", async () => {

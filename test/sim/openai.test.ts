@@ -183,12 +183,16 @@ describe("OpenAI tool calls", () => {
     });
   });
 
-  test("tool_choice required picks the first tool; auto answers in text", async () => {
+  test("tool_choice required picks the first tool; auto calls one on a user turn; none answers in text", async () => {
     const required = await (await chat({ ...hello, tools, tool_choice: "required" })).json();
     expect(required.choices[0].message.tool_calls[0].function.name).toBe("noop");
+    // The agent rule (docs/simulator.md): auto on a turn ending with the user calls a tool.
     const auto = await (await chat({ ...hello, tools, tool_choice: "auto" })).json();
-    expect(auto.choices[0].finish_reason).toBe("stop");
-    expect(auto.choices[0].message.tool_calls).toBeUndefined();
+    expect(auto.choices[0].finish_reason).toBe("tool_calls");
+    expect(auto.choices[0].message.tool_calls[0].function.name).toBe("noop");
+    const none = await (await chat({ ...hello, tools, tool_choice: "none" })).json();
+    expect(none.choices[0].finish_reason).toBe("stop");
+    expect(none.choices[0].message.tool_calls).toBeUndefined();
   });
 
   test("streamed tool call deltas match the recorded structure", async () => {

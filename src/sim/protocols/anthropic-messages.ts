@@ -5,6 +5,7 @@
  * usage, `message_stop`. `input_tokens` excludes cache reads and writes, which
  * `cache_control` breakpoints produce (prompt-cache.ts).
  */
+import { chooseTool, jsonInstruction, turnAfterAssistant, type OfferedTool, type ToolMode } from "../agent-turn.ts";
 import { obeyDirectives } from "../directive-effects.ts";
 import { parseDirectives } from "../directives.ts";
 import { readJsonBody } from "../http.ts";
@@ -43,6 +44,7 @@ export interface AnthropicMessage {
 }
 
 interface AnthropicTool {
+  type?: string;
   name?: string;
   input_schema?: unknown;
   cache_control?: CacheControl | null;
@@ -92,8 +94,10 @@ export async function handleAnthropicMessages(ctx: SimContext): Promise<Response
 
   const { blocks, promptTokens: messageTokens, hasBreakpoint } = anthropicPromptBlocks(body, messages);
   const format = body.output_config?.format ?? body.output_format;
-  const json = format?.type === "json_schema" ? { schema: format.schema ?? { type: "object" } } : undefined;
-  const promptTokens = messageTokens + (json ? countJsonTokens(format) : 0);
+  const asked = format?.type === "json_schema" ? { schema: format.schema ?? { type: "object" } } : undefined;
+  const promptTokens = messageTokens + (asked ? countJsonTokens(format) : 0);
+  const json = asked ?? jsonInstruction(anthropicSystemText(body.system));
+  const turn = anthropicTurn(messages);
   const cache = hasBreakpoint
     ? explicitCacheUsage(ctx.sim, ctx.provider, model, blocks)
     : { readTokens: 0, write5mTokens: 0, write1hTokens: 0 };
@@ -104,7 +108,14 @@ export async function handleAnthropicMessages(ctx: SimContext): Promise<Response
     directives,
     maxTokens: body.max_tokens,
     thinkingTokens: anthropicThinkingTokens(body.thinking),
-    forcedTool: forcedAnthropicTool(body),
+    tool: chooseTool({
+      tools: anthropicTools(body),
+      mode: anthropicToolMode(body.tool_choice),
+      endsWithUser: turn.endsWithUser,
+      userText: lastUserText,
+      directives,
+    }),
+    toolResultText: turn.toolResultText,
     json,
   });
   const usage: AnthropicUsage = {
@@ -230,14 +241,59 @@ function anthropicThinkingTokens(thinking: AnthropicRequest["thinking"]): number
   return 0;
 }
 
-/** `tool_choice: {type: "any"}` forces the first tool, `{type: "tool", name}` that one. */
-function forcedAnthropicTool(body: AnthropicRequest): { name: string; parameters: unknown } | undefined {
-  const tools = Array.isArray(body.tools) ? body.tools.filter((t) => typeof t?.name === "string") : [];
-  const choice = body.tool_choice;
-  let tool: AnthropicTool | undefined;
-  if (choice?.type === "any") tool = tools[0];
-  else if (choice?.type === "tool") tool = tools.find((t) => t.name === choice.name);
-  return tool ? { name: tool.name!, parameters: tool.input_schema } : undefined;
+/** The client tools offered (server tools such as `web_search_…` are the vendor's own). */
+function anthropicTools(body: AnthropicRequest): OfferedTool[] {
+  if (!Array.isArray(body.tools)) return [];
+  return body.tools
+    .filter((t) => typeof t?.name === "string" && (t.type === undefined || t.type === "custom"))
+    .map((t) => ({ name: t.name!, parameters: t.input_schema }));
+}
+
+/** `{type: "none"}`; `{type: "any"}` (first tool) or `{type: "tool", name}`; else auto. */
+function anthropicToolMode(choice: AnthropicRequest["tool_choice"]): ToolMode {
+  if (choice?.type === "none") return { kind: "none" };
+  if (choice?.type === "any") return { kind: "forced" };
+  if (choice?.type === "tool") return { kind: "forced", name: choice.name ?? "" };
+  return { kind: "auto" };
+}
+
+/** The system prompt's text (string or text blocks). */
+function anthropicSystemText(system: AnthropicRequest["system"]): string {
+  if (typeof system === "string") return system;
+  if (!Array.isArray(system)) return "";
+  return system
+    .filter((b) => b?.type === "text" && typeof b.text === "string")
+    .map((b) => b.text)
+    .join("\n");
+}
+
+/**
+ * The user's texts and `tool_result` contents after the last assistant message
+ * (agent-turn.ts). Claude Code sends reminders as text blocks beside its tool results.
+ */
+function anthropicTurn(messages: readonly AnthropicMessage[]): ReturnType<typeof turnAfterAssistant> {
+  const since = messages.slice(messages.findLastIndex((m) => m?.role === "assistant") + 1);
+  const users = since.filter((m) => m?.role === "user");
+  const texts: string[] = [];
+  const results: string[] = [];
+  for (const m of users) {
+    const blocks = typeof m.content === "string" ? [{ type: "text", text: m.content }] : (m.content ?? []);
+    for (const b of blocks) {
+      if (b?.type === "text" && typeof b.text === "string") texts.push(b.text);
+      else if (b?.type === "tool_result") results.push(toolResultText(b));
+    }
+  }
+  return turnAfterAssistant(texts, results, users.length);
+}
+
+/** A `tool_result` block's text: string content or its text blocks. */
+function toolResultText(b: AnthropicBlock): string {
+  if (typeof b.content === "string") return b.content;
+  if (!Array.isArray(b.content)) return "";
+  return (b.content as AnthropicBlock[])
+    .filter((c) => c?.type === "text" && typeof c.text === "string")
+    .map((c) => c.text)
+    .join("\n");
 }
 
 /**

@@ -5,6 +5,7 @@
  * last chunk (empty text part) carries `finishReason`. Without `alt=sse` the chunks come as
  * one JSON array. Zero-valued usage fields are omitted, as proto3 JSON does.
  */
+import { chooseTool, jsonInstruction, turnAfterAssistant, type OfferedTool, type ToolMode } from "../agent-turn.ts";
 import { obeyDirectives } from "../directive-effects.ts";
 import { parseDirectives } from "../directives.ts";
 import { readJsonBody } from "../http.ts";
@@ -87,8 +88,10 @@ async function generate(ctx: SimContext, stream: boolean): Promise<Response> {
   for (const t of itemTokens) promptTokens += t;
   const declarations = (body.tools ?? []).flatMap((t) => t?.functionDeclarations ?? []);
   for (const d of declarations) promptTokens += countJsonTokens(d);
-  const json = geminiJsonFormat(body.generationConfig);
-  if (json?.schema !== undefined) promptTokens += countJsonTokens(json.schema);
+  const format = geminiJsonFormat(body.generationConfig);
+  if (format?.schema !== undefined) promptTokens += countJsonTokens(format.schema);
+  const json = format ?? jsonInstruction(partsText(system));
+  const turn = geminiTurn(contents);
   const cachedTokens = automaticCachedTokens(ctx.sim, ctx.provider, model, items, itemTokens);
 
   const thinking = body.generationConfig?.thinkingConfig;
@@ -99,7 +102,14 @@ async function generate(ctx: SimContext, stream: boolean): Promise<Response> {
     directives,
     maxTokens: body.generationConfig?.maxOutputTokens,
     thinkingTokens: geminiThinkingTokens(thinking),
-    forcedTool: forcedGeminiTool(body, declarations),
+    tool: chooseTool({
+      tools: geminiTools(declarations),
+      mode: geminiToolMode(body, declarations),
+      endsWithUser: turn.endsWithUser,
+      userText: lastUserText,
+      directives,
+    }),
+    toolResultText: turn.toolResultText,
     json,
   });
   const reply: GeminiReply = {
@@ -208,17 +218,46 @@ function geminiJsonFormat(config: GeminiRequest["generationConfig"]): { schema?:
   return schema === undefined ? {} : { schema };
 }
 
-/** `functionCallingConfig.mode: "ANY"` forces the first (allowed) declared function. */
-function forcedGeminiTool(
-  body: GeminiRequest,
-  declarations: GeminiFunctionDeclaration[],
-): { name: string; parameters: unknown } | undefined {
+/** The declared functions, by name. */
+function geminiTools(declarations: GeminiFunctionDeclaration[]): OfferedTool[] {
+  return declarations
+    .filter((d) => typeof d?.name === "string")
+    .map((d) => ({ name: d.name!, parameters: d.parameters ?? d.parametersJsonSchema }));
+}
+
+/** `NONE`; `ANY` (the first declared function that is allowed); else (`AUTO`) auto. */
+function geminiToolMode(body: GeminiRequest, declarations: GeminiFunctionDeclaration[]): ToolMode {
   const config = body.toolConfig?.functionCallingConfig;
-  if (config?.mode?.toUpperCase() !== "ANY") return undefined;
-  const named = declarations.filter((d) => typeof d?.name === "string");
-  const allowed = config.allowedFunctionNames;
-  const pick = Array.isArray(allowed) && allowed.length > 0 ? named.find((d) => allowed.includes(d.name!)) : named[0];
-  return pick ? { name: pick.name!, parameters: pick.parameters ?? pick.parametersJsonSchema } : undefined;
+  const mode = config?.mode?.toUpperCase();
+  if (mode === "NONE") return { kind: "none" };
+  if (mode !== "ANY") return { kind: "auto" };
+  const allowed = config?.allowedFunctionNames;
+  if (!Array.isArray(allowed) || allowed.length === 0) return { kind: "forced" };
+  return { kind: "forced", name: declarations.find((d) => d?.name && allowed.includes(d.name))?.name ?? "" };
+}
+
+/** The user's texts and function responses after the last `model` content (agent-turn.ts). */
+function geminiTurn(contents: readonly GeminiContent[]): ReturnType<typeof turnAfterAssistant> {
+  const since = contents.slice(contents.findLastIndex((c) => c?.role === "model") + 1);
+  const texts: string[] = [];
+  const results: string[] = [];
+  let users = 0;
+  for (const c of since) {
+    if (c?.role === undefined || c.role === "user") users++;
+    for (const p of c?.parts ?? []) {
+      if (p?.functionResponse) results.push(JSON.stringify(p.functionResponse.response ?? {}));
+      else if (typeof p?.text === "string" && !p.thought) texts.push(p.text);
+    }
+  }
+  return turnAfterAssistant(texts, results, users);
+}
+
+/** A content's text parts, thoughts excluded (the system instruction's text). */
+function partsText(c: GeminiContent | undefined): string {
+  return (c?.parts ?? [])
+    .filter((p) => typeof p?.text === "string" && !p.thought)
+    .map((p) => p.text)
+    .join("\n");
 }
 
 /** Text of the last user content (role `user` or none): its text parts, thoughts excluded. */

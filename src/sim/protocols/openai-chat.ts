@@ -5,6 +5,7 @@
  * `stream_options.include_usage` is set (every earlier chunk then has `usage: null`), and
  * `data: [DONE]`. Also served as DeepSeek, Together and Groq.
  */
+import { chooseTool, jsonInstruction, turnAfterAssistant, type OfferedTool, type ToolMode } from "../agent-turn.ts";
 import { obeyDirectives } from "../directive-effects.ts";
 import { parseDirectives } from "../directives.ts";
 import { readJsonBody, unixSeconds } from "../http.ts";
@@ -18,6 +19,7 @@ import { openAIError } from "./openai-errors.ts";
 interface OpenAIMessage {
   role?: string;
   content?: unknown;
+  tool_call_id?: string;
   tool_calls?: { function?: { name?: string; arguments?: string } }[];
 }
 
@@ -50,6 +52,7 @@ export async function handleOpenAIChat(ctx: SimContext): Promise<Response> {
   const messages = body.messages as OpenAIMessage[];
   const model = body.model;
   const lastUserText = lastOpenAIUserText(messages);
+  const turn = openAITurn(messages);
   const directives = parseDirectives(lastUserText);
   const early = await obeyDirectives(ctx, directives, raw);
   if (early) return early;
@@ -58,8 +61,9 @@ export async function handleOpenAIChat(ctx: SimContext): Promise<Response> {
   let promptTokens = 0;
   for (const t of messageTokens) promptTokens += t;
   if (Array.isArray(body.tools)) for (const tool of body.tools) promptTokens += countJsonTokens(tool);
-  const json = openAIJsonFormat(body.response_format);
-  if (json) promptTokens += countJsonTokens(body.response_format);
+  const format = openAIJsonFormat(body.response_format);
+  if (format) promptTokens += countJsonTokens(body.response_format);
+  const json = format ?? jsonInstruction(openAISystemText(messages));
   const cachedTokens = automaticCachedTokens(ctx.sim, ctx.provider, model, messages, messageTokens);
 
   const plan = planReply({
@@ -69,7 +73,14 @@ export async function handleOpenAIChat(ctx: SimContext): Promise<Response> {
     directives,
     maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
     thinkingTokens: THINKING_TOKENS_BY_EFFORT[body.reasoning_effort ?? "none"] ?? 0,
-    forcedTool: forcedOpenAITool(body),
+    tool: chooseTool({
+      tools: openAITools(body),
+      mode: openAIToolMode(body.tool_choice),
+      endsWithUser: turn.endsWithUser,
+      userText: lastUserText,
+      directives,
+    }),
+    toolResultText: turn.toolResultText,
     json,
   });
   const usage = openAIUsage(ctx.provider, promptTokens, cachedTokens, plan);
@@ -177,18 +188,49 @@ function openAIUsage(provider: string, promptTokens: number, cachedTokens: numbe
   return usage;
 }
 
-/** The tool a request forces: `tool_choice: "required"` (first tool) or a named function. */
-function forcedOpenAITool(body: OpenAIChatRequest): { name: string; parameters: unknown } | undefined {
-  const tools = Array.isArray(body.tools) ? body.tools.filter((t) => typeof t?.function?.name === "string") : [];
-  if (tools.length === 0) return undefined;
-  const choice = body.tool_choice;
-  let tool: OpenAITool | undefined;
-  if (choice === "required") tool = tools[0];
-  else if (typeof choice === "object" && choice !== null) {
+/** The function tools offered, by name. */
+function openAITools(body: OpenAIChatRequest): OfferedTool[] {
+  if (!Array.isArray(body.tools)) return [];
+  return body.tools
+    .filter((t) => typeof t?.function?.name === "string")
+    .map((t) => ({ name: t.function!.name!, parameters: t.function!.parameters }));
+}
+
+/** `none`; `required` (first tool) or `{type: "function", function: {name}}`; else auto. */
+function openAIToolMode(choice: unknown): ToolMode {
+  if (choice === "none") return { kind: "none" };
+  if (choice === "required") return { kind: "forced" };
+  if (typeof choice === "object" && choice !== null) {
     const name = (choice as { function?: { name?: string } }).function?.name;
-    tool = tools.find((t) => t.function!.name === name);
+    return { kind: "forced", name: name ?? "" };
   }
-  return tool ? { name: tool.function!.name!, parameters: tool.function!.parameters } : undefined;
+  return { kind: "auto" };
+}
+
+/** The user messages and tool results after the last assistant message (agent-turn.ts). */
+function openAITurn(messages: readonly OpenAIMessage[]): ReturnType<typeof turnAfterAssistant> {
+  const since = messages.slice(messages.findLastIndex((m) => m?.role === "assistant") + 1);
+  const users = since.filter((m) => m?.role === "user");
+  const results = since.filter((m) => m?.role === "tool" || m?.role === "function");
+  return turnAfterAssistant(users.map(contentText), results.map(contentText), users.length);
+}
+
+/** The system and developer messages' texts: where a JSON-only instruction would be. */
+function openAISystemText(messages: readonly OpenAIMessage[]): string {
+  return messages
+    .filter((m) => m?.role === "system" || m?.role === "developer")
+    .map(contentText)
+    .join("\n");
+}
+
+/** A message's string content or its text parts joined by newlines. */
+function contentText(m: OpenAIMessage): string {
+  if (typeof m.content === "string") return m.content;
+  if (!Array.isArray(m.content)) return "";
+  return m.content
+    .map((p: { text?: unknown }) => (typeof p?.text === "string" ? p.text : ""))
+    .filter(Boolean)
+    .join("\n");
 }
 
 /** `response_format` `json_object` (no schema) or `json_schema` (its `schema`). */
@@ -202,13 +244,7 @@ function openAIJsonFormat(format: OpenAIChatRequest["response_format"]): { schem
 export function lastOpenAIUserText(messages: readonly OpenAIMessage[]): string {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i];
-    if (m?.role !== "user") continue;
-    if (typeof m.content === "string") return m.content;
-    if (!Array.isArray(m.content)) return "";
-    return m.content
-      .map((p: { text?: unknown }) => (typeof p?.text === "string" ? p.text : ""))
-      .filter(Boolean)
-      .join("\n");
+    if (m?.role === "user") return contentText(m);
   }
   return "";
 }

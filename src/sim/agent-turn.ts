@@ -14,6 +14,7 @@
  */
 import type { Directives } from "./directives.ts";
 import { stripDirectives } from "./directives.ts";
+import { ownText } from "./agent-values.ts";
 
 export interface OfferedTool {
   name: string;
@@ -61,7 +62,7 @@ export function chooseTool(t: TurnFacts): OfferedTool | undefined {
     const named = t.tools.find((tool) => tool.name === asked);
     if (named) return named;
   }
-  return firstMentioned(t.tools, stripDirectives(t.userText)) ?? t.tools[0];
+  return firstMentioned(t.tools, ownText(t.userText)) ?? t.tools[0];
 }
 
 /** The tool whose name appears earliest in `text` as a whole word (case-sensitive). */

@@ -27,7 +27,8 @@ export interface ClaudeRun {
 export interface RunOptions {
   baseUrl: string;
   key: string;
-  prompt: string;
+  /** The prompt, or a function of the run's working directory (to name a file in it). */
+  prompt: string | ((cwd: string) => string);
   /** `--model` (else Claude Code's default, or `ANTHROPIC_MODEL` from `env`). */
   model?: string;
   env?: Record<string, string>;
@@ -40,7 +41,8 @@ export async function runClaude(o: RunOptions): Promise<ClaudeRun> {
   const home = mkdtempSync(join(tmpdir(), "cc-home-"));
   const cwd = mkdtempSync(join(tmpdir(), "cc-work-"));
   writeFileSync(join(cwd, FILE_NAME), FILE_TEXT + "\n");
-  const args = [CLAUDE, "-p", o.prompt, "--output-format", "json", "--max-turns", String(o.maxTurns ?? 4)];
+  const prompt = typeof o.prompt === "string" ? o.prompt : o.prompt(cwd);
+  const args = [CLAUDE, "-p", prompt, "--output-format", "json", "--max-turns", String(o.maxTurns ?? 4)];
   if (o.model) args.push("--model", o.model);
   const proc = Bun.spawn(args, {
     cwd,

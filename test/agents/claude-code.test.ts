@@ -12,7 +12,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { RecordingProxy } from "../chat/helpers";
-import { startTestGateway, type TestGateway } from "../harness";
+import { postgresAvailable, startTestGateway, type TestGateway } from "../harness";
 import { books, parseSse, tenant } from "../messages/helpers";
 import { microToKrwRounded } from "../../src/lib/money";
 import { join } from "node:path";
@@ -27,7 +27,8 @@ const PROMPT = (cwd: string) => `Read the file ${join(cwd, FILE_NAME)} and tell 
 let g: TestGateway;
 let proxy: RecordingProxy;
 beforeAll(async () => {
-  g = await startTestGateway({ env: { DEMO_MODE: "true" } });
+  // The production database when one is reachable (CI must have it), else PGlite.
+  g = await startTestGateway({ db: (await postgresAvailable()) ? "pg" : "pglite", env: { DEMO_MODE: "true" } });
   proxy = new RecordingProxy();
   proxy.aim(g.url);
 }, 60_000);

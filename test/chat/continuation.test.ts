@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import Anthropic from "@anthropic-ai/sdk";
 import { dbKinds, type TestGateway } from "../harness";
 import {
+  candidates,
   chatFetch,
   eventually,
   parseSse,
@@ -28,7 +29,7 @@ setDefaultTimeout(30_000);
 
 const MODEL = "deepseek-v3";
 /** Per-token prices in micro-won at 1,400 KRW per USD: deepseek 0.28 in / 0.42 out, together 1.25 both. */
-const DEEPSEEK = { in: 392, out: 588 };
+const DEEPSEEK = { in: 378, out: 1540 }; // 0.27 / 1.1 USD per million tokens × 1,400
 const TOGETHER = { in: 1750, out: 1750 };
 const ON = { continue_on_failure: true };
 const BROKEN = "tell me a long story [sim:tokens=200] [sim:drop@deepseek=2]";
@@ -225,7 +226,7 @@ for (const kind of await dbKinds()) {
       g.gw.sim!.reset();
       proxy.clear();
       const claude = new Anthropic({ apiKey: key.key, baseURL: g.url, maxRetries: 0 });
-      // benchmark_smart ordered gpt-4o (openai) first, then claude-sonnet-4-5 (anthropic).
+      // benchmark_smart reordered: its OpenAI leaf first, then its Claude leaf.
       const prefs = { order: ["openai", "anthropic"], continue_on_failure: true };
       const stream = claude.messages.stream({
         model: "benchmark_smart",
@@ -259,7 +260,7 @@ for (const kind of await dbKinds()) {
         ["anthropic", "prefill"],
       ]);
       const b = await books(requestIdOfMessage(msg.id), u.id);
-      expect(b.usage[0]).toMatchObject({ provider: "anthropic", model: "claude-sonnet-4-5", status: 200 });
+      expect(b.usage[0]).toMatchObject({ provider: "anthropic", model: candidates("benchmark_smart")[0], status: 200 });
       expect(b.charges).toEqual([BigInt(b.usage[0].cost)]);
       expect(msg.usage.output_tokens).toBe(
         delta.continuation.parts[0].completion_tokens + delta.continuation.parts[1].completion_tokens,
@@ -325,7 +326,8 @@ for (const kind of await dbKinds()) {
     test("a Claude stream continued by Gemini with the instruction", async () => {
       const { user: u, key } = await consenting();
       g.gw.sim!.reset();
-      // perfect: claude-sonnet-4-5 first, then gemini-2.5-pro.
+      // perfect: a Claude model first, then a Gemini model.
+      const [claudeLeaf, geminiLeaf] = candidates("perfect");
       const res = await chatFetch(g, key.key, {
         model: "perfect",
         stream: true,
@@ -338,12 +340,12 @@ for (const kind of await dbKinds()) {
       expect(text.startsWith("Simulated reply from anthropic/")).toBe(true);
       expect(text).toContain("Simulated reply from google/");
       expect(final.continuation.parts.map((p: any) => [p.provider, p.model, p.via ?? null])).toEqual([
-        ["anthropic", "claude-sonnet-4-5", null],
-        ["google", "gemini-2.5-pro", "instruction"],
+        ["anthropic", claudeLeaf, null],
+        ["google", geminiLeaf, "instruction"],
       ]);
       expect(simChatCalls(g)).toEqual({ anthropic: 1, google: 1 });
       const b = await books(res.headers.get("x-request-id")!, u.id);
-      expect(b.usage[0]).toMatchObject({ provider: "google", model: "gemini-2.5-pro", status: 200 });
+      expect(b.usage[0]).toMatchObject({ provider: "google", model: geminiLeaf, status: 200 });
       expect(b.charges).toEqual([BigInt(b.usage[0].cost)]);
     });
 

@@ -14,7 +14,7 @@ setDefaultTimeout(120_000);
 const CALLS = 40;
 const SLOW = 1200;
 /** Input and output price per token in micro-won (USD per million × 1,400), per provider. */
-const PRICE: Record<string, [number, number]> = { deepseek: [392, 588], together: [1750, 1750] };
+const PRICE: Record<string, [number, number]> = { deepseek: [378, 1540], together: [1750, 1750] };
 
 let g: TestGateway;
 beforeAll(async () => {

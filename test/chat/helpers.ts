@@ -7,6 +7,7 @@
 import OpenAI from "openai";
 import type { TestGateway, TestUser } from "../harness";
 import { signJwt } from "../../src/lib/jwt";
+import shippedCatalog from "../../src/core/catalog/catalog.json" with { type: "json" };
 
 const PASSWORD = "correct horse battery";
 let passwordHash: Promise<string> | null = null;
@@ -265,4 +266,10 @@ export async function proxiedGateway(
   const g = await startTestGateway({ db, env: { ...bases, ...env } });
   proxy.aim(`${g.gw.sim!.url}/sim`);
   return { g, proxy };
+}
+
+/** A routing parent's candidates, in routing order, as the shipped catalog lists them. */
+export function candidates(parent: string): string[] {
+  const models = (shippedCatalog as { models: { id: string; candidates?: string[] }[] }).models;
+  return models.find((m) => m.id === parent)!.candidates!;
 }

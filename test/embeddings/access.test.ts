@@ -162,6 +162,7 @@ describe("embeddings outside demo mode, simulator off", () => {
       "text-embedding-3-small": false,
       "text-embedding-3-large": false,
       "gemini-embedding-001": true,
+      "gemini-embedding-2": true,
     });
   });
 

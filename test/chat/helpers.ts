@@ -166,6 +166,8 @@ export interface ProxiedCall {
   authorization: string | null;
   /** The W3C trace context the gateway sent (tracing on). */
   traceparent: string | null;
+  /** The client's `anthropic-beta` header as the gateway passed it on (null: none). */
+  anthropicBeta: string | null;
   /** The upstream's response bytes as text, filled in as they pass. */
   response: string;
   /** Set when the gateway hung up on this request before its response ended. */
@@ -202,6 +204,7 @@ export class RecordingProxy {
         raw: text,
         authorization: req.headers.get("authorization"),
         traceparent: req.headers.get("traceparent"),
+        anthropicBeta: req.headers.get("anthropic-beta"),
         response: "",
         aborted: false,
         ended: new Promise((r) => (end = r)),

@@ -3,6 +3,8 @@
  * Responses) convert into these; provider adapters convert out of them.
  */
 
+import type { DroppedSetting } from "../upstream/warnings";
+
 export type Role = "system" | "user" | "assistant" | "tool";
 
 export interface TextPart {
@@ -69,6 +71,13 @@ export interface ChatRequest {
   service_tier?: string;
   /** Other client parameters the gateway passes through unvalidated (OpenAI-compatible only). */
   passthrough?: Record<string, unknown>;
+  /**
+   * Settings of the client's dialect the fields above cannot say (the Messages dialect's
+   * `context_management`, `top_k`, its `anthropic-beta` header, …): an adapter that builds its
+   * body from this request reports them as dropped (x-gateway-warnings); one that sends the
+   * client's own body (`anthropic`) does not, it carries them.
+   */
+  unmapped?: DroppedSetting[];
   /**
    * The client's own Anthropic Messages call (the Messages dialect): an Anthropic upstream gets
    * `body` as sent, with only `model`, `max_tokens` and `stream` set, instead of the translation

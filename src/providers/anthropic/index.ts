@@ -49,8 +49,27 @@ async function openStream(req: ChatRequest, ctx: CallContext): Promise<ReadableS
   return body;
 }
 
-/** What Anthropic's count_tokens takes of a Messages body (it refuses anything else). */
-const COUNT_FIELDS = ["model", "messages", "system", "tools", "tool_choice", "thinking", "mcp_servers"];
+/**
+ * What Anthropic's count_tokens takes of a Messages body (it refuses anything else): the prompt
+ * and what changes its count (`context_management` edits, `output_config.format`, …), not the
+ * answer's settings. The account-bound fields (`workspace_id`, `user_profile_id`,
+ * `billing_policy`) are the client's account's, not the gateway's key's: never sent.
+ */
+const COUNT_FIELDS = [
+  "model",
+  "messages",
+  "system",
+  "tools",
+  "tool_choice",
+  "thinking",
+  "mcp_servers",
+  "context_management",
+  "output_config",
+  "output_format",
+  "cache_control",
+  "speed",
+  "compaction",
+];
 
 export const anthropicChatProvider: ChatProvider = {
   protocol: "anthropic",

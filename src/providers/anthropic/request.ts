@@ -55,6 +55,8 @@ export function buildAnthropicRequest(req: ChatRequest, opts: { stream: boolean 
   const dropped: DroppedSetting[] = [
     ...droppedIfSet(req, UNSUPPORTED),
     ...Object.keys(req.passthrough ?? {}).map((setting) => ({ setting })),
+    // The client's own settings the translation has no field for (its own body is not sent).
+    ...(req.unmapped ?? []),
   ];
   const system: AnthropicWireBlock[] = [];
   const messages: AnthropicWireMessage[] = [];

@@ -12,7 +12,8 @@
  * - tools → one `functionDeclarations` tool; tool_choice → toolConfig.functionCallingConfig
  *   (auto → AUTO, none → NONE, required → ANY, function → ANY + allowedFunctionNames).
  * Not supported and dropped: logit_bias, parallel_tool_calls, service_tier, cache_control,
- * passthrough extras (each reported but cache_control, a caching hint: buildGeminiRequest).
+ * passthrough extras, the client dialect's settings the canonical request could not say
+ * (`req.unmapped`); each reported but cache_control, a caching hint: buildGeminiRequest.
  */
 import type { ChatMessage, ChatRequest, ContentPart, ReasoningEffort, ToolChoice } from "../../core/chat/types";
 import type { GeminiWireContent, GeminiWirePart } from "./wire";
@@ -81,6 +82,7 @@ export function buildGeminiRequest(req: ChatRequest): BuiltRequest {
     dropped: [
       ...droppedIfSet(req, ["logit_bias", "parallel_tool_calls", "service_tier"]),
       ...Object.keys(req.passthrough ?? {}).map((setting) => ({ setting })),
+      ...(req.unmapped ?? []),
     ],
   };
 }

@@ -38,8 +38,9 @@ export function toOpenAIChatRequest(req: ChatRequest, opts: OpenAIRequestOptions
 }
 
 /**
- * The body and what it leaves out: `service_tier` for a provider that takes none (every
- * other setting reaches an OpenAI-compatible upstream as it came).
+ * The body and what it leaves out: `service_tier` for a provider that takes none, and the
+ * client dialect's settings the canonical request could not say (`req.unmapped`); every other
+ * setting reaches an OpenAI-compatible upstream as it came.
  */
 export function buildOpenAIChatRequest(req: ChatRequest, opts: OpenAIRequestOptions): BuiltRequest {
   const body: Record<string, unknown> = {};
@@ -74,7 +75,8 @@ export function buildOpenAIChatRequest(req: ChatRequest, opts: OpenAIRequestOpti
     body.stream = true;
     body.stream_options = { ...(isObject(extra) ? extra : {}), include_usage: true };
   }
-  return { body, dropped: opts.forwardServiceTier ? [] : droppedIfSet(req, ["service_tier"]) };
+  const dropped = opts.forwardServiceTier ? [] : droppedIfSet(req, ["service_tier"]);
+  return { body, dropped: [...dropped, ...(req.unmapped ?? [])] };
 }
 
 /** One message as OpenAI takes it: `cache_control` (an Anthropic-style hint) is dropped. */

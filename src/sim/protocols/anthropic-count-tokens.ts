@@ -8,7 +8,25 @@ import type { SimContext } from "../routes.ts";
 import { anthropicError } from "./anthropic-errors.ts";
 import { anthropicPromptBlocks, type AnthropicMessage, type AnthropicRequest } from "./anthropic-messages.ts";
 
-const FIELDS = new Set(["model", "messages", "system", "tools", "tool_choice", "thinking", "mcp_servers"]);
+/** The fields Anthropic's count_tokens takes (SDK 1.14.0's MessageCountTokensParams, beta included). */
+const FIELDS = new Set([
+  "model",
+  "messages",
+  "system",
+  "tools",
+  "tool_choice",
+  "thinking",
+  "mcp_servers",
+  "context_management",
+  "output_config",
+  "output_format",
+  "cache_control",
+  "speed",
+  "compaction",
+  "billing_policy",
+  "user_profile_id",
+  "workspace_id",
+]);
 
 export async function handleAnthropicCountTokens(ctx: SimContext): Promise<Response> {
   const { body } = await readJsonBody<AnthropicRequest>(ctx);

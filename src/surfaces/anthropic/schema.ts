@@ -3,7 +3,10 @@
  * wire carries it. The fields the gateway reads are typed, so a wrong type is a 422 at its
  * `loc` on every provider alike; content blocks are checked by type in to-core.ts. Ranges are
  * Anthropic's own (`temperature` 0–1, `max_tokens` required). Anything else unknown is accepted:
- * an Anthropic upstream receives it (the client's own body), the others have no place for it.
+ * an Anthropic upstream receives it (the client's own body), the others have no place for it
+ * (unmapped.ts reports it). Messages may be `system` ones anywhere (Anthropic's mid-conversation
+ * system messages, which Claude Code sends): their `content` may be absent when they only carry
+ * `output_config`, so a missing `content` of a user or assistant turn is to-core's 422.
  */
 import { t } from "elysia";
 import { Type } from "@sinclair/typebox";
@@ -17,8 +20,8 @@ const Block = t.Object({ type: t.String({ minLength: 1 }) }, { additionalPropert
 
 const MessageSchema = t.Object(
   {
-    role: t.Union([t.Literal("user"), t.Literal("assistant")]),
-    content: t.Union([t.String(), t.Array(Block)]),
+    role: t.Union([t.Literal("user"), t.Literal("assistant"), t.Literal("system")]),
+    content: t.Optional(t.Union([t.String(), t.Array(Block)])),
   },
   { additionalProperties: true },
 );
@@ -45,8 +48,29 @@ const ToolChoiceSchema = t.Object(
 
 const ThinkingSchema = t.Object(
   {
-    type: t.Union([t.Literal("enabled"), t.Literal("disabled"), t.Literal("adaptive")]),
+    type: t.Union([t.Literal("enabled"), t.Literal("disabled"), t.Literal("adaptive"), t.Literal("between_tools")]),
     budget_tokens: t.Optional(Int({ minimum: 1024 })),
+  },
+  { additionalProperties: true },
+);
+
+/** Anthropic's effort levels (`output_config.effort`, also per system message). */
+export const EFFORTS = ["low", "medium", "high", "xhigh", "max"] as const;
+const EffortSchema = t.Union(EFFORTS.map((e) => t.Literal(e)));
+
+/** `output_config`: the effort, and `format` (structured output: a JSON schema the answer follows). */
+const OutputConfigSchema = t.Object(
+  {
+    effort: t.Optional(t.Union([EffortSchema, t.Null()])),
+    format: t.Optional(
+      t.Union([
+        t.Object(
+          { type: t.Literal("json_schema"), schema: t.Record(t.String(), t.Any()) },
+          { additionalProperties: true },
+        ),
+        t.Null(),
+      ]),
+    ),
   },
   { additionalProperties: true },
 );
@@ -62,6 +86,7 @@ export const CountTokensBodySchema = t.Object(
     tools: t.Optional(t.Array(ToolSchema)),
     tool_choice: t.Optional(ToolChoiceSchema),
     thinking: t.Optional(ThinkingSchema),
+    output_config: t.Optional(OutputConfigSchema),
   },
   { additionalProperties: true },
 );
@@ -80,6 +105,7 @@ export const MessagesBodySchema = t.Object(
     tools: t.Optional(t.Array(ToolSchema)),
     tool_choice: t.Optional(ToolChoiceSchema),
     thinking: t.Optional(ThinkingSchema),
+    output_config: t.Optional(OutputConfigSchema),
     metadata: t.Optional(
       t.Object(
         { user_id: t.Optional(t.Union([t.String({ maxLength: 256 }), t.Null()])) },

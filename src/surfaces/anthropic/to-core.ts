@@ -3,6 +3,13 @@
  * service (routing, billing, cache, masking, errors) as `/v1/chat/completions`.
  *
  * - `system` (string or text blocks) → a leading system message; `cache_control` kept on blocks.
+ * - A `system` message inside `messages` (Anthropic's mid-conversation system message) → a
+ *   system message at its position (its text blocks); one with `clear_at: "next_user_message"`
+ *   is left out once a later user turn exists, as Anthropic stops showing it then. A
+ *   `tool_addition` that defines a custom tool adds it to the tools (a reference names a tool
+ *   already offered: translation offers every tool, deferred ones too, from the start);
+ *   `tool_removal` has no equivalent (unmapped.ts reports it). A `tool_reference` in a tool
+ *   result becomes a line of text naming the tool.
  * - A user turn's `tool_result` blocks → `tool` messages (first, in order), its other blocks →
  *   one user message; an assistant turn's text → content, its `tool_use` blocks → tool calls;
  *   an assistant turn's other blocks (`thinking`, `redacted_thinking`, server tool calls and
@@ -11,10 +18,15 @@
  * - Custom tools → function tools; server tools (`type` set) are dropped; `tool_choice`
  *   auto/any/tool/none → auto/required/{function}/none, `disable_parallel_tool_use` →
  *   `parallel_tool_calls: false`.
- * - `thinking` → `reasoning_effort` by budget (the inverse of the Anthropic adapter's table);
- *   `disabled` → `none`, `adaptive` → `medium`.
- * - `metadata.user_id` → OpenAI's `user` (OpenAI-compatible upstreams only); `top_k` reaches
- *   Anthropic upstreams only, in the client's own body, which rides along as `anthropic`.
+ * - `thinking` → `reasoning_effort`: `enabled` by budget (the inverse of the Anthropic adapter's
+ *   table), `disabled` → `none`, `adaptive` / `between_tools` → the effort asked for, else
+ *   `medium`; without `thinking`, the effort asked for. The effort asked for is
+ *   `output_config.effort`, or the `output_config.effort` of a system message of the current
+ *   turn (after the last assistant turn: Anthropic applies it to that turn).
+ * - `output_config.format` (a JSON schema) → `response_format` `json_schema`.
+ * - `metadata.user_id` → OpenAI's `user` (OpenAI-compatible upstreams only); `top_k` and every
+ *   other field reach Anthropic upstreams only, in the client's own body, which rides along as
+ *   `anthropic`; what the translation cannot say is listed in `unmapped` (unmapped.ts).
  */
 import { FIELD_REQUIRED, invalid, text } from "../../core/errors";
 import { ANTHROPIC_THINKING_BUDGETS } from "../../core/chat/thinking";
@@ -27,7 +39,15 @@ import type {
   ToolCall,
   ToolChoice,
 } from "../../core/chat/types";
-import { GATEWAY_FIELDS, type CountTokensBody, type MessageParam, type MessagesBody, type RawBlock } from "./schema";
+import {
+  EFFORTS,
+  GATEWAY_FIELDS,
+  type CountTokensBody,
+  type MessageParam,
+  type MessagesBody,
+  type RawBlock,
+} from "./schema";
+import { unmappedSettings } from "./unmapped";
 
 type Loc = (string | number)[];
 
@@ -45,6 +65,10 @@ export function toCoreFromMessages(body: MessagesBody, beta: string | null): Omi
   if (body.stop_sequences?.length) request.stop = body.stop_sequences;
   const user = body.metadata?.user_id;
   if (user) request.passthrough = { user };
+  const format = body.output_config?.format;
+  if (format) request.response_format = { type: "json_schema", json_schema: { name: "output", schema: format.schema } };
+  const unmapped = unmappedSettings(body, beta);
+  if (unmapped.length) request.unmapped = unmapped;
   // `stream` is the adapter's to set: a streamed and a plain call share response-cache entries.
   const native: Record<string, unknown> = { ...body };
   for (const f of [...GATEWAY_FIELDS, "stream"]) delete native[f];
@@ -68,7 +92,11 @@ export function promptOf(
     const system = systemContent(body.system, ["body", "system"]);
     if (system) messages.push({ role: "system", content: system });
   }
-  body.messages.forEach((m, i) => addTurn(messages, m, ["body", "messages", i]));
+  body.messages.forEach((m, i) => {
+    const loc = ["body", "messages", i];
+    if (m.role === "system") addSystemMessage(messages, m, loc, cleared(body.messages, i));
+    else addTurn(messages, m, loc);
+  });
   if (!messages.some((m) => m.role !== "system"))
     throw invalid(
       ["body", "messages"],
@@ -76,7 +104,7 @@ export function promptOf(
       "value_error",
     );
   const out: ReturnType<typeof promptOf> = { messages };
-  const tools = functionTools(body.tools ?? []);
+  const tools = functionTools([...(body.tools ?? []), ...addedTools(body.messages)]);
   if (tools.length) {
     out.tools = tools;
     const c = body.tool_choice;
@@ -85,7 +113,7 @@ export function promptOf(
       if (c.disable_parallel_tool_use) out.parallel_tool_calls = false;
     }
   }
-  const effort = effortOf(body.thinking);
+  const effort = effortOf(body);
   if (effort) out.reasoning_effort = effort;
   return out;
 }
@@ -99,9 +127,31 @@ function systemContent(system: string | RawBlock[], loc: Loc): string | ContentP
   return joinIfPlain(parts);
 }
 
-function addTurn(out: ChatMessage[], m: MessageParam, loc: Loc): void {
+/** A system message inside `messages`: its text, at its position (nothing when it has none or is cleared). */
+function addSystemMessage(out: ChatMessage[], m: MessageParam, loc: Loc, isCleared: boolean): void {
+  if (m.content === undefined || isCleared) return;
   if (typeof m.content === "string") {
-    out.push({ role: m.role, content: m.content });
+    if (m.content) out.push({ role: "system", content: m.content });
+    return;
+  }
+  const parts: ContentPart[] = [];
+  (m.content as RawBlock[]).forEach((b, i) => {
+    if (b.type === "text") parts.push(textPart(b, [...loc, "content", i]));
+  });
+  const content = joinIfPlain(parts);
+  if (content) out.push({ role: "system", content });
+}
+
+/** A system message with `clear_at: "next_user_message"` followed by a user turn: no longer shown. */
+function cleared(messages: MessageParam[], i: number): boolean {
+  const m = messages[i] as MessageParam & { clear_at?: unknown };
+  return m.clear_at === "next_user_message" && messages.slice(i + 1).some((n) => n.role === "user");
+}
+
+function addTurn(out: ChatMessage[], m: MessageParam, loc: Loc): void {
+  if (m.content === undefined) throw invalid([...loc, "content"], FIELD_REQUIRED, "missing");
+  if (typeof m.content === "string") {
+    out.push({ role: m.role as "user" | "assistant", content: m.content });
     return;
   }
   const blocks = m.content as RawBlock[];
@@ -134,6 +184,31 @@ function userPart(b: RawBlock, loc: Loc): ContentPart {
   if (b.type === "text") return textPart(b, loc);
   if (b.type === "image") return imagePart(b, loc);
   throw unsupported(b.type, [...loc, "type"]);
+}
+
+/**
+ * A tool result's block: a `tool_reference` (a tool search's answer, which loads a deferred
+ * tool on Anthropic) says so in text — a translated model is offered every tool from the start.
+ */
+function resultPart(b: RawBlock, loc: Loc): ContentPart {
+  if (b.type !== "tool_reference") return userPart(b, loc);
+  if (typeof b.tool_name !== "string" || !b.tool_name) throw invalid([...loc, "tool_name"], FIELD_REQUIRED, "missing");
+  return { type: "text", text: `Tool '${b.tool_name}' is available.` };
+}
+
+/** Custom tools that system messages' `tool_addition` blocks define (first definition of a name wins). */
+function addedTools(messages: MessageParam[]): NonNullable<CountTokensBody["tools"]> {
+  const out: NonNullable<CountTokensBody["tools"]> = [];
+  for (const m of messages) {
+    if (m.role !== "system" || !Array.isArray(m.content)) continue;
+    for (const b of m.content as RawBlock[]) {
+      const tool = b.tool as { type?: unknown; definition?: unknown } | undefined;
+      const def = tool?.definition as NonNullable<CountTokensBody["tools"]>[number] | undefined;
+      if (b.type === "tool_addition" && tool?.type === "tool_definition" && typeof def?.name === "string")
+        out.push(def);
+    }
+  }
+  return out;
 }
 
 function textPart(b: RawBlock, loc: Loc): ContentPart {
@@ -178,7 +253,7 @@ function toolResult(b: RawBlock, loc: Loc): ChatMessage {
   let content: string | ContentPart[];
   if (b.content === undefined || typeof b.content === "string") content = (b.content as string | undefined) ?? "";
   else if (Array.isArray(b.content))
-    content = joinIfPlain((b.content as RawBlock[]).map((p, i) => userPart(p, [...loc, "content", i]))) ?? "";
+    content = joinIfPlain((b.content as RawBlock[]).map((p, i) => resultPart(p, [...loc, "content", i]))) ?? "";
   else
     throw invalid(
       [...loc, "content"],
@@ -214,8 +289,11 @@ function unsupported(type: string, loc: Loc) {
 
 function functionTools(tools: NonNullable<CountTokensBody["tools"]>): FunctionTool[] {
   const out: FunctionTool[] = [];
+  const names = new Set<string>();
   for (const tool of tools) {
     if (tool.type !== undefined && tool.type !== "custom") continue; // a server tool: Anthropic's own
+    if (names.has(tool.name)) continue;
+    names.add(tool.name);
     const fn: FunctionTool["function"] = {
       name: tool.name,
       parameters: tool.input_schema ?? { type: "object", properties: {} },
@@ -240,15 +318,33 @@ function toolChoice(c: NonNullable<CountTokensBody["tool_choice"]>, tools: Funct
   return { type: "function", function: { name: c.name } };
 }
 
-/** The largest effort whose budget (the Anthropic adapter's table) the client's budget reaches. */
-function effortOf(thinking: CountTokensBody["thinking"]): ReasoningEffort | undefined {
-  if (!thinking) return undefined;
+/**
+ * The reasoning effort of a request: `enabled` thinking by its budget (the largest effort whose
+ * budget in the Anthropic adapter's table it reaches), `disabled` none, `adaptive` /
+ * `between_tools` the effort asked for (else medium), no `thinking` the effort asked for.
+ */
+function effortOf(body: CountTokensBody): ReasoningEffort | undefined {
+  const thinking = body.thinking;
+  const asked = turnEffort(body.messages) ?? body.output_config?.effort ?? undefined;
+  if (!thinking) return asked;
   if (thinking.type === "disabled") return "none";
-  if (thinking.type === "adaptive") return "medium";
+  if (thinking.type === "adaptive" || thinking.type === "between_tools") return asked ?? "medium";
   if (thinking.budget_tokens === undefined)
     throw invalid(["body", "thinking", "budget_tokens"], FIELD_REQUIRED, "missing");
   let effort: ReasoningEffort = "minimal";
   for (const [e, budget] of Object.entries(ANTHROPIC_THINKING_BUDGETS))
     if (thinking.budget_tokens >= budget) effort = e as ReasoningEffort;
+  return effort;
+}
+
+/** The `output_config.effort` of the last system message after the last assistant turn, if any. */
+function turnEffort(messages: MessageParam[]): ReasoningEffort | undefined {
+  let effort: ReasoningEffort | undefined;
+  for (const m of messages) {
+    if (m.role === "assistant") effort = undefined;
+    const own = (m as { output_config?: { effort?: unknown } }).output_config?.effort;
+    if (m.role === "system" && typeof own === "string" && (EFFORTS as readonly string[]).includes(own))
+      effort = own as ReasoningEffort;
+  }
   return effort;
 }

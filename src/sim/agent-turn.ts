@@ -14,7 +14,6 @@
  */
 import type { Directives } from "./directives.ts";
 import { stripDirectives } from "./directives.ts";
-import { ownText } from "./agent-values.ts";
 
 // Claude Code wraps what it adds to a user turn (environment, tool lists, dates) this way.
 const REMINDER = /<system-reminder>[\s\S]*?<\/system-reminder>/g;

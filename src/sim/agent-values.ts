@@ -20,15 +20,6 @@ const PATTERN = new Set(["pattern", "glob", "regex"]);
 const QUERY = new Set(["query", "q", "search", "search_query", "question"]);
 const URL = new Set(["url", "uri", "link"]);
 
-/**
- * What the user wrote: the text without directives and without the `<system-reminder>` blocks
- * an agent adds to the user's turn (Claude Code puts its working directory, date and
- * instructions there), so a path or a tool name is the user's own, not the agent's context.
- */
-export function ownText(userText: string): string {
-  return stripDirectives(userText).replace(/<system-reminder>[\s\S]*?<\/system-reminder>/g, " ");
-}
-
 export function agentValue(name: string, shape: ValueShape, userText: string): unknown {
   if (shape === "other") return undefined;
   const key = name.toLowerCase();

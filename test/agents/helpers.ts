@@ -23,10 +23,13 @@ export async function agentTenant(g: TestGateway) {
 
 export type Maker = "anthropic" | "openai" | "google";
 
+/** The provider that is each maker's own API (open-weight models of a maker are served by others). */
+const OWN_PROVIDER: Record<Maker, string> = { anthropic: "anthropic", openai: "openai", google: "google" };
+
 /**
- * The cheapest available chat model with tools from `maker` in this gateway's catalog (by
- * output price, then id): deterministic for a given catalog, and the kind of model an agent
- * test would pick.
+ * The cheapest available chat model with tools from `maker` in this gateway's catalog, served
+ * first by the maker's own API (by output price, then id): deterministic for a given catalog,
+ * and the kind of model an agent test would pick.
  */
 export async function modelOf(g: TestGateway, key: string, maker: Maker): Promise<string> {
   const r = await g.call("GET", "/v1/models", { token: key });
@@ -40,7 +43,8 @@ export async function modelOf(g: TestGateway, key: string, maker: Maker): Promis
         m.kind === "leaf" &&
         m.available === true &&
         m.capabilities?.tools === true &&
-        !m.retired_at,
+        m.providers?.[0]?.id === OWN_PROVIDER[maker] &&
+        m.lifecycle !== "retired",
     )
     .sort((a, b) => outputPrice(a) - outputPrice(b) || String(a.id).localeCompare(String(b.id)));
   if (candidates.length === 0) throw new Error(`no ${maker} chat model with tools in the catalog`);

@@ -32,8 +32,8 @@ export function adminRoutes(d: AppDeps) {
     new Elysia({ name: "admin", normalize: false })
       // Transform runs before body validation: without the token (or with the endpoints
       // disabled) a caller learns nothing about the bodies, and gets 401/404 rather than 422.
-      .onTransform(({ request }) => {
-        d.auth.admin(request);
+      .onTransform(async ({ request, server }) => {
+        await d.auth.admin(request, server);
       })
       .post(
         "/v1/admin/users/:user_id/topups",

@@ -11,6 +11,7 @@ import { asAnthropicError, isMessagesPath } from "./anthropic-errors";
 import { requestLang } from "./lang";
 import { assignRequestId, requestId, requestStart } from "./request-id";
 import { beginRecord, requestRecord } from "./request-log";
+import { RefusalFolder } from "./refusal-log";
 import { errorCodeOf } from "./error-code";
 import { corsPolicy } from "./cors";
 import { assertSecurityDeclared, BodyGate } from "./security";
@@ -33,7 +34,7 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
   const cors = corsPolicy(d.config.CORS_ORIGINS);
   // Routes are known once all are added; the gate indexes them at the first body.
   const gate = new BodyGate(d.auth, () => app.routes);
-  const observe = { lines: d.config.LOG_REQUESTS, tracer: d.tracer ?? null };
+  const observe = { lines: d.config.LOG_REQUESTS, tracer: d.tracer ?? null, refusals: new RefusalFolder() };
   const app = new Elysia({
     normalize: false,
     // Streams stay open while an upstream thinks; SSE keepalives keep proxies from cutting them.
@@ -133,6 +134,8 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
       if (start !== undefined)
         d.metrics.latency.observe((performance.now() - start) / 1000, { route: route || "unmatched" });
     })
+    // The counts of refusals folded in the last second are written before the process ends.
+    .onStop(() => observe.refusals.flush(true))
     .use(healthRoutes(d))
     .use(accountRoutes(d))
     .use(adminRoutes(d))

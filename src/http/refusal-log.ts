@@ -29,45 +29,51 @@ export interface Refusal {
   error?: string;
 }
 
-const windows = new Map<string, Window>();
-let timer: ReturnType<typeof setInterval> | null = null;
+/** One per application (src/http/app.ts): its windows, and a timer while any is open. */
+export class RefusalFolder {
+  private windows = new Map<string, Window>();
+  private timer: ReturnType<typeof setInterval> | null = null;
 
-/** Whether a request ending as `r` writes its own line (false: it was counted in its window). */
-export function refusalLine(r: Refusal, now = Date.now()): boolean {
-  if (!r.error || !FOLDED.has(r.error)) return true;
-  const key = `${r.keyId ?? r.accountId ?? "-"}|${r.method} ${r.route}|${r.error}`;
-  const w = windows.get(key);
-  if (w && now - w.started < WINDOW_MS) {
-    w.folded++;
-    return false;
-  }
-  if (w) flushOne(w);
-  windows.set(key, {
-    started: now,
-    folded: 0,
-    fields: {
-      method: r.method,
-      route: r.route,
-      status: r.status,
-      key_id: r.keyId,
-      account_id: r.accountId,
-      error: r.error,
-    },
-  });
-  timer ??= startTimer();
-  return true;
-}
-
-/** Writes the counts of every window that is over (all of them with `all`). */
-export function flushRefusals(all = false, now = Date.now()): void {
-  for (const [key, w] of windows)
-    if (all || now - w.started >= WINDOW_MS) {
-      flushOne(w);
-      windows.delete(key);
+  /** Whether a request ending as `r` writes its own line (false: it was counted in its window). */
+  line(r: Refusal, now = Date.now()): boolean {
+    if (!r.error || !FOLDED.has(r.error)) return true;
+    const key = `${r.keyId ?? r.accountId ?? "-"}|${r.method} ${r.route}|${r.error}`;
+    const w = this.windows.get(key);
+    if (w && now - w.started < WINDOW_MS) {
+      w.folded++;
+      return false;
     }
-  if (!windows.size && timer) {
-    clearInterval(timer);
-    timer = null;
+    if (w) flushOne(w);
+    this.windows.set(key, {
+      started: now,
+      folded: 0,
+      fields: {
+        method: r.method,
+        route: r.route,
+        status: r.status,
+        key_id: r.keyId,
+        account_id: r.accountId,
+        error: r.error,
+      },
+    });
+    if (!this.timer) {
+      this.timer = setInterval(() => this.flush(), WINDOW_MS);
+      this.timer.unref?.();
+    }
+    return true;
+  }
+
+  /** Writes the counts of every window that is over (all of them with `all`, at shutdown). */
+  flush(all = false, now = Date.now()): void {
+    for (const [key, w] of this.windows)
+      if (all || now - w.started >= WINDOW_MS) {
+        flushOne(w);
+        this.windows.delete(key);
+      }
+    if (!this.windows.size && this.timer) {
+      clearInterval(this.timer);
+      this.timer = null;
+    }
   }
 }
 
@@ -75,10 +81,4 @@ function flushOne(w: Window): void {
   if (w.folded > 0 && logEnabled("info"))
     writeLine("info", "requests refused", { ...w.fields, count: w.folded, window_ms: WINDOW_MS });
   w.folded = 0;
-}
-
-function startTimer(): ReturnType<typeof setInterval> {
-  const t = setInterval(() => flushRefusals(), WINDOW_MS);
-  t.unref?.();
-  return t;
 }

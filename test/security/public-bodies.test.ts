@@ -47,10 +47,12 @@ for (const kind of await dbKinds()) {
         }
     }, 60_000);
 
-    test("a POST to no route at all gets the public limit too", async () => {
+    test("a POST to no route at all is 404 with its body unread", async () => {
       const r = await upload(g.url, big("/v1/not-a-route", 45 * MB));
-      expect(r.status).not.toBe(200);
+      expect(r.status).toBe(404);
+      expect(r.body.error.type).toBe("not_found");
       expect(r.sentBeforeAnswer).toBeLessThanOrEqual(PROBE.bytes);
+      expect(r.closedByServer).toBe(true);
     }, 30_000);
 
     test("sixteen 45 MB logins at once do not grow the process by their size", async () => {
@@ -81,6 +83,17 @@ for (const kind of await dbKinds()) {
       // loopback buffers hold in flight before an answer is seen: a few MB per connection.
       expect((peak - base) / MB).toBeLessThan(150);
     }, 60_000);
+
+    if (kind === "pglite")
+      test("sign-up and login are the only documented routes taking a body without a credential", async () => {
+        const doc = (await g.call("GET", "/docs/json")).body;
+        const open: string[] = [];
+        for (const [path, ops] of Object.entries<any>(doc.paths))
+          for (const [method, op] of Object.entries<any>(ops))
+            if (op.requestBody && Array.isArray(op.security) && op.security.length === 0)
+              open.push(`${method.toUpperCase()} ${path}`);
+        expect(open.sort()).toEqual(["POST /v1/auth/login", "POST /v1/auth/signup"]);
+      });
 
     test("a login or sign-up within the limit still works", async () => {
       const email = `p${crypto.randomUUID().slice(0, 8)}@test.example`;

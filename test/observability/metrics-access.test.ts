@@ -1,6 +1,7 @@
 /**
  * Issue 28 #10: /metrics was public and showed one account's exact tokens and KRW per model.
- * It now takes a bearer token (METRICS_TOKEN, or the admin token when that is unset), and no
+ * It now takes a bearer token (METRICS_TOKEN, or the admin token when that is unset; 404 with
+ * neither), and no
  * series names an account, key or user, or splits money or tokens by model or provider: an
  * account that is the only caller of a model cannot have its figures read off /metrics.
  */
@@ -80,5 +81,21 @@ describe("/metrics without METRICS_TOKEN", () => {
     expect((await fetch(`${g.url}/metrics`)).status).toBe(401);
     expect((await fetch(`${g.url}/metrics`, { headers: { authorization: "Bearer sk-gw-nope" } })).status).toBe(401);
     expect(await g.metrics()).toContain("process_resident_memory_bytes");
+  });
+});
+
+describe("/metrics with neither token configured", () => {
+  let g: TestGateway;
+  beforeAll(async () => {
+    g = await startTestGateway({ env: { ADMIN_TOKEN: "" } }); // empty is unset
+  }, 60_000);
+  afterAll(() => g?.stop());
+
+  test("does not exist: 404 with any token", async () => {
+    for (const headers of [{}, { authorization: `Bearer ${ADMIN_TOKEN}` }] as Record<string, string>[]) {
+      const r = await fetch(`${g.url}/metrics`, { headers });
+      expect(r.status).toBe(404);
+      expect(((await r.json()) as any).error.type).toBe("not_found");
+    }
   });
 });

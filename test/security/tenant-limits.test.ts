@@ -7,7 +7,7 @@
  * ADMIN_FAILURES_PER_IP (before: 2,000 tries answered in 133 ms). On PostgreSQL and PGlite.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { ADMIN_TOKEN, dbKinds, startTestGateway, type TestGateway } from "../harness";
+import { ADMIN_TOKEN, dbKinds, redisAvailable, startTestGateway, type TestGateway } from "../harness";
 import { fastUser } from "../http/helpers";
 
 setDefaultTimeout(60_000);
@@ -25,14 +25,24 @@ const keyLimit = {
   error: { message: expect.any(String), type: expect.any(String), code: "key_limit_exceeded", param: null },
 };
 
-/** A fresh client address per test (IPv6 documentation range). */
-const addr = () => `2001:db8::${crypto.getRandomValues(new Uint16Array(1))[0]!.toString(16)}`;
+/** A fresh client address per test (IPv6 documentation range; Redis keeps counts across runs). */
+const addr = () => {
+  const [a, b, c] = crypto.getRandomValues(new Uint16Array(3));
+  return `2001:db8:${a!.toString(16)}:${b!.toString(16)}::${c!.toString(16)}`;
+};
 
-for (const kind of await dbKinds()) {
-  describe(`tenant limits on ${kind}`, () => {
+const variants: { name: string; kind: "pg" | "pglite"; env: Record<string, string> }[] = (await dbKinds()).map(
+  (kind) => ({ name: `in-process limiter on ${kind}`, kind, env: {} }),
+);
+// The account's window and the admin-token failures shared by every instance.
+if (await redisAvailable())
+  variants.push({ name: "Redis limiter", kind: "pglite", env: { REDIS_URL: "redis://127.0.0.1:6379" } });
+
+for (const { name, kind, env } of variants) {
+  describe(`tenant limits, ${name}`, () => {
     let g: TestGateway;
     beforeAll(async () => {
-      g = await startTestGateway({ db: kind, env: { ...LIMITS, VIDEO_POLL_WORKERS: "0" } });
+      g = await startTestGateway({ db: kind, env: { ...LIMITS, VIDEO_POLL_WORKERS: "0", ...env } });
     }, 60_000);
     afterAll(() => g?.stop());
 

@@ -120,30 +120,27 @@ export class Authenticator {
   async apiKey(request: Request, server: Server<unknown> | null, need: Scope | "model" | "any"): Promise<ApiKeyAuth> {
     const p = await this.keyPrincipal(request, server);
     checkScope(p, need);
-    let rate: RateDecision | null = null;
-    if (this.d.rateLimitRpm > 0) {
-      rate = await this.hit(p.keyId, this.d.rateLimitRpm);
-      if (!rate.allowed)
-        throw new GatewayError("rate_limited", undefined, {
-          retryAfter: rate.resetSeconds,
-          headers: rateHeaders(rate),
-        });
-    }
-    // Keys are cheap: the account's keys together share one more window.
+    // Keys are cheap: the account's keys together share one more window. Both windows are
+    // asked at once (one round trip with Redis); a call refused by one may still count in the
+    // other, which only costs the caller's own account.
+    const perKey = this.d.rateLimitRpm;
     const perAccount = this.d.accountRateLimitRpm ?? 0;
-    if (perAccount > 0) {
-      const acct = await this.hit(`acct:${p.user.id}`, perAccount);
-      if (!acct.allowed)
-        throw new GatewayError(
-          "rate_limited",
-          text(
-            `계정의 요청 한도(분당 ${perAccount}회, 모든 키 합계)를 초과했습니다. 잠시 후 다시 시도하세요.`,
-            `The account's rate limit (${perAccount} requests a minute across all its keys) is exceeded. Try again shortly.`,
-          ),
-          { retryAfter: acct.resetSeconds, headers: rateHeaders(acct) },
-        );
-      rate ??= acct;
-    }
+    const [key, acct] = await Promise.all([
+      perKey > 0 ? this.hit(p.keyId, perKey) : null,
+      perAccount > 0 ? this.hit(`acct:${p.user.id}`, perAccount) : null,
+    ]);
+    if (key && !key.allowed)
+      throw new GatewayError("rate_limited", undefined, { retryAfter: key.resetSeconds, headers: rateHeaders(key) });
+    if (acct && !acct.allowed)
+      throw new GatewayError(
+        "rate_limited",
+        text(
+          `계정의 요청 한도(분당 ${perAccount}회, 모든 키 합계)를 초과했습니다. 잠시 후 다시 시도하세요.`,
+          `The account's rate limit (${perAccount} requests a minute across all its keys) is exceeded. Try again shortly.`,
+        ),
+        { retryAfter: acct.resetSeconds, headers: rateHeaders(acct) },
+      );
+    const rate = key ?? acct;
     return { principal: p, rate };
   }
 

@@ -83,8 +83,8 @@ async function oneStart(
 ): Promise<{ figures: StartFigures; key: string }> {
   const port = await freePort();
   const cmd = o.binary ? [resolve(o.binary)] : [process.execPath, join(ROOT, "src/main.ts")];
-  // What `npm start` gets, plus a port and no per-key rate limit (60 a minute would refuse
-  // most of the calls). No BUN_CONFIG_MAX_HTTP_REQUESTS: the gateway re-executes itself as it does there.
+  // What `npm start` gets, plus a port and no per-key or per-account rate limit (60 and 600 a
+  // minute would refuse most of the calls). No BUN_CONFIG_MAX_HTTP_REQUESTS: the gateway re-executes itself as it does there.
   const env = {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     HOME: process.env.HOME ?? "/root",
@@ -92,6 +92,7 @@ async function oneStart(
     PORT: String(port),
     HOST: "127.0.0.1",
     RATE_LIMIT_RPM: "0",
+    ACCOUNT_RATE_LIMIT_RPM: "0",
   };
   const t0 = performance.now();
   const proc = Bun.spawn(cmd, { cwd: ROOT, env, stdout: "pipe", stderr: "pipe", stdin: "ignore" });

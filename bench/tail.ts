@@ -14,7 +14,7 @@
 import { wrk, type Target } from "./lib/load";
 import { gcLogOffset, readGcWindow } from "./lib/gc-log";
 import { cpuMs, postgresMs, threadCpuMs } from "./lib/procs";
-import { checkPostgres, startStack } from "./lib/stack";
+import { ADMIN_TOKEN, checkPostgres, startStack } from "./lib/stack";
 
 const arg = (name: string, d: number) =>
   Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? d);
@@ -57,7 +57,8 @@ function quantileMs(before: Map<number, number>, after: Map<number, number>, q: 
   return Infinity;
 }
 
-const metrics = async (url: string) => (await fetch(`${url}/metrics`)).text();
+const metrics = async (url: string) =>
+  (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
 
 await checkPostgres(pg);
 const body = JSON.stringify({

@@ -4,7 +4,7 @@
 --   npm run docs:ledger-sql    (./node_modules/.bin/bun scripts/ledger-sql.ts)
 -- test/db/ledger-sql.test.ts fails while this file differs from the migrations.
 
--- 12 functions, by name
+-- 13 functions, by name
 
 CREATE OR REPLACE FUNCTION public.gw_hold(p_id uuid, p_user uuid, p_key uuid, p_month text, p_amount bigint, p_tokens bigint, p_ttl_seconds integer, OUT r text, OUT free_micro bigint, OUT free_tokens bigint)
  RETURNS record
@@ -406,9 +406,31 @@ BEGIN
   RETURN b;
 END $function$;
 
+CREATE OR REPLACE FUNCTION public.gw_topup_once(p_key text, p_hash text, p_user uuid, p_amount bigint, p_paid bigint, p_meta jsonb)
+ RETURNS TABLE(state text, balance_micro bigint)
+ LANGUAGE plpgsql
+AS $function$
+DECLARE b bigint; h text; r bigint;
+BEGIN
+  INSERT INTO topup_idempotency (idem_key, user_id, body_hash, paid_krw, balance_micro)
+    VALUES (p_key, p_user, p_hash, p_paid, 0) ON CONFLICT (idem_key) DO NOTHING;
+  IF NOT FOUND THEN
+    SELECT t.body_hash, t.balance_micro INTO h, r FROM topup_idempotency t WHERE t.idem_key = p_key;
+    IF h <> p_hash THEN RETURN QUERY SELECT 'reused'::text, NULL::bigint; RETURN; END IF;
+    RETURN QUERY SELECT 'replay'::text, r; RETURN;
+  END IF;
+  b := gw_topup(p_user, p_amount, p_meta || jsonb_build_object('idempotency_key', p_key));
+  IF b IS NULL THEN
+    DELETE FROM topup_idempotency WHERE idem_key = p_key;
+    RETURN QUERY SELECT 'missing'::text, NULL::bigint; RETURN;
+  END IF;
+  UPDATE topup_idempotency SET balance_micro = b WHERE idem_key = p_key;
+  RETURN QUERY SELECT 'new'::text, b;
+END $function$;
+
 -- Triggers: none
 
--- Tables the functions read or write: api_keys, holds, key_monthly, ledger_entries, org_member_monthly, org_members, usage_events, users
+-- Tables the functions read or write: api_keys, holds, key_monthly, ledger_entries, org_member_monthly, org_members, topup_idempotency, usage_events, users
 
 CREATE TABLE public.api_keys (
   id uuid NOT NULL DEFAULT gen_random_uuid(),
@@ -504,6 +526,16 @@ CREATE TABLE public.org_members (
   CONSTRAINT org_members_user_id_users_id_fk FOREIGN KEY (user_id) REFERENCES users(id) ON DELETE CASCADE
 );
 CREATE INDEX org_members_user_idx ON public.org_members USING btree (user_id);
+
+CREATE TABLE public.topup_idempotency (
+  idem_key text NOT NULL,
+  user_id uuid NOT NULL,
+  body_hash text NOT NULL,
+  paid_krw bigint NOT NULL,
+  balance_micro bigint NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT topup_idempotency_pkey PRIMARY KEY (idem_key)
+);
 
 CREATE TABLE public.usage_events (
   id bigint NOT NULL DEFAULT nextval('usage_events_id_seq'::regclass),

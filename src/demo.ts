@@ -43,7 +43,7 @@ export function demoBanner(
     "",
     `  Model gateway (demo mode) listening on ${base}`,
     `  Providers served by the built-in simulator: ${simulated.join(", ") || "none"}`,
-    `  Console: ${base}/   API docs: ${base}/docs   metrics: ${base}/metrics`,
+    `  Console: ${base}/   API docs: ${base}/docs   metrics: ${base}/metrics (with the admin token)`,
     adminToken ? `  Admin token: ${adminToken}` : "",
   ];
   if (seed) {

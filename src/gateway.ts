@@ -138,6 +138,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     loginsPerIp: cfg.LOGIN_RATE_PER_IP,
     loginFailuresPerEmail: cfg.LOGIN_FAILURES_PER_EMAIL,
     invalidKeysPerIp: cfg.INVALID_KEY_RATE_PER_IP,
+    adminFailuresPerIp: cfg.ADMIN_FAILURES_PER_IP,
   });
   const auth = new Authenticator({
     // Read-your-writes for the account's own views: its charges landed, its leased room given back.
@@ -151,7 +152,9 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     limiter,
     jwtSecret,
     adminToken,
+    metricsToken: cfg.METRICS_TOKEN ?? null,
     rateLimitRpm: cfg.RATE_LIMIT_RPM,
+    accountRateLimitRpm: cfg.ACCOUNT_RATE_LIMIT_RPM,
     trustedProxies: cfg.TRUSTED_PROXIES,
     throttle,
   });

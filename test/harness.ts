@@ -18,9 +18,11 @@ export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
 export const TEST_BYOK_KEY = "0123456789abcdef".repeat(4);
 
 /**
- * Authentication throttles and per-key / per-account concurrency limits off: the suites sign
- * up many accounts from 127.0.0.1, send invalid keys on purpose and run bursts on one key.
- * The suites of those limits (auth-throttle, concurrency, fairness) turn them on. Circuit
+ * Authentication throttles (wrong admin tokens included), the per-account request rate, the
+ * cap on keys per account and per-key / per-account concurrency limits off: the suites sign
+ * up many accounts from 127.0.0.1, send invalid keys on purpose, make many keys and run
+ * bursts on one key. The suites of those limits (auth-throttle, concurrency, fairness,
+ * tenant-limits) turn them on. Circuit
  * breaking is off too: the suites send failure directives on purpose, and an opened circuit
  * would carry one test's failures into the next one's attempt counts (test/health turns it on).
  */
@@ -29,6 +31,9 @@ export const UNLIMITED_ENV: Record<string, string> = {
   LOGIN_RATE_PER_IP: "0",
   LOGIN_FAILURES_PER_EMAIL: "0",
   INVALID_KEY_RATE_PER_IP: "0",
+  ADMIN_FAILURES_PER_IP: "0",
+  ACCOUNT_RATE_LIMIT_RPM: "0",
+  MAX_KEYS_PER_ACCOUNT: "0",
   CONCURRENCY_PER_ACCOUNT: "0",
   CONCURRENCY_PER_KEY: "0",
   CIRCUIT_BREAKER: "off",
@@ -128,6 +133,13 @@ export class TestGateway {
       parsed = text ? JSON.parse(text) : null;
     } catch {}
     return { status: res.status, body: parsed as T, headers: res.headers };
+  }
+
+  /** GET /metrics as the operator's scraper (the test gateways' admin token; no METRICS_TOKEN). */
+  async metrics(): Promise<string> {
+    const r = await fetch(this.url + "/metrics", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    if (r.status !== 200) throw new Error(`/metrics answered ${r.status}`);
+    return r.text();
   }
 
   admin<T = any>(method: string, path: string, body?: unknown): Promise<Reply<T>> {

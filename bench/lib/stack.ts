@@ -10,7 +10,8 @@ import postgres from "postgres";
 import { freePort, spawnChild, waitReady, type Child } from "./procs";
 
 const ROOT = join(import.meta.dir, "..", "..");
-const ADMIN_TOKEN = "bench-admin-token-0123456789abcdef";
+/** The stack gateway's operator token (also what /metrics takes: no METRICS_TOKEN is set). */
+export const ADMIN_TOKEN = "bench-admin-token-0123456789abcdef";
 
 export interface StackOptions {
   /** postgres://… of a server where a database may be created (default 127.0.0.1:5432). */
@@ -152,6 +153,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
         DEMO_MODE: "false",
         // On, with a limit no run reaches: the limiter is exercised on every request.
         RATE_LIMIT_RPM: "1000000",
+        ACCOUNT_RATE_LIMIT_RPM: "1000000",
         // One account drives the whole load: its concurrency is what is measured, not limited;
         // and the runner signs its accounts up from one address.
         CONCURRENCY_PER_ACCOUNT: "0",

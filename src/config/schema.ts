@@ -48,6 +48,31 @@ export const EnvSchema = T.Object({
     T.String({ pattern: "^rediss?://", description: "Redis for rate limits shared across instances" }),
   ),
   RATE_LIMIT_RPM: Int(0, 1_000_000, 60, "Requests per API key in any 60-second span (sliding window; 0 = off)"),
+  ACCOUNT_RATE_LIMIT_RPM: Int(
+    0,
+    1_000_000,
+    600,
+    "Requests per account (all its API keys together) in any 60-second span, on top of RATE_LIMIT_RPM per key (sliding window; 0 = off)",
+  ),
+  MAX_KEYS_PER_ACCOUNT: Int(
+    0,
+    1_000_000,
+    100,
+    "Live API keys per account (dashboard, provisioned child keys and operator-issued keys all count; the account's own creations past it get 403 key_limit_exceeded), and live management keys per account (0 = no cap)",
+  ),
+  ADMIN_FAILURES_PER_IP: Int(
+    0,
+    1_000_000,
+    10,
+    "Wrong admin tokens from one client address in any minute; past it that address's admin calls get 429 before the token is compared (0 = off)",
+  ),
+  METRICS_TOKEN: T.Optional(
+    T.String({
+      minLength: 16,
+      description:
+        "Bearer token GET /metrics requires (a Prometheus scraper's); unset: the ADMIN_TOKEN is accepted instead, and without either /metrics is 404",
+    }),
+  ),
   SIGNUP_RATE_PER_IP: Int(0, 1_000_000, 20, "Sign-ups from one client address in any hour (0 = off)"),
   LOGIN_RATE_PER_IP: Int(0, 1_000_000, 30, "Login attempts from one client address in any minute (0 = off)"),
   LOGIN_FAILURES_PER_EMAIL: Int(
@@ -103,6 +128,12 @@ export const EnvSchema = T.Object({
     description: "USD→KRW rate for charges",
   }),
   MAX_BODY_BYTES: Int(1024, 1024 * 1024 * 1024, 50 * 1024 * 1024, "Request body limit (413 above)"),
+  PUBLIC_MAX_BODY_BYTES: Int(
+    1024,
+    1024 * 1024,
+    8192,
+    "Body limit of the routes anyone may call without a credential (sign-up, login): a larger declared body is refused with 413 unread, a chunked one cut off past it",
+  ),
   BODY_READ_TIMEOUT_MS: Int(
     100,
     3_600_000,

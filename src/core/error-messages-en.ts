@@ -34,6 +34,7 @@ export const ERROR_MESSAGES_EN: { readonly [K in ErrorCode]?: string } = {
   org_membership_required: "A valid team membership is required.",
   pii_masking_required: "Accounts in regulated industries cannot turn off PII masking.",
   charge_amount_not_allowed: "This key cannot use charge_amount_krw.",
+  key_limit_exceeded: "The account has reached its limit of live keys.",
   not_found: "Not found.",
   request_timeout: "The request body did not arrive in time.",
   conflict: "It already exists or is being processed.",

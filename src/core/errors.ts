@@ -56,6 +56,13 @@ export const ERROR_CODES = {
   },
   org_membership_required: { status: 403, shape: "detail", message: "유효한 팀 멤버십이 필요합니다." },
   pii_masking_required: { status: 403, shape: "detail", message: "규제 업종 계정은 개인정보 마스킹을 끌 수 없습니다." },
+  // An account at MAX_KEYS_PER_ACCOUNT live API (or management) keys asks for one more.
+  key_limit_exceeded: {
+    status: 403,
+    shape: "detail",
+    message: "계정의 키 개수 한도에 도달했습니다.",
+    retryable: false,
+  },
   charge_amount_not_allowed: {
     status: 403,
     shape: "detail",

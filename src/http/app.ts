@@ -11,6 +11,7 @@ import { asAnthropicError, isMessagesPath } from "./anthropic-errors";
 import { requestLang } from "./lang";
 import { assignRequestId, requestId, requestStart } from "./request-id";
 import { beginRecord, requestRecord } from "./request-log";
+import { RefusalFolder } from "./refusal-log";
 import { errorCodeOf } from "./error-code";
 import { corsPolicy } from "./cors";
 import { assertSecurityDeclared, BodyGate } from "./security";
@@ -28,10 +29,12 @@ export { requestId } from "./request-id";
 export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any, any>[] = []) {
   const limit = d.config.MAX_BODY_BYTES;
   const bodyLimits = { maxBytes: limit, timeoutMs: d.config.BODY_READ_TIMEOUT_MS, maxDepth: d.config.MAX_JSON_DEPTH };
+  // Bodies anyone may send (sign-up, login): a few KB, so strangers cannot make the process grow.
+  const publicLimits = { ...bodyLimits, maxBytes: Math.min(limit, d.config.PUBLIC_MAX_BODY_BYTES) };
   const cors = corsPolicy(d.config.CORS_ORIGINS);
   // Routes are known once all are added; the gate indexes them at the first body.
   const gate = new BodyGate(d.auth, () => app.routes);
-  const observe = { lines: d.config.LOG_REQUESTS, tracer: d.tracer ?? null };
+  const observe = { lines: d.config.LOG_REQUESTS, tracer: d.tracer ?? null, refusals: new RefusalFolder() };
   const app = new Elysia({
     normalize: false,
     // Streams stay open while an upstream thinks; SSE keepalives keep proxies from cutting them.
@@ -80,11 +83,14 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
       }
     })
     // The body is read only for a caller the route's credential admits (checked from the
-    // headers first), then under the size limit, the deadline and the nesting depth.
+    // headers first), then under the size limit, the deadline and the nesting depth. A public
+    // route's body is throttled first (sign-up, login) and then read under the public limit: a
+    // declared length over it is refused unread, a chunked body cut off past it.
     .onParse(async ({ request, server, route, contentType }) => {
       if (request.method === "GET" || request.method === "HEAD") return;
-      await gate.check(request, server, route);
-      const body = await readBody(request, contentType, bodyLimits);
+      const { public: open } = await gate.check(request, server, route);
+      if (open) await d.throttle.beforeBody(request, route, d.auth.clientIp(request, server));
+      const body = await readBody(request, contentType, open ? publicLimits : bodyLimits);
       // An empty body parses as undefined; let the route's schema report what is missing.
       return body === undefined ? {} : body;
     })
@@ -128,6 +134,8 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
       if (start !== undefined)
         d.metrics.latency.observe((performance.now() - start) / 1000, { route: route || "unmatched" });
     })
+    // The counts of refusals folded in the last second are written before the process ends.
+    .onStop(() => observe.refusals.flush(true))
     .use(healthRoutes(d))
     .use(accountRoutes(d))
     .use(adminRoutes(d))

@@ -30,7 +30,11 @@ export interface AuthDeps {
   limiter: RateLimiter;
   jwtSecret: string;
   adminToken: string | null;
+  /** The token GET /metrics takes (METRICS_TOKEN); null or absent: the admin token. */
+  metricsToken?: string | null;
   rateLimitRpm: number;
+  /** Requests per account (all its keys) per minute, on top of the per-key limit (0 or absent = off). */
+  accountRateLimitRpm?: number;
   trustedProxies: string;
   /** Invalid keys per client address (null: not throttled). */
   throttle?: AuthThrottle | null;
@@ -116,20 +120,36 @@ export class Authenticator {
   async apiKey(request: Request, server: Server<unknown> | null, need: Scope | "model" | "any"): Promise<ApiKeyAuth> {
     const p = await this.keyPrincipal(request, server);
     checkScope(p, need);
-    let rate: RateDecision | null = null;
-    if (this.d.rateLimitRpm > 0) {
-      try {
-        rate = await this.d.limiter.hit(p.keyId, this.d.rateLimitRpm);
-      } catch {
-        throw new GatewayError("limiter_unavailable");
-      }
-      if (!rate.allowed)
-        throw new GatewayError("rate_limited", undefined, {
-          retryAfter: rate.resetSeconds,
-          headers: rateHeaders(rate),
-        });
-    }
+    // Keys are cheap: the account's keys together share one more window. Both windows are
+    // asked at once (one round trip with Redis); a call refused by one may still count in the
+    // other, which only costs the caller's own account.
+    const perKey = this.d.rateLimitRpm;
+    const perAccount = this.d.accountRateLimitRpm ?? 0;
+    const [key, acct] = await Promise.all([
+      perKey > 0 ? this.hit(p.keyId, perKey) : null,
+      perAccount > 0 ? this.hit(`acct:${p.user.id}`, perAccount) : null,
+    ]);
+    if (key && !key.allowed)
+      throw new GatewayError("rate_limited", undefined, { retryAfter: key.resetSeconds, headers: rateHeaders(key) });
+    if (acct && !acct.allowed)
+      throw new GatewayError(
+        "rate_limited",
+        text(
+          `계정의 요청 한도(분당 ${perAccount}회, 모든 키 합계)를 초과했습니다. 잠시 후 다시 시도하세요.`,
+          `The account's rate limit (${perAccount} requests a minute across all its keys) is exceeded. Try again shortly.`,
+        ),
+        { retryAfter: acct.resetSeconds, headers: rateHeaders(acct) },
+      );
+    const rate = key ?? acct;
     return { principal: p, rate };
+  }
+
+  private async hit(key: string, limit: number): Promise<RateDecision> {
+    try {
+      return await this.d.limiter.hit(key, limit);
+    } catch {
+      throw new GatewayError("limiter_unavailable");
+    }
   }
 
   /**
@@ -205,19 +225,57 @@ export class Authenticator {
     return { mgmtKeyId: m.id, userId: m.userId };
   }
 
-  /** Operator token. Admin endpoints do not exist (404) when no token is configured. */
-  admin(request: Request): void {
+  /**
+   * Operator token. Admin endpoints do not exist (404) when no token is configured. Wrong
+   * tokens count per client address; past the limit that address gets 429 before any compare.
+   */
+  admin(request: Request, server: Server<unknown> | null = null): Promise<void> {
+    return this.once(request, "admin", () => this.checkAdmin(request, server));
+  }
+
+  /**
+   * The scraper's token for /metrics: METRICS_TOKEN, or the admin token when that is unset (404
+   * when neither is). Wrong tokens count with the wrong admin tokens of the address.
+   */
+  metrics(request: Request, server: Server<unknown> | null = null): Promise<void> {
+    return this.once(request, "metrics", async () => {
+      const want = this.d.metricsToken ?? this.d.adminToken;
+      if (!want)
+        throw new GatewayError(
+          "not_found",
+          text("요청한 경로를 찾을 수 없습니다.", "The requested path was not found."),
+        );
+      const ip = this.clientIp(request, server);
+      await this.d.throttle?.adminLookup(ip);
+      if (!tokenEquals(bearer(request), want)) {
+        await this.d.throttle?.adminFailed(ip);
+        throw unauthorized(text("메트릭 토큰이 올바르지 않습니다.", "The metrics token is invalid."));
+      }
+    });
+  }
+
+  private async checkAdmin(request: Request, server: Server<unknown> | null): Promise<void> {
     if (!this.d.adminToken)
       throw new GatewayError("not_found", text("요청한 경로를 찾을 수 없습니다.", "The requested path was not found."));
-    // Digests of equal length, compared in constant time: neither the token's content nor its
-    // length shows in the timing.
-    const given = createHash("sha256")
-      .update(bearer(request) ?? "")
-      .digest();
-    const want = createHash("sha256").update(this.d.adminToken).digest();
-    if (!timingSafeEqual(given, want))
+    const ip = this.clientIp(request, server);
+    await this.d.throttle?.adminLookup(ip);
+    if (!tokenEquals(bearer(request), this.d.adminToken)) {
+      await this.d.throttle?.adminFailed(ip);
       throw unauthorized(text("관리자 토큰이 올바르지 않습니다.", "The admin token is invalid."));
+    }
   }
+}
+
+/**
+ * Digests of equal length, compared in constant time: neither the token's content nor its
+ * length shows in the timing.
+ */
+export function tokenEquals(given: string | null, want: string): boolean {
+  const a = createHash("sha256")
+    .update(given ?? "")
+    .digest();
+  const b = createHash("sha256").update(want).digest();
+  return timingSafeEqual(a, b);
 }
 
 /**

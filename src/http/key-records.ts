@@ -2,7 +2,7 @@
  * Issuing and presenting keys. The full secret exists only in the creation response; the
  * database keeps its SHA-256 and a display prefix.
  */
-import { issue, text, ValidationFailure, type ValidationIssue } from "../core/errors";
+import { GatewayError, issue, text, ValidationFailure, type Text, type ValidationIssue } from "../core/errors";
 import { API_KEY_PREFIX, DISPLAY_PREFIX_LEN, MGMT_KEY_PREFIX } from "../core/auth/principal";
 import type { ApiKeyRow, KeyPatch, KeyRepo, MgmtKeyRow, NewApiKey } from "../db/repos/keys";
 import { parseCidr } from "../lib/cidr";
@@ -86,14 +86,31 @@ export function keyPatchFromBody(body: KeyBody): KeyPatch {
   return p;
 }
 
-export async function issueApiKey(repo: KeyRepo, fields: Omit<NewApiKey, "keyHash" | "keyPrefix">) {
+/** 403 `key_limit_exceeded`: the account already has `cap` live keys of this kind. */
+function keyLimit(cap: number, what: Text): GatewayError {
+  return new GatewayError(
+    "key_limit_exceeded",
+    text(
+      `계정당 ${what.ko}는 최대 ${cap}개입니다. 쓰지 않는 키를 삭제한 뒤 다시 시도하세요.`,
+      `An account may have at most ${cap} live ${what.en}. Delete one you no longer use, then retry.`,
+    ),
+  );
+}
+
+/**
+ * Issues an API key. `cap` (MAX_KEYS_PER_ACCOUNT; 0 = none): the account's live API keys,
+ * whoever made them (dashboard, management key, operator), must stay under it.
+ */
+export async function issueApiKey(repo: KeyRepo, fields: Omit<NewApiKey, "keyHash" | "keyPrefix">, cap = 0) {
   const { secret, hash, display } = newSecret(API_KEY_PREFIX);
-  const row = await repo.create({ ...fields, keyHash: hash, keyPrefix: display });
+  const row = await repo.create({ ...fields, keyHash: hash, keyPrefix: display }, cap);
+  if (!row) throw keyLimit(cap, text("API 키", "API keys"));
   return toKeyRecord(row, secret);
 }
 
-export async function issueMgmtKey(repo: KeyRepo, userId: string, name: string) {
+export async function issueMgmtKey(repo: KeyRepo, userId: string, name: string, cap = 0) {
   const { secret, hash, display } = newSecret(MGMT_KEY_PREFIX);
-  const row = await repo.createMgmt(userId, name, hash, display);
+  const row = await repo.createMgmt(userId, name, hash, display, cap);
+  if (!row) throw keyLimit(cap, text("관리 키", "management keys"));
   return toMgmtRecord(row, secret);
 }

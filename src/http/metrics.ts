@@ -1,4 +1,10 @@
-/** The gateway's Prometheus metrics (served at GET /metrics); docs/observability.md lists them. */
+/**
+ * The gateway's Prometheus metrics (served at GET /metrics behind METRICS_TOKEN);
+ * docs/observability.md lists them. No label names an account, key, user or organization, and
+ * money and token amounts are process totals, never split by model or provider: an account
+ * that is the only caller of a model would otherwise have its exact usage read off its series
+ * (the public stats hide such a model below their distinct-accounts threshold).
+ */
 import type { UsageEvent } from "../core/billing/ledger";
 import type { VideoObserver } from "../core/video/ports";
 import { Counter, Gauge, GaugeSet, Histogram, Registry } from "../lib/metrics";
@@ -46,7 +52,7 @@ export class GatewayMetrics {
   readonly tokens = this.registry.add(
     new Counter(
       "gateway_tokens_total",
-      "Tokens of settled calls by model, provider and kind (input, output, cached_input, cache_write)",
+      "Tokens of settled calls by kind (input, output, cached_input, cache_write), all models together",
     ),
   );
   readonly hedges = this.registry.add(
@@ -76,7 +82,7 @@ export class GatewayMetrics {
   readonly costKrw = this.registry.add(
     new Counter(
       "gateway_cost_krw_total",
-      "KRW charged for settled calls by model and provider (at the call's price; a capped charge counts its price)",
+      "KRW charged for settled calls, all models together (at the call's price; a capped charge counts its price)",
     ),
   );
   readonly videoPolls = this.registry.add(
@@ -131,15 +137,14 @@ export class GatewayMetrics {
     if (outcome === "ok") this.upstreamLatency.observe(ms / 1000, { provider });
   }
 
-  /** A call was charged: its tokens and cost, by the model and provider that answered. */
+  /** A call was charged: its tokens and cost, added to the process totals (no model: see above). */
   settled(event: UsageEvent, costMicro: bigint): void {
-    const base = { model: event.model, provider: event.provider ?? "none" };
-    const add = (kind: string, n: number) => n > 0 && this.tokens.inc({ ...base, kind }, n);
+    const add = (kind: string, n: number) => n > 0 && this.tokens.inc({ kind }, n);
     add("input", event.promptTokens);
     add("output", event.completionTokens);
     add("cached_input", event.cachedTokens);
     add("cache_write", event.cacheWriteTokens);
-    if (costMicro > 0n) this.costKrw.inc(base, Number(costMicro) / 1e6);
+    if (costMicro > 0n) this.costKrw.inc(undefined, Number(costMicro) / 1e6);
   }
 
   stop(): void {

@@ -9,6 +9,7 @@
 import type { AttemptRecord, CallTrace, PhaseEnd } from "../core/chat/trace";
 import type { Usage } from "../core/chat/types";
 import { logEnabled, writeLine } from "../lib/log";
+import type { RefusalFolder } from "./refusal-log";
 
 export type AttrValue = string | number | boolean;
 export type Attrs = Record<string, AttrValue | undefined>;
@@ -35,6 +36,8 @@ export interface RequestTracer {
 export interface RequestLogOptions {
   /** LOG_REQUESTS: write the line. */
   lines: boolean;
+  /** Folds floods of refusals (./refusal-log.ts); absent: every request writes its line. */
+  refusals?: RefusalFolder;
   tracer: RequestTracer | null;
 }
 
@@ -169,6 +172,9 @@ export class RequestRecord implements CallTrace {
     if (!this.o.lines) return;
     const level = this.status >= 500 ? "warn" : "info";
     if (!logEnabled(level)) return;
+    // A flood of refusals from one caller: one line a second, the rest counted (./refusal-log.ts).
+    const refusal = { method: this.request.method, route: this.route, status: this.status, error: this.error };
+    if (this.o.refusals && !this.o.refusals.line({ ...refusal, keyId: this.keyId, accountId: this.accountId })) return;
     const u = this.usage;
     writeLine(level, "request", {
       request_id: this.id,

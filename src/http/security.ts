@@ -24,6 +24,11 @@ export const SECURITY_SCHEMES = {
   },
   managementKey: { type: "http", scheme: "bearer", description: "Management key (`mk-gw-…`): provisioning" },
   adminToken: { type: "http", scheme: "bearer", description: "The operator's `ADMIN_TOKEN`" },
+  metricsToken: {
+    type: "http",
+    scheme: "bearer",
+    description: "`METRICS_TOKEN` (a Prometheus scraper's), or the `ADMIN_TOKEN` when it is unset",
+  },
 } as const;
 
 type Scheme = keyof typeof SECURITY_SCHEMES;
@@ -39,6 +44,7 @@ export const AUTH = {
   dashboard: anyOf("dashboardJwt"),
   managementKey: anyOf("managementKey"),
   admin: anyOf("adminToken"),
+  metrics: anyOf("metricsToken"),
   apiKeyOrDashboard: anyOf("apiKey", "dashboardJwt"),
   none: anyOf(),
 };
@@ -73,18 +79,22 @@ export class BodyGate {
     private routes: () => RouteInfo[],
   ) {}
 
-  /** Throws the caller's 401/403 (404 for disabled admin endpoints) unless it may send this route a body. */
-  async check(request: Request, server: Server<unknown> | null, route: string): Promise<void> {
+  /**
+   * Throws the caller's 401/403 (404 for disabled admin endpoints) unless it may send this route
+   * a body. Returns whether the route is public (no credential: sign-up, login, or no known
+   * route at all), whose body gets the small public limit.
+   */
+  async check(request: Request, server: Server<unknown> | null, route: string): Promise<{ public: boolean }> {
     this.byRoute ??= new Map(
       this.routes().map((r) => [`${r.method} ${r.path}`, (r.hooks?.detail?.security ?? []) as Requirement]),
     );
     const need = this.byRoute.get(`${request.method} ${route}`);
-    if (!need?.length) return;
+    if (!need?.length) return { public: true };
     let refusal: unknown;
     for (const alternative of need) {
       try {
         for (const scheme of Object.keys(alternative) as Scheme[]) await this.verify(scheme, request, server);
-        return;
+        return { public: false };
       } catch (e) {
         refusal ??= e;
       }
@@ -105,7 +115,10 @@ export class BodyGate {
         await this.auth.mgmtKey(request, server);
         return;
       case "adminToken":
-        this.auth.admin(request);
+        await this.auth.admin(request, server);
+        return;
+      case "metricsToken":
+        await this.auth.metrics(request, server);
         return;
     }
   }

@@ -33,7 +33,7 @@ const overHold = (text = "fill it") => ({
 });
 
 async function cappedMetric(g: TestGateway): Promise<number> {
-  const text = await (await fetch(g.url + "/metrics")).text();
+  const text = await g.metrics();
   return Number(/^gateway_charges_capped_total (\d+)$/m.exec(text)?.[1] ?? 0);
 }
 

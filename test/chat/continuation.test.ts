@@ -166,7 +166,7 @@ for (const kind of await dbKinds()) {
       });
       expect(final.cost.krw).toBe(Math.round(Number(expected) / 1e6));
       // Counted for operators: deepseek broke, together finished.
-      const metrics = await (await fetch(g.url + "/metrics")).text();
+      const metrics = await g.metrics();
       expect(metrics).toMatch(
         /^gateway_continuations_total\{ending="complete",from_provider="deepseek",to_provider="together"\} [1-9]\d*$/m,
       );

@@ -14,7 +14,7 @@ const HEADER = "x-gateway-warnings";
 
 /** One sample of a labelled counter in a Prometheus scrape (0 when absent). */
 async function dropped(g: TestGateway, provider: string, param: string): Promise<number> {
-  const text = await (await fetch(g.url + "/metrics")).text();
+  const text = await g.metrics();
   const line = text
     .split("\n")
     .find(

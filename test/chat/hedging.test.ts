@@ -55,7 +55,7 @@ for (const kind of await dbKinds()) {
     }
 
     async function metric(line: string): Promise<number> {
-      const text = await (await fetch(g.url + "/metrics")).text();
+      const text = await g.metrics();
       const hit = text.split("\n").find((l) => l.startsWith(line + " "));
       return hit ? Number(hit.slice(line.length + 1)) : 0;
     }

@@ -70,6 +70,12 @@ describe.skipIf(!chromiumAvailable())("the signed-in console in Chromium", () =>
       [userId],
     );
     expect(ledger.map((x) => x.amount_micro)).toEqual(["9700000000"]);
+    // The form sent an Idempotency-Key: a resubmitted form would credit once.
+    const keyed = await g.gw.deps.db.query<{ n: number }>(
+      "select count(*)::int as n from topup_idempotency where user_id = $1",
+      [userId],
+    );
+    expect(keyed[0]!.n).toBe(1);
     const stored = await op.evaluate(() => ({
       session: JSON.stringify({ ...sessionStorage }),
       local: JSON.stringify({ ...localStorage }),

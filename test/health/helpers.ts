@@ -16,7 +16,7 @@ export async function metricValue(
   name: string,
   labels: Record<string, string>,
 ): Promise<number | undefined> {
-  const text = await (await fetch(g.url + "/metrics")).text();
+  const text = await g.metrics();
   const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
   for (const line of text.split("\n")) {
     if (!line.startsWith(name + "{")) continue;

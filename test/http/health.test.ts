@@ -1,6 +1,6 @@
 /** Liveness, readiness, Prometheus metrics and the OpenAPI document. */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { dbKinds, startTestGateway, type TestGateway } from "../harness";
+import { ADMIN_TOKEN, dbKinds, startTestGateway, type TestGateway } from "../harness";
 
 setDefaultTimeout(30_000);
 
@@ -31,7 +31,7 @@ for (const kind of kinds) {
         await g.call("GET", "/v1/keys");
         await g.call("GET", "/v1/nowhere");
         await Bun.sleep(50); // counted after the response is sent
-        const r = await fetch(g.url + "/metrics");
+        const r = await fetch(g.url + "/metrics", { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
         expect(r.status).toBe(200);
         expect(r.headers.get("content-type")).toStartWith("text/plain");
         const text = await r.text();
@@ -54,7 +54,7 @@ for (const kind of kinds) {
       test("an unmatched route is counted with its real status (404)", async () => {
         await g.call("GET", "/v1/definitely-not-here");
         await Bun.sleep(50);
-        const text = await (await fetch(g.url + "/metrics")).text();
+        const text = await g.metrics();
         expect(text).toMatch(/^gateway_http_requests_total\{[^}]*status="404"[^}]*\} [1-9]\d*$/m);
         expect(text).not.toMatch(/^gateway_http_requests_total\{[^}]*route="unmatched",status="200"[^}]*\}/m);
       });

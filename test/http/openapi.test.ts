@@ -149,6 +149,7 @@ describe("the OpenAPI document", () => {
       "apiKey",
       "dashboardJwt",
       "managementKey",
+      "metricsToken",
       "xApiKey",
     ]);
   });
@@ -188,7 +189,7 @@ describe("the OpenAPI document", () => {
 
 /** Routes' success statuses as /metrics counted them: `METHOD /openapi/path` → statuses. */
 async function observedSuccesses(): Promise<Map<string, Set<string>>> {
-  const text = await (await fetch(g.url + "/metrics")).text();
+  const text = await g.metrics();
   const byRoute = new Map(g.gw.app.routes.map((r: any) => [`${r.method} ${r.path}`, documentedPath(r)]));
   const out = new Map<string, Set<string>>();
   for (const m of text.matchAll(/^gateway_http_requests_total\{([^}]*)\} \d+/gm)) {
@@ -308,7 +309,8 @@ describe("the statuses the gateway sends are the documented ones", () => {
     await expectOk("GET", "/v1/activity/summary", jwt);
     await expectOk("GET", `/v1/generations/${call}`, jwt);
     for (const s of ["models", "rankings", "usage-timeseries", "apps"]) await expectOk("GET", `/v1/stats/${s}`);
-    for (const p of ["/healthz", "/readyz", "/metrics"]) await expectOk("GET", p);
+    for (const p of ["/healthz", "/readyz"]) await expectOk("GET", p);
+    await expectOk("GET", "/metrics", { token: ADMIN_TOKEN });
 
     // Every JSON answer matches the schema its route documents (checked here, never in production).
     expect(mismatches).toEqual([]);

@@ -136,12 +136,18 @@ describe("secrets", () => {
     expect((await g.admin("GET", "/v1/admin/settings")).status).toBe(200);
     // The comparison itself: digests of both sides through timingSafeEqual, no early length exit.
     const src = await Bun.file(new URL("../../src/http/auth.ts", import.meta.url)).text();
-    const body = src.slice(
-      src.indexOf("  admin(request: Request): void {"),
-      src.indexOf("\n  }\n", src.indexOf("  admin(request: Request): void {")),
+    const cmp = src.slice(
+      src.indexOf("export function tokenEquals("),
+      src.indexOf("\n}\n", src.indexOf("export function tokenEquals(")),
     );
-    expect(body).toContain("timingSafeEqual(");
-    expect(body).toMatch(/createHash\("sha256"\)[^;]*bearer\(request\)/);
-    expect(body).not.toMatch(/\.length\s*!==|===\s*this\.d\.adminToken|this\.d\.adminToken\s*===/);
+    expect(cmp).toContain("timingSafeEqual(");
+    expect(cmp).toMatch(/createHash\("sha256"\)[^;]*given/);
+    expect(cmp).not.toMatch(/\.length\s*!==/);
+    const check = src.slice(
+      src.indexOf("  private async checkAdmin("),
+      src.indexOf("\n  }\n", src.indexOf("  private async checkAdmin(")),
+    );
+    expect(check).toContain("tokenEquals(bearer(request), this.d.adminToken)");
+    expect(check).not.toMatch(/===\s*this\.d\.adminToken|this\.d\.adminToken\s*===/);
   });
 });

@@ -42,11 +42,11 @@ export async function errorOf(res: Response): Promise<ApiError> {
 export async function api<T = any>(
   method: string,
   path: string,
-  opts: { auth?: Auth; body?: unknown } = {},
+  opts: { auth?: Auth; body?: unknown; headers?: Record<string, string> } = {},
 ): Promise<T> {
   const res = await fetch(path, {
     method,
-    headers: headers(opts.auth ?? "jwt", opts.body !== undefined),
+    headers: { ...headers(opts.auth ?? "jwt", opts.body !== undefined), ...opts.headers },
     body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
   });
   if (res.status === 401 && (opts.auth ?? "jwt") === "jwt") session.signOut();

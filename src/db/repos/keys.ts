@@ -1,5 +1,5 @@
 /** API key and management key storage. Secrets are stored only as SHA-256 hashes. */
-import { and, desc, eq, isNull } from "drizzle-orm";
+import { and, count, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Database } from "../client";
 import { apiKeys, managementKeys } from "../schema";
 import type { CacheMode, KeyKind, KeyPrincipal, Scope } from "../../core/auth/principal";
@@ -64,12 +64,27 @@ export interface KeyMonthUsage {
 export class KeyRepo {
   constructor(private db: Database) {}
 
-  async create(k: NewApiKey): Promise<ApiKeyRow> {
-    const [row] = await this.db.orm
-      .insert(apiKeys)
-      .values({ ...k, name: k.name ?? "Default" })
-      .returning();
-    return row!;
+  /**
+   * Inserts a key. With `cap` (> 0), only while the account has fewer live API keys than that:
+   * null otherwise. The count and the insert run under a per-account lock, so concurrent
+   * creations cannot pass the cap together.
+   */
+  async create(k: NewApiKey, cap = 0): Promise<ApiKeyRow | null> {
+    const insert = (db: Pick<Database["orm"], "insert">) =>
+      db
+        .insert(apiKeys)
+        .values({ ...k, name: k.name ?? "Default" })
+        .returning();
+    if (cap <= 0) return (await insert(this.db.orm))[0]!;
+    return this.db.orm.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`keys:${k.userId}`}))`);
+      const [live] = await tx
+        .select({ n: count() })
+        .from(apiKeys)
+        .where(and(eq(apiKeys.userId, k.userId), isNull(apiKeys.deletedAt)));
+      if (Number(live?.n ?? 0) >= cap) return null;
+      return (await insert(tx))[0]!;
+    });
   }
 
   async listForUser(userId: string): Promise<ApiKeyRow[]> {
@@ -158,9 +173,26 @@ export class KeyRepo {
 
   // Management keys
 
-  async createMgmt(userId: string, name: string, keyHash: string, keyPrefix: string): Promise<MgmtKeyRow> {
-    const [row] = await this.db.orm.insert(managementKeys).values({ userId, name, keyHash, keyPrefix }).returning();
-    return row!;
+  /** Inserts a management key; with `cap` (> 0) only while the account has fewer live ones (else null). */
+  async createMgmt(
+    userId: string,
+    name: string,
+    keyHash: string,
+    keyPrefix: string,
+    cap = 0,
+  ): Promise<MgmtKeyRow | null> {
+    const insert = (db: Pick<Database["orm"], "insert">) =>
+      db.insert(managementKeys).values({ userId, name, keyHash, keyPrefix }).returning();
+    if (cap <= 0) return (await insert(this.db.orm))[0]!;
+    return this.db.orm.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`mgmt:${userId}`}))`);
+      const [live] = await tx
+        .select({ n: count() })
+        .from(managementKeys)
+        .where(and(eq(managementKeys.userId, userId), isNull(managementKeys.deletedAt)));
+      if (Number(live?.n ?? 0) >= cap) return null;
+      return (await insert(tx))[0]!;
+    });
   }
 
   async listMgmt(userId: string): Promise<MgmtKeyRow[]> {

@@ -112,6 +112,30 @@ export class UserRepo {
     return b == null ? null : BigInt(b as string);
   }
 
+  /**
+   * A top-up under an Idempotency-Key (gw_topup_once): credited once per key, atomically with
+   * the key's record. `replay`: the same key and body came before (nothing credited now; the
+   * balance right after that first top-up); `reused`: the key came with another body.
+   */
+  async topupOnce(
+    idemKey: string,
+    bodyHash: string,
+    id: string,
+    amountMicro: bigint,
+    paidKrw: number,
+    meta: Record<string, unknown>,
+  ): Promise<{ state: "new" | "replay" | "reused" | "missing"; balanceMicro: bigint | null }> {
+    const rows = await this.db.query<{ state: string; balance_micro: unknown }>(
+      "select state, balance_micro from gw_topup_once($1, $2, $3, $4, $5, $6::jsonb)",
+      [idemKey, bodyHash, id, amountMicro.toString(), String(paidKrw), JSON.stringify(meta)],
+    );
+    const r = rows[0]!;
+    return {
+      state: r.state as "new" | "replay" | "reused" | "missing",
+      balanceMicro: r.balance_micro == null ? null : BigInt(r.balance_micro as string),
+    };
+  }
+
   async createOrg(name: string, ownerUserId: string): Promise<{ id: string; name: string }> {
     const [org] = await this.db.orm.insert(orgs).values({ name }).returning();
     await this.db.orm.insert(orgMembers).values({ orgId: org!.id, userId: ownerUserId, role: "owner" });

@@ -126,3 +126,14 @@ export const usageEvents = pgTable(
     index("usage_events_key_idx").on(t.keyId, t.createdAt),
   ],
 );
+
+/** Operator top-ups with an Idempotency-Key: written with the credit by gw_topup_once (migration 0021). */
+export const topupIdempotency = pgTable("topup_idempotency", {
+  idemKey: text("idem_key").primaryKey(),
+  userId: uuid("user_id").notNull(),
+  bodyHash: text("body_hash").notNull(),
+  paidKrw: bigint("paid_krw", { mode: "number" }).notNull(),
+  /** The balance right after the credit: what a replay answers. */
+  balanceMicro: bigint("balance_micro", { mode: "bigint" }).notNull(),
+  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+});

@@ -90,12 +90,14 @@ function implicitErrors(r: DocRoute, path: string, security: Record<string, stri
   const schemes = security.flatMap((alt) => Object.keys(alt));
   if (schemes.length) s.add(401);
   if (schemes.includes("apiKey")) s.add(403), s.add(429);
+  // Wrong operator or scraper tokens are throttled per address (ADMIN_FAILURES_PER_IP).
+  if (schemes.includes("adminToken") || schemes.includes("metricsToken")) s.add(429);
   const hasBody = r.hooks?.body !== undefined;
   const hasParams = path.includes("{") || (r.hooks?.detail?.parameters ?? []).some((p: any) => p?.in === "query");
   if (hasBody || hasParams) s.add(400), s.add(422);
   if (hasBody) s.add(413);
   // A path parameter names something that may not exist; the admin endpoints are 404 while ADMIN_TOKEN is unset.
-  if (path.includes("{") || schemes.includes("adminToken")) s.add(404);
+  if (path.includes("{") || schemes.includes("adminToken") || schemes.includes("metricsToken")) s.add(404);
   return errors(...[...s].sort());
 }
 

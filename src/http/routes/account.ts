@@ -35,7 +35,8 @@ export function accountRoutes(d: AppDeps) {
     .post(
       "/v1/auth/signup",
       async ({ body, set, request, server }) => {
-        await d.throttle.signup(d.auth.clientIp(request, server));
+        // Counted before the body was read (app.ts); counted here only for a bodiless request.
+        await d.throttle.signup(d.auth.clientIp(request, server), request);
         const email = body.email.trim().toLowerCase();
         const industry = body.industry ?? "general";
         const hash = await Bun.password.hash(body.password, { algorithm: "argon2id" });
@@ -69,7 +70,7 @@ export function accountRoutes(d: AppDeps) {
       async ({ body, request, server }) => {
         const email = body.email.trim().toLowerCase();
         // Before the password hash runs: guessing is refused per address and per email.
-        await d.throttle.login(d.auth.clientIp(request, server), email);
+        await d.throttle.login(d.auth.clientIp(request, server), email, request);
         const user = await d.users.byEmail(email);
         const ok = await Bun.password.verify(body.password, user?.passwordHash ?? DUMMY_HASH);
         if (!user || !ok || user.deletedAt) {

@@ -32,8 +32,8 @@ const OrgList = named(
 export function adminOrgRoutes(d: AppDeps) {
   return new Elysia({ name: "admin-orgs", normalize: false }).get(
     "/v1/admin/orgs",
-    async ({ request }) => {
-      d.auth.admin(request);
+    async ({ request, server }) => {
+      await d.auth.admin(request, server);
       const raw = new URL(request.url).searchParams.getAll("limit");
       const limit = raw.length ? (raw.length === 1 && /^\d{1,3}$/.test(raw[0]!) ? Number(raw[0]) : NaN) : 100;
       if (!(limit >= 1 && limit <= 500))

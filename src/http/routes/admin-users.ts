@@ -74,8 +74,8 @@ export function toAdminUser(u: UserRow) {
 
 export function adminUserRoutes(d: AppDeps) {
   return new Elysia({ name: "admin-users", normalize: false })
-    .onTransform(({ request }) => {
-      d.auth.admin(request);
+    .onTransform(async ({ request, server }) => {
+      await d.auth.admin(request, server);
     })
     .get(
       "/v1/admin/users",

@@ -12,6 +12,9 @@ import { toMe } from "./account";
 import { AUTH } from "../security";
 import { created, errors, ok } from "../openapi/describe";
 import { KeyRecord, Me, Org, OrgMember, Settings, Topup } from "../openapi/shapes";
+import { idempotencyKeyOf } from "../../surfaces/video/schema";
+import { IDEMPOTENCY_KEY_MAX } from "../../core/video/service";
+import { sha256Hex } from "../../lib/secrets";
 
 /** A JSON integer. (Elysia's `t.Integer` also accepts numeric strings such as "1000".) */
 const StrictInt = (opts: { minimum?: number; maximum?: number }) => Type.Integer(opts);
@@ -32,18 +35,27 @@ export function adminRoutes(d: AppDeps) {
     new Elysia({ name: "admin", normalize: false })
       // Transform runs before body validation: without the token (or with the endpoints
       // disabled) a caller learns nothing about the bodies, and gets 401/404 rather than 422.
-      .onTransform(({ request }) => {
-        d.auth.admin(request);
+      .onTransform(async ({ request, server }) => {
+        await d.auth.admin(request, server);
       })
       .post(
         "/v1/admin/users/:user_id/topups",
-        async ({ params, body, set }) => {
+        async ({ params, body, set, request }) => {
+          const idemKey = idempotencyKeyOf(request);
           const u = await liveUser(params.user_id);
           const { fee, credited } = topupSplit(body.amount_krw);
-          const balance = await d.users.topup(u.id, krwToMicro(BigInt(credited)), {
-            paid_krw: body.amount_krw,
-            fee_krw: fee,
-          });
+          const meta = { paid_krw: body.amount_krw, fee_krw: fee };
+          const amount = krwToMicro(BigInt(credited));
+          let balance: bigint | null;
+          if (idemKey === null) balance = await d.users.topup(u.id, amount, meta);
+          else {
+            // Credited once per key, in the same transaction as the key's record (gw_topup_once).
+            const hash = sha256Hex(`${u.id}:${body.amount_krw}`);
+            const r = await d.users.topupOnce(idemKey, hash, u.id, amount, body.amount_krw, meta);
+            if (r.state === "reused") throw new GatewayError("idempotency_key_reused");
+            if (r.state === "replay") set.headers["idempotent-replayed"] = "true";
+            balance = r.balanceMicro;
+          }
           if (balance === null) throw notFound("사용자");
           set.status = 201;
           return { paid_krw: body.amount_krw, fee_krw: fee, credited_krw: credited, balance_krw: microToKrw(balance) };
@@ -54,7 +66,18 @@ export function adminRoutes(d: AppDeps) {
             security: AUTH.admin,
             tags: ["admin"],
             summary: "Top up an account (3% fee)",
-            responses: created(Topup),
+            description:
+              "With `Idempotency-Key` (1–128 characters) the same key credits once: a repeat with the same account and amount answers the first top-up again (`Idempotent-Replayed: true`, the balance as it was then) and credits nothing; the same key with another account or amount is 422 `idempotency_key_reused`.",
+            parameters: [
+              {
+                name: "Idempotency-Key",
+                in: "header",
+                required: false,
+                description: "A retry with the same key and body gets the first answer again and credits nothing",
+                schema: { type: "string", minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX },
+              },
+            ],
+            responses: { ...created(Topup), ...errors(422) },
           },
         },
       )

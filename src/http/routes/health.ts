@@ -1,4 +1,4 @@
-/** Liveness, readiness (database reachable) and Prometheus metrics. */
+/** Liveness, readiness (database reachable) and Prometheus metrics (behind a token). */
 import { Elysia } from "elysia";
 import type { AppDeps } from "../deps";
 import { AUTH } from "../security";
@@ -35,7 +35,9 @@ export function healthRoutes(d: AppDeps) {
     )
     .get(
       "/metrics",
-      async () => {
+      async ({ request, server }) => {
+        // Operators only: a scraper's METRICS_TOKEN (or the admin token); 404 without either.
+        await d.auth.metrics(request, server);
         // Database-backed values (video queue) are refreshed at most every few seconds.
         await d.metrics.registry.refresh();
         return new Response(d.metrics.registry.render(), {
@@ -44,9 +46,9 @@ export function healthRoutes(d: AppDeps) {
       },
       {
         detail: {
-          security: AUTH.none,
+          security: AUTH.metrics,
           tags: ["operations"],
-          summary: "Prometheus metrics",
+          summary: "Prometheus metrics (METRICS_TOKEN, or the admin token)",
           responses: answerAs(200, "text/plain", { type: "string" }, "Prometheus text format"),
         },
       },

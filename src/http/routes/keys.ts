@@ -25,7 +25,7 @@ export function keyRoutes(d: AppDeps) {
           const patch = keyPatchFromBody(body ?? {});
           if (user.regulated && patch.piiMaskingEnabled === false) throw maskingRequired();
           set.status = 201;
-          return issueApiKey(d.keys, { userId: user.id, kind: "standard", ...patch });
+          return issueApiKey(d.keys, { userId: user.id, kind: "standard", ...patch }, d.config.MAX_KEYS_PER_ACCOUNT);
         },
         {
           body: CreateKeyBody,
@@ -33,6 +33,8 @@ export function keyRoutes(d: AppDeps) {
             security: AUTH.dashboard,
             tags: ["keys"],
             summary: "Create an API key (the secret is shown once)",
+            description:
+              "An account has at most `MAX_KEYS_PER_ACCOUNT` live API keys (default 100), provisioned child keys included: past it 403 `key_limit_exceeded`.",
             responses: { ...created(KeyRecord), ...errors(403) },
           },
         },

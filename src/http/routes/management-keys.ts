@@ -8,7 +8,7 @@ import type { AppDeps } from "../deps";
 import { issueApiKey, issueMgmtKey, toKeyRecord, toMgmtRecord } from "../key-records";
 import { notFound, queryFlag, requireUuid } from "../params";
 import { AUTH } from "../security";
-import { created, ok } from "../openapi/describe";
+import { created, errors, ok } from "../openapi/describe";
 import { Deleted, KeyList, KeyRecord, MgmtKeyList, MgmtKeyRecord } from "../openapi/shapes";
 
 export function managementKeyRoutes(d: AppDeps) {
@@ -20,7 +20,7 @@ export function managementKeyRoutes(d: AppDeps) {
       "/v1/management-keys",
       async ({ user, body, set }) => {
         set.status = 201;
-        return issueMgmtKey(d.keys, user.id, body.name);
+        return issueMgmtKey(d.keys, user.id, body.name, d.config.MAX_KEYS_PER_ACCOUNT);
       },
       {
         body: MgmtKeyBody,
@@ -28,7 +28,9 @@ export function managementKeyRoutes(d: AppDeps) {
           security: AUTH.dashboard,
           tags: ["management keys"],
           summary: "Create a management key (shown once)",
-          responses: created(MgmtKeyRecord),
+          description:
+            "At most `MAX_KEYS_PER_ACCOUNT` live management keys per account: past it 403 `key_limit_exceeded`.",
+          responses: { ...created(MgmtKeyRecord), ...errors(403) },
         },
       },
     )
@@ -94,13 +96,17 @@ export function managementKeyRoutes(d: AppDeps) {
       "/v1/provisioning/keys",
       async ({ m, body, set }) => {
         set.status = 201;
-        return issueApiKey(d.keys, {
-          userId: m.userId,
-          kind: "standard",
-          managementKeyId: m.mgmtKeyId,
-          name: body?.name ?? "Default",
-          monthlyBudgetKrw: body?.monthly_budget_krw ?? null,
-        });
+        return issueApiKey(
+          d.keys,
+          {
+            userId: m.userId,
+            kind: "standard",
+            managementKeyId: m.mgmtKeyId,
+            name: body?.name ?? "Default",
+            monthlyBudgetKrw: body?.monthly_budget_krw ?? null,
+          },
+          d.config.MAX_KEYS_PER_ACCOUNT,
+        );
       },
       {
         body: ChildKeyBody,
@@ -108,7 +114,9 @@ export function managementKeyRoutes(d: AppDeps) {
           security: AUTH.managementKey,
           tags: ["provisioning"],
           summary: "Create a child key (name and monthly_budget_krw only)",
-          responses: created(KeyRecord),
+          description:
+            "Child keys count against the account's `MAX_KEYS_PER_ACCOUNT` live API keys: past it 403 `key_limit_exceeded`.",
+          responses: { ...created(KeyRecord), ...errors(403) },
         },
       },
     )

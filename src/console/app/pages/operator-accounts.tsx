@@ -107,6 +107,12 @@ function TopUp({ account, onDone }: { account: any; onDone: () => void }) {
   const [amount, setAmount] = useState("");
   const [error, setError] = useState<Error | null>(null);
   const [busy, setBusy] = useState(false);
+  // One Idempotency-Key per form and amount: a double submit or a retry after a lost answer
+  // credits once; another amount is another top-up.
+  // (getRandomValues: randomUUID needs a secure context, and the console may be served over http.)
+  const [form] = useState(() =>
+    Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join(""),
+  );
   const paid = Number(amount);
   const valid = Number.isInteger(paid) && paid >= 1;
   const confirm = async (e: Event) => {
@@ -114,7 +120,11 @@ function TopUp({ account, onDone }: { account: any; onDone: () => void }) {
     setBusy(true);
     setError(null);
     try {
-      await api("POST", `/v1/admin/users/${account.user_id}/topups`, { auth: "admin", body: { amount_krw: paid } });
+      await api("POST", `/v1/admin/users/${account.user_id}/topups`, {
+        auth: "admin",
+        body: { amount_krw: paid },
+        headers: { "idempotency-key": `${form}:${paid}` },
+      });
       onDone();
     } catch (err) {
       setError(err as Error);

@@ -171,6 +171,29 @@ describe("production: DeepSeek's own deepseek-chat is retired, Together still se
     expect([t.status, t.headers.get("x-gateway-warnings"), t.headers.get("deprecation")]).toEqual([200, null, null]);
   });
 
+  test("a model whose every offering is retired is refused as a model (qwen3-32b, Groq only)", async () => {
+    const { user, key } = await tenant(g(), 100);
+    const before = extCalls();
+    const res = await chat(g(), key, "qwen3-32b", {}, { "accept-language": "en" });
+    const out: any = await res.json();
+    expect(res.status).toBe(400);
+    expect(out.detail).toMatchObject({
+      error: "model_retired",
+      message: "The model 'qwen3-32b' was retired on 2026-07-17. Use 'gpt-oss-120b@groq' instead.",
+      suggestions: ["gpt-oss-120b@groq"],
+    });
+    expect(extCalls().groq ?? 0).toBe(before.groq ?? 0);
+    const b = await booksOf(g(), user.id);
+    expect([b.holds, b.charges, b.events]).toEqual([[], [], []]);
+    const listed: any = await (await fetch(g().url + "/v1/models/qwen3-32b")).json();
+    expect([listed.lifecycle, listed.retires_at, listed.successor, listed.available]).toEqual([
+      "retired",
+      "2026-07-17",
+      "gpt-oss-120b@groq",
+      false,
+    ]);
+  });
+
   test("GET /v1/models shows each provider entry's stage and dates", async () => {
     const res = await fetch(g().url + "/v1/models/deepseek-v3");
     const m: any = await res.json();

@@ -27,6 +27,12 @@ export interface OverlayOffering {
   price_source?: string;
   service_tiers?: OfferingEntry["service_tiers"];
   capabilities?: OfferingEntry["capabilities"];
+  /** This provider's lifecycle of its upstream id, copied to the catalog (docs/catalog.md, "Retired offerings"). */
+  deprecated_at?: string | null;
+  retires_at?: string | null;
+  successor?: string | null;
+  /** Where those dates come from (kept in the overlay, not the catalog). */
+  lifecycle_source?: string;
 }
 
 export interface OverlayModel
@@ -137,7 +143,7 @@ export function buildCatalog(overlay: Overlay, source: Map<string, Provider>, da
         if (off.pricing) throw new Error(`${at}: a source-backed offering takes its prices from the source`);
         const info = source.get(off.provider)?.models.find((x) => x.id === off.source);
         if (!info) throw new Error(`${at}: the source has no model "${off.source}" under "${off.provider}"`);
-        if (info.deprecated && om.deprecated_at == null)
+        if (info.deprecated && om.deprecated_at == null && off.deprecated_at == null)
           throw new Error(
             `${at}: the source marks "${info.id}" deprecated; record deprecated_at/retires_at in the overlay`,
           );
@@ -164,6 +170,9 @@ export function buildCatalog(overlay: Overlay, source: Map<string, Provider>, da
         pricing,
         ...(off.service_tiers ? { service_tiers: off.service_tiers } : {}),
         ...(off.capabilities ? { capabilities: off.capabilities } : {}),
+        ...(off.deprecated_at != null ? { deprecated_at: off.deprecated_at } : {}),
+        ...(off.retires_at != null ? { retires_at: off.retires_at } : {}),
+        ...(off.successor != null ? { successor: off.successor } : {}),
       });
     }
     for (const a of aliases) {

@@ -57,11 +57,15 @@ export function renderTable(c: CatalogFile, overlayPriced: Map<string, string>):
       const note = overlayPriced.get(`${o.model}@${o.provider}`);
       if (note) sources.push(`- ¹ \`${o.model}\`: ${note}`);
       const pr = o.pricing;
+      // This provider's own dates (its upstream id retired before the model) win over the model's.
+      const deprecated = o.deprecated_at ?? m.deprecated_at;
+      const retires = o.retires_at ?? m.retires_at;
+      const successor = o.retires_at || o.deprecated_at ? o.successor : m.successor;
       out.push(
         `| \`${o.model}\`${note ? " ¹" : ""} | \`${o.upstream_id}\` | ${num(pr.input)} | ${num(pr.output)} | ${num(pr.cached_input)} | ` +
           `${num(pr.cache_write)}${pr.cache_write_1h != null ? ` / ${num(pr.cache_write_1h)}` : ""} | ${tiers(pr) || "–"} | ` +
-          `${num(pr.web_search_per_1k)} | ${int(o.context_length)} | ${int(o.max_output)} | ${m.deprecated_at ?? "–"} | ` +
-          `${m.retires_at ?? "–"} | ${m.successor ? `\`${m.successor}\`` : "–"} |`,
+          `${num(pr.web_search_per_1k)} | ${int(o.context_length)} | ${int(o.max_output)} | ${deprecated ?? "–"} | ` +
+          `${retires ?? "–"} | ${successor ? `\`${successor}\`` : "–"} |`,
       );
     }
     out.push("", ...(sources.length > 0 ? [...sources, ""] : []));

@@ -71,6 +71,7 @@ export function deprecationHeaders(n: ModelNotice): Record<string, string> {
   return {
     deprecation: `@${dayStart(n.deprecatedAt).getTime() / 1000}`,
     ...(n.retiresAt && { sunset: dayStart(n.retiresAt).toUTCString() }),
-    ...(n.successor && { link: `</v1/models/${n.successor}>; rel="successor-version"` }),
+    // An offering's successor may be `model@provider`: the link is to the model's entry.
+    ...(n.successor && { link: `</v1/models/${n.successor.split("@")[0]}>; rel="successor-version"` }),
   };
 }

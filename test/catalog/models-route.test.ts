@@ -40,6 +40,10 @@ describe("GET /v1/models", () => {
         // A web-search price, where the catalog has one, is checked in "long-context tiers and web search" below.
         pricing: expect.objectContaining({ input: 0.15, output: 0.6, cached_input: 0.075, cache_write: null }),
         service_tiers: { priority: { input: 0.25, output: 1, cached_input: 0.125, cache_write: null } },
+        lifecycle: "active",
+        deprecated_at: null,
+        retires_at: null,
+        successor: null,
       },
     ]);
     const sonnet = body.data.find((m) => m.id === "claude-sonnet-4-5")!;
@@ -102,6 +106,10 @@ describe("GET /v1/models", () => {
         max_output: null,
         trains_on_data: false,
         pricing: null,
+        lifecycle: "active",
+        deprecated_at: null,
+        retires_at: null,
+        successor: null,
       },
     ]);
     expect(Object.keys(veo.pricing_krw_per_second!)).toEqual(["480p", "720p", "1080p", "1440p", "4k"]);

@@ -43,6 +43,8 @@ function literals<const T extends readonly string[]>(values: T): TUnion<TLiteral
 const ModelId = Type.String({ pattern: "^[a-z0-9][a-z0-9._-]*$", maxLength: 100 });
 const ProviderId = Type.String({ pattern: "^[a-z0-9][a-z0-9-]*$", maxLength: 40 });
 const VendorId = Type.String({ pattern: "^[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9._-]*$", maxLength: 140 });
+/** A model id, or one provider's offering of it (`deepseek-v4-flash@deepseek`). */
+const OfferingRef = Type.String({ pattern: "^[a-z0-9][a-z0-9._-]*(@[a-z0-9][a-z0-9-]*)?$", maxLength: 141 });
 const EnvName = Type.String({ pattern: "^[A-Z][A-Z0-9_]*$" });
 /** USD per million tokens, as the providers publish it (at most 6 decimals; checked in verify). */
 const UsdPerMTok = Type.Number({ minimum: 0 });
@@ -206,6 +208,15 @@ export const OfferingSchema = Type.Object(
     video_pricing: Type.Optional(VideoPricingSchema),
     /** Per-provider capability overrides, where a host differs from the model's defaults. */
     capabilities: Type.Optional(Type.Partial(CapabilitiesSchema)),
+    /**
+     * Text and embedding offerings: the day this provider deprecated its upstream id (answers
+     * through it carry the deprecation headers). The model's own dates are on the model.
+     */
+    deprecated_at: Type.Optional(NullableDay),
+    /** The day this provider stops serving its upstream id: from then on routing skips it and a pin is refused. */
+    retires_at: Type.Optional(NullableDay),
+    /** What to call instead: another offering (`model@provider`) or a model id. */
+    successor: Type.Optional(Type.Union([OfferingRef, Type.Null()])),
   },
   strict,
 );

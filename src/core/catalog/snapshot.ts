@@ -136,6 +136,9 @@ function toOffering(o: OfferingEntry, m: CatalogModel): CatalogOffering {
     }),
     videoPricing: o.video_pricing ? toVideoPricing(o.video_pricing) : null,
     capabilities: { ...(m.capabilities ?? NO_CAPABILITIES), ...o.capabilities },
+    deprecatedAt: o.deprecated_at ?? null,
+    retiresAt: o.retires_at ?? null,
+    successor: o.successor ?? null,
   };
 }
 

@@ -115,6 +115,12 @@ export interface CatalogOffering {
   readonly videoPricing: VideoPricing | null;
   /** The model's capabilities with this provider's overrides applied. */
   readonly capabilities: Capabilities;
+  /** `YYYY-MM-DD` this provider deprecated its upstream id; null when not (the model's own dates are on the model). */
+  readonly deprecatedAt: string | null;
+  /** `YYYY-MM-DD` from which this provider no longer serves it: routing skips it, a pin is refused. */
+  readonly retiresAt: string | null;
+  /** What to call instead: `model@provider` or a model id; null when none is named. */
+  readonly successor: string | null;
 }
 
 export interface CatalogModel {

@@ -21,6 +21,7 @@ import {
 } from "./schema";
 import type { CatalogProblem, CatalogProblemKind, CatalogSnapshot, CatalogVerification } from "./types";
 import { buildSnapshot, familyGroup } from "./snapshot";
+import { checkOfferingLifecycles } from "./verify-offerings-lifecycle";
 
 /** SHA-256 (lowercase hex) of the file text, as `src/core/catalog/catalog.sha256` records it. */
 export function catalogHash(text: string): string {
@@ -210,6 +211,8 @@ function checkReferences(file: CatalogFile): CatalogProblem[] {
     offered.set(m.id, list);
     out.push(...checkOffering(at, o, m, p));
   });
+
+  out.push(...checkOfferingLifecycles(file));
 
   // Models: kind-specific rules.
   file.models.forEach((m, i) => {

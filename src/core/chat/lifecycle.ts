@@ -6,7 +6,7 @@
  */
 import type { KeyPrincipal } from "../auth/principal";
 import { lifecycleNotice, SYSTEM_LIFECYCLE, type LifecyclePort, type ModelNotice } from "../catalog/lifecycle";
-import { getModel, type CatalogSnapshot } from "../catalog/types";
+import { getModel, getOffering, type CatalogSnapshot } from "../catalog/types";
 
 export function lifecycleFor(d: { lifecycle?: LifecyclePort }, p: KeyPrincipal): LifecyclePort {
   const port = d.lifecycle ?? SYSTEM_LIFECYCLE;
@@ -14,11 +14,16 @@ export function lifecycleFor(d: { lifecycle?: LifecyclePort }, p: KeyPrincipal):
   return { today: () => port.today(), simulated: (o) => o.providerId !== own && port.simulated(o) };
 }
 
-/** The deprecation notice of an answer by `modelId`; null for an active model. */
+/**
+ * The deprecation notice of an answer by `modelId` through `providerId` (when known: a deprecated
+ * or retired offering warns too); null when both are active.
+ */
 export function answerNotice(
   d: { lifecycle?: LifecyclePort },
   snapshot: CatalogSnapshot,
   modelId: string,
+  providerId: string | null = null,
 ): ModelNotice | null {
-  return lifecycleNotice(getModel(snapshot, modelId), (d.lifecycle ?? SYSTEM_LIFECYCLE).today());
+  const offering = providerId === null ? undefined : getOffering(snapshot, modelId, providerId);
+  return lifecycleNotice(getModel(snapshot, modelId), (d.lifecycle ?? SYSTEM_LIFECYCLE).today(), offering);
 }

@@ -56,9 +56,9 @@ export class ChatService {
    */
   async run(caller: ChatCaller, o: ChatOptions): Promise<ChatRun> {
     const prepared = await prepareCall(this.d, this.bill, caller, o);
-    const notice = (model: string) => answerNotice(this.d, this.d.catalog(), model);
+    const notice = (model: string, provider: string | null) => answerNotice(this.d, this.d.catalog(), model, provider);
     if (prepared.kind === "cached") {
-      const lifecycle = notice(prepared.outcome.model);
+      const lifecycle = notice(prepared.outcome.model, prepared.outcome.provider);
       return o.stream
         ? { kind: "stream", stream: cachedStream(prepared.outcome), decision: null, warnings: [], lifecycle }
         : { kind: "json", outcome: prepared.outcome, decision: null, warnings: [], lifecycle };
@@ -71,7 +71,7 @@ export class ChatService {
         outcome,
         decision: this.decisionOf(plan),
         warnings: callWarnings(plan, outcome.provider),
-        lifecycle: notice(outcome.model),
+        lifecycle: notice(outcome.model, outcome.provider),
       };
     }
     const opened = await this.openStream(plan, o.relay ?? null);
@@ -81,7 +81,7 @@ export class ChatService {
       stream: new AnswerStream(plan, opened, this.d, this.bill),
       decision: this.decisionOf(plan),
       warnings,
-      lifecycle: notice(opened.candidate.model.id),
+      lifecycle: notice(opened.candidate.model.id, opened.candidate.provider.id),
     };
   }
 

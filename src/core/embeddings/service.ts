@@ -133,7 +133,7 @@ export class EmbeddingService {
       promptTokens: usage.promptTokens,
       cost,
       warnings: warned.get(c.provider.id) ?? [],
-      lifecycle: answerNotice(this.d, snapshot, c.model.id),
+      lifecycle: answerNotice(this.d, snapshot, c.model.id, c.provider.id),
     };
   }
 

@@ -203,6 +203,17 @@ export const Model = named(
         trains_on_data: T.Boolean(),
         pricing: Nullable(Pricing),
         service_tiers: T.Optional(T.Record(T.String(), Pricing)),
+        lifecycle: T.Union([T.Literal("active"), T.Literal("deprecated"), T.Literal("retired")], {
+          description:
+            "This provider's own stage of the model today: a `retired` offering is skipped by routing and a pin to it is refused (400 `model_retired`), except where the simulator serves it",
+        }),
+        deprecated_at: Nullable(
+          T.String({ format: "date", description: "The day this provider deprecated its upstream id" }),
+        ),
+        retires_at: Nullable(
+          T.String({ format: "date", description: "From this day on this provider no longer serves it" }),
+        ),
+        successor: Nullable(T.String({ description: "What to call instead: `model@provider` or a model id" })),
       }),
     ),
     candidates: T.Optional(T.Array(T.String())),

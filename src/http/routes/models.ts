@@ -15,6 +15,7 @@ import {
   getOfferings,
   getProvider,
   type CatalogModel,
+  type CatalogOffering,
   type CatalogProvider,
   type CatalogSnapshot,
   type Resolution,
@@ -22,7 +23,9 @@ import {
 } from "../../core/catalog/types";
 import type { CircuitState } from "../../core/health/breaker";
 import {
-  lifecycleStage,
+  modelDates,
+  modelStage,
+  offeringStage,
   SYSTEM_LIFECYCLE,
   type LifecycleStage,
   type LifecyclePort,
@@ -79,6 +82,12 @@ export interface ModelProviderView {
   pricing: ModelPricingView | null;
   /** Prices of the `service_tier` values that cost more or less (others are refused). */
   service_tiers?: Record<string, ModelPricingView>;
+  /** This provider's own lifecycle of the model (its upstream id), today: a retired one is skipped, a pin refused. */
+  lifecycle: LifecycleStage;
+  deprecated_at: string | null;
+  retires_at: string | null;
+  /** What to call instead of this offering (`model@provider` or a model id). */
+  successor: string | null;
 }
 
 export interface ModelView {
@@ -170,10 +179,15 @@ function modelAvailable(
       })
     );
   }
-  const retired = lifecycleStage(model, lifecycle.today()) === "retired";
+  const today = lifecycle.today();
   return getOfferings(snapshot, model.id).some(
-    (o) => (!retired || lifecycle.simulated(o)) && providerAvailable(snapshot, o.providerId, available),
+    (o) => offeringCallable(model, o, today, lifecycle) && providerAvailable(snapshot, o.providerId, available),
   );
+}
+
+/** Not retired (with its model or on its own), or served by the simulator. */
+function offeringCallable(model: CatalogModel, o: CatalogOffering, today: string, lifecycle: LifecyclePort): boolean {
+  return offeringStage(model, o, today) !== "retired" || lifecycle.simulated(o);
 }
 
 /** One model as `GET /v1/models` shows it. */
@@ -185,7 +199,9 @@ export function toModelView(
   lifecycle: LifecyclePort = SYSTEM_LIFECYCLE,
 ): ModelView {
   const offerings = getOfferings(snapshot, model.id);
-  const stage = lifecycleStage(model, lifecycle.today());
+  const today = lifecycle.today();
+  const stage = modelStage(model, offerings, today);
+  const dates = modelDates(model, offerings);
   const view: ModelView = {
     id: model.id,
     object: "model",
@@ -201,13 +217,13 @@ export function toModelView(
     reasoning_pro: model.reasoningPro !== null,
     available: modelAvailable(snapshot, model, available, lifecycle),
     lifecycle: stage,
-    deprecated_at: model.deprecatedAt,
-    retires_at: model.retiresAt,
-    successor: model.successor,
+    deprecated_at: dates.deprecatedAt,
+    retires_at: dates.retiresAt,
+    successor: dates.successor,
     aliases: [...model.aliases],
     providers: offerings.map((o) => ({
       id: o.providerId,
-      available: providerAvailable(snapshot, o.providerId, available),
+      available: offeringCallable(model, o, today, lifecycle) && providerAvailable(snapshot, o.providerId, available),
       circuit: circuitOf(health, o.providerId, model.id),
       context_length: o.contextLength,
       max_output: o.maxOutput,
@@ -216,6 +232,10 @@ export function toModelView(
       ...(o.serviceTiers && {
         service_tiers: Object.fromEntries(Object.entries(o.serviceTiers).map(([tier, p]) => [tier, pricingView(p!)])),
       }),
+      lifecycle: offeringStage(model, o, today),
+      deprecated_at: o.deprecatedAt,
+      retires_at: o.retiresAt,
+      successor: o.successor,
     })),
   };
   if (model.kind === "parent") view.candidates = [...model.candidates];

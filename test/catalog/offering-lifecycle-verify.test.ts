@@ -47,7 +47,7 @@ describe("offering lifecycle fields", () => {
       Object.assign(offering(d, "llama-4-scout", "groq"), { deprecated_at: "2026-08-01", retires_at: "2026-07-17" });
       Object.assign(offering(d, "llama-4-maverick", "groq"), {
         retires_at: "2026-03-09",
-        successor: "gpt-oss-120b@together",
+        successor: "gpt-oss-20b@together",
       });
       Object.assign(offering(d, "llama-4-maverick", "together"), { retires_at: "2026-03-09", successor: "nope" });
       Object.assign(offering(d, "deepseek-v3", "together"), {
@@ -59,7 +59,7 @@ describe("offering lifecycle fields", () => {
     const joined = out.join("\n");
     expect(joined).toContain(`${p}.deprecated_at: "2026-02-30" is not a calendar date`);
     expect(joined).toContain("retires_at 2026-07-17 is before deprecated_at 2026-08-01");
-    expect(joined).toContain("no offering gpt-oss-120b@together");
+    expect(joined).toContain("no offering gpt-oss-20b@together");
     expect(joined).toContain('unknown model "nope"');
     expect(joined).toContain("an offering cannot be its own successor");
     expect(joined).toContain('"kling-v3" is not an active text leaf');

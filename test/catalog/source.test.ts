@@ -155,7 +155,12 @@ describe("the catalog's prices are the source's", () => {
     for (const m of overlay.models)
       for (const o of m.offerings) if (o.source === undefined) notes.set(`${m.id}@${o.provider}`, o);
     expect([...notes.keys()].sort()).toEqual(
-      ["claude-haiku-5-5@anthropic", "claude-sonnet-5-5@anthropic", "deepseek-v3@together"].sort(),
+      [
+        "claude-haiku-5-5@anthropic",
+        "claude-sonnet-5-5@anthropic",
+        "deepseek-v3@together",
+        "gpt-oss-120b@together",
+      ].sort(),
     );
     for (const [key, o] of notes) {
       expect(o.price_source.length).toBeGreaterThan(20);

@@ -14,7 +14,7 @@ import { wantsHedge } from "./hedge";
 import { applyProMode, checkAllowed } from "./access";
 import type { ChatCaller, ChatOptions, ChatPlan, Prepared } from "./plan";
 import { buildCandidates, type Candidate, type ProviderPrefs } from "./candidates";
-import { holdInputTokens, measureNative, measurePrompt } from "./estimate";
+import { holdInputTokens, measureNative, measurePrompt, type PromptSize } from "./estimate";
 import { checkedFor, parseServerTools, serverSearchHoldMicro, serverToolInput } from "./server-tools";
 import { searchBeforeCall } from "./web-search-step";
 import type { CachedAnswer, ChatDeps } from "./ports";
@@ -56,18 +56,18 @@ export async function prepareCall(d: ChatDeps, bill: CallBill, caller: ChatCalle
     p.piiMaskingEnabled && d.pii ? d.pii.maskRequest(request) : { request, mapping: null };
 
   // The hold is an upper bound of the charge: everything the request sends (masked), per provider.
-  // An Anthropic upstream gets a Messages client's own body, measured as such, with what its
-  // server tools may add (server-tools.ts; known once the candidates are).
+  // An Anthropic upstream gets a Messages client's own body, measured as such (once, when a
+  // candidate that relays it is first sized), with what its server tools may add
+  // (server-tools.ts); one that cannot be priced is refused (400) there, before any hold.
   const prompt = measurePrompt(upstream, o.web);
-  // A server tool that cannot be priced is refused (400) when a candidate that would relay it is
-  // sized, before any hold.
-  const native = upstream.anthropic ? measureNative(upstream.anthropic.body) : null;
+  let native: PromptSize | null = null;
   const serverTools = parseServerTools(upstream.anthropic);
   const inputFor = (c: Candidate) => {
     const translated = holdInputTokens(prompt, c.provider.protocol, c.offering.upstreamId);
-    if (!native || c.provider.protocol !== "anthropic") return translated;
+    if (!upstream.anthropic || c.provider.protocol !== "anthropic") return translated;
+    native ??= measureNative(upstream.anthropic.body);
     const sent = Math.max(translated, holdInputTokens(native, "anthropic", c.offering.upstreamId));
-    return serverToolInput(sent, checkedFor(serverTools, c.offering), c.offering, upstream.anthropic?.beta);
+    return serverToolInput(sent, checkedFor(serverTools, c.offering), c.offering, upstream.anthropic.beta);
   };
   let candidates: Candidate[];
   let policy: PolicyExecution | null = null;
@@ -104,7 +104,7 @@ export async function prepareCall(d: ChatDeps, bill: CallBill, caller: ChatCalle
   } else {
     candidates = buildCandidates(snapshot, resolution, candidateOptions(d, p, request, o.prefs));
   }
-  const relaying = native ? candidates.filter((c) => c.provider.protocol === "anthropic") : [];
+  const relaying = upstream.anthropic ? candidates.filter((c) => c.provider.protocol === "anthropic") : [];
   for (const c of relaying) checkedFor(serverTools, c.offering);
 
   // Without a search engine the plugin cannot run: refused before any hold, unless optional.

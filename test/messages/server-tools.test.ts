@@ -124,3 +124,49 @@ describe("server tools on /v1/messages", () => {
     expect(b.charges).toHaveLength(1);
   });
 });
+
+describe("a relayed stream the client leaves before its usage", () => {
+  let g: TestGateway;
+  beforeAll(async () => {
+    g = await startTestGateway({ env: { STREAM_DRAIN_MS: "1000" } });
+  }, 60_000);
+  afterAll(async () => {
+    await g?.stop();
+  });
+
+  test("is billed for the client's whole body, the history the translation drops included", async () => {
+    const { user, key } = await tenant(g, 10_000);
+    const body = (stream: boolean) => ({
+      model: "claude-haiku-4-5",
+      max_tokens: 300,
+      stream,
+      messages: [...history, { role: "user", content: `Go on ${stream} [sim:tokens=200] [sim:chunk_ms=700]` }],
+    });
+    const ref: any = await (await postMessages(g, key.key, body(false))).json();
+    const ac = new AbortController();
+    const res = await fetch(`${g.url}/v1/messages`, {
+      method: "POST",
+      headers: { "x-api-key": key.key, "anthropic-version": "2023-06-01", "content-type": "application/json" },
+      body: JSON.stringify(body(true)),
+      signal: ac.signal,
+    });
+    const reader = res.body!.getReader();
+    let text = "";
+    while (!text.includes("text_delta")) {
+      const { done, value } = await reader.read();
+      if (done) throw new Error("the stream ended early");
+      text += new TextDecoder().decode(value);
+    }
+    ac.abort();
+    const db = g.gw.deps.db;
+    let events: any[] = [];
+    for (let i = 0; i < 200 && events.length < 2; i++) {
+      await Bun.sleep(50);
+      events = await db.query<any>("select status, prompt_tokens from usage_events where user_id = $1", [user.id]);
+    }
+    const left = events.find((e) => e.status === 499);
+    // Before: the translation's few hundred tokens; the history alone is ~100k as Anthropic counts it.
+    expect(Number(left.prompt_tokens)).toBeGreaterThanOrEqual(ref.usage.input_tokens);
+    expect((await books(g, user.id)).held).toBe(0n);
+  });
+});

@@ -60,13 +60,13 @@ export async function prepareCall(d: ChatDeps, bill: CallBill, caller: ChatCalle
   // candidate that relays it is first sized), with what its server tools may add
   // (server-tools.ts); one that cannot be priced is refused (400) there, before any hold.
   const prompt = measurePrompt(upstream, o.web);
-  let native: PromptSize | null = null;
+  const sized: { native?: PromptSize } = {};
   const serverTools = parseServerTools(upstream.anthropic);
   const inputFor = (c: Candidate) => {
     const translated = holdInputTokens(prompt, c.provider.protocol, c.offering.upstreamId);
     if (!upstream.anthropic || c.provider.protocol !== "anthropic") return translated;
-    native ??= measureNative(upstream.anthropic.body);
-    const sent = Math.max(translated, holdInputTokens(native, "anthropic", c.offering.upstreamId));
+    sized.native ??= measureNative(upstream.anthropic.body);
+    const sent = Math.max(translated, holdInputTokens(sized.native, "anthropic", c.offering.upstreamId));
     return serverToolInput(sent, checkedFor(serverTools, c.offering), c.offering, upstream.anthropic.beta);
   };
   let candidates: Candidate[];
@@ -202,6 +202,7 @@ export async function prepareCall(d: ChatDeps, bill: CallBill, caller: ChatCalle
     holdMicro: hold.amountMicro,
     holdTokens,
     prompt,
+    ...sized,
     byok,
     cacheMode,
     startedAt: performance.now(),

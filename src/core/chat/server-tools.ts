@@ -3,8 +3,8 @@
  * as is: what they may cost is held, and what cannot be priced is refused before any hold.
  *
  * - `web_search_*`: each search at the catalog's `web_search_per_1k`, and its results as input
- *   tokens; held for `max_uses` searches (Anthropic's server loop stops after 10 iterations
- *   without it, so 10 is held then).
+ *   tokens; held for `max_uses` searches (10 without it: Anthropic's server loop pauses the
+ *   turn, `pause_turn`, after 10 iterations).
  * - `web_fetch_*`: free but for its content's input tokens; held for `max_uses` fetches (10
  *   without it) of `max_content_tokens` each (a whole context window without it).
  * - Anthropic's client-executed tools (`bash_*`, `text_editor_*`, `computer_*`, `memory_*`)
@@ -17,7 +17,7 @@
  * Every search or fetch puts its result in the context, and Claude reads the context again
  * after each one: the hold counts every iteration at its largest (the prompt, plus every
  * result, at most the context window), so an upper bound of the input tokens is
- * (uses + 1) × min(prompt + uses × result, window).
+ * (min(uses, 10) + 1) × min(prompt + uses × result, window): at most 10 iterations a turn.
  */
 import { GatewayError, text } from "../errors";
 import { ceilDiv } from "../../lib/money";
@@ -60,7 +60,7 @@ function unsupported(what: string, param: string): GatewayError {
 
 function maxUses(tool: Record<string, unknown>): number {
   const n = tool.max_uses;
-  return typeof n === "number" && Number.isInteger(n) && n >= 0 ? Math.min(n, DEFAULT_MAX_USES) : DEFAULT_MAX_USES;
+  return typeof n === "number" && Number.isInteger(n) && n >= 0 ? n : DEFAULT_MAX_USES;
 }
 
 /**
@@ -126,5 +126,6 @@ export function serverToolInput(prompt: number, st: ServerTools, o: CatalogOffer
   const window = Math.max(o.contextLength ?? ONE_MILLION, beta?.includes("context-1m") ? ONE_MILLION : 0);
   const grown = st.resultTokens === null ? window : prompt + st.uses * st.resultTokens;
   const perIteration = Math.max(prompt, Math.min(grown, window));
-  return (st.uses + 1) * perIteration;
+  // Several uses may share an iteration; Anthropic's loop runs at most DEFAULT_MAX_USES of them.
+  return (Math.min(st.uses, DEFAULT_MAX_USES) + 1) * perIteration;
 }

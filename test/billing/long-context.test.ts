@@ -55,6 +55,22 @@ describe("long-context tiers", () => {
       }
     });
 
+  test("the hold is at the tier's prices: credit for the flat price but not the tier's is 402, nothing sent", async () => {
+    // ~210k tokens: held as ~280k (3 characters a token) × $2.50 ≈ 980 KRW; at $1.25, ≈ 490 KRW.
+    const { user, key } = await tenant(g, 700);
+    const r = await chat(g, key.key, {
+      model: "gemini-2.5-pro",
+      max_tokens: 100,
+      messages: [{ role: "user", content: prompt(210_000, "short of credit") }],
+    });
+    expect(r.status).toBe(402);
+    const rows = await g.gw.deps.db.query<any>(
+      "select count(*)::int as n from ledger_entries where user_id = $1 and kind = 'charge'",
+      [user.id],
+    );
+    expect(rows[0].n).toBe(0);
+  });
+
   test("claude-sonnet-4-5 on /v1/messages: over 200k tokens at the tier price", async () => {
     const { key } = await tenant(g, 100_000);
     const r = await fetch(`${g.url}/v1/messages`, {

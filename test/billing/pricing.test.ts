@@ -6,7 +6,7 @@
  * candidate's worst case. End-to-end charges are in money.test.ts and prompt-caching.test.ts.
  */
 import { describe, expect, test } from "bun:test";
-import { holdAmountMicro, usageCostMicro, withMinimumCharge } from "../../src/core/billing/pricing";
+import { holdAmountMicro, pricesAt, usageCostMicro, withMinimumCharge } from "../../src/core/billing/pricing";
 import type { TokenPricing } from "../../src/core/catalog/types";
 
 const FX = 1_400_000n; // 1400 KRW/USD in milli-won
@@ -159,5 +159,62 @@ describe("the hold", () => {
         expect(cost).toBeLessThanOrEqual(hold);
       }
     }
+  });
+});
+
+describe("long-context tiers and server tools", () => {
+  // Claude Sonnet 4.5's prices: above 200,000 input tokens, the whole call at the tier's.
+  const SONNET: TokenPricing = {
+    ...P,
+    cacheWrite1h: 6_000_000,
+    tiers: [
+      { aboveInputTokens: 200_000, input: 6_000_000, output: 22_500_000, cachedInput: 600_000, cacheWrite: 7_500_000 },
+    ],
+    webSearchPer1k: 10_000_000,
+  };
+
+  test("a tier applies strictly above its threshold, counting cache reads and writes", () => {
+    expect(pricesAt(SONNET, 200_000)).toBe(SONNET);
+    expect(usageCostMicro(SONNET, "explicit", usage(200_000, 100), FX)).toBe(
+      expected([
+        [200_000, 3_000_000],
+        [100, 15_000_000],
+      ]),
+    );
+    // 150,000 read from the cache + 50,001 uncached: 200,001 input tokens, all at the tier.
+    expect(usageCostMicro(SONNET, "explicit", usage(200_001, 100, 150_000), FX)).toBe(
+      expected([
+        [50_001, 6_000_000],
+        [150_000, 600_000],
+        [100, 22_500_000],
+      ]),
+    );
+  });
+
+  test("a one-hour write above a tier is the tier's input × 2, as Anthropic bills it", () => {
+    expect(pricesAt(SONNET, 300_000).cacheWrite1h).toBe(12_000_000);
+    const u = { ...usage(300_000, 0, 0, 100_000), cacheWrite1hTokens: 100_000 };
+    expect(usageCostMicro(SONNET, "explicit", u, FX)).toBe(
+      expected([
+        [200_000, 6_000_000],
+        [100_000, 12_000_000],
+      ]),
+    );
+  });
+
+  test("the hold prices its estimate at the tier it falls in", () => {
+    expect(holdAmountMicro([SONNET], 250_000, 1000, FX)).toBe(
+      expected([
+        [250_000, 12_000_000],
+        [1000, 22_500_000],
+      ]),
+    );
+  });
+
+  test("web searches at the price per 1,000, in the one rounding", () => {
+    const u = { ...usage(1001, 7), webSearchRequests: 3 };
+    // 3 searches × $10 / 1,000 = 30,000 micro-USD = 30,000,000,000 in the per-million-token unit.
+    const n = (1001n * 3_000_000n + 7n * 15_000_000n + 3n * 10_000_000n * 1000n) * FX;
+    expect(usageCostMicro(SONNET, "explicit", u, FX)).toBe((n + 999_999_999n) / 1_000_000_000n);
   });
 });

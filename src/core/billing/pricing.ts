@@ -3,7 +3,7 @@
  * micro-dollars per million tokens); the FX rate is milli-won per dollar; the sum of all
  * components is rounded up once, to the micro-won. 0% markup.
  */
-import type { CachingMode, TokenPricing } from "../catalog/types";
+import type { CachingMode, PriceTier, TokenPricing } from "../catalog/types";
 import type { Usage } from "../chat/types";
 import { ceilDiv, MIN_CHARGE_MICRO } from "../../lib/money";
 
@@ -15,7 +15,8 @@ const DIVISOR = 1_000_000_000n; // see tokenCostMicro in src/lib/money.ts
  * price (one-hour-TTL writes at their own, dearer price); `reported` ones report cached
  * tokens but bill them at the input price.
  */
-export function usageCostMicro(p: TokenPricing, caching: CachingMode, u: Usage, fxMilli: bigint): bigint {
+export function usageCostMicro(base: TokenPricing, caching: CachingMode, u: Usage, fxMilli: bigint): bigint {
+  const p = pricesAt(base, u.promptTokens);
   const discounted = caching === "automatic" || caching === "explicit";
   const cached = Math.min(u.cachedTokens, u.promptTokens);
   const writes = Math.min(u.cacheWriteTokens, u.promptTokens - cached);
@@ -30,8 +31,47 @@ export function usageCostMicro(p: TokenPricing, caching: CachingMode, u: Usage, 
     BigInt(cached) * BigInt(cachedPrice) +
     BigInt(writes - longWrites) * BigInt(writePrice) +
     BigInt(longWrites) * BigInt(longWritePrice) +
-    BigInt(u.completionTokens) * BigInt(p.output);
+    BigInt(u.completionTokens) * BigInt(p.output) +
+    serverToolsMicro(p, u);
   return ceilDiv(micro * fxMilli, DIVISOR);
+}
+
+/**
+ * Server tools the provider ran for the call (Anthropic's `usage.server_tool_use`), in the
+ * token sum's unit (micro-dollars per million): web searches at the catalog's price per 1,000;
+ * web fetches cost their tokens only. A search the catalog has no price for never reaches a
+ * provider (server-tools.ts refuses it before any hold).
+ */
+function serverToolsMicro(p: TokenPricing, u: Usage): bigint {
+  const searches = u.webSearchRequests ?? 0;
+  return searches > 0 ? BigInt(searches) * BigInt(p.webSearchPer1k ?? 0) * 1000n : 0n;
+}
+
+/**
+ * The prices a call with `promptTokens` input tokens (all of them: cache reads and writes
+ * included) pays: those of the highest long-context tier whose threshold it exceeds, for the
+ * whole call, as the providers bill (@pydantic/genai-prices: a tier applies when the input
+ * tokens are strictly above its `start`); the base prices below every threshold. A tier has no
+ * one-hour cache-write price of its own: it is the base one scaled as the input price is
+ * (Anthropic's one-hour write is twice the input price, in every tier), rounded up.
+ */
+export function pricesAt(p: TokenPricing, promptTokens: number): TokenPricing {
+  let tier: PriceTier | undefined;
+  for (const t of p.tiers ?? []) if (promptTokens > t.aboveInputTokens) tier = t;
+  if (!tier) return p;
+  const long =
+    p.cacheWrite1h == null || p.input === 0
+      ? p.cacheWrite1h
+      : Number(ceilDiv(BigInt(p.cacheWrite1h) * BigInt(tier.input), BigInt(p.input)));
+  const { tiers: _tiers, ...flat } = p;
+  return {
+    ...flat,
+    input: tier.input,
+    output: tier.output,
+    cachedInput: tier.cachedInput,
+    cacheWrite: tier.cacheWrite,
+    ...(long != null && { cacheWrite1h: long }),
+  };
 }
 
 /** A successful call is charged at least 0.1 KRW (docs/decisions.md #10). */
@@ -52,7 +92,9 @@ export function holdAmountMicro(
   fxMilli: bigint,
 ): bigint {
   let max = 0n;
-  for (const p of pricings) {
+  for (const base of pricings) {
+    // The estimate is on the dear side and tiers only grow: the tier it falls in bounds the charge.
+    const p = pricesAt(base, inputTokens);
     const inPrice = Math.max(p.input, p.cacheWrite ?? 0, p.cacheWrite1h ?? 0);
     const c = ceilDiv(
       (BigInt(inputTokens) * BigInt(inPrice) + BigInt(maxTokens) * BigInt(p.output)) * fxMilli,

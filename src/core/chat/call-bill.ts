@@ -53,7 +53,10 @@ export class CallBill {
     const u =
       end.usage ??
       streamUsageEstimate(
-        plan.prompt,
+        // A relayed Messages body is billed as what it was: the client's own blocks, all of them.
+        candidate.provider.protocol === "anthropic" && plan.native && plan.upstream.anthropic
+          ? plan.native
+          : plan.prompt,
         plan.upstream.messages,
         candidate.provider.protocol,
         candidate.offering.upstreamId,

@@ -79,6 +79,60 @@ export function measurePrompt(
   return c;
 }
 
+/** The most one PDF document can count: 100 pages (Anthropic's limit) of text and page image, ~4,600 each. */
+export const DOCUMENT_MAX_TOKENS = 460_000;
+
+/**
+ * Measures a Messages client's own body, which an Anthropic upstream gets instead of the
+ * translation: every string of every block at any depth (history blocks of every type —
+ * thinking, server tool calls and results, search results, tool results' nested content —
+ * the system prompt, tool definitions, server tools included, the output format), each image
+ * as one image, each document as its text (a base64 PDF as its data, 3 characters a token,
+ * at most DOCUMENT_MAX_TOKENS; a PDF by URL at that most).
+ */
+export function measureNative(body: Record<string, unknown>): PromptSize {
+  const c: PromptSize = { ascii: 0, other: 0, messages: 0, tools: 0, images: [] };
+  const walk = (v: unknown, depth: number): void => {
+    if (depth > 64) return addText(c, v);
+    if (typeof v === "string") return addText(c, v);
+    if (Array.isArray(v)) {
+      for (const x of v) walk(x, depth + 1);
+      return;
+    }
+    if (!v || typeof v !== "object") return;
+    const o = v as Record<string, unknown>;
+    if (o.type === "image") return void c.images.push(false);
+    if (o.type === "document") return addDocument(c, o, (x) => walk(x, depth + 1));
+    for (const [k, x] of Object.entries(o)) if (k !== "cache_control" && k !== "type") walk(x, depth + 1);
+  };
+  walk(body.system, 0);
+  if (Array.isArray(body.messages))
+    for (const m of body.messages) {
+      c.messages++;
+      walk((m as { content?: unknown })?.content, 0);
+    }
+  if (Array.isArray(body.tools) && body.tools.length) {
+    c.tools = body.tools.length;
+    addText(c, JSON.stringify(body.tools));
+  }
+  const format = (body.output_config as { format?: unknown } | undefined)?.format;
+  if (format) {
+    c.tools++;
+    addText(c, JSON.stringify(format));
+  }
+  return c;
+}
+
+function addDocument(c: PromptSize, doc: Record<string, unknown>, walk: (v: unknown) => void): void {
+  const src = (doc.source ?? {}) as Record<string, unknown>;
+  addText(c, doc.title);
+  addText(c, doc.context);
+  if (src.type === "base64" && typeof src.data === "string")
+    c.ascii += Math.min(src.data.length, DOCUMENT_MAX_TOKENS * 3);
+  else if (src.type === "url" || src.type === "file") c.ascii += DOCUMENT_MAX_TOKENS * 3;
+  else walk(src.type === "text" ? src.data : src.content);
+}
+
 /**
  * The most one image part can count, by the providers' documented rules. The image's size is
  * unknown before the provider reads it, so the largest the provider accepts is assumed:

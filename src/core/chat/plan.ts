@@ -71,6 +71,8 @@ export interface ChatPlan {
   holdTokens: number;
   /** What the request sends, as the hold counted it (the estimate of a stream the client left). */
   prompt: PromptSize;
+  /** A Messages client's own body as the hold measured it: what an Anthropic upstream was sent. */
+  native?: PromptSize;
   byok: boolean;
   cacheMode: "off" | "exact" | "semantic";
   startedAt: number;

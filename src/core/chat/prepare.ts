@@ -14,7 +14,8 @@ import { wantsHedge } from "./hedge";
 import { applyProMode, checkAllowed } from "./access";
 import type { ChatCaller, ChatOptions, ChatPlan, Prepared } from "./plan";
 import { buildCandidates, type Candidate, type ProviderPrefs } from "./candidates";
-import { holdInputTokens, measurePrompt } from "./estimate";
+import { holdInputTokens, measureNative, measurePrompt, type PromptSize } from "./estimate";
+import { checkedFor, parseServerTools, serverSearchHoldMicro, serverToolInput } from "./server-tools";
 import { searchBeforeCall } from "./web-search-step";
 import type { CachedAnswer, ChatDeps } from "./ports";
 import { buildExecution, type PolicyExecution } from "../routing/execution";
@@ -55,8 +56,19 @@ export async function prepareCall(d: ChatDeps, bill: CallBill, caller: ChatCalle
     p.piiMaskingEnabled && d.pii ? d.pii.maskRequest(request) : { request, mapping: null };
 
   // The hold is an upper bound of the charge: everything the request sends (masked), per provider.
+  // An Anthropic upstream gets a Messages client's own body, measured as such (once, when a
+  // candidate that relays it is first sized), with what its server tools may add
+  // (server-tools.ts); one that cannot be priced is refused (400) there, before any hold.
   const prompt = measurePrompt(upstream, o.web);
-  const inputFor = (c: Candidate) => holdInputTokens(prompt, c.provider.protocol, c.offering.upstreamId);
+  const sized: { native?: PromptSize } = {};
+  const serverTools = parseServerTools(upstream.anthropic);
+  const inputFor = (c: Candidate) => {
+    const translated = holdInputTokens(prompt, c.provider.protocol, c.offering.upstreamId);
+    if (!upstream.anthropic || c.provider.protocol !== "anthropic") return translated;
+    sized.native ??= measureNative(upstream.anthropic.body);
+    const sent = Math.max(translated, holdInputTokens(sized.native, "anthropic", c.offering.upstreamId));
+    return serverToolInput(sent, checkedFor(serverTools, c.offering), c.offering, upstream.anthropic.beta);
+  };
   let candidates: Candidate[];
   let policy: PolicyExecution | null = null;
   if (resolution.kind === "policy") {
@@ -92,6 +104,8 @@ export async function prepareCall(d: ChatDeps, bill: CallBill, caller: ChatCalle
   } else {
     candidates = buildCandidates(snapshot, resolution, candidateOptions(d, p, request, o.prefs));
   }
+  const relaying = upstream.anthropic ? candidates.filter((c) => c.provider.protocol === "anthropic") : [];
+  for (const c of relaying) checkedFor(serverTools, c.offering);
 
   // Without a search engine the plugin cannot run: refused before any hold, unless optional.
   if (o.web && !d.search && !o.web.optional) {
@@ -119,7 +133,14 @@ export async function prepareCall(d: ChatDeps, bill: CallBill, caller: ChatCalle
     if (!byok) holdMicro += extra.micro;
     holdTokens += extra.tokens;
   }
-  const searchMicro = o.web && d.search ? (d.searchPriceMicro ?? 0n) : 0n;
+  // The gateway's own web search (the plugin), and the provider's (server tools): each search held at its price.
+  let searchMicro = o.web && d.search ? (d.searchPriceMicro ?? 0n) : 0n;
+  if (!byok && serverTools.searches > 0)
+    searchMicro += serverSearchHoldMicro(
+      relaying.map((c) => c.offering),
+      serverTools,
+      d.fxMilli,
+    );
   // A single call without web search settles once with its usage event: it may be held against a credit lease.
   const single = !o.web && (!policy || policy.kind === "single");
   const named = caller.clientChosen === true;
@@ -181,6 +202,7 @@ export async function prepareCall(d: ChatDeps, bill: CallBill, caller: ChatCalle
     holdMicro: hold.amountMicro,
     holdTokens,
     prompt,
+    ...sized,
     byok,
     cacheMode,
     startedAt: performance.now(),

@@ -16,14 +16,44 @@ export interface PricedOptions {
   cacheTtls: ReadonlySet<string>;
 }
 
-export function pricedOptionsOf(req: Pick<ChatRequest, "service_tier" | "messages">): PricedOptions {
+export function pricedOptionsOf(req: Pick<ChatRequest, "service_tier" | "messages" | "anthropic">): PricedOptions {
   const cacheTtls = new Set<string>();
   for (const m of req.messages) {
     if (!Array.isArray(m.content)) continue;
     for (const part of m.content)
       if (part.cache_control?.ttl !== undefined) cacheTtls.add(String(part.cache_control.ttl));
   }
+  // A Messages client's own body goes to Anthropic as sent: its breakpoints anywhere count.
+  if (req.anthropic) nativeTtls(req.anthropic.body, cacheTtls);
   return { serviceTier: req.service_tier === "auto" ? "default" : req.service_tier, cacheTtls };
+}
+
+/**
+ * Every `cache_control.ttl` of a native Messages body: on the body itself, each tool (server
+ * tools too), system blocks, messages and their blocks at any depth (a tool result's content).
+ */
+function nativeTtls(body: Record<string, unknown>, out: Set<string>): void {
+  const walk = (v: unknown, depth: number): void => {
+    if (depth > 64 || !v || typeof v !== "object") return;
+    if (Array.isArray(v)) {
+      for (const x of v) walk(x, depth + 1);
+      return;
+    }
+    const o = v as Record<string, unknown>;
+    const cc = o.cache_control as { ttl?: unknown } | null | undefined;
+    if (cc && typeof cc === "object" && cc.ttl !== undefined) out.add(String(cc.ttl));
+    // A tool call's input is the model's data, not a breakpoint.
+    for (const [k, x] of Object.entries(o)) if (k !== "cache_control" && k !== "input") walk(x, depth + 1);
+  };
+  const own = (o: unknown) => {
+    const cc = (o as { cache_control?: { ttl?: unknown } | null } | null)?.cache_control;
+    if (cc && typeof cc === "object" && cc.ttl !== undefined) out.add(String(cc.ttl));
+  };
+  own(body);
+  // A tool's breakpoint is its own; its schema may name any property.
+  if (Array.isArray(body.tools)) for (const t of body.tools) own(t);
+  walk(body.system, 0);
+  walk(body.messages, 0);
 }
 
 const isPricedTier = (t: string): t is PricedServiceTier => (PRICED_SERVICE_TIERS as readonly string[]).includes(t);

@@ -125,6 +125,10 @@ export interface Usage {
   cacheWriteTokens: number;
   /** Of cacheWriteTokens, those written with a one-hour TTL (billed at their own price). */
   cacheWrite1hTokens?: number;
+  /** Web searches the provider ran for the call (Anthropic's `server_tool_use`), priced per 1,000. */
+  webSearchRequests?: number;
+  /** Web fetches the provider ran for the call (their content is billed as input tokens). */
+  webFetchRequests?: number;
   /** Reasoning tokens (a subset of completionTokens). */
   reasoningTokens: number;
 }

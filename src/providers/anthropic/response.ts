@@ -24,7 +24,8 @@ export function mapAnthropicStopReason(reason: string | null | undefined): Finis
  * Anthropic's `input_tokens` excludes cache reads and writes; the gateway's promptTokens
  * includes them: prompt = input + cache_creation + cache_read, cached = cache_read,
  * cacheWrite = cache_creation (of which `cache_creation.ephemeral_1h_input_tokens` were
- * written with a one-hour TTL, priced apart). Thinking is part of output_tokens;
+ * written with a one-hour TTL, priced apart); the server tools it ran (`server_tool_use`:
+ * web searches, priced per 1,000, and web fetches) are counted too. Thinking is part of output_tokens;
  * reasoningTokens is `output_tokens_details.thinking_tokens` when reported, else 0.
  */
 export function mapAnthropicUsage(u: AnthropicWireUsage | undefined): Usage {
@@ -40,6 +41,10 @@ export function mapAnthropicUsage(u: AnthropicWireUsage | undefined): Usage {
   };
   const long = u?.cache_creation?.ephemeral_1h_input_tokens ?? 0;
   if (long > 0) usage.cacheWrite1hTokens = long;
+  const searches = u?.server_tool_use?.web_search_requests ?? 0;
+  if (searches > 0) usage.webSearchRequests = searches;
+  const fetches = u?.server_tool_use?.web_fetch_requests ?? 0;
+  if (fetches > 0) usage.webFetchRequests = fetches;
   return usage;
 }
 

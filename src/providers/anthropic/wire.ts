@@ -38,6 +38,8 @@ export const AnthropicWireUsage = T.Object({
   /** The cache writes by TTL (their sum is cache_creation_input_tokens). */
   cache_creation: Maybe(T.Object({ ephemeral_5m_input_tokens: Count, ephemeral_1h_input_tokens: Count })),
   output_tokens_details: Maybe(T.Object({ thinking_tokens: Count })),
+  /** The server tools Anthropic ran for the call (billed apart: web searches per 1,000). */
+  server_tool_use: Maybe(T.Object({ web_search_requests: Count, web_fetch_requests: Count })),
 });
 export type AnthropicWireUsage = Static<typeof AnthropicWireUsage>;
 

@@ -3,11 +3,12 @@
  * `message_start` (input and cache usage, `output_tokens: 1`), one `content_block_*` run
  * per block with a `ping` after the first start, `message_delta` with the cumulative final
  * usage, `message_stop`. `input_tokens` excludes cache reads and writes, which
- * `cache_control` breakpoints produce (prompt-cache.ts).
+ * `cache_control` breakpoints produce (prompt-cache.ts). Server tools offered report their
+ * runs (`[sim:web_searches=N]`, `[sim:web_fetches=N]`) in `usage.server_tool_use`.
  */
 import { chooseTool, jsonInstruction, turnAfterAssistant, type OfferedTool, type ToolMode } from "../agent-turn.ts";
 import { obeyDirectives } from "../directive-effects.ts";
-import { parseDirectives } from "../directives.ts";
+import { directiveInt, parseDirectives } from "../directives.ts";
 import { readJsonBody } from "../http.ts";
 import { explicitCacheUsage, type CacheBlock, type ExplicitCacheUsage } from "../prompt-cache.ts";
 import { planReply, splitArgs, splitText, textOfTokens, type ReplyPlan } from "../reply-plan.ts";
@@ -74,6 +75,7 @@ interface AnthropicUsage {
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
   output_tokens: number;
+  server_tool_use?: { web_search_requests: number; web_fetch_requests: number };
 }
 
 export async function handleAnthropicMessages(ctx: SimContext): Promise<Response> {
@@ -124,6 +126,8 @@ export async function handleAnthropicMessages(ctx: SimContext): Promise<Response
     cache_read_input_tokens: cache.readTokens,
     output_tokens: plan.completionTokens,
   };
+  const serverTools = serverToolUse(body, directives);
+  if (serverTools) usage.server_tool_use = serverTools;
   const reply: AnthropicReply = {
     id: `msg_01SIM${ctx.sim.nextId()}`,
     toolId: `toolu_01SIM${ctx.sim.nextId()}`,
@@ -175,6 +179,7 @@ function fullUsage(u: AnthropicUsage, cache: ExplicitCacheUsage, outputTokens: n
     cache_read_input_tokens: u.cache_read_input_tokens,
     cache_creation: { ephemeral_5m_input_tokens: cache.write5mTokens, ephemeral_1h_input_tokens: cache.write1hTokens },
     output_tokens: outputTokens,
+    ...(u.server_tool_use && { server_tool_use: u.server_tool_use }),
     service_tier: "standard",
     inference_geo: "not_available",
   };
@@ -247,6 +252,28 @@ function anthropicTools(body: AnthropicRequest): OfferedTool[] {
   return body.tools
     .filter((t) => typeof t?.name === "string" && (t.type === undefined || t.type === "custom"))
     .map((t) => ({ name: t.name!, parameters: t.input_schema }));
+}
+
+/**
+ * The server tools "run" for the call: `[sim:web_searches=N]` and `[sim:web_fetches=N]`, each
+ * with its tool (`web_search_…`, `web_fetch_…`) offered, at most its `max_uses`, reported as
+ * Anthropic does in `usage.server_tool_use`; null when no server tool is offered.
+ */
+function serverToolUse(
+  body: AnthropicRequest,
+  directives: ReturnType<typeof parseDirectives>,
+): AnthropicUsage["server_tool_use"] | null {
+  const tools = Array.isArray(body.tools) ? (body.tools as (AnthropicTool & { max_uses?: number })[]) : [];
+  const ran = (prefix: string, directive: string) => {
+    const tool = tools.find((t) => typeof t?.type === "string" && t.type.startsWith(prefix));
+    if (!tool) return null;
+    const asked = directiveInt(directives, directive) ?? 0;
+    return typeof tool.max_uses === "number" ? Math.min(asked, tool.max_uses) : asked;
+  };
+  const searches = ran("web_search_", "web_searches");
+  const fetches = ran("web_fetch_", "web_fetches");
+  if (searches === null && fetches === null) return null;
+  return { web_search_requests: searches ?? 0, web_fetch_requests: fetches ?? 0 };
 }
 
 /** `{type: "none"}`; `{type: "any"}` (first tool) or `{type: "tool", name}`; else auto. */
@@ -409,7 +436,11 @@ function blockTokens(b: AnthropicBlock | undefined): number {
       if (typeof b.content === "string") return countTokens(b.content);
       if (Array.isArray(b.content)) return (b.content as AnthropicBlock[]).reduce((n, c) => n + blockTokens(c), 0);
       return 0;
-    default:
+    case "image":
       return NON_TEXT_PART_TOKENS;
+    default:
+      // Server tool calls and their results (web search results, fetched pages), documents,
+      // search results: their content is read, as its JSON text.
+      return countJsonTokens({ ...b, cache_control: undefined });
   }
 }

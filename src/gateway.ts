@@ -310,7 +310,13 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     searchPriceMicro: krwToMicro(cfg.WEB_SEARCH_PRICE_KRW),
   });
 
-  const responseStore = { repo: new StoredResponseRepo(db, cfg.RESPONSES_STORE_DAYS), on: cfg.RESPONSES_STORE };
+  const responseStore = {
+    repo: new StoredResponseRepo(db, cfg.RESPONSES_STORE_DAYS, {
+      rowBytes: cfg.RESPONSES_STORE_MAX_RESPONSE_KB * 1024,
+      accountBytes: cfg.RESPONSES_STORE_ACCOUNT_MB * 1024 * 1024,
+    }),
+    on: cfg.RESPONSES_STORE,
+  };
   const sweeper = setInterval(() => {
     // This instance's running calls are renewed first, so its own sweep never takes them.
     keeper

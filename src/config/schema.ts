@@ -308,6 +308,18 @@ export const EnvSchema = T.Object({
     { default: false },
   ),
   RESPONSES_STORE_DAYS: Int(1, 3650, 30, "How long a stored response is kept (RESPONSES_STORE=on)"),
+  RESPONSES_STORE_MAX_RESPONSE_KB: Int(
+    1,
+    1_048_576,
+    4096,
+    "Largest stored response (its JSON and its input items') in KiB; a larger one is answered but not kept",
+  ),
+  RESPONSES_STORE_ACCOUNT_MB: Int(
+    1,
+    1_048_576,
+    256,
+    "Live stored bytes per account in MiB (responses plus their distinct inputs); past it answers are not kept",
+  ),
   VIDEO_STORAGE: T.Union([T.Literal("local"), T.Literal("s3")], {
     default: "local",
     description: "Where Family G video results are kept: a local directory or S3-compatible storage",

@@ -53,9 +53,15 @@ export class StoredResponseRepo {
     return Number(rows[0]?.b ?? 0);
   }
 
-  /** Whether the account is already at its quota (a call then keeps nothing from the start). */
-  async full(userId: string): Promise<boolean> {
-    return (await this.usedBytes(userId)) >= this.limits.accountBytes;
+  /**
+   * Why a response whose context is `context` cannot be kept, known before the call: the
+   * context alone is over the per-response limit, or it no longer fits in the account's quota
+   * (counted whole even when already kept: an estimate, the save decides exactly). Null: try.
+   */
+  async refusal(userId: string, context: unknown[]): Promise<Exclude<SaveOutcome, "stored"> | null> {
+    const bytes = Buffer.byteLength(JSON.stringify(context));
+    if (bytes > this.limits.rowBytes) return "response_too_large";
+    return (await this.usedBytes(userId)) + bytes > this.limits.accountBytes ? "account_quota" : null;
   }
 
   /**

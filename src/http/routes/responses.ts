@@ -50,6 +50,12 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         const owner = { userId: principal.user.id, keyId: principal.keyId };
         const turns = await resolveInput(b, historyOf(c.store, owner));
         const core = toCoreFromResponses({ ...b, input: turns.input }, turns.prior);
+        const context = [...turns.prior, ...turns.input];
+        // A context that cannot be kept (too large, or past the account's stored-bytes quota)
+        // keeps nothing of this call, and says so up front (a stream's headers leave first).
+        const refused = keeps(c.store, b) ? await c.store.repo.refusal(owner.userId, context) : null;
+        let notKept = refused && notStoredValue(refused);
+        const store = keeps(c.store, b) && !notKept;
         const id = requestId(request);
         const caller = callerOf(request, principal, "responses");
         const stream = b.stream === true;
@@ -63,11 +69,6 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
           web: parseWebPlugin(b.plugins),
           stream,
         });
-        // An account at its stored-bytes quota keeps nothing of this call, and says so up front.
-        let notKept =
-          keeps(c.store, b) && (await c.store.repo.full(owner.userId)) ? notStoredValue("account_quota") : null;
-        const store = keeps(c.store, b) && !notKept;
-        const context = [...turns.prior, ...turns.input];
         const keep = store
           ? async (r: ReturnType<typeof responseObject>) => {
               notKept = notStoredValue(await keepResponse(c.store, owner, context, r));

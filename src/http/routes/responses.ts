@@ -122,6 +122,7 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
               "X-Cost-KRW",
               "X-Cost-USD",
               "X-Policy-Decision",
+              "X-Response-Stored",
               "X-Gateway-Warnings",
               "Deprecation",
               "Sunset",

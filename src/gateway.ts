@@ -12,6 +12,7 @@ import { UserRepo } from "./db/repos/users";
 import { KeyCache } from "./core/auth/key-cache";
 import { Authenticator } from "./http/auth";
 import { AuthThrottle } from "./http/auth-throttle";
+import { CountTokensGuard } from "./http/count-tokens-guard";
 import { CallSlots } from "./http/call-slots";
 import { CallAdmission } from "./core/calls/admission";
 import { Gauge } from "./lib/metrics";
@@ -310,7 +311,13 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     searchPriceMicro: krwToMicro(cfg.WEB_SEARCH_PRICE_KRW),
   });
 
-  const responseStore = { repo: new StoredResponseRepo(db, cfg.RESPONSES_STORE_DAYS), on: cfg.RESPONSES_STORE };
+  const responseStore = {
+    repo: new StoredResponseRepo(db, cfg.RESPONSES_STORE_DAYS, {
+      rowBytes: cfg.RESPONSES_STORE_MAX_RESPONSE_KB * 1024,
+      accountBytes: cfg.RESPONSES_STORE_ACCOUNT_MB * 1024 * 1024,
+    }),
+    on: cfg.RESPONSES_STORE,
+  };
   const sweeper = setInterval(() => {
     // This instance's running calls are renewed first, so its own sweep never takes them.
     keeper
@@ -415,7 +422,14 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
       store: responseStore,
     }),
     responseStoreRoutes(deps, responseStore),
-    messagesRoutes(deps, { chat, keepaliveMs: cfg.SSE_KEEPALIVE_MS }),
+    messagesRoutes(deps, {
+      chat,
+      keepaliveMs: cfg.SSE_KEEPALIVE_MS,
+      count: new CountTokensGuard(limiter, db, metrics, {
+        perKey: cfg.COUNT_TOKENS_RPM_PER_KEY,
+        perAccount: cfg.COUNT_TOKENS_RPM_PER_ACCOUNT,
+      }),
+    }),
     statsRoutes({ stats, maxAgeSeconds: statsCfg.maxAgeSeconds }),
     usageReportRoutes(deps, rollups),
     activityRoutes(deps),

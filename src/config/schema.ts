@@ -308,6 +308,30 @@ export const EnvSchema = T.Object({
     { default: false },
   ),
   RESPONSES_STORE_DAYS: Int(1, 3650, 30, "How long a stored response is kept (RESPONSES_STORE=on)"),
+  COUNT_TOKENS_RPM_PER_KEY: Int(
+    0,
+    1_000_000,
+    60,
+    "POST /v1/messages/count_tokens per API key per minute (0 = unlimited); past it 429 with Retry-After",
+  ),
+  COUNT_TOKENS_RPM_PER_ACCOUNT: Int(
+    0,
+    1_000_000,
+    300,
+    "POST /v1/messages/count_tokens per account per minute, all its keys together (0 = unlimited)",
+  ),
+  RESPONSES_STORE_MAX_RESPONSE_KB: Int(
+    1,
+    1_048_576,
+    4096,
+    "Largest stored response (its JSON and its input items') in KiB; a larger one is answered but not kept",
+  ),
+  RESPONSES_STORE_ACCOUNT_MB: Int(
+    1,
+    1_048_576,
+    256,
+    "Live stored bytes per account in MiB (responses plus their distinct inputs); past it answers are not kept",
+  ),
   VIDEO_STORAGE: T.Union([T.Literal("local"), T.Literal("s3")], {
     default: "local",
     description: "Where Family G video results are kept: a local directory or S3-compatible storage",

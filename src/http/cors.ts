@@ -9,7 +9,7 @@ const ALLOW_METHODS = "GET, POST, PATCH, DELETE, OPTIONS";
 const ALLOW_HEADERS =
   "authorization, content-type, idempotency-key, x-request-id, x-title, http-referer, range, x-api-key, anthropic-version, anthropic-beta, anthropic-dangerous-direct-browser-access";
 const EXPOSE_HEADERS =
-  "x-request-id, x-cost-krw, x-cost-usd, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset, retry-after, x-policy-decision, x-gateway-warnings, deprecation, sunset, link, x-token-count-source, location, idempotent-replayed, content-range";
+  "x-request-id, x-cost-krw, x-cost-usd, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset, retry-after, x-policy-decision, x-gateway-warnings, deprecation, sunset, link, x-token-count-source, x-response-stored, location, idempotent-replayed, content-range";
 
 export interface CorsPolicy {
   /** Adds the CORS headers for an allowed Origin; returns the answer of a preflight. */

@@ -55,6 +55,12 @@ export class GatewayMetrics {
       "Tokens of settled calls by kind (input, output, cached_input, cache_write), all models together",
     ),
   );
+  readonly countTokens = this.registry.add(
+    new Counter(
+      "gateway_count_tokens_total",
+      "count_tokens requests by outcome: upstream (the provider counted, on the operator's or a BYOK credential), estimate (the gateway's own), no_credit (estimate: the account has no credit), throttled (429)",
+    ),
+  );
   readonly hedges = this.registry.add(
     new Counter(
       "gateway_hedges_total",

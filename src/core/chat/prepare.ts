@@ -222,6 +222,7 @@ export async function prepareCall(d: ChatDeps, bill: CallBill, caller: ChatCalle
  * as for a call: the first provider's own count where it offers one (count.ts), else the
  * hold's estimate, the largest over the providers that may answer (a routing policy: the
  * Anthropic estimate). `source` is the counting provider's id or `estimate`. Nothing is held.
+ * `upstream` false (an account without credit, http/count-tokens-guard.ts): the estimate only.
  */
 export async function countInput(
   d: ChatDeps,
@@ -229,6 +230,7 @@ export async function countInput(
   model: string,
   request: Omit<ChatRequest, "model">,
   signal?: AbortSignal,
+  upstream = true,
 ): Promise<{ tokens: number; source: string }> {
   const snapshot = d.catalog();
   let resolution = resolveModel(snapshot, model);
@@ -240,7 +242,7 @@ export async function countInput(
   if (resolution.kind === "policy") return estimate;
   const candidates = buildCandidates(snapshot, resolution, candidateOptions(d, p, request));
   const first = candidates[0];
-  const counted = first ? await providerCount(d, p, first, request, signal) : null;
+  const counted = first && upstream ? await providerCount(d, p, first, request, signal) : null;
   if (counted !== null) return { tokens: counted, source: first!.provider.id };
   return candidates.length
     ? {

@@ -85,14 +85,18 @@ export class ChatService {
     };
   }
 
-  /** The input tokens of a count_tokens request (prepare.ts, countInput); nothing is held. */
+  /**
+   * The input tokens of a count_tokens request (prepare.ts, countInput); nothing is held.
+   * `upstream` false: the gateway's estimate only, no provider is asked.
+   */
   countInput(
     p: KeyPrincipal,
     model: string,
     request: Omit<ChatRequest, "model">,
     signal?: AbortSignal,
+    upstream = true,
   ): Promise<{ tokens: number; source: string }> {
-    return countInputTokens(this.d, p, model, request, signal);
+    return countInputTokens(this.d, p, model, request, signal, upstream);
   }
 
   /** Non-streaming call: retries and fallback, then settle; on failure the hold is released. */

@@ -1,11 +1,13 @@
 /**
- * Stored Responses-API answers (RESPONSES_STORE=on), owned by the account of the key that made
- * them. `context` is every input item that led to the answer, with item references and the
- * previous_response_id chain already expanded, so continuing a chain reads one row; the
- * output items are also kept by id for `item_reference` inputs. Rows past `expires_at` are
- * never read and the sweeper deletes them (items with their response).
+ * Stored Responses-API answers (RESPONSES_STORE=on), owned by the key that made them (within
+ * its account). The context, every input item that led to the answer with item references and
+ * the previous_response_id chain already expanded, is kept once per account and content in
+ * `stored_response_contexts` (a response-cache hit repeating an input adds only its answer),
+ * so continuing a chain reads one row and its context; the output items are also kept by id
+ * for `item_reference` inputs. `bytes` count toward the account's quota. Rows past
+ * `expires_at` are never read and the sweeper deletes them (items with their response).
  */
-import { foreignKey, index, jsonb, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { foreignKey, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
 
 export const storedResponses = pgTable(
   "stored_responses",
@@ -13,9 +15,14 @@ export const storedResponses = pgTable(
     userId: uuid("user_id").notNull(),
     /** `resp_<32 hex>`: unique per account only (it is built from a request id a client may name). */
     id: text("id").notNull(),
+    /** The key that made it: the only one that reads, deletes or continues it. */
+    keyId: uuid("key_id").notNull(),
     /** The response object as it was answered. */
     response: jsonb("response").notNull(),
-    context: jsonb("context").notNull(),
+    /** SHA-256 (hex) of its context, a row of `stored_response_contexts` of the same account. */
+    contextHash: text("context_hash").notNull(),
+    /** Size of `response` as stored text. */
+    bytes: integer("bytes").notNull().default(0),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
   },
@@ -39,5 +46,21 @@ export const storedResponseItems = pgTable(
       foreignColumns: [storedResponses.userId, storedResponses.id],
     }).onDelete("cascade"),
     index("stored_response_items_response_idx").on(t.userId, t.responseId),
+  ],
+);
+
+export const storedResponseContexts = pgTable(
+  "stored_response_contexts",
+  {
+    userId: uuid("user_id").notNull(),
+    hash: text("hash").notNull(),
+    context: jsonb("context").notNull(),
+    bytes: integer("bytes").notNull(),
+    /** The latest expiry of the responses naming it. */
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+  },
+  (t) => [
+    primaryKey({ name: "stored_response_contexts_pk", columns: [t.userId, t.hash] }),
+    index("stored_response_contexts_expires_idx").on(t.expiresAt),
   ],
 );

@@ -77,6 +77,11 @@ export const HEADERS = {
     description: "Who counted the tokens: a provider id (its own count) or `estimate` (the gateway's)",
     schema: { type: "string" },
   },
+  "X-Response-Stored": {
+    description:
+      "RESPONSES_STORE=on: the response was answered but not kept, and why: `false; reason=response_too_large` or `false; reason=account_quota` (absent when kept or not asked to be)",
+    schema: { type: "string" },
+  },
   Location: { description: "The job's URL", schema: { type: "string" } },
   "Idempotent-Replayed": {
     description: "`true` when this is the stored answer to an earlier request with the same Idempotency-Key",

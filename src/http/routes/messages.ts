@@ -17,6 +17,7 @@ import { messageId, messageObject } from "../../surfaces/anthropic/from-core";
 import { messagesEventStream } from "../../surfaces/anthropic/stream";
 import { relayMessagesStream } from "../../surfaces/anthropic/relay";
 import { apiKeyAuth } from "../api-key-auth";
+import type { CountTokensGuard } from "../count-tokens-guard";
 import type { AppDeps } from "../deps";
 import { requestId } from "../request-id";
 import { callerOf } from "../caller";
@@ -27,7 +28,12 @@ import { AnthropicMessage, AnthropicTokenCount, anthropicErrors } from "../opena
 
 const ERRORS = anthropicErrors(400, 401, 402, 403, 409, 413, 422, 429, 502, 503);
 
-export function messagesRoutes(d: AppDeps, c: ChatRouteDeps) {
+export interface MessagesRouteDeps extends ChatRouteDeps {
+  /** count_tokens: throttled, recorded, and upstream only for an account with credit. */
+  count: CountTokensGuard;
+}
+
+export function messagesRoutes(d: AppDeps, c: MessagesRouteDeps) {
   return new Elysia({ name: "messages", normalize: false })
     .use(apiKeyAuth(d.auth))
     .post(
@@ -104,12 +110,15 @@ export function messagesRoutes(d: AppDeps, c: ChatRouteDeps) {
       async ({ request, body, set, principal }) => {
         set.headers["cache-control"] = "no-store";
         const b = body as CountTokensBody;
+        const { upstream } = await c.count.admit(principal);
         const count = await c.chat.countInput(
           principal,
           b.model,
           toCoreCountTokens(b, request.headers.get("anthropic-beta")),
           request.signal,
+          upstream,
         );
+        c.count.record(principal, upstream, count.source, count.tokens);
         set.headers["x-token-count-source"] = count.source;
         return { input_tokens: count.tokens };
       },
@@ -120,7 +129,7 @@ export function messagesRoutes(d: AppDeps, c: ChatRouteDeps) {
           security: AUTH.apiKeyOrXApiKey,
           tags: ["messages"],
           summary:
-            "Input tokens of a Messages request: Anthropic's own count for a model Anthropic answers first, else the gateway's estimate (as its credit hold counts); never billed",
+            "Input tokens of a Messages request: Anthropic's own count for a model Anthropic answers first (for an account with credit), else the gateway's estimate (as its credit hold counts); never billed, throttled per key and account",
           responses: {
             ...withHeaders(ok(AnthropicTokenCount), "X-Token-Count-Source"),
             ...anthropicErrors(400, 401, 403, 413, 422, 429, 503),

@@ -15,7 +15,14 @@ import { dropNulls, ResponsesBodySchema, type ResponsesBody } from "../../surfac
 import { responsesEventStream } from "../../surfaces/responses/stream";
 import { toCoreFromResponses } from "../../surfaces/responses/to-core";
 import { resolveInput } from "../../surfaces/responses/history";
-import { historyOf, keepResponse, keeps, type ResponseStore } from "./responses-store";
+import {
+  historyOf,
+  keepResponse,
+  keeps,
+  NOT_STORED_HEADER,
+  notStoredValue,
+  type ResponseStore,
+} from "./responses-store";
 import { apiKeyAuth } from "../api-key-auth";
 import type { AppDeps } from "../deps";
 import { notFound } from "../params";
@@ -40,8 +47,15 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         using slot = await d.calls.take(principal, request);
         const b = body as ResponsesBody;
         // Earlier turns are resolved (or refused) before any credit is held.
-        const turns = await resolveInput(b, historyOf(c.store, principal.user.id));
+        const owner = { userId: principal.user.id, keyId: principal.keyId };
+        const turns = await resolveInput(b, historyOf(c.store, owner));
         const core = toCoreFromResponses({ ...b, input: turns.input }, turns.prior);
+        const context = [...turns.prior, ...turns.input];
+        // A context that cannot be kept (too large, or past the account's stored-bytes quota)
+        // keeps nothing of this call, and says so up front (a stream's headers leave first).
+        const refused = keeps(c.store, b) ? await c.store.repo.refusal(owner.userId, context) : null;
+        let notKept = refused && notStoredValue(refused);
+        const store = keeps(c.store, b) && !notKept;
         const id = requestId(request);
         const caller = callerOf(request, principal, "responses");
         const stream = b.stream === true;
@@ -55,10 +69,11 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
           web: parseWebPlugin(b.plugins),
           stream,
         });
-        const store = keeps(c.store, b);
-        const context = [...turns.prior, ...turns.input];
         const keep = store
-          ? (r: ReturnType<typeof responseObject>) => keepResponse(c.store, principal.user.id, context, r)
+          ? async (r: ReturnType<typeof responseObject>) => {
+              notKept = notStoredValue(await keepResponse(c.store, owner, context, r));
+              return notKept === null;
+            }
           : undefined;
         const meta = {
           id: responseId(id),
@@ -68,6 +83,7 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
           keep,
         };
         const own = runHeaders(d.metrics, run);
+        if (notKept) own[NOT_STORED_HEADER] = notKept;
         if (run.kind === "stream")
           return slot.untilEnd(
             new Response(responsesEventStream(run.stream, meta), { headers: streamHeaders(headers, id, own) }),
@@ -86,7 +102,10 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
             cached: o.cached,
           },
         );
-        await keep?.(response);
+        if (keep && !(await keep(response))) {
+          response.store = false;
+          set.headers[NOT_STORED_HEADER] = notKept!;
+        }
         return response;
       },
       {
@@ -103,6 +122,7 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
               "X-Cost-KRW",
               "X-Cost-USD",
               "X-Policy-Decision",
+              "X-Response-Stored",
               "X-Gateway-Warnings",
               "Deprecation",
               "Sunset",

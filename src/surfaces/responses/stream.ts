@@ -43,7 +43,7 @@ export interface ResponsesStreamMeta {
   echo: Echo;
   keepaliveMs: number;
   /** Keeps the finished response (RESPONSES_STORE=on) before `response.completed` tells the client it exists. */
-  keep?: (response: ReturnType<typeof responseObject>) => Promise<void>;
+  keep?: (response: ReturnType<typeof responseObject>) => Promise<boolean>;
 }
 
 /** Numbers and frames the events of one stream. */
@@ -200,6 +200,7 @@ async function complete(
   extra?: ReturnType<typeof continuationJson>,
 ): Promise<void> {
   const response = { ...responseObject(head, { status: "completed", output, usage, finish, cost, cached }), ...extra };
-  await meta.keep?.(response);
+  // Not kept (the account's quota, the response's size): the completed response says so.
+  if (meta.keep && !(await meta.keep(response))) response.store = false;
   w.emit("response.completed", { response });
 }

@@ -64,7 +64,7 @@ import { FeedbackRepo } from "./db/repos/feedback";
 import { StoredResponseRepo } from "./db/repos/stored-responses";
 import { responseStoreRoutes } from "./http/routes/responses-store";
 import { RollupRepo } from "./db/repos/rollups";
-import { StatsService } from "./core/stats";
+import { keyedNoise, StatsService } from "./core/stats";
 import { startStatsRollup, statsSettings } from "./jobs/stats-rollup";
 import { statsRoutes } from "./http/routes/stats";
 import { usageReportRoutes } from "./http/routes/usage-report";
@@ -378,10 +378,15 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
       { threshold: statsCfg.minAccounts },
     );
   }
-  const rollups = new RollupRepo(db, { accountCap: statsCfg.minAccounts });
+  const rollups = new RollupRepo(db, {
+    accountCap: statsCfg.minAccounts,
+    minAccountAgeHours: statsCfg.minAccountAgeHours,
+  });
   const stats = new StatsService({
     reader: rollups,
     minAccounts: statsCfg.minAccounts,
+    // Keyed by the persistent secret: the same on every instance and after a restart (docs/stats.md).
+    noise: statsCfg.noise ? keyedNoise(jwtSecret) : undefined,
     ttlMs: statsCfg.maxAgeSeconds * 1000,
   });
   const statsJob =
@@ -391,6 +396,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
           url: opts.db ? undefined : (opts.dbOptions?.url ?? cfg.DATABASE_URL),
           intervalMs: statsCfg.intervalMs,
           accountCap: statsCfg.minAccounts,
+          minAccountAgeHours: statsCfg.minAccountAgeHours,
         })
       : null;
 

@@ -258,6 +258,20 @@ export const EnvSchema = T.Object({
         "Deprecated old name of STATS_MIN_DISTINCT_ACCOUNTS (read only when that one is unset; it now counts accounts too)",
     }),
   ),
+  STATS_MIN_ACCOUNT_AGE_HOURS: T.Optional(
+    T.Integer({
+      minimum: 0,
+      maximum: 8760,
+      description:
+        "Hours an account must exist before its calls count towards naming a model or app in the public stats (default 168, 0 in demo mode)",
+    }),
+  ),
+  STATS_NOISE: T.Optional(
+    T.Union([T.Literal("on"), T.Literal("off")], {
+      description:
+        "Keyed noise on every published figure of the public stats when the privacy threshold is above 1 (default on)",
+    }),
+  ),
   STATS_ROLLUP_INTERVAL_MS: T.Optional(
     T.Integer({
       minimum: 0,

@@ -17,9 +17,19 @@ import { log } from "../lib/log";
  * rollups within 10 s and 2 s of the events) and the public cache lifetime (the same 10 s and
  * 2 s: docs/decisions.md #14).
  */
-export function statsSettings(cfg: Config): { minAccounts: number; intervalMs: number; maxAgeSeconds: number } {
+export function statsSettings(cfg: Config): {
+  minAccounts: number;
+  minAccountAgeHours: number;
+  noise: boolean;
+  intervalMs: number;
+  maxAgeSeconds: number;
+} {
+  const minAccounts = cfg.STATS_MIN_DISTINCT_ACCOUNTS ?? cfg.STATS_MIN_DISTINCT_KEYS ?? (cfg.demoMode ? 1 : 3);
   return {
-    minAccounts: cfg.STATS_MIN_DISTINCT_ACCOUNTS ?? cfg.STATS_MIN_DISTINCT_KEYS ?? (cfg.demoMode ? 1 : 3),
+    minAccounts,
+    // Sybils must pay and wait (docs/stats.md, "Who counts"); a threshold of 1 names everything anyway.
+    minAccountAgeHours: minAccounts <= 1 ? 0 : (cfg.STATS_MIN_ACCOUNT_AGE_HOURS ?? (cfg.demoMode ? 0 : 168)),
+    noise: minAccounts > 1 && cfg.STATS_NOISE !== "off",
     intervalMs: cfg.STATS_ROLLUP_INTERVAL_MS ?? (cfg.demoMode ? 1_000 : 5_000),
     maxAgeSeconds: cfg.demoMode ? 2 : 10,
   };
@@ -32,6 +42,8 @@ export interface StatsRollupOptions {
   intervalMs: number;
   /** The privacy threshold (distinct accounts kept per bucket and name). */
   accountCap: number;
+  /** The age an account must have at a call for it to count (hours). */
+  minAccountAgeHours?: number;
   /** Events per transaction. Smaller on PGlite, where a batch blocks every other query. */
   batchSize?: number;
 }
@@ -43,7 +55,14 @@ export interface StatsRollupJob {
 
 /** Messages between the main thread and stats-rollup.worker.ts. */
 export type RollupWorkerIn =
-  | { type: "start"; url: string; intervalMs: number; accountCap: number; batchSize: number }
+  | {
+      type: "start";
+      url: string;
+      intervalMs: number;
+      accountCap: number;
+      minAccountAgeHours: number;
+      batchSize: number;
+    }
   | { type: "stop" };
 export type RollupWorkerOut =
   | { type: "error"; message: string }
@@ -56,7 +75,7 @@ export function startStatsRollup(o: StatsRollupOptions): StatsRollupJob {
 }
 
 function startInline(o: StatsRollupOptions): StatsRollupJob {
-  const repo = new RollupRepo(o.db, { accountCap: o.accountCap });
+  const repo = new RollupRepo(o.db, { accountCap: o.accountCap, minAccountAgeHours: o.minAccountAgeHours ?? 0 });
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | null = null;
   let running: Promise<unknown> = Promise.resolve();
@@ -112,6 +131,7 @@ function startWorker(url: string, o: StatsRollupOptions): StatsRollupJob {
     url,
     intervalMs: o.intervalMs,
     accountCap: o.accountCap,
+    minAccountAgeHours: o.minAccountAgeHours ?? 0,
     batchSize: o.batchSize ?? 50_000,
   } satisfies RollupWorkerIn);
   worker.unref();

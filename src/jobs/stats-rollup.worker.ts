@@ -25,7 +25,7 @@ async function loop(o: Extract<RollupWorkerIn, { type: "start" }>): Promise<void
   let db: Database | null = null;
   try {
     db = await openDatabase({ url: o.url, max: 1 });
-    const repo = new RollupRepo(db, { accountCap: o.accountCap });
+    const repo = new RollupRepo(db, { accountCap: o.accountCap, minAccountAgeHours: o.minAccountAgeHours });
     while (!stopping) {
       try {
         const r = await runRollup(repo, { limit: o.batchSize, wait: false });

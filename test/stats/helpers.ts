@@ -169,11 +169,15 @@ export function expectedDailyUsage(events: Ev[]): string[] {
   return [...m].map(([k, v]) => `${k}|${v.join("|")}`).sort();
 }
 
-/** Distinct accounts per (bucket, dim, name); calls without a key count for their account too. */
+/**
+ * Distinct accounts per (bucket, dim, name); calls without a key count for their account too.
+ * Only answered, uncached, charged calls make an account count (docs/stats.md, "Who counts").
+ */
 export function expectedAccountSets(events: Ev[], bucketOf: (t: Date) => string): Map<string, Set<string>> {
   const m = new Map<string, Set<string>>();
   const add = (k: string, account: string) => (m.get(k) ?? m.set(k, new Set()).get(k)!).add(account);
   for (const e of events) {
+    if (e.status >= 400 || e.cached || e.costMicro <= 0) continue;
     add([bucketOf(e.at), "model", e.model].join("|"), e.user);
     if (e.app) add([bucketOf(e.at), "app", e.app].join("|"), e.user);
   }

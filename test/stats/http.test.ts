@@ -15,14 +15,18 @@ const APP = `stats-e2e-${crypto.randomUUID().slice(0, 8)}`;
 const MODEL = "gpt-4o-mini";
 
 describe("statistics settings", () => {
-  test("threshold 3, rollups every 5 s and 10 s caching in production; 1, 1 s and 2 s in demo mode", () => {
+  test("threshold 3 (accounts a week old, noise on), rollups every 5 s and 10 s caching in production; 1, 1 s and 2 s in demo mode", () => {
     expect(statsSettings(loadConfig({ DEMO_MODE: "false" }))).toEqual({
       minAccounts: 3,
+      minAccountAgeHours: 168,
+      noise: true,
       intervalMs: 5000,
       maxAgeSeconds: 10,
     });
     expect(statsSettings(loadConfig({ DEMO_MODE: "true" }))).toEqual({
       minAccounts: 1,
+      minAccountAgeHours: 0,
+      noise: false,
       intervalMs: 1000,
       maxAgeSeconds: 2,
     });
@@ -30,7 +34,10 @@ describe("statistics settings", () => {
       statsSettings(
         loadConfig({ DEMO_MODE: "false", STATS_MIN_DISTINCT_ACCOUNTS: "5", STATS_ROLLUP_INTERVAL_MS: "0" }),
       ),
-    ).toEqual({ minAccounts: 5, intervalMs: 0, maxAgeSeconds: 10 });
+    ).toEqual({ minAccounts: 5, minAccountAgeHours: 168, noise: true, intervalMs: 0, maxAgeSeconds: 10 });
+    expect(
+      statsSettings(loadConfig({ DEMO_MODE: "false", STATS_MIN_ACCOUNT_AGE_HOURS: "0", STATS_NOISE: "off" })),
+    ).toEqual({ minAccounts: 3, minAccountAgeHours: 0, noise: false, intervalMs: 5000, maxAgeSeconds: 10 });
   });
 });
 

@@ -38,7 +38,13 @@ for (const kind of await dbKinds()) {
     beforeAll(async () => {
       g = await startTestGateway({
         db: kind,
-        env: { STATS_MIN_DISTINCT_ACCOUNTS: String(THRESHOLD), STATS_ROLLUP_INTERVAL_MS: "100" },
+        // Counting only: exact figures, and accounts count from their first call (sybils.test.ts has the defaults).
+        env: {
+          STATS_MIN_DISTINCT_ACCOUNTS: String(THRESHOLD),
+          STATS_MIN_ACCOUNT_AGE_HOURS: "0",
+          STATS_NOISE: "off",
+          STATS_ROLLUP_INTERVAL_MS: "100",
+        },
       });
     }, 60_000);
     afterAll(async () => {

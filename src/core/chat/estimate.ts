@@ -6,11 +6,13 @@
  * character or emoji); every image part at the most its provider can count for one image
  * (imageTokens); tool definitions and the structured-output schema as their JSON; the tool-call
  * history (names, arguments, ids); Anthropic's tool-use system prompt; web-search results.
- * A stream the client left without its usage is billed with the same estimate of the input.
+ * A stream the client left without its usage is billed with the same estimate of the input,
+ * except that an inline image is counted at its own size (image-size.ts).
  * Billing a partial stream after an upstream failure uses the ordinary ~4 characters a token.
  */
 import type { ChatMessage, ChatRequest, ToolCall, Usage } from "./types";
 import type { WebPluginOptions } from "./web-search";
+import { imageOvercount } from "./image-size";
 
 /** What a request sends, counted once: characters (ASCII and other), messages, tools and image parts. */
 export interface PromptSize {
@@ -196,8 +198,8 @@ function textChars(messages: readonly ChatMessage[]): number {
 
 /**
  * Usage for a stream that ended without the upstream's. The client left: the input as the hold
- * estimated it (everything sent, for the provider that answered) plus the output read, counted
- * the same way. The upstream failed: the text received, at the ordinary ~4 characters a token.
+ * estimated it (everything sent, for the provider that answered), inline images at their own
+ * size, plus the output read from the upstream until the drain ended, counted the same way. The upstream failed: the text received, at the ordinary ~4 characters a token.
  */
 export function streamUsageEstimate(
   prompt: PromptSize,
@@ -209,7 +211,11 @@ export function streamUsageEstimate(
   const none = { cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
   if (end.ending === "client_left")
     return {
-      promptTokens: holdInputTokens(prompt, protocol, upstreamModel),
+      // The hold's input, but each inline image at its own size (image-size.ts), not the largest.
+      promptTokens: Math.max(
+        0,
+        holdInputTokens(prompt, protocol, upstreamModel) - imageOvercount(messages, protocol, upstreamModel),
+      ),
       completionTokens: outputTokens(end.text, end.toolCalls),
       ...none,
     };

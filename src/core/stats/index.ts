@@ -7,3 +7,4 @@ export * from "./query";
 export * from "./service";
 export * from "./report";
 export * from "./rollup-state";
+export * from "./noise";

@@ -1,8 +1,10 @@
 /**
  * The public statistics as use-cases over the rollups, and a small cache in front of them.
  * Privacy: a model or app is named only when at least `minAccounts` distinct accounts used it
- * in the window shown (not keys: an account mints as many as it likes); what it hides still
- * counts in totals (and in `Others`).
+ * in the window shown (not keys: an account mints as many as it likes; and only accounts that
+ * paid for the call and were old enough, see the rollups); what it hides still counts in totals
+ * (and in `Others`). With `noise`, every published figure is blurred by a keyed offset
+ * (noise.ts), and rankings, trends and shares are computed from the blurred figures.
  */
 import {
   HOUR_MS,
@@ -17,6 +19,7 @@ import {
 import type { StatsDimension, StatsReader } from "./ports";
 import { OTHERS, sharePct, topBy, trendPct } from "./rank";
 import type { AppsStats, ModelsStats, Rankings, UsageTimeseries } from "./shapes";
+import { CALL_NOISE, EXACT, TOKEN_NOISE, type StatsNoise } from "./noise";
 
 export const TOP_MODELS = 20;
 export const LEADERBOARD_SIZE = 20;
@@ -28,7 +31,11 @@ export interface StatsContext {
   /** The privacy threshold: distinct accounts a name needs in the window to be shown. */
   minAccounts: number;
   now: Date;
+  /** Blurs each published figure; exact without it. */
+  noise?: StatsNoise;
 }
+
+const at = (w: Window) => w.from.toISOString();
 
 /** Which names may be shown for a window; a threshold of 1 or less shows every name. */
 async function visibleNames(c: StatsContext, dim: StatsDimension, w: Window): Promise<{ has(name: string): boolean }> {
@@ -39,9 +46,21 @@ async function visibleNames(c: StatsContext, dim: StatsDimension, w: Window): Pr
 export async function modelsStats(c: StatsContext, period: Period): Promise<ModelsStats> {
   const { current } = periodWindows(period, c.now);
   const [rows, visible] = await Promise.all([c.reader.modelCalls(current), visibleNames(c, "model", current)]);
-  const total = rows.reduce((a, r) => a + r.calls, 0);
+  const n = c.noise ?? EXACT;
+  const total = n.blur(
+    rows.reduce((a, r) => a + r.calls, 0),
+    CALL_NOISE,
+    "models.total",
+    period,
+    at(current),
+  );
   const top = topBy(
-    rows.filter((r) => r.calls > 0 && visible.has(r.model)),
+    rows
+      .filter((r) => r.calls > 0 && visible.has(r.model))
+      .map((r) => ({
+        model: r.model,
+        calls: n.blur(r.calls, CALL_NOISE, "models.calls", r.model, period, at(current)),
+      })),
     TOP_MODELS,
     (r) => r.calls,
     (r) => r.model,
@@ -96,6 +115,14 @@ export async function rankings(c: StatsContext, period: Period): Promise<Ranking
   }
   const before = new Map<string, number>();
   for (const r of prev) before.set(r.model, (before.get(r.model) ?? 0) + r.tokens);
+  const n = c.noise ?? EXACT;
+  for (const m of models.values()) {
+    m.tokens = n.blur(m.tokens, TOKEN_NOISE, "rankings.tokens", m.model, period, at(current));
+    m.calls = n.blur(m.calls, CALL_NOISE, "rankings.calls", m.model, period, at(current));
+  }
+  for (const [m, t] of before) before.set(m, n.blur(t, TOKEN_NOISE, "rankings.tokens", m, period, at(previous)));
+  for (const [p, t] of providers) providers.set(p, n.blur(t, TOKEN_NOISE, "rankings.provider", p, period, at(current)));
+  totalTokens = n.blur(totalTokens, TOKEN_NOISE, "rankings.total", period, at(current));
 
   const board = topBy(
     [...models.values()].filter((m) => m.tokens > 0 && visible.has(m.model)),
@@ -148,8 +175,12 @@ export async function usageTimeseries(
     visibleNames(c, "model", window),
   ]);
 
+  const n = c.noise ?? EXACT;
+  const label = [q.range, q.granularity, at(window)];
   const perModel = new Map<string, number>();
   for (const r of rows) perModel.set(r.model, (perModel.get(r.model) ?? 0) + r.tokens);
+  // The top is chosen on blurred sums too: an exact order would let added usage probe them.
+  for (const [m, t] of perModel) perModel.set(m, n.blur(t, TOKEN_NOISE, "series.sum", m, ...label));
   const top = topBy(
     [...perModel.entries()].filter(([m, t]) => t > 0 && visible.has(m)),
     q.top,
@@ -171,6 +202,7 @@ export async function usageTimeseries(
   let totalTokens = 0;
   const points = buckets.map((b, i) => {
     const tokens = cells[i]!;
+    for (const s of series) tokens[s] = n.blur(tokens[s]!, TOKEN_NOISE, "series.cell", s, isoDate(b), ...label);
     const total = series.reduce((a, s) => a + tokens[s]!, 0);
     totalTokens += total;
     return { t: isoDate(b), tokens, total };
@@ -188,9 +220,22 @@ export async function usageTimeseries(
 export async function appsStats(c: StatsContext, period: Period): Promise<AppsStats> {
   const { current } = periodWindows(period, c.now);
   const [rows, visible] = await Promise.all([c.reader.appTokens(current), visibleNames(c, "app", current)]);
-  const total = rows.reduce((a, r) => a + r.tokens, 0);
+  const n = c.noise ?? EXACT;
+  const total = n.blur(
+    rows.reduce((a, r) => a + r.tokens, 0),
+    TOKEN_NOISE,
+    "apps.total",
+    period,
+    at(current),
+  );
   const top = topBy(
-    rows.filter((r) => r.tokens > 0 && visible.has(r.app)),
+    rows
+      .filter((r) => r.tokens > 0 && visible.has(r.app))
+      .map((r) => ({
+        app: r.app,
+        tokens: n.blur(r.tokens, TOKEN_NOISE, "apps.tokens", r.app, period, at(current)),
+        calls: n.blur(r.calls, CALL_NOISE, "apps.calls", r.app, period, at(current)),
+      })),
     TOP_APPS,
     (r) => r.tokens,
     (r) => r.app,
@@ -207,6 +252,7 @@ export async function appsStats(c: StatsContext, period: Period): Promise<AppsSt
 export interface StatsServiceOptions {
   reader: StatsReader;
   minAccounts: number;
+  noise?: StatsNoise;
   /** How long a computed body is served again while the rollups have not changed. */
   ttlMs: number;
   now?: () => Date;
@@ -244,7 +290,7 @@ export class StatsService {
     const hit = this.memo.get(key);
     if (hit && hit.version === version && hit.hour === hour && now.getTime() - hit.at < this.o.ttlMs)
       return hit.body as T;
-    const body = await compute({ reader: this.o.reader, minAccounts: this.o.minAccounts, now });
+    const body = await compute({ reader: this.o.reader, minAccounts: this.o.minAccounts, now, noise: this.o.noise });
     this.memo.set(key, { version, hour, at: now.getTime(), body });
     return body;
   }

@@ -30,6 +30,11 @@ import {
 export interface RollupRepoOptions {
   /** Distinct accounts kept per bucket and name: the privacy threshold (see schema/rollups.ts). */
   accountCap: number;
+  /**
+   * An account counts towards naming a model or app only for calls made at least this many
+   * hours after it was created (docs/stats.md, "Who counts"); 0 counts every account.
+   */
+  minAccountAgeHours?: number;
   now?: () => number;
 }
 
@@ -79,14 +84,21 @@ function appUpsert(table: string, grain: "hour" | "day"): string {
 /**
  * New distinct accounts per bucket and name, keeping at most `cap` per (bucket, dim, name).
  * The stored count is read once per group; full groups (the usual case) cost one lookup each.
- * Every call has an account (keys are free to mint, so they are not what is counted).
+ * Every call has an account (keys are free to mint, so they are not what is counted). Only a
+ * call that was answered, not from the cache, and charged makes its account count, and, with
+ * `ageHours`, only when the account was that old at the call: sybils made for an attack must
+ * pay and wait (docs/stats.md, "Who counts").
  */
-function accountsInsert(table: string, grain: "hour" | "day", cap: number): string {
+function accountsInsert(table: string, grain: "hour" | "day", cap: number, ageHours: number): string {
+  const aged =
+    ageHours > 0
+      ? `join users u on u.id = ev.user_id and ev.created_at >= u.created_at + interval '${ageHours} hours'`
+      : "";
   return `insert into ${table} (bucket, dim, name, account_id)
     with cand as (
       select distinct ev.${grain}_b as bucket, d.dim, d.name, ev.user_id as account_id
-      from ev cross join lateral (values ('model', ev.model), ('app', ev.app)) as d(dim, name)
-      where d.name is not null),
+      from ev ${aged} cross join lateral (values ('model', ev.model), ('app', ev.app)) as d(dim, name)
+      where d.name is not null and ev.status < 400 and not ev.cached and ev.cost_micro > 0),
     grp as (
       select c.bucket, c.dim, c.name, (select count(*) from ${table} s where s.bucket = c.bucket and s.dim = c.dim and s.name = c.name) as have
       from (select distinct bucket, dim, name from cand) c),
@@ -106,13 +118,13 @@ function accountsInsert(table: string, grain: "hour" | "day", cap: number): stri
  * visible id (`head`). Every id of (watermark, hi] that is not visible comes back as a gap
  * (a hole for later batches). Holes `h` that became visible are folded with it.
  */
-function foldStatement(cap: number): (watermark: number, limit: number, holes: number[]) => SQL {
+function foldStatement(cap: number, ageHours: number): (watermark: number, limit: number, holes: number[]) => SQL {
   const rest = sql.raw(`mh as (${modelUpsert("stats_model_hourly", "hour")}),
   md as (${modelUpsert("stats_model_daily", "day")}),
   ah as (${appUpsert("stats_app_hourly", "hour")}),
   ad as (${appUpsert("stats_app_daily", "day")}),
-  kh as (${accountsInsert("stats_hourly_accounts", "hour", cap)}),
-  kd as (${accountsInsert("stats_daily_accounts", "day", cap)}),
+  kh as (${accountsInsert("stats_hourly_accounts", "hour", cap, ageHours)}),
+  kd as (${accountsInsert("stats_daily_accounts", "day", cap, ageHours)}),
   ud as (insert into usage_daily as t (user_id, day, model, requests, failed_requests, cache_hits, prompt_tokens, completion_tokens, cost_micro)
     select user_id, day_d, model, count(*), count(*) filter (where status >= 400), count(*) filter (where cached),
       coalesce(sum(prompt_tokens) filter (where not cached), 0), coalesce(sum(completion_tokens) filter (where not cached), 0),
@@ -177,7 +189,10 @@ export class RollupRepo implements RollupStore, StatsReader {
     private db: Database,
     private o: RollupRepoOptions,
   ) {
-    this.fold = foldStatement(Math.max(1, Math.floor(o.accountCap)));
+    this.fold = foldStatement(
+      Math.max(1, Math.floor(o.accountCap)),
+      Math.max(0, Math.floor(o.minAccountAgeHours ?? 0)),
+    );
   }
 
   private now(): number {

@@ -353,7 +353,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     db,
     auth,
     throttle,
-    calls: new CallSlots(admission),
+    calls: new CallSlots(admission, (id) => users.freeCreditMicro(id)),
     keys,
     users,
     settings,

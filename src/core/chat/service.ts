@@ -338,6 +338,8 @@ export class ChatService {
               this.d.fxMilli,
             )
           : 0n;
+        // The client pays it with the answer (docs/hedging.md, "Money"): the key's owner chose hedging.
+        if (c) plan.hedgeLoser = { provider: c.provider.id, micro: costMicro };
         port.ended(outcome, c && { provider: c.provider.id, costMicro, waitedMs: loser!.waitedMs });
       },
     });

@@ -305,6 +305,7 @@ export class ChatService {
       sleep: this.d.sleep,
       observe: this.d.observe,
       health: this.d.health,
+      account: plan.caller.principal.user.id,
       // Fallback policies give each entry its own retries; the candidates are aligned with them.
       ...(x?.kind === "single" && { retriesOf: (_c, i) => x.retries[i] ?? null }),
     };

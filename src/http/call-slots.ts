@@ -41,9 +41,13 @@ export class CallSlots {
         throw new GatewayError("insufficient_credits", undefined, { action: { type: "topup", path: "/billing" } });
     }
     const slot = await this.admission.admit({ userId: p.user.id, keyId: p.keyId }, request.signal);
-    const signal = AbortSignal.any([request.signal, slot.preempted]);
-    callSignals.set(request, signal);
-    return new HeldSlot(slot, signal, requestRecord(request));
+    // One controller following both (AbortSignal.any on every call is dearer, and held on to).
+    const ctl = new AbortController();
+    for (const s of [request.signal, slot.preempted])
+      if (s.aborted) ctl.abort(s.reason);
+      else s.addEventListener("abort", () => ctl.abort(s.reason), { once: true });
+    callSignals.set(request, ctl.signal);
+    return new HeldSlot(slot, ctl.signal, requestRecord(request));
   }
 }
 

@@ -85,8 +85,9 @@ export class HeldSlot implements Disposable {
     const stop = () => {
       release();
       if (this.slot.preempted.aborted && ctl) {
+        // Ended without its final event ([DONE], message_stop): the client sees a cut stream.
         try {
-          ctl.error(this.slot.preempted.reason);
+          ctl.close();
         } catch {}
         reader.cancel(this.slot.preempted.reason).catch(() => {});
       }

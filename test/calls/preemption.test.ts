@@ -113,3 +113,62 @@ describe("pre-emption of over-share calls (hung upstream, budget 12)", () => {
     expect(books.usageEvents).toBe(2);
   });
 });
+
+describe("pre-emption of an open stream", () => {
+  let g: TestGateway;
+  beforeAll(async () => {
+    g = await startTestGateway({
+      db: "pglite",
+      env: { UPSTREAM_MAX_CONCURRENT: "4", CONCURRENCY_PER_ACCOUNT: "0", CONCURRENCY_PER_KEY: "0" },
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await g?.stop();
+  });
+
+  test("the over-share account's newest stream ends, is charged what it delivered, and the books balance", async () => {
+    const a = await tenant(g, 1000);
+    const b = await tenant(g, 1000);
+    const streams: Promise<{ done: boolean; bytes: number }>[] = [];
+    const open = (key: string, i: number) =>
+      fetch(g.url + "/v1/chat/completions", {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          model: "gpt-4o-mini",
+          max_tokens: 200,
+          stream: true,
+          messages: user(`long ${i} [sim:tokens=40] [sim:chunk_ms=150]`),
+        }),
+      }).then(async (r) => {
+        let raw = "";
+        try {
+          const reader = r.body!.getReader();
+          for (let c = await reader.read(); !c.done; c = await reader.read()) raw += new TextDecoder().decode(c.value);
+        } catch {}
+        return { done: raw.includes("data: [DONE]"), bytes: raw.length };
+      });
+    for (let i = 0; i < 3; i++) streams.push(open(a.key.key, i));
+    while (g.gw.deps.calls.admission.running < 3) await Bun.sleep(10);
+    streams.push(open(b.key.key, 3));
+    while (g.gw.deps.calls.admission.running < 4) await Bun.sleep(10);
+    await Bun.sleep(300); // every stream has opened and sent some content
+    const victim = await tenant(g, 1000);
+    const r = await g.call("POST", "/v1/chat/completions", {
+      token: victim.key.key,
+      body: { model: "gpt-4o-mini", max_tokens: 20, messages: user("hello") },
+    });
+    expect(r.status).toBe(200);
+    const ends = await Promise.all(streams);
+    // Exactly one stream (a's newest) was cut short; the others ran to [DONE].
+    expect(ends.map((e) => e.done)).toEqual([true, true, false, true]);
+    expect(ends[2]!.bytes).toBeGreaterThan(0);
+    await Bun.sleep(200);
+    const books = await checkBooks(g.gw.deps.db, [a.user.id, b.user.id, victim.user.id]);
+    expect(books.violations).toEqual([]);
+    expect(books.openHolds).toBe(0);
+    expect(books.usageEvents).toBe(5);
+    // The cut stream was charged (what it delivered), not released for free.
+    expect(books.settledHolds).toBe(5);
+  });
+});

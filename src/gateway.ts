@@ -14,7 +14,7 @@ import { Authenticator } from "./http/auth";
 import { AuthThrottle } from "./http/auth-throttle";
 import { CallSlots } from "./http/call-slots";
 import { CallAdmission } from "./core/calls/admission";
-import { Gauge } from "./lib/metrics";
+import { CounterFn, Gauge } from "./lib/metrics";
 import { createApp } from "./http/app";
 import type { AppDeps } from "./http/deps";
 import { GatewayMetrics } from "./http/metrics";
@@ -338,6 +338,13 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   );
   metrics.registry.add(
     new Gauge("gateway_calls_waiting", "Model calls waiting for a slot of the full budget", () => admission.waiting),
+  );
+  metrics.registry.add(
+    new CounterFn(
+      "gateway_calls_preempted_total",
+      "Model calls whose slot a tenant under its fair share took (docs/reliability.md, 28.3)",
+      () => admission.preemptions,
+    ),
   );
 
   // Tracing off costs nothing: its packages are loaded only when an OTLP endpoint is set.

@@ -102,6 +102,7 @@ describe("pre-emption of over-share calls (hung upstream, budget 12)", () => {
     expect(settled - settledBefore).toBeLessThanOrEqual(1);
     expect(hung.length - settled).toBe(BUDGET - 1);
     expect(g.gw.deps.calls.admission.preemptions - preemptedBefore).toBe(1);
+    expect(await g.metrics()).toContain(`gateway_calls_preempted_total ${g.gw.deps.calls.admission.preemptions}\n`);
     // A second call of the victim finds room the same way.
     const again = await g.call("POST", "/v1/chat/completions", {
       token: victim.key.key,

@@ -110,7 +110,7 @@ export class CallBill {
       if (complete && !plan.byok) micro = withMinimumCharge(micro);
       const cost = await this.charge(
         plan,
-        micro + (plan.search?.priceMicro ?? 0n),
+        micro + (plan.search?.priceMicro ?? 0n) + (plan.hedgeLoser?.micro ?? 0n),
         usage,
         event(complete ? 200 : end.ending === "client_left" ? 499 : 502),
       );

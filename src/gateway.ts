@@ -15,7 +15,7 @@ import { AuthThrottle } from "./http/auth-throttle";
 import { CountTokensGuard } from "./http/count-tokens-guard";
 import { CallSlots } from "./http/call-slots";
 import { CallAdmission } from "./core/calls/admission";
-import { Gauge } from "./lib/metrics";
+import { CounterFn, Gauge } from "./lib/metrics";
 import { createApp } from "./http/app";
 import type { AppDeps } from "./http/deps";
 import { GatewayMetrics } from "./http/metrics";
@@ -346,6 +346,13 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   metrics.registry.add(
     new Gauge("gateway_calls_waiting", "Model calls waiting for a slot of the full budget", () => admission.waiting),
   );
+  metrics.registry.add(
+    new CounterFn(
+      "gateway_calls_preempted_total",
+      "Model calls whose slot a tenant under its fair share took (docs/reliability.md, 28.3)",
+      () => admission.preemptions,
+    ),
+  );
 
   // Tracing off costs nothing: its packages are loaded only when an OTLP endpoint is set.
   const otlpUrl =
@@ -360,7 +367,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     db,
     auth,
     throttle,
-    calls: new CallSlots(admission),
+    calls: new CallSlots(admission, (id) => users.freeCreditMicro(id)),
     keys,
     users,
     settings,

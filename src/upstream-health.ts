@@ -25,6 +25,7 @@ export function upstreamHealth(cfg: Config, registry: Registry): UpstreamHealth 
     failureRatio: cfg.CIRCUIT_FAILURE_PERCENT / 100,
     coolDownMs: cfg.CIRCUIT_COOLDOWN_MS,
     probes: cfg.CIRCUIT_PROBES,
+    minAccounts: cfg.CIRCUIT_MIN_ACCOUNTS,
     slowMs: cfg.CIRCUIT_SLOW_CALL_MS,
   });
   const gauge = new GaugeSet(

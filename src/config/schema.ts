@@ -186,6 +186,12 @@ export const EnvSchema = T.Object({
   ),
   CIRCUIT_WINDOW_SECONDS: Int(1, 3600, 30, "Sliding window of upstream outcomes a circuit judges by"),
   CIRCUIT_MIN_CALLS: Int(1, 1_000_000, 10, "Outcomes the window needs before it may open a circuit"),
+  CIRCUIT_MIN_ACCOUNTS: Int(
+    1,
+    1000,
+    3,
+    "Distinct failing accounts a circuit needs to open (fewer when fewer accounts called the provider in the window)",
+  ),
   CIRCUIT_FAILURE_PERCENT: Int(
     1,
     100,

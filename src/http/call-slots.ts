@@ -3,21 +3,51 @@
  * right after authentication with `using`, so every way out of the handler (an answer, a
  * thrown error) gives it back; a streamed answer hands the slot to its body, which gives it
  * back when the stream ends, fails or is cancelled, or when the client goes away.
+ *
+ * A slot pre-empted by a tenant under its share (admission.ts) stops its call as a client
+ * leaving would: the call's signal (callSignalOf, read by callerOf) aborts with the 429 and a
+ * streamed answer's body ends.
+ *
+ * An account without credit never takes a slot of a contended budget (half of it or more in
+ * use, or calls waiting): its call is refused 402 `insufficient_credits` first, so free
+ * accounts can neither fill the budget nor pre-empt a paying tenant's call. (On a quiet budget
+ * the hold's own 402 comes a moment after the slot, before anything is sent upstream.)
  */
 import type { KeyPrincipal } from "../core/auth/principal";
 import type { CallAdmission, CallSlot } from "../core/calls/admission";
+import { GatewayError } from "../core/errors";
 import { requestRecord, type RequestRecord } from "./request-log";
 
-export class CallSlots {
-  constructor(readonly admission: CallAdmission) {}
+/** Each admitted request's call signal: the client's, or its slot's pre-emption. */
+const callSignals = new WeakMap<Request, AbortSignal>();
 
-  /** A slot for this key's call, or the 429 / 503 GatewayError. */
+/** The signal that stops this request's model call: the client leaving, or its slot pre-empted. */
+export function callSignalOf(request: Request): AbortSignal {
+  return callSignals.get(request) ?? request.signal;
+}
+
+export class CallSlots {
+  /** `credit`: the account's free credit in micro-won (balance − held; null for a missing account). */
+  constructor(
+    readonly admission: CallAdmission,
+    private credit?: (userId: string) => Promise<bigint | null>,
+  ) {}
+
+  /** A slot for this key's call, or the 402 / 429 / 503 GatewayError. */
   async take(p: KeyPrincipal, request: Request): Promise<HeldSlot> {
-    return new HeldSlot(
-      await this.admission.admit({ userId: p.user.id, keyId: p.keyId }, request.signal),
-      request.signal,
-      requestRecord(request),
-    );
+    if (this.credit && this.admission.contended && p.kind !== "byok") {
+      const free = await this.credit(p.user.id);
+      if (free == null || free <= 0n)
+        throw new GatewayError("insufficient_credits", undefined, { action: { type: "topup", path: "/billing" } });
+    }
+    const slot = await this.admission.admit({ userId: p.user.id, keyId: p.keyId }, request.signal);
+    // One controller following both (AbortSignal.any on every call is dearer, and held on to).
+    const ctl = new AbortController();
+    for (const s of [request.signal, slot.preempted])
+      if (s.aborted) ctl.abort(s.reason);
+      else s.addEventListener("abort", () => ctl.abort(s.reason), { once: true });
+    callSignals.set(request, ctl.signal);
+    return new HeldSlot(slot, ctl.signal, requestRecord(request));
   }
 }
 
@@ -48,10 +78,25 @@ export class HeldSlot implements Disposable {
         rec?.release();
       }
     };
-    // A client that leaves mid-stream frees the slot at once, whatever the stream still does.
-    this.signal.addEventListener("abort", release, { once: true });
     const reader = res.body.getReader();
+    let ctl: ReadableStreamDefaultController<Uint8Array> | null = null;
+    // A client that leaves mid-stream frees the slot at once, whatever the stream still does;
+    // a pre-empted stream ends (the reader's cancel is the core's "client left").
+    const stop = () => {
+      release();
+      if (this.slot.preempted.aborted && ctl) {
+        // Ended without its final event ([DONE], message_stop): the client sees a cut stream.
+        try {
+          ctl.close();
+        } catch {}
+        reader.cancel(this.slot.preempted.reason).catch(() => {});
+      }
+    };
+    this.signal.addEventListener("abort", stop, { once: true });
     const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        ctl = c;
+      },
       async pull(c) {
         try {
           const { done, value } = await reader.read();

@@ -4,6 +4,7 @@ import type { ChatCaller, ClientApi } from "../core/chat/plan";
 import { requestLang } from "./lang";
 import { callIdentity } from "./request-id";
 import { requestRecord } from "./request-log";
+import { callSignalOf } from "./call-slots";
 
 /** The calling app, named by the headers OpenAI-compatible clients already send. */
 export function appName(request: Request): string | null {
@@ -24,7 +25,7 @@ export function callerOf(request: Request, principal: KeyPrincipal, api?: Client
     ...callIdentity(request, principal.user.id),
     principal,
     app: appName(request),
-    signal: request.signal,
+    signal: callSignalOf(request),
     trace: requestRecord(request),
     lang: requestLang(request),
     api,

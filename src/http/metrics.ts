@@ -76,7 +76,7 @@ export class GatewayMetrics {
   readonly hedgeCostKrw = this.registry.add(
     new Counter(
       "gateway_hedge_cost_krw_total",
-      "What cancelled hedge losers may cost us, by provider: their input tokens at their price, estimated (never charged to the client)",
+      "What cancelled hedge losers may cost us, by provider: their input tokens at their price, estimated (charged to the client with the answer)",
     ),
   );
   readonly droppedParams = this.registry.add(

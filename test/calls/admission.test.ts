@@ -52,21 +52,47 @@ describe("CallAdmission", () => {
     expect(a.running).toBe(7);
   });
 
-  test("a full budget: an account under its share waits, the fewest-calls account first; over its share it is refused", async () => {
+  test("a full budget: an account under its share takes the newest slot of the account most over its share", async () => {
     const a = new CallAdmission({ budget: 4, perAccount: 0, perKey: 0, queueTimeoutMs: 2000 });
     const h = [await a.admit(who("h")), await a.admit(who("h")), await a.admit(who("h"))];
     await a.admit(who("m")); // 4 of 4
-    const order: string[] = [];
-    const m2 = a.admit(who("m")).then((s) => (order.push("m"), s)); // m has 1 of its share 2: waits
-    const n1 = a.admit(who("n")).then((s) => (order.push("n"), s)); // n has none: waits
-    expect(a.waiting).toBe(2);
-    // h holds 3, over its share of 4 / 3 accounts: refused at once, not queued.
+    // m has 1 of its share 4 / 2: h (3, over its share) loses its newest call, m runs at once.
+    await a.admit(who("m"));
+    expect(h[2]!.preempted.aborted).toBe(true);
+    expect(h[2]!.preempted.reason).toBeInstanceOf(GatewayError);
+    expect((h[2]!.preempted.reason as GatewayError).errorCode).toBe("concurrency_limit_exceeded");
+    expect(h[0]!.preempted.aborted || h[1]!.preempted.aborted).toBe(false);
+    expect(a.running).toBe(4);
+    expect(a.preemptions).toBe(1);
+    // The pre-empted call's own release later changes nothing: its slot is m's now.
+    h[2]!.release();
+    expect(a.running).toBe(4);
+    // h holds 2, over its share of 4 / 3 accounts: refused at once, not queued.
     expect((await refusal(a.admit(who("h")))).code).toBe("concurrency_limit_exceeded");
-    h[0]!.release(); // n has fewer calls than m: n first, although m came first
-    await n1;
-    h[1]!.release();
-    await m2;
-    expect(order).toEqual(["n", "m"]);
+    // n has none: h (2 > 1) loses its newest again.
+    await a.admit(who("n"));
+    expect(h[1]!.preempted.aborted).toBe(true);
+    expect(a.running).toBe(4);
+  });
+
+  test("a full budget with nobody over its share: an account under its share waits for the next free slot", async () => {
+    const a = new CallAdmission({ budget: 4, perAccount: 0, perKey: 0, queueTimeoutMs: 2000 });
+    const h = [await a.admit(who("h")), await a.admit(who("h"))];
+    await a.admit(who("m"));
+    await a.admit(who("n")); // 4 of 4
+    // o's share is 4 / 4 = 1: h (2 > 1) loses its newest.
+    await a.admit(who("o"));
+    expect(h[1]!.preempted.aborted).toBe(true);
+    expect(a.preemptions).toBe(1);
+    // Now every account holds 1, its share: p waits for the next free slot.
+    let admitted = false;
+    const p1 = a.admit(who("p")).then((s) => ((admitted = true), s));
+    expect(a.waiting).toBe(1);
+    await Bun.sleep(10);
+    expect(admitted).toBe(false);
+    h[0]!.release();
+    await p1;
+    expect(a.preemptions).toBe(1);
     expect(a.waiting).toBe(0);
     expect(a.running).toBe(4);
   });

@@ -22,7 +22,7 @@ afterAll(async () => {
 });
 
 async function consenting() {
-  const t = await tenant(g, 1000);
+  const t = await tenant(g, 1000, { hedge: true });
   await g.admin("PATCH", `/v1/admin/users/${t.user.id}`, { xborder_training_consent: true });
   return t;
 }

@@ -3,7 +3,8 @@
  * at deepseek only (`[sim:latency@deepseek=1200]`), once with hedging off and once on (hedge
  * delay bounded to 50–250 ms). Off, the slow calls wait the whole 1.2 s; on, together answers
  * them shortly after the delay. Every call is charged exactly once, at the price of the provider
- * that answered (SQL). The figures are printed for docs/hedging.md.
+ * that answered, plus a hedged call's cancelled loser's input (SQL). The figures are printed for
+ * docs/hedging.md.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { startTestGateway, type TestGateway } from "../harness";
@@ -50,7 +51,7 @@ async function run(hedge: boolean, tag: string) {
 }
 
 describe("tail latency with and without hedging", () => {
-  test("p99 and max time to first byte drop; every call is charged once at its winner's price", async () => {
+  test("p99 and max time to first byte drop; every call is charged once: its winner, and a hedged one its loser's input", async () => {
     const off = await run(false, "off");
     const on = await run(true, "on");
     const figures = (xs: number[]) => ({
@@ -91,7 +92,12 @@ describe("tail latency with and without hedging", () => {
       for (const x of rows) {
         const [inp, out] = PRICE[x.provider]!;
         const price = Math.max(100_000, x.p * inp + x.c * out); // at least the 0.1 KRW minimum
-        expect([x.provider, x.charges, x.charge, x.cost]).toEqual([x.provider, "1", String(-price), String(price)]);
+        expect([x.charges, x.charge]).toEqual(["1", String(-Number(x.cost))]);
+        // A hedged call also pays its cancelled loser's input (docs/hedging.md): never without hedging.
+        const loser = Number(x.cost) - price;
+        if (r === off) expect(loser).toBe(0);
+        else if (x.provider === "together") expect(loser).toBeGreaterThan(0);
+        else expect(loser).toBeGreaterThanOrEqual(0);
       }
       const together = rows.filter((x) => x.provider === "together").length;
       expect(together).toBe(r === off ? 0 : CALLS / 5);

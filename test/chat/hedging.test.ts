@@ -2,8 +2,10 @@
  * Hedged requests over real sockets: deepseek-v3 is offered by deepseek (first) and together,
  * and `[sim:latency@deepseek=MS]` makes only deepseek slow. With hedging on, a slow deepseek
  * is overtaken by together after the hedge delay (bounded here to 50–250 ms); the client gets
- * one answer, pays together's price once (ledger and usage_events in SQL), deepseek's request
- * is cancelled (the simulator sees its client leave), and `/metrics` counts the race.
+ * one answer and one charge: together's price plus deepseek's input at deepseek's price (ledger
+ * and usage_events in SQL), deepseek's request is cancelled (the simulator sees its client
+ * leave), and `/metrics` counts the race. Hedging is the key owner's setting: a request's
+ * `provider.hedge: true` on a key without it is ignored and the client warned.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { dbKinds, startTestGateway, type TestGateway } from "../harness";
@@ -78,8 +80,29 @@ for (const kind of await dbKinds()) {
       expect(simChatCalls(g)).toEqual({ deepseek: 1 });
     });
 
-    test("per request, JSON: the hedge answers, the slow primary is cancelled, one charge at the winner's price", async () => {
+    /** The cancelled loser's input at its price since `before` (what /metrics counted), in micro-won. */
+    async function loserMicro(before: number): Promise<bigint> {
+      return BigInt(Math.round(((await metric('gateway_hedge_cost_krw_total{provider="deepseek"}')) - before) * 1e6));
+    }
+
+    test("a request's hedge: true on a key without hedging is ignored, with an x-gateway-warnings entry", async () => {
       const { user: u, key } = await consenting();
+      g.gw.sim!.reset();
+      const r = await chat(g, key.key, {
+        model: MODEL,
+        messages: user(`not mine to ask ${LONG} [sim:latency@deepseek=600]`),
+        provider: { hedge: true },
+      });
+      expect(r.status).toBe(200);
+      expect(r.body.provider).toBe("deepseek");
+      expect(simChatCalls(g)).toEqual({ deepseek: 1 });
+      expect(r.headers.get("x-gateway-warnings")).toContain("unsupported-setting=provider.hedge; provider=gateway");
+      const b = await settled(r.headers.get("x-request-id")!, u.id);
+      expect(b.charges).toEqual([-BigInt(b.usage[0]!.cost)]);
+    });
+
+    test("JSON on a hedging key: the hedge answers, the slow primary is cancelled; one charge: the winner plus the loser's input", async () => {
+      const { user: u, key } = await consenting({ hedge: true });
       g.gw.sim!.reset();
       const won = await metric('gateway_hedges_total{outcome="hedge_won"}');
       const cost = await metric('gateway_hedge_cost_krw_total{provider="deepseek"}');
@@ -100,17 +123,17 @@ for (const kind of await dbKinds()) {
       expect(b.usage).toHaveLength(1);
       const e = b.usage[0]!;
       expect([e.provider, e.status]).toEqual(["together", 200]);
-      const price = BigInt((e.p + e.c) * TOGETHER_MICRO_PER_TOKEN);
+      const loser = await loserMicro(cost);
+      expect(loser).toBeGreaterThan(0n);
+      const price = BigInt((e.p + e.c) * TOGETHER_MICRO_PER_TOKEN) + loser;
       expect(BigInt(e.cost)).toBe(price);
       expect(b.charges).toEqual([-price]);
       expect(r.body.cost.krw).toBe(Math.round(Number(price) / 1e6));
-
       expect(await metric('gateway_hedges_total{outcome="hedge_won"}')).toBe(won + 1);
-      expect(await metric('gateway_hedge_cost_krw_total{provider="deepseek"}')).toBeGreaterThan(cost);
     });
 
     test("a fast primary needs no hedge: one upstream call", async () => {
-      const { key } = await consenting();
+      const { key } = await consenting({ hedge: true });
       g.gw.sim!.reset();
       const before = await metric('gateway_hedges_total{outcome="not_needed"}');
       const r = await chat(g, key.key, { model: MODEL, messages: user("fast"), provider: { hedge: true } });
@@ -120,7 +143,7 @@ for (const kind of await dbKinds()) {
     });
 
     test("a primary failing before the hedge delay falls back as without hedging", async () => {
-      const { key } = await consenting();
+      const { key } = await consenting({ hedge: true });
       g.gw.sim!.reset();
       const r = await chat(g, key.key, {
         model: MODEL,
@@ -132,7 +155,7 @@ for (const kind of await dbKinds()) {
     });
 
     test("both lanes failing fail the call as before, and nothing is charged", async () => {
-      const { user: u, key } = await consenting();
+      const { user: u, key } = await consenting({ hedge: true });
       g.gw.sim!.reset();
       const r = await chat(g, key.key, {
         model: MODEL,
@@ -148,7 +171,7 @@ for (const kind of await dbKinds()) {
     });
 
     test("a hedge the other provider rejects leaves the primary to answer", async () => {
-      const { key } = await consenting();
+      const { key } = await consenting({ hedge: true });
       g.gw.sim!.reset();
       const r = await chat(g, key.key, {
         model: MODEL,
@@ -161,8 +184,9 @@ for (const kind of await dbKinds()) {
     });
 
     test("stream (raw relay): the hedge's stream reaches the client, the primary's never does; one charge", async () => {
-      const { user: u, key } = await consenting();
+      const { user: u, key } = await consenting({ hedge: true });
       g.gw.sim!.reset();
+      const cost = await metric('gateway_hedge_cost_krw_total{provider="deepseek"}');
       const t0 = performance.now();
       const res = await chatFetch(g, key.key, {
         model: MODEL,
@@ -184,11 +208,13 @@ for (const kind of await dbKinds()) {
       expect(await eventually(() => g.gw.sim!.cancelled().deepseek === 1)).toBe(true);
       const b = await settled(res.headers.get("x-request-id")!, u.id);
       expect(b.usage[0]!.provider).toBe("together");
-      expect(b.charges).toEqual([-BigInt((b.usage[0]!.p + b.usage[0]!.c) * TOGETHER_MICRO_PER_TOKEN)]);
+      const price = BigInt((b.usage[0]!.p + b.usage[0]!.c) * TOGETHER_MICRO_PER_TOKEN) + (await loserMicro(cost));
+      expect(BigInt(b.usage[0]!.cost)).toBe(price);
+      expect(b.charges).toEqual([-price]);
     });
 
     test("stream (typed events, Responses API): the first event decides", async () => {
-      const { user: u, key } = await consenting();
+      const { user: u, key } = await consenting({ hedge: true });
       g.gw.sim!.reset();
       const t0 = performance.now();
       const res = await fetch(g.url + "/v1/responses", {
@@ -239,8 +265,8 @@ for (const kind of await dbKinds()) {
       expect(simChatCalls(g)).toEqual({ deepseek: 1 });
     });
 
-    test("the latency policy engine hedges between its candidates", async () => {
-      const { user: u, key } = await consenting();
+    test("the latency policy engine hedges between its candidates on a hedging key", async () => {
+      const { user: u, key } = await consenting({ hedge: true });
       const p = await createPolicy(g, u, {
         policy_type: "latency",
         entries: [{ model: MODEL }],
@@ -257,7 +283,7 @@ for (const kind of await dbKinds()) {
     });
 
     test("a single provider (a pinned model) is never hedged", async () => {
-      const { key } = await consenting();
+      const { key } = await consenting({ hedge: true });
       g.gw.sim!.reset();
       const r = await chat(g, key.key, {
         model: `${MODEL}@deepseek`,

@@ -81,14 +81,15 @@ describe("retries", () => {
     expect(err.code).toBe("upstream_unavailable");
   });
 
-  test("an upstream that never answers times out, is retried, then 502", async () => {
+  test("an upstream that never answers times out once (not retried at the same provider), then 502, free", async () => {
     const { key, user: u } = await tenant(slow, 100);
     slow.gw.sim!.reset();
     const t0 = performance.now();
     const r = await chat(slow, key.key, { model: "gpt-4o-mini", messages: user("silence [sim:hang]") });
     expect(r.status).toBe(502);
     expect(errorCode(r.body)).toBe("upstream_unavailable");
-    expect(simChatCalls(slow)).toEqual({ openai: 3 });
+    // Issue 28 #5: a timeout is most likely the request's own doing; it is not sent three times.
+    expect(simChatCalls(slow)).toEqual({ openai: 1 });
     expect(performance.now() - t0).toBeLessThan(3000);
     expect(await money(slow, u.id)).toEqual({ balance: 100_000_000n, held: 0n });
   });

@@ -32,6 +32,28 @@ describe("breaker rules", () => {
     expect(c.until).toBe(1 + S.coolDownMs);
   });
 
+  test("accounts: failures of one account among several never open it; of min(minAccounts, callers) do", () => {
+    const A: BreakerSettings = { ...S, minAccounts: 3 };
+    let c = CLOSED;
+    // The victim's successes and the attacker's failures: two callers, one failing account.
+    for (let i = 0; i < 50; i++) c = record(c, i, A, i % 5 === 0 ? "ok" : "failed", false, i % 5 === 0 ? "v" : "x");
+    expect(c.state).toBe("closed");
+    expect(totals(c, 50, A)).toMatchObject({ callers: 2, failing: 1 });
+    // A second failing account is a third caller: 2 of min(3, 3) is not enough; a third opens it.
+    c = record(c, 51, A, "failed", false, "y");
+    expect(c.state).toBe("closed");
+    c = record(c, 52, A, "failed", false, "z");
+    expect(c.state).toBe("open");
+    // One account alone using a provider still opens it on its own failures.
+    let solo = CLOSED;
+    for (let i = 0; i < 4; i++) solo = record(solo, i, A, "failed", false, "only");
+    expect(solo.state).toBe("open");
+    // The account lists stay bounded by minAccounts.
+    let many = CLOSED;
+    for (let i = 0; i < 100; i++) many = record(many, 0, A, "ok", false, `acct-${i}`);
+    expect(many.window[0]!.callers).toHaveLength(3);
+  });
+
   test("successes keep the share under the ratio", () => {
     let c = CLOSED;
     for (let i = 0; i < 20; i++) c = record(c, i, S, i % 3 === 2 ? "failed" : "ok", false);
@@ -42,12 +64,12 @@ describe("breaker rules", () => {
     let c = CLOSED;
     for (let i = 0; i < 100; i++) c = record(c, i, S, "neutral", false);
     expect(c.state).toBe("closed");
-    expect(totals(c, 100, S)).toEqual({ ok: 0, failed: 0 });
+    expect(totals(c, 100, S)).toEqual({ ok: 0, failed: 0, callers: 0, failing: 0 });
   });
 
   test("failures older than the window are forgotten", () => {
     const c = fail(CLOSED, 0, 3);
-    expect(totals(c, S.windowMs + 1, S)).toEqual({ ok: 0, failed: 0 });
+    expect(totals(c, S.windowMs + 1, S)).toEqual({ ok: 0, failed: 0, callers: 0, failing: 0 });
     expect(fail(c, S.windowMs + 1).state).toBe("closed");
   });
 

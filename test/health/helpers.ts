@@ -8,6 +8,9 @@ export const BREAKER_ENV: Record<string, string> = {
   CIRCUIT_FAILURE_PERCENT: "50",
   CIRCUIT_COOLDOWN_MS: "1500",
   CIRCUIT_PROBES: "2",
+  // These suites open circuits with one account among several (test/health/tenant-breaker.test.ts
+  // covers the default: failures of several accounts).
+  CIRCUIT_MIN_ACCOUNTS: "1",
 };
 
 /** One sample of `/metrics` whose labels include `labels` (undefined when there is none). */

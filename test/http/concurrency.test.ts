@@ -215,7 +215,7 @@ describe("the process budget is shared fairly (no per-account limit)", () => {
     for (const r of done.filter((r) => r.status !== 200)) expectConcurrencyRefusal(r);
   });
 
-  test("with the budget full, a tenant under its share waits for the next free slot instead of being refused", async () => {
+  test("with the budget full, a tenant under its share takes the over-share account's newest slot at once", async () => {
     const heavy = await tenant(g, 1000);
     const light = await tenant(g, 1000);
     const heavyCalls = Array.from({ length: 6 }, (_, i) =>
@@ -225,9 +225,18 @@ describe("the process budget is shared fairly (no per-account limit)", () => {
     const lightCalls = Array.from({ length: 3 }, (_, i) =>
       g.call("POST", "/v1/chat/completions", { token: light.key.key, body: body(`light ${i} [sim:latency=1000]`) }),
     );
-    const all = await Promise.all([...heavyCalls, ...lightCalls]);
-    // 6 + 2 fill the budget; the light tenant's third call waited for a heavy call to end.
-    for (const r of all) expect(r.status).toBe(200);
+    // 6 + 2 fill the budget; the light tenant's third call pre-empts the heavy account's newest
+    // (6 over its share of 4), which is answered 429 and not charged.
+    for (const r of await Promise.all(lightCalls)) expect(r.status).toBe(200);
+    const heavyDone = await Promise.all(heavyCalls);
+    expect(heavyDone.filter((r) => r.status === 200).length).toBe(5);
+    for (const r of heavyDone.filter((r) => r.status !== 200)) expectConcurrencyRefusal(r);
+    const books = await checkBooks(g.gw.deps.db, [heavy.user.id, light.user.id]);
+    expect(books.violations).toEqual([]);
+    // The pre-empted call's hold is released whole: 8 calls settled, 1 released, nothing open.
+    expect(books.settledHolds).toBe(8);
+    expect(books.releasedHolds).toBe(1);
+    expect(books.openHolds).toBe(0);
     expect(g.gw.deps.calls.admission.running).toBe(0);
   });
 });

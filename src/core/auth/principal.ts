@@ -31,7 +31,7 @@ export interface KeyPrincipal {
   deleted: boolean;
   piiMaskingEnabled: boolean;
   responseCacheMode: CacheMode;
-  /** Hedged requests on for this key's calls (a request's `provider.hedge` wins). */
+  /** Hedged requests on for this key's calls: the owner's setting, the only way to hedge (a request's `provider.hedge: false` turns it off). */
   hedge?: boolean;
   scopes: Scope[] | null;
   ipAllowlist: string[] | null;

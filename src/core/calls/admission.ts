@@ -15,6 +15,13 @@
  * then 503; an account at or over its share is refused at once. Refusals are 429
  * `concurrency_limit_exceeded` with Retry-After, before anything is held or sent upstream.
  *
+ * Pre-emption (issue 28.3): waiting alone let accounts that filled the budget with calls to a
+ * hung upstream make every newcomer wait for the hang's deadline. So with the budget full, a
+ * call of an account under its share takes the newest slot of the account holding the most
+ * calls, when that account holds more than its share: the pre-empted call's `preempted` signal
+ * aborts (its upstream request is cut, its client answered 429 or its stream ended) and the
+ * newcomer runs at once. However many accounts attack, one under its share never waits for them.
+ *
  * The counts are this instance's, also when REDIS_URL is set: the budget they protect is a
  * process's own, and a count shared in Redis would outlive a crashed instance's calls. With
  * N instances an account may have N × its limit in flight in all.
@@ -40,6 +47,15 @@ export interface Caller {
 /** An admitted call's place. release() is idempotent. */
 export interface CallSlot {
   release(): void;
+  /** Aborts (with the 429 of FAIR_SHARE) when a tenant under its share took this slot. */
+  readonly preempted: AbortSignal;
+}
+
+/** A running call: its account's newest are pre-empted first. */
+interface Running {
+  who: Caller;
+  ctl: AbortController;
+  gone: boolean;
 }
 
 interface Waiter {
@@ -64,12 +80,21 @@ export class CallAdmission {
   private keys = new Map<string, number>();
   /** Arrival order. */
   private queue: Waiter[] = [];
+  /** Running calls per account, oldest first. */
+  private live = new Map<string, Running[]>();
+  /** Calls pre-empted so far (a gauge's source). */
+  preemptions = 0;
 
   constructor(private l: AdmissionLimits) {}
 
   /** Calls in flight on this instance. */
   get running(): number {
     return this.inFlight;
+  }
+
+  /** Half the budget or more in use, or calls waiting: who may take a slot starts to matter. */
+  get contended(): boolean {
+    return this.l.budget > 0 && (this.inFlight * 2 >= this.l.budget || this.queue.length > 0);
   }
 
   /** Calls waiting for a slot of the full budget. */
@@ -98,19 +123,29 @@ export class CallAdmission {
         ),
       );
     let wait = false;
+    let taken: Running | null = null;
     if (budget > 0) {
       const active = this.accounts.size + (na ? 0 : 1);
       const free = budget - this.inFlight;
+      const share = Math.max(1, Math.floor(budget / active));
       if (free <= 0 || this.queue.length) {
-        if (na >= Math.max(1, Math.floor(budget / active))) throw refused(FAIR_SHARE);
-        if (this.l.queueTimeoutMs <= 0) throw busy();
-        wait = true;
+        if (na >= share) throw refused(FAIR_SHARE);
+        taken = free <= 0 ? this.victim(share) : null;
+        if (!taken) {
+          if (this.l.queueTimeoutMs <= 0) throw busy();
+          wait = true;
+        }
       } else if (free <= Math.ceil(budget / 4) && na >= Math.max(1, Math.floor(budget / (active + 1))))
         throw refused(FAIR_SHARE);
     }
     add(this.accounts, who.userId, 1);
     add(this.keys, who.keyId, 1);
-    if (wait) {
+    if (taken) {
+      // The slot changes hands: the budget's count stays, the pre-empted call's account loses it.
+      this.preemptions++;
+      this.drop(taken);
+      taken.ctl.abort(refused(FAIR_SHARE));
+    } else if (wait) {
       try {
         await this.enqueue(who, signal);
       } catch (e) {
@@ -118,16 +153,36 @@ export class CallAdmission {
         throw e;
       }
     } else this.inFlight++;
-    let done = false;
+    const mine: Running = { who, ctl: new AbortController(), gone: false };
+    const list = this.live.get(who.userId);
+    if (list) list.push(mine);
+    else this.live.set(who.userId, [mine]);
     return {
+      preempted: mine.ctl.signal,
       release: () => {
-        if (done) return;
-        done = true;
+        if (mine.gone) return;
+        this.drop(mine);
         this.inFlight--;
-        this.forget(who);
         this.next();
       },
     };
+  }
+
+  /** The newest running call of the account holding the most, when it holds more than `share`. */
+  private victim(share: number): Running | null {
+    let most: Running[] | null = null;
+    for (const list of this.live.values()) if (!most || list.length > most.length) most = list;
+    return most && most.length > share ? most[most.length - 1]! : null;
+  }
+
+  /** A running call leaves its account's counts (released, or pre-empted). */
+  private drop(r: Running): void {
+    r.gone = true;
+    const list = this.live.get(r.who.userId);
+    const i = list?.indexOf(r) ?? -1;
+    if (i >= 0) list!.splice(i, 1);
+    if (list && !list.length) this.live.delete(r.who.userId);
+    this.forget(r.who);
   }
 
   private enqueue(who: Caller, signal: AbortSignal | undefined): Promise<void> {

@@ -44,6 +44,8 @@ export interface AttemptOptions {
   trace?: CallTrace;
   /** Circuit breaking: which candidates may be called, and what each attempt said of its provider. */
   health?: HealthGate;
+  /** The calling account: a circuit opens only on failures of several accounts (breaker.ts). */
+  account?: string;
 }
 
 /** What an attempt's failure says about the provider: a rejection of the request says nothing. */
@@ -91,7 +93,7 @@ export async function withFallback<T>(
     const retries = o.retriesOf?.(c, index) ?? RETRIES_PER_PROVIDER;
     for (let n = 0; n <= retries; n++) {
       if (o.signal?.aborted) throw o.signal.reason ?? new Error("aborted");
-      const gate = o.health?.admit(c.provider.id, c.model.id);
+      const gate = o.health?.admit(c.provider.id, c.model.id, o.account);
       if (gate && !gate.allowed) {
         retryAfterMs = Math.min(retryAfterMs ?? Infinity, gate.retryAfterMs);
         skipped.push({ provider: c.provider.id, model: c.model.id, error: "circuit_open" });
@@ -128,7 +130,7 @@ export async function withFallback<T>(
           const next =
             err.kind === "rejected"
               ? "failed"
-              : err.kind !== "rate_limited" && n < retries
+              : err.kind !== "rate_limited" && err.kind !== "timeout" && n < retries
                 ? "retry"
                 : index < candidates.length - 1
                   ? "fallback"
@@ -155,6 +157,9 @@ export async function withFallback<T>(
           break; // this provider is saturated; the next one may not be
         }
         onlyRateLimits = false;
+        // A first-byte timeout is not sent again to the same provider (issue 28 #5): the likeliest
+        // cause is the request's own size, and each try is upstream work nobody pays for.
+        if (err.kind === "timeout") break;
         if (n < retries) await sleep(backoffMs(o.retryBaseMs, n, o.random));
       }
     }

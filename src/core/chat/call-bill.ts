@@ -113,7 +113,7 @@ export class CallBill {
       if (complete && !plan.byok) micro = withMinimumCharge(micro);
       const cost = await this.charge(
         plan,
-        micro + (plan.search?.priceMicro ?? 0n),
+        micro + (plan.search?.priceMicro ?? 0n) + (plan.hedgeLoser?.micro ?? 0n),
         usage,
         event(complete ? 200 : end.ending === "client_left" ? 499 : 502),
       );
@@ -135,7 +135,7 @@ export class CallBill {
   settle(plan: ChatPlan, c: Candidate, usage: Usage, status: number, minimum = true): Promise<Cost> {
     let micro = plan.byok ? 0n : usageCostMicro(c.offering.pricing!, c.provider.caching, usage, this.d.fxMilli);
     if (!plan.byok && minimum && status < 400) micro = withMinimumCharge(micro);
-    micro += plan.search?.priceMicro ?? 0n;
+    micro += (plan.search?.priceMicro ?? 0n) + (plan.hedgeLoser?.micro ?? 0n);
     return this.charge(
       plan,
       micro,

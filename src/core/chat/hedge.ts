@@ -21,13 +21,18 @@ export interface HedgeRace {
   ended(outcome: HedgeOutcome, loser?: { candidate: Candidate; waitedMs: number }): void;
 }
 
-/** On per request (`provider.hedge`, which wins), per key, and for the `latency` policy engine. */
+/**
+ * Hedging is the key owner's setting (docs/hedging.md, "Who may hedge"): a call hedges only on
+ * a key with `hedge` on, unless the request says `provider.hedge: false`. A request's `hedge:
+ * true` on a key without it is `ignored` (the client is told in x-gateway-warnings): a hedged
+ * call may cost the loser's input too, which the owner, not any client of the key, agrees to.
+ */
 export function wantsHedge(
   prefs: ProviderPrefs | undefined,
   keyHedge: boolean | undefined,
-  engine: string | undefined,
-): boolean {
-  return prefs?.hedge ?? (keyHedge === true || engine === "latency");
+): { hedge: boolean; ignored: boolean } {
+  if (keyHedge !== true) return { hedge: false, ignored: prefs?.hedge === true };
+  return { hedge: prefs?.hedge ?? true, ignored: false };
 }
 
 /** The hedge lane: every candidate after the first, the first of another provider leading; null when there is none. */

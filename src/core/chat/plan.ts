@@ -96,8 +96,15 @@ export interface ChatPlan {
   pendingHold: Promise<unknown> | null;
   /** See ChatOptions.reasoningHint. */
   reasoningHint?: boolean;
-  /** Hedged requests asked for (request, key or `latency` policy; hedge.ts). */
+  /** Hedged requests on (the key's setting, unless the request turned it off; hedge.ts). */
   hedge?: boolean;
+  /**
+   * A hedge race's cancelled loser whose upstream request was in flight: its input as the hold
+   * estimates it, at its price, charged with the answer (docs/hedging.md, "Money").
+   */
+  hedgeLoser?: { provider: string; micro: bigint };
+  /** The gateway's own warnings for this call, whichever provider answers (a hedge ignored). */
+  notes?: CallWarning[];
   /** Stream continuation asked for (`provider.continue_on_failure`): the parts of the answer (continuation.ts). */
   continuation?: Continuation;
   /** What each provider's request left out, by provider id (warnings.ts). */

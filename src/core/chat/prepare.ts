@@ -133,6 +133,11 @@ export async function prepareCall(d: ChatDeps, bill: CallBill, caller: ChatCalle
     if (!byok) holdMicro += extra.micro;
     holdTokens += extra.tokens;
   }
+  // A hedged call may also pay a cancelled loser's input (docs/hedging.md): held on top, the
+  // dearest input of any candidate, so the charge is never capped below it.
+  const hedging = wantsHedge(o.prefs, p.hedge);
+  const hedge = hedging.hedge && !byok && (!policy || policy.kind === "single") && candidates.length > 1;
+  if (hedge) holdMicro += worstHoldMicro(candidates, inputFor, 0, d.fxMilli);
   // The gateway's own web search (the plugin), and the provider's (server tools): each search held at its price.
   let searchMicro = o.web && d.search ? (d.searchPriceMicro ?? 0n) : 0n;
   if (!byok && serverTools.searches > 0)
@@ -191,7 +196,6 @@ export async function prepareCall(d: ChatDeps, bill: CallBill, caller: ChatCalle
   const hit = similar ? await similar.lookup(p.keyId, cacheMode, cacheModel, request, "similar") : null;
   if (hit) return cachedHit(bill, caller, hit, release);
   d.keeper?.keep(caller.requestId); // until its settle or release starts
-  const hedge = wantsHedge(o.prefs, p.hedge, policy?.route.engine);
   const plan: ChatPlan = {
     caller,
     requested: cacheModel,
@@ -211,6 +215,16 @@ export async function prepareCall(d: ChatDeps, bill: CallBill, caller: ChatCalle
     pendingHold,
     reasoningHint: o.reasoningHint === true,
     hedge,
+    ...(hedging.ignored && {
+      notes: [
+        {
+          type: "unsupported-setting" as const,
+          setting: "provider.hedge",
+          provider: "gateway",
+          details: "hedging is off for this API key; its owner turns it on in the key's settings (hedge: true)",
+        },
+      ],
+    }),
     ...(continues && { continuation: new Continuation() }),
   };
   if (o.web) await searchBeforeCall(plan, o.web, searchMicro, d.search, (err) => bill.fail(plan, err));

@@ -309,6 +309,7 @@ export class ChatService {
       sleep: this.d.sleep,
       observe: this.d.observe,
       health: this.d.health,
+      account: plan.caller.principal.user.id,
       // Fallback policies give each entry its own retries; the candidates are aligned with them.
       ...(x?.kind === "single" && { retriesOf: (_c, i) => x.retries[i] ?? null }),
     };
@@ -342,6 +343,8 @@ export class ChatService {
               this.d.fxMilli,
             )
           : 0n;
+        // The client pays it with the answer (docs/hedging.md, "Money"): the key's owner chose hedging.
+        if (c) plan.hedgeLoser = { provider: c.provider.id, micro: costMicro };
         port.ended(outcome, c && { provider: c.provider.id, costMicro, waitedMs: loser!.waitedMs });
       },
     });

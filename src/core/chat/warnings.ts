@@ -10,7 +10,8 @@ export function noteWarnings(plan: ChatPlan, providerId: string, warnings: CallW
   (plan.warnings ??= new Map()).set(providerId, warnings);
 }
 
-/** What the answering provider's request left out (none for a cached answer or an unknown provider). */
+/** The gateway's notes, then what the answering provider's request left out (none for a cached answer or an unknown provider). */
 export function callWarnings(plan: ChatPlan, providerId: string | null): CallWarning[] {
-  return (providerId !== null && plan.warnings?.get(providerId)) || [];
+  const own = (providerId !== null && plan.warnings?.get(providerId)) || [];
+  return plan.notes?.length ? [...plan.notes, ...own] : own;
 }

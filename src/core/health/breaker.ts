@@ -8,6 +8,13 @@
  * circuit opens. open: every call is refused until `coolDownMs` has passed. half_open: up to
  * `probes` calls pass at a time; that many successes close the circuit (with an empty window),
  * one failure opens it again for another cool-down.
+ *
+ * Accounts (issue 28 #5): a window also keeps the accounts that called and those that failed
+ * (up to `minAccounts` of each). It opens only when the failures come from at least
+ * min(`minAccounts`, accounts that called) distinct accounts: where several tenants use a
+ * provider, one tenant's failures (its own requests timing out) never open it for the others,
+ * while a provider only one tenant uses still opens on that tenant's failures. A failure without
+ * an account (none known) counts as an account of its own.
  */
 export type CircuitState = "closed" | "half_open" | "open";
 
@@ -20,6 +27,8 @@ export interface BreakerSettings {
   coolDownMs: number;
   /** Probe calls let through at once in half_open, and the successes that close it. */
   probes: number;
+  /** Distinct failing accounts that may open a circuit (fewer when fewer accounts called); 1 = any. */
+  minAccounts?: number;
 }
 
 export const BUCKETS = 10;
@@ -29,6 +38,9 @@ export interface Bucket {
   slot: number;
   ok: number;
   failed: number;
+  /** Accounts that called in this slice, and those that failed (each at most minAccounts). */
+  callers?: readonly string[];
+  failing?: readonly string[];
 }
 
 export interface Circuit {
@@ -53,14 +65,28 @@ function fresh(window: readonly Bucket[], now: number, s: BreakerSettings): read
   return window[0] && window[0].slot < oldest ? window.filter((b) => b.slot >= oldest) : window;
 }
 
-export function totals(c: Circuit, now: number, s: BreakerSettings): { ok: number; failed: number } {
+export function totals(
+  c: Circuit,
+  now: number,
+  s: BreakerSettings,
+): { ok: number; failed: number; callers: number; failing: number } {
   let ok = 0;
   let failed = 0;
+  const callers = new Set<string>();
+  const failing = new Set<string>();
   for (const b of fresh(c.window, now, s)) {
     ok += b.ok;
     failed += b.failed;
+    for (const a of b.callers ?? []) callers.add(a);
+    for (const a of b.failing ?? []) failing.add(a);
   }
-  return { ok, failed };
+  return { ok, failed, callers: callers.size, failing: failing.size };
+}
+
+/** `list` with `a` added, unless present or already `cap` long (a bounded set). */
+function withAccount(list: readonly string[] | undefined, a: string, cap: number): readonly string[] {
+  const l = list ?? [];
+  return l.includes(a) || l.length >= cap ? l : [...l, a];
 }
 
 const open = (now: number, s: BreakerSettings): Circuit => ({ ...CLOSED, state: "open", until: now + s.coolDownMs });
@@ -97,6 +123,7 @@ export function record(
   s: BreakerSettings,
   outcome: "ok" | "failed" | "neutral",
   probe: boolean,
+  account = "",
 ): Circuit {
   const c = settle(c0, now);
   if (c.state === "half_open") {
@@ -111,13 +138,22 @@ export function record(
   const window = [...fresh(c.window, now, s)];
   const last = window[window.length - 1];
   const add = { ok: outcome === "ok" ? 1 : 0, failed: outcome === "failed" ? 1 : 0 };
-  if (last && last.slot === slot)
-    window[window.length - 1] = { slot, ok: last.ok + add.ok, failed: last.failed + add.failed };
-  else window.push({ slot, ...add });
+  const cap = Math.max(1, s.minAccounts ?? 1);
+  const into = (b: Bucket | undefined): Bucket => ({
+    slot,
+    ok: (b?.ok ?? 0) + add.ok,
+    failed: (b?.failed ?? 0) + add.failed,
+    callers: withAccount(b?.callers, account, cap),
+    failing: outcome === "failed" ? withAccount(b?.failing, account, cap) : (b?.failing ?? []),
+  });
+  if (last && last.slot === slot) window[window.length - 1] = into(last);
+  else window.push(into(undefined));
   const next: Circuit = { ...c, window };
   const t = totals(next, now, s);
   const calls = t.ok + t.failed;
-  return calls >= s.minCalls && t.failed >= s.failureRatio * calls ? open(now, s) : next;
+  return calls >= s.minCalls && t.failed >= s.failureRatio * calls && t.failing >= Math.min(cap, t.callers)
+    ? open(now, s)
+    : next;
 }
 
 /** Another instance found the provider down: open until its cool-down ends, unless already open longer. */

@@ -43,9 +43,9 @@ export interface HealthTicket {
 
 export type Admission = { allowed: true; ticket: HealthTicket } | { allowed: false; retryAfterMs: number };
 
-/** What the attempt loop sees of the tracker. */
+/** What the attempt loop sees of the tracker; `account` is the calling account (breaker.ts, "Accounts"). */
 export interface HealthGate {
-  admit(provider: string, model: string): Admission;
+  admit(provider: string, model: string, account?: string): Admission;
 }
 
 export const ANY_MODEL = "*";
@@ -74,7 +74,7 @@ export class HealthTracker implements HealthGate {
     this.listeners.push(f);
   }
 
-  admit(provider: string, model: string): Admission {
+  admit(provider: string, model: string, account = ""): Admission {
     const now = this.now();
     const keys = [key(provider, ANY_MODEL), key(provider, model)];
     const decisions = keys.map((k) => admit(this.get(k), now, this.s));
@@ -97,7 +97,7 @@ export class HealthTracker implements HealthGate {
           const v =
             verdict === "ok" && this.s.slowMs > 0 && ms !== undefined && ms > this.s.slowMs ? "failed" : verdict;
           const at = this.now();
-          keys.forEach((k, i) => this.put(k, record(this.get(k), at, this.s, v, probes[i]!), false));
+          keys.forEach((k, i) => this.put(k, record(this.get(k), at, this.s, v, probes[i]!, account), false));
         },
       },
     };

@@ -146,7 +146,7 @@ export class VideoService {
     const price = priceVideo(offering.videoPricing!, request, charge);
     await this.checkHosts(refs.all);
 
-    const ticket = this.admitted(provider.id, model.id);
+    const ticket = this.admitted(provider.id, model.id, principal.user.id);
     // Valid: from here on, state changes. First the Idempotency-Key, then the money.
     if (idempotencyKey !== null) {
       const claim = await this.d.idempotency.claim(
@@ -249,8 +249,8 @@ export class VideoService {
    * The submit's pass through the provider's circuit (null without circuit breaking); an open
    * circuit is 429 with Retry-After, as a rate-limited provider is, before any claim or hold.
    */
-  private admitted(providerId: string, modelId: string): HealthTicket | null {
-    const gate = this.d.health?.admit(providerId, modelId);
+  private admitted(providerId: string, modelId: string, account: string): HealthTicket | null {
+    const gate = this.d.health?.admit(providerId, modelId, account);
     if (!gate) return null;
     if (gate.allowed) return gate.ticket;
     throw upstreamRateLimited(gate.retryAfterMs, [{ provider: providerId, model: modelId, error: "circuit_open" }]);

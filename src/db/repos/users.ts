@@ -101,6 +101,16 @@ export class UserRepo {
     return row;
   }
 
+  /** The account's credit not held by calls in flight (balance − held), micro-won; null for a missing account. */
+  async freeCreditMicro(id: string): Promise<bigint | null> {
+    const rows = await this.db.query<{ f: unknown }>(
+      "select balance_micro - held_micro as f from users where id = $1 and deleted_at is null",
+      [id],
+    );
+    const f = rows[0]?.f;
+    return f == null ? null : BigInt(f as string);
+  }
+
   /** Credits micro-won in one atomic step (balance + ledger entry); null for a missing account. */
   async topup(id: string, amountMicro: bigint, meta: Record<string, unknown>): Promise<bigint | null> {
     const rows = await this.db.query<{ b: unknown }>("select gw_topup($1, $2, $3::jsonb) as b", [

@@ -53,7 +53,7 @@ export const KeyRecord = named(
     is_active: T.Boolean(),
     pii_masking_enabled: T.Boolean(),
     response_cache_mode: T.Union([T.Literal("off"), T.Literal("exact"), T.Literal("semantic")]),
-    hedge: T.Boolean({ description: "Hedged requests for this key's calls (docs/hedging.md)" }),
+    hedge: T.Boolean({ description: "Hedged requests for this key's calls, turned on by its owner (docs/hedging.md)" }),
     scopes: Nullable(T.Array(T.String())),
     ip_allowlist: Nullable(T.Array(T.String())),
     byok_provider: T.Optional(T.String()),

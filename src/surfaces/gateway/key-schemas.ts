@@ -15,7 +15,10 @@ export const KeyFields = {
   pii_masking_enabled: t.Optional(t.Boolean()),
   response_cache_mode: t.Optional(t.Union([t.Literal("off"), t.Literal("exact"), t.Literal("semantic")])),
   hedge: t.Optional(
-    t.Boolean({ description: "Hedged requests for this key's calls (a request's provider.hedge wins); default false" }),
+    t.Boolean({
+      description:
+        "Hedged requests for this key's calls, the loser's input charged too (docs/hedging.md); a request's provider.hedge: false turns it off, and true is ignored on a key without it; default false",
+    }),
   ),
   scopes: t.Optional(Nullable(t.Array(t.Union([t.Literal("chat"), t.Literal("usage:read")]), { maxItems: 2 }))),
   ip_allowlist: t.Optional(Nullable(t.Array(t.String({ minLength: 1, maxLength: 64 }), { maxItems: 100 }))),

@@ -131,7 +131,7 @@ export const ProviderPrefsSchema = t.Object(
     hedge: t.Optional(
       t.Boolean({
         description:
-          "Hedged request: past the first provider's p95 first-byte time, the next provider is asked too; the first to answer wins (default: the key's setting)",
+          "Hedged request: past the first provider's p95 first-byte time, the next provider is asked too; the first to answer wins. Only on a key whose owner turned hedging on (true elsewhere is ignored, with an x-gateway-warnings entry); false turns it off for this call",
       }),
     ),
     continue_on_failure: t.Optional(

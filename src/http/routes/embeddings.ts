@@ -1,8 +1,8 @@
-/** POST /v1/embeddings: parse, authorize, take a call slot, delegate to the embeddings service, encode. */
+/** POST /v1/embeddings: parse, authorize, take a call slot, delegate to the embeddings service, stream the answer out. */
 import { Elysia } from "elysia";
 import type { EmbeddingService } from "../../core/embeddings/service";
 import { EmbeddingsBodySchema, embeddingInputs, type EmbeddingsBody } from "../../surfaces/openai/embeddings-schema";
-import { toEmbeddingList } from "../../surfaces/openai/embeddings-from-core";
+import { embeddingListStream } from "../../surfaces/openai/embeddings-from-core";
 import { apiKeyAuth } from "../api-key-auth";
 import { warningHeaders } from "../warnings";
 import { callerOf } from "../caller";
@@ -23,11 +23,18 @@ export function embeddingsRoutes(d: AppDeps, embeddings: EmbeddingService) {
         inputs: embeddingInputs(b.input),
         dimensions: b.dimensions,
         user: b.user,
+        encoding: b.encoding_format ?? "float",
       });
       set.headers["x-cost-krw"] = String(outcome.cost.krw);
       set.headers["x-cost-usd"] = String(outcome.cost.usd);
       Object.assign(set.headers, warningHeaders(d.metrics, outcome.warnings, outcome.lifecycle));
-      return toEmbeddingList(outcome, b.encoding_format);
+      // Written as a stream from the spool: the answer is never one string in memory.
+      const { body: stream, length } = embeddingListStream(outcome);
+      set.headers["content-type"] = "application/json";
+      set.headers["content-length"] = String(length);
+      return new Response(stream, {
+        headers: { "content-type": "application/json", "content-length": String(length) },
+      });
     },
     {
       apiKey: "model",

@@ -29,12 +29,8 @@ export function embeddingsRoutes(d: AppDeps, embeddings: EmbeddingService) {
       set.headers["x-cost-usd"] = String(outcome.cost.usd);
       Object.assign(set.headers, warningHeaders(d.metrics, outcome.warnings, outcome.lifecycle));
       // Written as a stream from the spool: the answer is never one string in memory.
-      const { body: stream, length } = embeddingListStream(outcome);
       set.headers["content-type"] = "application/json";
-      set.headers["content-length"] = String(length);
-      return new Response(stream, {
-        headers: { "content-type": "application/json", "content-length": String(length) },
-      });
+      return new Response(embeddingListStream(outcome), { headers: { "content-type": "application/json" } });
     },
     {
       apiKey: "model",

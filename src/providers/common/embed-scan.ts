@@ -242,15 +242,16 @@ export class EmbedScanner {
     const close = chunk.indexOf(0x5d, i);
     const end = close < 0 ? chunk.length : close;
     this.grow(end - i);
-    const out = new Uint8Array(end - i);
-    let o = 0;
+    // Whitespace is dropped in place: the chunk is this reader's own, and no copy is made.
+    let o = i;
     for (let j = i; j < end; j++) {
       const b = chunk[j]!;
       const t = FLOAT_CHARS[b];
-      if (t === 1) out[o++] = b;
+      if (t === 1) chunk[o++] = b;
       else if (t !== 2) this.fail("a character that is not part of a number in a vector");
     }
-    const part = out.subarray(0, o);
+    const part = chunk.subarray(i, o);
+    o -= i;
     if (this.sink.encoding === "float") {
       if (o) this.sink.write(part);
     } else this.acc += dec.decode(part);
@@ -275,7 +276,7 @@ export class EmbedScanner {
     const end = close < 0 ? chunk.length : close;
     this.grow(end - i);
     for (let j = i; j < end; j++) if (!B64_CHARS[chunk[j]!]) this.fail("a character outside base64 in a vector");
-    if (end > i) this.sink.write(chunk.slice(i, end));
+    if (end > i) this.sink.write(chunk.subarray(i, end));
     if (close < 0) return chunk.length;
     this.sink.write(QUOTE);
     this.vectorEnded();

@@ -1,8 +1,8 @@
 /**
  * An embeddings outcome → OpenAI's list shape as a byte stream: the envelope written around
  * the spooled vectors (already the client's JSON values, floats or base64 float32), read back
- * 64 KB at a time, so memory per call does not grow with the answer (issue 28, #2). Its length
- * is known before the first byte. Key order and spelling are OpenAI's:
+ * 64 KB at a time, so memory per call does not grow with the answer (issue 28, #2). Key order
+ * and spelling are OpenAI's:
  * `{"object":"list","data":[{"object":"embedding","index":0,"embedding":…},…],"model":…,"usage":{…}}`.
  */
 import type { EmbeddingOutcome } from "../../core/embeddings/types";
@@ -18,14 +18,12 @@ const tail = (o: EmbeddingOutcome) =>
     `],"model":${JSON.stringify(o.model)},"usage":{"prompt_tokens":${o.promptTokens},"total_tokens":${o.promptTokens}}}`,
   );
 
-/** The answer's bytes and length; the stream closes the outcome's spool when it ends or is cancelled. */
-export function embeddingListStream(o: EmbeddingOutcome): { body: ReadableStream<Uint8Array>; length: number } {
+/** The answer's bytes; the stream closes the outcome's spool when it ends or is cancelled. */
+export function embeddingListStream(o: EmbeddingOutcome): ReadableStream<Uint8Array> {
   const { spool, order } = o;
-  let length = head.length + tail(o).length;
-  order.forEach((entry, i) => (length += entryHead(i).length + spool.lengthOf(entry) + entryTail.length));
   let i = -1;
   let from = 0;
-  const body = new ReadableStream<Uint8Array>(
+  return new ReadableStream<Uint8Array>(
     {
       pull(ctl) {
         try {
@@ -63,5 +61,4 @@ export function embeddingListStream(o: EmbeddingOutcome): { body: ReadableStream
     },
     { highWaterMark: 0 },
   );
-  return { body, length };
 }

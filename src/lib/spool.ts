@@ -76,6 +76,7 @@ export class Spool {
 
   /** Up to `max` bytes of `entry` from `from` (a fresh array). */
   read(entry: number, from: number, max: number): Uint8Array {
+    if (this.closed) throw new Error("spool closed");
     const offset = this.entries[entry * 2]! + from;
     const n = Math.min(max, this.lengthOf(entry) - from);
     if (this.fd === null) return this.mem.slice(offset, offset + n);

@@ -29,6 +29,8 @@ export function embeddingsRoutes(d: AppDeps, embeddings: EmbeddingService) {
       set.headers["x-cost-usd"] = String(outcome.cost.usd);
       Object.assign(set.headers, warningHeaders(d.metrics, outcome.warnings, outcome.lifecycle));
       // Written as a stream from the spool: the answer is never one string in memory.
+      // A client gone before the body is read (or while) frees the spool's memory and file at once.
+      request.signal.addEventListener("abort", () => outcome.spool.close(), { once: true });
       set.headers["content-type"] = "application/json";
       return new Response(embeddingListStream(outcome), { headers: { "content-type": "application/json" } });
     },

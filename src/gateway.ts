@@ -272,6 +272,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     available: (provider) => upstreams.available(provider),
     lifecycle,
     fxMilli: fxToMilli(cfg.FX_USD_KRW),
+    maxValues: cfg.EMBEDDINGS_MAX_VALUES,
     holdTtlSeconds: cfg.HOLD_TTL_SECONDS,
     retryBaseMs: cfg.RETRY_BASE_MS,
     firstByteTimeoutMs: cfg.UPSTREAM_FIRST_BYTE_TIMEOUT_MS,

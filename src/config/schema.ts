@@ -127,6 +127,12 @@ export const EnvSchema = T.Object({
     default: 1400,
     description: "USD→KRW rate for charges",
   }),
+  EMBEDDINGS_MAX_VALUES: Int(
+    1,
+    2048 * 3072,
+    2048 * 3072,
+    "Most numbers one embeddings call may answer (inputs × dimensions; 400 above, before any hold). The default is OpenAI's own ceiling, 2,048 inputs of 3,072",
+  ),
   MAX_BODY_BYTES: Int(1024, 1024 * 1024 * 1024, 50 * 1024 * 1024, "Request body limit (413 above)"),
   PUBLIC_MAX_BODY_BYTES: Int(
     1024,

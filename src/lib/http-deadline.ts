@@ -105,7 +105,7 @@ export async function fetchWithDeadlines(
           idleTimer = setTimeout(() => abort(new DeadlineError("idle", opts.idleTimeoutMs)), opts.idleTimeoutMs);
         }
         try {
-          const { done, value } = await Promise.race([reader.read(), aborted]);
+          const { done, value } = await untilAborted(reader.read(), controller.signal, () => call.reason);
           if (first) {
             first = false;
             if (firstByteTimer !== undefined) clearTimeout(firstByteTimer);
@@ -231,6 +231,33 @@ export async function readAllBytes(body: ReadableStream<Uint8Array>): Promise<Ui
     reader.releaseLock();
   }
   return concatBytes(parts, len);
+}
+
+/**
+ * `p`, or a rejection with `reason()` as soon as `signal` aborts. Each wait gets its own abort
+ * listener, removed when it settles: racing every read against one long-lived promise would
+ * leave a reaction holding each chunk on it until the call ends, so a long answer stayed in
+ * memory whole (issue 28, #2: +400 MB for eight 78 MB embeddings answers).
+ */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal, reason: () => unknown): Promise<T> {
+  if (signal.aborted) {
+    p.catch(() => {}); // the read fails too, after the abort: nobody waits for it
+    return Promise.reject(reason());
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(reason());
+    signal.addEventListener("abort", onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(e);
+      },
+    );
+  });
 }
 
 function abortError(): Error {

@@ -60,6 +60,16 @@ function fallbackCatalog(dir: string): string {
   return path;
 }
 
+/**
+ * The gateway's own count of a text (the hold's rule): ⌈ASCII characters / 3⌉ plus one token
+ * for every other UTF-16 unit (a Hangul syllable one, an emoji's surrogate pair two).
+ */
+const holdRule = (t: string) => {
+  let other = 0;
+  for (let i = 0; i < t.length; i++) if (t.charCodeAt(i) > 0x7f) other++;
+  return Math.ceil((t.length - other) / 3) + other;
+};
+
 const LONG = "Embeddings turn text into vectors that can be compared. ".repeat(70); // 3,920 characters
 
 for (const kind of await dbKinds()) {
@@ -85,7 +95,9 @@ for (const kind of await dbKinds()) {
         const r = await embed(g, key.key, { model, input });
         expect(r.status).toBe(200);
         const tokens = r.body.usage.prompt_tokens;
-        expect(tokens).toBe(input.reduce((n, t) => n + Math.ceil(t.length / 4), 0));
+        // OpenAI counts (the simulator: ~4 characters a token); Gemini counts none: the hold's rule.
+        const count = model.startsWith("gemini") ? holdRule : (t: string) => Math.ceil(t.length / 4);
+        expect(tokens).toBe(input.reduce((n, t) => n + count(t), 0));
         const want = expectedMicro(model, tokens);
         expect(want).toBeGreaterThan(100_000n); // above the minimum: the price is what is checked
         expect(await money(g, user.id)).toEqual({ balance: 100_000_000n - want, held: 0n });
@@ -106,6 +118,28 @@ for (const kind of await dbKinds()) {
         expect(BigInt(ev.cost_micro)).toBe(want);
       });
     }
+
+    test("Gemini: Korean and emoji are charged the hold's own estimate, one token per non-ASCII unit", async () => {
+      const { key, user } = await tenant(g, 100);
+      const korean = "임베딩은 텍스트를 비교할 수 있는 벡터로 바꿉니다. ".repeat(40);
+      const emoji = "🚀🌊📄✨🙂".repeat(120);
+      const input = [korean, emoji, "mixed 한국어 text 🎉"];
+      const r = await embed(g, key.key, { model: "gemini-embedding-001", input });
+      expect(r.status).toBe(200);
+      const tokens = input.reduce((n, t) => n + holdRule(t), 0);
+      // Honest at least: every Hangul syllable and every emoji is a token or more for a real tokenizer.
+      const syllablesAndEmoji = input.reduce((n, t) => n + [...t].filter((c) => c.codePointAt(0)! > 0x7f).length, 0);
+      expect(tokens).toBeGreaterThanOrEqual(syllablesAndEmoji);
+      // The old count, ⌈UTF-16 units / 4⌉, was well below it.
+      expect(input.reduce((n, t) => n + Math.ceil(t.length / 4), 0)).toBeLessThan(tokens / 2);
+      expect(r.body.usage).toEqual({ prompt_tokens: tokens, total_tokens: tokens });
+      const want = expectedMicro("gemini-embedding-001", tokens);
+      expect(want).toBeGreaterThan(100_000n);
+      expect(await books(g, user.id)).toEqual({ charges: 1, charged: want, events: 1, open: 0 });
+      expect(await money(g, user.id)).toEqual({ balance: 100_000_000n - want, held: 0n });
+      const ev = await usageOf(g, r.headers.get("x-request-id")!);
+      expect([ev.prompt_tokens, BigInt(ev.cost_micro)]).toEqual([tokens, want]);
+    });
 
     test("a tiny call pays the 0.1 KRW minimum, as chat does", async () => {
       const { key, user } = await tenant(g, 10);

@@ -66,6 +66,32 @@ export interface EmbeddingOptions {
   user?: string;
 }
 
+/** How the client wants its vectors: JSON numbers, or base64 of float32 little-endian bytes. */
+export type EmbeddingEncoding = "float" | "base64";
+
+/**
+ * Where an adapter writes the vectors as it reads them, each as the JSON value the client's
+ * answer carries (`[0.1,-0.2,...]` for float, `"AAAA..."` for base64): the answer never sits in
+ * memory whole (issue 28, #2).
+ */
+export interface EmbeddingSink {
+  readonly encoding: EmbeddingEncoding;
+  /** More bytes of the vector being written. */
+  write(bytes: Uint8Array): void;
+  /** The vector being written is complete; returns its number in arrival order. */
+  end(): number;
+}
+
+/** The most bytes one vector may take: 32 a value (floats as text), up to 4,096 values when the size is unknown. */
+export const maxVectorBytes = (dimensions?: number) => (dimensions ?? 4096) * 32 + 1024;
+
+export interface EmbeddingStreamResult {
+  /** For input i, the arrival number (EmbeddingSink.end) of its vector. */
+  order: number[];
+  /** The provider's count; null when its protocol reports none (Gemini). */
+  promptTokens: number | null;
+}
+
 export interface EmbeddingResult {
   vectors: number[][];
   /** The provider's count; null when its protocol reports none (Gemini). */
@@ -76,5 +102,14 @@ export interface EmbeddingProvider {
   readonly protocol: Protocol;
   /** Whether inputs may be token ids rather than text. */
   readonly tokenInputs: boolean;
+  /** The vectors as numbers (a few small inputs: the semantic cache). */
   embed(input: EmbeddingInput[], model: string, ctx: CallContext, opts?: EmbeddingOptions): Promise<EmbeddingResult>;
+  /** The vectors written to `sink` in its encoding as the answer arrives; memory does not grow with it. */
+  embedTo(
+    input: EmbeddingInput[],
+    model: string,
+    ctx: CallContext,
+    opts: EmbeddingOptions,
+    sink: EmbeddingSink,
+  ): Promise<EmbeddingStreamResult>;
 }

@@ -2,7 +2,8 @@
  * Who may serve an embeddings call: the model's offerings (a `model@provider` pin narrows
  * them), narrowed by the key (BYOK), the account (training consent), this deployment
  * (unconfigured providers are skipped; none left is 503 `provider_not_configured`) and the
- * request itself (token ids, dimensions). Every refusal is thrown before any hold.
+ * request itself (token ids, dimensions, the numbers its answer would hold: inputs ×
+ * dimensions at most EMBEDDINGS_MAX_VALUES). Every refusal is thrown before any hold.
  */
 import { GatewayError, text } from "../errors";
 import type { KeyPrincipal } from "../auth/principal";
@@ -24,7 +25,7 @@ export function embeddingCandidates(
   snapshot: CatalogSnapshot,
   p: KeyPrincipal,
   call: EmbeddingCall,
-  d: Pick<EmbeddingDeps, "available" | "embedderFor" | "lifecycle">,
+  d: Pick<EmbeddingDeps, "available" | "embedderFor" | "lifecycle" | "maxValues">,
 ): Candidate[] {
   const resolved = resolveModel(snapshot, call.model);
   if (resolved.kind === "policy") throw new GatewayError("model_not_found", POLICY_REFUSED);
@@ -40,6 +41,18 @@ export function embeddingCandidates(
         `dimensions must be at most ${max} for the model '${resolution.model.id}'.`,
       ),
       { param: "dimensions" },
+    );
+  }
+  // The work of one call, bounded before any hold: its answer holds inputs × dimensions numbers.
+  const values = call.inputs.length * (call.dimensions ?? max ?? 3072);
+  if (values > d.maxValues) {
+    throw new GatewayError(
+      "unsupported_parameter",
+      text(
+        `한 번의 임베딩 호출은 입력 수 × 차원(dimensions)이 ${d.maxValues} 이하여야 합니다 (요청: ${values}). 입력을 나누거나 dimensions를 줄이세요.`,
+        `One embeddings call may answer at most ${d.maxValues} numbers (inputs × dimensions); this one asks for ${values}. Split the input or ask for fewer dimensions.`,
+      ),
+      { param: "input" },
     );
   }
   const available = d.available?.bind(d);

@@ -2,7 +2,8 @@
  * One embeddings call: choose the candidates (4xx before any money moves), hold credits for
  * the most the input can cost, call upstream with the chat rules of retries and fallback
  * (attempts.ts), and settle the input tokens at the catalog's price, or release the hold on
- * failure, exactly once.
+ * failure, exactly once. The vectors go to a spool as they arrive (never the whole answer in
+ * memory); the outcome hands it to the caller, who writes it out and closes it.
  */
 import { GatewayError } from "../errors";
 import type { UsageEvent } from "../billing/ledger";
@@ -12,7 +13,9 @@ import { withFallback } from "../chat/attempts";
 import type { Candidate } from "../chat/candidates";
 import { placeHold, worstHoldMicro } from "../chat/hold";
 import { costOf } from "../chat/plan";
-import type { CallContext, Protocol } from "../chat/provider";
+import { maxVectorBytes, type CallContext, type EmbeddingSink, type Protocol } from "../chat/provider";
+import { UpstreamError } from "../upstream/error";
+import { Spool } from "../../lib/spool";
 import type { Usage } from "../chat/types";
 import type { AttemptRecord } from "../chat/trace";
 import { embeddingCandidates } from "./candidates";
@@ -83,14 +86,38 @@ export class EmbeddingService {
       ...this.ctx(caller, c, a),
       warn: (w) => warned.set(c.provider.id, w),
     });
+    // The answer goes to a spool as it arrives (memory, then an unlinked temporary file), bounded
+    // by what the asked numbers can take; each attempt starts it over.
+    const perVector = maxVectorBytes(call.dimensions ?? candidates[0]!.model.dimensions ?? undefined);
+    const spool = new Spool(
+      call.inputs.length * perVector,
+      () =>
+        new UpstreamError(
+          "transient",
+          "the embeddings answer is larger than asked for",
+          200,
+          undefined,
+          undefined,
+          "bad_answer",
+        ),
+    );
+    const sink: EmbeddingSink = { encoding: call.encoding, write: (b) => spool.write(b), end: () => spool.end() };
     let won;
     try {
       won = await withFallback(
         candidates,
-        (c, a) =>
-          this.d
+        (c, a) => {
+          spool.reset();
+          return this.d
             .embedderFor(c.provider.protocol as Protocol)!
-            .embed(call.inputs, c.offering.upstreamId, ctx(c, a), { dimensions: call.dimensions, user: call.user }),
+            .embedTo(
+              call.inputs,
+              c.offering.upstreamId,
+              ctx(c, a),
+              { dimensions: call.dimensions, user: call.user },
+              sink,
+            );
+        },
         {
           retryBaseMs: this.d.retryBaseMs,
           requestId: caller.requestId,
@@ -101,6 +128,7 @@ export class EmbeddingService {
         },
       );
     } catch (e) {
+      spool.close();
       this.d.keeper?.drop(caller.requestId);
       const status = e instanceof GatewayError ? e.status : 499;
       await this.d.ledger
@@ -116,18 +144,24 @@ export class EmbeddingService {
       : withMinimumCharge(usageCostMicro(c.offering.pricing!, c.provider.caching, usage, this.d.fxMilli));
     this.d.keeper?.drop(caller.requestId);
     const endSettle = caller.trace?.phase("settle");
-    await this.d.settlements.start({
-      id: caller.requestId,
-      userId: p.user.id,
-      costMicro: micro,
-      tokens: usage.promptTokens,
-      event: event(c, usage, 200),
-    });
+    try {
+      await this.d.settlements.start({
+        id: caller.requestId,
+        userId: p.user.id,
+        costMicro: micro,
+        tokens: usage.promptTokens,
+        event: event(c, usage, 200),
+      });
+    } catch (e) {
+      spool.close();
+      throw e;
+    }
     endSettle?.();
     const cost = costOf(micro > holdMicro ? holdMicro : micro, this.d.fxMilli);
     caller.trace?.answered(c.model.id, c.provider.id, usage, Number(cost.micro) / 1e6, { cached: false });
     return {
-      vectors: won.value.vectors,
+      spool,
+      order: won.value.order,
       model: c.model.id,
       provider: c.provider.id,
       promptTokens: usage.promptTokens,

@@ -5,7 +5,8 @@ import type { Settlements } from "../billing/settlements";
 import type { HoldKeeper } from "../billing/hold-keeper";
 import type { ChatCaller, Cost } from "../chat/plan";
 import type { UpstreamEndpoint } from "../chat/ports";
-import type { EmbeddingInput, EmbeddingProvider, Protocol } from "../chat/provider";
+import type { EmbeddingEncoding, EmbeddingInput, EmbeddingProvider, Protocol } from "../chat/provider";
+import type { Spool } from "../../lib/spool";
 import type { CallWarning } from "../upstream/warnings";
 import type { LifecyclePort, ModelNotice } from "../catalog/lifecycle";
 import type { UpstreamError } from "../upstream/error";
@@ -16,11 +17,18 @@ export interface EmbeddingCall {
   inputs: EmbeddingInput[];
   dimensions?: number;
   user?: string;
+  /** How the client wants the vectors; the upstream is asked for the same. */
+  encoding: EmbeddingEncoding;
 }
 
 export interface EmbeddingOutcome {
-  /** One vector per input, in input order. */
-  vectors: number[][];
+  /**
+   * The vectors as the client's JSON values, one spool entry each (memory or an unlinked
+   * temporary file, never the whole answer in memory); the caller closes it.
+   */
+  spool: Spool;
+  /** For input i, the spool entry of its vector. */
+  order: number[];
   /** The catalog id of the model that answered, and its provider. */
   model: string;
   provider: string;
@@ -47,6 +55,8 @@ export interface EmbeddingDeps {
   /** The day and the simulated offerings (catalog/lifecycle.ts); unset: the system clock, nothing simulated. */
   lifecycle?: LifecyclePort;
   fxMilli: bigint;
+  /** Most numbers one call may answer (inputs × dimensions): 400 above, before any hold. */
+  maxValues: number;
   holdTtlSeconds: number;
   retryBaseMs: number;
   firstByteTimeoutMs: number;

@@ -1,8 +1,8 @@
-/** POST /v1/embeddings: parse, authorize, take a call slot, delegate to the embeddings service, encode. */
+/** POST /v1/embeddings: parse, authorize, take a call slot, delegate to the embeddings service, stream the answer out. */
 import { Elysia } from "elysia";
 import type { EmbeddingService } from "../../core/embeddings/service";
 import { EmbeddingsBodySchema, embeddingInputs, type EmbeddingsBody } from "../../surfaces/openai/embeddings-schema";
-import { toEmbeddingList } from "../../surfaces/openai/embeddings-from-core";
+import { embeddingListStream } from "../../surfaces/openai/embeddings-from-core";
 import { apiKeyAuth } from "../api-key-auth";
 import { warningHeaders } from "../warnings";
 import { callerOf } from "../caller";
@@ -23,11 +23,16 @@ export function embeddingsRoutes(d: AppDeps, embeddings: EmbeddingService) {
         inputs: embeddingInputs(b.input),
         dimensions: b.dimensions,
         user: b.user,
+        encoding: b.encoding_format ?? "float",
       });
       set.headers["x-cost-krw"] = String(outcome.cost.krw);
       set.headers["x-cost-usd"] = String(outcome.cost.usd);
       Object.assign(set.headers, warningHeaders(d.metrics, outcome.warnings, outcome.lifecycle));
-      return toEmbeddingList(outcome, b.encoding_format);
+      // Written as a stream from the spool: the answer is never one string in memory.
+      // A client gone before the body is read (or while) frees the spool's memory and file at once.
+      request.signal.addEventListener("abort", () => outcome.spool.close(), { once: true });
+      set.headers["content-type"] = "application/json";
+      return new Response(embeddingListStream(outcome), { headers: { "content-type": "application/json" } });
     },
     {
       apiKey: "model",

@@ -2,7 +2,8 @@
  * Gemini embeddings: `POST {baseUrl}/v1beta/models/{model}:embedContent` for one text,
  * `:batchEmbedContents` for several (one request each, answered in order). The API sends no
  * token count, so `promptTokens` is null and the caller counts the input itself. It takes no
- * end-user id: a `user` is left out and reported.
+ * end-user id: a `user` is left out and reported. The answer is read as it arrives, never
+ * whole (common/embed-scan.ts).
  */
 import type {
   CallContext,
@@ -10,13 +11,16 @@ import type {
   EmbeddingOptions,
   EmbeddingProvider,
   EmbeddingResult,
+  EmbeddingSink,
+  EmbeddingStreamResult,
 } from "../../core/chat/provider";
+import { EmbedScanner, maxVectorBytes, scanBody, type ScanPlan } from "../common/embed-scan";
+import { collectVectors, orderOf } from "../common/embed-collect";
 import { UpstreamError } from "../../core/upstream/error";
-import { joinUrl, postUpstreamJson } from "../common/http";
+import { joinUrl, postUpstream } from "../common/http";
 import { badAnswer } from "../common/errors";
 import { droppedIfSet, reported } from "../common/dropped";
 import { classifyGeminiError } from "./errors";
-import { checkGeminiEmbedResponse } from "./wire";
 
 /** A checked answer, or (the pure mapping being tested alone) one that lacks its vectors. */
 type LooseEmbedResponse = { embedding?: { values?: number[] }; embeddings?: Array<{ values?: number[] }> };
@@ -39,15 +43,27 @@ export function fromGeminiEmbedResponse(body: LooseEmbedResponse, expected: numb
   return { vectors: vectors as number[][], promptTokens: null };
 }
 
+/** Where Gemini's answers keep the vectors: `embedding.values` (one), `embeddings[i].values` (a batch). */
+const GEMINI_EMBED_PLAN: ScanPlan = {
+  vector: (p) =>
+    (p.length === 2 && p[0] === "embedding" && p[1] === "values") ||
+    (p.length === 3 && p[0] === "embeddings" && p[2] === "values"),
+  keep: () => false,
+};
+
 export const geminiEmbeddingProvider: EmbeddingProvider = {
   protocol: "gemini",
   tokenInputs: false,
-  async embed(
+  embed(input, model, ctx, opts = {}) {
+    return collectVectors(geminiEmbeddingProvider.embedTo, input, model, ctx, opts);
+  },
+  async embedTo(
     input: EmbeddingInput[],
     model: string,
     ctx: CallContext,
-    opts: EmbeddingOptions = {},
-  ): Promise<EmbeddingResult> {
+    opts: EmbeddingOptions,
+    sink: EmbeddingSink,
+  ): Promise<EmbeddingStreamResult> {
     const texts = input.map((i) => {
       // The service never routes token ids here (tokenInputs: false); a programming error if it did.
       if (typeof i !== "string") throw new UpstreamError("rejected", "Gemini embeddings take text only", 400);
@@ -63,9 +79,17 @@ export const geminiEmbeddingProvider: EmbeddingProvider = {
         : { requests: texts.map((t) => embedRequest(model, t, opts)) },
       dropped: droppedIfSet(opts, ["user"]),
     });
-    return fromGeminiEmbedResponse(
-      checkGeminiEmbedResponse(await postUpstreamJson(url, headers, payload, ctx, classifyGeminiError), ctx.providerId),
+    // Read as it arrives (issue 28, #2): floats pass through, or become base64 one vector at a time.
+    const opened = await postUpstream(url, headers, payload, ctx, classifyGeminiError);
+    const scanner = new EmbedScanner(GEMINI_EMBED_PLAN, sink, maxVectorBytes(opts.dimensions), "float");
+    await scanBody(opened.body, scanner);
+    const order = orderOf(
+      scanner.vectors.map((v) => ({
+        index: single ? (v.path[0] === "embedding" ? 0 : -1) : v.path[0] === "embeddings" ? v.path[1] : -1,
+        arrival: v.arrival,
+      })),
       texts.length,
     );
+    return { order, promptTokens: null };
   },
 };

@@ -9,7 +9,11 @@ import type {
   EmbeddingOptions,
   EmbeddingProvider,
   EmbeddingResult,
+  EmbeddingSink,
+  EmbeddingStreamResult,
 } from "../../core/chat/provider";
+import { EmbedScanner, maxVectorBytes, scanBody, type ScanPlan } from "../common/embed-scan";
+import { collectVectors, orderOf } from "../common/embed-collect";
 import { badAnswer } from "../common/errors";
 import type { ChatRequest, ChatResult, StreamEvent } from "../../core/chat/types";
 import { decodeSse } from "../../lib/sse";
@@ -21,7 +25,7 @@ import { fromOpenAIChatResponse } from "./response";
 import { readOpenAIChatStream } from "./stream";
 import { OpenAIRawScanner } from "./relay";
 import { OpenAIRawRestorer } from "./relay-restore";
-import { checkOpenAIChatResponse, checkOpenAIEmbeddingResponse, type OpenAIWireEmbeddingResponse } from "./wire";
+import { checkOpenAIChatResponse, type OpenAIWireEmbeddingResponse } from "./wire";
 
 function openAIHeaders(ctx: CallContext, stream: boolean): Record<string, string> {
   const h: Record<string, string> = { authorization: `Bearer ${ctx.apiKey}` };
@@ -79,31 +83,50 @@ export const openAIChatProvider: ChatProvider = {
   rawRestorer: (mapping) => new OpenAIRawRestorer(mapping),
 };
 
+/** Where OpenAI's answer keeps the vectors (`data[i].embedding`), their indexes and the usage. */
+const OPENAI_EMBED_PLAN: ScanPlan = {
+  vector: (p) => p.length === 3 && p[0] === "data" && p[2] === "embedding",
+  keep: (p) => (p.length === 3 && p[0] === "data" && p[2] === "index") || (p.length === 1 && p[0] === "usage"),
+};
+
 export const openAIEmbeddingProvider: EmbeddingProvider = {
   protocol: "openai",
   tokenInputs: true,
-  async embed(
+  embed(input, model, ctx, opts = {}) {
+    return collectVectors(openAIEmbeddingProvider.embedTo, input, model, ctx, opts);
+  },
+  async embedTo(
     input: EmbeddingInput[],
     model: string,
     ctx: CallContext,
-    opts: EmbeddingOptions = {},
-  ): Promise<EmbeddingResult> {
+    opts: EmbeddingOptions,
+    sink: EmbeddingSink,
+  ): Promise<EmbeddingStreamResult> {
     const url = joinUrl(ctx.baseUrl, "/v1/embeddings");
-    // Floats on the wire: the gateway encodes base64 itself when its client asks for it.
+    // The client's encoding on the wire: base64 vectors pass through as they came (issue 28, #2).
     const body = {
       model,
       input,
-      encoding_format: "float",
+      encoding_format: sink.encoding,
       ...(opts.dimensions !== undefined && { dimensions: opts.dimensions }),
       ...(opts.user !== undefined && { user: opts.user }),
     };
-    return fromOpenAIEmbeddingResponse(
-      checkOpenAIEmbeddingResponse(
-        await postUpstreamJson(url, openAIHeaders(ctx, false), body, ctx, classifyOpenAIError),
-        ctx.providerId,
-      ),
+    const opened = await postUpstream(url, openAIHeaders(ctx, false), body, ctx, classifyOpenAIError);
+    const scanner = new EmbedScanner(OPENAI_EMBED_PLAN, sink, maxVectorBytes(opts.dimensions), sink.encoding);
+    await scanBody(opened.body, scanner);
+    const order = orderOf(
+      scanner.vectors.map((v) => ({
+        index: scanner.kept.get(`data/${v.path[1]}/index`) ?? v.path[1],
+        arrival: v.arrival,
+      })),
       input.length,
     );
+    const usage = scanner.kept.get("usage") as { prompt_tokens?: unknown } | undefined;
+    const tokens = usage?.prompt_tokens;
+    return {
+      order,
+      promptTokens: typeof tokens === "number" && Number.isInteger(tokens) && tokens >= 0 ? tokens : null,
+    };
   },
 };
 

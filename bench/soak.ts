@@ -46,7 +46,7 @@ export interface SoakReport {
   maxConcurrentStreams: number;
 }
 
-const MODELS = ["gpt-4o-mini", "claude-haiku-4-5", "deepseek-v3", "gemini-2.5-flash"];
+const MODELS = ["gpt-4o-mini", "claude-haiku-4-5", "deepseek-v4-flash", "gemini-3.5-flash"];
 
 export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   await checkPostgres(o.pg);

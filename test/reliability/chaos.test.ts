@@ -121,7 +121,7 @@ describe.skipIf(!pg)("chaos", () => {
       const count = (k: string) => (counts[k] = (counts[k] ?? 0) + 1);
       const fiveHundreds: string[] = [];
       const accepted: { id: string; key: string }[] = [];
-      const models = ["gpt-4o-mini", "claude-haiku-4-5", "gemini-2.5-flash", "deepseek-v3"];
+      const models = ["gpt-4o-mini", "claude-haiku-4-5", "gemini-3.5-flash", "deepseek-v4-flash"];
       const chatFaults = [
         "",
         "",

@@ -32,8 +32,13 @@ interface ResponsesRequest {
   tool_choice?: unknown;
   reasoning?: { effort?: string | null; summary?: string | null } | null;
   include?: unknown;
-  text?: { format?: { type?: string; schema?: unknown } } | null;
+  text?: { format?: { type?: string; schema?: unknown }; verbosity?: string } | null;
   store?: boolean;
+  parallel_tool_calls?: boolean;
+  previous_response_id?: string | null;
+  temperature?: number | null;
+  top_p?: number | null;
+  metadata?: Record<string, unknown>;
 }
 
 export async function handleOpenAIResponses(ctx: SimContext): Promise<Response> {
@@ -127,17 +132,28 @@ export async function handleOpenAIResponses(ctx: SimContext): Promise<Response> 
     output_tokens_details: { reasoning_tokens: plan.thinkingTokens },
     total_tokens: inputTokens + plan.completionTokens,
   };
+  // OpenAI echoes the request's settings on the response object (SDK helpers read `text.format`).
   const head = {
     id: ids.resp,
     object: "response",
     created_at: unixSeconds(),
+    background: false,
+    error: null,
     model,
     instructions: body.instructions ?? null,
     max_output_tokens: body.max_output_tokens ?? null,
+    parallel_tool_calls: body.parallel_tool_calls ?? true,
+    previous_response_id: body.previous_response_id ?? null,
     reasoning: { effort: body.reasoning?.effort ?? null, summary: body.reasoning?.summary ?? null },
+    service_tier: "default",
     store: body.store ?? true,
+    temperature: body.temperature ?? 1,
+    text: { format: { type: "text" }, verbosity: "medium", ...body.text },
     tool_choice: body.tool_choice ?? "auto",
     tools: body.tools ?? [],
+    top_p: body.top_p ?? 1,
+    truncation: "disabled",
+    metadata: body.metadata ?? {},
   };
   const output = reasoning ? [reasoning, final] : [final];
   const completed = {

@@ -219,3 +219,41 @@ describe("a Responses call on another provider's model", () => {
     expect(((await res.json()) as any).object).toBe("response");
   });
 });
+
+describe("a Responses-only model (gpt-5.3-codex)", () => {
+  test("answers a Responses call, relayed to OpenAI's /v1/responses", async () => {
+    const { user, key } = await tenant(g);
+    proxy.clear();
+    const res = await postResponses(g, key.key, { model: "gpt-5.3-codex", input: "hi codex" });
+    expect(res.status).toBe(200);
+    expect(proxy.bodies.map((c) => c.path)).toEqual(["/openai/v1/responses"]);
+    const got: any = await res.json();
+    expect(got.model).toBe("gpt-5.3-codex");
+    expect(got.output.at(-1).content[0].text).toContain("hi codex");
+    expect((await books(g, user.id)).charges).toHaveLength(1);
+  });
+
+  test("is refused on chat completions and Messages with a 400 naming the Responses API, before any hold", async () => {
+    const { user, key } = await tenant(g);
+    proxy.clear();
+    const chat = await fetch(g.url + "/v1/chat/completions", {
+      method: "POST",
+      headers: { authorization: `Bearer ${key.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "gpt-5.3-codex", messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(chat.status).toBe(400);
+    const body: any = await chat.json();
+    expect(JSON.stringify(body)).toContain("/v1/responses");
+    const messages = await fetch(g.url + "/v1/messages", {
+      method: "POST",
+      headers: { "x-api-key": key.key, "content-type": "application/json", "anthropic-version": "2023-06-01" },
+      body: JSON.stringify({ model: "gpt-5.3-codex", max_tokens: 100, messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(messages.status).toBe(400);
+    expect(JSON.stringify(await messages.json())).toContain("Responses API");
+    expect(proxy.bodies).toHaveLength(0);
+    const b = await books(g, user.id);
+    expect(b.holds).toHaveLength(0);
+    expect(b.charges).toHaveLength(0);
+  });
+});

@@ -14,6 +14,7 @@ import { wantsHedge } from "./hedge";
 import { applyProMode, checkAllowed } from "./access";
 import type { ChatCaller, ChatOptions, ChatPlan, Prepared } from "./plan";
 import { buildCandidates, type Candidate, type ProviderPrefs } from "./candidates";
+import { responsesOnlyCheck } from "./responses-native";
 import { holdInputTokens, measurePrompt } from "./estimate";
 import { searchBeforeCall } from "./web-search-step";
 import type { CachedAnswer, ChatDeps } from "./ports";
@@ -92,6 +93,8 @@ export async function prepareCall(d: ChatDeps, bill: CallBill, caller: ChatCalle
   } else {
     candidates = buildCandidates(snapshot, resolution, candidateOptions(d, p, request, o.prefs));
   }
+  // A Responses-only offering takes a Responses call only; refused before any hold.
+  candidates = responsesOnlyCheck(candidates, !!request.responses);
 
   // Without a search engine the plugin cannot run: refused before any hold, unless optional.
   if (o.web && !d.search && !o.web.optional) {

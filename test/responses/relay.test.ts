@@ -89,6 +89,19 @@ function expectSent(stream: boolean) {
 }
 
 const restore = (s: string) => s.replaceAll("[EMAIL_1]", EMAIL);
+
+/** Splits every output-text delta into pieces of 3 characters, so a placeholder spans several deltas. */
+function splitTextDeltas(event: string): string[] {
+  const frame = parseSse(event)[0];
+  if (frame?.event !== "response.output_text.delta") return [event];
+  const text: string = frame.json.delta;
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += 3)
+    out.push(
+      `event: response.output_text.delta\ndata: ${JSON.stringify({ ...frame.json, delta: text.slice(i, i + 3) })}\n\n`,
+    );
+  return out;
+}
 const events = (text: string) => text.split(/(?<=\n\n)/).filter((e) => e.trim() && !e.startsWith(":"));
 
 describe("a Responses call on an OpenAI model", () => {
@@ -170,6 +183,34 @@ describe("a Responses call on an OpenAI model", () => {
     expect(text).toContain(EMAIL);
     expect(b.events[0]).toMatchObject({ status: 200, prompt_tokens: upstream.response.usage.input_tokens });
     expect(b.held).toBe(0n);
+  });
+
+  test("stream: a placeholder split across deltas and network writes reaches the client whole", async () => {
+    const { key } = await tenant(g, 10_000);
+    proxy.clear();
+    proxy.reshape = splitTextDeltas;
+    proxy.pieceBytes = 16;
+    try {
+      const res = await postResponses(g, key.key, secondTurn(true));
+      expect(res.status).toBe(200);
+      const got = events(await res.text());
+      await proxy.bodies[0]!.ended;
+      const sent = events(proxy.bodies[0]!.response);
+      const deltas = (evs: string[]) =>
+        parseSse(evs.join(""))
+          .filter((f) => f.event === "response.output_text.delta")
+          .map((f) => f.json.delta as string);
+      // The split really cut the placeholder, and the client reads the value whole.
+      expect(deltas(sent).some((d) => /\[[A-Z_0-9]*$/.test(d))).toBe(true);
+      expect(deltas(got).join("")).toBe(restore(deltas(sent).join("")));
+      expect(deltas(got).join("")).toContain(`Write ${EMAIL} back`);
+      expect(deltas(got).some((d) => d.includes("[EMAIL"))).toBe(false);
+      const done = parseSse(got.join("")).find((f) => f.event === "response.output_text.done")!;
+      expect(done.json.text).toBe(deltas(got).join(""));
+    } finally {
+      proxy.reshape = null;
+      proxy.pieceBytes = 0;
+    }
   });
 
   test("without PII the stream is OpenAI's bytes, but the closing event", async () => {

@@ -31,6 +31,8 @@ export interface OverlayOffering {
   deprecated_at?: string | null;
   retires_at?: string | null;
   successor?: string | null;
+  /** Served on the provider's Responses API only (docs/catalog.md). */
+  responses_only?: boolean;
   /** Where those dates come from (kept in the overlay, not the catalog). */
   lifecycle_source?: string;
 }
@@ -173,6 +175,7 @@ export function buildCatalog(overlay: Overlay, source: Map<string, Provider>, da
         ...(off.deprecated_at != null ? { deprecated_at: off.deprecated_at } : {}),
         ...(off.retires_at != null ? { retires_at: off.retires_at } : {}),
         ...(off.successor != null ? { successor: off.successor } : {}),
+        ...(off.responses_only ? { responses_only: true } : {}),
       });
     }
     for (const a of aliases) {

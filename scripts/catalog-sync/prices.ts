@@ -107,8 +107,9 @@ export function derivePricing(p: ModelPrice, caching: CachingMode, embedding: bo
     if (embedding) return { input, output, cached_input: null, cache_write: null };
     switch (caching) {
       case "automatic":
-        if (read === undefined) throw new Error(`${label}: automatic caching needs the source's cache_read price`);
-        return { input, output, cached_input: read, cache_write: null };
+        // No cache_read price: the provider gives this model no cached-input discount (OpenAI's
+        // `-pro` models): no cached price, cached tokens cost the input price (types.ts, TokenPricing).
+        return { input, output, cached_input: read ?? null, cache_write: null };
       case "explicit":
         if (read === undefined || write === undefined)
           throw new Error(`${label}: explicit caching needs the source's cache_read and cache_write prices`);

@@ -138,6 +138,10 @@ describe("codex exec against the gateway (wire_api = responses)", () => {
       // Two model calls: the one that called the tool and the one that answered its result.
       const calls = simCalls(g);
       expect(calls).toBe(2);
+      // An OpenAI model gets Codex's own body on OpenAI's Responses API (relayed); the others the translation.
+      const routes = Object.keys(g.gw.sim!.stats().calls[PROVIDER[maker]] ?? {});
+      if (maker === "openai") expect(routes).toEqual(["POST /v1/responses"]);
+      else expect(routes).not.toContain("POST /v1/responses");
       const b = await expectChargedOnce(g, tenant, { calls, api: "responses", provider: PROVIDER[maker], model });
       // What Codex shows: the turn's tokens, summed over its calls, as the books charged them.
       const usage = run.events.at(-1).usage;

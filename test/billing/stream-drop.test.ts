@@ -232,11 +232,13 @@ for (const kind of await dbKinds()) {
     });
 
     // Frames far enough apart that the hang-up lands before the first content, close enough that
-    // the rest (8 frames for OpenAI; some 20 for Anthropic, whose reasoning streams) fits the drain time.
+    // the rest (8 frames for OpenAI chat, some 15 for its Responses API; some 20 for Anthropic, whose
+    // reasoning streams) fits the drain time.
     const quick: [Surface, string, number][] = [
       ["chat", "gpt-4o", 250], // relayed byte for byte
       ["chat", "claude-haiku-4-5", 100], // translated
-      ["responses", "gpt-4o", 250],
+      // OpenAI's own Responses stream, relayed: some 15 events, so closer together.
+      ["responses", "gpt-4o", 150],
     ];
     for (const [s, model, gapMs] of quick) {
       test(`${s} ${model}: hanging up before any content is charged the upstream's usage when it arrives within the drain time`, async () => {

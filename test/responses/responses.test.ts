@@ -1,6 +1,7 @@
 /**
  * POST /v1/responses, non-streaming, through the official `openai` SDK: the response object,
- * what the provider receives (through a recording proxy in front of the simulated OpenAI),
+ * what the provider receives (through a recording proxy in front of a simulated OpenAI-compatible
+ * upstream the gateway translates for; OpenAI itself gets the client's body: relay.test.ts),
  * validation, cost headers, billing and the response cache.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
@@ -16,8 +17,8 @@ let g: TestGateway;
 let rec: UpstreamRecorder;
 beforeAll(async () => {
   rec = new UpstreamRecorder();
-  g = await startTestGateway({ env: { OPENAI_BASE_URL: rec.url } });
-  rec.aim(g.gw.sim!.baseUrl("openai"));
+  g = await startTestGateway({ env: { GROQ_BASE_URL: rec.url } });
+  rec.aim(g.gw.sim!.baseUrl("groq"));
 }, 30_000);
 afterAll(async () => {
   await g?.stop();
@@ -36,12 +37,12 @@ describe("the response object", () => {
   test("SDK create: the specification's fields, output_text, usage, no cost in the body", async () => {
     const { sdk } = await tenant(g);
     const { data: r, response } = await sdk.responses
-      .create({ model: "gpt-4o-mini", input: "hello there" })
+      .create({ model: "llama-3.1-8b", input: "hello there" })
       .withResponse();
     expect(r.id).toMatch(/^resp_[0-9a-f]{32}$/);
     expect(r.object).toBe("response");
     expect(r.status).toBe("completed");
-    expect(r.model).toBe("gpt-4o-mini");
+    expect(r.model).toBe("llama-3.1-8b");
     expect(Math.abs(r.created_at - Date.now() / 1000)).toBeLessThan(10);
     expect(Number.isInteger(r.created_at)).toBe(true);
     expect(r.output).toHaveLength(1);
@@ -49,7 +50,7 @@ describe("the response object", () => {
     expect(item).toMatchObject({ type: "message", status: "completed", role: "assistant" });
     expect(item.id).toMatch(/^msg_/);
     expect(item.content).toEqual([{ type: "output_text", text: r.output_text, annotations: [] }]);
-    expect(r.output_text).toStartWith("Simulated reply from openai/gpt-4o-mini: hello there");
+    expect(r.output_text).toStartWith("Simulated reply from groq/llama-3.1-8b-instant: hello there");
     // "hello there" is 11 characters (3 tokens); the default reply is 20 tokens.
     expect(r.usage).toMatchObject({ input_tokens: 3, output_tokens: 20, total_tokens: 23 });
     expect((r as any).cost).toBeUndefined();
@@ -61,7 +62,7 @@ describe("the response object", () => {
   test("instructions arrive first as a system message; input items as chat messages", async () => {
     const { sdk } = await tenant(g);
     await sdk.responses.create({
-      model: "gpt-4o-mini",
+      model: "llama-3.1-8b",
       instructions: "answer in one word",
       input: [
         { role: "user", content: "weather in Seoul?" },
@@ -143,7 +144,7 @@ describe("the response object", () => {
   test("non-function tools are dropped silently; a forced function call is a function_call item", async () => {
     const { sdk } = await tenant(g);
     const r = await sdk.responses.create({
-      model: "gpt-4o-mini",
+      model: "llama-3.1-8b",
       input: "weather?",
       tools: [{ type: "web_search" } as any, weather, { type: "file_search", vector_store_ids: ["vs_1"] } as any],
       tool_choice: "required",
@@ -176,7 +177,7 @@ describe("the response object", () => {
     const { sdk } = await tenant(g);
     const other = { ...weather, name: "get_time" };
     const r = await sdk.responses.create({
-      model: "gpt-4o-mini",
+      model: "llama-3.1-8b",
       input: "x",
       tools: [weather, other],
       tool_choice: { type: "function", name: "get_time" },
@@ -188,7 +189,7 @@ describe("the response object", () => {
   test("accepted-but-ignored fields are accepted and never sent upstream; metadata is echoed", async () => {
     const { key } = await tenant(g);
     const res = await postResponses(g, key.key, {
-      model: "gpt-4o-mini",
+      model: "llama-3.1-8b",
       input: "ignored fields",
       text: { format: { type: "text" }, verbosity: "low" },
       store: true,
@@ -221,7 +222,7 @@ describe("the response object", () => {
   test("optional fields sent as null count as absent", async () => {
     const { key } = await tenant(g);
     const res = await postResponses(g, key.key, {
-      model: "gpt-4o-mini",
+      model: "llama-3.1-8b",
       input: "nulls",
       instructions: null,
       max_output_tokens: null,
@@ -246,10 +247,10 @@ describe("the response object", () => {
 
   test("max_output_tokens maps to max_tokens (default 4096); a cut answer says so but stays completed", async () => {
     const { sdk } = await tenant(g);
-    await sdk.responses.create({ model: "gpt-4o-mini", input: "default cap" });
+    await sdk.responses.create({ model: "llama-3.1-8b", input: "default cap" });
     expect(rec.last().max_tokens ?? rec.last().max_completion_tokens).toBe(4096);
     const r = await sdk.responses.create({
-      model: "gpt-4o-mini",
+      model: "llama-3.1-8b",
       input: "long one [sim:tokens=50]",
       max_output_tokens: 10,
     });
@@ -262,11 +263,11 @@ describe("the response object", () => {
 
   test("reasoning.effort reaches the provider; the top-level reasoning_effort wins", async () => {
     const { sdk } = await tenant(g);
-    const low = await sdk.responses.create({ model: "gpt-4o-mini", input: "think", reasoning: { effort: "low" } });
+    const low = await sdk.responses.create({ model: "llama-3.1-8b", input: "think", reasoning: { effort: "low" } });
     expect(rec.last().reasoning_effort).toBe("low");
     expect(low.usage!.output_tokens_details.reasoning_tokens).toBe(16);
     const high = await sdk.responses.create({
-      model: "gpt-4o-mini",
+      model: "llama-3.1-8b",
       input: "think",
       reasoning: { effort: "low" },
       reasoning_effort: "high",
@@ -278,7 +279,7 @@ describe("the response object", () => {
 
   test("reasoning.mode pro goes through the chat rules (400 on a model without a pro mode)", async () => {
     const { key } = await tenant(g);
-    const res = await postResponses(g, key.key, { model: "gpt-4o-mini", input: "x", reasoning: { mode: "pro" } });
+    const res = await postResponses(g, key.key, { model: "llama-3.1-8b", input: "x", reasoning: { mode: "pro" } });
     expect(res.status).toBe(400);
     expect(((await res.json()) as any).detail.error).toBe("reasoning_mode_unsupported");
   });
@@ -290,14 +291,14 @@ describe("PII masking (the key's default)", () => {
     expect(key.pii_masking_enabled).toBe(true);
     const value = "alice.kim@example.co.kr";
     const r = await sdk.responses.create({
-      model: "gpt-4o-mini",
+      model: "llama-3.1-8b",
       instructions: `Reply to ${value}`,
       input: `mail ${value} now`,
     });
     expect(r.output_text).toContain(value);
     expect(JSON.stringify(rec.last())).not.toContain(value);
     expect(JSON.stringify(rec.last().messages)).toMatch(/\[EMAIL_1\]/);
-    const stream = await sdk.responses.create({ model: "gpt-4o-mini", input: `mail ${value} now`, stream: true });
+    const stream = await sdk.responses.create({ model: "llama-3.1-8b", input: `mail ${value} now`, stream: true });
     let text = "";
     let done: any = null;
     for await (const ev of stream) {
@@ -317,7 +318,7 @@ describe("validation and errors", () => {
     const before = rec.calls.length;
     const res = await g.call("POST", "/v1/responses/compact", {
       token: key.key,
-      body: { model: "gpt-4o-mini", input: "x" },
+      body: { model: "llama-3.1-8b", input: "x" },
     });
     expect(res.status).toBe(501);
     expect(JSON.stringify(res.body)).toContain("not_implemented");
@@ -329,13 +330,13 @@ describe("validation and errors", () => {
     const { key } = await tenant(g);
     const before = rec.calls.length;
     for (const v of [0, 128001, 1.5, "many"]) {
-      const res = await postResponses(g, key.key, { model: "gpt-4o-mini", input: "x", max_output_tokens: v });
+      const res = await postResponses(g, key.key, { model: "llama-3.1-8b", input: "x", max_output_tokens: v });
       expect(res.status).toBe(422);
       const body: any = await res.json();
       expect(body.detail.some((d: any) => JSON.stringify(d.loc) === '["body","max_output_tokens"]')).toBe(true);
     }
     expect(
-      (await postResponses(g, key.key, { model: "gpt-4o-mini", input: "x", max_output_tokens: 128000 })).status,
+      (await postResponses(g, key.key, { model: "llama-3.1-8b", input: "x", max_output_tokens: 128000 })).status,
     ).toBe(200);
     expect(rec.calls.length).toBe(before + 1);
   });
@@ -343,11 +344,11 @@ describe("validation and errors", () => {
   test("other schema errors are 422 with their loc", async () => {
     const { key } = await tenant(g);
     const cases: [Record<string, unknown>, (string | number)[]][] = [
-      [{ model: "gpt-4o-mini" }, ["body", "input"]],
-      [{ model: "gpt-4o-mini", input: "x", temperature: 3 }, ["body", "temperature"]],
-      [{ model: "gpt-4o-mini", input: "x", reasoning_effort: "extreme" }, ["body", "reasoning_effort"]],
-      [{ model: "gpt-4o-mini", input: [{ type: "function_call", name: "f" }] }, ["body", "input", 0, "call_id"]],
-      [{ model: "gpt-4o-mini", input: "x", tools: [{ type: "function" }] }, ["body", "tools", 0, "name"]],
+      [{ model: "llama-3.1-8b" }, ["body", "input"]],
+      [{ model: "llama-3.1-8b", input: "x", temperature: 3 }, ["body", "temperature"]],
+      [{ model: "llama-3.1-8b", input: "x", reasoning_effort: "extreme" }, ["body", "reasoning_effort"]],
+      [{ model: "llama-3.1-8b", input: [{ type: "function_call", name: "f" }] }, ["body", "input", 0, "call_id"]],
+      [{ model: "llama-3.1-8b", input: "x", tools: [{ type: "function" }] }, ["body", "tools", 0, "name"]],
     ];
     for (const [body, loc] of cases) {
       const res = await postResponses(g, key.key, body);
@@ -359,17 +360,17 @@ describe("validation and errors", () => {
 
   test("authentication and chat errors are the chat service's", async () => {
     const bad = new OpenAI({ apiKey: "sk-gw-nope", baseURL: g.url + "/v1", maxRetries: 0 });
-    const e1: any = await bad.responses.create({ model: "gpt-4o-mini", input: "x" }).catch((e) => e);
+    const e1: any = await bad.responses.create({ model: "llama-3.1-8b", input: "x" }).catch((e) => e);
     expect(e1.status).toBe(401);
     const { sdk } = await tenant(g);
-    const e2: any = await sdk.responses.create({ model: "gpt-4o-minii", input: "x" }).catch((e) => e);
+    const e2: any = await sdk.responses.create({ model: "llama-3.1-8bb", input: "x" }).catch((e) => e);
     expect(e2.status).toBe(400);
     expect(e2.code).toBe("model_not_found");
     const poor = await tenant(g, 0);
-    const e3: any = await poor.sdk.responses.create({ model: "gpt-4o-mini", input: "x" }).catch((e) => e);
+    const e3: any = await poor.sdk.responses.create({ model: "llama-3.1-8b", input: "x" }).catch((e) => e);
     expect(e3.status).toBe(402);
     const e4: any = await sdk.responses
-      .create({ model: "gpt-4o-mini", input: "always failing [sim:fail=503]" })
+      .create({ model: "llama-3.1-8b", input: "always failing [sim:fail=503]" })
       .catch((e) => e);
     expect(e4.status).toBe(502);
     expect(e4.code).toBe("upstream_unavailable");
@@ -397,14 +398,18 @@ describe("cost and billing", () => {
 
   test("a response-cache hit answers without the provider, costs 0 and says cached", async () => {
     const { sdk } = await tenant(g, 1000, { response_cache_mode: "exact" });
-    const first = await sdk.responses.create({ model: "gpt-4o-mini", input: "cache me please", instructions: "short" });
+    const first = await sdk.responses.create({
+      model: "llama-3.1-8b",
+      input: "cache me please",
+      instructions: "short",
+    });
     expect((first as any).cached).toBe(false);
     let hit: any = null;
     let headers: Headers | null = null;
     for (let i = 0; i < 50 && !hit?.cached; i++) {
       const before = rec.calls.length;
       const { data, response } = await sdk.responses
-        .create({ model: "gpt-4o-mini", input: "cache me please", instructions: "short" })
+        .create({ model: "llama-3.1-8b", input: "cache me please", instructions: "short" })
         .withResponse();
       hit = data;
       headers = response.headers;
@@ -423,7 +428,7 @@ describe("cost and billing", () => {
     // The cache keys the core chat request: the same conversation on chat hits the same entry.
     const before = rec.calls.length;
     const c: any = await sdk.chat.completions.create({
-      model: "gpt-4o-mini",
+      model: "llama-3.1-8b",
       messages: [
         { role: "system", content: "short" },
         { role: "user", content: "cache me please" },

@@ -1,7 +1,8 @@
 /**
  * The Responses stream: exact event order against OpenAI's recorded streams, sequence
  * numbers, function-call argument events, the SDK as a streaming client, the mid-stream
- * failure rule with partial billing, failures before the first byte, cache replay.
+ * failure rule with partial billing, failures before the first byte, cache replay. These are the
+ * gateway's own (translated) streams; OpenAI's models are relayed (relay.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
@@ -45,7 +46,7 @@ function checkFraming(frames: SseFrame[]): SseFrame[] {
 }
 
 describe("text streams", () => {
-  for (const model of ["gpt-4o-mini", "claude-haiku-4-5", "gemini-2.5-flash"]) {
+  for (const model of ["llama-3.1-8b", "claude-haiku-4-5", "gemini-2.5-flash"]) {
     test(`${model}: OpenAI's event order, one message item, full text and usage at the end`, async () => {
       const { key } = await tenant(g);
       const { res, frames } = await streamFrames(g, key.key, {
@@ -136,7 +137,7 @@ describe("text streams", () => {
 });
 
 describe("function-call streams", () => {
-  for (const model of ["gpt-4o-mini", "claude-haiku-4-5", "gemini-2.5-flash"]) {
+  for (const model of ["llama-3.1-8b", "claude-haiku-4-5", "gemini-2.5-flash"]) {
     test(`${model}: a function_call item with argument deltas, done and the finished item`, async () => {
       const { key } = await tenant(g);
       const { frames } = await streamFrames(g, key.key, {
@@ -230,7 +231,8 @@ describe("stream failure", () => {
 
   test("a drop before any content: error with an empty partial, [DONE] right after, nothing charged", async () => {
     const { key } = await tenant(g);
-    const { frames } = await streamFrames(g, key.key, { model: "gpt-4o-mini", input: "drop at once [sim:drop=0]" });
+    // An OpenAI-compatible upstream the gateway translates (OpenAI's own stream is relayed: relay.test.ts).
+    const { frames } = await streamFrames(g, key.key, { model: "llama-3.1-8b", input: "drop at once [sim:drop=0]" });
     const events = checkFraming(frames);
     expect(events.map((f) => f.json.type)).toEqual(["response.created", "response.in_progress", "error"]);
     expect(events[2]!.json.error).toMatchObject({ code: "upstream_error", partial: "" });
@@ -276,7 +278,12 @@ describe("stream failure", () => {
 describe("cache replay", () => {
   test("a cached answer streams the same event sequence, cost 0, cached: true, without the provider", async () => {
     const { key } = await tenant(g, 1000, { response_cache_mode: "exact" });
-    const body = { model: "gpt-4o-mini", input: "replay me from the cache", tools: [weather], tool_choice: "required" };
+    const body = {
+      model: "llama-3.1-8b",
+      input: "replay me from the cache",
+      tools: [weather],
+      tool_choice: "required",
+    };
     const first = await streamFrames(g, key.key, body);
     const firstEvents = checkFraming(first.frames);
     let events: SseFrame[] = [];

@@ -14,8 +14,10 @@ const HASH_VERSION = "rc1";
 
 /**
  * Request fields that do not change the answer. `stream` is here so a streaming and a
- * non-streaming request share entries; the others are bookkeeping the upstream never sees
- * (or sees only for its own analytics).
+ * non-streaming request share entries; `responses` (a Responses client's own body, relayed to
+ * OpenAI) says again what the messages and parameters say, so a Responses call and the same
+ * chat call share entries; the others are bookkeeping the upstream never sees (or sees only
+ * for its own analytics).
  */
 const IGNORED_FIELDS = new Set([
   "model",
@@ -26,6 +28,7 @@ const IGNORED_FIELDS = new Set([
   "user",
   "metadata",
   "passthrough",
+  "responses",
 ]);
 
 /** JSON with object keys sorted at every depth; `undefined` members dropped (as JSON does). */

@@ -215,6 +215,11 @@ export const OfferingSchema = Type.Object(
     deprecated_at: Type.Optional(NullableDay),
     /** The day this provider stops serving its upstream id: from then on routing skips it and a pin is refused. */
     retires_at: Type.Optional(NullableDay),
+    /**
+     * Served on the provider's Responses API only (OpenAI's `-codex` and `-pro` models): only a
+     * Responses call, relayed as the client's body, may use it (docs/responses.md).
+     */
+    responses_only: Type.Optional(Type.Boolean()),
     /** What to call instead: another offering (`model@provider`) or a model id. */
     successor: Type.Optional(Type.Union([OfferingRef, Type.Null()])),
   },

@@ -139,6 +139,7 @@ function toOffering(o: OfferingEntry, m: CatalogModel): CatalogOffering {
     deprecatedAt: o.deprecated_at ?? null,
     retiresAt: o.retires_at ?? null,
     successor: o.successor ?? null,
+    ...(o.responses_only && { responsesOnly: true }),
   };
 }
 

@@ -121,6 +121,8 @@ export interface CatalogOffering {
   readonly retiresAt: string | null;
   /** What to call instead: `model@provider` or a model id; null when none is named. */
   readonly successor: string | null;
+  /** Served on the provider's Responses API only: other dialects are refused (core/chat/responses-native.ts). */
+  readonly responsesOnly?: boolean;
 }
 
 export interface CatalogModel {

@@ -455,8 +455,9 @@ function checkCaching(
   const { cached_input: cached, cache_write: write, input } = pr;
   switch (p.caching) {
     case "automatic":
-      if (cached === null || cached >= input)
-        push("cached_input", `"${p.id}" discounts cached input: needs 0 ≤ cached_input < input`);
+      // null: a model the provider gives no cached-input discount (OpenAI's `-pro` models).
+      if (cached !== null && cached >= input)
+        push("cached_input", `"${p.id}" discounts cached input: needs 0 ≤ cached_input < input, or null`);
       if (write !== null) push("cache_write", `"${p.id}" caches automatically: no cache_write price`);
       break;
     case "explicit":

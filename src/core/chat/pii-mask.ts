@@ -15,7 +15,8 @@
 import { findPii } from "../../lib/pii/detect";
 import { PiiMasker } from "../../lib/pii/mask";
 import { PiiStreamUnmasker, unmask } from "../../lib/pii/unmask";
-import type { ChatMessage, ContentPart, NativeAnthropic, ToolCall } from "./types";
+import type { ChatMessage, ContentPart, NativeAnthropic, NativeResponses, ToolCall } from "./types";
+import { maskResponsesBody, responsesTexts } from "./pii-responses";
 import { anthropicTexts, gluedTextHasPii, mapCow, mapJsonStrings, maskAnthropicBody } from "./pii-native";
 
 /** Masks `messages`; `mapping` is null (and `messages` the same array) when nothing was found. */
@@ -50,11 +51,12 @@ export function maskMessages(
  * only the body holds (a block the translation leaves out) is reserved too: the rare request
  * that has one is masked again with it reserved.
  */
-export function maskRequest<R extends { messages: ChatMessage[]; anthropic?: NativeAnthropic }>(
-  req: R,
-): { request: R; mapping: Map<string, string> | null } {
+export function maskRequest<
+  R extends { messages: ChatMessage[]; anthropic?: NativeAnthropic; responses?: NativeResponses },
+>(req: R): { request: R; mapping: Map<string, string> | null } {
   let masker = new PiiMasker();
   let masked = maskMessages(req.messages, masker);
+  if (req.responses) return maskWithResponses(req, req.responses, masker, masked);
   const native = req.anthropic;
   if (!native)
     return masked.mapping
@@ -72,6 +74,31 @@ export function maskRequest<R extends { messages: ChatMessage[]; anthropic?: Nat
   // A value the translation's glued text hid from its scan is hidden there by its placeholder too.
   const messages = hideValues(masked.messages, masker.mapping);
   return { request: { ...req, messages, anthropic: { ...native, body } }, mapping: masker.mapping };
+}
+
+/**
+ * The client's own Responses body masked with the messages' mapping (pii-responses.ts). Its
+ * texts are the texts the translated messages hold, so the messages' scan decides: nothing
+ * found, nothing changes. A placeholder-shaped text the body holds is reserved first, as above.
+ */
+function maskWithResponses<R extends { messages: ChatMessage[]; responses?: NativeResponses }>(
+  req: R,
+  native: NativeResponses,
+  first: PiiMasker,
+  firstMasked: { messages: ChatMessage[]; mapping: Map<string, string> | null },
+): { request: R; mapping: Map<string, string> | null } {
+  if (!firstMasked.mapping) return { request: req, mapping: null };
+  let masker = first;
+  let masked = firstMasked;
+  const texts = responsesTexts(native.body);
+  const taken = masker.mapping;
+  if (texts.some((t) => t.includes("[") && [...t.matchAll(SHAPE)].some((m) => taken.has(m[0])))) {
+    masker = new PiiMasker();
+    for (const t of texts) masker.reserve(t);
+    masked = maskMessages(req.messages, masker);
+  } else for (const t of texts) masker.reserve(t);
+  const body = maskResponsesBody(native.body, masker, (args) => maskArguments(args, masker));
+  return { request: { ...req, messages: masked.messages, responses: { body } }, mapping: masker.mapping };
 }
 
 /** `messages` with every mapped value left in a content or text part replaced by its placeholder. */
@@ -132,7 +159,7 @@ function maskToolCalls(calls: ToolCall[], masker: PiiMasker): ToolCall[] {
 }
 
 /** The arguments JSON with its string values masked; the same string when nothing was found. */
-function maskArguments(args: string, masker: PiiMasker): string {
+export function maskArguments(args: string, masker: PiiMasker): string {
   // The common case: one scan, no parse. Only valid without escapes: in `"call\n010-…"`
   // the raw text glues the number to the `n` of `\n`, the parsed string does not.
   if (!args.includes("\\") && findPii(args).length === 0) return args;

@@ -9,7 +9,7 @@ import type { PromptSize } from "./estimate";
 import type { AttemptRecord, CallTrace } from "./trace";
 import type { Continuation } from "./continuation";
 import type { SearchResult, UrlCitation, WebPluginOptions } from "./web-search";
-import type { Protocol } from "./provider";
+import type { RelayDialect } from "./provider";
 import type { RawRestorer, RawScanner } from "./relay";
 import { microToKrwRounded, microToUsd } from "../../lib/money";
 
@@ -53,7 +53,7 @@ export interface ChatOptions {
    * The client's dialect, for a stream: an upstream speaking it (and able to) sends its raw SSE
    * bytes for relaying, unless PII must be restored; absent, the stream is typed events always.
    */
-  relay?: Protocol;
+  relay?: RelayDialect;
 }
 
 /** The state of one call inside the core, from its hold to its settle; it never leaves the core. */

@@ -6,7 +6,7 @@ import type { Settlements } from "../billing/settlements";
 import type { HoldKeeper } from "../billing/hold-keeper";
 import type { ChatProvider, Protocol } from "./provider";
 import type { UpstreamError } from "../upstream/error";
-import type { ChatMessage, ChatRequest, ChatResult, NativeAnthropic } from "./types";
+import type { ChatMessage, ChatRequest, ChatResult, NativeAnthropic, NativeResponses } from "./types";
 import type { KeyPrincipal } from "../auth/principal";
 import type { PolicyRoute } from "../routing/types";
 import type { HealthGate } from "../health/tracker";
@@ -48,7 +48,7 @@ export interface PiiPort {
    * The request masked: its messages and the client's own Anthropic body alike, with one
    * mapping; the very same request and a null mapping when nothing was found.
    */
-  maskRequest<R extends { messages: ChatMessage[]; anthropic?: NativeAnthropic }>(
+  maskRequest<R extends { messages: ChatMessage[]; anthropic?: NativeAnthropic; responses?: NativeResponses }>(
     req: R,
   ): { request: R; mapping: Map<string, string> | null };
   unmask(text: string, mapping: Map<string, string>): string;

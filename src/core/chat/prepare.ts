@@ -14,6 +14,7 @@ import { wantsHedge } from "./hedge";
 import { applyProMode, checkAllowed } from "./access";
 import type { ChatCaller, ChatOptions, ChatPlan, Prepared } from "./plan";
 import { buildCandidates, type Candidate, type ProviderPrefs } from "./candidates";
+import { responsesOnlyCheck } from "./responses-native";
 import { holdInputTokens, measureNative, measurePrompt, type PromptSize } from "./estimate";
 import { checkedFor, parseServerTools, serverSearchHoldMicro, serverToolInput } from "./server-tools";
 import { searchBeforeCall } from "./web-search-step";
@@ -104,6 +105,8 @@ export async function prepareCall(d: ChatDeps, bill: CallBill, caller: ChatCalle
   } else {
     candidates = buildCandidates(snapshot, resolution, candidateOptions(d, p, request, o.prefs));
   }
+  // A Responses-only offering takes a Responses call only; refused before any hold.
+  candidates = responsesOnlyCheck(candidates, !!request.responses);
   const relaying = upstream.anthropic ? candidates.filter((c) => c.provider.protocol === "anthropic") : [];
   for (const c of relaying) checkedFor(serverTools, c.offering);
 

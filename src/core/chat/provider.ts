@@ -8,6 +8,9 @@ import type { RawRestorer, RawScanner } from "./relay";
 
 export type Protocol = "openai" | "anthropic" | "gemini";
 
+/** A client's dialect a stream may be relayed in: a chat protocol, or OpenAI's Responses API. */
+export type RelayDialect = Protocol | "responses";
+
 /** Everything an adapter needs for one upstream call. */
 export interface CallContext {
   providerId: string;
@@ -46,12 +49,12 @@ export interface ChatProvider {
    */
   openRawStream?(req: ChatRequest, ctx: CallContext): Promise<ReadableStream<Uint8Array>>;
   /** A scanner for one raw stream's events (relay.ts): the same usage and finish-reason mapping as `chat`. */
-  rawScanner?(): RawScanner;
+  rawScanner?(req: ChatRequest): RawScanner;
   /**
    * A restorer of a masked call's raw stream (relay.ts): with it, a masked call is relayed as
    * well, its placeholders restored in the events; without it, a masked stream is typed.
    */
-  rawRestorer?(mapping: ReadonlyMap<string, string>): RawRestorer;
+  rawRestorer?(mapping: ReadonlyMap<string, string>, req: ChatRequest): RawRestorer;
   /** The provider's own count of the request's input tokens, where it offers one free (Anthropic). */
   countTokens?(req: ChatRequest, ctx: CallContext): Promise<number>;
 }

@@ -28,6 +28,8 @@ export interface RawTail {
   terminal: Uint8Array | null;
   /** The vendor's error type of an in-stream error event. */
   errorType?: string;
+  /** The last `sequence_number` relayed (OpenAI's Responses events), for the events the gateway adds. */
+  sequence?: number;
 }
 
 /** One stream's scanner; it keeps the state of that stream alone. */

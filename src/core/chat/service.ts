@@ -19,13 +19,15 @@ import { type Candidate } from "./candidates";
 import { holdInputTokens } from "./estimate";
 import { citationsOf } from "./web-search-step";
 import type { ChatDeps } from "./ports";
-import { type CallContext, type Protocol } from "./provider";
+import { type CallContext, type Protocol, type RelayDialect } from "./provider";
+import { speaksResponses } from "./responses-native";
 import { UpstreamError } from "../upstream/error";
 import { executionHeader, type OrchestratedAnswer, type PolicyExecution } from "../routing/execution";
 import { runCascade, runParallel, type SubCaller } from "../routing/orchestrate";
 import { replayAnswer } from "../routing/replay";
 import { withoutReasoning, type ChatRequest, type ChatResult } from "./types";
 import { unmaskAnthropicAnswer } from "./pii-native";
+import { unmaskResponsesAnswer } from "./pii-responses";
 import { afterHold, HoldRefused } from "./hold";
 import { callSignal, ClientGate, deadlineAware } from "./call-signals";
 import type { AttemptRecord } from "./trace";
@@ -143,7 +145,11 @@ export class ChatService {
     if (plan.mapping) {
       const m = plan.mapping;
       // The upstream's own answer is restored in place: its text and tool inputs, never its thinking.
-      if (result.vendorBody) result.vendorBody = unmaskAnthropicAnswer(result.vendorBody, m);
+      if (result.vendorBody)
+        result.vendorBody =
+          result.vendorBody.object === "response"
+            ? unmaskResponsesAnswer(result.vendorBody, m)
+            : unmaskAnthropicAnswer(result.vendorBody, m);
       if (result.content) result.content = this.d.pii!.unmask(result.content, m);
       // The model may echo placeholders in tool-call arguments too; restored values keep the JSON valid.
       for (const tc of result.toolCalls ?? []) tc.function.arguments = this.d.pii!.unmask(tc.function.arguments, m);
@@ -170,7 +176,7 @@ export class ChatService {
    * `raw` names the client's dialect: an upstream speaking it (and able to) sends its raw SSE
    * bytes for relaying, unless PII must be restored; null asks for typed events always.
    */
-  private async openStream(plan: ChatPlan, raw: Protocol | null): Promise<OpenedStream> {
+  private async openStream(plan: ChatPlan, raw: RelayDialect | null): Promise<OpenedStream> {
     plan.streamed = true;
     if (plan.policy && plan.policy.kind !== "single") {
       // cascade / parallel: only an accepted answer may reach the client, so run to the end first.
@@ -222,7 +228,7 @@ export class ChatService {
     c: Candidate,
     a: AttemptRecord | undefined,
     lane: AbortSignal | undefined,
-    raw: Protocol | null,
+    raw: RelayDialect | null,
     base: ChatPlan["upstream"],
     prime: boolean,
   ): Promise<OpenedStream> {
@@ -235,14 +241,16 @@ export class ChatService {
     // A masked call is relayed too where the provider can restore its events (relay.ts).
     const mapping = plan.mapping;
     const relayable = !mapping || !!provider.rawRestorer;
+    // The dialect the upstream answers in: the Responses API when the client's own Responses body goes.
+    const dialect: RelayDialect = req.responses ? "responses" : (c.provider.protocol as Protocol);
     let opened: OpenedStream =
-      raw === c.provider.protocol && relayable && provider.openRawStream && provider.rawScanner
+      raw === dialect && relayable && provider.openRawStream && provider.rawScanner
         ? {
             kind: "raw",
             candidate: c,
             body: await this.timed(c, () => provider.openRawStream!(req, this.ctx(plan, c, signal, a)), true),
-            scanner: provider.rawScanner(),
-            ...(mapping && { restorer: provider.rawRestorer!(mapping) }),
+            scanner: provider.rawScanner(req),
+            ...(mapping && { restorer: provider.rawRestorer!(mapping, req) }),
             abort,
             ...attempt,
           }
@@ -280,7 +288,9 @@ export class ChatService {
     // A max_tokens above the offering's output limit would be refused upstream; cap it instead.
     const max = c.offering.maxOutput;
     const maxTokens = max && base.max_tokens > max ? max : base.max_tokens;
-    const req = { ...base, model: c.offering.upstreamId, max_tokens: maxTokens };
+    const req: ChatRequest = { ...base, model: c.offering.upstreamId, max_tokens: maxTokens };
+    // The client's own Responses body goes only where the Responses API is spoken; elsewhere the translation.
+    if (req.responses && !speaksResponses(c.provider)) delete req.responses;
     return plan.reasoningHint && c.offering.capabilities.reasoning === false ? withoutReasoning(req) : req;
   }
 

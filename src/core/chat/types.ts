@@ -87,6 +87,19 @@ export interface ChatRequest {
    * search results, a stream continuation, a parallel policy's merge).
    */
   anthropic?: NativeAnthropic;
+  /**
+   * The client's own Responses call (the Responses dialect, gateway fields removed): an
+   * upstream that speaks OpenAI's Responses API (responses-native.ts) gets `body` as sent, with
+   * only `model`, `max_output_tokens`, `stream` and `store: false` set, instead of the
+   * translation (reasoning items and their `encrypted_content`, `reasoning`, `text.verbosity`,
+   * `include` survive). Masked in place (pii-responses.ts); dropped like `anthropic`, and for
+   * every other upstream (service.ts).
+   */
+  responses?: NativeResponses;
+}
+
+export interface NativeResponses {
+  body: Record<string, unknown>;
 }
 
 export interface NativeAnthropic {
@@ -95,19 +108,22 @@ export interface NativeAnthropic {
 }
 
 /** The request with other messages, without a client's own Anthropic body (it says other ones). */
-export function withMessages<R extends { messages: ChatMessage[]; anthropic?: NativeAnthropic }>(
-  req: R,
-  messages: ChatMessage[],
-): R {
-  const { anthropic: _, ...rest } = req;
+export function withMessages<
+  R extends { messages: ChatMessage[]; anthropic?: NativeAnthropic; responses?: NativeResponses },
+>(req: R, messages: ChatMessage[]): R {
+  const { anthropic: _, responses: _r, ...rest } = req;
   return { ...rest, messages } as R;
 }
 
 /** The request without reasoning: no effort, and no `thinking` in a client's own Anthropic body. */
-export function withoutReasoning<R extends { reasoning_effort?: ReasoningEffort; anthropic?: NativeAnthropic }>(
-  req: R,
-): R {
+export function withoutReasoning<
+  R extends { reasoning_effort?: ReasoningEffort; anthropic?: NativeAnthropic; responses?: NativeResponses },
+>(req: R): R {
   const { reasoning_effort: _, ...rest } = req;
+  if (rest.responses) {
+    const { reasoning: _x, ...body } = rest.responses.body;
+    return { ...rest, responses: { body } } as R;
+  }
   if (!rest.anthropic) return rest as R;
   const { thinking: _t, ...body } = rest.anthropic.body;
   return { ...rest, anthropic: { ...rest.anthropic, body } } as R;

@@ -42,8 +42,8 @@ export function synthesisRequest(
   const merged = { role: "user" as const, content: `Candidate answers:\n${listed}\n\nRequest:\n${asked}` };
   if (last >= 0) messages[last] = merged;
   else messages.push(merged);
-  // The client's own Anthropic body (`anthropic`) would send the original conversation instead.
-  const { tools: _t, tool_choice: _c, parallel_tool_calls: _p, anthropic: _a, ...rest } = original;
+  // The client's own Anthropic or Responses body (`anthropic`, `responses`) would send the original conversation instead.
+  const { tools: _t, tool_choice: _c, parallel_tool_calls: _p, anthropic: _a, responses: _r, ...rest } = original;
   return {
     ...rest,
     messages: [

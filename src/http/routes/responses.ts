@@ -1,7 +1,9 @@
 /**
  * POST /v1/responses (the Responses-format adapter) and its feedback endpoint. The adapter
  * converts into the same chat call as /v1/chat/completions, so routing, billing, cache,
- * masking and errors are the chat service's; only the wire format differs.
+ * masking and errors are the chat service's; only the wire format differs. An upstream that
+ * speaks the Responses API (OpenAI) gets the client's own body, and its answer or stream is
+ * relayed as it came, with the cost added (docs/responses.md, "Relayed or translated").
  */
 import { Elysia } from "elysia";
 import { GatewayError, text } from "../../core/errors";
@@ -10,6 +12,8 @@ import { parseWebPlugin } from "../../core/chat/web-search";
 import type { FeedbackRepo } from "../../db/repos/feedback";
 import { FeedbackBodySchema, ratingValue, type FeedbackBody } from "../../surfaces/responses/feedback";
 import { echoOf, outputItems, responseObject } from "../../surfaces/responses/from-core";
+import { nativeResponses } from "../../surfaces/responses/native";
+import { relayResponsesStream } from "../../surfaces/responses/relay";
 import { requestIdFromPath, responseId } from "../../surfaces/responses/ids";
 import { dropNulls, ResponsesBodySchema, type ResponsesBody } from "../../surfaces/responses/schema";
 import { responsesEventStream } from "../../surfaces/responses/stream";
@@ -56,10 +60,12 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         const refused = keeps(c.store, b) ? await c.store.repo.refusal(owner.userId, context) : null;
         let notKept = refused && notStoredValue(refused);
         const store = keeps(c.store, b) && !notKept;
+        // The client's own body, for an upstream that speaks the Responses API (OpenAI): relayed there.
+        const native = nativeResponses(b, store);
+        if (native) core.request.responses = native;
         const id = requestId(request);
         const caller = callerOf(request, principal, "responses");
         const stream = b.stream === true;
-        // Typed events always (no `relay`): the Responses events are composed here, never relayed.
         const run = await c.chat.run(caller, {
           model: b.model,
           request: core.request,
@@ -68,6 +74,7 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
           reasoningMode: core.reasoningMode,
           web: parseWebPlugin(b.plugins),
           stream,
+          relay: "responses",
         });
         const keep = store
           ? async (r: ReturnType<typeof responseObject>) => {
@@ -84,14 +91,19 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         };
         const own = runHeaders(d.metrics, run);
         if (notKept) own[NOT_STORED_HEADER] = notKept;
-        if (run.kind === "stream")
-          return slot.untilEnd(
-            new Response(responsesEventStream(run.stream, meta), { headers: streamHeaders(headers, id, own) }),
-          );
+        if (run.kind === "stream") {
+          const out = run.stream.head.relayed
+            ? relayResponsesStream(run.stream, meta.id, c.keepaliveMs)
+            : responsesEventStream(run.stream, meta);
+          return slot.untilEnd(new Response(out, { headers: streamHeaders(headers, id, own) }));
+        }
         const o = run.outcome;
         Object.assign(set.headers, own);
         set.headers["x-cost-krw"] = String(o.cost.krw);
         set.headers["x-cost-usd"] = String(o.cost.usd);
+        // OpenAI's own response, as it came (reasoning items and all), under the gateway's id, with
+        // `provider` and `cached` added; the cost is in X-Cost-KRW / X-Cost-USD, as on a translated answer.
+        if (o.result.vendorBody) return { ...o.result.vendorBody, id: meta.id, provider: o.provider, cached: false };
         const response = responseObject(
           { ...meta, model: o.model, provider: o.provider },
           {

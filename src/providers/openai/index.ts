@@ -1,6 +1,8 @@
 /**
  * OpenAI-compatible adapter (OpenAI, DeepSeek, Together, Groq): `POST {baseUrl}/v1/chat/completions`
- * with `Authorization: Bearer`, and `POST {baseUrl}/v1/embeddings`.
+ * with `Authorization: Bearer`, and `POST {baseUrl}/v1/embeddings`. A call carrying the client's
+ * own Responses body (`req.responses`, only ever for OpenAI itself: core/chat/responses-native.ts)
+ * goes to `POST {baseUrl}/v1/responses` instead (responses.ts); its stream is relayed.
  */
 import type {
   CallContext,
@@ -25,6 +27,8 @@ import { fromOpenAIChatResponse } from "./response";
 import { readOpenAIChatStream } from "./stream";
 import { OpenAIRawScanner } from "./relay";
 import { OpenAIRawRestorer } from "./relay-restore";
+import { fromResponsesObject, responsesBody, ResponsesRawScanner } from "./responses";
+import { ResponsesRawRestorer } from "./responses-restore";
 import { checkOpenAIChatResponse, type OpenAIWireEmbeddingResponse } from "./wire";
 
 function openAIHeaders(ctx: CallContext, stream: boolean): Record<string, string> {
@@ -44,21 +48,36 @@ function buildBody(req: ChatRequest, ctx: CallContext, stream: boolean): Record<
 }
 
 async function openOpenAIStream(req: ChatRequest, ctx: CallContext): Promise<ReadableStream<Uint8Array>> {
-  const url = joinUrl(ctx.baseUrl, "/v1/chat/completions");
-  const { body } = await postUpstream(
-    url,
-    openAIHeaders(ctx, true),
-    buildBody(req, ctx, true),
-    ctx,
-    classifyOpenAIError,
-  );
+  const url = joinUrl(ctx.baseUrl, req.responses ? "/v1/responses" : "/v1/chat/completions");
+  const sent = req.responses ? responsesBody(req, true) : buildBody(req, ctx, true);
+  const { body } = await postUpstream(url, openAIHeaders(ctx, true), sent, ctx, classifyOpenAIError);
   return body;
+}
+
+/** Without the client's Responses body: a typed stream is read as chat (the translation). */
+function asChat(req: ChatRequest): ChatRequest {
+  if (!req.responses) return req;
+  const { responses: _, ...rest } = req;
+  return rest;
 }
 
 export const openAIChatProvider: ChatProvider = {
   protocol: "openai",
 
   async chat(req: ChatRequest, ctx: CallContext): Promise<ChatResult> {
+    if (req.responses) {
+      const url = joinUrl(ctx.baseUrl, "/v1/responses");
+      const body = (await postUpstreamJson(
+        url,
+        openAIHeaders(ctx, false),
+        responsesBody(req, false),
+        ctx,
+        classifyOpenAIError,
+      )) as Record<string, unknown>;
+      const result = fromResponsesObject(body);
+      result.vendorBody = body;
+      return result;
+    }
     const url = joinUrl(ctx.baseUrl, "/v1/chat/completions");
     return fromOpenAIChatResponse(
       checkOpenAIChatResponse(
@@ -69,7 +88,7 @@ export const openAIChatProvider: ChatProvider = {
   },
 
   async chatStream(req: ChatRequest, ctx: CallContext): Promise<AsyncIterable<StreamEvent>> {
-    const body = await openOpenAIStream(req, ctx);
+    const body = await openOpenAIStream(asChat(req), ctx);
     return readOpenAIChatStream(decodeSse(body));
   },
 
@@ -79,8 +98,8 @@ export const openAIChatProvider: ChatProvider = {
    * relay scans the bytes with `rawScanner` for usage, errors and `[DONE]`.
    */
   openRawStream: openOpenAIStream,
-  rawScanner: () => new OpenAIRawScanner(),
-  rawRestorer: (mapping) => new OpenAIRawRestorer(mapping),
+  rawScanner: (req) => (req.responses ? new ResponsesRawScanner() : new OpenAIRawScanner()),
+  rawRestorer: (mapping, req) => (req.responses ? new ResponsesRawRestorer(mapping) : new OpenAIRawRestorer(mapping)),
 };
 
 /** Where OpenAI's answer keeps the vectors (`data[i].embedding`), their indexes and the usage. */

@@ -5,7 +5,7 @@
 import { registerSimRoutes } from "../routes.ts";
 import { anthropicRoutes } from "./anthropic.ts";
 import { geminiRoutes } from "./gemini.ts";
-import { OPENAI_COMPATIBLE_PROVIDERS, openAICompatibleRoutes } from "./openai-compatible.ts";
+import { OPENAI_COMPATIBLE_PROVIDERS, openAICompatibleRoutes, openAIResponsesRoutes } from "./openai-compatible.ts";
 import { registerVideoSimRoutes } from "./video.ts";
 import { braveSearchRoutes } from "./brave-search.ts";
 
@@ -16,6 +16,7 @@ export function registerBuiltinSimRoutes(): void {
   if (registered) return;
   registered = true;
   for (const provider of OPENAI_COMPATIBLE_PROVIDERS) registerSimRoutes(provider, openAICompatibleRoutes);
+  registerSimRoutes("openai", openAIResponsesRoutes);
   registerSimRoutes("anthropic", anthropicRoutes);
   registerSimRoutes("google", geminiRoutes);
   registerVideoSimRoutes();

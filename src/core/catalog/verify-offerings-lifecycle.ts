@@ -2,17 +2,12 @@
  * Lifecycle of one provider's offering (`deprecated_at`, `retires_at`, `successor` on an
  * `offerings[]` entry): a model can outlive one of its providers (DeepSeek retired its own
  * `deepseek-chat` while Together still serves DeepSeek V3), so the dates can be per offering.
- * The rules mirror the model's (verify.ts, checkLifecycle) and, like them, never depend on the
+ * The rules mirror the model's (verify-lifecycle.ts, checkLifecycle) and, like them, never depend on the
  * day: a successor must still be served on the day the offering retires.
  */
 import type { CatalogFile, ModelEntry, OfferingEntry } from "./schema";
 import type { CatalogProblem } from "./types";
-
-/** A real calendar day in `YYYY-MM-DD` form (the schema has checked the shape). */
-function isDay(day: string): boolean {
-  const t = Date.parse(`${day}T00:00:00Z`);
-  return Number.isFinite(t) && new Date(t).toISOString().slice(0, 10) === day;
-}
+import { isDay } from "./verify-lifecycle";
 
 /** The day something stops being served: the earlier of its own and its model's retirement. */
 function endOf(...days: (string | null | undefined)[]): string | null {

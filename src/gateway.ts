@@ -35,10 +35,9 @@ import type { HoldKeeper } from "./core/billing/hold-keeper";
 import type { Settlements } from "./core/billing/settlements";
 import { byokBox, persistentSecret } from "./boot/secrets";
 import { chatProviderFor, embeddingProviderFor } from "./providers";
-import { chatCachePort, ResponseCache } from "./core/cache";
+import { chatCachePort } from "./core/cache";
+import { responseCacheOf } from "./boot/response-cache";
 import { piiMasking } from "./core/chat/pii-mask";
-import { ResponseCacheRepo } from "./db/repos/response-cache";
-import { getOfferings, getProvider, type CatalogSnapshot } from "./core/catalog/types";
 import { startSimulator, type Simulator } from "./sim";
 import { utcDay, type LifecyclePort } from "./core/catalog/lifecycle";
 import { needsSimulator, SEARCH_PROVIDER, upstreamDirectory, type UpstreamDirectory } from "./upstreams";
@@ -209,42 +208,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     metrics.videoProcessing.replace(rows.map((r) => ({ labels: { family: r.family }, value: r.processing })));
     metrics.videoQueueDepth.replace(rows.map((r) => ({ labels: { family: r.family }, value: r.due })));
   });
-  // Semantic matching embeds with the catalog's embedding model; where its provider cannot be
-  // called the cache matches exactly only (ResponseCache without `embed`).
-  const embeddingOffering = (snap: CatalogSnapshot) => {
-    const model = snap.models.find((m) => m.modality === "embedding" && m.active);
-    return (
-      model &&
-      getOfferings(snap, model.id).find((o) => {
-        const p = getProvider(snap, o.providerId);
-        return p && upstreams.available(p);
-      })
-    );
-  };
-  const responseCache = new ResponseCache(new ResponseCacheRepo(db), {
-    ttlSeconds: cfg.RESPONSE_CACHE_TTL_SECONDS,
-    threshold: cfg.SEMANTIC_CACHE_THRESHOLD,
-    embed:
-      snapshot && !embeddingOffering(snapshot)
-        ? undefined
-        : async (text) => {
-            // The catalog's embedding model, through its provider's adapter (simulated only while the simulator is on).
-            const snap = catalog.current();
-            const offering = embeddingOffering(snap);
-            const provider = offering && getProvider(snap, offering.providerId);
-            const adapter = provider && embeddingProviderFor(provider.protocol as Protocol);
-            if (!offering || !provider || !adapter) throw new Error("no embedding model in the catalog");
-            const ep = upstreams.endpoint(provider);
-            const out = await adapter.embed([text], offering.upstreamId, {
-              providerId: provider.id,
-              baseUrl: ep.baseUrl,
-              apiKey: ep.apiKey,
-              firstByteTimeoutMs: 2000,
-              idleTimeoutMs: 2000,
-            });
-            return out.vectors[0]!;
-          },
-  });
+  const responseCache = responseCacheOf(cfg, db, catalog, upstreams);
   // First-byte times per provider: the recent average orders `provider.sort: latency`, the p95 times hedges.
   const firstByte = new FirstByteWindow();
   // Routing policies: a cached source invalidated on every instance by the bus.

@@ -63,13 +63,7 @@ export function maskRequest<
       ? { request: { ...req, messages: masked.messages }, mapping: masked.mapping }
       : { request: req, mapping: null };
   if (!masked.mapping && !gluedTextHasPii(native.body)) return { request: req, mapping: null };
-  const texts = anthropicTexts(native.body);
-  const taken = masker.mapping;
-  if (texts.some((t) => t.includes("[") && [...t.matchAll(SHAPE)].some((m) => taken.has(m[0])))) {
-    masker = new PiiMasker();
-    for (const t of texts) masker.reserve(t);
-    masked = maskMessages(req.messages, masker);
-  } else for (const t of texts) masker.reserve(t);
+  ({ masker, masked } = reserveNative(anthropicTexts(native.body), req.messages, masker, masked));
   const body = maskAnthropicBody(native.body, masker);
   // A value the translation's glued text hid from its scan is hidden there by its placeholder too.
   const messages = hideValues(masked.messages, masker.mapping);
@@ -88,15 +82,7 @@ function maskWithResponses<R extends { messages: ChatMessage[]; responses?: Nati
   firstMasked: { messages: ChatMessage[]; mapping: Map<string, string> | null },
 ): { request: R; mapping: Map<string, string> | null } {
   if (!firstMasked.mapping) return { request: req, mapping: null };
-  let masker = first;
-  let masked = firstMasked;
-  const texts = responsesTexts(native.body);
-  const taken = masker.mapping;
-  if (texts.some((t) => t.includes("[") && [...t.matchAll(SHAPE)].some((m) => taken.has(m[0])))) {
-    masker = new PiiMasker();
-    for (const t of texts) masker.reserve(t);
-    masked = maskMessages(req.messages, masker);
-  } else for (const t of texts) masker.reserve(t);
+  const { masker, masked } = reserveNative(responsesTexts(native.body), req.messages, first, firstMasked);
   const body = maskResponsesBody(native.body, masker, (args) => maskArguments(args, masker));
   return { request: { ...req, messages: masked.messages, responses: { body } }, mapping: masker.mapping };
 }
@@ -182,3 +168,24 @@ export const piiMasking = {
   unmask,
   streamUnmasker: (mapping: Map<string, string>) => new PiiStreamUnmasker(mapping),
 };
+
+/**
+ * The native body's texts reserved in the masker, so no placeholder handed out collides with
+ * one the client wrote. When one already did (a placeholder-shaped text only the body holds),
+ * the messages are masked again by a fresh masker with every text reserved first.
+ */
+function reserveNative(
+  texts: string[],
+  messages: ChatMessage[],
+  masker: PiiMasker,
+  masked: { messages: ChatMessage[]; mapping: Map<string, string> | null },
+): { masker: PiiMasker; masked: { messages: ChatMessage[]; mapping: Map<string, string> | null } } {
+  const taken = masker.mapping;
+  if (texts.some((t) => t.includes("[") && [...t.matchAll(SHAPE)].some((m) => taken.has(m[0])))) {
+    const fresh = new PiiMasker();
+    for (const t of texts) fresh.reserve(t);
+    return { masker: fresh, masked: maskMessages(messages, fresh) };
+  }
+  for (const t of texts) masker.reserve(t);
+  return { masker, masked };
+}

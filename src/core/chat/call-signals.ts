@@ -4,13 +4,9 @@
  * client's signal only until it opens: a client that leaves an open stream is handled by the
  * chat service (the upstream is still read for its usage, for a bounded time).
  */
-import { GatewayError, text } from "../errors";
+import { GatewayError } from "../errors";
+import { DEADLINE_MISSED } from "../routing/execution";
 
-/** A policy's deadline cut the attempts (a 502 `upstream_unavailable`). */
-export const DEADLINE_MISSED = text(
-  "정책의 제한 시간(deadline_ms) 안에 응답을 받지 못했습니다.",
-  "No answer arrived within the policy's deadline (deadline_ms).",
-);
 import { following } from "./hold";
 import type { ChatPlan } from "./plan";
 

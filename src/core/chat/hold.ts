@@ -8,7 +8,7 @@ import { GatewayError } from "../errors";
 import { holdOrThrow, ROOM_REFUSALS, type HoldRequest, type Ledger } from "../billing/ledger";
 import type { Settlements } from "../billing/settlements";
 import { holdAmountMicro } from "../billing/pricing";
-import type { Candidate } from "./candidates";
+import type { Candidate } from "../routing/candidates";
 
 /** A hold that travelled alongside the upstream call and was refused: `error` goes to the client as is. */
 export class HoldRefused {

@@ -11,33 +11,35 @@ import { usageCostMicro } from "../billing/pricing";
 import { withFallback, type AttemptCall, type AttemptOptions, type AttemptSuccess } from "./attempts";
 import { hedged } from "./hedge";
 import { primed } from "./primed";
-import type { ChatCaller, ChatOptions, ChatOutcome, ChatPlan, Cost, OpenedStream } from "./plan";
+import type { ChatCaller, ChatOptions, ChatOutcome, ChatPlan, OpenedStream } from "./plan";
+import type { Cost } from "../billing/cost";
 import type { ChatRun } from "./call-stream";
 import { callWarnings } from "./warnings";
 import { AnswerStream, cachedStream, leaveStream } from "./answer-stream";
-import { type Candidate } from "./candidates";
+import { type Candidate } from "../routing/candidates";
 import { holdInputTokens } from "./estimate";
 import { citationsOf } from "./web-search-step";
 import type { ChatDeps } from "./ports";
-import { type CallContext, type Protocol, type RelayDialect } from "./provider";
+import { type CallContext, type Protocol, type RelayDialect } from "../model/provider";
 import { speaksResponses } from "./responses-native";
 import { UpstreamError } from "../upstream/error";
 import { executionHeader, type OrchestratedAnswer, type PolicyExecution } from "../routing/execution";
 import { runCascade, runParallel, type SubCaller } from "../routing/orchestrate";
 import { replayAnswer } from "../routing/replay";
-import { withoutReasoning, type ChatRequest, type ChatResult } from "./types";
+import { withoutReasoning, type ChatRequest, type ChatResult } from "../model/types";
 import { unmaskAnthropicAnswer } from "./pii-native";
 import { unmaskResponsesAnswer } from "./pii-responses";
 import { afterHold, HoldRefused } from "./hold";
 import { callSignal, ClientGate, deadlineAware } from "./call-signals";
-import type { AttemptRecord } from "./trace";
+import type { AttemptRecord } from "../model/trace";
 import { continuing, type TypedStream } from "./continuation";
 import { CallBill } from "./call-bill";
 import { countInput as countInputTokens, prepareCall } from "./prepare";
 import { noteWarnings } from "./warnings";
 import { answerNotice } from "./lifecycle";
 
-export type { ChatCaller, ChatOptions, ChatOutcome, Cost } from "./plan";
+export type { ChatCaller, ChatOptions, ChatOutcome } from "./plan";
+export type { Cost } from "../billing/cost";
 export type { ChatRun } from "./call-stream";
 
 export class ChatService {
@@ -238,7 +240,7 @@ export class ChatService {
     const req = this.upstreamRequest(plan, c, base);
     const at = performance.now();
     const attempt = a && { attempt: a };
-    // A masked call is relayed too where the provider can restore its events (relay.ts).
+    // A masked call is relayed too where the provider can restore its events (model/relay.ts).
     const mapping = plan.mapping;
     const relayable = !mapping || !!provider.rawRestorer;
     // The dialect the upstream answers in: the Responses API when the client's own Responses body goes.

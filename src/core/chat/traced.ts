@@ -1,6 +1,6 @@
 /** A chat call's phases as trace spans (the CallTrace port): the hold, the settle. */
 import { GatewayError } from "../errors";
-import type { CallTrace } from "./trace";
+import type { CallTrace } from "../model/trace";
 
 /** The error's code for a trace (a GatewayError's own code, else its class name). */
 export function errorName(e: unknown): string {

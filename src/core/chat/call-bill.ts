@@ -16,7 +16,6 @@ import { costOf, type Cost } from "../billing/cost";
 import type { CachedAnswer, ChatDeps } from "./ports";
 import { streamUsageEstimate } from "./estimate";
 import type { ChatResult, Usage } from "../model/types";
-import type { HoldRefused } from "./hold";
 import type { Continuation } from "./continuation";
 import { billParts, summedUsage, type PartBill } from "./continuation-bill";
 import { errorName } from "./traced";
@@ -169,9 +168,9 @@ export class CallBill {
   }
 
   /** A hold that travelled alongside the call was refused: nothing was held, nothing to keep. */
-  refused(plan: ChatPlan, e: HoldRefused): unknown {
+  refused(plan: ChatPlan, error: unknown): unknown {
     this.d.keeper?.drop(plan.caller.requestId);
-    return e.error;
+    return error;
   }
 
   async fail(plan: ChatPlan, e: unknown): Promise<void> {

@@ -12,6 +12,7 @@ import type { SearchResult, UrlCitation, WebPluginOptions } from "./web-search";
 import type { RelayDialect } from "../model/provider";
 import type { RawRestorer, RawScanner } from "../model/relay";
 import type { Cost } from "../billing/cost";
+import type { PendingHold } from "./hold";
 
 export interface ChatCaller {
   /** The id the call is held, charged and recorded under. */
@@ -90,10 +91,10 @@ export interface ChatPlan {
   /** The web plugin's sources and their price (charged with the call). */
   search: { results: SearchResult[]; priceMicro: bigint } | null;
   /**
-   * A hold still on its way while the upstream call starts (ChatService.prepare): resolves
-   * to null once placed, or to the error that refused it. Null when the hold was awaited first.
+   * A hold still on its way while the upstream call starts (ChatService.prepare; raced with
+   * the call by raceHold, hold.ts). Null when the hold was awaited first.
    */
-  pendingHold: Promise<unknown> | null;
+  pendingHold: PendingHold | null;
   /** See ChatOptions.reasoningHint. */
   reasoningHint?: boolean;
   /** Hedged requests on (the key's setting, unless the request turned it off; hedge.ts). */

@@ -189,7 +189,7 @@ export async function prepareCall(d: ChatDeps, bill: CallBill, caller: ChatCalle
 
   // The hold's round trip overlaps the upstream call when the ledger's last answers for this
   // key leave room for it: nothing of the answer reaches the client before the hold is placed,
-  // and a refused hold aborts the call (afterHold). Otherwise the hold goes first, as does
+  // and a refused hold aborts the call (raceHold). Otherwise the hold goes first, as does
   // every call that pays someone else first (web search) or runs several calls (cascade, parallel).
   // Matching by similarity embeds the prompt, an upstream call we pay for: only after the hold.
   const similar = cacheMode === "semantic" && d.cache;

@@ -8,7 +8,7 @@ import type { Config } from "../config";
 import type { CatalogStore } from "../config/catalog-store";
 import { ResponseCache } from "../core/cache";
 import { getOfferings, getProvider, type CatalogSnapshot } from "../core/catalog/types";
-import type { Protocol } from "../core/chat/provider";
+import type { Protocol } from "../core/model/provider";
 import type { Database } from "../db/client";
 import { ResponseCacheRepo } from "../db/repos/response-cache";
 import { embeddingProviderFor } from "../providers";

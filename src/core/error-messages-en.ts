@@ -4,9 +4,9 @@
  * English message here fails the completeness test (test/http/sdk-errors.test.ts) instead of
  * silently answering in Korean.
  */
-import type { ErrorCode } from "./errors";
-
-export const ERROR_MESSAGES_EN: { readonly [K in ErrorCode]?: string } = {
+// Keyed by code name rather than by errors.ts's ErrorCode, so the code table and its messages
+// do not import each other; the completeness test also fails on a message of no code.
+export const ERROR_MESSAGES_EN: { readonly [code: string]: string | undefined } = {
   invalid_request: "The request is invalid.",
   model_not_found: "The model is not supported.",
   model_retired: "The model is retired. Use its successor.",

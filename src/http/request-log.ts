@@ -1,13 +1,13 @@
 /**
  * One record per request, kept beside the Request object: filled by authentication, the
- * route and the chat core (through the CallTrace port, core/chat/trace.ts), and written as ONE
+ * route and the chat core (through the CallTrace port, core/model/trace.ts), and written as ONE
  * JSON line when the request is over: after the answer, or for a stream when the stream has
  * ended and been settled (a client that hung up included). The same record drives the
  * request's trace when OTLP export is configured (src/http/tracing.ts); with neither on,
  * no record exists and every hook is a no-op. See docs/observability.md.
  */
-import type { AttemptRecord, CallTrace, PhaseEnd } from "../core/chat/trace";
-import type { Usage } from "../core/chat/types";
+import type { AttemptRecord, CallTrace, PhaseEnd } from "../core/model/trace";
+import type { Usage } from "../core/model/types";
 import { logEnabled, writeLine } from "../lib/log";
 import type { RefusalFolder } from "./refusal-log";
 

@@ -3,7 +3,7 @@
  * provider speaks (openai-compatible for OpenAI, DeepSeek, Together and Groq; anthropic;
  * gemini) and the CallContext carries its base URL and key.
  */
-import type { ChatProvider, EmbeddingProvider, Protocol } from "../core/chat/provider";
+import type { ChatProvider, EmbeddingProvider, Protocol } from "../core/model/provider";
 import { anthropicChatProvider } from "./anthropic";
 import { geminiChatProvider } from "./gemini";
 import { geminiEmbeddingProvider } from "./gemini/embed";

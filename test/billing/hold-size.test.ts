@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { startTestGateway, type TestGateway } from "../harness";
 import { chat, tenant } from "../chat/helpers";
 import { holdInputTokens, imageTokens, measurePrompt } from "../../src/core/chat/estimate";
-import type { ChatMessage } from "../../src/core/chat/types";
+import type { ChatMessage } from "../../src/core/model/types";
 
 setDefaultTimeout(30_000);
 

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { chatCachePort } from "../../src/core/cache/chat-port";
 import { ResponseCache } from "../../src/core/cache/response-cache";
 import type { NewCacheEntry, ResponseCacheStore, StoredHit } from "../../src/core/cache/types";
-import type { ChatRequest } from "../../src/core/chat/types";
+import type { ChatRequest } from "../../src/core/model/types";
 import { fakeEmbed } from "./fake-embed";
 
 /** An in-memory store: enough to check the adapter's mapping without a database. */

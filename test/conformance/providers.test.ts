@@ -4,9 +4,9 @@
  * Directives (see the simulator contract) go in the last user message.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type CallContext, type Protocol } from "../../src/core/chat/provider";
+import { type CallContext, type Protocol } from "../../src/core/model/provider";
 import { UpstreamError } from "../../src/core/upstream/error";
-import type { ChatRequest, FunctionTool, StreamEvent, ToolCall } from "../../src/core/chat/types";
+import type { ChatRequest, FunctionTool, StreamEvent, ToolCall } from "../../src/core/model/types";
 import { chatProviderFor, embeddingProviderFor } from "../../src/providers";
 import { startSimulator } from "../../src/sim";
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { maskMessages, piiMasking } from "../../src/core/chat/pii-mask";
-import type { ChatMessage } from "../../src/core/chat/types";
+import type { ChatMessage } from "../../src/core/model/types";
 
 describe("maskMessages", () => {
   test("nothing found: the same array back and a null mapping", () => {

@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { maskRequest } from "../../src/core/chat/pii-mask";
 import { unmaskAnthropicAnswer } from "../../src/core/chat/pii-native";
-import type { ChatMessage } from "../../src/core/chat/types";
+import type { ChatMessage } from "../../src/core/model/types";
 
 const THINKING = { type: "thinking", thinking: "mail kim@test.kr later", signature: "c2ln+/==" };
 const body = () => ({

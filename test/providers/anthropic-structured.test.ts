@@ -6,7 +6,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { holdInputTokens, measurePrompt } from "../../src/core/chat/estimate";
-import type { ChatRequest } from "../../src/core/chat/types";
+import type { ChatRequest } from "../../src/core/model/types";
 import {
   anthropicChatProvider,
   anthropicHasNativeJson,

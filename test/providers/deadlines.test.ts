@@ -1,7 +1,7 @@
 /** Deadlines, caller abort and transport failures, through the shared upstream call and the adapters. */
 import { afterAll, describe, expect, test } from "bun:test";
 import { UpstreamError } from "../../src/core/upstream/error";
-import type { ChatRequest } from "../../src/core/chat/types";
+import type { ChatRequest } from "../../src/core/model/types";
 import { DeadlineError, fetchAllWithDeadlines, fetchWithDeadlines, readAllBytes } from "../../src/lib/http-deadline";
 import { chatProviderFor } from "../../src/providers";
 import { openAIChatProvider } from "../../src/providers/openai";

@@ -3,7 +3,7 @@
  * has no field for, and those it refuses in this combination (with why).
  */
 import { describe, expect, test } from "bun:test";
-import type { ChatRequest } from "../../src/core/chat/types";
+import type { ChatRequest } from "../../src/core/model/types";
 import { buildOpenAIChatRequest } from "../../src/providers/openai/request";
 import { buildAnthropicRequest } from "../../src/providers/anthropic/request";
 import { buildGeminiRequest } from "../../src/providers/gemini/request";

@@ -1,6 +1,6 @@
 /** Shared helpers for adapter tests: fixtures, random chunking, a local fixture server. */
-import type { CallContext } from "../../src/core/chat/provider";
-import type { StreamEvent } from "../../src/core/chat/types";
+import type { CallContext } from "../../src/core/model/provider";
+import type { StreamEvent } from "../../src/core/model/types";
 import { SseDecoder, type SseEvent } from "../../src/lib/sse";
 
 const FIXTURES = new URL("../fixtures/", import.meta.url);

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { UpstreamError } from "../../src/core/upstream/error";
-import type { ChatRequest } from "../../src/core/chat/types";
+import type { ChatRequest } from "../../src/core/model/types";
 import {
   classifyOpenAIError,
   fromOpenAIChatResponse,

@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { piiMasking } from "../../src/core/chat/pii-mask";
-import type { StreamEvent } from "../../src/core/chat/types";
+import type { StreamEvent } from "../../src/core/model/types";
 import { drainTyped, drainedResult } from "../../src/core/chat/drain";
 import { UpstreamError } from "../../src/core/upstream/error";
 import { failureWords } from "../../src/core/upstream/words";

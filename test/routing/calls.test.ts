@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { startTestGateway, type TestGateway, type TestUser } from "../harness";
-import { loadBenchmarks } from "../../src/core/catalog/benchmarks";
+import { loadBenchmarks } from "../../src/core/routing/benchmark-table";
 import { rankByBenchmark } from "../../src/core/routing/benchmarks";
 import { entryKeys, rankWeighted } from "../../src/core/routing/weighted";
 import { chat, client, createPolicy, delta, money, quickUser, rawChat, simCalls } from "./helpers";

@@ -8,7 +8,7 @@ import { rankWeighted, entryKeys, unitHash } from "../../src/core/routing/weight
 import { LatencyTracker } from "../../src/core/routing/latency";
 import { classifyText, classifyMessages, CATEGORIES } from "../../src/core/routing/classify";
 import { rankByBenchmark, verifyBenchmarks } from "../../src/core/routing/benchmarks";
-import { loadBenchmarks } from "../../src/core/catalog/benchmarks";
+import { loadBenchmarks } from "../../src/core/routing/benchmark-table";
 import { checkResponse, isRefusal, parseVerdict, judgeRequest } from "../../src/core/routing/cascade";
 import { synthesisRequest, shouldFanOut } from "../../src/core/routing/parallel";
 import { mergePrefs } from "../../src/core/routing/prefs";
@@ -18,7 +18,7 @@ import { pieces } from "../../src/core/routing/replay";
 import { RETRIES_PER_PROVIDER } from "../../src/core/chat/attempts";
 import { holdAmountMicro } from "../../src/core/billing/pricing";
 import { CatalogStore } from "../../src/config/catalog-store";
-import type { ChatResult } from "../../src/core/chat/types";
+import type { ChatResult } from "../../src/core/model/types";
 import type { Policy } from "../../src/core/routing/types";
 import { fxToMilli, krwToMicro } from "../../src/lib/money";
 

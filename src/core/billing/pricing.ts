@@ -4,7 +4,7 @@
  * components is rounded up once, to the micro-won. 0% markup.
  */
 import type { CachingMode, PriceTier, TokenPricing } from "../catalog/types";
-import type { Usage } from "../chat/types";
+import type { Usage } from "../model/types";
 import { ceilDiv, MIN_CHARGE_MICRO } from "../../lib/money";
 
 const DIVISOR = 1_000_000_000n; // see tokenCostMicro in src/lib/money.ts
@@ -24,7 +24,7 @@ export function usageCostMicro(base: TokenPricing, caching: CachingMode, u: Usag
   const plain = u.promptTokens - cached - writes;
   const cachedPrice = discounted && p.cachedInput !== null ? p.cachedInput : p.input;
   const writePrice = caching === "explicit" && p.cacheWrite !== null ? p.cacheWrite : p.input;
-  // A one-hour write the catalog has no price for never reaches a provider (priced-options.ts).
+  // A one-hour write the catalog has no price for never reaches a provider (routing/priced-options.ts).
   const longWritePrice = caching === "explicit" ? (p.cacheWrite1h ?? Math.max(writePrice, p.input)) : p.input;
   const micro =
     BigInt(plain) * BigInt(p.input) +

@@ -3,7 +3,7 @@
  * own argument and the answer as a `ChatResult`. Structural, so the service's port type is
  * satisfied without this module importing the service.
  */
-import type { ChatRequest, ChatResult } from "../chat/types";
+import type { ChatRequest, ChatResult } from "../model/types";
 import type { LookupStage, ResponseCache } from "./response-cache";
 import type { CacheMode } from "./types";
 

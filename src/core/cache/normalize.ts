@@ -3,7 +3,7 @@
  * answer, their canonical JSON, and the hashes stored in `response_cache`. No I/O here.
  */
 import { sha256Hex } from "../../lib/secrets";
-import type { ChatMessage, ContentPart } from "../chat/types";
+import type { ChatMessage, ContentPart } from "../model/types";
 import type { CacheableRequest } from "./types";
 
 /**

@@ -2,7 +2,7 @@
  * Response-cache types and the storage port. The core decides what matches; the database
  * repository (src/db/repos/response-cache.ts) only stores and fetches.
  */
-import type { ChatMessage, FinishReason, ToolCall, Usage } from "../chat/types";
+import type { ChatMessage, FinishReason, ToolCall, Usage } from "../model/types";
 import type { CacheMode } from "../auth/principal";
 
 export type { CacheMode };

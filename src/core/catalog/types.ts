@@ -3,7 +3,7 @@
  * built only by `verifyCatalog` and is deep-frozen: hold on to it for the length of a
  * request and every lookup stays consistent even while a reload swaps in a newer one.
  */
-import type { Protocol } from "../chat/provider";
+import type { Protocol } from "../model/provider";
 import type {
   CachingMode,
   Capabilities,

@@ -6,7 +6,7 @@ import { GatewayError, text } from "../errors";
 import type { KeyPrincipal } from "../auth/principal";
 import { findModel, resolveModel, type ModelResolution } from "../catalog/resolve";
 import type { CatalogSnapshot } from "../catalog/types";
-import type { ChatRequest, ReasoningEffort } from "./types";
+import type { ChatRequest, ReasoningEffort } from "../model/types";
 
 /** `allowed_models`: the requested id (short form; parents and policies by their own id). */
 export function checkAllowed(snapshot: CatalogSnapshot, p: KeyPrincipal, r: ModelResolution): void {

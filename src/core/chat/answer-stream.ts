@@ -9,11 +9,11 @@
  */
 import type { CallSink, CallStream, StreamFinal, StreamHead } from "./call-stream";
 import type { CallBill, StreamBill } from "./call-bill";
-import type { Candidate } from "./candidates";
+import type { Candidate } from "../routing/candidates";
 import type { ChatDeps } from "./ports";
 import type { ChatOutcome, ChatPlan, OpenedStream, StreamEnd } from "./plan";
 import { drainTyped, drainedResult } from "./drain";
-import { relayEvents } from "./relay";
+import { relayEvents } from "./relay-events";
 import { failureWords, logUpstreamFailure } from "../upstream/words";
 import { citationsOf } from "./web-search-step";
 

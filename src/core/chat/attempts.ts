@@ -9,9 +9,9 @@
 import { GatewayError } from "../errors";
 import { asUpstreamError, type UpstreamError } from "../upstream/error";
 import { upstreamRateLimited, upstreamRejected, upstreamUnavailable } from "../upstream/client-error";
-import type { Candidate } from "./candidates";
+import type { Candidate } from "../routing/candidates";
 import { logUpstreamFailure, upstreamReason } from "../upstream/words";
-import type { AttemptRecord, CallTrace } from "./trace";
+import type { AttemptRecord, CallTrace } from "../model/trace";
 import type { AttemptVerdict, HealthGate } from "../health/tracker";
 
 export const RETRIES_PER_PROVIDER = 2;

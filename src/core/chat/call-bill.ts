@@ -10,12 +10,12 @@ import type { UsageEvent } from "../billing/ledger";
 import { usageCostMicro, withMinimumCharge } from "../billing/pricing";
 import { swallowed } from "../../lib/log";
 import { executionHeader, type OrchestratedAnswer } from "../routing/execution";
-import type { Candidate } from "./candidates";
-import { costOf, type ChatCaller, type ChatOutcome, type ChatPlan, type Cost, type StreamEnd } from "./plan";
+import type { Candidate } from "../routing/candidates";
+import type { ChatCaller, ChatOutcome, ChatPlan, StreamEnd } from "./plan";
+import { costOf, type Cost } from "../billing/cost";
 import type { CachedAnswer, ChatDeps } from "./ports";
 import { streamUsageEstimate } from "./estimate";
-import type { ChatResult, Usage } from "./types";
-import type { HoldRefused } from "./hold";
+import type { ChatResult, Usage } from "../model/types";
 import type { Continuation } from "./continuation";
 import { billParts, summedUsage, type PartBill } from "./continuation-bill";
 import { errorName } from "./traced";
@@ -168,9 +168,9 @@ export class CallBill {
   }
 
   /** A hold that travelled alongside the call was refused: nothing was held, nothing to keep. */
-  refused(plan: ChatPlan, e: HoldRefused): unknown {
+  refused(plan: ChatPlan, error: unknown): unknown {
     this.d.keeper?.drop(plan.caller.requestId);
-    return e.error;
+    return error;
   }
 
   async fail(plan: ChatPlan, e: unknown): Promise<void> {

@@ -1,34 +1,20 @@
 /**
- * The signals that stop an upstream call: the client's (it left), a routing policy's deadline,
- * and a hold that travelled alongside the call and was refused (hold.ts). A stream follows the
- * client's signal only until it opens: a client that leaves an open stream is handled by the
- * chat service (the upstream is still read for its usage, for a bounded time).
+ * The signals that stop an upstream call: the client's (it left) and a routing policy's
+ * deadline; a hold that travelled alongside the call and was refused stops it too (raceHold,
+ * hold.ts). A stream follows the client's signal only until it opens: a client that leaves an
+ * open stream is handled by the chat service (the upstream is still read for its usage, for a
+ * bounded time).
  */
-import { GatewayError, text } from "../errors";
-
-/** A policy's deadline cut the attempts (a 502 `upstream_unavailable`). */
-export const DEADLINE_MISSED = text(
-  "정책의 제한 시간(deadline_ms) 안에 응답을 받지 못했습니다.",
-  "No answer arrived within the policy's deadline (deadline_ms).",
-);
-import { following } from "./hold";
+import { GatewayError } from "../errors";
+import { DEADLINE_MISSED } from "../routing/execution";
 import type { ChatPlan } from "./plan";
 
-/** `client`, bounded by the policy's deadline when it has one. */
-function deadlineSignal(plan: ChatPlan, client: AbortSignal | undefined): AbortSignal | undefined {
+/** The caller's signal (`client`), bounded by the policy's deadline when it has one. */
+export function callSignal(plan: ChatPlan, client = plan.caller.signal): AbortSignal | undefined {
   const ms = plan.policy?.deadlineMs;
   if (ms == null) return client;
   const deadline = AbortSignal.timeout(Math.max(1, Math.round(ms - (performance.now() - plan.startedAt))));
   return client ? AbortSignal.any([client, deadline]) : deadline;
-}
-
-/** The caller's signal, bounded by the policy's deadline when it has one (and by `spec`, see afterHold). */
-export function callSignal(
-  plan: ChatPlan,
-  spec: AbortController | null = null,
-  client = plan.caller.signal,
-): AbortSignal | undefined {
-  return following(spec, deadlineSignal(plan, client));
 }
 
 /** A policy deadline that cut the attempts becomes a 502 rather than an abort. */

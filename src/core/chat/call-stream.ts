@@ -4,10 +4,11 @@
  * stream's end (drain, truncation, settling once, partial billing, citations, a client that
  * left) is the core's (answer-stream.ts); a surface only writes frames.
  */
-import type { Cost, ChatOutcome } from "./plan";
+import type { ChatOutcome } from "./plan";
+import type { Cost } from "../billing/cost";
 import type { PartBill } from "./continuation-bill";
-import type { RawTail } from "./relay";
-import type { FinishReason, StreamEvent, ToolCall, Usage } from "./types";
+import type { RawTail } from "../model/relay";
+import type { FinishReason, StreamEvent, ToolCall, Usage } from "../model/types";
 import type { UrlCitation } from "./web-search";
 import type { CallWarning } from "../upstream/warnings";
 import type { ModelNotice } from "../catalog/lifecycle";
@@ -53,7 +54,7 @@ export type PartCost = PartBill & { cost: Cost };
  * The one final event of a stream, after the call was settled (or released): `complete` (the
  * answer and its bill), `failed` (the upstream broke off after the first byte: the client's
  * words, the text received, and the partial bill) or `left` (the client hung up: nothing more
- * reaches it). `relay` is what the upstream of a relayed stream said last (relay.ts).
+ * reaches it). `relay` is what the upstream of a relayed stream said last (model/relay.ts).
  */
 export type StreamFinal =
   | {

@@ -5,14 +5,14 @@
  * its own usage (the upstream's, or the estimate a broken stream gets), summed and settled once.
  */
 import { usageCostMicro } from "../billing/pricing";
-import type { Candidate } from "./candidates";
+import type { Candidate } from "../routing/candidates";
 import type { ContinuationPart, Continuation } from "./continuation";
 import type { ContinuationVia } from "./continuation-request";
 import { CONTINUE_OVERHEAD_TOKENS } from "./continuation-request";
 import { streamUsageEstimate, type PromptSize } from "./estimate";
 import { worstHoldMicro } from "./hold";
 import type { StreamEnd } from "./plan";
-import { emptyUsage, type Usage } from "./types";
+import { emptyUsage, type Usage } from "../model/types";
 
 /** What a continuation may add to the hold: a second answer whose input also carries the first part (and tokens for the hold's count). */
 export function continuationHold(

@@ -5,8 +5,8 @@
  * assistant turn followed by an instruction to continue it. The output budget is what the
  * first part left of the request's `max_tokens`.
  */
-import type { ChatMessage, ChatRequest } from "./types";
-import { withMessages } from "./types";
+import type { ChatMessage, ChatRequest } from "../model/types";
+import { withMessages } from "../model/types";
 
 export type ContinuationVia = "prefill" | "instruction";
 

@@ -7,10 +7,10 @@
  * or a break that cannot be continued, ends the stream as without the opt-in.
  */
 import type { AttemptSuccess } from "./attempts";
-import type { Candidate } from "./candidates";
+import type { Candidate } from "../routing/candidates";
 import type { ChatPlan, OpenedStream } from "./plan";
-import type { AttemptRecord } from "./trace";
-import type { ChatMessage, ChatRequest, StreamEvent, Usage } from "./types";
+import type { AttemptRecord } from "../model/trace";
+import type { ChatMessage, ChatRequest, StreamEvent, Usage } from "../model/types";
 import { estimateTokens } from "./estimate";
 import { continuationRequest, type ContinuationVia } from "./continuation-request";
 import { logUpstreamFailure, upstreamReason } from "../upstream/words";

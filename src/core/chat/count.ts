@@ -6,10 +6,10 @@
  * answers the gateway's own estimate instead.
  */
 import type { KeyPrincipal } from "../auth/principal";
-import type { Candidate } from "./candidates";
+import type { Candidate } from "../routing/candidates";
 import type { ChatDeps } from "./ports";
-import type { Protocol } from "./provider";
-import type { ChatRequest } from "./types";
+import type { Protocol } from "../model/provider";
+import type { ChatRequest } from "../model/types";
 
 export async function providerCount(
   d: ChatDeps,

@@ -8,8 +8,8 @@
  * `failure` is the stream-failure rule of docs/decisions.md #6.
  */
 import type { PiiPort } from "./ports";
-import type { ChatResult, FinishReason, StreamEvent, ToolCall, Usage } from "./types";
-import { emptyUsage } from "./types";
+import type { ChatResult, FinishReason, StreamEvent, ToolCall, Usage } from "../model/types";
+import { emptyUsage } from "../model/types";
 import { failureWords, logUpstreamFailure } from "../upstream/words";
 import type { Lang } from "../errors";
 

@@ -10,7 +10,7 @@
  * except that an inline image is counted at its own size (image-size.ts).
  * Billing a partial stream after an upstream failure uses the ordinary ~4 characters a token.
  */
-import type { ChatMessage, ChatRequest, ToolCall, Usage } from "./types";
+import type { ChatMessage, ChatRequest, ToolCall, Usage } from "../model/types";
 import type { WebPluginOptions } from "./web-search";
 import { imageOvercount } from "./image-size";
 

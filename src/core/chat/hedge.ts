@@ -9,8 +9,8 @@
 import { GatewayError } from "../errors";
 import { HedgeLost, withFallback, type AttemptCall, type AttemptOptions, type AttemptSuccess } from "./attempts";
 import { upstreamRateLimited, upstreamUnavailable } from "../upstream/client-error";
-import type { Candidate, ProviderPrefs } from "./candidates";
-import type { AttemptRecord } from "./trace";
+import type { Candidate, ProviderPrefs } from "../routing/candidates";
+import type { AttemptRecord } from "../model/trace";
 
 /** `not_needed`: the primary answered (or failed) before the hedge delay, so no hedge was sent; `both_failed`: a hedge was sent and neither lane answered. */
 export type HedgeOutcome = "primary_won" | "hedge_won" | "not_needed" | "both_failed";

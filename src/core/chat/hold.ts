@@ -2,18 +2,23 @@
  * The chat call's credit hold: placed before the upstream call, or alongside it when the
  * ledger's last answers for the key leave room for it (hold-estimate.ts). Nothing of the
  * answer reaches the client before the hold is placed; a hold refused on its way aborts the
- * upstream call and reaches the client as the refusal itself.
+ * upstream call and reaches the client as the refusal itself (raceHold).
  */
 import { GatewayError } from "../errors";
 import { holdOrThrow, ROOM_REFUSALS, type HoldRequest, type Ledger } from "../billing/ledger";
 import type { Settlements } from "../billing/settlements";
 import { holdAmountMicro } from "../billing/pricing";
-import type { Candidate } from "./candidates";
+import type { Candidate } from "../routing/candidates";
 
-/** A hold that travelled alongside the upstream call and was refused: `error` goes to the client as is. */
-export class HoldRefused {
-  constructor(readonly error: unknown) {}
-}
+/** A hold sent alongside the upstream call: settles to whether the ledger placed it (never rejects). */
+export type PendingHold = Promise<{ kind: "placed" } | { kind: "refused"; error: unknown }>;
+
+/**
+ * How a call raced with its hold ended: `held`, the hold is placed (or was placed before the
+ * call) and `value` is the call's answer; `refused`, the hold was refused on its way, the call
+ * was aborted, and `error` goes to the client as is (nothing was held, so nothing is released).
+ */
+export type HoldRace<T> = { kind: "held"; value: T } | { kind: "refused"; error: unknown };
 
 /**
  * Places the hold. A hold refused for want of room while this account's previous calls are
@@ -33,22 +38,22 @@ export async function placeHold(ledger: Ledger, settlements: Settlements, h: Hol
 
 /**
  * Starts the hold. With `overlap` (and the ledger's yes) it is sent at once but not awaited:
- * `pending` resolves to null once it is placed, or to the error that refused it. Otherwise the
- * hold is awaited here (its refusal is thrown) and `pending` is null. Holds are sent at once
- * either way, so they reach the ledger in the order the estimate counted them. (The promise is
- * wrapped: an async function's result would otherwise wait for it.)
+ * `pending` settles once it is placed or refused. Otherwise the hold is awaited here (its
+ * refusal is thrown) and `pending` is null. Holds are sent at once either way, so they reach
+ * the ledger in the order the estimate counted them. (The promise is wrapped: an async
+ * function's result would otherwise wait for it.)
  */
 export async function startHold(
   ledger: Ledger,
   settlements: Settlements,
   h: HoldRequest,
   opts: { overlap: boolean },
-): Promise<{ pending: Promise<unknown> | null }> {
+): Promise<{ pending: PendingHold | null }> {
   if (opts.overlap && ledger.speculate?.(h) === true)
     return {
       pending: placeHold(ledger, settlements, h).then(
-        () => null,
-        (e: unknown) => e ?? new Error("hold failed"),
+        () => ({ kind: "placed" as const }),
+        (e: unknown) => ({ kind: "refused" as const, error: e ?? new Error("hold failed") }),
       ),
     };
   await placeHold(ledger, settlements, h);
@@ -56,36 +61,32 @@ export async function startHold(
 }
 
 /**
- * Waits for a hold that travelled alongside the upstream call `call`. A refused hold aborts
- * the call (through `spec`, which is part of its signal) and is thrown as HoldRefused, so the
- * caller does not release a hold that was never placed; otherwise the call's own result.
+ * Runs `call` while the hold `pending` is on its way (none: the hold was placed first). The
+ * call gets `signal`, which a refused hold aborts as well; the call's own failure is thrown
+ * once the hold is placed, so a failed call always has a hold to release.
  */
-export async function afterHold<T>(
-  pending: Promise<unknown> | null,
-  spec: AbortController | null,
-  call: Promise<T>,
-): Promise<T> {
-  if (!pending || !spec) return call;
-  const result = call.then(
-    (v) => ({ ok: true as const, v }),
-    (e: unknown) => ({ ok: false as const, e }),
+export async function raceHold<T>(
+  pending: PendingHold | null,
+  signal: AbortSignal | undefined,
+  call: (signal: AbortSignal | undefined) => Promise<T>,
+): Promise<HoldRace<T>> {
+  if (!pending) return { kind: "held", value: await call(signal) };
+  const refusal = new AbortController();
+  // Following `signal` with one listener is cheaper than AbortSignal.any on every overlapped call.
+  if (signal?.aborted) refusal.abort(signal.reason);
+  else signal?.addEventListener("abort", () => refusal.abort(signal.reason), { once: true });
+  const result = call(refusal.signal).then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
   );
-  const refused = await pending;
-  if (refused !== null) {
-    spec.abort();
-    throw new HoldRefused(refused);
+  const hold = await pending;
+  if (hold.kind === "refused") {
+    refusal.abort();
+    return hold;
   }
   const r = await result;
-  if (!r.ok) throw r.e;
-  return r.v;
-}
-
-/** `spec`'s signal, made to follow `base` as well (cheaper than AbortSignal.any on every overlapped call). */
-export function following(spec: AbortController | null, base: AbortSignal | undefined): AbortSignal | undefined {
-  if (!spec || !base) return spec?.signal ?? base;
-  if (base.aborted) spec.abort(base.reason);
-  else base.addEventListener("abort", () => spec.abort(base.reason), { once: true });
-  return spec.signal;
+  if (!r.ok) throw r.error;
+  return { kind: "held", value: r.value };
 }
 
 /**

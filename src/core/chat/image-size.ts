@@ -10,7 +10,7 @@
  * dodge (docs/reliability.md §2).
  */
 import { imageTokens } from "./estimate";
-import type { ChatMessage } from "./types";
+import type { ChatMessage } from "../model/types";
 
 export interface ImageDims {
   width: number;

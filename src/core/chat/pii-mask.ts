@@ -15,7 +15,7 @@
 import { findPii } from "../../lib/pii/detect";
 import { PiiMasker } from "../../lib/pii/mask";
 import { PiiStreamUnmasker, unmask } from "../../lib/pii/unmask";
-import type { ChatMessage, ContentPart, NativeAnthropic, NativeResponses, ToolCall } from "./types";
+import type { ChatMessage, ContentPart, NativeAnthropic, NativeResponses, ToolCall } from "../model/types";
 import { maskResponsesBody, responsesTexts } from "./pii-responses";
 import { anthropicTexts, gluedTextHasPii, mapCow, mapJsonStrings, maskAnthropicBody } from "./pii-native";
 

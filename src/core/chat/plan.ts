@@ -3,15 +3,16 @@ import type { KeyPrincipal } from "../auth/principal";
 import type { Lang } from "../errors";
 import type { CallWarning } from "../upstream/warnings";
 import type { PolicyExecution } from "../routing/execution";
-import type { Candidate, ProviderPrefs } from "./candidates";
-import type { ChatRequest, ChatResult, StreamEvent, ToolCall, Usage } from "./types";
+import type { Candidate, ProviderPrefs } from "../routing/candidates";
+import type { ChatRequest, ChatResult, StreamEvent, ToolCall, Usage } from "../model/types";
 import type { PromptSize } from "./estimate";
-import type { AttemptRecord, CallTrace } from "./trace";
+import type { AttemptRecord, CallTrace } from "../model/trace";
 import type { Continuation } from "./continuation";
 import type { SearchResult, UrlCitation, WebPluginOptions } from "./web-search";
-import type { RelayDialect } from "./provider";
-import type { RawRestorer, RawScanner } from "./relay";
-import { microToKrwRounded, microToUsd } from "../../lib/money";
+import type { RelayDialect } from "../model/provider";
+import type { RawRestorer, RawScanner } from "../model/relay";
+import type { Cost } from "../billing/cost";
+import type { PendingHold } from "./hold";
 
 export interface ChatCaller {
   /** The id the call is held, charged and recorded under. */
@@ -90,10 +91,10 @@ export interface ChatPlan {
   /** The web plugin's sources and their price (charged with the call). */
   search: { results: SearchResult[]; priceMicro: bigint } | null;
   /**
-   * A hold still on its way while the upstream call starts (ChatService.prepare): resolves
-   * to null once placed, or to the error that refused it. Null when the hold was awaited first.
+   * A hold still on its way while the upstream call starts (ChatService.prepare; raced with
+   * the call by raceHold, hold.ts). Null when the hold was awaited first.
    */
-  pendingHold: Promise<unknown> | null;
+  pendingHold: PendingHold | null;
   /** See ChatOptions.reasoningHint. */
   reasoningHint?: boolean;
   /** Hedged requests on (the key's setting, unless the request turned it off; hedge.ts). */
@@ -109,25 +110,6 @@ export interface ChatPlan {
   continuation?: Continuation;
   /** What each provider's request left out, by provider id (warnings.ts). */
   warnings?: Map<string, CallWarning[]>;
-}
-
-export interface Cost {
-  micro: bigint;
-  usd: number;
-  krw: number;
-  fx_rate: number;
-  markup_rate: number;
-}
-
-/** `micro` as the client is told it: KRW, USD at the deployment's rate, no markup. */
-export function costOf(micro: bigint, fxMilli: bigint): Cost {
-  return {
-    micro,
-    usd: microToUsd(micro, fxMilli),
-    krw: microToKrwRounded(micro),
-    fx_rate: Number(fxMilli) / 1000,
-    markup_rate: 0,
-  };
 }
 
 export interface ChatOutcome {

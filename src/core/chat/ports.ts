@@ -4,11 +4,11 @@ import type { LifecyclePort } from "../catalog/lifecycle";
 import type { Ledger } from "../billing/ledger";
 import type { Settlements } from "../billing/settlements";
 import type { HoldKeeper } from "../billing/hold-keeper";
-import type { ChatProvider, Protocol } from "./provider";
+import type { ChatProvider, Protocol } from "../model/provider";
 import type { UpstreamError } from "../upstream/error";
-import type { ChatMessage, ChatRequest, ChatResult, NativeAnthropic, NativeResponses } from "./types";
+import type { ChatMessage, ChatRequest, ChatResult, NativeAnthropic, NativeResponses } from "../model/types";
 import type { KeyPrincipal } from "../auth/principal";
-import type { PolicyRoute } from "../routing/types";
+import type { PolicyPort } from "../routing/policy-port";
 import type { HealthGate } from "../health/tracker";
 import type { HedgeOutcome } from "./hedge";
 
@@ -54,24 +54,6 @@ export interface PiiPort {
   unmask(text: string, mapping: Map<string, string>): string;
   /** A streaming restorer that holds back a possibly split placeholder. */
   streamUnmasker(mapping: Map<string, string>): { push(delta: string): string; flush(): string };
-}
-
-export interface PolicyRouteInput {
-  userId: string;
-  slug: string;
-  traceId: string | undefined;
-  request: Omit<ChatRequest, "model">;
-  snapshot: CatalogSnapshot;
-}
-
-/**
- * A routing-policy call (`orch/<slug>`): finds the caller's policy, applies its gates and
- * state, and decides the route (src/core/routing). `observe` receives every leaf call's
- * latency, for the `latency` engine.
- */
-export interface PolicyPort {
-  route(input: PolicyRouteInput): Promise<PolicyRoute>;
-  observe?(model: string, provider: string | null, ok: boolean, ttftMs: number, totalMs: number): void;
 }
 
 export interface ChatDeps {

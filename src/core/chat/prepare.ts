@@ -13,7 +13,7 @@ import type { HoldRequest, UsageEvent } from "../billing/ledger";
 import { wantsHedge } from "./hedge";
 import { applyProMode, checkAllowed } from "./access";
 import type { ChatCaller, ChatOptions, ChatPlan, Prepared } from "./plan";
-import { buildCandidates, type Candidate, type ProviderPrefs } from "./candidates";
+import { buildCandidates, type Candidate, type ProviderPrefs } from "../routing/candidates";
 import { responsesOnlyCheck } from "./responses-native";
 import { holdInputTokens, measureNative, measurePrompt, type PromptSize } from "./estimate";
 import { checkedFor, parseServerTools, serverSearchHoldMicro, serverToolInput } from "./server-tools";
@@ -21,9 +21,9 @@ import { searchBeforeCall } from "./web-search-step";
 import type { CachedAnswer, ChatDeps } from "./ports";
 import { buildExecution, type PolicyExecution } from "../routing/execution";
 import { mergePrefs } from "../routing/prefs";
-import type { ChatRequest } from "./types";
+import type { ChatRequest } from "../model/types";
 import { placeHold, startHold, worstHoldMicro } from "./hold";
-import { pricedOptionsOf } from "./priced-options";
+import { pricedOptionsOf } from "../routing/priced-options";
 import { providerCount } from "./count";
 import { Continuation, continuable } from "./continuation";
 import { continuationHold } from "./continuation-bill";
@@ -189,7 +189,7 @@ export async function prepareCall(d: ChatDeps, bill: CallBill, caller: ChatCalle
 
   // The hold's round trip overlaps the upstream call when the ledger's last answers for this
   // key leave room for it: nothing of the answer reaches the client before the hold is placed,
-  // and a refused hold aborts the call (afterHold). Otherwise the hold goes first, as does
+  // and a refused hold aborts the call (raceHold). Otherwise the hold goes first, as does
   // every call that pays someone else first (web search) or runs several calls (cascade, parallel).
   // Matching by similarity embeds the prompt, an upstream call we pay for: only after the hold.
   const similar = cacheMode === "semantic" && d.cache;

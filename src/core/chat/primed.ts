@@ -5,7 +5,7 @@
  * while waiting for it fails the attempt, before anything reached the client.
  */
 import type { OpenedStream } from "./plan";
-import type { StreamEvent } from "./types";
+import type { StreamEvent } from "../model/types";
 
 export async function primed(s: OpenedStream): Promise<OpenedStream> {
   if (s.kind === "typed") {

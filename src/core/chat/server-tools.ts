@@ -22,7 +22,7 @@
 import { GatewayError, text } from "../errors";
 import { ceilDiv } from "../../lib/money";
 import type { CatalogOffering } from "../catalog/types";
-import type { NativeAnthropic } from "./types";
+import type { NativeAnthropic } from "../model/types";
 
 /** Server iterations Anthropic runs before it pauses the turn (`pause_turn`) when no `max_uses` says fewer. */
 export const DEFAULT_MAX_USES = 10;

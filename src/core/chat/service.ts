@@ -11,33 +11,35 @@ import { usageCostMicro } from "../billing/pricing";
 import { withFallback, type AttemptCall, type AttemptOptions, type AttemptSuccess } from "./attempts";
 import { hedged } from "./hedge";
 import { primed } from "./primed";
-import type { ChatCaller, ChatOptions, ChatOutcome, ChatPlan, Cost, OpenedStream } from "./plan";
+import type { ChatCaller, ChatOptions, ChatOutcome, ChatPlan, OpenedStream } from "./plan";
+import type { Cost } from "../billing/cost";
 import type { ChatRun } from "./call-stream";
 import { callWarnings } from "./warnings";
 import { AnswerStream, cachedStream, leaveStream } from "./answer-stream";
-import { type Candidate } from "./candidates";
+import { type Candidate } from "../routing/candidates";
 import { holdInputTokens } from "./estimate";
 import { citationsOf } from "./web-search-step";
 import type { ChatDeps } from "./ports";
-import { type CallContext, type Protocol, type RelayDialect } from "./provider";
+import { type CallContext, type Protocol, type RelayDialect } from "../model/provider";
 import { speaksResponses } from "./responses-native";
 import { UpstreamError } from "../upstream/error";
 import { executionHeader, type OrchestratedAnswer, type PolicyExecution } from "../routing/execution";
 import { runCascade, runParallel, type SubCaller } from "../routing/orchestrate";
 import { replayAnswer } from "../routing/replay";
-import { withoutReasoning, type ChatRequest, type ChatResult } from "./types";
+import { withoutReasoning, type ChatRequest, type ChatResult } from "../model/types";
 import { unmaskAnthropicAnswer } from "./pii-native";
 import { unmaskResponsesAnswer } from "./pii-responses";
-import { afterHold, HoldRefused } from "./hold";
+import { raceHold } from "./hold";
 import { callSignal, ClientGate, deadlineAware } from "./call-signals";
-import type { AttemptRecord } from "./trace";
+import type { AttemptRecord } from "../model/trace";
 import { continuing, type TypedStream } from "./continuation";
 import { CallBill } from "./call-bill";
 import { countInput as countInputTokens, prepareCall } from "./prepare";
 import { noteWarnings } from "./warnings";
 import { answerNotice } from "./lifecycle";
 
-export type { ChatCaller, ChatOptions, ChatOutcome, Cost } from "./plan";
+export type { ChatCaller, ChatOptions, ChatOutcome } from "./plan";
+export type { Cost } from "../billing/cost";
 export type { ChatRun } from "./call-stream";
 
 export class ChatService {
@@ -107,13 +109,10 @@ export class ChatService {
       const answer = await this.orchestrate(plan, plan.policy);
       return this.answered(plan, answer.result, answer.candidate, () => this.bill.settleSum(plan, answer));
     }
-    let won;
-    const spec = plan.pendingHold ? new AbortController() : null;
-    const signal = callSignal(plan, spec);
+    let race;
+    const signal = callSignal(plan);
     try {
-      won = await afterHold(
-        plan.pendingHold,
-        spec,
+      race = await raceHold(plan.pendingHold, signal, (held) =>
         this.attempts(
           plan,
           (c, a, s) =>
@@ -122,16 +121,16 @@ export class ChatService {
                 .providerFor(c.provider.protocol as Protocol)
                 .chat(this.upstreamRequest(plan, c), this.ctx(plan, c, s, a)),
             ),
-          signal,
+          held,
         ),
       );
     } catch (e) {
-      if (e instanceof HoldRefused) throw this.bill.refused(plan, e);
       const err = deadlineAware(plan, signal, e);
       await this.bill.fail(plan, err);
       throw err;
     }
-    const { value: result, candidate } = won;
+    if (race.kind === "refused") throw this.bill.refused(plan, race.error);
+    const { value: result, candidate } = race.value;
     return this.answered(plan, result, candidate, () => this.bill.settle(plan, candidate, result.usage, 200));
   }
 
@@ -189,37 +188,39 @@ export class ChatService {
         abort: new AbortController(),
       };
     }
-    const spec = plan.pendingHold ? new AbortController() : null;
     // The client's signal cuts the call only until a stream opens; a client that leaves an open
     // stream is AnswerStream.leave's business (the upstream is still read for its usage, for a while).
     const client = new ClientGate(plan.caller.signal);
-    const outer = callSignal(plan, spec, client.signal);
+    const outer = callSignal(plan, client.signal);
+    // A stream that may be continued is read as typed events: the gateway may have to write its rest itself.
+    const wire = plan.continuation ? null : raw;
+    let race;
     try {
-      // A stream that may be continued is read as typed events: the gateway may have to write its rest itself.
-      const wire = plan.continuation ? null : raw;
-      const won = await afterHold(
-        plan.pendingHold,
-        spec,
+      race = await raceHold(plan.pendingHold, outer, (held) =>
         this.attempts(
           plan,
           (c, a, lane) => this.openOne(plan, c, a, lane, wire, plan.upstream, this.hedging(plan)),
-          outer,
+          held,
         ),
       );
-      const opened =
-        plan.continuation && won.value.kind === "typed"
-          ? continuing(plan, won.value, (cs, requestFor, signal) => this.openContinuation(plan, cs, requestFor, signal))
-          : won.value;
-      client.opened(() => leaveStream(plan, opened, this.d.streamDrainMs ?? 0));
-      plan.caller.trace?.streamOpened();
-      return opened;
     } catch (e) {
       client.failed();
-      if (e instanceof HoldRefused) throw this.bill.refused(plan, e);
       const err = deadlineAware(plan, outer, e);
       await this.bill.fail(plan, err);
       throw err;
     }
+    if (race.kind === "refused") {
+      client.failed();
+      throw this.bill.refused(plan, race.error);
+    }
+    const won = race.value.value;
+    const opened =
+      plan.continuation && won.kind === "typed"
+        ? continuing(plan, won, (cs, requestFor, signal) => this.openContinuation(plan, cs, requestFor, signal))
+        : won;
+    client.opened(() => leaveStream(plan, opened, this.d.streamDrainMs ?? 0));
+    plan.caller.trace?.streamOpened();
+    return opened;
   }
 
   /** Opens one upstream stream of `base` on `c`; `prime` waits for its first content (a hedge race, a continuation). */
@@ -238,7 +239,7 @@ export class ChatService {
     const req = this.upstreamRequest(plan, c, base);
     const at = performance.now();
     const attempt = a && { attempt: a };
-    // A masked call is relayed too where the provider can restore its events (relay.ts).
+    // A masked call is relayed too where the provider can restore its events (model/relay.ts).
     const mapping = plan.mapping;
     const relayable = !mapping || !!provider.rawRestorer;
     // The dialect the upstream answers in: the Responses API when the client's own Responses body goes.

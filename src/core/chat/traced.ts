@@ -1,6 +1,7 @@
 /** A chat call's phases as trace spans (the CallTrace port): the hold, the settle. */
 import { GatewayError } from "../errors";
-import type { CallTrace } from "./trace";
+import type { CallTrace } from "../model/trace";
+import type { PendingHold } from "./hold";
 
 /** The error's code for a trace (a GatewayError's own code, else its class name). */
 export function errorName(e: unknown): string {
@@ -24,8 +25,8 @@ export async function traced<T>(trace: CallTrace | undefined, name: "hold" | "se
 /** The hold phase of startHold: a hold on its way alongside the call ends when it lands. */
 export async function tracedHold(
   trace: CallTrace | undefined,
-  started: Promise<{ pending: Promise<unknown> | null }>,
-): Promise<{ pending: Promise<unknown> | null }> {
+  started: Promise<{ pending: PendingHold | null }>,
+): Promise<{ pending: PendingHold | null }> {
   if (!trace) return started;
   const end = trace.phase("hold");
   let r;
@@ -36,6 +37,6 @@ export async function tracedHold(
     throw e;
   }
   if (!r.pending) end();
-  else void r.pending.then((refused) => end(refused === null ? undefined : errorName(refused)));
+  else void r.pending.then((hold) => end(hold.kind === "placed" ? undefined : errorName(hold.error)));
   return r;
 }

@@ -1,7 +1,7 @@
 /** The web plugin's step of a chat call: search after the hold, put the sources in the prompt, cite them in the answer. */
 import type { ChatPlan } from "./plan";
 import { UpstreamError } from "../upstream/error";
-import { withMessages } from "./types";
+import { withMessages } from "../model/types";
 import {
   citationsFor,
   lastUserText,

@@ -4,7 +4,7 @@
  * sources, and the answer carries them as `url_citation` annotations.
  */
 import { GatewayError, issue, text, ValidationFailure, type ValidationIssue } from "../errors";
-import type { ChatMessage } from "./types";
+import type { ChatMessage } from "../model/types";
 import { asUpstreamError } from "../upstream/error";
 import { upstreamClientError, type FailureMessages } from "../upstream/client-error";
 import { logUpstreamFailure } from "../upstream/words";

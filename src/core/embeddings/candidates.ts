@@ -12,8 +12,8 @@ import type { CatalogSnapshot } from "../catalog/types";
 import { withoutRetired } from "../catalog/lifecycle";
 import { lifecycleFor } from "../chat/lifecycle";
 import { checkAllowed } from "../chat/access";
-import { buildCandidates, type Candidate } from "../chat/candidates";
-import type { Protocol } from "../chat/provider";
+import { buildCandidates, type Candidate } from "../routing/candidates";
+import type { Protocol } from "../model/provider";
 import type { EmbeddingDeps, EmbeddingCall } from "./types";
 
 const POLICY_REFUSED = text(

@@ -5,7 +5,7 @@
  * provider that reports no count (Gemini) is charged exactly it: the cheaper ~4 UTF-16 units a
  * token undercharged Hangul and emoji against the gateway's own estimate (issue 28, #14).
  */
-import type { EmbeddingInput } from "../chat/provider";
+import type { EmbeddingInput } from "../model/provider";
 import { outputTokens } from "../chat/estimate";
 
 /** Upper-side estimate of the tokens of all inputs: the hold's size. */

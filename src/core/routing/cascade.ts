@@ -3,7 +3,7 @@
  * (config.response_check); `judgeRequest` and `parseVerdict` are the optional judge model's
  * prompt and the reading of its verdict.
  */
-import type { ChatMessage, ChatRequest, ChatResult } from "../chat/types";
+import type { ChatMessage, ChatRequest, ChatResult } from "../model/types";
 import type { ResponseCheck } from "./config-schema";
 
 /** Why an answer was refused, in the header's words. */

@@ -6,7 +6,7 @@
  * cut to their first 4,000 characters. The highest score wins; below 2 points the request is
  * `general`; ties go to the more specific category (the order of CATEGORIES).
  */
-import type { ChatMessage } from "../chat/types";
+import type { ChatMessage } from "../model/types";
 
 /** In tie-break order: the more specific intent first. */
 export const CATEGORIES = [

@@ -3,7 +3,7 @@
  * route out (which models in which order, or the cascade's tiers, or the parallel pool). Pure
  * apart from the injected randomness and the live latency tracker.
  */
-import type { ChatRequest } from "../chat/types";
+import type { ChatRequest } from "../model/types";
 import { rankByBenchmark, type BenchmarkTable } from "./benchmarks";
 import { classifyMessages, type Category } from "./classify";
 import type { LatencyTracker } from "./latency";

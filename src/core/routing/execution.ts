@@ -10,14 +10,20 @@ import { resolveModel } from "../catalog/resolve";
 import { withoutRetired, type LifecyclePort } from "../catalog/lifecycle";
 import type { CatalogSnapshot } from "../catalog/types";
 import { holdAmountMicro } from "../billing/pricing";
-import { buildCandidates, type Candidate, type CandidateOptions } from "../chat/candidates";
-import type { ChatResult } from "../chat/types";
+import { buildCandidates, type Candidate, type CandidateOptions } from "./candidates";
+import type { ChatResult } from "../model/types";
 import { krwToMicro } from "../../lib/money";
 import { JUDGE_MAX_TOKENS } from "./cascade";
 import type { ResponseCheck } from "./config-schema";
 import { SYNTHESIS_OVERHEAD_TOKENS } from "./parallel";
 import { decisionHeader } from "./decide";
 import type { PolicyRoute } from "./types";
+
+/** A policy's deadline cut the attempts (a 502 `upstream_unavailable`). */
+export const DEADLINE_MISSED = text(
+  "정책의 제한 시간(deadline_ms) 안에 응답을 받지 못했습니다.",
+  "No answer arrived within the policy's deadline (deadline_ms).",
+);
 
 /** One entry's candidates (a model's providers, narrowed by the preferences). */
 export interface CandidateGroup {

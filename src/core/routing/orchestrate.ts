@@ -6,9 +6,9 @@
  * charged for them; the returned usage is the sum of all of them.
  */
 import { GatewayError } from "../errors";
-import { DEADLINE_MISSED } from "../chat/call-signals";
-import type { Candidate } from "../chat/candidates";
-import { emptyUsage, type ChatRequest, type ChatResult, type Usage } from "../chat/types";
+import { DEADLINE_MISSED } from "./execution";
+import type { Candidate } from "./candidates";
+import { emptyUsage, type ChatRequest, type ChatResult, type Usage } from "../model/types";
 import { checkResponse, judgeRequest, parseVerdict } from "./cascade";
 import type { OrchestratedAnswer, PolicyExecution } from "./execution";
 import { synthesisRequest } from "./parallel";

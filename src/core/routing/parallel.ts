@@ -2,7 +2,7 @@
  * `parallel`: the pure parts. Whether a request fans out, and the synthesis model's request
  * that merges the workers' answers into one.
  */
-import type { ChatRequest, ChatResult } from "../chat/types";
+import type { ChatRequest, ChatResult } from "../model/types";
 import type { Category } from "./classify";
 
 const SYNTHESIS_SYSTEM =

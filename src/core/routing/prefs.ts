@@ -4,7 +4,7 @@
  * of order (`order`, `sort`, `allow_fallbacks`) are the request's when it makes them. So a
  * policy owner can keep calls off a provider, and a caller can still reorder within that.
  */
-import type { ProviderPrefs } from "../chat/candidates";
+import type { ProviderPrefs } from "./candidates";
 import type { RoutingPrefs } from "./config-schema";
 
 export function mergePrefs(

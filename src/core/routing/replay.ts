@@ -3,7 +3,7 @@
  * `parallel`: the run completes first (only an accepted answer may reach the client), then
  * the answer is sent as text pieces, tool calls, the finish reason and the summed usage.
  */
-import type { ChatResult, StreamEvent } from "../chat/types";
+import type { ChatResult, StreamEvent } from "../model/types";
 
 const PIECE_CHARS = 64;
 

@@ -6,7 +6,7 @@
  */
 import { GatewayError, text } from "../errors";
 import { checkPolicyEntryModel } from "../catalog/resolve";
-import type { PolicyPort, PolicyRouteInput } from "../chat/ports";
+import type { PolicyPort, PolicyRouteInput } from "./policy-port";
 import type { BenchmarkTable } from "./benchmarks";
 import { decideRoute } from "./decide";
 import type { LatencyTracker } from "./latency";

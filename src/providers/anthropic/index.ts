@@ -4,8 +4,8 @@
  * sends the client's own body (PII masked in place when the key masks) and `anthropic-beta`;
  * its raw stream can be relayed as is, or with the masked values restored (relay-restore.ts).
  */
-import { type CallContext, type ChatProvider } from "../../core/chat/provider";
-import type { ChatRequest, ChatResult, StreamEvent } from "../../core/chat/types";
+import { type CallContext, type ChatProvider } from "../../core/model/provider";
+import type { ChatRequest, ChatResult, StreamEvent } from "../../core/model/types";
 import { decodeSse } from "../../lib/sse";
 import { joinUrl, postUpstream, postUpstreamJson } from "../common/http";
 import { classifyAnthropicError } from "./errors";

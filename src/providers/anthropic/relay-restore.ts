@@ -1,5 +1,5 @@
 /**
- * A masked call's Anthropic stream, relayed with its values restored (core/chat/relay.ts,
+ * A masked call's Anthropic stream, relayed with its values restored (core/model/relay.ts,
  * RawRestorer). Each content block is one text channel: its `text_delta` texts (or its
  * `input_json_delta` fragments) go through one PiiStreamUnmasker, so a placeholder split across
  * deltas — or across network chunks, which the SSE splitter has already joined into events —
@@ -10,7 +10,7 @@
  * included (the signature covers the masked thinking), is relayed as its own bytes. A delta
  * whose text is all held back is not relayed.
  */
-import type { RawRestorer } from "../../core/chat/relay";
+import type { RawRestorer } from "../../core/model/relay";
 import { eventJson } from "../../lib/sse-split";
 import { PiiStreamUnmasker } from "../../lib/pii/unmask";
 import { eventName } from "./relay";

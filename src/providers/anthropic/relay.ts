@@ -1,13 +1,13 @@
 /**
  * The raw relay's scanner for an Anthropic stream relayed to a Messages client
- * (core/chat/relay.ts). Only the event names are looked at; `message_start` and
+ * (core/model/relay.ts). Only the event names are looked at; `message_start` and
  * `message_delta` are parsed for the usage, mapped as the non-streaming answer's is
  * (response.ts). `message_delta` is held back (the client's copy adds the cost) and
  * `message_stop` ends the answer; an `error` event is the upstream's failure, its type kept.
  */
-import type { RawScanner, RawTail, RawVerdict } from "../../core/chat/relay";
+import type { RawScanner, RawTail, RawVerdict } from "../../core/model/relay";
 import type { UpstreamError } from "../../core/upstream/error";
-import { emptyUsage, type ChatResult, type ToolCall, type Usage } from "../../core/chat/types";
+import { emptyUsage, type ChatResult, type ToolCall, type Usage } from "../../core/model/types";
 import { eventJson } from "../../lib/sse-split";
 import { classifyAnthropicStreamError } from "./errors";
 import { mapAnthropicStopReason, mapAnthropicUsage } from "./response";

@@ -16,10 +16,10 @@
  * and a reasoning_effort thinking cannot honour (a forced tool, max_tokens ≤ 1024). Each drop
  * is reported (buildAnthropicRequest).
  */
-import type { ChatMessage, ChatRequest, ContentPart, ReasoningEffort, ToolChoice } from "../../core/chat/types";
+import type { ChatMessage, ChatRequest, ContentPart, ReasoningEffort, ToolChoice } from "../../core/model/types";
 import { anthropicStructuredOutput } from "./structured";
 import type { AnthropicWireBlock, AnthropicWireMessage } from "./wire";
-import { ANTHROPIC_MIN_THINKING_BUDGET, ANTHROPIC_THINKING_BUDGETS } from "../../core/chat/thinking";
+import { ANTHROPIC_MIN_THINKING_BUDGET, ANTHROPIC_THINKING_BUDGETS } from "../../core/model/thinking";
 import type { DroppedSetting } from "../../core/upstream/warnings";
 import { droppedIfSet, type BuiltRequest } from "../common/dropped";
 

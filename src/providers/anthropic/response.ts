@@ -1,5 +1,5 @@
 /** Anthropic Messages response → canonical ChatResult; stop reasons and usage. */
-import type { ChatResult, FinishReason, ToolCall, Usage } from "../../core/chat/types";
+import type { ChatResult, FinishReason, ToolCall, Usage } from "../../core/model/types";
 import type { AnthropicWireResponse, AnthropicWireUsage } from "./wire";
 
 /**

@@ -10,7 +10,7 @@
  * request (`jsonTool`) is the answer: its input_json_delta fragments are text deltas, and its
  * `tool_use` stop is `stop` unless the caller's own tools were called too.
  */
-import type { FinishReason, StreamEvent } from "../../core/chat/types";
+import type { FinishReason, StreamEvent } from "../../core/model/types";
 import type { SseEvent } from "../../lib/sse";
 import { truncatedError } from "../common/errors";
 import { parseStreamJson } from "../common/http";

@@ -14,7 +14,7 @@
  * A request that forces one of the caller's tools keeps it: its answer is that tool call.
  * A schema whose root is not an object cannot be a tool's input and always goes native.
  */
-import type { ChatRequest } from "../../core/chat/types";
+import type { ChatRequest } from "../../core/model/types";
 import { toAnthropicNativeSchema } from "./native-schema";
 
 type Json = Record<string, unknown>;

@@ -1,5 +1,5 @@
 /** The one way adapters report the settings their request builder left out (core/upstream/warnings.ts). */
-import type { CallContext } from "../../core/chat/provider";
+import type { CallContext } from "../../core/model/provider";
 import { unsupportedSettings, type DroppedSetting } from "../../core/upstream/warnings";
 
 /** A vendor request body and the settings of the canonical request it could not carry. */

@@ -11,7 +11,7 @@ import type {
   EmbeddingResult,
   EmbeddingSink,
   EmbeddingStreamResult,
-} from "../../core/chat/provider";
+} from "../../core/model/provider";
 import { badAnswer } from "./errors";
 
 export async function collectVectors(

@@ -9,8 +9,8 @@
  * (Gemini). A vector in another form than the one the upstream was asked for, or anything
  * malformed, is a bad answer (retried like a 5xx, decision 40). Issue 28, #2.
  */
-import type { EmbeddingEncoding, EmbeddingSink } from "../../core/chat/provider";
-export { maxVectorBytes } from "../../core/chat/provider";
+import type { EmbeddingEncoding, EmbeddingSink } from "../../core/model/provider";
+export { maxVectorBytes } from "../../core/model/provider";
 import { badAnswer } from "./errors";
 
 export type JsonPath = readonly (string | number)[];

@@ -2,7 +2,7 @@
  * The one place adapters call `fetch`: deadlines, caller abort, status check, and the
  * translation of every failure into an UpstreamError (or the caller's abort reason).
  */
-import type { CallContext } from "../../core/chat/provider";
+import type { CallContext } from "../../core/model/provider";
 import { UpstreamError } from "../../core/upstream/error";
 import { fetchAllWithDeadlines, fetchWithDeadlines, readAllBytes } from "../../lib/http-deadline";
 import { badAnswer, toTransportError } from "./errors";

@@ -13,7 +13,7 @@ import type {
   EmbeddingResult,
   EmbeddingSink,
   EmbeddingStreamResult,
-} from "../../core/chat/provider";
+} from "../../core/model/provider";
 import { EmbedScanner, maxVectorBytes, scanBody, type ScanPlan } from "../common/embed-scan";
 import { collectVectors, orderOf } from "../common/embed-collect";
 import { UpstreamError } from "../../core/upstream/error";

@@ -2,8 +2,8 @@
  * Gemini adapter: `POST {baseUrl}/v1beta/models/{model}:generateContent` and
  * `:streamGenerateContent?alt=sse`, key in `x-goog-api-key`.
  */
-import type { CallContext, ChatProvider } from "../../core/chat/provider";
-import type { ChatRequest, ChatResult, StreamEvent } from "../../core/chat/types";
+import type { CallContext, ChatProvider } from "../../core/model/provider";
+import type { ChatRequest, ChatResult, StreamEvent } from "../../core/model/types";
 import { decodeSse } from "../../lib/sse";
 import { joinUrl, postUpstream, postUpstreamJson } from "../common/http";
 import { classifyGeminiError } from "./errors";

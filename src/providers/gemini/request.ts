@@ -15,7 +15,7 @@
  * passthrough extras, the client dialect's settings the canonical request could not say
  * (`req.unmapped`); each reported but cache_control, a caching hint: buildGeminiRequest.
  */
-import type { ChatMessage, ChatRequest, ContentPart, ReasoningEffort, ToolChoice } from "../../core/chat/types";
+import type { ChatMessage, ChatRequest, ContentPart, ReasoningEffort, ToolChoice } from "../../core/model/types";
 import type { GeminiWireContent, GeminiWirePart } from "./wire";
 import { droppedIfSet, type BuiltRequest } from "../common/dropped";
 

@@ -1,5 +1,5 @@
 /** Gemini generateContent response → canonical ChatResult; finish reasons, usage, tool call ids. */
-import type { ChatResult, FinishReason, ToolCall, Usage } from "../../core/chat/types";
+import type { ChatResult, FinishReason, ToolCall, Usage } from "../../core/model/types";
 import type { GeminiWireResponse, GeminiWireUsage } from "./wire";
 
 const FILTER_REASONS = new Set([

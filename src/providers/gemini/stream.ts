@@ -9,7 +9,7 @@
  * throws `truncated`; an `error` payload throws the classified error. A transport failure
  * after the finishReason chunk ends the stream normally.
  */
-import type { StreamEvent, Usage } from "../../core/chat/types";
+import type { StreamEvent, Usage } from "../../core/model/types";
 import type { SseEvent } from "../../lib/sse";
 import { truncatedError } from "../common/errors";
 import { parseStreamJson } from "../common/http";

@@ -13,11 +13,11 @@ import type {
   EmbeddingResult,
   EmbeddingSink,
   EmbeddingStreamResult,
-} from "../../core/chat/provider";
+} from "../../core/model/provider";
 import { EmbedScanner, maxVectorBytes, scanBody, type ScanPlan } from "../common/embed-scan";
 import { collectVectors, orderOf } from "../common/embed-collect";
 import { badAnswer } from "../common/errors";
-import type { ChatRequest, ChatResult, StreamEvent } from "../../core/chat/types";
+import type { ChatRequest, ChatResult, StreamEvent } from "../../core/model/types";
 import { decodeSse } from "../../lib/sse";
 import { joinUrl, postUpstream, postUpstreamJson } from "../common/http";
 import { classifyOpenAIError } from "./errors";

@@ -1,6 +1,6 @@
 /**
  * A masked call's OpenAI-compatible chat stream, relayed with its values restored
- * (core/chat/relay.ts, RawRestorer). Each choice's `delta.content` is one text channel and each
+ * (core/model/relay.ts, RawRestorer). Each choice's `delta.content` is one text channel and each
  * of its tool calls' `function.arguments` another, each through one PiiStreamUnmasker: a
  * placeholder split across chunks (or across network reads, which the SSE splitter has joined
  * into events) comes out whole; the tail that may still grow into one is held back until the
@@ -8,7 +8,7 @@
  * usage chunk or `[DONE]`) goes out in one more chunk just before it, shaped like the upstream's.
  * Only chunks that change are re-encoded (`data: <json>`); every other event is its own bytes.
  */
-import type { RawRestorer } from "../../core/chat/relay";
+import type { RawRestorer } from "../../core/model/relay";
 import { eventJson } from "../../lib/sse-split";
 import { PiiStreamUnmasker } from "../../lib/pii/unmask";
 import { classifyOpenAIEvent } from "./relay";

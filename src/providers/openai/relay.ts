@@ -1,14 +1,14 @@
 /**
- * The raw relay's scanner for an OpenAI-compatible stream (core/chat/relay.ts): each event is
+ * The raw relay's scanner for an OpenAI-compatible stream (core/model/relay.ts): each event is
  * classified by its bytes alone (`[DONE]`, an error payload, the usage chunk, or an ordinary
  * chunk, which is forwarded unparsed). The usage chunk is held back (the client's final frame
  * adds the cost to it) unless it rides on a content chunk. Usage and finish reason are mapped
  * by the non-streaming parser's own functions (response.ts), so the same answer is accounted
  * the same streamed or not; the forwarded text is rebuilt only when the bill asks for it.
  */
-import type { RawScanner, RawTail, RawVerdict } from "../../core/chat/relay";
+import type { RawScanner, RawTail, RawVerdict } from "../../core/model/relay";
 import type { UpstreamError } from "../../core/upstream/error";
-import { emptyUsage, type ChatResult, type FinishReason, type ToolCall, type Usage } from "../../core/chat/types";
+import { emptyUsage, type ChatResult, type FinishReason, type ToolCall, type Usage } from "../../core/model/types";
 import { eventJson } from "../../lib/sse-split";
 import { classifyOpenAIStreamError } from "./errors";
 import { mapOpenAIFinishReason, mapOpenAIUsage } from "./response";

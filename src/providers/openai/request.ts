@@ -2,7 +2,7 @@
  * Canonical ChatRequest → OpenAI Chat Completions request body (OpenAI, DeepSeek, Together,
  * Groq and other compatible upstreams).
  */
-import type { ChatMessage, ChatRequest, ContentPart, ReasoningEffort } from "../../core/chat/types";
+import type { ChatMessage, ChatRequest, ContentPart, ReasoningEffort } from "../../core/model/types";
 import { droppedIfSet, type BuiltRequest } from "../common/dropped";
 
 export interface OpenAIRequestOptions {

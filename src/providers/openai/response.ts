@@ -1,5 +1,5 @@
 /** OpenAI Chat Completions response → canonical ChatResult, usage and finish reasons. */
-import type { ChatResult, FinishReason, ToolCall, Usage } from "../../core/chat/types";
+import type { ChatResult, FinishReason, ToolCall, Usage } from "../../core/model/types";
 import { badAnswer } from "../common/errors";
 import type { OpenAIWireChatResponse, OpenAIWireUsage } from "./wire";
 

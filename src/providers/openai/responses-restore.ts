@@ -1,6 +1,6 @@
 /**
  * A masked call's Responses stream (OpenAI's `/v1/responses`), relayed with its values restored
- * (core/chat/relay.ts, RawRestorer). Each output text (item and content index) and each
+ * (core/model/relay.ts, RawRestorer). Each output text (item and content index) and each
  * function call's arguments is one channel through a PiiStreamUnmasker: a placeholder split
  * across `…delta` events comes out whole, the tail that may still grow into one is held until
  * the channel's next delta, and what a channel still holds when its `….done` event comes goes
@@ -9,7 +9,7 @@
  * Reasoning items (summaries, `encrypted_content`) are never touched. Only events that change
  * are re-encoded (`event:` + `data:`); every other event is its own bytes.
  */
-import type { RawRestorer } from "../../core/chat/relay";
+import type { RawRestorer } from "../../core/model/relay";
 import { PiiStreamUnmasker, unmask } from "../../lib/pii/unmask";
 import { responsesEventType } from "./responses";
 import { restoreItem, restorePart, unmaskResponsesAnswer } from "../../core/chat/pii-responses";

@@ -3,11 +3,11 @@
  * in as a Responses call (ChatRequest `responses`): the client's own body with only `model`,
  * `max_output_tokens` (the capped cap), `stream` and `store: false` set; its answer read for
  * the bill (usage: input incl. cached, output incl. reasoning) and kept as the vendor body; its
- * stream scanned for the relay (core/chat/relay.ts): every event is forwarded as it came but
+ * stream scanned for the relay (core/model/relay.ts): every event is forwarded as it came but
  * the closing one (`response.completed` / `response.incomplete`), which the surface writes
  * again with the call's cost. OpenAI's Responses stream has no `[DONE]`.
  */
-import type { RawScanner, RawTail, RawVerdict } from "../../core/chat/relay";
+import type { RawScanner, RawTail, RawVerdict } from "../../core/model/relay";
 import { UpstreamError } from "../../core/upstream/error";
 import {
   emptyUsage,
@@ -16,7 +16,7 @@ import {
   type FinishReason,
   type ToolCall,
   type Usage,
-} from "../../core/chat/types";
+} from "../../core/model/types";
 import { eventJson } from "../../lib/sse-split";
 import { badAnswer } from "../common/errors";
 import { classifyOpenAIStreamError } from "./errors";

@@ -7,7 +7,7 @@
  * reported any) at `[DONE]`. Ending without `[DONE]`, or `[DONE]` without a finish reason,
  * throws `truncated`; a payload with an `error` key throws the classified error.
  */
-import type { FinishReason, StreamEvent, Usage } from "../../core/chat/types";
+import type { FinishReason, StreamEvent, Usage } from "../../core/model/types";
 import type { SseEvent } from "../../lib/sse";
 import { truncatedError } from "../common/errors";
 import { parseStreamJson } from "../common/http";

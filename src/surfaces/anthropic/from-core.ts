@@ -3,8 +3,8 @@
  * its stop reason and usage. Anthropic's `input_tokens` excludes cache reads and writes; the
  * core's promptTokens includes them.
  */
-import type { Cost } from "../../core/chat/plan";
-import type { ChatResult, FinishReason, Usage } from "../../core/chat/types";
+import type { Cost } from "../../core/billing/cost";
+import type { ChatResult, FinishReason, Usage } from "../../core/model/types";
 
 export type StopReason = "end_turn" | "max_tokens" | "tool_use" | "refusal" | "stop_sequence";
 

@@ -9,8 +9,8 @@
  * its final event, so the last frames carry the cost. A cache hit is encoded the same way.
  */
 import type { CallStream, ToolCallEvent } from "../../core/chat/call-stream";
-import type { Cost } from "../../core/chat/plan";
-import { emptyUsage, type FinishReason, type ToolCall, type Usage } from "../../core/chat/types";
+import type { Cost } from "../../core/billing/cost";
+import { emptyUsage, type FinishReason, type ToolCall, type Usage } from "../../core/model/types";
 import { sseStream, type Write } from "../sse-stream";
 import { errorEvent } from "./errors";
 import { continuationJson } from "../continuation-json";

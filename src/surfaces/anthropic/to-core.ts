@@ -29,7 +29,7 @@
  *   `anthropic`; what the translation cannot say is listed in `unmapped` (unmapped.ts).
  */
 import { FIELD_REQUIRED, invalid, text } from "../../core/errors";
-import { ANTHROPIC_THINKING_BUDGETS } from "../../core/chat/thinking";
+import { ANTHROPIC_THINKING_BUDGETS } from "../../core/model/thinking";
 import type {
   ChatMessage,
   ChatRequest,
@@ -38,7 +38,7 @@ import type {
   ReasoningEffort,
   ToolCall,
   ToolChoice,
-} from "../../core/chat/types";
+} from "../../core/model/types";
 import {
   EFFORTS,
   GATEWAY_FIELDS,

@@ -1,6 +1,7 @@
 /** Core outcomes → the OpenAI chat completion wire format (with the gateway's extensions). */
-import type { ChatOutcome, Cost } from "../../core/chat/plan";
-import type { ToolCall, Usage } from "../../core/chat/types";
+import type { ChatOutcome } from "../../core/chat/plan";
+import type { Cost } from "../../core/billing/cost";
+import type { ToolCall, Usage } from "../../core/model/types";
 import type { UrlCitation } from "../../core/chat/web-search";
 
 /** Web plugin sources in OpenAI's chat shape: `{type: "url_citation", url_citation: {...}}`. */

@@ -7,7 +7,7 @@
  * client that left gets nothing more. The call was settled before any final frame.
  */
 import type { CallSink, CallStream, StreamFinal } from "../../core/chat/call-stream";
-import type { RawTail } from "../../core/chat/relay";
+import type { RawTail } from "../../core/model/relay";
 import { annotationsJson, costJson } from "./chat-from-core";
 import { ChunkEncoder, DONE, errorEvent } from "./chunk-encoder";
 import { sseStream, type Write } from "../sse-stream";

@@ -1,5 +1,5 @@
 /** OpenAI chat request → the core's ChatRequest (model left for the router to fill). */
-import type { ChatMessage, ChatRequest, ContentPart, ReasoningEffort } from "../../core/chat/types";
+import type { ChatMessage, ChatRequest, ContentPart, ReasoningEffort } from "../../core/model/types";
 import { invalid, text } from "../../core/errors";
 import type { ChatBody } from "./chat-schema";
 

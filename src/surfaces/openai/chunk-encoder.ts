@@ -1,6 +1,6 @@
 /** Writes OpenAI `chat.completion.chunk` SSE events for streams the gateway composes itself. */
-import type { Cost } from "../../core/chat/plan";
-import type { FinishReason, Usage } from "../../core/chat/types";
+import type { Cost } from "../../core/billing/cost";
+import type { FinishReason, Usage } from "../../core/model/types";
 import { costJson, usageJson } from "./chat-from-core";
 import { streamError } from "../sse-stream";
 

@@ -7,7 +7,7 @@
 import { t } from "elysia";
 import { Type } from "@sinclair/typebox";
 import { invalid, text } from "../../core/errors";
-import type { EmbeddingInput } from "../../core/chat/provider";
+import type { EmbeddingInput } from "../../core/model/provider";
 
 export const MAX_EMBEDDING_INPUTS = 2048;
 

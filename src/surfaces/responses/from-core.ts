@@ -5,8 +5,8 @@
  * `status` is `completed` for every answer that ended normally (the specification's state
  * table); an answer cut by `max_output_tokens` says so in `incomplete_details`.
  */
-import type { Cost } from "../../core/chat/plan";
-import type { ChatRequest, ChatResult, FinishReason, ToolCall, Usage } from "../../core/chat/types";
+import type { Cost } from "../../core/billing/cost";
+import type { ChatRequest, ChatResult, FinishReason, ToolCall, Usage } from "../../core/model/types";
 import type { UrlCitation } from "../../core/chat/web-search";
 import { itemId } from "./ids";
 import type { ResponsesBody } from "./schema";

@@ -8,7 +8,7 @@
  * itself must rewrite the conversation: a `previous_response_id` it resolves from its own
  * store, an answer it keeps (RESPONSES_STORE), or the web plugin.
  */
-import type { NativeResponses } from "../../core/chat/types";
+import type { NativeResponses } from "../../core/model/types";
 import type { ResponsesBody } from "./schema";
 
 export function nativeResponses(body: ResponsesBody, gatewayKeeps: boolean): NativeResponses | undefined {

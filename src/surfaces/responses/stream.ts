@@ -16,8 +16,8 @@
  * call before its final event, so this file only writes frames.
  */
 import type { CallStream, ToolCallEvent } from "../../core/chat/call-stream";
-import type { Cost } from "../../core/chat/plan";
-import type { FinishReason, ToolCall, Usage } from "../../core/chat/types";
+import type { Cost } from "../../core/billing/cost";
+import type { FinishReason, ToolCall, Usage } from "../../core/model/types";
 import { DONE, sseStream, streamError, type Write } from "../sse-stream";
 import {
   citationAnnotations,

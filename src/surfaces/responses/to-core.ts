@@ -25,7 +25,7 @@ import type {
   ReasoningEffort,
   ToolCall,
   ToolChoice,
-} from "../../core/chat/types";
+} from "../../core/model/types";
 import type { InputItem, ResponsesBody } from "./schema";
 
 export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;

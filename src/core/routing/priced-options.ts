@@ -7,7 +7,7 @@
 import { GatewayError, text } from "../errors";
 import { PRICED_SERVICE_TIERS, type PricedServiceTier } from "../catalog/schema";
 import type { CatalogOffering, CatalogProvider, TokenPricing } from "../catalog/types";
-import type { ChatRequest } from "./types";
+import type { ChatRequest } from "../model/types";
 
 export interface PricedOptions {
   /** The `service_tier` a provider that takes one is sent; `auto` is sent as `default` (see the OpenAI adapter). */

@@ -29,8 +29,8 @@ export interface Candidate {
  *   first-byte time on this instance first; providers without data keep catalog order).
  * - `max_price`: `{ prompt?, completion? }` in USD per million tokens; pricier offerings drop.
  * - `allow_fallbacks` (default true): false tries only the first candidate.
- * - `hedge`: hedged requests on (true) or off (false) for this call, whatever the key says (hedge.ts).
- * - `continue_on_failure`: a stream broken mid-answer is continued by the next candidate (continuation.ts).
+ * - `hedge`: hedged requests on (true) or off (false) for this call, whatever the key says (chat/hedge.ts).
+ * - `continue_on_failure`: a stream broken mid-answer is continued by the next candidate (chat/continuation.ts).
  */
 export interface ProviderPrefs {
   order?: string[];

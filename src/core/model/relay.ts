@@ -1,13 +1,13 @@
 /**
- * The raw relay of a same-dialect stream (an OpenAI-compatible upstream to a chat client, an
- * Anthropic upstream to a Messages client): the upstream's SSE events are handed on byte for
+ * The raw-relay port of a same-dialect stream (an OpenAI-compatible upstream to a chat client,
+ * an Anthropic upstream to a Messages client): the upstream's SSE events are handed on byte for
  * byte as they arrive, never re-encoded. The provider's scanner (providers/<vendor>/relay.ts)
  * says what each event is (forwarded, held back, the end of the answer, or the upstream's
  * failure) and keeps what it learned (usage, finish reason, the text when it is asked for)
- * with the same mappings as its non-streaming parser; the bill is the core's (answer-stream.ts).
+ * with the same mappings as its non-streaming parser; the core reads the stream with it
+ * (chat/relay-events.ts) and bills it (chat/answer-stream.ts).
  */
-import { SseSplitter } from "../../lib/sse-split";
-import { UpstreamError } from "../upstream/error";
+import type { UpstreamError } from "../upstream/error";
 import type { ChatResult, Usage } from "./types";
 
 /**
@@ -55,54 +55,4 @@ export interface RawScanner {
  */
 export interface RawRestorer {
   restore(event: Uint8Array): Uint8Array[];
-}
-
-/** How a relayed read ended: `complete` (the terminal event came) or with `error` (null once the client left). */
-export interface RelayEnd {
-  complete: boolean;
-  error: unknown;
-}
-
-/**
- * Reads `body` to its end or failure, handing every event the scanner forwards to `forward` at
- * once; with a `restorer` (a masked call), the events it gives in place of each are scanned and
- * forwarded instead, so the scanner rebuilds the restored answer.
- */
-export async function relayEvents(
-  body: ReadableStream<Uint8Array>,
-  scanner: RawScanner,
-  forward: (event: Uint8Array) => void,
-  gone: () => boolean,
-  restorer?: RawRestorer,
-): Promise<RelayEnd> {
-  const splitter = new SseSplitter();
-  const reader = body.getReader();
-  let complete = false;
-  let error: unknown = null;
-  /** Scans and forwards one event; true once the answer ended or failed. */
-  const step = (ev: Uint8Array): boolean => {
-    const verdict = scanner.scan(ev);
-    if (verdict === "forward") forward(ev);
-    else if (verdict === "end") complete = true;
-    else if (verdict === "failed") error = scanner.failure;
-    return verdict === "end" || verdict === "failed";
-  };
-  try {
-    read: for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      for (const upstream of splitter.push(value)) {
-        if (!restorer) {
-          if (step(upstream)) break read;
-        } else for (const ev of restorer.restore(upstream)) if (step(ev)) break read;
-      }
-    }
-  } catch (e) {
-    error = e;
-  }
-  reader.cancel().catch(() => {});
-  if (!complete && !error)
-    error = new UpstreamError("truncated", `upstream stream ended without ${scanner.terminator}`);
-  // A read cut because the client left is no upstream failure.
-  return { complete, error: gone() ? null : error };
 }

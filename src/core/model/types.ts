@@ -12,7 +12,7 @@ export interface TextPart {
   text: string;
   /**
    * Explicit prompt-caching breakpoint (Anthropic-style); passed to providers that honour it.
-   * `ttl` `5m` (default) or `1h`, priced apart (priced-options.ts).
+   * `ttl` `5m` (default) or `1h`, priced apart (routing/priced-options.ts).
    */
   cache_control?: CacheControl;
 }
@@ -82,18 +82,18 @@ export interface ChatRequest {
    * The client's own Anthropic Messages call (the Messages dialect): an Anthropic upstream gets
    * `body` as sent, with only `model`, `max_tokens` and `stream` set, instead of the translation
    * of the fields above (thinking signatures, `top_k`, every `cache_control` survive), and the
-   * client's `anthropic-beta` header. PII masking masks it in place (pii-native.ts); it is
+   * client's `anthropic-beta` header. PII masking masks it in place (chat/pii-native.ts); it is
    * dropped (see `withMessages`) whenever the gateway rewrites the messages otherwise (web
    * search results, a stream continuation, a parallel policy's merge).
    */
   anthropic?: NativeAnthropic;
   /**
    * The client's own Responses call (the Responses dialect, gateway fields removed): an
-   * upstream that speaks OpenAI's Responses API (responses-native.ts) gets `body` as sent, with
+   * upstream that speaks OpenAI's Responses API (chat/responses-native.ts) gets `body` as sent, with
    * only `model`, `max_output_tokens`, `stream` and `store: false` set, instead of the
    * translation (reasoning items and their `encrypted_content`, `reasoning`, `text.verbosity`,
-   * `include` survive). Masked in place (pii-responses.ts); dropped like `anthropic`, and for
-   * every other upstream (service.ts).
+   * `include` survive). Masked in place (chat/pii-responses.ts); dropped like `anthropic`, and for
+   * every other upstream (chat/service.ts).
    */
   responses?: NativeResponses;
 }
@@ -162,7 +162,7 @@ export interface ChatResult {
   usage: Usage;
   /**
    * The upstream's own answer body, as parsed (Anthropic adapter): the same dialect's surface
-   * may return it as is (a masked call's with its text and tool inputs restored, pii-native.ts).
+   * may return it as is (a masked call's with its text and tool inputs restored, chat/pii-native.ts).
    * Never cached.
    */
   vendorBody?: Record<string, unknown>;

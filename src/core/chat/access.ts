@@ -1,35 +1,13 @@
 /**
- * Who may call what: a key's `allowed_models`, and what `reasoning_mode: "pro"` turns a model
- * into. Pure functions of the catalog snapshot.
+ * What `reasoning_mode: "pro"` turns a model into, and whether the key's `allowed_models`
+ * (routing/allowed-models.ts) allows that model too. Pure functions of the catalog snapshot.
  */
 import { GatewayError, text } from "../errors";
 import type { KeyPrincipal } from "../auth/principal";
-import { findModel, resolveModel, type ModelResolution } from "../catalog/resolve";
+import { resolveModel, type ModelResolution } from "../catalog/resolve";
+import { allows } from "../routing/allowed-models";
 import type { CatalogSnapshot } from "../catalog/types";
 import type { ChatRequest, ReasoningEffort } from "../model/types";
-
-/** `allowed_models`: the requested id (short form; parents and policies by their own id). */
-export function checkAllowed(snapshot: CatalogSnapshot, p: KeyPrincipal, r: ModelResolution): void {
-  if (!allows(snapshot, p, r))
-    throw new GatewayError(
-      "model_not_allowed",
-      text(`이 키로는 '${r.requested}' 모델을 호출할 수 없습니다.`, `This key cannot call the model '${r.requested}'.`),
-    );
-}
-
-function allows(snapshot: CatalogSnapshot, p: KeyPrincipal, r: ModelResolution): boolean {
-  if (!p.allowedModels?.length) return true;
-  const allowed = new Set(p.allowedModels.map((e) => normalizeId(snapshot, e)));
-  return allowed.has(r.kind === "policy" ? `orch/${r.slug}` : r.model.id);
-}
-
-/** An allowlist entry in canonical form: short model id, or `orch/<slug>` for policies. */
-function normalizeId(snapshot: CatalogSnapshot, entry: string): string {
-  if (entry.startsWith("policy/")) return `orch/${entry.slice(7)}`;
-  if (entry.startsWith("orch/")) return entry;
-  const base = entry.includes("@") ? entry.slice(0, entry.lastIndexOf("@")) : entry;
-  return findModel(snapshot, base)?.id ?? entry;
-}
 
 /**
  * `reasoning_mode: "pro"`: the model's documented pro variant, or its highest reasoning

@@ -7,7 +7,7 @@
 import { GatewayError } from "../errors";
 import { getModel, type CatalogSnapshot } from "../catalog/types";
 import type { UsageEvent } from "../billing/ledger";
-import { usageCostMicro, withMinimumCharge } from "../billing/pricing";
+import { callPrice } from "../billing/call-price";
 import { swallowed } from "../../lib/log";
 import { executionHeader, type OrchestratedAnswer } from "../routing/execution";
 import type { Candidate } from "../routing/candidates";
@@ -72,13 +72,7 @@ export class CallBill {
         );
         return { cost: this.costOf(0n), usage: u };
       }
-      const cost = await this.settle(
-        plan,
-        candidate,
-        u,
-        complete ? 200 : end.ending === "client_left" ? 499 : 502,
-        complete,
-      );
+      const cost = await this.settle(plan, candidate, u, complete ? 200 : end.ending === "client_left" ? 499 : 502);
       if (complete && end.result)
         this.remember(plan, {
           result: end.result,
@@ -96,24 +90,26 @@ export class CallBill {
   /** A continued stream's end: every part at its own price, summed, settled once (continuation-bill.ts). */
   async closeContinued(plan: ChatPlan, k: Continuation, end: StreamEnd): Promise<StreamBill> {
     this.d.continued?.(k.parts[0]!.candidate.provider.id, k.last!.candidate.provider.id, end.ending);
-    const bills = billParts(k, plan.prompt, end, this.d.fxMilli, { free: plan.byok });
+    const complete = end.ending === "complete";
+    const { bills, micro } = billParts(k, plan.prompt, end, {
+      fxMilli: this.d.fxMilli,
+      byok: plan.byok,
+      minimum: complete,
+    });
     const usage = summedUsage(bills);
     const parts = bills.map((b) => ({ ...b, cost: this.costOf(b.micro) }));
     const last = k.last!.candidate;
-    const complete = end.ending === "complete";
     const event = (status: number) =>
       this.event(plan.caller, last.model.id, last.provider.id, usage, status, false, undefined, plan);
-    let micro = bills.reduce((m, b) => m + b.micro, 0n);
     try {
       if (end.ending === "failed" && micro === 0n && !end.text && !end.toolCalls.length) {
         this.d.keeper?.drop(plan.caller.requestId);
         await this.d.ledger.release(plan.caller.requestId, event(502));
         return { cost: this.costOf(0n), usage, parts };
       }
-      if (complete && !plan.byok) micro = withMinimumCharge(micro);
       const cost = await this.charge(
         plan,
-        micro + (plan.search?.priceMicro ?? 0n) + (plan.hedgeLoser?.micro ?? 0n),
+        micro + this.extrasMicro(plan),
         usage,
         event(complete ? 200 : end.ending === "client_left" ? 499 : 502),
       );
@@ -131,14 +127,15 @@ export class CallBill {
     }
   }
 
-  /** Charges the call (Settlements decides whether the answer waits for the settle to land). */
-  settle(plan: ChatPlan, c: Candidate, usage: Usage, status: number, minimum = true): Promise<Cost> {
-    let micro = plan.byok ? 0n : usageCostMicro(c.offering.pricing!, c.provider.caching, usage, this.d.fxMilli);
-    if (!plan.byok && minimum && status < 400) micro = withMinimumCharge(micro);
-    micro += (plan.search?.priceMicro ?? 0n) + (plan.hedgeLoser?.micro ?? 0n);
+  /**
+   * Charges the call (Settlements decides whether the answer waits for the settle to land): its
+   * tokens (call-price.ts; a success, status under 400, pays at least the minimum) and extras.
+   */
+  settle(plan: ChatPlan, c: Candidate, usage: Usage, status: number): Promise<Cost> {
+    const terms = { fxMilli: this.d.fxMilli, byok: plan.byok, minimum: status < 400 };
     return this.charge(
       plan,
-      micro,
+      callPrice([{ candidate: c, usage }], terms).micro + this.extrasMicro(plan),
       usage,
       this.event(plan.caller, c.model.id, c.provider.id, usage, status, false, undefined, plan),
     );
@@ -165,6 +162,14 @@ export class CallBill {
       });
     end?.();
     return this.costOf(micro > plan.holdMicro ? plan.holdMicro : micro);
+  }
+
+  /**
+   * What a call pays beside its tokens: the gateway's web search (docs/web-search.md) and a
+   * hedge's loser (docs/hedging.md, "Money"; cascade and parallel calls are never hedged).
+   */
+  private extrasMicro(plan: ChatPlan): bigint {
+    return (plan.search?.priceMicro ?? 0n) + (plan.hedgeLoser?.micro ?? 0n);
   }
 
   /** A hold that travelled alongside the call was refused: nothing was held, nothing to keep. */
@@ -268,9 +273,13 @@ export class CallBill {
     }
   }
 
-  /** One settlement for all sub-calls: their summed cost (the minimum charge applies once). */
+  /**
+   * One settlement for all sub-calls: their summed cost (the minimum charge applies once). The
+   * sub-calls ran and were paid upstream: a success even when the client left during the replay.
+   */
   settleSum(plan: ChatPlan, a: OrchestratedAnswer): Promise<Cost> {
-    const micro = (plan.byok ? 0n : withMinimumCharge(a.totalMicro)) + (plan.search?.priceMicro ?? 0n);
+    const terms = { fxMilli: this.d.fxMilli, byok: plan.byok, minimum: true };
+    const micro = callPrice(a.parts, terms).micro + this.extrasMicro(plan);
     const u = a.result.usage;
     return this.charge(
       plan,

@@ -4,7 +4,7 @@
  * whole output budget as its prefill. The charge is each part at its own provider's price, for
  * its own usage (the upstream's, or the estimate a broken stream gets), summed and settled once.
  */
-import { usageCostMicro } from "../billing/pricing";
+import { callPrice, type CallTerms } from "../billing/call-price";
 import type { Candidate } from "../routing/candidates";
 import type { ContinuationPart, Continuation } from "./continuation";
 import type { ContinuationVia } from "./continuation-request";
@@ -35,21 +35,31 @@ export interface PartBill {
   via?: ContinuationVia;
 }
 
-/** Each part's usage and price; the last part ended as `end` says, the earlier ones broke. */
+/**
+ * Each part's usage and price, and the call's (call-price.ts: the minimum, when `terms` apply
+ * it, once on the sum); the last part ended as `end` says, the earlier ones broke.
+ */
 export function billParts(
   k: Continuation,
   prompt: PromptSize,
   end: StreamEnd,
-  fxMilli: bigint,
-  opts: { free: boolean },
-): PartBill[] {
-  return k.parts.map((p, i) => {
+  terms: CallTerms,
+): { bills: PartBill[]; micro: bigint } {
+  const used = k.parts.map((p, i) => {
     const last = i === k.parts.length - 1;
-    const usage = p.usage ?? estimate(p, prompt, last ? end : { ...end, ending: "failed", toolCalls: [] });
-    const c = p.candidate;
-    const micro = opts.free ? 0n : usageCostMicro(c.offering.pricing!, c.provider.caching, usage, fxMilli);
-    return { candidate: c, usage, estimated: p.usage === null, micro, ...(p.via && { via: p.via }) };
+    return {
+      candidate: p.candidate,
+      usage: p.usage ?? estimate(p, prompt, last ? end : { ...end, ending: "failed", toolCalls: [] }),
+    };
   });
+  const price = callPrice(used, terms);
+  const bills = k.parts.map((p, i) => ({
+    ...used[i]!,
+    estimated: p.usage === null,
+    micro: price.parts[i]!,
+    ...(p.via && { via: p.via }),
+  }));
+  return { bills, micro: price.micro };
 }
 
 /** A part without its usage: nothing for a break before any output, else the partial-stream estimate. */

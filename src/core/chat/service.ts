@@ -7,7 +7,7 @@
  * Client dialects (OpenAI chat, Responses, Messages) convert in and encode out around it.
  */
 import type { KeyPrincipal } from "../auth/principal";
-import { usageCostMicro } from "../billing/pricing";
+import { callPrice } from "../billing/call-price";
 import { withFallback, type AttemptCall, type AttemptOptions, type AttemptSuccess } from "./attempts";
 import { hedged } from "./hedge";
 import { primed } from "./primed";
@@ -346,14 +346,10 @@ export class ChatService {
         // What the loser's provider may bill us: its input, estimated as the hold estimates it.
         const c = loser?.candidate;
         const promptTokens = c ? holdInputTokens(plan.prompt, c.provider.protocol, c.offering.upstreamId) : 0;
-        const costMicro = c
-          ? usageCostMicro(
-              c.offering.pricing!,
-              c.provider.caching,
-              { promptTokens, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
-              this.d.fxMilli,
-            )
-          : 0n;
+        const usage = { promptTokens, completionTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
+        // A part of the call, not a call: no minimum of its own.
+        const terms = { fxMilli: this.d.fxMilli, byok: plan.byok, minimum: false };
+        const costMicro = c ? callPrice([{ candidate: c, usage }], terms).micro : 0n;
         // The client pays it with the answer (docs/hedging.md, "Money"): the key's owner chose hedging.
         if (c) plan.hedgeLoser = { provider: c.provider.id, micro: costMicro };
         port.ended(outcome, c && { provider: c.provider.id, costMicro, waitedMs: loser!.waitedMs });
@@ -400,9 +396,9 @@ export class ChatService {
         { ...this.attemptOptions(plan, signal), retriesOf: () => retries },
       );
       const c = won.candidate;
-      const costMicro = plan.byok
-        ? 0n
-        : usageCostMicro(c.offering.pricing!, c.provider.caching, won.value.usage, this.d.fxMilli);
+      // A sub-call's own price (for the policy's cost limit); the minimum applies to the sum (settleSum).
+      const terms = { fxMilli: this.d.fxMilli, byok: plan.byok, minimum: false };
+      const costMicro = callPrice([{ candidate: c, usage: won.value.usage }], terms).micro;
       return { result: won.value, candidate: c, costMicro };
     };
     try {

@@ -11,7 +11,7 @@ import { requireModality, resolveModel } from "../catalog/resolve";
 import type { CatalogSnapshot } from "../catalog/types";
 import { withoutRetired } from "../catalog/lifecycle";
 import { lifecycleFor } from "../chat/lifecycle";
-import { checkAllowed } from "../chat/access";
+import { checkAllowed } from "../routing/allowed-models";
 import { buildCandidates, type Candidate } from "../routing/candidates";
 import type { Protocol } from "../model/provider";
 import type { EmbeddingDeps, EmbeddingCall } from "./types";

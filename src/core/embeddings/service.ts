@@ -7,7 +7,7 @@
  */
 import { GatewayError } from "../errors";
 import type { UsageEvent } from "../billing/ledger";
-import { usageCostMicro, withMinimumCharge } from "../billing/pricing";
+import { callPrice } from "../billing/call-price";
 import { getModel } from "../catalog/types";
 import { withFallback } from "../chat/attempts";
 import type { Candidate } from "../routing/candidates";
@@ -139,9 +139,7 @@ export class EmbeddingService {
 
     const c = won.candidate;
     const usage = usageOf(won.value.promptTokens ?? chargedTokensOf(call.inputs));
-    const micro = byok
-      ? 0n
-      : withMinimumCharge(usageCostMicro(c.offering.pricing!, c.provider.caching, usage, this.d.fxMilli));
+    const micro = callPrice([{ candidate: c, usage }], { fxMilli: this.d.fxMilli, byok, minimum: true }).micro;
     this.d.keeper?.drop(caller.requestId);
     const endSettle = caller.trace?.phase("settle");
     try {

@@ -10,6 +10,7 @@ import { resolveModel } from "../catalog/resolve";
 import { withoutRetired, type LifecyclePort } from "../catalog/lifecycle";
 import type { CatalogSnapshot } from "../catalog/types";
 import { holdAmountMicro } from "../billing/pricing";
+import type { CallPart } from "../billing/call-price";
 import { buildCandidates, type Candidate, type CandidateOptions } from "./candidates";
 import type { ChatResult } from "../model/types";
 import { krwToMicro } from "../../lib/money";
@@ -59,7 +60,8 @@ export type PolicyExecution = {
 export interface OrchestratedAnswer {
   result: ChatResult;
   candidate: Candidate;
-  totalMicro: bigint;
+  /** Every sub-call that ran, each priced at its own provider (the settle prices the sum once). */
+  parts: CallPart[];
 }
 
 export interface ExecutionInput {

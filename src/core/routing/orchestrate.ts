@@ -6,6 +6,7 @@
  * charged for them; the returned usage is the sum of all of them.
  */
 import { GatewayError } from "../errors";
+import type { CallPart } from "../billing/call-price";
 import { DEADLINE_MISSED } from "./execution";
 import type { Candidate } from "./candidates";
 import { emptyUsage, type ChatRequest, type ChatResult, type Usage } from "../model/types";
@@ -36,12 +37,14 @@ export interface RunInput {
 type Cascade = Extract<PolicyExecution, { kind: "cascade" }>;
 type Parallel = Extract<PolicyExecution, { kind: "parallel" }>;
 
-/** Sums usage over sub-calls. */
+/** Sums usage and price over sub-calls, and keeps each one's for the settle (call-price.ts). */
 class Tally {
   micro = 0n;
   usage: Usage = emptyUsage();
+  parts: CallPart[] = [];
   add(s: SubCall): void {
     this.micro += s.costMicro;
+    this.parts.push({ candidate: s.candidate, usage: s.result.usage });
     const u = s.result.usage;
     this.usage.promptTokens += u.promptTokens;
     this.usage.completionTokens += u.completionTokens;
@@ -50,7 +53,7 @@ class Tally {
     this.usage.reasoningTokens += u.reasoningTokens;
   }
   answer(s: SubCall): OrchestratedAnswer {
-    return { result: { ...s.result, usage: this.usage }, candidate: s.candidate, totalMicro: this.micro };
+    return { result: { ...s.result, usage: this.usage }, candidate: s.candidate, parts: this.parts };
   }
 }
 

@@ -14,7 +14,8 @@ import type { KeyPrincipal } from "../auth/principal";
 /** Who asks for a job: the API key that submitted it, or its account (the dashboard). */
 export type JobOwner = { keyId: string } | { userId: string };
 import { holdOrThrow, type JobLedger } from "../billing/ledger";
-import { findModel, resolveModelFor } from "../catalog/resolve";
+import { resolveModelFor } from "../catalog/resolve";
+import { checkAllowed } from "../routing/allowed-models";
 import { getProvider, type CatalogProvider, type CatalogSnapshot } from "../catalog/types";
 import { asUpstreamError } from "../upstream/error";
 import { upstreamClientError, upstreamRateLimited } from "../upstream/client-error";
@@ -108,7 +109,7 @@ export class VideoService {
         text("동영상 요청에는 동영상 모델 id를 지정하세요.", "A video request needs a video model id."),
       );
     const model = resolution.model;
-    checkAllowed(snapshot, principal, model.id, resolution.requested);
+    checkAllowed(snapshot, principal, resolution);
     const priced = resolution.offerings.filter((candidate) => candidate.videoPricing !== null);
     // Unconfigured providers are no candidates: never simulated outside demo mode, never charged.
     const offering = priced.find((candidate) => this.usable(snapshot, candidate.providerId));
@@ -347,21 +348,6 @@ function canonicalJson(v: unknown): string {
     return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonicalJson(x)}`).join(",")}}`;
   }
   return JSON.stringify(v);
-}
-
-/** `allowed_models`: the short id of the requested model must be in the key's list. */
-function checkAllowed(snapshot: CatalogSnapshot, principal: KeyPrincipal, modelId: string, requested: string): void {
-  if (!principal.allowedModels?.length) return;
-  const allowed = new Set(
-    principal.allowedModels.map(
-      (entry) => findModel(snapshot, entry.includes("@") ? entry.slice(0, entry.lastIndexOf("@")) : entry)?.id ?? entry,
-    ),
-  );
-  if (!allowed.has(modelId))
-    throw new GatewayError(
-      "model_not_allowed",
-      text(`이 키로는 '${requested}' 모델을 호출할 수 없습니다.`, `This key cannot call the model '${requested}'.`),
-    );
 }
 
 function alreadyFinal(job: VideoJobRecord): GatewayError {

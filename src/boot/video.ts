@@ -4,7 +4,6 @@
  * endpoints, fixed from the catalog as loaded at start. Also reports the queue to /metrics.
  */
 import type { Config } from "../config";
-import type { LifecyclePort } from "../core/catalog/lifecycle";
 import type { CatalogProvider, CatalogSnapshot } from "../core/catalog/types";
 import type { HealthGate } from "../core/health/tracker";
 import type { VideoEndpoint } from "../core/video/provider";

@@ -26,7 +26,7 @@ import type { WorkerStart } from "./video-poller.worker";
 import { pollerRuntime, type VideoRuntimeConfig } from "./video-runtime";
 
 /** Jobs one poller (worker or inline loop) keeps in flight. */
-export const SLOTS_PER_POLLER = 4;
+const SLOTS_PER_POLLER = 4;
 const STOP_GRACE_MS = 5000;
 const MAX_RESTART_DELAY_MS = 30_000;
 

@@ -12,9 +12,9 @@ import { AUTH } from "../security";
 import { created, errors, ok } from "../openapi/describe";
 import { Me, SignupResult, Token } from "../openapi/shapes";
 
-export const INDUSTRIES = ["general", "finance", "health", "government", "insurance", "education"] as const;
+const INDUSTRIES = ["general", "finance", "health", "government", "insurance", "education"] as const;
 /** Every industry but general and education is regulated (operator contract). */
-export const isRegulatedIndustry = (i: string) => i !== "general" && i !== "education";
+const isRegulatedIndustry = (i: string) => i !== "general" && i !== "education";
 
 // A hash to verify against when the email is unknown, so both failures take the same time.
 const DUMMY_HASH = Bun.password.hashSync("not-a-real-password", { algorithm: "argon2id" });

@@ -20,7 +20,7 @@ import { sha256Hex } from "../../lib/secrets";
 const StrictInt = (opts: { minimum?: number; maximum?: number }) => Type.Integer(opts);
 
 /** The 3% platform fee, rounded up to the won, taken from the amount paid. */
-export function topupSplit(amountKrw: number): { fee: number; credited: number } {
+function topupSplit(amountKrw: number): { fee: number; credited: number } {
   const fee = Math.ceil((amountKrw * 3) / 100);
   return { fee, credited: amountKrw - fee };
 }

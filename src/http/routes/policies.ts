@@ -33,7 +33,7 @@ const Fields = {
   is_active: t.Boolean(),
 };
 
-export const CreatePolicyBody = t.Object({
+const CreatePolicyBody = t.Object({
   slug: t.String({ pattern: SLUG, maxLength: 63 }),
   display_name: Fields.display_name,
   policy_type: Fields.policy_type,
@@ -44,7 +44,7 @@ export const CreatePolicyBody = t.Object({
 });
 
 /** Only these change; `slug` and `org_id` may be sent unchanged (clients echoing a record), never changed. */
-export const PatchPolicyBody = t.Object({
+const PatchPolicyBody = t.Object({
   display_name: t.Optional(Fields.display_name),
   policy_type: t.Optional(Fields.policy_type),
   entries: t.Optional(Fields.entries),
@@ -54,7 +54,7 @@ export const PatchPolicyBody = t.Object({
   org_id: t.Optional(t.Union([t.String(), t.Null()])),
 });
 
-export function toPolicyRecord(policy: Policy) {
+function toPolicyRecord(policy: Policy) {
   return {
     id: policy.id,
     slug: policy.slug,

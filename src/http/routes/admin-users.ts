@@ -72,16 +72,16 @@ function toAdminUser(u: UserRow) {
   };
 }
 
-export function adminUserRoutes(d: AppDeps) {
+export function adminUserRoutes(deps: AppDeps) {
   return new Elysia({ name: "admin-users", normalize: false })
     .onTransform(async ({ request, server }) => {
-      await d.auth.admin(request, server);
+      await deps.auth.admin(request, server);
     })
     .get(
       "/v1/admin/users",
       async ({ request }) => {
         const q = parseUsersQuery(new URL(request.url).searchParams);
-        const { rows, total } = await d.users.list(q);
+        const { rows, total } = await deps.users.list(q);
         const page = rows.slice(0, q.limit);
         const more = rows.length > q.limit;
         return {

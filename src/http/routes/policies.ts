@@ -74,15 +74,15 @@ function toPolicyRecord(policy: Policy) {
   };
 }
 
-export function policyRoutes(d: AppDeps, policies: PolicyService) {
-  const decisions = new ActivityRepo(d.db);
+export function policyRoutes(deps: AppDeps, policies: PolicyService) {
+  const decisions = new ActivityRepo(deps.db);
   const policyId = (raw: string) => requireUuid(raw, "policy_id");
 
   return new Elysia({ name: "routing-policies", normalize: false })
     .get(
       "/v1/routing-policies",
       async ({ request }) => {
-        const user = await d.auth.jwtUser(request);
+        const user = await deps.auth.jwtUser(request);
         const items = (await policies.list(user.id)).map(toPolicyRecord);
         return { items, total: items.length };
       },
@@ -98,7 +98,7 @@ export function policyRoutes(d: AppDeps, policies: PolicyService) {
     .post(
       "/v1/routing-policies",
       async ({ request, body, set }) => {
-        const user = await d.auth.jwtUser(request);
+        const user = await deps.auth.jwtUser(request);
         const created = await policies.create(user.id, {
           slug: body.slug,
           displayName: body.display_name,
@@ -124,7 +124,7 @@ export function policyRoutes(d: AppDeps, policies: PolicyService) {
     .post(
       "/v1/routing-policies/validate",
       async ({ request, body }) => {
-        await d.auth.jwtUser(request);
+        await deps.auth.jwtUser(request);
         // The create route's own checks (schema, then catalog models), without storing: for forms checked as they are typed.
         return { valid: true, ...policies.check(body) };
       },
@@ -142,7 +142,7 @@ export function policyRoutes(d: AppDeps, policies: PolicyService) {
     .get(
       "/v1/routing-policies/:policy_id",
       async ({ request, params }) => {
-        const user = await d.auth.jwtUser(request);
+        const user = await deps.auth.jwtUser(request);
         return toPolicyRecord(await policies.visible(user.id, policyId(params.policy_id)));
       },
       {
@@ -157,7 +157,7 @@ export function policyRoutes(d: AppDeps, policies: PolicyService) {
     .get(
       "/v1/routing-policies/:policy_id/decisions",
       async ({ request, params }) => {
-        const user = await d.auth.jwtUser(request);
+        const user = await deps.auth.jwtUser(request);
         const policy = await policies.visible(user.id, policyId(params.policy_id));
         const raw = new URL(request.url).searchParams.getAll("limit");
         const limit = raw.length ? (raw.length === 1 && /^\d{1,3}$/.test(raw[0]!) ? Number(raw[0]) : NaN) : 20;
@@ -184,7 +184,7 @@ export function policyRoutes(d: AppDeps, policies: PolicyService) {
     .patch(
       "/v1/routing-policies/:policy_id",
       async ({ request, params, body }) => {
-        const user = await d.auth.jwtUser(request);
+        const user = await deps.auth.jwtUser(request);
         const updated = await policies.update(user.id, policyId(params.policy_id), {
           displayName: body.display_name,
           policyType: body.policy_type as PolicyType | undefined,
@@ -209,7 +209,7 @@ export function policyRoutes(d: AppDeps, policies: PolicyService) {
     .delete(
       "/v1/routing-policies/:policy_id",
       async ({ request, params }) => {
-        const user = await d.auth.jwtUser(request);
+        const user = await deps.auth.jwtUser(request);
         await policies.delete(user.id, policyId(params.policy_id));
         return { ok: true };
       },

@@ -13,7 +13,7 @@ import { formatProblem } from "./core/catalog/types";
 /** Set at build time by .ci/build.sh (`--define`); absent when running from source. */
 declare const GATEWAY_COMMIT: string | undefined;
 
-export function versionLine(): string {
+function versionLine(): string {
   let commit = typeof GATEWAY_COMMIT === "string" ? GATEWAY_COMMIT : "";
   if (!commit) {
     // From source: the checkout's commit, when git is at hand.

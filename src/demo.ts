@@ -7,8 +7,8 @@ import { issueApiKey } from "./http/key-records";
 import { krwToMicro } from "./lib/money";
 import { randomToken } from "./lib/secrets";
 
-export const DEMO_EMAIL = "demo@gateway.local";
-export const DEMO_CREDIT_KRW = 100_000;
+const DEMO_EMAIL = "demo@gateway.local";
+const DEMO_CREDIT_KRW = 100_000;
 
 export interface DemoSeed {
   email: string;

@@ -10,7 +10,7 @@ import { RedisCircuitBoard } from "./lib/circuit-board";
 import { Counter, GaugeSet, type Registry } from "./lib/metrics";
 import { log } from "./lib/log";
 
-export const STATE_VALUE: Record<CircuitState, number> = { closed: 0, half_open: 1, open: 2 };
+const STATE_VALUE: Record<CircuitState, number> = { closed: 0, half_open: 1, open: 2 };
 
 export interface UpstreamHealth {
   tracker: HealthTracker | null;

@@ -94,10 +94,15 @@ export function rssMiB(pid: number): number | null {
  * User + system CPU ms of one /proc `stat` line (a process's or a thread's). The fields are
  * counted from the last `)`, since the name before it may itself hold spaces and parentheses.
  */
-function statCpuMs(stat: string): number {
+export function statCpuMs(stat: string): number {
   const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   const ticks = Number(f[11]) + Number(f[12]); // utime, stime (fields 14 and 15)
   return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+}
+
+/** The command name of one /proc `stat` line: between the first `(` and the last `)`. */
+export function statName(stat: string): string {
+  return stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
 }
 
 /** CPU time (user + system, ms) a process has used so far, from /proc/PID/stat. */
@@ -107,23 +112,42 @@ export function cpuMs(pid: number): number | null {
   return statCpuMs(readFileSync(f, "utf8"));
 }
 
+export interface ThreadCpu {
+  main: number;
+  httpClient: number;
+  other: number;
+}
+
 /**
- * CPU ms per thread of a process so far: its main (JavaScript) thread, Bun's "HTTP Client"
- * thread (where `fetch` does its I/O), and the rest (garbage collector, JIT, workers) summed.
+ * Sorts the `stat` lines of a process's threads (thread id → line): its main (JavaScript)
+ * thread is the one whose id is the process's, Bun's "HTTP Client" thread (where `fetch` does
+ * its I/O) is named so, and the rest (garbage collector, JIT, workers) are summed.
  */
-export function threadCpuMs(pid: number): { main: number; httpClient: number; other: number } {
+export function splitThreadCpu(pid: number, stats: Iterable<[tid: string, stat: string]>): ThreadCpu {
   const out = { main: 0, httpClient: 0, other: 0 };
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
-      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const ms = statCpuMs(stat);
-      if (tid === String(pid)) out.main += ms;
-      else if (name === "HTTP Client") out.httpClient += ms;
-      else out.other += ms;
-    } catch {}
+  for (const [tid, stat] of stats) {
+    const ms = statCpuMs(stat);
+    if (tid === String(pid)) out.main += ms;
+    else if (statName(stat) === "HTTP Client") out.httpClient += ms;
+    else out.other += ms;
   }
   return out;
+}
+
+/** The `stat` line of each thread of a process still running (thread id → line). */
+export function threadStats(pid: number): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      out.set(tid, readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8"));
+    } catch {} // the thread exited between the listing and the read
+  }
+  return out;
+}
+
+/** CPU ms per thread of a process so far (see splitThreadCpu). */
+export function threadCpuMs(pid: number): ThreadCpu {
+  return splitThreadCpu(pid, threadStats(pid));
 }
 
 /** CPU ms of every process whose command is `postgres` (server, backends, background workers). */
@@ -133,9 +157,7 @@ export function postgresMs(): number {
     if (!/^\d+$/.test(d)) continue;
     try {
       const stat = readFileSync(`/proc/${d}/stat`, "utf8");
-      if (stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) !== "postgres") continue;
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      total += ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime, stime; USER_HZ is 100
+      if (statName(stat) === "postgres") total += statCpuMs(stat);
     } catch {}
   }
   return total;

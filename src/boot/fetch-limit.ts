@@ -9,8 +9,8 @@
 import { dlopen, FFIType, ptr } from "bun:ffi";
 import { EnvSchema } from "../config/schema";
 
-export const FETCH_LIMIT_VAR = "BUN_CONFIG_MAX_HTTP_REQUESTS";
-export const DEFAULT_FETCH_LIMIT = String(EnvSchema.properties.BUN_CONFIG_MAX_HTTP_REQUESTS.default);
+const FETCH_LIMIT_VAR = "BUN_CONFIG_MAX_HTTP_REQUESTS";
+const DEFAULT_FETCH_LIMIT = String(EnvSchema.properties.BUN_CONFIG_MAX_HTTP_REQUESTS.default);
 
 /** The C libraries that may provide execve: glibc, musl (Alpine), macOS. */
 const LIBC =

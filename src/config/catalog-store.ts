@@ -15,7 +15,7 @@ import shippedHash from "../core/catalog/catalog.sha256" with { type: "file" };
 
 /** The shipped catalog file and its hash file. */
 export const SHIPPED_CATALOG_PATH = shippedCatalog as unknown as string;
-export const SHIPPED_HASH_PATH = shippedHash;
+const SHIPPED_HASH_PATH = shippedHash;
 
 export interface CatalogStoreOptions {
   /** Catalog file. Default: `env.CATALOG_PATH`, else the shipped `src/core/catalog/catalog.json`. */

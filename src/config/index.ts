@@ -40,7 +40,7 @@ const BOOLEAN = new Set(
 const BOOL_LIST = BOOL_SPELLINGS.join(", ");
 
 /** Why a DATABASE_URL cannot be used, or null; the URL itself is not repeated (it holds a password). */
-export function databaseUrlProblem(url: string): string | null {
+function databaseUrlProblem(url: string): string | null {
   let u: URL;
   try {
     u = new URL(url);

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { bundleConsole, type ConsoleBundle, type ConsoleFile } from "./bundle";
 
 /** The embedded folder, as `--asset` names it inside the binary. */
-export const EMBEDDED_DIR = "console";
+const EMBEDDED_DIR = "console";
 export const EMBEDDED_FILE = "bundle.json";
 
 type Variant = "plain" | "gzip" | "br";

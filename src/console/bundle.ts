@@ -24,7 +24,7 @@ export interface ConsoleBundle {
   styles: string[];
 }
 
-export const APP_ENTRY = join(import.meta.dir, "app", "main.tsx");
+const APP_ENTRY = join(import.meta.dir, "app", "main.tsx");
 
 export function compressed(type: string, plain: Uint8Array): ConsoleFile {
   return {

@@ -4,7 +4,7 @@
  */
 import type { ConsoleBundle } from "./bundle";
 
-export const CONSOLE_CSP = [
+const CONSOLE_CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",

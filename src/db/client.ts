@@ -56,7 +56,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
 }
 
 /** The error a timed-out query fails with (the HTTP edge renders it as 503). */
-export function queryTimeoutError(ms: number): Error {
+function queryTimeoutError(ms: number): Error {
   return Object.assign(new Error(`database query timed out after ${ms} ms`), { code: "QUERY_TIMEOUT" });
 }
 

@@ -8,7 +8,7 @@
  */
 import { PGlite } from "@electric-sql/pglite";
 
-export const PGLITE_SHARED_BUFFERS = "16MB";
+const PGLITE_SHARED_BUFFERS = "16MB";
 
 export const pgliteMemory = {
   startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${PGLITE_SHARED_BUFFERS}`],

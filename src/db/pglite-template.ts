@@ -26,7 +26,7 @@ export const templateDigest: string = template.pglite_build_sha256;
 
 let fits: Promise<boolean> | null = null;
 /** Whether the shipped template was made by this PGlite build (checked once per process). */
-export function templateFits(): Promise<boolean> {
+function templateFits(): Promise<boolean> {
   return (fits ??= pgliteBuildDigest().then((d) => d === templateDigest));
 }
 

@@ -18,7 +18,7 @@ export function describeTarget(url: string): string {
 }
 
 /** One sentence (no trailing period) saying why a connection attempt failed. */
-export function connectFailure(e: unknown, target: string): string {
+function connectFailure(e: unknown, target: string): string {
   const err = e as { code?: string; errno?: string; message?: string };
   const code = String(err?.code ?? err?.errno ?? "");
   const detail = String(err?.message ?? e)

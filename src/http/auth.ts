@@ -64,8 +64,8 @@ export class Authenticator {
    * handler, which gets the same outcome without a second lookup.
    */
   private outcomes = new WeakMap<Request, Map<string, Promise<unknown>>>();
-  constructor(private d: AuthDeps) {
-    this.trusted = d.trustedProxies
+  constructor(private deps: AuthDeps) {
+    this.trusted = deps.trustedProxies
       .split(",")
       .map((s) => s.trim())
       .filter(Boolean)
@@ -104,12 +104,12 @@ export class Authenticator {
    */
   async lookupKey(secret: string, ip?: string): Promise<KeyPrincipal | null> {
     const hash = sha256Hex(secret);
-    const cached = this.d.cache.get(hash);
+    const cached = this.deps.cache.get(hash);
     if (cached) return cached;
-    if (ip !== undefined) await this.d.throttle?.keyLookup(ip);
+    if (ip !== undefined) await this.deps.throttle?.keyLookup(ip);
     if (cached === null) return null;
-    const p = await this.d.keys.principalByHash(hash);
-    this.d.cache.set(hash, p);
+    const p = await this.deps.keys.principalByHash(hash);
+    this.deps.cache.set(hash, p);
     return p;
   }
 
@@ -123,8 +123,8 @@ export class Authenticator {
     // Keys are cheap: the account's keys together share one more window. Both windows are
     // asked at once (one round trip with Redis); a call refused by one may still count in the
     // other, which only costs the caller's own account.
-    const perKey = this.d.rateLimitRpm;
-    const perAccount = this.d.accountRateLimitRpm ?? 0;
+    const perKey = this.deps.rateLimitRpm;
+    const perAccount = this.deps.accountRateLimitRpm ?? 0;
     const [key, acct] = await Promise.all([
       perKey > 0 ? this.hit(p.keyId, perKey) : null,
       perAccount > 0 ? this.hit(`acct:${p.user.id}`, perAccount) : null,
@@ -146,7 +146,7 @@ export class Authenticator {
 
   private async hit(key: string, limit: number): Promise<RateDecision> {
     try {
-      return await this.d.limiter.hit(key, limit);
+      return await this.deps.limiter.hit(key, limit);
     } catch {
       throw new GatewayError("limiter_unavailable");
     }
@@ -168,7 +168,7 @@ export class Authenticator {
       const invalid = whyInvalid(p);
       if (!p || invalid) {
         // Every invalid key counts against the address (guessing finds deleted or expired ones too).
-        await this.d.throttle?.keyFailed(ip);
+        await this.deps.throttle?.keyFailed(ip);
         throw unauthorized(invalid ?? undefined);
       }
       if (p.ipAllowlist && !ipAllowed(ip, p.ipAllowlist)) throw new GatewayError("ip_not_allowed");
@@ -178,7 +178,7 @@ export class Authenticator {
 
   /** Waits until the account's own recent calls are in its balances (settles landed, leased room back). */
   async settled(userId: string): Promise<void> {
-    await this.d.settled?.(userId);
+    await this.deps.settled?.(userId);
   }
 
   /** Dashboard JWT → a live account. API keys and management keys are refused (401). */
@@ -190,14 +190,14 @@ export class Authenticator {
     const token = bearer(request);
     if (!token || token.startsWith(API_KEY_PREFIX) || token.startsWith(MGMT_KEY_PREFIX))
       throw unauthorized(text("대시보드 로그인 토큰(JWT)이 필요합니다.", "A dashboard login token (JWT) is required."));
-    const claims = verifyJwt(token, this.d.jwtSecret);
+    const claims = verifyJwt(token, this.deps.jwtSecret);
     if (!claims || claims.typ !== "access")
       throw unauthorized(
         text("로그인 토큰이 올바르지 않거나 만료되었습니다.", "The login token is invalid or expired."),
       );
     // The dashboard shows balances and usage: the account's own recent calls are in them.
-    await this.d.settled?.(claims.sub);
-    const user = await this.d.users.live(claims.sub);
+    await this.deps.settled?.(claims.sub);
+    const user = await this.deps.users.live(claims.sub);
     if (!user)
       throw unauthorized(text("삭제되었거나 존재하지 않는 계정입니다.", "The account was deleted or does not exist."));
     return user;
@@ -213,15 +213,15 @@ export class Authenticator {
     if (!secret || !secret.startsWith(MGMT_KEY_PREFIX))
       throw unauthorized(text("관리 키가 필요합니다.", "A management key is required."));
     const ip = this.clientIp(request, server);
-    await this.d.throttle?.keyLookup(ip);
-    const m = await this.d.keys.mgmtByHash(sha256Hex(secret));
+    await this.deps.throttle?.keyLookup(ip);
+    const m = await this.deps.keys.mgmtByHash(sha256Hex(secret));
     if (!m) {
-      await this.d.throttle?.keyFailed(ip);
+      await this.deps.throttle?.keyFailed(ip);
       throw unauthorized(
         text("관리 키가 올바르지 않거나 삭제되었습니다.", "The management key is invalid or deleted."),
       );
     }
-    await this.d.settled?.(m.userId);
+    await this.deps.settled?.(m.userId);
     return { mgmtKeyId: m.id, userId: m.userId };
   }
 
@@ -239,28 +239,28 @@ export class Authenticator {
    */
   metrics(request: Request, server: Server<unknown> | null = null): Promise<void> {
     return this.once(request, "metrics", async () => {
-      const want = this.d.metricsToken ?? this.d.adminToken;
+      const want = this.deps.metricsToken ?? this.deps.adminToken;
       if (!want)
         throw new GatewayError(
           "not_found",
           text("요청한 경로를 찾을 수 없습니다.", "The requested path was not found."),
         );
       const ip = this.clientIp(request, server);
-      await this.d.throttle?.adminLookup(ip);
+      await this.deps.throttle?.adminLookup(ip);
       if (!tokenEquals(bearer(request), want)) {
-        await this.d.throttle?.adminFailed(ip);
+        await this.deps.throttle?.adminFailed(ip);
         throw unauthorized(text("메트릭 토큰이 올바르지 않습니다.", "The metrics token is invalid."));
       }
     });
   }
 
   private async checkAdmin(request: Request, server: Server<unknown> | null): Promise<void> {
-    if (!this.d.adminToken)
+    if (!this.deps.adminToken)
       throw new GatewayError("not_found", text("요청한 경로를 찾을 수 없습니다.", "The requested path was not found."));
     const ip = this.clientIp(request, server);
-    await this.d.throttle?.adminLookup(ip);
-    if (!tokenEquals(bearer(request), this.d.adminToken)) {
-      await this.d.throttle?.adminFailed(ip);
+    await this.deps.throttle?.adminLookup(ip);
+    if (!tokenEquals(bearer(request), this.deps.adminToken)) {
+      await this.deps.throttle?.adminFailed(ip);
       throw unauthorized(text("관리자 토큰이 올바르지 않습니다.", "The admin token is invalid."));
     }
   }

@@ -43,10 +43,7 @@ export function bodyLeftUnread(request: Request): boolean {
   return request.headers.has("transfer-encoding") || Number(request.headers.get("content-length") ?? 0) > 0;
 }
 
-export async function readLimited(
-  request: Request,
-  limits: Pick<BodyLimits, "maxBytes" | "timeoutMs">,
-): Promise<Uint8Array> {
+async function readLimited(request: Request, limits: Pick<BodyLimits, "maxBytes" | "timeoutMs">): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > limits.maxBytes) throw tooLarge();
   if (!request.body) {
@@ -96,7 +93,7 @@ export async function readLimited(
 const decoder = new TextDecoder();
 
 /** JSON bytes → value: empty is undefined, too deep or malformed is a 400. */
-export function parseJsonBytes(bytes: Uint8Array, maxDepth: number): unknown {
+function parseJsonBytes(bytes: Uint8Array, maxDepth: number): unknown {
   if (bytes.byteLength === 0) return undefined;
   if (jsonDepthExceeds(bytes, maxDepth)) {
     throw new GatewayError(

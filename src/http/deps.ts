@@ -1,4 +1,4 @@
-/** Everything the HTTP layer needs, built once by the composition root (src/main.ts). */
+/** Everything the HTTP layer needs, built once by the composition root (src/boot/http.ts). */
 import type { Config } from "../config";
 import type { Database } from "../db/client";
 import type { InvalidationBus } from "../db/invalidation";

@@ -9,7 +9,7 @@ import { parseCidr } from "../lib/cidr";
 import { randomToken, sha256Hex } from "../lib/secrets";
 import type { KeyBody } from "../surfaces/gateway/key-schemas";
 
-export function newSecret(prefix: string): { secret: string; hash: string; display: string } {
+function newSecret(prefix: string): { secret: string; hash: string; display: string } {
   const secret = prefix + randomToken(40);
   return { secret, hash: sha256Hex(secret), display: secret.slice(0, DISPLAY_PREFIX_LEN) };
 }

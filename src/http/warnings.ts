@@ -14,7 +14,7 @@ import type { CallWarning } from "../core/upstream/warnings";
 import type { ModelNotice } from "../core/catalog/lifecycle";
 import type { GatewayMetrics } from "./metrics";
 
-export const WARNINGS_HEADER = "x-gateway-warnings";
+const WARNINGS_HEADER = "x-gateway-warnings";
 
 /** The canonical request's own settings: any other (a passthrough key) is counted as `other`. */
 const KNOWN = new Set([
@@ -67,7 +67,7 @@ function noticeEntry(n: ModelNotice): string {
 const dayStart = (day: string) => new Date(`${day}T00:00:00Z`);
 
 /** `Deprecation`, `Sunset` and the successor `Link` of a deprecated model's answer. */
-export function deprecationHeaders(n: ModelNotice): Record<string, string> {
+function deprecationHeaders(n: ModelNotice): Record<string, string> {
   return {
     deprecation: `@${dayStart(n.deprecatedAt).getTime() / 1000}`,
     ...(n.retiresAt && { sunset: dayStart(n.retiresAt).toUTCString() }),

@@ -26,7 +26,7 @@ import type { WorkerStart } from "./video-poller.worker";
 import { pollerRuntime, type VideoRuntimeConfig } from "./video-runtime";
 
 /** Jobs one poller (worker or inline loop) keeps in flight. */
-export const SLOTS_PER_POLLER = 4;
+const SLOTS_PER_POLLER = 4;
 const STOP_GRACE_MS = 5000;
 const MAX_RESTART_DELAY_MS = 30_000;
 
@@ -85,25 +85,25 @@ export class VideoPollerPool {
   private stopping = false;
   private tickMs: number;
 
-  constructor(private o: VideoPoolOptions) {
-    const rt = pollerRuntime(o.db, o.runtime, { storage: o.storage, observe: o.observe });
+  constructor(private options: VideoPoolOptions) {
+    const rt = pollerRuntime(options.db, options.runtime, { storage: options.storage, observe: options.observe });
     this.deps = rt.deps;
     this.repo = rt.repo;
-    this.mode = o.size <= 0 ? "off" : o.dbUrl && o.db.kind === "postgres" ? "workers" : "inline";
+    this.mode = options.size <= 0 ? "off" : options.dbUrl && options.db.kind === "postgres" ? "workers" : "inline";
     // Idle polling interval: fine enough for the first poll delay, never busier than 20/s.
-    this.tickMs = Math.max(50, Math.min(1000, Math.floor(o.runtime.pollInitialMs / 2)));
+    this.tickMs = Math.max(50, Math.min(1000, Math.floor(options.runtime.pollInitialMs / 2)));
   }
 
   start(): void {
     if (this.mode === "inline") {
       const owner = `${this.instanceId}/inline`;
       this.owners.add(owner);
-      this.inline = new PollLoop(this.deps, owner, this.o.size * SLOTS_PER_POLLER, this.tickMs, (error) =>
+      this.inline = new PollLoop(this.deps, owner, this.options.size * SLOTS_PER_POLLER, this.tickMs, (error) =>
         log.warn("video poll step failed", { error }),
       );
       this.inline.start();
     } else if (this.mode === "workers") {
-      for (let i = 0; i < this.o.size; i++) {
+      for (let i = 0; i < this.options.size; i++) {
         const slot: Slot = {
           index: i,
           generation: 0,
@@ -118,7 +118,7 @@ export class VideoPollerPool {
         this.slots.push(slot);
         this.spawn(slot);
       }
-      const stale = Math.max(60_000, this.o.runtime.claimMs);
+      const stale = Math.max(60_000, this.options.runtime.claimMs);
       this.watchdog = setInterval(() => {
         for (const slot of this.slots) {
           if (slot.alive && Date.now() - slot.lastBeat > stale) {
@@ -131,7 +131,7 @@ export class VideoPollerPool {
     }
     this.sweeper = setInterval(() => {
       this.sweep().catch((error) => log.warn("video sweep failed", { error }));
-    }, this.o.sweepIntervalMs);
+    }, this.options.sweepIntervalMs);
     this.sweeper.unref?.();
   }
 
@@ -193,9 +193,9 @@ export class VideoPollerPool {
       // A beat carries the loop's last round, so a loop stuck on an await counts as hung too.
       if (message.type === "beat") slot.lastBeat = message.at ?? Date.now();
       else if (message.type === "upstream")
-        this.o.observe?.upstream(message.providerId, message.step, message.outcome, message.ms);
-      else if (message.type === "settled") this.o.observe?.settled(message.event, message.costMicro);
-      else if (message.type === "job") this.o.observe?.job(message.family, message.state);
+        this.options.observe?.upstream(message.providerId, message.step, message.outcome, message.ms);
+      else if (message.type === "settled") this.options.observe?.settled(message.event, message.costMicro);
+      else if (message.type === "job") this.options.observe?.job(message.family, message.state);
       else if (message.type === "started") slot.lastBeat = Date.now();
       else if (message.type === "error")
         log.warn("video worker failed to start", { owner: slot.owner, message: message.message });
@@ -210,12 +210,12 @@ export class VideoPollerPool {
     });
     const start: WorkerStart = {
       type: "start",
-      dbUrl: this.o.dbUrl!,
+      dbUrl: this.options.dbUrl!,
       owner: slot.owner,
       slots: SLOTS_PER_POLLER,
       tickMs: this.tickMs,
-      runtime: this.o.runtime,
-      logLevel: this.o.logLevel ?? process.env.LOG_LEVEL ?? "info",
+      runtime: this.options.runtime,
+      logLevel: this.options.logLevel ?? process.env.LOG_LEVEL ?? "info",
     };
     worker.postMessage(start);
   }

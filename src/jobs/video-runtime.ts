@@ -31,7 +31,7 @@ export interface VideoRuntimeConfig {
   retentionMs: number;
 }
 
-export function storageConfig(cfg: Config): StorageConfig {
+function storageConfig(cfg: Config): StorageConfig {
   if (cfg.VIDEO_STORAGE === "s3") {
     return {
       kind: "s3",

@@ -1,5 +1,5 @@
 /** Secret generation and hashing for API and management keys. */
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
@@ -17,11 +17,4 @@ export function randomToken(len: number): string {
 
 export function sha256Hex(s: string): string {
   return createHash("sha256").update(s).digest("hex");
-}
-
-/** Constant-time comparison of two hex digests. */
-export function sameDigest(a: string, b: string): boolean {
-  const x = Buffer.from(a, "hex");
-  const y = Buffer.from(b, "hex");
-  return x.length === y.length && timingSafeEqual(x, y);
 }

@@ -49,7 +49,7 @@ export class SseSplitter {
 const dec = new TextDecoder();
 
 /** The JSON payload of a `data:` event (multi-line data joined), or null. */
-export function eventData(ev: Uint8Array): string | null {
+function eventData(ev: Uint8Array): string | null {
   const text = dec.decode(ev);
   const lines = text.split(/\r?\n/).filter((l) => l.startsWith("data:"));
   if (!lines.length) return null;

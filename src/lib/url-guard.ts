@@ -43,7 +43,7 @@ const inPrefix = (v: bigint, prefix: bigint, bits: number) => v >> BigInt(128 - 
  * client stored inverted). IPv4-mapped ::ffff:a.b.c.d needs nothing: BLOCKED's IPv4 ranges
  * are written in that form.
  */
-export function embeddedIpv4(v: bigint): bigint[] {
+function embeddedIpv4(v: bigint): bigint[] {
   if (v >> 32n === 0n) return [v & V4_MASK];
   if (v >> 32n === 0xffff0000n) return [v & V4_MASK];
   if (inPrefix(v, 0x0064ff9bn << 96n, 96)) return [v & V4_MASK];

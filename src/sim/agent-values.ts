@@ -11,7 +11,7 @@ import { ownText } from "./agent-turn.ts";
 export type ValueShape = "string" | "strings" | "other";
 
 /** The command every simulated shell call runs: read-only, present everywhere, quick. */
-export const SIM_COMMAND = "echo sim";
+const SIM_COMMAND = "echo sim";
 
 const COMMAND = new Set(["command", "cmd", "commands", "script", "shell_command"]);
 const FILE_PATH = new Set(["path", "file_path", "filepath", "filename", "file", "target_file", "notebook_path"]);

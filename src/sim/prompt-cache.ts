@@ -14,7 +14,7 @@
 import type { SimState } from "./state.ts";
 
 /** Shortest prefix the automatic caches report (OpenAI's documented minimum). */
-export const AUTO_CACHE_MIN_TOKENS = 1024;
+const AUTO_CACHE_MIN_TOKENS = 1024;
 
 function seedFor(kind: string, provider: string, model: string): bigint {
   return Bun.hash.wyhash(`${kind}\0${provider}\0${model}`);

@@ -54,10 +54,10 @@ export interface ReplyPlan {
 }
 
 /** Reply length when no `[sim:tokens=N]` asks otherwise (the echo header may make it longer). */
-export const DEFAULT_REPLY_TOKENS = 20;
+const DEFAULT_REPLY_TOKENS = 20;
 
 /** Upper bound for `[sim:tokens=N]`: a typo must not make the simulator build gigabytes. */
-export const MAX_REPLY_TOKENS = 100_000;
+const MAX_REPLY_TOKENS = 100_000;
 
 const ECHO_CHARS = 60;
 const FILLER =
@@ -134,12 +134,7 @@ function planJson(json: { schema?: unknown; example?: unknown }, head: string, t
  * own text: no directives, no `<system-reminder>` blocks); for a tool result its last 60
  * characters (where a command's output ends up).
  */
-export function replyHead(
-  provider: string,
-  model: string,
-  lastUserText: string,
-  end: "head" | "tail" = "head",
-): string {
+function replyHead(provider: string, model: string, lastUserText: string, end: "head" | "tail" = "head"): string {
   const text = ownText(lastUserText).replace(/\s+/g, " ").trim();
   const echo = (end === "head" ? text.slice(0, ECHO_CHARS) : text.slice(-ECHO_CHARS)).trim();
   return `Simulated reply from ${provider}/${model}: ${echo}`.trimEnd();

@@ -11,7 +11,7 @@
  * balance down by exactly the charges.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { RecordingProxy } from "../chat/helpers";
+import { RecordingProxy } from "../support/chat";
 import { postgresAvailable, startTestGateway, type TestGateway } from "../harness";
 import { books, parseSse, tenant } from "../messages/helpers";
 import { microToKrwRounded } from "../../src/lib/money";

@@ -8,8 +8,8 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { deflateSync } from "node:zlib";
 import { dbKinds, startTestGateway, type TestGateway } from "../harness";
-import { money, tenant } from "../chat/helpers";
-import { checkBooks } from "../reliability/books";
+import { money, tenant } from "../support/chat";
+import { checkBooks } from "../support/books";
 import { getOffering, getProvider } from "../../src/core/catalog/types";
 import { usageCostMicro } from "../../src/core/billing/pricing";
 

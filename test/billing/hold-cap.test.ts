@@ -9,8 +9,8 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { dbKinds, postgresAvailable, startTestGateway, type TestGateway } from "../harness";
-import { chat, money, tenant } from "../chat/helpers";
-import { checkBooks } from "../reliability/books";
+import { chat, money, tenant } from "../support/chat";
+import { checkBooks } from "../support/books";
 import { eventJson } from "../../src/db/repos/ledger";
 import { microToKrwRounded } from "../../src/lib/money";
 

@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { dbKinds, postgresAvailable, startTestGateway, type TestGateway } from "../harness";
-import { chat, chatFetch, money, tenant, user } from "../chat/helpers";
-import { checkBooks } from "../reliability/books";
+import { chat, chatFetch, money, tenant, user } from "../support/chat";
+import { checkBooks } from "../support/books";
 
 setDefaultTimeout(90_000);
 

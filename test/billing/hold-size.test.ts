@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { startTestGateway, type TestGateway } from "../harness";
-import { chat, tenant } from "../chat/helpers";
+import { chat, tenant } from "../support/chat";
 import { holdInputTokens, imageTokens, measurePrompt } from "../../src/core/chat/estimate";
 import type { ChatMessage } from "../../src/core/model/types";
 

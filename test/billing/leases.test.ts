@@ -7,9 +7,9 @@
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { postgresAvailable, startTestGateway, suiteGateway, type TestGateway } from "../harness";
-import { chat, errorCode, fastUser, money, tenant, user } from "../chat/helpers";
+import { chat, errorCode, fastUser, money, tenant, user } from "../support/chat";
 import { SqlLedger } from "../../src/db/repos/ledger";
-import { checkBooks } from "../reliability/books";
+import { checkBooks } from "../support/books";
 
 setDefaultTimeout(30_000);
 

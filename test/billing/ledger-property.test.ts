@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { dbKinds, startTestGateway, type TestGateway } from "../harness";
-import { chatFetch, eventually, fastUser, money } from "../chat/helpers";
+import { chatFetch, eventually, fastUser, money } from "../support/chat";
 
 // Real servers and databases on a shared machine: generous per-test deadlines.
 setDefaultTimeout(20_000);

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { startTestGateway, type TestGateway } from "../harness";
-import { chargeOf, chat, tenant } from "../chat/helpers";
+import { chargeOf, chat, tenant } from "../support/chat";
 
 setDefaultTimeout(60_000);
 

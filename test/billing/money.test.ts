@@ -21,7 +21,7 @@ import {
   tenant,
   usageOf,
   user,
-} from "../chat/helpers";
+} from "../support/chat";
 
 // Real servers and databases on a shared machine: generous per-test deadlines.
 setDefaultTimeout(20_000);

@@ -6,7 +6,7 @@
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { dbKinds, suiteGateway } from "../harness";
-import { chat, chatFetch, errorCode, krwMicro, money, tenant, totalChatCalls, user } from "../chat/helpers";
+import { chat, chatFetch, errorCode, krwMicro, money, tenant, totalChatCalls, user } from "../support/chat";
 
 setDefaultTimeout(20_000);
 

@@ -19,7 +19,7 @@ import {
   tenant,
   totalChatCalls,
   type RecordingProxy,
-} from "../chat/helpers";
+} from "../support/chat";
 
 setDefaultTimeout(30_000);
 

@@ -7,8 +7,8 @@
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { dbKinds, postgresAvailable, suiteGateway, type TestGateway } from "../harness";
-import { chat, chatFetch, errorCode, fastUser, money, tenant, user } from "../chat/helpers";
-import { checkBooks } from "../reliability/books";
+import { chat, chatFetch, errorCode, fastUser, money, tenant, user } from "../support/chat";
+import { checkBooks } from "../support/books";
 
 setDefaultTimeout(30_000);
 

@@ -12,8 +12,8 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { dbKinds, startTestGateway, type TestGateway } from "../harness";
-import { money, tenant } from "../chat/helpers";
-import { checkBooks } from "../reliability/books";
+import { money, tenant } from "../support/chat";
+import { checkBooks } from "../support/books";
 
 setDefaultTimeout(30_000);
 

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ADMIN_TOKEN, dbKinds, startTestGateway, type TestGateway } from "../harness";
-import { fastUser } from "../http/helpers";
+import { fastUser } from "../support/http";
 
 for (const kind of await dbKinds()) {
   describe(`top-ups with an Idempotency-Key on ${kind}`, () => {

@@ -6,7 +6,7 @@
  */
 import { beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { dbKinds, suiteGateway, type TestGateway } from "../harness";
-import { chat, chatFetch, eventually, fastUser, money, usageOf, user } from "../chat/helpers";
+import { chat, chatFetch, eventually, fastUser, money, usageOf, user } from "../support/chat";
 
 setDefaultTimeout(30_000);
 

@@ -9,8 +9,8 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { startTestGateway, type TestGateway } from "../harness";
-import { fastUser, tenant, user } from "../chat/helpers";
-import { checkBooks } from "../reliability/books";
+import { fastUser, tenant, user } from "../support/chat";
+import { checkBooks } from "../support/books";
 
 setDefaultTimeout(60_000);
 

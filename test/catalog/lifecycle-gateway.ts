@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll } from "bun:test";
 import { formatHashFile } from "../../src/core/catalog/verify";
 import { startTestGateway, type TestGateway } from "../harness";
-import { RecordingProxy } from "../chat/helpers";
+import { RecordingProxy } from "../support/chat";
 import { model, mutated } from "./helpers";
 
 export const TODAY = "2026-12-01";

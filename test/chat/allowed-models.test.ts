@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { startTestGateway, type TestGateway } from "../harness";
-import { chat, money, tenant, user } from "./helpers";
+import { chat, money, tenant, user } from "../support/chat";
 import { createPolicy } from "../routing/helpers";
 
 setDefaultTimeout(20_000);

@@ -21,9 +21,9 @@ import {
   tenant,
   user,
   type RecordingProxy,
-} from "./helpers";
+} from "../support/chat";
 import { CONTINUE_INSTRUCTION } from "../../src/core/chat/continuation-request";
-import { captureLog } from "../security/capture-log";
+import { captureLog } from "../support/capture-log";
 
 setDefaultTimeout(30_000);
 

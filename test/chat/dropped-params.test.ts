@@ -6,7 +6,7 @@
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { suiteGateway, type TestGateway } from "../harness";
-import { chat, chatFetch, parseSse, tenant, user } from "./helpers";
+import { chat, chatFetch, parseSse, tenant, user } from "../support/chat";
 
 setDefaultTimeout(60_000);
 

@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { startTestGateway, type TestGateway } from "../harness";
-import { captureLog } from "../security/capture-log";
+import { captureLog } from "../support/capture-log";
 import { BREAKER_ENV, circuitOn } from "../health/helpers";
-import { chat, eventually, simChatCalls, tenant, user } from "./helpers";
+import { chat, eventually, simChatCalls, tenant, user } from "../support/chat";
 
 setDefaultTimeout(30_000);
 

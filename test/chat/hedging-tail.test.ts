@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { startTestGateway, type TestGateway } from "../harness";
-import { chatFetch, eventually, tenant, user } from "./helpers";
+import { chatFetch, eventually, tenant, user } from "../support/chat";
 
 setDefaultTimeout(120_000);
 

@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { dbKinds, startTestGateway, type TestGateway } from "../harness";
-import { chat, chatFetch, eventually, parseSse, simChatCalls, tenant, user } from "./helpers";
+import { chat, chatFetch, eventually, parseSse, simChatCalls, tenant, user } from "../support/chat";
 import { createPolicy } from "../routing/helpers";
 
 setDefaultTimeout(30_000);

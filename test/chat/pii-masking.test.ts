@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import type { TestGateway } from "../harness";
-import { chatFetch, fastUser, parseSse, proxiedGateway, type RecordingProxy, sdk, user } from "./helpers";
+import { chatFetch, fastUser, parseSse, proxiedGateway, type RecordingProxy, sdk, user } from "../support/chat";
 
 // Real servers and databases on a shared machine: generous per-test deadlines.
 setDefaultTimeout(20_000);

@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { TestGateway } from "../harness";
-import { chatFetch, parseSse, proxiedGateway, type RecordingProxy } from "./helpers";
+import { chatFetch, parseSse, proxiedGateway, type RecordingProxy } from "../support/chat";
 import { books, tenant } from "../messages/helpers";
 
 setDefaultTimeout(30_000);

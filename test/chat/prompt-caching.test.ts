@@ -11,7 +11,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { startTestGateway, type TestGateway } from "../harness";
-import { chargeOf, chat, chatFetch, parseSse, RecordingProxy, tenant } from "./helpers";
+import { chargeOf, chat, chatFetch, parseSse, RecordingProxy, tenant } from "../support/chat";
 
 // Real servers and databases on a shared machine: generous per-test deadlines.
 setDefaultTimeout(20_000);

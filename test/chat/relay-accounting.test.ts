@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { startTestGateway, type TestGateway } from "../harness";
-import { chargeOf, chat, chatFetch, eventually, fastUser, usageOf, user } from "./helpers";
+import { chargeOf, chat, chatFetch, eventually, fastUser, usageOf, user } from "../support/chat";
 
 setDefaultTimeout(30_000);
 

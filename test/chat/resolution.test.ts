@@ -16,7 +16,7 @@ import {
   simChatCalls,
   tenant,
   user,
-} from "./helpers";
+} from "../support/chat";
 
 // Real servers and databases on a shared machine: generous per-test deadlines.
 setDefaultTimeout(20_000);

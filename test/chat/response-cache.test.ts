@@ -18,7 +18,7 @@ import {
   totalChatCalls,
   usageOf,
   user,
-} from "./helpers";
+} from "../support/chat";
 
 // Real servers and databases on a shared machine: generous per-test deadlines.
 setDefaultTimeout(20_000);

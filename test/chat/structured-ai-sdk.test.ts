@@ -10,7 +10,7 @@ import { createOpenAI } from "@ai-sdk/openai";
 import { generateObject, generateText, Output, streamObject } from "ai";
 import { z } from "zod";
 import { startTestGateway, type TestGateway } from "../harness";
-import { tenant } from "./helpers";
+import { tenant } from "../support/chat";
 
 setDefaultTimeout(30_000);
 // generateObject / streamObject are deprecated in this SDK version but still what most code calls.

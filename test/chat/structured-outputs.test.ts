@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "
 import { zodResponseFormat, zodTextFormat } from "openai/helpers/zod";
 import { z } from "zod";
 import { dbKinds, type TestGateway } from "../harness";
-import { chat, chatFetch, money, parseSse, proxiedGateway, type RecordingProxy, tenant, user } from "./helpers";
+import { chat, chatFetch, money, parseSse, proxiedGateway, type RecordingProxy, tenant, user } from "../support/chat";
 
 setDefaultTimeout(30_000);
 

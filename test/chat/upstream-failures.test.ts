@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { startTestGateway, type TestGateway } from "../harness";
-import { chat, chatFetch, errorCode, money, parseSse, simChatCalls, tenant, usageOf, user } from "./helpers";
+import { chat, chatFetch, errorCode, money, parseSse, simChatCalls, tenant, usageOf, user } from "../support/chat";
 
 // Real servers and databases on a shared machine: generous per-test deadlines.
 setDefaultTimeout(20_000);

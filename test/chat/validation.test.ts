@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { startTestGateway, type TestGateway } from "../harness";
-import { chat, fastUser, krwMicro, RecordingProxy, sdk, simChatCalls, tenant, user } from "./helpers";
+import { chat, fastUser, krwMicro, RecordingProxy, simChatCalls, tenant, user } from "../support/chat";
 
 // Real servers and databases on a shared machine: generous per-test deadlines.
 setDefaultTimeout(20_000);

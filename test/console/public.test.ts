@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { startTestGateway, type TestGateway } from "../harness";
-import { fastUser } from "../http/helpers";
-import { within } from "../http/helpers";
+import { fastUser } from "../support/http";
+import { within } from "../support/http";
 import { chromiumAvailable, openBrowser, watchErrors, type Browser } from "./browser";
 
 setDefaultTimeout(60_000);

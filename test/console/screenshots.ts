@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { startTestGateway } from "../harness";
-import { fastUser, within } from "../http/helpers";
+import { fastUser, within } from "../support/http";
 import { chromiumAvailable, openBrowser } from "./browser";
 
 if (!chromiumAvailable()) process.exit(1);

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { startTestGateway, type TestGateway, type TestUser } from "../harness";
-import { fastUser } from "../http/helpers";
+import { fastUser } from "../support/http";
 import { FAST_POLL, submit, waitJob } from "../video/helpers";
 import { chromiumAvailable, openBrowser, watchErrors, type Browser } from "./browser";
 import { signIn } from "./signin";

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { startTestGateway, type TestGateway, type TestUser } from "../harness";
-import { fastUser, within } from "../http/helpers";
+import { fastUser, within } from "../support/http";
 import { chromiumAvailable, openBrowser, watchErrors, type Browser } from "./browser";
 import type { Page } from "playwright-core";
 

@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { freshPostgres, postgresAvailable } from "../harness";
-import { freePort } from "../reliability/procs";
-import { TcpProxy } from "../reliability/tcp-proxy";
+import { freePort } from "../support/procs";
+import { TcpProxy } from "../support/tcp-proxy";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const dirs: string[] = [];

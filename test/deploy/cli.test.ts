@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { resolve } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
-import { freePort } from "../reliability/procs";
+import { freePort } from "../support/procs";
 
 const ROOT = resolve(import.meta.dir, "../..");
 

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { startSimulator, type Simulator } from "../../src/sim";
 import { startTestGateway, suiteGateway, type TestGateway } from "../harness";
-import { errorCode, fastUser, money, sdk, tenant, user } from "../chat/helpers";
+import { errorCode, fastUser, money, sdk, tenant, user } from "../support/chat";
 import { embed, simEmbedCalls, simVector } from "./helpers";
 
 setDefaultTimeout(30_000);

@@ -17,10 +17,10 @@ import { openDatabase, type Database } from "../../src/db/client";
 import { runMigrations } from "../../src/db/migrate";
 import { UserRepo } from "../../src/db/repos/users";
 import { signJwt } from "../../src/lib/jwt";
-import { TEST_JWT_SECRET } from "../http/helpers";
+import { TEST_JWT_SECRET } from "../support/http";
 import { rssMiB } from "../../bench/lib/procs";
-import { checkBooks } from "../reliability/books";
-import { call, GatewayProcess } from "../reliability/procs";
+import { checkBooks } from "../support/books";
+import { call, GatewayProcess } from "../support/procs";
 import { DenseUpstream, denseValues } from "./dense-upstream";
 
 const pg = await postgresAvailable();

@@ -10,7 +10,7 @@ import { createOpenAI } from "@ai-sdk/openai";
 import { embed as aiEmbed, embedMany } from "ai";
 import { OpenAIEmbeddings } from "@langchain/openai";
 import { suiteGateway } from "../harness";
-import { tenant } from "../chat/helpers";
+import { tenant } from "../support/chat";
 import { cosine, simEmbedCalls, simVector } from "./helpers";
 
 setDefaultTimeout(30_000);

@@ -13,7 +13,7 @@ import { formatHashFile } from "../../src/core/catalog/verify";
 import { runRollup } from "../../src/core/stats";
 import { RollupRepo } from "../../src/db/repos/rollups";
 import { dbKinds, startTestGateway, type TestGateway } from "../harness";
-import { errorCode, money, tenant, usageOf } from "../chat/helpers";
+import { errorCode, money, tenant, usageOf } from "../support/chat";
 import { mutated, offering } from "../catalog/helpers";
 import { embed, simEmbedCalls } from "./helpers";
 

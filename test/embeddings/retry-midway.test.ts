@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { dbKinds, startTestGateway, type TestGateway } from "../harness";
-import { money, tenant } from "../chat/helpers";
+import { money, tenant } from "../support/chat";
 import { embed } from "./helpers";
 
 const enc = new TextEncoder();

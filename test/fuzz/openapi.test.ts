@@ -12,7 +12,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { ADMIN_TOKEN, startTestGateway, type TestGateway, type TestUser } from "../harness";
-import { fastUser } from "../http/helpers";
+import { fastUser } from "../support/http";
 
 const RUNS = Number(process.env.FUZZ_RUNS_PER_OP ?? 14);
 const MAX_BODY = 64 * 1024;

@@ -8,8 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { startTestGateway, type TestGateway } from "../harness";
-import { chat, chatFetch, eventually, money, simChatCalls, tenant, user } from "../chat/helpers";
-import { captureLog } from "../security/capture-log";
+import { chat, chatFetch, eventually, money, simChatCalls, tenant, user } from "../support/chat";
+import { captureLog } from "../support/capture-log";
 import { BREAKER_ENV, circuitOn, metricValue } from "./helpers";
 
 setDefaultTimeout(30_000);

@@ -7,9 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { startTestGateway, type TestGateway } from "../harness";
-import { chat, chatFetch, simChatCalls, tenant, user } from "../chat/helpers";
+import { chat, chatFetch, simChatCalls, tenant, user } from "../support/chat";
 import { BREAKER_ENV } from "./helpers";
-import { captureLog } from "../security/capture-log";
+import { captureLog } from "../support/capture-log";
 
 setDefaultTimeout(60_000);
 

@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { RedisClient } from "bun";
 import { postgresAvailable, redisAvailable, startTestGateway, type TestGateway } from "../harness";
-import { twoInstancesOnPostgres, within } from "../http/helpers";
-import { chat, money, simChatCalls, tenant, user } from "../chat/helpers";
+import { twoInstancesOnPostgres, within } from "../support/http";
+import { chat, money, simChatCalls, tenant, user } from "../support/chat";
 import { BREAKER_ENV, circuitOn, metricValue } from "./helpers";
 
 setDefaultTimeout(30_000);

@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { startTestGateway, type TestGateway } from "../harness";
-import { chat, money, simChatCalls, tenant, user } from "../chat/helpers";
+import { chat, money, simChatCalls, tenant, user } from "../support/chat";
 import { circuitOn } from "./helpers";
 
 setDefaultTimeout(60_000);

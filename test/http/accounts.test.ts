@@ -1,7 +1,7 @@
 /** Accounts and the dashboard JWT (operator contract): signup, login, /v1/me, token checks. */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { dbKinds, startTestGateway, type TestGateway } from "../harness";
-import { decodeJwtPart, fastUser, forgeJwt } from "./helpers";
+import { decodeJwtPart, fastUser, forgeJwt } from "../support/http";
 
 setDefaultTimeout(30_000);
 

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { dbKinds, startTestGateway, type TestGateway, type TestUser } from "../harness";
-import { fastUser } from "./helpers";
+import { fastUser } from "../support/http";
 
 setDefaultTimeout(30_000);
 

@@ -1,7 +1,7 @@
 /** GET /v1/admin/orgs: the operator sees each organization with its members, roles and budgets. */
 import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { dbKinds, suiteGateway } from "../harness";
-import { fastUser } from "./helpers";
+import { fastUser } from "../support/http";
 
 setDefaultTimeout(30_000);
 

@@ -1,7 +1,7 @@
 /** GET /v1/admin/users: the operator lists and searches accounts, page by page. */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { ADMIN_TOKEN, dbKinds, startTestGateway, type TestGateway } from "../harness";
-import { fastUser } from "./helpers";
+import { fastUser } from "../support/http";
 
 setDefaultTimeout(30_000);
 

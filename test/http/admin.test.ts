@@ -1,7 +1,7 @@
 /** Operator endpoints (operator contract): token, top-ups, flags, settings, orgs, issued keys. */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { ADMIN_TOKEN, dbKinds, startTestGateway, type TestGateway } from "../harness";
-import { fastUser } from "./helpers";
+import { fastUser } from "../support/http";
 
 setDefaultTimeout(30_000);
 

@@ -9,7 +9,7 @@ import { APICallError, generateText, streamText } from "ai";
 import { ERROR_CODES } from "../../src/core/errors";
 import { ERROR_MESSAGES_EN } from "../../src/core/error-messages-en";
 import { suiteGateway } from "../harness";
-import { tenant } from "../chat/helpers";
+import { tenant } from "../support/chat";
 
 setDefaultTimeout(30_000);
 

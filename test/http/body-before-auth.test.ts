@@ -7,8 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ADMIN_TOKEN, dbKinds, startTestGateway, type TestGateway, type TestUser } from "../harness";
-import { fastUser } from "./helpers";
-import { upload, type UploadPlan } from "./raw-upload";
+import { fastUser } from "../support/http";
+import { upload, type UploadPlan } from "../support/raw-upload";
 
 const MB = 1 << 20;
 const LIMIT = 50 * MB; // the default MAX_BODY_BYTES

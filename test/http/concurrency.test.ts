@@ -7,8 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { dbKinds, startTestGateway, type TestGateway } from "../harness";
-import { chatFetch, eventually, tenant, user } from "../chat/helpers";
-import { checkBooks } from "../reliability/books";
+import { chatFetch, eventually, tenant, user } from "../support/chat";
+import { checkBooks } from "../support/books";
 
 setDefaultTimeout(60_000);
 

@@ -1,7 +1,7 @@
 /** Error envelopes, the body limit (413), the per-key rate limit (429) and the Redis limiter. */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { dbKinds, startTestGateway, type TestGateway, redisAvailable } from "../harness";
-import { fastUser, gatewayOn } from "./helpers";
+import { fastUser, gatewayOn } from "../support/http";
 import { openDatabase } from "../../src/db/client";
 import { freshPostgres, postgresAvailable } from "../harness";
 

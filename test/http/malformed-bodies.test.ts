@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestGateway, type TestGateway, type TestUser } from "../harness";
-import { fastUser } from "./helpers";
+import { fastUser } from "../support/http";
 import { money } from "../video/helpers";
 
 const MODELS = ["gpt-4o-mini", "claude-haiku-4-5", "gemini-2.5-flash"];

@@ -1,7 +1,7 @@
 /** Management keys (dashboard JWT) and the provisioning API they unlock (docs/decisions.md #11). */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { dbKinds, startTestGateway, type TestGateway } from "../harness";
-import { fastUser } from "./helpers";
+import { fastUser } from "../support/http";
 
 setDefaultTimeout(30_000);
 

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { postgresAvailable, type TestGateway } from "../harness";
-import { fastUser, twoInstancesOnPostgres, within } from "./helpers";
+import { fastUser, twoInstancesOnPostgres, within } from "../support/http";
 
 setDefaultTimeout(30_000);
 

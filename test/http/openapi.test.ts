@@ -18,7 +18,7 @@ import { Value } from "@sinclair/typebox/value";
 import { buildOpenApiDocument, documentedPath, type DocRoute } from "../../src/http/openapi/document";
 import { created } from "../../src/http/openapi/describe";
 import { AUTH } from "../../src/http/security";
-import { fastUser } from "./helpers";
+import { fastUser } from "../support/http";
 
 setDefaultTimeout(60_000);
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { suiteGateway } from "../harness";
-import { fastUser } from "./helpers";
+import { fastUser } from "../support/http";
 
 setDefaultTimeout(30_000);
 

@@ -1,7 +1,7 @@
 /** POST /v1/routing-policies/validate: the create route's checks, answered without storing anything. */
 import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { suiteGateway } from "../harness";
-import { fastUser } from "./helpers";
+import { fastUser } from "../support/http";
 
 setDefaultTimeout(30_000);
 

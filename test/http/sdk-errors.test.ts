@@ -10,7 +10,7 @@ import { ERROR_CODES, type ErrorCode } from "../../src/core/errors";
 import { ERROR_MESSAGES_EN } from "../../src/core/error-messages-en";
 import { preferredLang } from "../../src/http/lang";
 import { suiteGateway } from "../harness";
-import { chat, chatFetch, parseSse, sdk, tenant, user } from "../chat/helpers";
+import { chat, chatFetch, parseSse, sdk, tenant, user } from "../support/chat";
 
 setDefaultTimeout(30_000);
 

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { proxiedGateway, type RecordingProxy } from "../chat/helpers";
+import { proxiedGateway, type RecordingProxy } from "../support/chat";
 import type { TestGateway } from "../harness";
 import { books, parseSse, postMessages, tenant } from "./helpers";
 

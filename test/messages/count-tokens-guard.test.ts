@@ -5,7 +5,7 @@
  * without any upstream call, and every count is recorded in gateway_count_tokens_total.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { proxiedGateway, type RecordingProxy } from "../chat/helpers";
+import { proxiedGateway, type RecordingProxy } from "../support/chat";
 import type { TestGateway } from "../harness";
 import { books, postMessages, tenant } from "./helpers";
 

@@ -10,7 +10,7 @@
  * middle of a placeholder and the bytes into small network writes. Each call is charged once.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { proxiedGateway, type RecordingProxy } from "../chat/helpers";
+import { proxiedGateway, type RecordingProxy } from "../support/chat";
 import type { TestGateway } from "../harness";
 import { books, parseSse, postMessages, tenant } from "./helpers";
 

@@ -6,7 +6,7 @@
  * policies, PII masking, and count_tokens.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { proxiedGateway, type RecordingProxy } from "../chat/helpers";
+import { proxiedGateway, type RecordingProxy } from "../support/chat";
 import type { TestGateway } from "../harness";
 import { microToKrwRounded } from "../../src/lib/money";
 import { books, parseSse, postMessages, tenant } from "./helpers";

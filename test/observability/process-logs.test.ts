@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { ADMIN_TOKEN, freshPostgres, postgresAvailable, UNLIMITED_ENV } from "../harness";
-import { freePort, SimProcess } from "../reliability/procs";
+import { freePort, SimProcess } from "../support/procs";
 
 setDefaultTimeout(120_000);
 

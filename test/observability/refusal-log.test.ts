@@ -7,8 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestGateway, type TestGateway } from "../harness";
-import { fastUser } from "../http/helpers";
-import { captureLog } from "../security/capture-log";
+import { fastUser } from "../support/http";
+import { captureLog } from "../support/capture-log";
 
 describe("refusals in the request log", () => {
   let g: TestGateway;

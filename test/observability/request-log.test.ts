@@ -5,8 +5,8 @@
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { suiteGateway, type TestGateway } from "../harness";
-import { captureLog } from "../security/capture-log";
-import { chat, chatFetch, eventually, tenant, user } from "../chat/helpers";
+import { captureLog } from "../support/capture-log";
+import { chat, chatFetch, eventually, tenant, user } from "../support/chat";
 
 setDefaultTimeout(30_000);
 

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { Glob } from "bun";
 import { join, resolve } from "node:path";
 import type { TestGateway } from "../harness";
-import { chatFetch, proxiedGateway, tenant, user, type RecordingProxy } from "../chat/helpers";
+import { chatFetch, proxiedGateway, tenant, user, type RecordingProxy } from "../support/chat";
 
 setDefaultTimeout(30_000);
 

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { dbKinds, startTestGateway, type TestGateway, type TestUser } from "../harness";
-import { chat, fastUser, user } from "../chat/helpers";
+import { chat, fastUser, user } from "../support/chat";
 
 setDefaultTimeout(60_000);
 

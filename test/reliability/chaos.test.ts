@@ -18,10 +18,10 @@ import { runMigrations } from "../../src/db/migrate";
 import { SqlLedger } from "../../src/db/repos/ledger";
 import { UserRepo } from "../../src/db/repos/users";
 import { signJwt } from "../../src/lib/jwt";
-import { TEST_JWT_SECRET } from "../http/helpers";
-import { checkBooks } from "./books";
-import { call, GatewayProcess, SimProcess } from "./procs";
-import { TcpProxy } from "./tcp-proxy";
+import { TEST_JWT_SECRET } from "../support/http";
+import { checkBooks } from "../support/books";
+import { call, GatewayProcess, SimProcess } from "../support/procs";
+import { TcpProxy } from "../support/tcp-proxy";
 import { ADMIN_TOKEN } from "../harness";
 
 const pg = await postgresAvailable();

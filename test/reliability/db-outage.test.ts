@@ -11,8 +11,8 @@ import { openDatabase, type Database } from "../../src/db/client";
 import { runMigrations } from "../../src/db/migrate";
 import { SqlLedger } from "../../src/db/repos/ledger";
 import { isDatabaseUnavailable } from "../../src/lib/db-errors";
-import { fastUser, gatewayOn, within } from "../http/helpers";
-import { TcpProxy } from "./tcp-proxy";
+import { fastUser, gatewayOn, within } from "../support/http";
+import { TcpProxy } from "../support/tcp-proxy";
 
 const pg = await postgresAvailable();
 const QUERY_TIMEOUT_MS = 1500;

@@ -11,8 +11,8 @@ import { runMigrations } from "../../src/db/migrate";
 import { SqlLedger } from "../../src/db/repos/ledger";
 import { UserRepo } from "../../src/db/repos/users";
 import { signJwt } from "../../src/lib/jwt";
-import { TEST_JWT_SECRET } from "../http/helpers";
-import { call, GatewayProcess, SimProcess } from "./procs";
+import { TEST_JWT_SECRET } from "../support/http";
+import { call, GatewayProcess, SimProcess } from "../support/procs";
 
 const CLIENTS = 16;
 const RUN_MS = 2500;

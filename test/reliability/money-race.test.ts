@@ -9,8 +9,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { postgresAvailable, type TestGateway } from "../harness";
-import { fastUser, twoInstancesOnPostgres } from "../http/helpers";
-import { checkBooks } from "./books";
+import { fastUser, twoInstancesOnPostgres } from "../support/http";
+import { checkBooks } from "../support/books";
 
 const pg = await postgresAvailable();
 

@@ -9,8 +9,8 @@ import { openDatabase, type Database } from "../../src/db/client";
 import { runMigrations } from "../../src/db/migrate";
 import { UserRepo } from "../../src/db/repos/users";
 import { signJwt } from "../../src/lib/jwt";
-import { TEST_JWT_SECRET } from "../http/helpers";
-import { call, GatewayProcess, SimProcess } from "./procs";
+import { TEST_JWT_SECRET } from "../support/http";
+import { call, GatewayProcess, SimProcess } from "../support/procs";
 
 const pg = await postgresAvailable();
 

@@ -8,7 +8,7 @@
 import { describe, expect, test, setDefaultTimeout } from "bun:test";
 import { APICallError, generateText, streamText, type ModelMessage } from "ai";
 import { suiteGateway, type TestGateway } from "../harness";
-import { money, parseSse as chatSse, tenant } from "../chat/helpers";
+import { money, parseSse as chatSse, tenant } from "../support/chat";
 import { postResponses, streamFrames } from "./helpers";
 import { aiSdk, PROTOCOL_MODELS, references } from "./ai-sdk-helpers";
 

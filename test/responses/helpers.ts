@@ -1,7 +1,7 @@
 /** Shared pieces of the Responses tests: tenants, raw SSE reading, an upstream recorder. */
 import OpenAI from "openai";
 import type { TestGateway } from "../harness";
-import { RecordingProxy } from "../chat/helpers";
+import { RecordingProxy } from "../support/chat";
 import { requestIdFromPath } from "../../src/surfaces/responses/ids";
 
 export async function tenant(g: TestGateway, creditKrw = 1000, keyBody: Record<string, unknown> = {}) {

@@ -10,7 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import type { TestGateway } from "../harness";
-import { proxiedGateway, type RecordingProxy } from "../chat/helpers";
+import { proxiedGateway, type RecordingProxy } from "../support/chat";
 import { books } from "../messages/helpers";
 import { parseSse, tenant } from "./helpers";
 

@@ -8,7 +8,7 @@
  * one charge each. Another provider's model keeps the translation.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { proxiedGateway, type RecordingProxy } from "../chat/helpers";
+import { proxiedGateway, type RecordingProxy } from "../support/chat";
 import type { TestGateway } from "../harness";
 import { microToKrwRounded } from "../../src/lib/money";
 import { books } from "../messages/helpers";

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { dbKinds, type TestGateway } from "../harness";
-import { money, proxiedGateway, tenant, type RecordingProxy } from "../chat/helpers";
+import { money, proxiedGateway, tenant, type RecordingProxy } from "../support/chat";
 import { postResponses, streamFrames } from "./helpers";
 
 setDefaultTimeout(60_000);

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { generateText, type ModelMessage } from "ai";
 import { dbKinds, type TestGateway } from "../harness";
-import { money, proxiedGateway, tenant, type RecordingProxy } from "../chat/helpers";
+import { money, proxiedGateway, tenant, type RecordingProxy } from "../support/chat";
 import { postResponses, streamFrames, tenant as tenantSdk } from "./helpers";
 import { aiSdk, PROTOCOL_MODELS, references } from "./ai-sdk-helpers";
 

@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { dbKinds, startTestGateway, type TestGateway, type TestUser } from "../harness";
 import { loadConfig, ConfigError } from "../../src/config";
 import { startSimulator, type Simulator } from "../../src/sim";
-import { captureLog } from "../security/capture-log";
-import { chatFetch, fastUser, user } from "../chat/helpers";
+import { captureLog } from "../support/capture-log";
+import { chatFetch, fastUser, user } from "../support/chat";
 import { createPolicy } from "./helpers";
 
 setDefaultTimeout(60_000);

@@ -9,14 +9,14 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ADMIN_TOKEN, dbKinds, startTestGateway, TEST_BYOK_KEY, type TestGateway } from "../harness";
-import { chat, chatFetch, errorCode, fastUser, proxiedGateway, user, type RecordingProxy } from "../chat/helpers";
-import { gatewayOn } from "../http/helpers";
+import { chat, chatFetch, errorCode, fastUser, proxiedGateway, user, type RecordingProxy } from "../support/chat";
+import { gatewayOn } from "../support/http";
 import { ConfigError, loadConfig } from "../../src/config";
 import { openDatabase, type Database } from "../../src/db/client";
 import { buildGateway } from "../../src/gateway";
 import { log } from "../../src/lib/log";
 import { byokContext, SecretBox } from "../../src/lib/secret-box";
-import { captureLog } from "./capture-log";
+import { captureLog } from "../support/capture-log";
 
 setDefaultTimeout(60_000);
 

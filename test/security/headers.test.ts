@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from "../harness";
-import { fastUser } from "../http/helpers";
+import { fastUser } from "../support/http";
 
 describe("security headers (CORS off)", () => {
   let g: TestGateway;

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestGateway, type TestGateway, type TestUser } from "../harness";
-import { fastUser } from "../http/helpers";
+import { fastUser } from "../support/http";
 
 let g: TestGateway;
 let alice: TestUser;

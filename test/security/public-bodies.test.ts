@@ -4,11 +4,11 @@
  * before a byte of it is read. A 45 MB login is answered 413 while almost all of it is still
  * unsent (before: the whole body was read and validated, sixteen such logins took the
  * process from 605 to 2,864 MiB); a throttled login is answered 429 before its body arrives.
- * Real sockets (./../http/raw-upload.ts), on PostgreSQL and PGlite.
+ * Real sockets (test/support/raw-upload.ts), on PostgreSQL and PGlite.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { dbKinds, startTestGateway, type TestGateway } from "../harness";
-import { upload, type UploadPlan } from "../http/raw-upload";
+import { upload, type UploadPlan } from "../support/raw-upload";
 
 const MB = 1 << 20;
 const PROBE = { bytes: 64 * 1024, waitMs: 3000 };

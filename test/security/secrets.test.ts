@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from "../harness";
-import { fastUser, forgeJwt } from "../http/helpers";
+import { fastUser, forgeJwt } from "../support/http";
 import { log } from "../../src/lib/log";
-import { captureLog } from "./capture-log";
+import { captureLog } from "../support/capture-log";
 
 let g: TestGateway;
 beforeAll(async () => {

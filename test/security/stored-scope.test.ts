@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import type { TestGateway } from "../harness";
-import { money, proxiedGateway, tenant, type RecordingProxy } from "../chat/helpers";
+import { money, proxiedGateway, tenant, type RecordingProxy } from "../support/chat";
 import { postResponses } from "../responses/helpers";
 
 setDefaultTimeout(60_000);

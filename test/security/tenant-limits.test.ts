@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { ADMIN_TOKEN, dbKinds, redisAvailable, startTestGateway, type TestGateway } from "../harness";
-import { fastUser } from "../http/helpers";
+import { fastUser } from "../support/http";
 
 setDefaultTimeout(60_000);
 

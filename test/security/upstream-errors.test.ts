@@ -7,7 +7,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { startTestGateway, type TestGateway } from "../harness";
 import { setLogLevel } from "../../src/lib/log";
-import { chat, chatFetch, parseSse, tenant, user } from "../chat/helpers";
+import { chat, chatFetch, parseSse, tenant, user } from "../support/chat";
 import { NO_POLL, pollUntilFinal, submit } from "../video/helpers";
 
 setDefaultTimeout(30_000);

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestGateway, type TestGateway, type TestUser } from "../harness";
-import { fastUser } from "../http/helpers";
+import { fastUser } from "../support/http";
 import { money, NO_POLL, simCalls, submit } from "../video/helpers";
 import { hostIsNonPublic, isNonPublicIp } from "../../src/lib/url-guard";
 

@@ -9,7 +9,7 @@ import { startTestGateway, type TestGateway, type TestUser } from "../harness";
 import { loadConfig } from "../../src/config";
 import { statsSettings } from "../../src/jobs/stats-rollup";
 import { microToKrw } from "../../src/lib/money";
-import { fastUser } from "../chat/helpers";
+import { fastUser } from "../support/chat";
 
 const APP = `stats-e2e-${crypto.randomUUID().slice(0, 8)}`;
 const MODEL = "gpt-4o-mini";

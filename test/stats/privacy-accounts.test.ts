@@ -14,7 +14,7 @@ import { loadConfig } from "../../src/config";
 import { openDatabase, type Database } from "../../src/db/client";
 import { migrationsFolder, runMigrations } from "../../src/db/migrate";
 import { statsSettings } from "../../src/jobs/stats-rollup";
-import { chat, fastUser, user } from "../chat/helpers";
+import { chat, fastUser, user } from "../support/chat";
 
 const MODEL = "gpt-4o-mini";
 const THRESHOLD = 3;

@@ -10,7 +10,6 @@ import { appsStats, modelsStats, rankings, runRollup, usageTimeseries, type Stat
 import { insertEvents, type Ev } from "./helpers";
 
 const HOUR = 3_600_000;
-const DAY = 24 * HOUR;
 const keys = Array.from({ length: 6 }, () => crypto.randomUUID());
 const accounts = Array.from({ length: 6 }, () => crypto.randomUUID());
 const user = accounts[0]!;

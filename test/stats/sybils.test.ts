@@ -9,7 +9,7 @@
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { dbKinds, startTestGateway, type TestGateway } from "../harness";
-import { chat, fastUser, user } from "../chat/helpers";
+import { chat, fastUser, user } from "../support/chat";
 
 setDefaultTimeout(60_000);
 

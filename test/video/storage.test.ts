@@ -4,7 +4,7 @@
  * PUT/HEAD/GET with Range/DELETE), and a gateway configured with VIDEO_STORAGE=s3 serving
  * `/content` from it.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

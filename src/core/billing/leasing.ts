@@ -48,17 +48,17 @@ export class LeasingLedger implements LedgerLayer {
 
   constructor(
     private inner: LedgerLayer,
-    private d: LeasingDeps,
+    private deps: LeasingDeps,
   ) {
-    this.rules = d.rules ?? LEASE_RULES;
+    this.rules = deps.rules ?? LEASE_RULES;
     this.policy = new LeasePolicy(this.rules);
     // One statement at a time: charges of one account lock its row anyway, so a second slot
     // would only wait on the lock; meanwhile the next batch grows.
     this.charges = new StepBatcher(1, MAX_CHARGES, {
-      step: async (items) => ({ settles: await d.store.charge(items), holds: [] }),
-      settle: async (item) => (await d.store.charge([item]))[0]!,
+      step: async (items) => ({ settles: await deps.store.charge(items), holds: [] }),
+      settle: async (item) => (await deps.store.charge([item]))[0]!,
       hold: () => Promise.reject(new Error("leases batch charges only")),
-      failsAll: (e) => d.unavailable(e),
+      failsAll: (e) => deps.unavailable(e),
     });
     this.timer = setInterval(() => void this.apply(this.policy.idle(performance.now())), this.rules.idleMs / 2);
     this.timer.unref?.();
@@ -81,18 +81,18 @@ export class LeasingLedger implements LedgerLayer {
       await this.retireAll({ userId: h.userId });
       return this.inner.hold(h);
     }
-    if (this.d.retireElsewhere && (await this.retiredElsewhere(h.userId))) return this.inner.hold(h);
+    if (this.deps.retireElsewhere && (await this.retiredElsewhere(h.userId))) return this.inner.hold(h);
     return answer;
   }
 
   /** Whether other instances held leases of the account and gave some of it back (waits a little for it). */
   private async retiredElsewhere(userId: string): Promise<boolean> {
-    const leased = await this.d.store.leasedMicro(userId);
+    const leased = await this.deps.store.leasedMicro(userId);
     if (leased === 0n) return false;
-    await this.d.retireElsewhere!(userId);
+    await this.deps.retireElsewhere!(userId);
     for (let waited = 0; waited < ELSEWHERE_WAIT_MS; waited += ELSEWHERE_POLL_MS) {
       await new Promise((resolve) => setTimeout(resolve, ELSEWHERE_POLL_MS));
-      if ((await this.d.store.leasedMicro(userId)) < leased) return true;
+      if ((await this.deps.store.leasedMicro(userId)) < leased) return true;
     }
     return true;
   }
@@ -102,7 +102,7 @@ export class LeasingLedger implements LedgerLayer {
     const { lease, holdMicro } = this.policy.chargeAsked(id, costMicro, tokens);
     // A failed statement throws here and the caller retries; the accounting above stays.
     const answer = await this.charges.settle({ lease: lease.id, id, costMicro, holdMicro, tokens, event });
-    if (answer === "capped") this.d.hooks.onCapped(id, costMicro);
+    if (answer === "capped") this.deps.hooks.onCapped(id, costMicro);
     void this.apply(this.policy.chargeLanded(id));
     return answer !== "not_open";
   }
@@ -166,7 +166,7 @@ export class LeasingLedger implements LedgerLayer {
     const { held, effects } = this.policy.carve(h, {
       now: performance.now(),
       month: currentMonthOnce(),
-      room: (req) => this.d.estimates.roomFor(req),
+      room: (req) => this.deps.estimates.roomFor(req),
       newId: () => crypto.randomUUID(),
     });
     if (effects.length) void this.apply(effects);
@@ -180,7 +180,7 @@ export class LeasingLedger implements LedgerLayer {
   }
 
   private send(effect: LeaseEffect): Promise<void> {
-    const { store, estimates, hooks } = this.d;
+    const { store, estimates, hooks } = this.deps;
     switch (effect.kind) {
       case "open": {
         const request = effect.request;

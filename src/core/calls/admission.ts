@@ -85,7 +85,7 @@ export class CallAdmission {
   /** Calls pre-empted so far (a gauge's source). */
   preemptions = 0;
 
-  constructor(private l: AdmissionLimits) {}
+  constructor(private limits: AdmissionLimits) {}
 
   /** Calls in flight on this instance. */
   get running(): number {
@@ -94,7 +94,7 @@ export class CallAdmission {
 
   /** Half the budget or more in use, or calls waiting: who may take a slot starts to matter. */
   get contended(): boolean {
-    return this.l.budget > 0 && (this.inFlight * 2 >= this.l.budget || this.queue.length > 0);
+    return this.limits.budget > 0 && (this.inFlight * 2 >= this.limits.budget || this.queue.length > 0);
   }
 
   /** Calls waiting for a slot of the full budget. */
@@ -105,7 +105,7 @@ export class CallAdmission {
   /** A slot for one call of `who`, or a GatewayError (429, or 503 after waiting); a caller's abort ends the wait. */
   async admit(who: Caller, signal?: AbortSignal): Promise<CallSlot> {
     signal?.throwIfAborted();
-    const { budget, perAccount, perKey } = this.l;
+    const { budget, perAccount, perKey } = this.limits;
     const nk = this.keys.get(who.keyId) ?? 0;
     const na = this.accounts.get(who.userId) ?? 0;
     if (perKey > 0 && nk >= perKey)
@@ -132,7 +132,7 @@ export class CallAdmission {
         if (na >= share) throw refused(FAIR_SHARE);
         taken = free <= 0 ? this.victim(share) : null;
         if (!taken) {
-          if (this.l.queueTimeoutMs <= 0) throw busy();
+          if (this.limits.queueTimeoutMs <= 0) throw busy();
           wait = true;
         }
       } else if (free <= Math.ceil(budget / 4) && na >= Math.max(1, Math.floor(budget / (active + 1))))
@@ -200,7 +200,7 @@ export class CallAdmission {
       const timer = setTimeout(() => {
         leave();
         reject(busy());
-      }, this.l.queueTimeoutMs);
+      }, this.limits.queueTimeoutMs);
       const w: Waiter = {
         who,
         grant: () => {
@@ -216,7 +216,7 @@ export class CallAdmission {
 
   /** A freed slot goes to the waiting account with the fewest calls (the longest waiting among equals). */
   private next(): void {
-    if (!this.queue.length || this.inFlight >= this.l.budget) return;
+    if (!this.queue.length || this.inFlight >= this.limits.budget) return;
     let best = this.queue[0]!;
     let fewest = this.accounts.get(best.who.userId) ?? 0;
     for (const w of this.queue) {

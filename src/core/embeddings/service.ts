@@ -34,16 +34,16 @@ const usageOf = (promptTokens: number): Usage => ({
 });
 
 export class EmbeddingService {
-  constructor(private d: EmbeddingDeps) {}
+  constructor(private deps: EmbeddingDeps) {}
 
   async embed(caller: EmbeddingCaller, call: EmbeddingCall): Promise<EmbeddingOutcome> {
-    const snapshot = this.d.catalog();
+    const snapshot = this.deps.catalog();
     const p = caller.principal;
     caller.trace?.requested(call.model);
-    const candidates = embeddingCandidates(snapshot, p, call, this.d);
+    const candidates = embeddingCandidates(snapshot, p, call, this.deps);
     const byok = p.kind === "byok";
     const holdTokens = holdTokensOf(call.inputs);
-    const holdMicro = byok ? 0n : worstHoldMicro(candidates, () => holdTokens, 0, this.d.fxMilli);
+    const holdMicro = byok ? 0n : worstHoldMicro(candidates, () => holdTokens, 0, this.deps.fxMilli);
     const startedAt = performance.now();
     const event = (c: Candidate | null, u: Usage, status: number): UsageEvent => ({
       model: c?.model.id ?? candidates[0]!.model.id,
@@ -57,7 +57,7 @@ export class EmbeddingService {
       completionTokens: 0,
       cachedTokens: 0,
       cacheWriteTokens: 0,
-      fxMilli: this.d.fxMilli,
+      fxMilli: this.deps.fxMilli,
       latencyMs: Math.round(performance.now() - startedAt),
       cached: false,
     });
@@ -68,17 +68,17 @@ export class EmbeddingService {
       keyId: p.keyId,
       amountMicro: holdMicro,
       tokens: holdTokens,
-      ttlSeconds: this.d.holdTtlSeconds,
+      ttlSeconds: this.deps.holdTtlSeconds,
     };
     const endHold = caller.trace?.phase("hold");
     try {
-      await placeHold(this.d.ledger, this.d.settlements, hold);
+      await placeHold(this.deps.ledger, this.deps.settlements, hold);
       endHold?.();
     } catch (e) {
       endHold?.(e instanceof GatewayError ? e.errorCode : "error");
       throw e;
     }
-    this.d.keeper?.keep(caller.requestId);
+    this.deps.keeper?.keep(caller.requestId);
 
     // What each provider's request left out, for the one that answers.
     const warned = new Map<string, CallWarning[]>();
@@ -108,7 +108,7 @@ export class EmbeddingService {
         candidates,
         (c, a) => {
           spool.reset();
-          return this.d
+          return this.deps
             .embedderFor(c.provider.protocol as Protocol)!
             .embedTo(
               call.inputs,
@@ -119,19 +119,19 @@ export class EmbeddingService {
             );
         },
         {
-          retryBaseMs: this.d.retryBaseMs,
+          retryBaseMs: this.deps.retryBaseMs,
           requestId: caller.requestId,
           trace: caller.trace,
           signal: caller.signal,
-          sleep: this.d.sleep,
-          observe: this.d.observe,
+          sleep: this.deps.sleep,
+          observe: this.deps.observe,
         },
       );
     } catch (e) {
       spool.close();
-      this.d.keeper?.drop(caller.requestId);
+      this.deps.keeper?.drop(caller.requestId);
       const status = e instanceof GatewayError ? e.status : 499;
-      await this.d.ledger
+      await this.deps.ledger
         .release(caller.requestId, event(null, usageOf(0), status))
         .catch(swallowed("hold release after a failed embedding call", { request_id: caller.requestId }));
       throw e;
@@ -139,11 +139,11 @@ export class EmbeddingService {
 
     const c = won.candidate;
     const usage = usageOf(won.value.promptTokens ?? chargedTokensOf(call.inputs));
-    const micro = callPrice([{ candidate: c, usage }], { fxMilli: this.d.fxMilli, byok, minimum: true }).micro;
-    this.d.keeper?.drop(caller.requestId);
+    const micro = callPrice([{ candidate: c, usage }], { fxMilli: this.deps.fxMilli, byok, minimum: true }).micro;
+    this.deps.keeper?.drop(caller.requestId);
     const endSettle = caller.trace?.phase("settle");
     try {
-      await this.d.settlements.start({
+      await this.deps.settlements.start({
         id: caller.requestId,
         userId: p.user.id,
         costMicro: micro,
@@ -155,7 +155,7 @@ export class EmbeddingService {
       throw e;
     }
     endSettle?.();
-    const cost = costOf(micro > holdMicro ? holdMicro : micro, this.d.fxMilli);
+    const cost = costOf(micro > holdMicro ? holdMicro : micro, this.deps.fxMilli);
     caller.trace?.answered(c.model.id, c.provider.id, usage, Number(cost.micro) / 1e6, { cached: false });
     return {
       spool,
@@ -165,19 +165,19 @@ export class EmbeddingService {
       promptTokens: usage.promptTokens,
       cost,
       warnings: warned.get(c.provider.id) ?? [],
-      lifecycle: answerNotice(this.d, snapshot, c.model.id, c.provider.id),
+      lifecycle: answerNotice(this.deps, snapshot, c.model.id, c.provider.id),
     };
   }
 
   private ctx(caller: EmbeddingCaller, c: Candidate, attempt?: AttemptRecord): CallContext {
-    const ep = this.d.upstreamFor(c.provider, caller.principal);
+    const ep = this.deps.upstreamFor(c.provider, caller.principal);
     return {
       providerId: c.provider.id,
       baseUrl: ep.baseUrl,
       apiKey: ep.apiKey,
       signal: caller.signal,
-      firstByteTimeoutMs: this.d.firstByteTimeoutMs,
-      idleTimeoutMs: this.d.idleTimeoutMs,
+      firstByteTimeoutMs: this.deps.firstByteTimeoutMs,
+      idleTimeoutMs: this.deps.idleTimeoutMs,
       traceparent: attempt?.traceparent,
     };
   }

@@ -56,7 +56,7 @@ export class HealthTracker implements HealthGate {
   private transitions = 0;
 
   constructor(
-    private s: HealthSettings,
+    private settings: HealthSettings,
     private now: () => number = Date.now,
   ) {}
 
@@ -77,7 +77,7 @@ export class HealthTracker implements HealthGate {
   admit(provider: string, model: string, account = ""): Admission {
     const now = this.now();
     const keys = [key(provider, ANY_MODEL), key(provider, model)];
-    const decisions = keys.map((k) => admit(this.get(k), now, this.s));
+    const decisions = keys.map((k) => admit(this.get(k), now, this.settings));
     if (decisions.some((d) => !d.allowed)) {
       // No probe slot is taken when the other circuit refuses.
       for (const k of keys) this.put(k, settle(this.get(k), now), false);
@@ -95,9 +95,11 @@ export class HealthTracker implements HealthGate {
           if (done) return;
           done = true;
           const v =
-            verdict === "ok" && this.s.slowMs > 0 && ms !== undefined && ms > this.s.slowMs ? "failed" : verdict;
+            verdict === "ok" && this.settings.slowMs > 0 && ms !== undefined && ms > this.settings.slowMs
+              ? "failed"
+              : verdict;
           const at = this.now();
-          keys.forEach((k, i) => this.put(k, record(this.get(k), at, this.s, v, probes[i]!, account), false));
+          keys.forEach((k, i) => this.put(k, record(this.get(k), at, this.settings, v, probes[i]!, account), false));
         },
       },
     };

@@ -49,15 +49,15 @@ const notFound = () =>
   new GatewayError("not_found", text("라우팅 정책를 찾을 수 없습니다.", "Routing policy not found."));
 
 export class PolicyService {
-  constructor(private d: PolicyServiceDeps) {}
+  constructor(private deps: PolicyServiceDeps) {}
 
   list(userId: string): Promise<Policy[]> {
-    return this.d.store.listVisible(userId);
+    return this.deps.store.listVisible(userId);
   }
 
   /** Creates a personal policy, or one of an organization the user is a member of (else 403). 409 on a taken slug. */
   async create(userId: string, draft: PolicyDraft): Promise<Policy> {
-    if (draft.orgId && !(await this.d.store.roleIn(draft.orgId, userId))) {
+    if (draft.orgId && !(await this.deps.store.roleIn(draft.orgId, userId))) {
       throw new GatewayError(
         "org_membership_required",
         text(
@@ -66,7 +66,7 @@ export class PolicyService {
         ),
       );
     }
-    const created = await this.d.store.create({
+    const created = await this.deps.store.create({
       userId,
       orgId: draft.orgId,
       slug: draft.slug,
@@ -83,13 +83,13 @@ export class PolicyService {
           `A policy with the slug '${draft.slug}' already exists.`,
         ),
       );
-    await this.d.changed(created.id);
+    await this.deps.changed(created.id);
     return created;
   }
 
   /** The entries and config as creating the policy would store them (400 `invalid_policy_entry`), storing nothing. */
   check(draft: Pick<PolicyDraft, "entries" | "config">): { entries: PolicyEntry[]; config: PolicyConfig } {
-    const snapshot = this.d.catalog();
+    const snapshot = this.deps.catalog();
     return { entries: normalizeEntries(snapshot, draft.entries), config: normalizeConfig(snapshot, draft.config) };
   }
 
@@ -108,7 +108,7 @@ export class PolicyService {
     if (change.orgId !== undefined && (change.orgId || null)?.toLowerCase() !== policy.orgId)
       issues.push(issue(["body", "org_id"], text("org_id는 바꿀 수 없습니다.", "org_id cannot change"), "immutable"));
     if (issues.length) throw new ValidationFailure(issues);
-    const snapshot = this.d.catalog();
+    const snapshot = this.deps.catalog();
     const patch: PolicyPatch = {
       ...(change.displayName !== undefined && { displayName: change.displayName }),
       ...(change.policyType !== undefined && { policyType: change.policyType }),
@@ -117,24 +117,24 @@ export class PolicyService {
       ...(change.isActive !== undefined && { isActive: change.isActive }),
     };
     if (!Object.keys(patch).length) return policy;
-    const updated = await this.d.store.update(policy.id, patch);
+    const updated = await this.deps.store.update(policy.id, patch);
     if (!updated) throw notFound();
-    await this.d.changed(updated.id);
+    await this.deps.changed(updated.id);
     return updated;
   }
 
   /** Deletes a policy the user may change (403 otherwise). */
   async delete(userId: string, policyId: string): Promise<void> {
     const policy = await this.editable(userId, policyId);
-    if (!(await this.d.store.delete(policy.id))) throw notFound();
-    await this.d.changed(policy.id);
+    if (!(await this.deps.store.delete(policy.id))) throw notFound();
+    await this.deps.changed(policy.id);
   }
 
   /** The policy and the user's role in its organization (null for a personal policy or a non-member). */
   private async access(userId: string, policyId: string): Promise<{ policy: Policy; role: string | null }> {
-    const policy = await this.d.store.byId(policyId);
+    const policy = await this.deps.store.byId(policyId);
     if (!policy) throw notFound();
-    const role = policy.orgId ? await this.d.store.roleIn(policy.orgId, userId) : null;
+    const role = policy.orgId ? await this.deps.store.roleIn(policy.orgId, userId) : null;
     if (policy.userId !== userId && role === null) throw notFound();
     return { policy, role };
   }

@@ -28,17 +28,17 @@ export interface PolicyRouterDeps {
 }
 
 export class PolicyRouter implements PolicyPort {
-  constructor(private d: PolicyRouterDeps) {}
+  constructor(private deps: PolicyRouterDeps) {}
 
   async route(input: PolicyRouteInput): Promise<PolicyRoute> {
-    const policy = await this.d.source.findForCall(input.userId, input.slug);
+    const policy = await this.deps.source.findForCall(input.userId, input.slug);
     if (!policy)
       throw new GatewayError(
         "policy_not_found",
         text(`라우팅 정책 '${input.slug}'을(를) 찾을 수 없습니다.`, `Routing policy '${input.slug}' not found.`),
       );
     const gate = gateOf(policy.policyType);
-    if (!this.d.gates()[gate]) {
+    if (!this.deps.gates()[gate]) {
       throw new GatewayError(
         "policy_gate_disabled",
         text(
@@ -68,9 +68,9 @@ export class PolicyRouter implements PolicyPort {
     const route = decideRoute(policy, entries, {
       traceId: input.traceId,
       request: input.request,
-      benchmarks: this.d.benchmarks(),
-      latency: this.d.latency,
-      random: this.d.random ?? Math.random,
+      benchmarks: this.deps.benchmarks(),
+      latency: this.deps.latency,
+      random: this.deps.random ?? Math.random,
     });
     // A judge or synthesis model that left the catalog: no judge; the first worker merges.
     const shape = route.shape;
@@ -82,6 +82,6 @@ export class PolicyRouter implements PolicyPort {
   }
 
   observe(model: string, provider: string | null, ok: boolean, ttftMs: number, totalMs: number): void {
-    this.d.latency.observe(model, provider, ok, ttftMs, totalMs);
+    this.deps.latency.observe(model, provider, ok, ttftMs, totalMs);
   }
 }

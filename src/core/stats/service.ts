@@ -265,7 +265,7 @@ export interface StatsServiceOptions {
  */
 export class StatsService {
   private memo = new Map<string, { version: number; hour: number; at: number; body: unknown }>();
-  constructor(private o: StatsServiceOptions) {}
+  constructor(private options: StatsServiceOptions) {}
 
   models(period: Period): Promise<ModelsStats> {
     return this.cached(`models:${period}`, (c) => modelsStats(c, period));
@@ -284,13 +284,18 @@ export class StatsService {
   }
 
   private async cached<T>(key: string, compute: (c: StatsContext) => Promise<T>): Promise<T> {
-    const now = this.o.now?.() ?? new Date();
+    const now = this.options.now?.() ?? new Date();
     const hour = Math.floor(now.getTime() / HOUR_MS);
-    const version = await this.o.reader.version();
+    const version = await this.options.reader.version();
     const hit = this.memo.get(key);
-    if (hit && hit.version === version && hit.hour === hour && now.getTime() - hit.at < this.o.ttlMs)
+    if (hit && hit.version === version && hit.hour === hour && now.getTime() - hit.at < this.options.ttlMs)
       return hit.body as T;
-    const body = await compute({ reader: this.o.reader, minAccounts: this.o.minAccounts, now, noise: this.o.noise });
+    const body = await compute({
+      reader: this.options.reader,
+      minAccounts: this.options.minAccounts,
+      now,
+      noise: this.options.noise,
+    });
     this.memo.set(key, { version, hour, at: now.getTime(), body });
     return body;
   }

@@ -75,15 +75,15 @@ export interface SubmitResult {
 }
 
 export class VideoService {
-  constructor(private d: VideoServiceDeps) {}
+  constructor(private deps: VideoServiceDeps) {}
 
   private usable(snapshot: CatalogSnapshot, providerId: string): boolean {
     const provider = getProvider(snapshot, providerId);
-    return !!provider && (this.d.available?.(provider) ?? true);
+    return !!provider && (this.deps.available?.(provider) ?? true);
   }
 
   private now(): number {
-    return this.d.now?.() ?? Date.now();
+    return this.deps.now?.() ?? Date.now();
   }
 
   async submit(principal: KeyPrincipal, body: VideoSubmitBody, idempotencyKey: string | null): Promise<SubmitResult> {
@@ -100,9 +100,9 @@ export class VideoService {
     if (charge !== null && principal.kind !== "delegated") throw new GatewayError("charge_amount_not_allowed");
     const refs = checkGeneralRules(body);
 
-    const snapshot = this.d.catalog();
+    const snapshot = this.deps.catalog();
     const resolved = resolveModelFor(snapshot, body.model ?? DEFAULT_VIDEO_MODEL, "video");
-    const resolution = withoutRetired(resolved, this.d.lifecycle ?? SYSTEM_LIFECYCLE);
+    const resolution = withoutRetired(resolved, this.deps.lifecycle ?? SYSTEM_LIFECYCLE);
     if (resolution.kind !== "leaf")
       throw new GatewayError(
         "model_not_found",
@@ -125,7 +125,7 @@ export class VideoService {
       );
     }
     const provider = offering && getProvider(snapshot, offering.providerId);
-    const adapter = provider && this.d.providerFor(provider.protocol);
+    const adapter = provider && this.deps.providerFor(provider.protocol);
     if (!offering || !provider || !adapter || !model.family)
       throw new GatewayError(
         "service_unavailable",
@@ -150,12 +150,12 @@ export class VideoService {
     const ticket = this.admitted(provider.id, model.id, principal.user.id);
     // Valid: from here on, state changes. First the Idempotency-Key, then the money.
     if (idempotencyKey !== null) {
-      const claim = await this.d.idempotency.claim(
+      const claim = await this.deps.idempotency.claim(
         principal.keyId,
         idempotencyKey,
         bodyHash(body),
         IDEMPOTENCY_WINDOW_MS,
-        this.d.submitTimeoutMs + 60_000,
+        this.deps.submitTimeoutMs + 60_000,
       );
       if (claim.kind !== "claimed") ticket?.end("neutral"); // no upstream call after all
       if (claim.kind === "replay") return { status: claim.status, body: claim.body as VideoJobView, replayed: true };
@@ -164,22 +164,22 @@ export class VideoService {
     }
     const forget = async () => {
       ticket?.end("neutral"); // a no-op after the submit reported its outcome
-      if (idempotencyKey !== null) await this.d.idempotency.abandon(principal.keyId, idempotencyKey).catch(() => {});
+      if (idempotencyKey !== null) await this.deps.idempotency.abandon(principal.keyId, idempotencyKey).catch(() => {});
     };
 
     const jobId = crypto.randomUUID();
     const now = this.now();
-    const deadline = now + this.d.jobTimeoutMs;
+    const deadline = now + this.deps.jobTimeoutMs;
     try {
       // The hold lives as long as the job may (plus a margin), so the chat hold sweeper never
       // releases it under a running job; the poller settles or releases it.
-      await holdOrThrow(this.d.ledger, {
+      await holdOrThrow(this.deps.ledger, {
         id: jobId,
         userId: principal.user.id,
         keyId: principal.keyId,
         amountMicro: price.holdMicro,
         tokens: 0,
-        ttlSeconds: Math.ceil(this.d.jobTimeoutMs / 1000) + 3600,
+        ttlSeconds: Math.ceil(this.deps.jobTimeoutMs / 1000) + 3600,
       });
     } catch (e) {
       await forget();
@@ -188,7 +188,7 @@ export class VideoService {
 
     let job: VideoJobRecord;
     try {
-      job = await this.d.jobs.insert({
+      job = await this.deps.jobs.insert({
         id: jobId,
         userId: principal.user.id,
         keyId: principal.keyId,
@@ -204,11 +204,11 @@ export class VideoService {
         krwPer1kTokens: price.krwPer1kTokens,
         // Not polled before the upstream accepted it; if this process dies before that, the
         // poller finds it due after the submit deadline and fails it as lost.
-        nextPollAt: new Date(now + this.d.submitTimeoutMs + 30_000),
+        nextPollAt: new Date(now + this.deps.submitTimeoutMs + 30_000),
         deadlineAt: new Date(deadline),
       });
     } catch (e) {
-      await this.d.ledger.release(jobId, null).catch(swallowed("video hold release", { job_id: jobId }));
+      await this.deps.ledger.release(jobId, null).catch(swallowed("video hold release", { job_id: jobId }));
       await forget();
       throw e;
     }
@@ -217,8 +217,8 @@ export class VideoService {
     const submission = { jobId, upstreamModel: offering.upstreamId, family: model.family, request };
     const t0 = performance.now();
     try {
-      task = await observed(this.d.observe, provider.id, "submit", () =>
-        adapter.submit(submission, { endpoint: this.d.endpointFor(provider), timeoutMs: this.d.submitTimeoutMs }),
+      task = await observed(this.deps.observe, provider.id, "submit", () =>
+        adapter.submit(submission, { endpoint: this.deps.endpointFor(provider), timeoutMs: this.deps.submitTimeoutMs }),
       );
       ticket?.end("ok", performance.now() - t0);
     } catch (e) {
@@ -228,21 +228,21 @@ export class VideoService {
         code: "submit_failed",
         message: `업스트림에 작업을 제출하지 못했습니다 (${err.kind}${err.status ? ` ${err.status}` : ""}).`,
       };
-      await this.d.jobs
+      await this.deps.jobs
         .finish(jobId, null, { status: "failed", error }, { kind: "release", event: null })
-        .catch(() => this.d.ledger.release(jobId, null))
+        .catch(() => this.deps.ledger.release(jobId, null))
         .catch(swallowed("video hold release after a failed submit", { job_id: jobId }));
       await forget();
       logUpstreamFailure(err, { job_id: jobId, provider: provider.id, model: model.id, step: "submit" });
-      this.d.observe?.job(model.family, "failed");
+      this.deps.observe?.job(model.family, "failed");
       throw upstreamClientError(err, [provider.id]);
     }
 
-    job = (await this.d.jobs.markSubmitted(jobId, task, new Date(this.now() + this.d.firstPollDelayMs))) ?? job;
+    job = (await this.deps.jobs.markSubmitted(jobId, task, new Date(this.now() + this.deps.firstPollDelayMs))) ?? job;
     const view = toJobView(job, null);
-    if (idempotencyKey !== null) await this.d.idempotency.complete(principal.keyId, idempotencyKey, 202, view);
-    this.d.onAccepted?.(jobId);
-    this.d.observe?.job(model.family, "accepted");
+    if (idempotencyKey !== null) await this.deps.idempotency.complete(principal.keyId, idempotencyKey, 202, view);
+    this.deps.onAccepted?.(jobId);
+    this.deps.observe?.job(model.family, "accepted");
     return { status: 202, body: view, replayed: false };
   }
 
@@ -251,7 +251,7 @@ export class VideoService {
    * circuit is 429 with Retry-After, as a rate-limited provider is, before any claim or hold.
    */
   private admitted(providerId: string, modelId: string, account: string): HealthTicket | null {
-    const gate = this.d.health?.admit(providerId, modelId, account);
+    const gate = this.deps.health?.admit(providerId, modelId, account);
     if (!gate) return null;
     if (gate.allowed) return gate.ticket;
     throw upstreamRateLimited(gate.retryAfterMs, [{ provider: providerId, model: modelId, error: "circuit_open" }]);
@@ -259,7 +259,7 @@ export class VideoService {
 
   /** 422 for the first reference URL whose host is not public (all looked up at once). */
   private async checkHosts(refs: ReferenceUrl[]): Promise<void> {
-    const refused = this.d.hostRefused;
+    const refused = this.deps.hostRefused;
     if (!refused) return;
     const verdicts = await Promise.all(refs.map((ref) => refused(ref.url)));
     const first = verdicts.indexOf(true);
@@ -279,7 +279,7 @@ export class VideoService {
    * The dashboard (an account, not a key) sees every job of its account.
    */
   async get(owner: JobOwner, jobId: string): Promise<VideoJobRecord> {
-    const job = await this.d.jobs.get(jobId);
+    const job = await this.deps.jobs.get(jobId);
     if (!job || ("keyId" in owner ? job.keyId !== owner.keyId : job.userId !== owner.userId))
       throw new GatewayError("not_found", text("작업을 찾을 수 없습니다.", "Job not found."));
     return job;
@@ -290,9 +290,14 @@ export class VideoService {
     const job = await this.get(owner, jobId);
     if (job.status !== "processing") throw alreadyFinal(job);
     const error: JobError = { code: "canceled", message: "요청에 따라 작업이 취소되었습니다." };
-    const done = await this.d.jobs.finish(jobId, null, { status: "canceled", error }, { kind: "release", event: null });
-    if (!done) throw alreadyFinal((await this.d.jobs.get(jobId)) ?? job);
-    this.d.observe?.job(job.family, "canceled");
+    const done = await this.deps.jobs.finish(
+      jobId,
+      null,
+      { status: "canceled", error },
+      { kind: "release", event: null },
+    );
+    if (!done) throw alreadyFinal((await this.deps.jobs.get(jobId)) ?? job);
+    this.deps.observe?.job(job.family, "canceled");
     return done;
   }
 

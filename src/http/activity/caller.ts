@@ -15,15 +15,15 @@ export interface ActivityReader {
 }
 
 export async function activityReader(
-  d: AppDeps,
+  deps: AppDeps,
   request: Request,
   server: Server<unknown> | null,
   headers: Record<string, unknown>,
 ): Promise<ActivityReader> {
   if (bearer(request)?.startsWith(API_KEY_PREFIX)) {
-    const { principal } = await authenticateKey(d.auth, request, { server, need: "usage:read", headers });
-    await d.auth.settled(principal.user.id);
+    const { principal } = await authenticateKey(deps.auth, request, { server, need: "usage:read", headers });
+    await deps.auth.settled(principal.user.id);
     return { userId: principal.user.id, keyId: principal.keyId };
   }
-  return { userId: (await d.auth.jwtUser(request)).id };
+  return { userId: (await deps.auth.jwtUser(request)).id };
 }

@@ -5,15 +5,15 @@
 import { issue, ValidationFailure, type ValidationIssue } from "../../core/errors";
 import type { ActivityFilter } from "../../db/repos/activity";
 
-export const ACTIVITY_PAGE_DEFAULT = 50;
-export const ACTIVITY_PAGE_MAX = 200;
+const ACTIVITY_PAGE_DEFAULT = 50;
+const ACTIVITY_PAGE_MAX = 200;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
 /** The cursor names the last row of a page; base64url so clients treat it as opaque. */
 export const encodeCursor = (id: string | number) => Buffer.from(`ae:${id}`).toString("base64url");
-export function decodeCursor(cursor: string): number | null {
+function decodeCursor(cursor: string): number | null {
   if (!/^[A-Za-z0-9_-]{1,40}$/.test(cursor)) return null;
   const m = /^ae:([1-9]\d{0,15})$/.exec(Buffer.from(cursor, "base64url").toString("latin1"));
   return m ? Number(m[1]) : null;

@@ -31,7 +31,6 @@ export const answerAs = (status: number, mediaType: string, schema: object, desc
 export const ok = (schema: TSchema, description = "OK") => answer(200, schema, description);
 export const created = (schema: TSchema, description = "Created") => answer(201, schema, description);
 export const accepted = (schema: TSchema, description = "Accepted") => answer(202, schema, description);
-export const noContent = (description = "No content"): Responses => ({ 204: { description } });
 
 /** A JSON answer, or with `stream: true` a server-sent event stream. */
 export function okOrStream(schema: TSchema, streamDescription: string): Responses {

@@ -8,7 +8,6 @@ import bundlePath from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file
 import cssPath from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 import { version as VIEWER_VERSION } from "swagger-ui-dist/package.json" with { type: "json" };
 
-export { VIEWER_VERSION };
 export const ASSETS_PREFIX = `/docs/assets/swagger-ui-${VIEWER_VERSION}`;
 
 // The document's URL is resolved against the page's, as the assets are.

@@ -12,9 +12,9 @@ import { AUTH } from "../security";
 import { created, errors, ok } from "../openapi/describe";
 import { Me, SignupResult, Token } from "../openapi/shapes";
 
-export const INDUSTRIES = ["general", "finance", "health", "government", "insurance", "education"] as const;
+const INDUSTRIES = ["general", "finance", "health", "government", "insurance", "education"] as const;
 /** Every industry but general and education is regulated (operator contract). */
-export const isRegulatedIndustry = (i: string) => i !== "general" && i !== "education";
+const isRegulatedIndustry = (i: string) => i !== "general" && i !== "education";
 
 // A hash to verify against when the email is unknown, so both failures take the same time.
 const DUMMY_HASH = Bun.password.hashSync("not-a-real-password", { algorithm: "argon2id" });
@@ -30,17 +30,17 @@ export function toMe(user: UserRow) {
   };
 }
 
-export function accountRoutes(d: AppDeps) {
+export function accountRoutes(deps: AppDeps) {
   return new Elysia({ name: "account", normalize: false })
     .post(
       "/v1/auth/signup",
       async ({ body, set, request, server }) => {
         // Counted before the body was read (app.ts); counted here only for a bodiless request.
-        await d.throttle.signup(d.auth.clientIp(request, server), request);
+        await deps.throttle.signup(deps.auth.clientIp(request, server), request);
         const email = body.email.trim().toLowerCase();
         const industry = body.industry ?? "general";
         const hash = await Bun.password.hash(body.password, { algorithm: "argon2id" });
-        const user = await d.users.create({
+        const user = await deps.users.create({
           email,
           passwordHash: hash,
           industry,
@@ -70,19 +70,19 @@ export function accountRoutes(d: AppDeps) {
       async ({ body, request, server }) => {
         const email = body.email.trim().toLowerCase();
         // Before the password hash runs: guessing is refused per address and per email.
-        await d.throttle.login(d.auth.clientIp(request, server), email, request);
-        const user = await d.users.byEmail(email);
+        await deps.throttle.login(deps.auth.clientIp(request, server), email, request);
+        const user = await deps.users.byEmail(email);
         const ok = await Bun.password.verify(body.password, user?.passwordHash ?? DUMMY_HASH);
         if (!user || !ok || user.deletedAt) {
-          await d.throttle.loginFailed(email);
+          await deps.throttle.loginFailed(email);
           throw new GatewayError(
             "unauthorized",
             text("이메일 또는 비밀번호가 올바르지 않습니다.", "Wrong email or password."),
           );
         }
-        const ttl = d.config.JWT_TTL_SECONDS;
+        const ttl = deps.config.JWT_TTL_SECONDS;
         return {
-          access_token: signJwt({ sub: user.id, typ: "access" }, d.jwtSecret, ttl),
+          access_token: signJwt({ sub: user.id, typ: "access" }, deps.jwtSecret, ttl),
           token_type: "bearer",
           expires_in: ttl,
         };
@@ -107,11 +107,15 @@ export function accountRoutes(d: AppDeps) {
         let userId: string;
         if (token?.startsWith(API_KEY_PREFIX)) {
           // Every key-authenticated response carries the rate-limit counters.
-          const { principal } = await authenticateKey(d.auth, request, { server, need: "any", headers: set.headers });
+          const { principal } = await authenticateKey(deps.auth, request, {
+            server,
+            need: "any",
+            headers: set.headers,
+          });
           userId = principal.user.id;
-          await d.auth.settled(userId);
-        } else userId = (await d.auth.jwtUser(request)).id;
-        const user = await d.users.live(userId);
+          await deps.auth.settled(userId);
+        } else userId = (await deps.auth.jwtUser(request)).id;
+        const user = await deps.users.live(userId);
         if (!user) throw new GatewayError("unauthorized");
         return toMe(user);
       },

@@ -27,14 +27,14 @@ const FILTERS = [
   q("cursor", { type: "string" }, "next_cursor of the previous page"),
 ];
 
-export function activityRoutes(d: AppDeps) {
-  const repo = new ActivityRepo(d.db);
+export function activityRoutes(deps: AppDeps) {
+  const repo = new ActivityRepo(deps.db);
   const DAY_MS = 86_400_000;
   return new Elysia({ name: "activity", normalize: false })
     .get(
       "/v1/activity",
       async ({ request, server, set }) => {
-        const who = await activityReader(d, request, server, set.headers);
+        const who = await activityReader(deps, request, server, set.headers);
         const filter = parseActivityQuery(new URL(request.url).searchParams, who.userId);
         // A key asking for another key's calls gets none: it only ever sees its own.
         if (who.keyId && filter.keyId && filter.keyId !== who.keyId)
@@ -63,12 +63,12 @@ export function activityRoutes(d: AppDeps) {
     .get(
       "/v1/activity/summary",
       async ({ request, set }) => {
-        const user = await d.auth.jwtUser(request);
+        const user = await deps.auth.jwtUser(request);
         const days = parseSummaryDays(new URL(request.url).searchParams);
         const today = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate());
         const since = new Date(today - (days - 1) * DAY_MS);
         set.headers["cache-control"] = "private, no-store";
-        return toSummary(await activitySummary(d.db, user.id, since), days, since);
+        return toSummary(await activitySummary(deps.db, user.id, since), days, since);
       },
       {
         detail: {
@@ -86,7 +86,7 @@ export function activityRoutes(d: AppDeps) {
     .get(
       "/v1/generations/:request_id",
       async ({ request, server, set, params }) => {
-        const who = await activityReader(d, request, server, set.headers);
+        const who = await activityReader(deps, request, server, set.headers);
         const id = requireUuid(params.request_id, "request_id");
         const row = await repo.one(who.userId, id, who.keyId);
         if (!row) throw notFound("요청");

@@ -29,11 +29,11 @@ const OrgList = named(
   }),
 );
 
-export function adminOrgRoutes(d: AppDeps) {
+export function adminOrgRoutes(deps: AppDeps) {
   return new Elysia({ name: "admin-orgs", normalize: false }).get(
     "/v1/admin/orgs",
     async ({ request, server }) => {
-      await d.auth.admin(request, server);
+      await deps.auth.admin(request, server);
       const raw = new URL(request.url).searchParams.getAll("limit");
       const limit = raw.length ? (raw.length === 1 && /^\d{1,3}$/.test(raw[0]!) ? Number(raw[0]) : NaN) : 100;
       if (!(limit >= 1 && limit <= 500))
@@ -42,7 +42,7 @@ export function adminOrgRoutes(d: AppDeps) {
           { ko: "1부터 500까지의 정수여야 합니다.", en: "Expected an integer from 1 to 500" },
           "int_parsing",
         );
-      const rows = await listOrgs(d.db, limit);
+      const rows = await listOrgs(deps.db, limit);
       return {
         object: "list",
         data: rows.map((o) => ({

@@ -12,8 +12,8 @@ import { AUTH } from "../security";
 import { ok } from "../openapi/describe";
 import { AdminUserList } from "../openapi/shapes";
 
-export const USERS_PAGE_DEFAULT = 50;
-export const USERS_PAGE_MAX = 200;
+const USERS_PAGE_DEFAULT = 50;
+const USERS_PAGE_MAX = 200;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface UsersQuery {
@@ -27,7 +27,7 @@ export interface UsersQuery {
  * Checks `q`, `deleted`, `limit` and `cursor`; every bad field is reported at once (422).
  * Read from the URL itself: the router keeps one value of a repeated parameter silently.
  */
-export function parseUsersQuery(q: URLSearchParams): UsersQuery {
+function parseUsersQuery(q: URLSearchParams): UsersQuery {
   const issues: ValidationIssue[] = [];
   const bad = (field: string, msg: string, type = "value_error") => issues.push({ loc: ["query", field], msg, type });
   const one = (field: string): string | undefined => {
@@ -57,7 +57,7 @@ export function parseUsersQuery(q: URLSearchParams): UsersQuery {
   return out;
 }
 
-export function toAdminUser(u: UserRow) {
+function toAdminUser(u: UserRow) {
   return {
     user_id: u.id,
     email: u.email,
@@ -72,16 +72,16 @@ export function toAdminUser(u: UserRow) {
   };
 }
 
-export function adminUserRoutes(d: AppDeps) {
+export function adminUserRoutes(deps: AppDeps) {
   return new Elysia({ name: "admin-users", normalize: false })
     .onTransform(async ({ request, server }) => {
-      await d.auth.admin(request, server);
+      await deps.auth.admin(request, server);
     })
     .get(
       "/v1/admin/users",
       async ({ request }) => {
         const q = parseUsersQuery(new URL(request.url).searchParams);
-        const { rows, total } = await d.users.list(q);
+        const { rows, total } = await deps.users.list(q);
         const page = rows.slice(0, q.limit);
         const more = rows.length > q.limit;
         return {

@@ -20,14 +20,14 @@ import { sha256Hex } from "../../lib/secrets";
 const StrictInt = (opts: { minimum?: number; maximum?: number }) => Type.Integer(opts);
 
 /** The 3% platform fee, rounded up to the won, taken from the amount paid. */
-export function topupSplit(amountKrw: number): { fee: number; credited: number } {
+function topupSplit(amountKrw: number): { fee: number; credited: number } {
   const fee = Math.ceil((amountKrw * 3) / 100);
   return { fee, credited: amountKrw - fee };
 }
 
-export function adminRoutes(d: AppDeps) {
+export function adminRoutes(deps: AppDeps) {
   const liveUser = async (id: string) => {
-    const u = await d.users.live(requireUuid(id, "user_id"));
+    const u = await deps.users.live(requireUuid(id, "user_id"));
     if (!u) throw notFound("사용자");
     return u;
   };
@@ -36,7 +36,7 @@ export function adminRoutes(d: AppDeps) {
       // Transform runs before body validation: without the token (or with the endpoints
       // disabled) a caller learns nothing about the bodies, and gets 401/404 rather than 422.
       .onTransform(async ({ request, server }) => {
-        await d.auth.admin(request, server);
+        await deps.auth.admin(request, server);
       })
       .post(
         "/v1/admin/users/:user_id/topups",
@@ -47,11 +47,11 @@ export function adminRoutes(d: AppDeps) {
           const meta = { paid_krw: body.amount_krw, fee_krw: fee };
           const amount = krwToMicro(BigInt(credited));
           let balance: bigint | null;
-          if (idemKey === null) balance = await d.users.topup(u.id, amount, meta);
+          if (idemKey === null) balance = await deps.users.topup(u.id, amount, meta);
           else {
             // Credited once per key, in the same transaction as the key's record (gw_topup_once).
             const hash = sha256Hex(`${u.id}:${body.amount_krw}`);
-            const r = await d.users.topupOnce(idemKey, hash, u.id, amount, body.amount_krw, meta);
+            const r = await deps.users.topupOnce(idemKey, hash, u.id, amount, body.amount_krw, meta);
             if (r.state === "reused") throw new GatewayError("idempotency_key_reused");
             if (r.state === "replay") set.headers["idempotent-replayed"] = "true";
             balance = r.balanceMicro;
@@ -85,13 +85,13 @@ export function adminRoutes(d: AppDeps) {
         "/v1/admin/users/:user_id",
         async ({ params, body }) => {
           const id = requireUuid(params.user_id, "user_id");
-          const row = await d.users.patchFlags(id, {
+          const row = await deps.users.patchFlags(id, {
             regulated: body.regulated,
             xborderTrainingConsent: body.xborder_training_consent,
             deleted: body.deleted,
           });
           if (!row) throw notFound("사용자");
-          await d.bus.publish({ t: "user", id });
+          await deps.bus.publish({ t: "user", id });
           return toMe(row);
         },
         {
@@ -108,7 +108,7 @@ export function adminRoutes(d: AppDeps) {
           },
         },
       )
-      .get("/v1/admin/settings", () => d.settings.get(), {
+      .get("/v1/admin/settings", () => deps.settings.get(), {
         detail: { security: AUTH.admin, tags: ["admin"], summary: "Operator settings", responses: ok(Settings) },
       })
       .patch(
@@ -122,8 +122,8 @@ export function adminRoutes(d: AppDeps) {
                 : [],
           );
           if (issues.length) throw new ValidationFailure(issues);
-          const next = await d.settings.patch(body as Record<string, unknown>);
-          await d.bus.publish({ t: "settings" });
+          const next = await deps.settings.patch(body as Record<string, unknown>);
+          await deps.bus.publish({ t: "settings" });
           return next;
         },
         {
@@ -140,7 +140,7 @@ export function adminRoutes(d: AppDeps) {
         "/v1/admin/orgs",
         async ({ body, set }) => {
           await liveUser(body.owner_user_id);
-          const org = await d.users.createOrg(body.name, body.owner_user_id.toLowerCase());
+          const org = await deps.users.createOrg(body.name, body.owner_user_id.toLowerCase());
           set.status = 201;
           return { org_id: org.id, name: org.name };
         },
@@ -158,9 +158,9 @@ export function adminRoutes(d: AppDeps) {
         "/v1/admin/orgs/:org_id/members",
         async ({ params, body, set }) => {
           const orgId = requireUuid(params.org_id, "org_id");
-          if (!(await d.users.orgExists(orgId))) throw notFound("조직");
+          if (!(await deps.users.orgExists(orgId))) throw notFound("조직");
           const u = await liveUser(body.user_id);
-          const m = await d.users.upsertMember(orgId, u.id, body.role, body.monthly_budget_krw ?? null);
+          const m = await deps.users.upsertMember(orgId, u.id, body.role, body.monthly_budget_krw ?? null);
           set.status = 201;
           return { org_id: m.orgId, user_id: m.userId, role: m.role, monthly_budget_krw: m.monthlyBudgetKrw ?? null };
         },
@@ -183,7 +183,7 @@ export function adminRoutes(d: AppDeps) {
         async ({ params, body, set }) => {
           const u = await liveUser(params.user_id);
           set.status = 201;
-          return issueApiKey(d.keys, { userId: u.id, kind: "delegated", name: body?.name ?? "Delegated" });
+          return issueApiKey(deps.keys, { userId: u.id, kind: "delegated", name: body?.name ?? "Delegated" });
         },
         {
           body: t.Optional(t.Object({ name: t.Optional(t.String({ minLength: 1, maxLength: 100 })) })),
@@ -199,20 +199,20 @@ export function adminRoutes(d: AppDeps) {
         "/v1/admin/users/:user_id/byok-keys",
         async ({ params, body, set }) => {
           const u = await liveUser(params.user_id);
-          if (!d.chatProviderIds().includes(body.provider)) {
+          if (!deps.chatProviderIds().includes(body.provider)) {
             throw new ValidationFailure([
               issue(
                 ["body", "provider"],
                 text(
-                  `알 수 없는 제공자입니다. 가능한 값: ${d.chatProviderIds().join(", ")}`,
-                  `unknown provider; one of ${d.chatProviderIds().join(", ")}`,
+                  `알 수 없는 제공자입니다. 가능한 값: ${deps.chatProviderIds().join(", ")}`,
+                  `unknown provider; one of ${deps.chatProviderIds().join(", ")}`,
                 ),
                 "enum",
               ),
             ]);
           }
           // Never stored in clear: without a key there is no BYOK (the operator sets one; demo mode has one).
-          if (!d.byok)
+          if (!deps.byok)
             throw new GatewayError(
               "byok_encryption_unavailable",
               text(
@@ -221,9 +221,9 @@ export function adminRoutes(d: AppDeps) {
               ),
             );
           const id = crypto.randomUUID();
-          const byokSecret = d.byok.seal(body.provider_api_key, byokContext(id));
+          const byokSecret = deps.byok.seal(body.provider_api_key, byokContext(id));
           set.status = 201;
-          return issueApiKey(d.keys, {
+          return issueApiKey(deps.keys, {
             id,
             userId: u.id,
             kind: "byok",

@@ -49,16 +49,16 @@ export interface ChatRouteDeps {
   keepaliveMs: number;
 }
 
-export function chatRoutes(d: AppDeps, c: ChatRouteDeps) {
-  return new Elysia({ name: "chat", normalize: false }).use(apiKeyAuth(d.auth)).post(
+export function chatRoutes(deps: AppDeps, route: ChatRouteDeps) {
+  return new Elysia({ name: "chat", normalize: false }).use(apiKeyAuth(deps.auth)).post(
     "/v1/chat/completions",
     async ({ request, body, set, principal, rateLimitHeaders: headers }) => {
-      using slot = await d.calls.take(principal, request);
+      using slot = await deps.calls.take(principal, request);
       const b = body as ChatBody;
       const web = parseWebPlugin(b.plugins);
       const id = requestId(request);
       const caller = callerOf(request, principal, "chat");
-      const run = await c.chat.run(caller, {
+      const run = await route.chat.run(caller, {
         model: b.model,
         request: toCoreChatRequest(b),
         prefs: b.provider,
@@ -68,8 +68,8 @@ export function chatRoutes(d: AppDeps, c: ChatRouteDeps) {
         stream: b.stream === true,
         relay: "openai",
       });
-      const meta = { id: completionId(id), created: Math.floor(Date.now() / 1000), keepaliveMs: c.keepaliveMs };
-      const own = runHeaders(d.metrics, run);
+      const meta = { id: completionId(id), created: Math.floor(Date.now() / 1000), keepaliveMs: route.keepaliveMs };
+      const own = runHeaders(deps.metrics, run);
       if (run.kind === "json") {
         Object.assign(set.headers, own);
         set.headers["x-cost-krw"] = String(run.outcome.cost.krw);

@@ -11,11 +11,11 @@ import { AUTH } from "../security";
 import { errors, ok, withHeaders } from "../openapi/describe";
 import { EmbeddingList } from "../openapi/shapes";
 
-export function embeddingsRoutes(d: AppDeps, embeddings: EmbeddingService) {
-  return new Elysia({ name: "embeddings", normalize: false }).use(apiKeyAuth(d.auth)).post(
+export function embeddingsRoutes(deps: AppDeps, embeddings: EmbeddingService) {
+  return new Elysia({ name: "embeddings", normalize: false }).use(apiKeyAuth(deps.auth)).post(
     "/v1/embeddings",
     async ({ request, body, set, principal }) => {
-      using _slot = await d.calls.take(principal, request);
+      using _slot = await deps.calls.take(principal, request);
       const b = body as EmbeddingsBody;
       const caller = callerOf(request, principal);
       const outcome = await embeddings.embed(caller, {
@@ -27,7 +27,7 @@ export function embeddingsRoutes(d: AppDeps, embeddings: EmbeddingService) {
       });
       set.headers["x-cost-krw"] = String(outcome.cost.krw);
       set.headers["x-cost-usd"] = String(outcome.cost.usd);
-      Object.assign(set.headers, warningHeaders(d.metrics, outcome.warnings, outcome.lifecycle));
+      Object.assign(set.headers, warningHeaders(deps.metrics, outcome.warnings, outcome.lifecycle));
       // Written as a stream from the spool: the answer is never one string in memory.
       // A client gone before the body is read (or while) frees the spool's memory and file at once.
       request.signal.addEventListener("abort", () => outcome.spool.close(), { once: true });

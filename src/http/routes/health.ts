@@ -5,7 +5,7 @@ import { AUTH } from "../security";
 import { answer, answerAs, ok } from "../openapi/describe";
 import { Health, Readiness } from "../openapi/shapes";
 
-export function healthRoutes(d: AppDeps) {
+export function healthRoutes(deps: AppDeps) {
   return new Elysia({ name: "health" })
     .get("/healthz", () => ({ status: "ok" }), {
       detail: { security: AUTH.none, tags: ["operations"], summary: "Liveness", responses: ok(Health) },
@@ -15,13 +15,13 @@ export function healthRoutes(d: AppDeps) {
       async ({ set }) => {
         try {
           await Promise.race([
-            d.db.query("select 1"),
+            deps.db.query("select 1"),
             Bun.sleep(2000).then(() => Promise.reject(new Error("timeout"))),
           ]);
-          return { status: "ready", database: d.db.kind };
+          return { status: "ready", database: deps.db.kind };
         } catch {
           set.status = 503;
-          return { status: "unavailable", database: d.db.kind };
+          return { status: "unavailable", database: deps.db.kind };
         }
       },
       {
@@ -37,10 +37,10 @@ export function healthRoutes(d: AppDeps) {
       "/metrics",
       async ({ request, server }) => {
         // Operators only: a scraper's METRICS_TOKEN (or the admin token); 404 without either.
-        await d.auth.metrics(request, server);
+        await deps.auth.metrics(request, server);
         // Database-backed values (video queue) are refreshed at most every few seconds.
-        await d.metrics.registry.refresh();
-        return new Response(d.metrics.registry.render(), {
+        await deps.metrics.registry.refresh();
+        return new Response(deps.metrics.registry.render(), {
           headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
         });
       },

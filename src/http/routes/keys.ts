@@ -13,19 +13,23 @@ import { Deleted, KeyList, KeyRecord, KeyUsage } from "../openapi/shapes";
 
 const maskingRequired = () => new GatewayError("pii_masking_required");
 
-export function keyRoutes(d: AppDeps) {
+export function keyRoutes(deps: AppDeps) {
   return (
     new Elysia({ name: "keys", normalize: false })
       // Derive runs before body validation: without a dashboard login the answer is 401, not a
       // 422 describing the body.
-      .derive(async ({ request }) => ({ user: await d.auth.jwtUser(request) }))
+      .derive(async ({ request }) => ({ user: await deps.auth.jwtUser(request) }))
       .post(
         "/v1/keys",
         async ({ user, body, set }) => {
           const patch = keyPatchFromBody(body ?? {});
           if (user.regulated && patch.piiMaskingEnabled === false) throw maskingRequired();
           set.status = 201;
-          return issueApiKey(d.keys, { userId: user.id, kind: "standard", ...patch }, d.config.MAX_KEYS_PER_ACCOUNT);
+          return issueApiKey(
+            deps.keys,
+            { userId: user.id, kind: "standard", ...patch },
+            deps.config.MAX_KEYS_PER_ACCOUNT,
+          );
         },
         {
           body: CreateKeyBody,
@@ -42,7 +46,7 @@ export function keyRoutes(d: AppDeps) {
       .get(
         "/v1/keys",
         async ({ user }) => {
-          const items = (await d.keys.listForUser(user.id)).map((row) => toKeyRecord(row));
+          const items = (await deps.keys.listForUser(user.id)).map((row) => toKeyRecord(row));
           return { items, total: items.length };
         },
         {
@@ -60,7 +64,7 @@ export function keyRoutes(d: AppDeps) {
         "/v1/keys/usage",
         async ({ user }) => {
           const month = currentMonth();
-          const items = (await d.keys.monthlyUsage(user.id, month)).map((usage) => ({
+          const items = (await deps.keys.monthlyUsage(user.id, month)).map((usage) => ({
             key_id: usage.keyId,
             name: usage.name,
             key_prefix: usage.keyPrefix,
@@ -88,9 +92,9 @@ export function keyRoutes(d: AppDeps) {
           const id = requireUuid(params.id);
           const patch = keyPatchFromBody(body ?? {});
           if (user.regulated && patch.piiMaskingEnabled === false) throw maskingRequired();
-          const row = await d.keys.update(user.id, id, patch);
+          const row = await deps.keys.update(user.id, id, patch);
           if (!row) throw notFound("API 키");
-          await d.bus.publish({ t: "key", id });
+          await deps.bus.publish({ t: "key", id });
           return toKeyRecord(row);
         },
         {
@@ -107,8 +111,8 @@ export function keyRoutes(d: AppDeps) {
         "/v1/keys/:id",
         async ({ user, params }) => {
           const id = requireUuid(params.id);
-          if (!(await d.keys.softDelete(user.id, id))) throw notFound("API 키");
-          await d.bus.publish({ t: "key", id });
+          if (!(await deps.keys.softDelete(user.id, id))) throw notFound("API 키");
+          await deps.bus.publish({ t: "key", id });
           return { ok: true, id };
         },
         {

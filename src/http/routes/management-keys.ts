@@ -11,16 +11,16 @@ import { AUTH } from "../security";
 import { created, errors, ok } from "../openapi/describe";
 import { Deleted, KeyList, KeyRecord, MgmtKeyList, MgmtKeyRecord } from "../openapi/shapes";
 
-export function managementKeyRoutes(d: AppDeps) {
+export function managementKeyRoutes(deps: AppDeps) {
   // Each group authenticates in derive, which runs before body validation: a wrong
   // credential is 401 whatever the body.
   const dashboard = new Elysia({ normalize: false })
-    .derive(async ({ request }) => ({ user: await d.auth.jwtUser(request) }))
+    .derive(async ({ request }) => ({ user: await deps.auth.jwtUser(request) }))
     .post(
       "/v1/management-keys",
       async ({ user, body, set }) => {
         set.status = 201;
-        return issueMgmtKey(d.keys, user.id, body.name, d.config.MAX_KEYS_PER_ACCOUNT);
+        return issueMgmtKey(deps.keys, user.id, body.name, deps.config.MAX_KEYS_PER_ACCOUNT);
       },
       {
         body: MgmtKeyBody,
@@ -37,7 +37,7 @@ export function managementKeyRoutes(d: AppDeps) {
     .get(
       "/v1/management-keys",
       async ({ user }) => {
-        const items = (await d.keys.listMgmt(user.id)).map((r) => toMgmtRecord(r));
+        const items = (await deps.keys.listMgmt(user.id)).map((r) => toMgmtRecord(r));
         return { items, total: items.length };
       },
       {
@@ -54,10 +54,10 @@ export function managementKeyRoutes(d: AppDeps) {
       async ({ user, params, request }) => {
         const id = requireUuid(params.id);
         const cascade = queryFlag(request, "cascade");
-        const done = await d.keys.deleteMgmt(user.id, id, { cascade });
+        const done = await deps.keys.deleteMgmt(user.id, id, { cascade });
         if (!done) throw notFound("관리 키");
         // Cached principals of the children go at once here and within a second elsewhere.
-        for (const child of done.children) await d.bus.publish({ t: "key", id: child });
+        for (const child of done.children) await deps.bus.publish({ t: "key", id: child });
         return cascade ? { ok: true, id, deleted_key_ids: done.children } : { ok: true, id };
       },
       {
@@ -76,11 +76,11 @@ export function managementKeyRoutes(d: AppDeps) {
       },
     );
   const provisioning = new Elysia({ normalize: false })
-    .derive(async ({ request, server }) => ({ m: await d.auth.mgmtKey(request, server) }))
+    .derive(async ({ request, server }) => ({ m: await deps.auth.mgmtKey(request, server) }))
     .get(
       "/v1/provisioning/keys",
       async ({ m }) => {
-        const items = (await d.keys.listForMgmtKey(m.mgmtKeyId)).map((r) => toKeyRecord(r));
+        const items = (await deps.keys.listForMgmtKey(m.mgmtKeyId)).map((r) => toKeyRecord(r));
         return { items, total: items.length };
       },
       {
@@ -97,7 +97,7 @@ export function managementKeyRoutes(d: AppDeps) {
       async ({ m, body, set }) => {
         set.status = 201;
         return issueApiKey(
-          d.keys,
+          deps.keys,
           {
             userId: m.userId,
             kind: "standard",
@@ -105,7 +105,7 @@ export function managementKeyRoutes(d: AppDeps) {
             name: body?.name ?? "Default",
             monthlyBudgetKrw: body?.monthly_budget_krw ?? null,
           },
-          d.config.MAX_KEYS_PER_ACCOUNT,
+          deps.config.MAX_KEYS_PER_ACCOUNT,
         );
       },
       {
@@ -124,8 +124,8 @@ export function managementKeyRoutes(d: AppDeps) {
       "/v1/provisioning/keys/:id",
       async ({ m, params }) => {
         const id = requireUuid(params.id);
-        if (!(await d.keys.softDelete(m.userId, id, m.mgmtKeyId))) throw notFound("API 키");
-        await d.bus.publish({ t: "key", id });
+        if (!(await deps.keys.softDelete(m.userId, id, m.mgmtKeyId))) throw notFound("API 키");
+        await deps.bus.publish({ t: "key", id });
         return { ok: true, id };
       },
       {

@@ -33,21 +33,21 @@ export interface MessagesRouteDeps extends ChatRouteDeps {
   count: CountTokensGuard;
 }
 
-export function messagesRoutes(d: AppDeps, c: MessagesRouteDeps) {
+export function messagesRoutes(deps: AppDeps, route: MessagesRouteDeps) {
   return new Elysia({ name: "messages", normalize: false })
-    .use(apiKeyAuth(d.auth))
+    .use(apiKeyAuth(deps.auth))
     .post(
       "/v1/messages",
       async ({ request, body, set, principal, rateLimitHeaders }) => {
         const headers: Record<string, string> = { "cache-control": "no-store", ...rateLimitHeaders };
         Object.assign(set.headers, headers);
-        using slot = await d.calls.take(principal, request);
+        using slot = await deps.calls.take(principal, request);
         const b = body as MessagesBody;
         const core = toCoreFromMessages(b, request.headers.get("anthropic-beta"));
         const id = requestId(request);
         const caller = callerOf(request, principal, "messages");
         const stream = b.stream === true;
-        const run = await c.chat.run(caller, {
+        const run = await route.chat.run(caller, {
           model: b.model,
           request: core,
           prefs: b.provider,
@@ -56,11 +56,11 @@ export function messagesRoutes(d: AppDeps, c: MessagesRouteDeps) {
           reasoningHint: true,
           relay: "anthropic",
         });
-        const meta = { id: messageId(id), keepaliveMs: c.keepaliveMs };
-        const own = runHeaders(d.metrics, run);
+        const meta = { id: messageId(id), keepaliveMs: route.keepaliveMs };
+        const own = runHeaders(deps.metrics, run);
         if (run.kind === "stream") {
           const out = run.stream.head.relayed
-            ? relayMessagesStream(run.stream, c.keepaliveMs)
+            ? relayMessagesStream(run.stream, route.keepaliveMs)
             : messagesEventStream(run.stream, meta);
           return slot.untilEnd(
             new Response(out, {
@@ -110,15 +110,15 @@ export function messagesRoutes(d: AppDeps, c: MessagesRouteDeps) {
       async ({ request, body, set, principal }) => {
         set.headers["cache-control"] = "no-store";
         const b = body as CountTokensBody;
-        const { upstream } = await c.count.admit(principal);
-        const count = await c.chat.countInput(
+        const { upstream } = await route.count.admit(principal);
+        const count = await route.chat.countInput(
           principal,
           b.model,
           toCoreCountTokens(b, request.headers.get("anthropic-beta")),
           request.signal,
           upstream,
         );
-        c.count.record(principal, upstream, count.source, count.tokens);
+        route.count.record(principal, upstream, count.source, count.tokens);
         set.headers["x-token-count-source"] = count.source;
         return { input_tokens: count.tokens };
       },

@@ -191,7 +191,7 @@ function offeringCallable(model: CatalogModel, o: CatalogOffering, today: string
 }
 
 /** One model as `GET /v1/models` shows it. */
-export function toModelView(
+function toModelView(
   snapshot: CatalogSnapshot,
   model: CatalogModel,
   available: ProviderAvailability = everyProvider,
@@ -250,7 +250,7 @@ export function toModelView(
 }
 
 /** Every callable model (active leaves and routing parents; retired and inactive ids are left out). */
-export function toModelList(
+function toModelList(
   snapshot: CatalogSnapshot,
   available: ProviderAvailability = everyProvider,
   health: CircuitView | null = null,

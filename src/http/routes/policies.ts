@@ -33,7 +33,7 @@ const Fields = {
   is_active: t.Boolean(),
 };
 
-export const CreatePolicyBody = t.Object({
+const CreatePolicyBody = t.Object({
   slug: t.String({ pattern: SLUG, maxLength: 63 }),
   display_name: Fields.display_name,
   policy_type: Fields.policy_type,
@@ -44,7 +44,7 @@ export const CreatePolicyBody = t.Object({
 });
 
 /** Only these change; `slug` and `org_id` may be sent unchanged (clients echoing a record), never changed. */
-export const PatchPolicyBody = t.Object({
+const PatchPolicyBody = t.Object({
   display_name: t.Optional(Fields.display_name),
   policy_type: t.Optional(Fields.policy_type),
   entries: t.Optional(Fields.entries),
@@ -54,7 +54,7 @@ export const PatchPolicyBody = t.Object({
   org_id: t.Optional(t.Union([t.String(), t.Null()])),
 });
 
-export function toPolicyRecord(policy: Policy) {
+function toPolicyRecord(policy: Policy) {
   return {
     id: policy.id,
     slug: policy.slug,
@@ -74,15 +74,15 @@ export function toPolicyRecord(policy: Policy) {
   };
 }
 
-export function policyRoutes(d: AppDeps, policies: PolicyService) {
-  const decisions = new ActivityRepo(d.db);
+export function policyRoutes(deps: AppDeps, policies: PolicyService) {
+  const decisions = new ActivityRepo(deps.db);
   const policyId = (raw: string) => requireUuid(raw, "policy_id");
 
   return new Elysia({ name: "routing-policies", normalize: false })
     .get(
       "/v1/routing-policies",
       async ({ request }) => {
-        const user = await d.auth.jwtUser(request);
+        const user = await deps.auth.jwtUser(request);
         const items = (await policies.list(user.id)).map(toPolicyRecord);
         return { items, total: items.length };
       },
@@ -98,7 +98,7 @@ export function policyRoutes(d: AppDeps, policies: PolicyService) {
     .post(
       "/v1/routing-policies",
       async ({ request, body, set }) => {
-        const user = await d.auth.jwtUser(request);
+        const user = await deps.auth.jwtUser(request);
         const created = await policies.create(user.id, {
           slug: body.slug,
           displayName: body.display_name,
@@ -124,7 +124,7 @@ export function policyRoutes(d: AppDeps, policies: PolicyService) {
     .post(
       "/v1/routing-policies/validate",
       async ({ request, body }) => {
-        await d.auth.jwtUser(request);
+        await deps.auth.jwtUser(request);
         // The create route's own checks (schema, then catalog models), without storing: for forms checked as they are typed.
         return { valid: true, ...policies.check(body) };
       },
@@ -142,7 +142,7 @@ export function policyRoutes(d: AppDeps, policies: PolicyService) {
     .get(
       "/v1/routing-policies/:policy_id",
       async ({ request, params }) => {
-        const user = await d.auth.jwtUser(request);
+        const user = await deps.auth.jwtUser(request);
         return toPolicyRecord(await policies.visible(user.id, policyId(params.policy_id)));
       },
       {
@@ -157,7 +157,7 @@ export function policyRoutes(d: AppDeps, policies: PolicyService) {
     .get(
       "/v1/routing-policies/:policy_id/decisions",
       async ({ request, params }) => {
-        const user = await d.auth.jwtUser(request);
+        const user = await deps.auth.jwtUser(request);
         const policy = await policies.visible(user.id, policyId(params.policy_id));
         const raw = new URL(request.url).searchParams.getAll("limit");
         const limit = raw.length ? (raw.length === 1 && /^\d{1,3}$/.test(raw[0]!) ? Number(raw[0]) : NaN) : 20;
@@ -184,7 +184,7 @@ export function policyRoutes(d: AppDeps, policies: PolicyService) {
     .patch(
       "/v1/routing-policies/:policy_id",
       async ({ request, params, body }) => {
-        const user = await d.auth.jwtUser(request);
+        const user = await deps.auth.jwtUser(request);
         const updated = await policies.update(user.id, policyId(params.policy_id), {
           displayName: body.display_name,
           policyType: body.policy_type as PolicyType | undefined,
@@ -209,7 +209,7 @@ export function policyRoutes(d: AppDeps, policies: PolicyService) {
     .delete(
       "/v1/routing-policies/:policy_id",
       async ({ request, params }) => {
-        const user = await d.auth.jwtUser(request);
+        const user = await deps.auth.jwtUser(request);
         await policies.delete(user.id, policyId(params.policy_id));
         return { ok: true };
       },

@@ -6,8 +6,8 @@ import { apiKeyAuth } from "../api-key-auth";
 import { AUTH } from "../security";
 import { errors } from "../openapi/describe";
 
-export function compactRoutes(d: AppDeps) {
-  return new Elysia({ name: "responses-compact" }).use(apiKeyAuth(d.auth)).post(
+export function compactRoutes(deps: AppDeps) {
+  return new Elysia({ name: "responses-compact" }).use(apiKeyAuth(deps.auth)).post(
     "/v1/responses/compact",
     () => {
       throw new GatewayError(

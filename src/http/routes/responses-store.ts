@@ -70,9 +70,9 @@ export async function keepResponse(
   }
 }
 
-export function responseStoreRoutes(d: AppDeps, store: ResponseStore) {
+export function responseStoreRoutes(deps: AppDeps, store: ResponseStore) {
   return new Elysia({ name: "responses-store" })
-    .use(apiKeyAuth(d.auth))
+    .use(apiKeyAuth(deps.auth))
     .get(
       "/v1/responses/:response_id",
       async ({ params, principal }) => {

@@ -42,31 +42,31 @@ export interface ResponsesRouteDeps extends ChatRouteDeps {
   store: ResponseStore;
 }
 
-export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
+export function responsesRoutes(deps: AppDeps, route: ResponsesRouteDeps) {
   return new Elysia({ name: "responses", normalize: false })
-    .use(apiKeyAuth(d.auth))
+    .use(apiKeyAuth(deps.auth))
     .post(
       "/v1/responses",
       async ({ request, body, set, principal, rateLimitHeaders: headers }) => {
-        using slot = await d.calls.take(principal, request);
+        using slot = await deps.calls.take(principal, request);
         const b = body as ResponsesBody;
         // Earlier turns are resolved (or refused) before any credit is held.
         const owner = { userId: principal.user.id, keyId: principal.keyId };
-        const turns = await resolveInput(b, historyOf(c.store, owner));
+        const turns = await resolveInput(b, historyOf(route.store, owner));
         const core = toCoreFromResponses({ ...b, input: turns.input }, turns.prior);
         const context = [...turns.prior, ...turns.input];
         // A context that cannot be kept (too large, or past the account's stored-bytes quota)
         // keeps nothing of this call, and says so up front (a stream's headers leave first).
-        const refused = keeps(c.store, b) ? await c.store.repo.refusal(owner.userId, context) : null;
+        const refused = keeps(route.store, b) ? await route.store.repo.refusal(owner.userId, context) : null;
         let notKept = refused && notStoredValue(refused);
-        const store = keeps(c.store, b) && !notKept;
+        const store = keeps(route.store, b) && !notKept;
         // The client's own body, for an upstream that speaks the Responses API (OpenAI): relayed there.
         const native = nativeResponses(b, store);
         if (native) core.request.responses = native;
         const id = requestId(request);
         const caller = callerOf(request, principal, "responses");
         const stream = b.stream === true;
-        const run = await c.chat.run(caller, {
+        const run = await route.chat.run(caller, {
           model: b.model,
           request: core.request,
           prefs: b.provider,
@@ -78,7 +78,7 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         });
         const keep = store
           ? async (r: ReturnType<typeof responseObject>) => {
-              notKept = notStoredValue(await keepResponse(c.store, owner, context, r));
+              notKept = notStoredValue(await keepResponse(route.store, owner, context, r));
               return notKept === null;
             }
           : undefined;
@@ -86,14 +86,14 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
           id: responseId(id),
           createdAt: Math.floor(Date.now() / 1000),
           echo: echoOf(b, core.request, { store, previousId: turns.previousId }),
-          keepaliveMs: c.keepaliveMs,
+          keepaliveMs: route.keepaliveMs,
           keep,
         };
-        const own = runHeaders(d.metrics, run);
+        const own = runHeaders(deps.metrics, run);
         if (notKept) own[NOT_STORED_HEADER] = notKept;
         if (run.kind === "stream") {
           const out = run.stream.head.relayed
-            ? relayResponsesStream(run.stream, meta.id, c.keepaliveMs)
+            ? relayResponsesStream(run.stream, meta.id, route.keepaliveMs)
             : responsesEventStream(run.stream, meta);
           return slot.untilEnd(new Response(out, { headers: streamHeaders(headers, id, own) }));
         }
@@ -148,7 +148,7 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
     .post(
       "/v1/responses/:request_id/feedback",
       async ({ request, params, body, set }) => {
-        const user = await d.auth.jwtUser(request);
+        const user = await deps.auth.jwtUser(request);
         const rid = requestIdFromPath(params.request_id);
         if (!rid)
           throw new GatewayError(
@@ -167,8 +167,8 @@ export function responsesRoutes(d: AppDeps, c: ResponsesRouteDeps) {
         };
         // A call its client named (X-Request-Id) is recorded under its account-scoped id (http/request-id.ts).
         const row =
-          (await c.feedback.upsert({ ...rating, requestId: accountRequestId(user.id, rid) })) ??
-          (await c.feedback.upsert({ ...rating, requestId: rid }));
+          (await route.feedback.upsert({ ...rating, requestId: accountRequestId(user.id, rid) })) ??
+          (await route.feedback.upsert({ ...rating, requestId: rid }));
         if (!row) throw notFound("요청");
         set.status = 201;
         return {

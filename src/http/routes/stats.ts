@@ -20,9 +20,9 @@ const periodDoc = {
   schema: { type: "string" as const, enum: ["daily", "weekly", "monthly"] },
 };
 
-export function statsRoutes(d: StatsRouteDeps) {
+export function statsRoutes(deps: StatsRouteDeps) {
   const cache = (set: { headers: Record<string, unknown> }) => {
-    set.headers["cache-control"] = `public, max-age=${d.maxAgeSeconds}`;
+    set.headers["cache-control"] = `public, max-age=${deps.maxAgeSeconds}`;
   };
   return new Elysia({ name: "stats", normalize: false })
     .get(
@@ -30,7 +30,7 @@ export function statsRoutes(d: StatsRouteDeps) {
       async ({ query, set }) => {
         const { period } = parsePeriodQuery(query as Query, "daily");
         cache(set);
-        return d.stats.models(period);
+        return deps.stats.models(period);
       },
       {
         response: { 200: ModelsStatsSchema },
@@ -48,7 +48,7 @@ export function statsRoutes(d: StatsRouteDeps) {
       async ({ query, set }) => {
         const { period } = parsePeriodQuery(query as Query, "weekly");
         cache(set);
-        return d.stats.rankings(period);
+        return deps.stats.rankings(period);
       },
       {
         response: { 200: RankingsSchema },
@@ -67,7 +67,7 @@ export function statsRoutes(d: StatsRouteDeps) {
       async ({ query, set }) => {
         const q = parseTimeseriesQuery(query as Query);
         cache(set);
-        return d.stats.timeseries(q);
+        return deps.stats.timeseries(q);
       },
       {
         response: { 200: UsageTimeseriesSchema },
@@ -89,7 +89,7 @@ export function statsRoutes(d: StatsRouteDeps) {
       async ({ query, set }) => {
         const { period } = parsePeriodQuery(query as Query, "weekly");
         cache(set);
-        return d.stats.apps(period);
+        return deps.stats.apps(period);
       },
       {
         response: { 200: AppsStatsSchema },

@@ -10,8 +10,8 @@ import type { AppDeps } from "../deps";
 import { AUTH } from "../security";
 import { named, ok } from "../openapi/describe";
 
-export function usageReportRoutes(d: AppDeps, reader: StatsReader) {
-  return new Elysia({ name: "usage-report", normalize: false }).use(apiKeyAuth(d.auth)).get(
+export function usageReportRoutes(deps: AppDeps, reader: StatsReader) {
+  return new Elysia({ name: "usage-report", normalize: false }).use(apiKeyAuth(deps.auth)).get(
     "/v1/usage/report",
     async ({ query, set, principal }) => {
       const now = new Date();

@@ -15,13 +15,13 @@ import { errors, ok } from "../openapi/describe";
 import { AccountVideoJob, AccountVideoJobs } from "../openapi/shapes";
 import { videoBytes, type VideoRouteDeps } from "./video";
 
-export function videoDashboardRoutes(d: AppDeps, v: VideoRouteDeps, repo: VideoJobRepo) {
+export function videoDashboardRoutes(deps: AppDeps, video: VideoRouteDeps, repo: VideoJobRepo) {
   const origin = (request: Request) => new URL(request.url).origin;
   return new Elysia({ name: "video-dashboard", normalize: false })
     .get(
       "/v1/video/jobs",
       async ({ request }) => {
-        const user = await d.auth.jwtUser(request);
+        const user = await deps.auth.jwtUser(request);
         const { limit, after } = jobListQuery(new URL(request.url).searchParams);
         return toAccountJobList(await repo.listForUser(user.id, after, limit + 1), limit, origin(request));
       },
@@ -46,9 +46,9 @@ export function videoDashboardRoutes(d: AppDeps, v: VideoRouteDeps, repo: VideoJ
     .post(
       "/v1/video/jobs/:job_id/cancel",
       async ({ request, params }) => {
-        const user = await d.auth.jwtUser(request);
+        const user = await deps.auth.jwtUser(request);
         return toAccountJob(
-          await v.service.cancel({ userId: user.id }, requireUuid(params.job_id, "job_id")),
+          await video.service.cancel({ userId: user.id }, requireUuid(params.job_id, "job_id")),
           origin(request),
         );
       },
@@ -64,9 +64,9 @@ export function videoDashboardRoutes(d: AppDeps, v: VideoRouteDeps, repo: VideoJ
     .get(
       "/v1/video/jobs/:job_id/content",
       async ({ request, params }) => {
-        const user = await d.auth.jwtUser(request);
-        const content = await v.service.content({ userId: user.id }, requireUuid(params.job_id, "job_id"));
-        return contentResponse(request, content, { storage: v.storage, headers: {} });
+        const user = await deps.auth.jwtUser(request);
+        const content = await video.service.content({ userId: user.id }, requireUuid(params.job_id, "job_id"));
+        return contentResponse(request, content, { storage: video.storage, headers: {} });
       },
       {
         detail: {

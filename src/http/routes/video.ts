@@ -32,16 +32,16 @@ export const videoBytes = {
 
 const origin = (request: Request) => new URL(request.url).origin;
 
-export function videoRoutes(d: AppDeps, v: VideoRouteDeps) {
+export function videoRoutes(deps: AppDeps, video: VideoRouteDeps) {
   return new Elysia({ name: "video", normalize: false })
-    .use(apiKeyAuth(d.auth))
+    .use(apiKeyAuth(deps.auth))
     .post(
       "/v1/video/generations",
       async ({ request, body, set, principal }) => {
         const idempotencyKey = idempotencyKeyOf(request);
         // The submission calls the provider: it takes a slot like a chat call (the polls do not).
-        using _slot = await d.calls.take(principal, request);
-        const submitted = await v.service.submit(principal, body, idempotencyKey);
+        using _slot = await deps.calls.take(principal, request);
+        const submitted = await video.service.submit(principal, body, idempotencyKey);
         requestRecord(request)?.requested(submitted.body.model); // the request's log line names the video model
         set.status = submitted.status;
         set.headers.location = `/v1/jobs/${submitted.body.job_id}`;
@@ -78,7 +78,7 @@ export function videoRoutes(d: AppDeps, v: VideoRouteDeps) {
     .get(
       "/v1/jobs/:job_id",
       async ({ request, params, principal }) => {
-        const job = await v.service.get(principal, requireUuid(params.job_id, "job_id"));
+        const job = await video.service.get(principal, requireUuid(params.job_id, "job_id"));
         return toJobView(job, origin(request));
       },
       {
@@ -94,7 +94,7 @@ export function videoRoutes(d: AppDeps, v: VideoRouteDeps) {
     .post(
       "/v1/jobs/:job_id/cancel",
       async ({ request, params, principal }) => {
-        const job = await v.service.cancel(principal, requireUuid(params.job_id, "job_id"));
+        const job = await video.service.cancel(principal, requireUuid(params.job_id, "job_id"));
         return toJobView(job, origin(request));
       },
       {
@@ -110,8 +110,8 @@ export function videoRoutes(d: AppDeps, v: VideoRouteDeps) {
     .get(
       "/v1/jobs/:job_id/content",
       async ({ request, params, principal, rateLimitHeaders }) => {
-        const content = await v.service.content(principal, requireUuid(params.job_id, "job_id"));
-        return contentResponse(request, content, { storage: v.storage, headers: rateLimitHeaders });
+        const content = await video.service.content(principal, requireUuid(params.job_id, "job_id"));
+        return contentResponse(request, content, { storage: video.storage, headers: rateLimitHeaders });
       },
       {
         apiKey: "any",

@@ -4,8 +4,6 @@
  * Restored values never contain `"` or `\` (see the detectors), so restoring inside JSON text,
  * such as tool-call arguments, keeps it valid JSON without re-escaping.
  */
-import type { PiiMapping } from "./mask";
-
 /** Any `[KIND_n]`; only those in the mapping are replaced, anything else stays as written. */
 const PLACEHOLDER = /\[[A-Z]{1,16}_\d{1,9}\]/g;
 

@@ -21,15 +21,15 @@ export class S3Storage implements ObjectStorage {
   private client: S3Client;
   private prefix: string;
 
-  constructor(o: S3StorageOptions) {
+  constructor(options: S3StorageOptions) {
     this.client = new S3Client({
-      ...(o.bucket && { bucket: o.bucket }),
-      ...(o.endpoint && { endpoint: o.endpoint }),
-      ...(o.region && { region: o.region }),
-      ...(o.accessKeyId && { accessKeyId: o.accessKeyId }),
-      ...(o.secretAccessKey && { secretAccessKey: o.secretAccessKey }),
+      ...(options.bucket && { bucket: options.bucket }),
+      ...(options.endpoint && { endpoint: options.endpoint }),
+      ...(options.region && { region: options.region }),
+      ...(options.accessKeyId && { accessKeyId: options.accessKeyId }),
+      ...(options.secretAccessKey && { secretAccessKey: options.secretAccessKey }),
     });
-    this.prefix = o.prefix ?? "";
+    this.prefix = options.prefix ?? "";
   }
 
   private file(key: string) {

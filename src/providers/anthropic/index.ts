@@ -18,7 +18,7 @@ import { AnthropicRawRestorer } from "./relay-restore";
 import { anthropicJsonTool } from "./structured";
 import { checkAnthropicResponse, checkAnthropicTokenCount } from "./wire";
 
-export const ANTHROPIC_VERSION = "2023-06-01";
+const ANTHROPIC_VERSION = "2023-06-01";
 
 function anthropicHeaders(req: ChatRequest, ctx: CallContext, stream: boolean): Record<string, string> {
   const h: Record<string, string> = { "x-api-key": ctx.apiKey, "anthropic-version": ANTHROPIC_VERSION };

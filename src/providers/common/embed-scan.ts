@@ -40,7 +40,7 @@ const CLOSE = enc.encode("]");
 const QUOTE = enc.encode('"');
 const MAX_KEPT = 64 << 10;
 
-export function floatsToBase64(text: string): string {
+function floatsToBase64(text: string): string {
   const f = Float32Array.from(JSON.parse(`[${text}]`) as number[]);
   return Buffer.from(f.buffer, f.byteOffset, f.byteLength).toString("base64");
 }

@@ -13,7 +13,7 @@ import { DeadlineError } from "../../lib/http-deadline";
  * 5xx and 529 → transient; 408 (request timeout) and 409 (conflict/lock) → transient, as the
  * vendors' own SDKs retry them; 429 → rate_limited; any other 4xx → rejected.
  */
-export function classifyHttpStatus(status: number): UpstreamErrorKind {
+function classifyHttpStatus(status: number): UpstreamErrorKind {
   if (status >= 500) return "transient";
   if (status === 429) return "rate_limited";
   if (status === 408 || status === 409) return "transient";
@@ -25,7 +25,7 @@ export function classifyHttpStatus(status: number): UpstreamErrorKind {
  * convention) wins over `retry-after` (seconds, or an HTTP date). Undefined when absent or
  * unparsable.
  */
-export function parseRetryAfterHeaders(headers: Headers, now = Date.now()): number | undefined {
+function parseRetryAfterHeaders(headers: Headers, now = Date.now()): number | undefined {
   const ms = headers.get("retry-after-ms");
   if (ms !== null) {
     const v = Number.parseFloat(ms);
@@ -87,7 +87,7 @@ export function badAnswer(message: string, status: number, body: unknown): Upstr
 }
 
 /** Parses an error body as JSON when it is JSON; otherwise returns the text (or undefined if empty). */
-export function parseErrorBody(text: string): unknown {
+function parseErrorBody(text: string): unknown {
   if (text.trim() === "") return undefined;
   try {
     return JSON.parse(text);
@@ -97,7 +97,7 @@ export function parseErrorBody(text: string): unknown {
 }
 
 /** True when the caller's own signal caused this error (client gone): rethrown untouched. */
-export function isCallerAbort(err: unknown, signal: AbortSignal | undefined): boolean {
+function isCallerAbort(err: unknown, signal: AbortSignal | undefined): boolean {
   return signal?.aborted === true && (err === signal.reason || (err instanceof Error && err.name === "AbortError"));
 }
 

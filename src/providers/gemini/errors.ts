@@ -44,7 +44,7 @@ export function geminiRetryDelayMs(detail: unknown): number | undefined {
 }
 
 /** Status string → kind, for an `error` payload inside a 200 stream. */
-export function mapGeminiErrorStatus(status: string | undefined, code: number | undefined): UpstreamErrorKind {
+function mapGeminiErrorStatus(status: string | undefined, code: number | undefined): UpstreamErrorKind {
   if (status === "RESOURCE_EXHAUSTED" || code === 429) return "rate_limited";
   if (status === "UNAVAILABLE" || status === "INTERNAL" || status === "DEADLINE_EXCEEDED" || status === "ABORTED")
     return "transient";

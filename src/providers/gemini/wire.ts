@@ -70,4 +70,3 @@ export const GeminiWireEmbedResponse = T.Object({
   embeddings: T.Optional(T.Array(GeminiWireEmbedding)),
 });
 export type GeminiWireEmbedResponse = Static<typeof GeminiWireEmbedResponse>;
-export const checkGeminiEmbedResponse = wireCheck("embedding answer", GeminiWireEmbedResponse);

@@ -32,7 +32,7 @@ export function responsesBody(req: ChatRequest, stream: boolean): Obj {
 }
 
 /** Responses usage → the gateway's: cached ⊂ input, reasoning ⊂ output. */
-export function mapResponsesUsage(u: Obj | null | undefined): Usage {
+function mapResponsesUsage(u: Obj | null | undefined): Usage {
   return {
     promptTokens: u?.input_tokens ?? 0,
     completionTokens: u?.output_tokens ?? 0,

@@ -40,7 +40,7 @@ function plain(s: string | undefined): string {
     .replace(/&#39;/g, "'");
 }
 
-export function fromBraveResponse(body: BraveWire, count: number): SearchResult[] {
+function fromBraveResponse(body: BraveWire, count: number): SearchResult[] {
   return (body.web?.results ?? [])
     .filter((r) => r.url)
     .slice(0, count)

@@ -338,7 +338,7 @@ function prefillRefusal(messages: readonly AnthropicMessage[], thinking: Anthrop
 }
 
 /** Text of the last `user` message: string content or its text blocks (not tool results). */
-export function lastAnthropicUserText(messages: readonly AnthropicMessage[]): string {
+function lastAnthropicUserText(messages: readonly AnthropicMessage[]): string {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i];
     if (m?.role !== "user") continue;

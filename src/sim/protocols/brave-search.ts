@@ -37,7 +37,7 @@ const SITES = [
   "research.example.edu",
 ];
 
-export function simulatedResults(query: string, count: number) {
+function simulatedResults(query: string, count: number) {
   const clean = stripDirectives(query).trim() || "query";
   const s = slug(clean);
   const h = hash(clean);

@@ -12,7 +12,7 @@ import { readJsonBody } from "../http.ts";
 import { automaticCachedTokens } from "../prompt-cache.ts";
 import { planReply, type ReplyPlan } from "../reply-plan.ts";
 import type { SimContext } from "../routes.ts";
-import { sseResponse, type SseFrame } from "../sse.ts";
+import { sseResponse } from "../sse.ts";
 import {
   countJsonTokens,
   countTokens,
@@ -261,7 +261,7 @@ function partsText(c: GeminiContent | undefined): string {
 }
 
 /** Text of the last user content (role `user` or none): its text parts, thoughts excluded. */
-export function lastGeminiUserText(contents: readonly GeminiContent[]): string {
+function lastGeminiUserText(contents: readonly GeminiContent[]): string {
   for (let i = contents.length - 1; i >= 0; i--) {
     const c = contents[i];
     if (c?.role !== undefined && c.role !== "user") continue;

@@ -241,7 +241,7 @@ function openAIJsonFormat(format: OpenAIChatRequest["response_format"]): { schem
 }
 
 /** Text of the last `user` message: its string content or its text parts joined. */
-export function lastOpenAIUserText(messages: readonly OpenAIMessage[]): string {
+function lastOpenAIUserText(messages: readonly OpenAIMessage[]): string {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i];
     if (m?.role === "user") return contentText(m);

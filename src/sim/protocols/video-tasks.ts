@@ -19,7 +19,7 @@ import { jsonResponse, sleep } from "../http.ts";
 import type { SimContext, SimRouteTable } from "../routes.ts";
 import { keepOpen } from "../directive-effects.ts";
 
-export const DEFAULT_VIDEO_MS = 3000;
+const DEFAULT_VIDEO_MS = 3000;
 const BYTES_PER_SECOND = 8 * 1024;
 
 export type TaskOutcome = "succeeded" | "failed" | "expired" | "filtered";
@@ -58,7 +58,7 @@ function tasks(ctx: SimContext): Map<string, SimVideoTask> {
 }
 
 /** FNV-1a, for deterministic lengths and bytes. */
-export function fnv1a(text: string): number {
+function fnv1a(text: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);

@@ -70,7 +70,7 @@ class OutputWriter {
   /** Function-call items by the upstream's tool-call index. */
   private calls = new Map<number, Extract<Open, { kind: "call" }>>();
 
-  constructor(private w: EventWriter) {}
+  constructor(private writer: EventWriter) {}
 
   text(delta: string): void {
     if (this.open?.kind !== "message") {
@@ -79,7 +79,7 @@ class OutputWriter {
     }
     const m = this.open as Extract<Open, { kind: "message" }>;
     m.text += delta;
-    this.w.emit("response.output_text.delta", {
+    this.writer.emit("response.output_text.delta", {
       item_id: m.item.id,
       output_index: m.index,
       content_index: 0,
@@ -97,7 +97,7 @@ class OutputWriter {
       this.items.push(c.item);
       this.calls.set(ev.index, c);
       this.open = c;
-      this.w.emit("response.output_item.added", { output_index: c.index, item: { ...c.item, arguments: "" } });
+      this.writer.emit("response.output_item.added", { output_index: c.index, item: { ...c.item, arguments: "" } });
     }
     if (call.id) c.item.call_id = call.id;
     c.item.name = call.function.name;
@@ -105,7 +105,7 @@ class OutputWriter {
     // A fragment of an already finished call (an upstream interleaving calls) still gets its
     // delta, under its own item id; the final item in response.completed is whole either way.
     if (ev.arguments)
-      this.w.emit("response.function_call_arguments.delta", {
+      this.writer.emit("response.function_call_arguments.delta", {
         item_id: c.item.id,
         output_index: c.index,
         delta: ev.arguments,
@@ -124,8 +124,8 @@ class OutputWriter {
     const m: Open = { kind: "message", item, index: this.items.length, text: "" };
     this.items.push(item);
     this.open = m;
-    this.w.emit("response.output_item.added", { output_index: m.index, item: { ...item, content: [] } });
-    this.w.emit("response.content_part.added", {
+    this.writer.emit("response.output_item.added", { output_index: m.index, item: { ...item, content: [] } });
+    this.writer.emit("response.content_part.added", {
       item_id: item.id,
       output_index: m.index,
       content_index: 0,
@@ -142,21 +142,21 @@ class OutputWriter {
       // As OpenAI does, each source is announced before the text is done (the AI SDK's
       // streamText takes its sources from these events).
       this.annotations.forEach((annotation, annotation_index) =>
-        this.w.emit("response.output_text.annotation.added", { ...base, annotation_index, annotation }),
+        this.writer.emit("response.output_text.annotation.added", { ...base, annotation_index, annotation }),
       );
-      this.w.emit("response.output_text.done", { ...base, text: o.text, logprobs: [] });
-      this.w.emit("response.content_part.done", { ...base, part: outputText(o.text, this.annotations) });
+      this.writer.emit("response.output_text.done", { ...base, text: o.text, logprobs: [] });
+      this.writer.emit("response.content_part.done", { ...base, part: outputText(o.text, this.annotations) });
       o.item.status = "completed";
       o.item.content = [outputText(o.text, this.annotations)];
     } else {
-      this.w.emit("response.function_call_arguments.done", {
+      this.writer.emit("response.function_call_arguments.done", {
         item_id: o.item.id,
         output_index: o.index,
         arguments: o.item.arguments,
       });
       o.item.status = "completed";
     }
-    this.w.emit("response.output_item.done", { output_index: o.index, item: { ...o.item } });
+    this.writer.emit("response.output_item.done", { output_index: o.index, item: { ...o.item } });
   }
 }
 

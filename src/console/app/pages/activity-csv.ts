@@ -2,7 +2,7 @@
  * CSV of activity rows. Strings a spreadsheet would run as a formula (`=`, `+`, `-`, `@`
  * first: an app name comes from any client's X-Title) get a leading apostrophe.
  */
-export const CSV_COLUMNS = [
+const CSV_COLUMNS = [
   "created_at",
   "request_id",
   "key_id",

@@ -7,7 +7,7 @@ import { t } from "../i18n";
 import { ErrorLine, Field, Show } from "../ui";
 
 /** The platform fee as the API takes it: 3%, rounded up to the won, out of the amount paid. */
-export const topupFee = (paid: number) => Math.ceil((paid * 3) / 100);
+const topupFee = (paid: number) => Math.ceil((paid * 3) / 100);
 
 export function Accounts() {
   const [q, setQ] = useState("");

@@ -11,7 +11,7 @@ import { t } from "../i18n";
 import { ErrorLine, Field, Page, Show } from "../ui";
 import { streamChat, type StreamEnd } from "./chat-stream";
 
-export const PLAYGROUND_KEY_NAME = "console-playground";
+const PLAYGROUND_KEY_NAME = "console-playground";
 let playgroundKey: string | null = null;
 
 interface Turn {

@@ -78,7 +78,7 @@ export function mapVeoPoll(body: unknown): VideoPollOutcome {
   throw badShape("finished operation", body);
 }
 
-export function veoError(status: number, headers: Headers, text: string): UpstreamError {
+function veoError(status: number, headers: Headers, text: string): UpstreamError {
   return upstreamHttpError(status, headers, text, { message: (b) => str(dig(b, "error", "message")) });
 }
 

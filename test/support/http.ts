@@ -1,5 +1,6 @@
 /**
- * Helpers shared by the HTTP tests: forged JWTs, a pair of gateways on one PostgreSQL
+ * Helpers of the tests that drive the HTTP API (http, security, console, reliability and
+ * others): forged JWTs, a pair of gateways on one PostgreSQL
  * database (two instances, as in production behind a load balancer).
  */
 import { createHmac } from "node:crypto";

@@ -1,5 +1,6 @@
 /**
- * Real processes for the reliability tests: the upstream simulator and gateways started with
+ * Real processes for the reliability, deploy and observability tests (and the benches): the
+ * upstream simulator and gateways started with
  * `bun src/main.ts` (so a SIGKILL or SIGTERM hits a real process, not a test object), each on
  * a fixed port, every provider pointed at the one simulator.
  */
@@ -8,7 +9,7 @@ import { createWriteStream, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { ADMIN_TOKEN, UNLIMITED_ENV } from "../harness";
-import { TEST_JWT_SECRET } from "../http/helpers";
+import { TEST_JWT_SECRET } from "./http";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const BUN = process.execPath;

@@ -1,5 +1,6 @@
 /**
- * Helpers of the chat and billing end-to-end tests: fast tenants, an OpenAI SDK client that
+ * Helpers of the end-to-end tests that make model calls (chat, billing, embeddings, Messages,
+ * Responses, stats, security and more): fast tenants, an OpenAI SDK client that
  * never retries on its own (so upstream attempt counts are the gateway's), raw SSE reading,
  * exact balances from the database, simulator call counts, and a recording proxy that stands
  * between the gateway and the simulator to show what actually left for a provider.

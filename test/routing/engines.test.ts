@@ -183,12 +183,12 @@ describe("intent classifier", () => {
     expect(c.category).toBe("writing");
   });
 
-  test("is fast: a long prompt classifies in well under a millisecond", () => {
-    const long = "Please review the following code and explain it. ".repeat(200);
-    classifyText(long);
-    const t0 = performance.now();
-    for (let i = 0; i < 1000; i++) classifyText(long);
-    expect((performance.now() - t0) / 1000).toBeLessThan(0.5);
+  test("reads only the head of a long prompt: text past the scan window changes nothing", () => {
+    // The classifier runs on every auto-routed call; its cost is bounded by reading a fixed
+    // window, which is what this checks (its speed is measured by benchmarks, not asserted).
+    const head = "Please review the following code and explain it. ".repeat(200);
+    const tail = " Write a poem about the sea, a haiku, a sonnet.".repeat(200);
+    expect(classifyText(head + tail)).toEqual(classifyText(head));
   });
 });
 

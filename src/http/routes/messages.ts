@@ -13,7 +13,7 @@ import {
   type MessagesBody,
 } from "../../surfaces/anthropic/schema";
 import { toCoreCountTokens, toCoreFromMessages } from "../../surfaces/anthropic/to-core";
-import { messageId, messageObject } from "../../surfaces/anthropic/from-core";
+import { messageId, messageObject, tokenCountJson } from "../../surfaces/anthropic/from-core";
 import { messagesEventStream } from "../../surfaces/anthropic/stream";
 import { relayMessagesStream } from "../../surfaces/anthropic/relay";
 import { apiKeyAuth } from "../api-key-auth";
@@ -24,7 +24,8 @@ import { callerOf } from "../caller";
 import { runHeaders, SSE_HEADERS, streamHeaders, type ChatRouteDeps } from "./chat";
 import { AUTH } from "../security";
 import { ok, okOrStream, withHeaders } from "../openapi/describe";
-import { AnthropicMessage, AnthropicTokenCount, anthropicErrors } from "../openapi/anthropic-shapes";
+import { AnthropicMessage, AnthropicTokenCount } from "../../surfaces/anthropic/schemas";
+import { anthropicErrors } from "../openapi/anthropic-errors";
 
 const ERRORS = anthropicErrors(400, 401, 402, 403, 409, 413, 422, 429, 502, 503);
 
@@ -120,7 +121,7 @@ export function messagesRoutes(d: AppDeps, c: MessagesRouteDeps) {
         );
         c.count.record(principal, upstream, count.source, count.tokens);
         set.headers["x-token-count-source"] = count.source;
-        return { input_tokens: count.tokens };
+        return tokenCountJson(count.tokens);
       },
       {
         apiKey: "model",

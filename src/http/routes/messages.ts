@@ -3,7 +3,8 @@
  * The call is converted into the same chat call as /v1/chat/completions, so routing, billing,
  * cache, masking and errors are the chat service's; only the wire format differs. An Anthropic
  * upstream gets the client's own body, and its stream (or answer) is relayed as it came.
- * Errors on these paths are rendered in Anthropic's envelope (../anthropic-errors.ts).
+ * Both routes declare Anthropic's error dialect: their errors are rendered in Anthropic's
+ * envelope (../error-dialect.ts).
  */
 import { Elysia } from "elysia";
 import {
@@ -23,6 +24,7 @@ import { requestId } from "../request-id";
 import { callerOf } from "../caller";
 import { runHeaders, SSE_HEADERS, streamHeaders, type ChatRouteDeps } from "./chat";
 import { AUTH } from "../security";
+import { ANTHROPIC_ERRORS } from "../error-dialect";
 import { ok, okOrStream, withHeaders } from "../openapi/describe";
 import { AnthropicMessage, AnthropicTokenCount } from "../../surfaces/anthropic/schemas";
 import { anthropicErrors } from "../openapi/anthropic-errors";
@@ -83,6 +85,7 @@ export function messagesRoutes(d: AppDeps, c: MessagesRouteDeps) {
         apiKey: "model",
         body: MessagesBodySchema,
         detail: {
+          ...ANTHROPIC_ERRORS,
           security: AUTH.apiKeyOrXApiKey,
           tags: ["messages"],
           summary:
@@ -127,6 +130,7 @@ export function messagesRoutes(d: AppDeps, c: MessagesRouteDeps) {
         apiKey: "model",
         body: CountTokensBodySchema,
         detail: {
+          ...ANTHROPIC_ERRORS,
           security: AUTH.apiKeyOrXApiKey,
           tags: ["messages"],
           summary:

@@ -75,9 +75,10 @@ export type ResponsesUsage = Static<typeof ResponsesUsage>;
 const FunctionTool = T.Object({
   type: T.Literal("function"),
   name: T.String(),
-  description: Nullable(T.String()),
-  parameters: Nullable(T.Record(T.String(), T.Unknown())),
-  strict: Nullable(T.Boolean()),
+  // Always written by the gateway; a relayed answer echoes the client's tools as they were sent.
+  description: T.Optional(Nullable(T.String())),
+  parameters: T.Optional(Nullable(T.Record(T.String(), T.Unknown()))),
+  strict: T.Optional(Nullable(T.Boolean())),
 });
 const RelayedTool = T.Object(
   { type: T.Intersect([T.String(), T.Not(T.Literal("function"))]) },
@@ -124,7 +125,9 @@ export const ResponseObject = named(
     output: T.Array(OutputItem),
     truncation: T.String(),
     usage: Nullable(ResponsesUsage),
-    user: Nullable(T.String()),
+    user: T.Optional(
+      Nullable(T.String({ description: "Always null from the gateway; a relayed answer may leave it out" })),
+    ),
     // Gateway extensions, as on chat: who answered, whether the cache did, what it cost.
     provider: Nullable(T.String()),
     cached: T.Boolean(),

@@ -31,11 +31,16 @@ export const StructuredError = named(
       detail: T.Object({
         error: T.String({ description: "The error code" }),
         message: T.String(),
-        action: T.Optional(T.Object({ type: T.Optional(T.String()), path: T.Optional(T.String()) })),
+        action: T.Optional(T.Object({ type: T.String(), path: T.String() }, { description: "What to do about it" })),
         retryable: T.Optional(T.Boolean()),
-        providers: T.Optional(T.Array(T.Unknown())),
-        upstream: T.Optional(T.Unknown()),
-        suggestions: T.Optional(T.Array(T.Unknown())),
+        providers: T.Optional(T.Array(T.Unknown(), { description: "Each provider tried, and how it failed" })),
+        upstream: T.Optional(
+          T.Object(
+            { status: T.Integer(), reason: T.String(), detail: T.String() },
+            { description: "A provider's refusal: its status, what it means and our words for it" },
+          ),
+        ),
+        suggestions: T.Optional(T.Array(T.String(), { description: "Model ids to try instead" })),
       }),
       error: OpenAIErrorObject,
     },

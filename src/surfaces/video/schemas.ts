@@ -8,6 +8,21 @@ import { named } from "../../lib/named-schema";
 
 const Nullable = <S extends TSchema>(s: S) => T.Union([s, T.Null()]);
 
+const JobErrorCode = T.Union(
+  (
+    [
+      "generation_failed",
+      "content_filtered",
+      "generation_expired",
+      "generation_timeout",
+      "submit_failed",
+      "download_failed",
+      "upstream_error",
+      "canceled",
+    ] as const
+  ).map((c) => T.Literal(c)),
+);
+
 export const VideoJob = named(
   "VideoJob",
   T.Object({
@@ -16,7 +31,7 @@ export const VideoJob = named(
     model: T.String(),
     result_url: Nullable(T.String()),
     cost: Nullable(T.Object({ krw: T.Number({ description: "Korean won" }) })),
-    error: Nullable(T.Object({ code: T.String(), message: T.String() })),
+    error: Nullable(T.Object({ code: JobErrorCode, message: T.String() })),
     assets: T.Array(T.Object({ type: T.Literal("video"), url: T.String() })),
     created_at: T.String({ format: "date-time" }),
   }),

@@ -3,7 +3,8 @@
  * (test/fixtures: OpenAI's chat completion and Responses object, Anthropic's messages) served
  * over a socket as the OpenAI and Anthropic upstreams, called through every dialect. Each dialect is seen both relayed (the vendor's own body: Messages on an Anthropic
  * model, Responses on an OpenAI one) and translated by our encoders (the other vendor's answer),
- * plus embeddings and a video job (the simulator's) and the errors each dialect renders.
+ * plus embeddings and a video job (the simulator's), the model list and the errors each dialect
+ * renders.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
@@ -13,6 +14,7 @@ import { startTestGateway, type TestGateway } from "../harness";
 import { tenant } from "../chat/helpers";
 import { AnthropicError, AnthropicMessage, AnthropicTokenCount } from "../../src/surfaces/anthropic/schemas";
 import { ChatCompletion, EmbeddingList } from "../../src/surfaces/openai/schemas";
+import { Model, ModelList } from "../../src/surfaces/openai/model-schemas";
 import { CompatibleError, StructuredError, ValidationErrorBody } from "../../src/surfaces/openai/error-schemas";
 import { ResponseObject } from "../../src/surfaces/responses/schemas";
 import { VideoJob } from "../../src/surfaces/video/schemas";
@@ -111,7 +113,7 @@ describe("the gateway's answers over HTTP match their declared schemas", () => {
     expect(translated.body.output.map((i: any) => i.type)).toEqual(["message"]);
   });
 
-  test("embeddings (the simulator's), floats and base64; a video job", async () => {
+  test("embeddings (the simulator's), floats and base64; the model list; a video job", async () => {
     const { key } = await tenant(g, 100_000);
     for (const encoding_format of ["float", "base64"]) {
       const r = await answer(key.key, "/v1/embeddings", {
@@ -122,6 +124,8 @@ describe("the gateway's answers over HTTP match their declared schemas", () => {
       matches(EmbeddingList, r);
       expect(r.body.data).toHaveLength(2);
     }
+    matches(ModelList, await g.call("GET", "/v1/models", { token: key.key }));
+    matches(Model, await g.call("GET", "/v1/models/gpt-4o-mini", { token: key.key }));
     const job = await answer(key.key, "/v1/video/generations", { prompt: "a cat on a skateboard" });
     matches(VideoJob, job, 202);
     matches(VideoJob, await g.call("GET", `/v1/jobs/${job.body.job_id}`, { token: key.key }));

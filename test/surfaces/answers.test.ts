@@ -3,8 +3,8 @@
  * (test/fixtures: OpenAI's chat completion and Responses object, Anthropic's messages) served
  * over a socket as the OpenAI and Anthropic upstreams, called through every dialect. Each dialect is seen both relayed (the vendor's own body: Messages on an Anthropic
  * model, Responses on an OpenAI one) and translated by our encoders (the other vendor's answer),
- * plus embeddings and a video job (the simulator's), the model list and the errors each dialect
- * renders.
+ * plus embeddings and a video job (the simulator's), the model list, the key-management answers
+ * and the errors each dialect renders.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
@@ -18,6 +18,7 @@ import { Model, ModelList } from "../../src/surfaces/openai/model-schemas";
 import { CompatibleError, StructuredError, ValidationErrorBody } from "../../src/surfaces/openai/error-schemas";
 import { ResponseObject } from "../../src/surfaces/responses/schemas";
 import { VideoJob } from "../../src/surfaces/video/schemas";
+import { KeyList, KeyRecord, KeyUsage, MgmtKeyList, MgmtKeyRecord } from "../../src/surfaces/gateway/key-answers";
 import { departures } from "./helpers";
 
 setDefaultTimeout(30_000);
@@ -129,6 +130,21 @@ describe("the gateway's answers over HTTP match their declared schemas", () => {
     const job = await answer(key.key, "/v1/video/generations", { prompt: "a cat on a skateboard" });
     matches(VideoJob, job, 202);
     matches(VideoJob, await g.call("GET", `/v1/jobs/${job.body.job_id}`, { token: key.key }));
+  });
+
+  test("the key-management answers: keys, their usage, management keys, a child key", async () => {
+    const { user } = await tenant(g);
+    const jwt = { token: user.jwt };
+    const body = { name: "k", allowed_models: ["gpt-4o-mini"], monthly_budget_krw: 1000, ip_allowlist: ["10.0.0.0/8"] };
+    matches(KeyRecord, await g.call("POST", "/v1/keys", { ...jwt, body }), 201);
+    matches(KeyList, await g.call("GET", "/v1/keys", jwt));
+    matches(KeyUsage, await g.call("GET", "/v1/keys/usage", jwt));
+    const mgmt = await g.call("POST", "/v1/management-keys", { ...jwt, body: { name: "m" } });
+    matches(MgmtKeyRecord, mgmt, 201);
+    matches(MgmtKeyList, await g.call("GET", "/v1/management-keys", jwt));
+    const child = { token: mgmt.body.key, body: { name: "c", monthly_budget_krw: 10 } };
+    matches(KeyRecord, await g.call("POST", "/v1/provisioning/keys", child), 201);
+    matches(KeyList, await g.call("GET", "/v1/provisioning/keys", { token: mgmt.body.key }));
   });
 
   test("errors: each dialect's bodies (auth, validation, not found, payment)", async () => {

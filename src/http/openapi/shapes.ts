@@ -1,7 +1,10 @@
 /**
- * Response bodies of the gateway's own endpoints, as documentation (the OpenAPI document's
- * component schemas). Nothing validates an answer against them; the OpenAPI test checks that
- * every route names one and that a typed client generated from them compiles.
+ * Response bodies of the gateway's account, operator, policy and health endpoints, whose
+ * encoders live with their routes, as documentation (the OpenAPI document's component schemas).
+ * The model-calling dialects, the model list, video jobs and keys declare theirs in their
+ * surfaces (the schemas files under src/surfaces), where the encoders take their types from
+ * them. Nothing validates an answer in production; the OpenAPI test checks that every route
+ * names one, that the answers of a tour match them and that a typed client compiles.
  */
 import { Type as T, type TSchema } from "@sinclair/typebox";
 import { named } from "./describe";
@@ -38,53 +41,8 @@ export const Me = named(
   }),
 );
 
-export const KeyRecord = named(
-  "ApiKey",
-  T.Object({
-    id: Id,
-    name: T.String(),
-    key_prefix: T.String(),
-    key: T.Optional(T.String({ description: "The secret: only in the answer that created the key" })),
-    kind: T.String({ description: "standard, delegated or byok" }),
-    allowed_models: Nullable(T.Array(T.String())),
-    monthly_budget_krw: Nullable(Krw),
-    monthly_token_limit: Nullable(T.Integer()),
-    expires_at: Nullable(Time),
-    is_active: T.Boolean(),
-    pii_masking_enabled: T.Boolean(),
-    response_cache_mode: T.Union([T.Literal("off"), T.Literal("exact"), T.Literal("semantic")]),
-    hedge: T.Boolean({ description: "Hedged requests for this key's calls, turned on by its owner (docs/hedging.md)" }),
-    scopes: Nullable(T.Array(T.String())),
-    ip_allowlist: Nullable(T.Array(T.String())),
-    byok_provider: T.Optional(T.String()),
-    management_key_id: Nullable(Id),
-    created_at: Time,
-    last_used_at: Nullable(Time),
-  }),
-);
 const listOf = (name: string, item: TSchema) =>
   named(name, T.Object({ items: T.Array(item), total: T.Integer({ minimum: 0 }) }));
-export const KeyList = listOf("ApiKeyList", KeyRecord);
-export const KeyUsage = named(
-  "ApiKeyUsage",
-  T.Object({
-    month: T.String({ description: "YYYY-MM (UTC)" }),
-    items: T.Array(
-      T.Object({
-        key_id: Id,
-        name: T.String(),
-        key_prefix: T.String(),
-        spent_krw: Krw,
-        held_krw: Krw,
-        tokens: T.Integer(),
-        requests: T.Integer(),
-        monthly_budget_krw: Nullable(Krw),
-        monthly_token_limit: Nullable(T.Integer()),
-      }),
-    ),
-    total: T.Integer({ minimum: 0 }),
-  }),
-);
 export const Deleted = named(
   "Deleted",
   T.Object({
@@ -93,19 +51,6 @@ export const Deleted = named(
     deleted_key_ids: T.Optional(T.Array(Id, { description: "With cascade=true: the keys deleted with it" })),
   }),
 );
-
-export const MgmtKeyRecord = named(
-  "ManagementKey",
-  T.Object({
-    id: Id,
-    name: T.String(),
-    key_prefix: T.String(),
-    key: T.Optional(T.String({ description: "The secret: only when created" })),
-    created_at: Time,
-    last_used_at: Nullable(Time),
-  }),
-);
-export const MgmtKeyList = listOf("ManagementKeyList", MgmtKeyRecord);
 
 export const Topup = named("Topup", T.Object({ paid_krw: Krw, fee_krw: Krw, credited_krw: Krw, balance_krw: Krw }));
 export const Settings = named(

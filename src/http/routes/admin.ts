@@ -1,6 +1,6 @@
 /** Operator endpoints (`Authorization: Bearer <ADMIN_TOKEN>`), per the operator contract. */
 import { Elysia, t } from "elysia";
-import { Type } from "@sinclair/typebox";
+import { Type, type Static } from "@sinclair/typebox";
 import { GatewayError, issue, text, ValidationFailure } from "../../core/errors";
 import { byokContext } from "../../lib/secret-box";
 import { krwToMicro, microToKrw } from "../../lib/money";
@@ -59,7 +59,12 @@ export function adminRoutes(d: AppDeps) {
           }
           if (balance === null) throw notFound("사용자");
           set.status = 201;
-          return { paid_krw: body.amount_krw, fee_krw: fee, credited_krw: credited, balance_krw: microToKrw(balance) };
+          return {
+            paid_krw: body.amount_krw,
+            fee_krw: fee,
+            credited_krw: credited,
+            balance_krw: microToKrw(balance),
+          } satisfies Static<typeof Topup>;
         },
         {
           body: t.Object({ amount_krw: StrictInt({ minimum: 1, maximum: 10_000_000_000 }) }),
@@ -143,7 +148,7 @@ export function adminRoutes(d: AppDeps) {
           await liveUser(body.owner_user_id);
           const org = await d.users.createOrg(body.name, body.owner_user_id.toLowerCase());
           set.status = 201;
-          return { org_id: org.id, name: org.name };
+          return { org_id: org.id, name: org.name } satisfies Static<typeof Org>;
         },
         {
           body: t.Object({ name: t.String({ minLength: 1, maxLength: 100 }), owner_user_id: t.String() }),

@@ -1,13 +1,13 @@
 /**
  * The Elysia application: cross-cutting concerns (request id, authentication before the
- * body, body limits and JSON parsing, metrics, the single error renderer, OpenAPI) and
- * every route group.
+ * body, body limits and JSON parsing, metrics, the single error renderer in each route's
+ * dialect, OpenAPI) and every route group.
  */
 import { Elysia } from "elysia";
 import { bodyLeftUnread, readBody, tooLarge } from "./body";
 import type { AppDeps } from "./deps";
 import { renderError } from "./errors";
-import { asAnthropicError, isMessagesPath } from "./anthropic-errors";
+import { ErrorDialects } from "./error-dialect";
 import { requestLang } from "./lang";
 import { assignRequestId, requestId, requestStart } from "./request-id";
 import { beginRecord, requestRecord } from "./request-log";
@@ -34,6 +34,8 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
   const cors = corsPolicy(d.config.CORS_ORIGINS);
   // Routes are known once all are added; the gate indexes them at the first body.
   const gate = new BodyGate(d.auth, () => app.routes);
+  // Each route's error dialect, as it declares it (Messages: Anthropic's envelope).
+  const dialects = new ErrorDialects(() => app.routes);
   const observe = { lines: d.config.LOG_REQUESTS, tracer: d.tracer ?? null, refusals: new RefusalFolder() };
   const app = new Elysia({
     normalize: false,
@@ -74,10 +76,9 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
         d.metrics.requests.inc({ route: "unmatched", method: request.method, status: 413 });
         const err = tooLarge();
         if (rec) rec.error = err.errorCode;
-        const res = renderError(undefined, err, id, requestLang(request));
+        const dialect = dialects.ofRequest(request.method, new URL(request.url).pathname);
+        const res = renderError(undefined, err, id, requestLang(request), dialect);
         rec?.answeredEarly(res.status);
-        if (isMessagesPath(request))
-          return asAnthropicError(res, id).then((r) => (r.headers.set("connection", "close"), r));
         res.headers.set("connection", "close"); // the body is not read: stop receiving it
         return res;
       }
@@ -94,7 +95,7 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
       // An empty body parses as undefined; let the route's schema report what is missing.
       return body === undefined ? {} : body;
     })
-    .onError(async ({ code, error, request, set }) => {
+    .onError(({ code, error, request, set, route }) => {
       const id = requestId(request);
       // The client went away (its abort ended the upstream call): nobody reads this answer,
       // and it is not a server error. 499 as in nginx, for the metrics only.
@@ -104,8 +105,7 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
         set.status = 499;
         return new Response(null, { status: 499 });
       }
-      const rendered = renderError(code, error, id, requestLang(request));
-      const res = isMessagesPath(request) ? await asAnthropicError(rendered, id) : rendered;
+      const res = renderError(code, error, id, requestLang(request), dialects.ofRoute(request.method, route));
       set.status = res.status; // so /metrics counts the status actually sent
       if (rec) rec.error = errorCodeOf(code, error, res.status);
       res.headers.set("x-request-id", id);

@@ -1,12 +1,16 @@
 /**
  * The single error renderer: GatewayError, our own validation failures and Elysia's
- * (validation, parse, not-found) all become one of the specification's three body shapes.
- * Anything else is a bug: logged with the request id and rendered as a bare 500.
+ * (validation, parse, not-found) become one failure, rendered once in the dialect the route
+ * declares (./error-dialect.ts). Anything else is a bug: logged with the request id and
+ * rendered as a bare 500.
  *
- * Every body also carries OpenAI's error object at the top level, `error: {message, type,
- * code, param}`, which the OpenAI SDK (and LangChain, the Vercel AI SDK) read for their error's
- * message and code; the compatible envelope already is that object. Messages are Korean, or
- * English when the request prefers it (./lang.ts).
+ * The OpenAI dialect (every route but Messages) has the specification's three body shapes
+ * (src/surfaces/openai/error-schemas.ts), each also carrying OpenAI's error object at the top
+ * level, `error: {message, type, code, param}`, which the OpenAI SDK (and LangChain, the Vercel
+ * AI SDK) read for their error's message and code; the compatible envelope already is that
+ * object. The Anthropic dialect is Anthropic's envelope (src/surfaces/anthropic/errors.ts) with
+ * the same status, headers, message and code. Messages are Korean, or English when the request
+ * prefers it (./lang.ts).
  */
 import { ValidationError } from "elysia";
 import { ValueErrorType } from "@sinclair/typebox/errors";
@@ -15,6 +19,9 @@ import { isDatabaseUnavailable, isUnstorableValue } from "../lib/db-errors";
 import { log } from "../lib/log";
 import { upstreamWords } from "../core/upstream/words";
 import { koreanIssueMessage } from "./validation-ko";
+import type { CompatibleError, StructuredError, ValidationErrorBody } from "../surfaces/openai/error-schemas";
+import { anthropicErrorBody, anthropicErrorType } from "../surfaces/anthropic/errors";
+import type { ErrorDialect } from "./error-dialect";
 
 const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
 
@@ -37,7 +44,7 @@ export function paramOf(loc: (string | number)[]): string | null {
   return s;
 }
 
-export function errorBody(err: GatewayError, lang: Lang = "ko"): unknown {
+export function errorBody(err: GatewayError, lang: Lang = "ko"): StructuredError | CompatibleError {
   const message = err.messageIn(lang);
   const param = err.extras.param ?? null;
   if (err.shape === "envelope") return { error: { message, type: err.errorCode, code: err.errorCode, param } };
@@ -58,21 +65,29 @@ export function errorBody(err: GatewayError, lang: Lang = "ko"): unknown {
   };
 }
 
+/** An error's headers in every dialect: JSON, its own, and Retry-After when it says when. */
+function errorHeaders(err: GatewayError, headers: Record<string, string> = {}): Record<string, string> {
+  const h: Record<string, string> = { ...JSON_HEADERS, ...headers, ...err.extras.headers };
+  if (err.extras.retryAfter !== undefined) h["retry-after"] = String(Math.max(1, Math.ceil(err.extras.retryAfter)));
+  return h;
+}
+
 export function gatewayErrorResponse(
   err: GatewayError,
   headers: Record<string, string> = {},
   lang: Lang = "ko",
 ): Response {
-  const h: Record<string, string> = { ...JSON_HEADERS, ...headers, ...err.extras.headers };
-  if (err.extras.retryAfter !== undefined) h["retry-after"] = String(Math.max(1, Math.ceil(err.extras.retryAfter)));
-  return new Response(JSON.stringify(errorBody(err, lang)), { status: err.status, headers: h });
+  return new Response(JSON.stringify(errorBody(err, lang)), {
+    status: err.status,
+    headers: errorHeaders(err, headers),
+  });
 }
 
 /** The code in OpenAI's error object of a 422 (the list itself has no code). */
 export const VALIDATION_CODE = "validation_error";
 const VALIDATION_SUMMARY = text("요청 값이 올바르지 않습니다.", "The request has invalid values.");
 
-export function validationResponse(issues: ValidationIssue[], lang: Lang = "ko"): Response {
+export function validationBody(issues: ValidationIssue[], lang: Lang = "ko"): ValidationErrorBody {
   const detail = issues.map((i) => ({ loc: i.loc, msg: lang === "en" ? (i.en ?? i.msg) : i.msg, type: i.type }));
   const shown = detail.slice(0, 3).map((i) => `${i.loc.join(".")}: ${i.msg}${/[.!?]$/.test(i.msg) ? "" : "."}`);
   if (detail.length > 3) shown.push(lang === "en" ? `(${detail.length - 3} more)` : `(외 ${detail.length - 3}건)`);
@@ -83,7 +98,33 @@ export function validationResponse(issues: ValidationIssue[], lang: Lang = "ko")
     code: VALIDATION_CODE,
     param: detail[0] ? paramOf(detail[0].loc) : null,
   };
-  return new Response(JSON.stringify({ detail, error }), { status: 422, headers: JSON_HEADERS });
+  return { detail, error };
+}
+
+export function validationResponse(issues: ValidationIssue[], lang: Lang = "ko"): Response {
+  return new Response(JSON.stringify(validationBody(issues, lang)), { status: 422, headers: JSON_HEADERS });
+}
+
+/**
+ * A failure in Anthropic's envelope, so the Anthropic SDK raises its own error classes: the
+ * status, headers, message and code the OpenAI dialect would send, the type from the status
+ * (a structured error's `retryable` makes a 503 `overloaded_error`).
+ */
+function anthropicErrorResponse(failure: Failure, requestId: string, lang: Lang): Response {
+  if (Array.isArray(failure)) {
+    const { error } = validationBody(failure, lang);
+    const body = anthropicErrorBody(
+      anthropicErrorType(422, undefined, error.code),
+      error.message,
+      error.code,
+      requestId,
+    );
+    return new Response(JSON.stringify(body), { status: 422, headers: JSON_HEADERS });
+  }
+  const retryable = failure.shape === "envelope" ? undefined : failure.extras.retryable;
+  const type = anthropicErrorType(failure.status, retryable, failure.errorCode);
+  const body = anthropicErrorBody(type, failure.messageIn(lang), failure.errorCode, requestId);
+  return new Response(JSON.stringify(body), { status: failure.status, headers: errorHeaders(failure) });
 }
 
 const depth = (path: unknown) =>
@@ -149,32 +190,46 @@ export function issuesFromElysia(e: ValidationError): ValidationIssue[] {
 const NOT_JSON = text("요청 본문이 올바른 JSON이 아닙니다.", "The request body is not valid JSON.");
 const NO_ROUTE = text("요청한 경로를 찾을 수 없습니다.", "The requested path was not found.");
 
-/** Renders whatever a handler threw. `code` is Elysia's error code string when it has one. */
-export function renderError(code: unknown, error: unknown, requestId: string, lang: Lang = "ko"): Response {
-  const as = (e: GatewayError) => gatewayErrorResponse(e, {}, lang);
-  if (error instanceof GatewayError) return as(error);
-  if (error instanceof ValidationFailure) return validationResponse(error.issues, lang);
-  if (error instanceof ValidationError || code === "VALIDATION")
-    return validationResponse(issuesFromElysia(error as ValidationError), lang);
+/** What went wrong, to be rendered in a route's dialect: a gateway error or a validation failure's issues. */
+export type Failure = GatewayError | ValidationIssue[];
+
+/**
+ * Renders whatever a handler threw, once, in the dialect its route declares (./error-dialect.ts).
+ * `code` is Elysia's error code string when it has one.
+ */
+export function renderError(
+  code: unknown,
+  error: unknown,
+  requestId: string,
+  lang: Lang = "ko",
+  dialect: ErrorDialect = "openai",
+): Response {
+  const failure = failureOf(code, error, requestId);
+  if (dialect === "anthropic") return anthropicErrorResponse(failure, requestId, lang);
+  return Array.isArray(failure) ? validationResponse(failure, lang) : gatewayErrorResponse(failure, {}, lang);
+}
+
+/** Whatever a handler threw, as the failure it means; anything unknown is logged and becomes a 500. */
+function failureOf(code: unknown, error: unknown, requestId: string): Failure {
+  if (error instanceof GatewayError) return error;
+  if (error instanceof ValidationFailure) return error.issues;
+  if (error instanceof ValidationError || code === "VALIDATION") return issuesFromElysia(error as ValidationError);
   // Elysia wraps whatever the parse stage throws in a ParseError: the body gate's 401/403, a
   // database outage while it looks the caller up, the body reader's 400/408/413. Rendered
   // as themselves.
   if (code === "PARSE") {
     const cause = (error as { cause?: unknown })?.cause;
-    if (cause != null && !(cause instanceof SyntaxError)) return renderError(undefined, cause, requestId, lang);
-    return as(new GatewayError("invalid_request", NOT_JSON));
+    if (cause != null && !(cause instanceof SyntaxError)) return failureOf(undefined, cause, requestId);
+    return new GatewayError("invalid_request", NOT_JSON);
   }
-  if (code === "NOT_FOUND") return as(new GatewayError("not_found", NO_ROUTE));
-  if (code === "INVALID_COOKIE_SIGNATURE" || code === "INVALID_FILE_TYPE")
-    return as(new GatewayError("invalid_request"));
+  if (code === "NOT_FOUND") return new GatewayError("not_found", NO_ROUTE);
+  if (code === "INVALID_COOKIE_SIGNATURE" || code === "INVALID_FILE_TYPE") return new GatewayError("invalid_request");
   if (isUnstorableValue(error))
-    return as(
-      new GatewayError(
-        "invalid_request",
-        text(
-          "저장할 수 없는 값(NUL 문자, 범위를 벗어난 날짜나 숫자 등)이 포함되어 있습니다.",
-          "The request contains a value that cannot be stored (a NUL character, an out-of-range date or number, …).",
-        ),
+    return new GatewayError(
+      "invalid_request",
+      text(
+        "저장할 수 없는 값(NUL 문자, 범위를 벗어난 날짜나 숫자 등)이 포함되어 있습니다.",
+        "The request contains a value that cannot be stored (a NUL character, an out-of-range date or number, …).",
       ),
     );
   // The database is down or too slow: a transient 503 the client may retry, never a 500.
@@ -183,13 +238,11 @@ export function renderError(code: unknown, error: unknown, requestId: string, la
       request_id: requestId,
       code: (error as { code?: string }).code ?? (error as { cause?: { code?: string } }).cause?.code,
     });
-    return as(
-      new GatewayError(
-        "service_unavailable",
-        text(
-          "데이터베이스에 일시적으로 연결할 수 없습니다. 잠시 후 다시 시도하세요.",
-          "The database is temporarily unreachable. Try again shortly.",
-        ),
+    return new GatewayError(
+      "service_unavailable",
+      text(
+        "데이터베이스에 일시적으로 연결할 수 없습니다. 잠시 후 다시 시도하세요.",
+        "The database is temporarily unreachable. Try again shortly.",
       ),
     );
   }
@@ -197,10 +250,7 @@ export function renderError(code: unknown, error: unknown, requestId: string, la
   // (JSC: "No default value") when a JSON body puts an object with its own non-function
   // toString / valueOf where a scalar belongs: the body failed validation all the same.
   if (error instanceof TypeError && error.message === "No default value")
-    return validationResponse(
-      [{ loc: ["body"], msg: "값이 올바르지 않습니다.", en: "Invalid value", type: "invalid" }],
-      lang,
-    );
+    return [{ loc: ["body"], msg: "값이 올바르지 않습니다.", en: "Invalid value", type: "invalid" }];
   log.error("unhandled error", { request_id: requestId, error });
-  return as(new GatewayError("internal_error"));
+  return new GatewayError("internal_error");
 }

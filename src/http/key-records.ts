@@ -1,20 +1,22 @@
 /**
- * Issuing and presenting keys. The full secret exists only in the creation response; the
- * database keeps its SHA-256 and a display prefix.
+ * Issuing and presenting keys, each record the static type of its schema
+ * (src/surfaces/gateway/key-answers.ts). The full secret exists only in the creation response;
+ * the database keeps its SHA-256 and a display prefix.
  */
 import { GatewayError, issue, text, ValidationFailure, type Text, type ValidationIssue } from "../core/errors";
-import { API_KEY_PREFIX, DISPLAY_PREFIX_LEN, MGMT_KEY_PREFIX } from "../core/auth/principal";
+import { API_KEY_PREFIX, DISPLAY_PREFIX_LEN, MGMT_KEY_PREFIX, type CacheMode } from "../core/auth/principal";
 import type { ApiKeyRow, KeyPatch, KeyRepo, MgmtKeyRow, NewApiKey } from "../db/repos/keys";
 import { parseCidr } from "../lib/cidr";
 import { randomToken, sha256Hex } from "../lib/secrets";
 import type { KeyBody } from "../surfaces/gateway/key-schemas";
+import type { KeyRecord, MgmtKeyRecord } from "../surfaces/gateway/key-answers";
 
 function newSecret(prefix: string): { secret: string; hash: string; display: string } {
   const secret = prefix + randomToken(40);
   return { secret, hash: sha256Hex(secret), display: secret.slice(0, DISPLAY_PREFIX_LEN) };
 }
 
-export function toKeyRecord(row: ApiKeyRow, secret?: string) {
+export function toKeyRecord(row: ApiKeyRow, secret?: string): KeyRecord {
   return {
     id: row.id,
     name: row.name,
@@ -27,7 +29,8 @@ export function toKeyRecord(row: ApiKeyRow, secret?: string) {
     expires_at: row.expiresAt ? row.expiresAt.toISOString() : null,
     is_active: row.isActive,
     pii_masking_enabled: row.piiMaskingEnabled,
-    response_cache_mode: row.responseCacheMode,
+    // A text column, written only through the request schema's union (surfaces/gateway/key-schemas.ts).
+    response_cache_mode: row.responseCacheMode as CacheMode,
     hedge: row.hedge,
     scopes: row.scopes ?? null,
     ip_allowlist: row.ipAllowlist ?? null,
@@ -40,7 +43,7 @@ export function toKeyRecord(row: ApiKeyRow, secret?: string) {
   };
 }
 
-export function toMgmtRecord(row: MgmtKeyRow, secret?: string) {
+export function toMgmtRecord(row: MgmtKeyRow, secret?: string): MgmtKeyRecord {
   return {
     id: row.id,
     name: row.name,

@@ -6,16 +6,7 @@
  */
 import { Type, type TSchema } from "@sinclair/typebox";
 
-const names = new WeakMap<object, string>();
-
-/** Registers a schema as `#/components/schemas/<name>`: the document references it by name. */
-export function named<T extends TSchema>(name: string, schema: T): T {
-  names.set(schema, name);
-  return schema;
-}
-
-export const schemaName = (schema: unknown): string | undefined =>
-  schema && typeof schema === "object" ? names.get(schema) : undefined;
+export { named, schemaName } from "../../lib/named-schema";
 
 type Responses = Record<string, any>;
 const json = (schema: unknown) => ({ "application/json": { schema } });

@@ -7,6 +7,7 @@
  */
 import { OptionalKind } from "@sinclair/typebox";
 import { SECURITY_SCHEMES } from "../security";
+import { CompatibleError, StructuredError, ValidationErrorBody } from "../../surfaces/openai/error-schemas";
 import {
   ERROR_RESPONSES,
   errors,
@@ -101,90 +102,13 @@ function implicitErrors(r: DocRoute, path: string, security: Record<string, stri
   return errors(...[...s].sort());
 }
 
-/** OpenAI's error object, added to every error body so the SDKs can show it (docs/decisions.md). */
-const OPENAI_ERROR = {
-  type: "object",
-  description: "OpenAI's error object: what the openai SDK, LangChain and the Vercel AI SDK read",
-  required: ["message", "type", "code", "param"],
-  properties: {
-    message: { type: "string", description: "Korean by default, English when Accept-Language prefers it" },
-    type: {
-      type: "string",
-      description:
-        "OpenAI's error type (invalid_request_error, authentication_error, insufficient_quota, permission_error, rate_limit_error, server_error)",
-    },
-    code: { type: "string", description: "Our error code" },
-    param: { type: ["string", "null"], description: "The field at fault, when known" },
-  },
-};
-
-const SHAPES = {
-  detail: {
-    type: "object",
-    description: "Structured error",
-    required: ["detail", "error"],
-    properties: {
-      error: OPENAI_ERROR,
-      detail: {
-        type: "object",
-        required: ["error", "message"],
-        properties: {
-          error: { type: "string", description: "The error code" },
-          message: { type: "string" },
-          action: { type: "object", properties: { type: { type: "string" }, path: { type: "string" } } },
-          retryable: { type: "boolean" },
-          providers: { type: "array", items: {} },
-          upstream: {},
-          suggestions: { type: "array", items: {} },
-        },
-      },
-    },
-  },
-  envelope: {
-    type: "object",
-    description: "OpenAI-compatible error envelope",
-    required: ["error"],
-    properties: {
-      error: {
-        type: "object",
-        required: ["message", "type", "code", "param"],
-        properties: {
-          message: { type: "string" },
-          type: { type: "string", description: "The error code" },
-          code: { type: "string", description: "The error code (as type)" },
-          param: { type: ["string", "null"] },
-        },
-      },
-    },
-  },
-  validation: {
-    type: "object",
-    description: "Validation failures, one per field",
-    required: ["detail", "error"],
-    properties: {
-      error: OPENAI_ERROR,
-      detail: {
-        type: "array",
-        minItems: 1,
-        items: {
-          type: "object",
-          required: ["loc", "msg", "type"],
-          properties: {
-            loc: { type: "array", items: { type: ["string", "integer"] }, examples: [["body", "messages", 0, "role"]] },
-            msg: { type: "string" },
-            type: { type: "string" },
-          },
-        },
-      },
-    },
-  },
-};
-const SHAPE_NAMES = { detail: "StructuredError", envelope: "CompatibleError", validation: "ValidationError" } as const;
+/** The OpenAI dialect's error bodies, as the renderer writes them (src/http/errors.ts). */
+const SHAPES = { detail: StructuredError, envelope: CompatibleError, validation: ValidationErrorBody };
 
 function errorComponents() {
   const responses: Record<string, unknown> = {};
   for (const spec of Object.values(ERROR_RESPONSES)) {
-    const refs = spec.shapes.map((sh) => ({ $ref: `#/components/schemas/${SHAPE_NAMES[sh]}` }));
+    const refs = spec.shapes.map((sh) => ({ $ref: `#/components/schemas/${schemaName(SHAPES[sh])}` }));
     const headers =
       spec.name === "TooManyRequests" || spec.name === "ServiceUnavailable"
         ? { "Retry-After": { $ref: "#/components/headers/Retry-After" } }
@@ -195,9 +119,8 @@ function errorComponents() {
       content: { "application/json": { schema: refs.length === 1 ? refs[0] : { anyOf: refs } } },
     };
   }
-  const schemas = Object.fromEntries(
-    Object.entries(SHAPES).map(([k, v]) => [SHAPE_NAMES[k as keyof typeof SHAPES], v]),
-  );
+  const schemas: Record<string, unknown> = {};
+  for (const shape of Object.values(SHAPES)) toJson(shape, schemas, false);
   return { responses, schemas };
 }
 

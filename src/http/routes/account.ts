@@ -1,5 +1,6 @@
 /** Signup, login (dashboard JWT) and /v1/me — the operator contract's account endpoints. */
 import { Elysia, t } from "elysia";
+import type { Static } from "@sinclair/typebox";
 import { GatewayError, text } from "../../core/errors";
 import { API_KEY_PREFIX } from "../../core/auth/principal";
 import { microToKrw } from "../../lib/money";
@@ -19,7 +20,7 @@ const isRegulatedIndustry = (i: string) => i !== "general" && i !== "education";
 // A hash to verify against when the email is unknown, so both failures take the same time.
 const DUMMY_HASH = Bun.password.hashSync("not-a-real-password", { algorithm: "argon2id" });
 
-export function toMe(user: UserRow) {
+export function toMe(user: UserRow): Static<typeof Me> {
   return {
     user_id: user.id,
     email: user.email,
@@ -49,7 +50,7 @@ export function accountRoutes(deps: AppDeps) {
         if (!user)
           throw new GatewayError("conflict", text("이미 가입된 이메일입니다.", "This email is already registered."));
         set.status = 201;
-        return { user_id: user.id, email: user.email };
+        return { user_id: user.id, email: user.email } satisfies Static<typeof SignupResult>;
       },
       {
         body: t.Object({
@@ -85,7 +86,7 @@ export function accountRoutes(deps: AppDeps) {
           access_token: signJwt({ sub: user.id, typ: "access" }, deps.jwtSecret, ttl),
           token_type: "bearer",
           expires_in: ttl,
-        };
+        } satisfies Static<typeof Token>;
       },
       {
         body: t.Object({

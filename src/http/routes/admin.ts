@@ -1,6 +1,6 @@
 /** Operator endpoints (`Authorization: Bearer <ADMIN_TOKEN>`), per the operator contract. */
 import { Elysia, t } from "elysia";
-import { Type } from "@sinclair/typebox";
+import { Type, type Static } from "@sinclair/typebox";
 import { GatewayError, issue, text, ValidationFailure } from "../../core/errors";
 import { byokContext } from "../../lib/secret-box";
 import { krwToMicro, microToKrw } from "../../lib/money";
@@ -11,7 +11,8 @@ import { notFound, requireUuid } from "../params";
 import { toMe } from "./account";
 import { AUTH } from "../security";
 import { created, errors, ok } from "../openapi/describe";
-import { KeyRecord, Me, Org, OrgMember, Settings, Topup } from "../openapi/shapes";
+import { Me, Org, OrgMember, Settings, Topup } from "../openapi/shapes";
+import { KeyRecord } from "../../surfaces/gateway/key-answers";
 import { idempotencyKeyOf } from "../../surfaces/video/schema";
 import { IDEMPOTENCY_KEY_MAX } from "../../core/video/service";
 import { sha256Hex } from "../../lib/secrets";
@@ -58,7 +59,12 @@ export function adminRoutes(deps: AppDeps) {
           }
           if (balance === null) throw notFound("사용자");
           set.status = 201;
-          return { paid_krw: body.amount_krw, fee_krw: fee, credited_krw: credited, balance_krw: microToKrw(balance) };
+          return {
+            paid_krw: body.amount_krw,
+            fee_krw: fee,
+            credited_krw: credited,
+            balance_krw: microToKrw(balance),
+          } satisfies Static<typeof Topup>;
         },
         {
           body: t.Object({ amount_krw: StrictInt({ minimum: 1, maximum: 10_000_000_000 }) }),
@@ -142,7 +148,7 @@ export function adminRoutes(deps: AppDeps) {
           await liveUser(body.owner_user_id);
           const org = await deps.users.createOrg(body.name, body.owner_user_id.toLowerCase());
           set.status = 201;
-          return { org_id: org.id, name: org.name };
+          return { org_id: org.id, name: org.name } satisfies Static<typeof Org>;
         },
         {
           body: t.Object({ name: t.String({ minLength: 1, maxLength: 100 }), owner_user_id: t.String() }),

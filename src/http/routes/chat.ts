@@ -15,7 +15,7 @@ import { callerOf } from "../caller";
 import type { AppDeps } from "../deps";
 import { AUTH } from "../security";
 import { errors, okOrStream, withHeaders } from "../openapi/describe";
-import { ChatCompletion } from "../openapi/shapes";
+import { ChatCompletion } from "../../surfaces/openai/schemas";
 
 export const SSE_HEADERS = {
   "content-type": "text/event-stream; charset=utf-8",

@@ -9,7 +9,7 @@ import { callerOf } from "../caller";
 import type { AppDeps } from "../deps";
 import { AUTH } from "../security";
 import { errors, ok, withHeaders } from "../openapi/describe";
-import { EmbeddingList } from "../openapi/shapes";
+import { EmbeddingList } from "../../surfaces/openai/schemas";
 
 export function embeddingsRoutes(deps: AppDeps, embeddings: EmbeddingService) {
   return new Elysia({ name: "embeddings", normalize: false }).use(apiKeyAuth(deps.auth)).post(

@@ -1,4 +1,5 @@
 /** Liveness, readiness (database reachable) and Prometheus metrics (behind a token). */
+import type { Static } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import type { AppDeps } from "../deps";
 import { AUTH } from "../security";
@@ -18,10 +19,10 @@ export function healthRoutes(deps: AppDeps) {
             deps.db.query("select 1"),
             Bun.sleep(2000).then(() => Promise.reject(new Error("timeout"))),
           ]);
-          return { status: "ready", database: deps.db.kind };
+          return { status: "ready", database: deps.db.kind } satisfies Static<typeof Readiness>;
         } catch {
           set.status = 503;
-          return { status: "unavailable", database: deps.db.kind };
+          return { status: "unavailable", database: deps.db.kind } satisfies Static<typeof Readiness>;
         }
       },
       {

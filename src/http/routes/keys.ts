@@ -9,7 +9,8 @@ import { notFound, requireUuid } from "../params";
 import { currentMonth } from "../../core/billing/ledger";
 import { AUTH } from "../security";
 import { created, errors, ok } from "../openapi/describe";
-import { Deleted, KeyList, KeyRecord, KeyUsage } from "../openapi/shapes";
+import { Deleted } from "../openapi/shapes";
+import { KeyList, KeyRecord, KeyUsage } from "../../surfaces/gateway/key-answers";
 
 const maskingRequired = () => new GatewayError("pii_masking_required");
 
@@ -47,7 +48,7 @@ export function keyRoutes(deps: AppDeps) {
         "/v1/keys",
         async ({ user }) => {
           const items = (await deps.keys.listForUser(user.id)).map((row) => toKeyRecord(row));
-          return { items, total: items.length };
+          return { items, total: items.length } satisfies KeyList;
         },
         {
           detail: {
@@ -75,7 +76,7 @@ export function keyRoutes(deps: AppDeps) {
             monthly_budget_krw: usage.monthlyBudgetKrw,
             monthly_token_limit: usage.monthlyTokenLimit,
           }));
-          return { month, items, total: items.length };
+          return { month, items, total: items.length } satisfies KeyUsage;
         },
         {
           detail: {

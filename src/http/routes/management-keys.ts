@@ -9,7 +9,8 @@ import { issueApiKey, issueMgmtKey, toKeyRecord, toMgmtRecord } from "../key-rec
 import { notFound, queryFlag, requireUuid } from "../params";
 import { AUTH } from "../security";
 import { created, errors, ok } from "../openapi/describe";
-import { Deleted, KeyList, KeyRecord, MgmtKeyList, MgmtKeyRecord } from "../openapi/shapes";
+import { Deleted } from "../openapi/shapes";
+import { KeyList, KeyRecord, MgmtKeyList, MgmtKeyRecord } from "../../surfaces/gateway/key-answers";
 
 export function managementKeyRoutes(deps: AppDeps) {
   // Each group authenticates in derive, which runs before body validation: a wrong
@@ -38,7 +39,7 @@ export function managementKeyRoutes(deps: AppDeps) {
       "/v1/management-keys",
       async ({ user }) => {
         const items = (await deps.keys.listMgmt(user.id)).map((r) => toMgmtRecord(r));
-        return { items, total: items.length };
+        return { items, total: items.length } satisfies MgmtKeyList;
       },
       {
         detail: {
@@ -81,7 +82,7 @@ export function managementKeyRoutes(deps: AppDeps) {
       "/v1/provisioning/keys",
       async ({ m }) => {
         const items = (await deps.keys.listForMgmtKey(m.mgmtKeyId)).map((r) => toKeyRecord(r));
-        return { items, total: items.length };
+        return { items, total: items.length } satisfies KeyList;
       },
       {
         detail: {

@@ -3,7 +3,8 @@
  * The call is converted into the same chat call as /v1/chat/completions, so routing, billing,
  * cache, masking and errors are the chat service's; only the wire format differs. An Anthropic
  * upstream gets the client's own body, and its stream (or answer) is relayed as it came.
- * Errors on these paths are rendered in Anthropic's envelope (../anthropic-errors.ts).
+ * Both routes declare Anthropic's error dialect: their errors are rendered in Anthropic's
+ * envelope (../error-dialect.ts).
  */
 import { Elysia } from "elysia";
 import {
@@ -13,7 +14,7 @@ import {
   type MessagesBody,
 } from "../../surfaces/anthropic/schema";
 import { toCoreCountTokens, toCoreFromMessages } from "../../surfaces/anthropic/to-core";
-import { messageId, messageObject } from "../../surfaces/anthropic/from-core";
+import { messageId, messageObject, tokenCountJson } from "../../surfaces/anthropic/from-core";
 import { messagesEventStream } from "../../surfaces/anthropic/stream";
 import { relayMessagesStream } from "../../surfaces/anthropic/relay";
 import { apiKeyAuth } from "../api-key-auth";
@@ -23,8 +24,10 @@ import { requestId } from "../request-id";
 import { callerOf } from "../caller";
 import { runHeaders, SSE_HEADERS, streamHeaders, type ChatRouteDeps } from "./chat";
 import { AUTH } from "../security";
+import { ANTHROPIC_ERRORS } from "../error-dialect";
 import { ok, okOrStream, withHeaders } from "../openapi/describe";
-import { AnthropicMessage, AnthropicTokenCount, anthropicErrors } from "../openapi/anthropic-shapes";
+import { AnthropicMessage, AnthropicTokenCount } from "../../surfaces/anthropic/schemas";
+import { anthropicErrors } from "../openapi/anthropic-errors";
 
 const ERRORS = anthropicErrors(400, 401, 402, 403, 409, 413, 422, 429, 502, 503);
 
@@ -82,6 +85,7 @@ export function messagesRoutes(deps: AppDeps, route: MessagesRouteDeps) {
         apiKey: "model",
         body: MessagesBodySchema,
         detail: {
+          ...ANTHROPIC_ERRORS,
           security: AUTH.apiKeyOrXApiKey,
           tags: ["messages"],
           summary:
@@ -120,12 +124,13 @@ export function messagesRoutes(deps: AppDeps, route: MessagesRouteDeps) {
         );
         route.count.record(principal, upstream, count.source, count.tokens);
         set.headers["x-token-count-source"] = count.source;
-        return { input_tokens: count.tokens };
+        return tokenCountJson(count.tokens);
       },
       {
         apiKey: "model",
         body: CountTokensBodySchema,
         detail: {
+          ...ANTHROPIC_ERRORS,
           security: AUTH.apiKeyOrXApiKey,
           tags: ["messages"],
           summary:

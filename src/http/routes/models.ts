@@ -1,5 +1,6 @@
 /**
- * `GET /v1/models` (OpenAI list shape, extended with catalog data) and `GET /v1/models/{id}`.
+ * `GET /v1/models` (OpenAI list shape, extended with catalog data) and `GET /v1/models/{id}`,
+ * each answer the static type of its schema (src/surfaces/openai/model-schemas.ts).
  * The body is built once per snapshot (and day, and circuit version) and reused until one changes.
  * Models past their retirement date stay listed with their dates and `lifecycle: "retired"`, so a
  * client refused with `model_retired` can see why and what to call instead (docs/catalog.md).
@@ -8,7 +9,7 @@ import { Elysia } from "elysia";
 import { GatewayError, text } from "../../core/errors";
 import { AUTH } from "../security";
 import { errors, ok } from "../openapi/describe";
-import { Model, ModelList } from "../openapi/shapes";
+import { Model, ModelList, type ModelPricing } from "../../surfaces/openai/model-schemas";
 import { findModel } from "../../core/catalog/resolve";
 import {
   getModel,
@@ -31,25 +32,10 @@ import {
   type LifecyclePort,
 } from "../../core/catalog/lifecycle";
 
-/** USD per million tokens, as numbers (display values of the integer micro-dollar prices). */
-export interface ModelPricingView {
-  input: number;
-  output: number;
-  cached_input: number | null;
-  cache_write: number | null;
-  /** A one-hour-TTL cache write (`cache_control.ttl: "1h"`), where priced. */
-  cache_write_1h?: number;
-  /** Long-context prices: from a prompt of more than `above_input_tokens` tokens on. */
-  tiers?: {
-    above_input_tokens: number;
-    input: number;
-    output: number;
-    cached_input: number | null;
-    cache_write: number | null;
-  }[];
-  /** USD per 1,000 web searches. */
-  web_search_per_1k?: number;
-}
+/** The answer bodies, as their schemas declare them (src/surfaces/openai/model-schemas.ts). */
+export type ModelView = Model;
+export type ModelPricingView = ModelPricing;
+export type { ModelList };
 
 /** Whether this deployment may call a provider (src/upstreams.ts). */
 export type ProviderAvailability = (provider: CatalogProvider) => boolean;
@@ -68,66 +54,6 @@ function circuitOf(health: CircuitView | null, provider: string, model: string):
   const a = health.state(provider);
   const b = health.state(provider, model);
   return RANK[a] >= RANK[b] ? a : b;
-}
-
-export interface ModelProviderView {
-  id: string;
-  /** This deployment can call the provider: its credential is configured, or the simulator stands in (demo mode, `SIMULATOR=on`). */
-  available: boolean;
-  /** This instance's circuit for the provider and model: `open` means it is skipped as unhealthy for now, `half_open` that probe calls are testing it. */
-  circuit: CircuitState;
-  context_length: number | null;
-  max_output: number | null;
-  trains_on_data: boolean;
-  pricing: ModelPricingView | null;
-  /** Prices of the `service_tier` values that cost more or less (others are refused). */
-  service_tiers?: Record<string, ModelPricingView>;
-  /** This provider's own lifecycle of the model (its upstream id), today: a retired one is skipped, a pin refused. */
-  lifecycle: LifecycleStage;
-  deprecated_at: string | null;
-  retires_at: string | null;
-  /** What to call instead of this offering (`model@provider` or a model id). */
-  successor: string | null;
-}
-
-export interface ModelView {
-  id: string;
-  object: "model";
-  created: number;
-  owned_by: string;
-  vendor_id: string;
-  name: string;
-  maker: string;
-  modality: CatalogModel["modality"];
-  kind: CatalogModel["kind"];
-  family: CatalogModel["family"];
-  capabilities: CatalogModel["capabilities"];
-  /** Whether `reasoning_mode: "pro"` is available. */
-  reasoning_pro: boolean;
-  /** Callable on this deployment: some provider of it (or, for a routing parent, of some candidate) is available. */
-  available: boolean;
-  providers: ModelProviderView[];
-  /** Routing parents: candidate leaves in order. */
-  candidates?: string[];
-  /** Video: KRW per second of output by resolution. */
-  pricing_krw_per_second?: Partial<Record<Resolution, number>>;
-  /** Family G Omni: KRW per 1,000 output tokens. */
-  pricing_krw_per_1k_output_tokens?: number;
-  default_resolution?: Resolution;
-  /** Embedding models: the vector size (the most `dimensions` may ask for). */
-  dimensions?: number;
-  /** `active`, `deprecated` (answers with a warning) or `retired` (refused: `model_retired`), today. */
-  lifecycle: LifecycleStage;
-  deprecated_at: string | null;
-  retires_at: string | null;
-  successor: string | null;
-  /** Other ids that call this model (dated snapshots, `-latest`). */
-  aliases: string[];
-}
-
-export interface ModelList {
-  object: "list";
-  data: ModelView[];
 }
 
 const microsToUsd = (micros: number): number => micros / 1_000_000;

@@ -13,7 +13,8 @@ import type { ResponsesBody } from "../../surfaces/responses/schema";
 import { apiKeyAuth } from "../api-key-auth";
 import type { AppDeps } from "../deps";
 import { ok } from "../openapi/describe";
-import { DeletedResponse, ResponseObject } from "../openapi/shapes";
+import { DeletedResponse, ResponseObject } from "../../surfaces/responses/schemas";
+import { deletedResponse } from "../../surfaces/responses/from-core";
 import { AUTH } from "../security";
 
 export interface ResponseStore {
@@ -95,7 +96,7 @@ export function responseStoreRoutes(deps: AppDeps, store: ResponseStore) {
       async ({ params, principal }) => {
         if (!(await store.repo.delete(principal.user.id, principal.keyId, params.response_id)))
           throw notStored("response", params.response_id, null);
-        return { id: params.response_id, object: "response" as const, deleted: true as const };
+        return deletedResponse(params.response_id);
       },
       {
         apiKey: "any",

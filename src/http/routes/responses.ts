@@ -10,7 +10,7 @@ import { GatewayError, text } from "../../core/errors";
 import { accountRequestId } from "../../core/billing/request-id";
 import { parseWebPlugin } from "../../core/chat/web-search";
 import type { FeedbackRepo } from "../../db/repos/feedback";
-import { FeedbackBodySchema, ratingValue, type FeedbackBody } from "../../surfaces/responses/feedback";
+import { feedbackJson, FeedbackBodySchema, ratingValue, type FeedbackBody } from "../../surfaces/responses/feedback";
 import { echoOf, outputItems, responseObject } from "../../surfaces/responses/from-core";
 import { nativeResponses } from "../../surfaces/responses/native";
 import { relayResponsesStream } from "../../surfaces/responses/relay";
@@ -35,7 +35,7 @@ import { callerOf } from "../caller";
 import { runHeaders, streamHeaders, type ChatRouteDeps } from "./chat";
 import { AUTH } from "../security";
 import { created, errors, okOrStream, withHeaders } from "../openapi/describe";
-import { Feedback, ResponseObject } from "../openapi/shapes";
+import { Feedback, ResponseObject } from "../../surfaces/responses/schemas";
 
 export interface ResponsesRouteDeps extends ChatRouteDeps {
   feedback: FeedbackRepo;
@@ -171,17 +171,7 @@ export function responsesRoutes(deps: AppDeps, route: ResponsesRouteDeps) {
           (await route.feedback.upsert({ ...rating, requestId: rid }));
         if (!row) throw notFound("요청");
         set.status = 201;
-        return {
-          request_id: rid,
-          response_id: responseId(rid),
-          rating: row.rating,
-          comment: row.comment,
-          category: row.category,
-          model: row.model,
-          provider: row.provider,
-          created_at: row.createdAt.toISOString(),
-          updated_at: row.updatedAt.toISOString(),
-        };
+        return feedbackJson(rid, row);
       },
       {
         body: FeedbackBodySchema,

@@ -12,7 +12,7 @@ import type { AppDeps } from "../deps";
 import { requireUuid } from "../params";
 import { AUTH } from "../security";
 import { errors, ok } from "../openapi/describe";
-import { AccountVideoJob, AccountVideoJobs } from "../openapi/shapes";
+import { AccountVideoJob, AccountVideoJobs } from "../../surfaces/video/schemas";
 import { videoBytes, type VideoRouteDeps } from "./video";
 
 export function videoDashboardRoutes(deps: AppDeps, video: VideoRouteDeps, repo: VideoJobRepo) {

@@ -6,10 +6,10 @@
  */
 import { Elysia } from "elysia";
 import { VideoSubmitSchema } from "../../core/video/schema";
-import { IDEMPOTENCY_KEY_MAX, toJobView, type VideoService } from "../../core/video/service";
+import { IDEMPOTENCY_KEY_MAX, type VideoService } from "../../core/video/service";
 import type { ContentStore } from "../../core/video/ports";
 import { contentResponse } from "../../surfaces/video/content";
-import { absolutizeView } from "../../surfaces/video/from-core";
+import { absolutizeView, jobJson } from "../../surfaces/video/from-core";
 import { idempotencyKeyOf } from "../../surfaces/video/schema";
 import { apiKeyAuth } from "../api-key-auth";
 import type { AppDeps } from "../deps";
@@ -17,7 +17,7 @@ import { requireUuid } from "../params";
 import { requestRecord } from "../request-log";
 import { AUTH } from "../security";
 import { accepted, answerAs, errors, ok, withHeaders } from "../openapi/describe";
-import { VideoJob } from "../openapi/shapes";
+import { VideoJob } from "../../surfaces/video/schemas";
 
 export interface VideoRouteDeps {
   service: VideoService;
@@ -79,7 +79,7 @@ export function videoRoutes(deps: AppDeps, video: VideoRouteDeps) {
       "/v1/jobs/:job_id",
       async ({ request, params, principal }) => {
         const job = await video.service.get(principal, requireUuid(params.job_id, "job_id"));
-        return toJobView(job, origin(request));
+        return jobJson(job, origin(request));
       },
       {
         apiKey: "any",
@@ -95,7 +95,7 @@ export function videoRoutes(deps: AppDeps, video: VideoRouteDeps) {
       "/v1/jobs/:job_id/cancel",
       async ({ request, params, principal }) => {
         const job = await video.service.cancel(principal, requireUuid(params.job_id, "job_id"));
-        return toJobView(job, origin(request));
+        return jobJson(job, origin(request));
       },
       {
         apiKey: "any",

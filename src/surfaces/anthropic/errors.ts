@@ -4,20 +4,11 @@
  * so the Anthropic SDK raises its matching error class and Claude Code retries what it should.
  * `error.code` adds the gateway's error code (SDKs keep unknown fields).
  */
-const enc = new TextEncoder();
+import { ANTHROPIC_ERROR_TYPES, type AnthropicError, type AnthropicErrorType } from "./schemas";
 
-export const ANTHROPIC_ERROR_TYPES = [
-  "invalid_request_error",
-  "authentication_error",
-  "billing_error",
-  "permission_error",
-  "not_found_error",
-  "request_too_large",
-  "rate_limit_error",
-  "api_error",
-  "overloaded_error",
-] as const;
-export type AnthropicErrorType = (typeof ANTHROPIC_ERROR_TYPES)[number];
+export { ANTHROPIC_ERROR_TYPES, type AnthropicErrorType };
+
+const enc = new TextEncoder();
 
 /**
  * A retryable 503 (the gateway or its database busy) reads as Anthropic's "overloaded"; an
@@ -37,9 +28,14 @@ export function anthropicErrorType(status: number, retryable?: boolean, code?: s
   return "invalid_request_error";
 }
 
-export function anthropicErrorBody(type: AnthropicErrorType, message: string, code?: string, requestId?: string) {
+export function anthropicErrorBody(
+  type: AnthropicErrorType,
+  message: string,
+  code?: string,
+  requestId?: string,
+): AnthropicError {
   return {
-    type: "error" as const,
+    type: "error",
     error: { type, message, ...(code && { code }) },
     ...(requestId && { request_id: requestId }),
   };

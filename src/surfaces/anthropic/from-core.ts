@@ -1,23 +1,13 @@
 /**
  * Core outcomes → Anthropic's Message object (non-streaming, and the stream's `message_start`),
- * its stop reason and usage. Anthropic's `input_tokens` excludes cache reads and writes; the
+ * its stop reason and usage, each the static type of its schema in ./schemas.ts. Anthropic's `input_tokens` excludes cache reads and writes; the
  * core's promptTokens includes them.
  */
 import type { Cost } from "../../core/billing/cost";
 import type { ChatResult, FinishReason, Usage } from "../../core/model/types";
+import type { AnthropicMessage, AnthropicTokenCount, AnthropicUsage, ContentBlock } from "./schemas";
 
 export type StopReason = "end_turn" | "max_tokens" | "tool_use" | "refusal" | "stop_sequence";
-
-export interface AnthropicUsage {
-  input_tokens: number;
-  output_tokens: number;
-  cache_creation_input_tokens: number;
-  cache_read_input_tokens: number;
-}
-
-export type ContentBlock =
-  | { type: "text"; text: string }
-  | { type: "tool_use"; id: string; name: string; input: unknown };
 
 /** A message id: `msg_` and the request id's 32 hex digits (the same id as the usage event). */
 export function messageId(requestId: string): string {
@@ -72,11 +62,11 @@ export function messageObject(
   head: MessageHead,
   r: Pick<ChatResult, "content" | "toolCalls" | "finishReason" | "usage">,
   extra: { provider: string | null; cached: boolean },
-) {
+): AnthropicMessage {
   return {
     id: head.id,
-    type: "message" as const,
-    role: "assistant" as const,
+    type: "message",
+    role: "assistant",
     model: head.model,
     content: contentBlocks(r),
     stop_reason: stopReason(r.finishReason),
@@ -85,4 +75,9 @@ export function messageObject(
     provider: extra.provider,
     cached: extra.cached,
   };
+}
+
+/** count_tokens' answer. */
+export function tokenCountJson(tokens: number): AnthropicTokenCount {
+  return { input_tokens: tokens };
 }

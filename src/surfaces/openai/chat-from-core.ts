@@ -1,18 +1,22 @@
-/** Core outcomes → the OpenAI chat completion wire format (with the gateway's extensions). */
+/**
+ * Core outcomes → the OpenAI chat completion wire format (with the gateway's extensions). Each
+ * encoder returns the static type of its schema in ./schemas.ts: the schema is the type.
+ */
 import type { ChatOutcome } from "../../core/chat/plan";
 import type { Cost } from "../../core/billing/cost";
-import type { ToolCall, Usage } from "../../core/model/types";
+import type { Usage } from "../../core/model/types";
 import type { UrlCitation } from "../../core/chat/web-search";
+import type { ChatCompletion, ChatMessageJson, ChatUsage, CostJson, UrlCitationAnnotation } from "./schemas";
 
 /** Web plugin sources in OpenAI's chat shape: `{type: "url_citation", url_citation: {...}}`. */
-export function annotationsJson(cites: readonly UrlCitation[]) {
+export function annotationsJson(cites: readonly UrlCitation[]): UrlCitationAnnotation[] {
   return cites.map((c) => ({
     type: "url_citation",
     url_citation: { url: c.url, title: c.title, start_index: c.start_index, end_index: c.end_index },
   }));
 }
 
-export function usageJson(u: Usage) {
+export function usageJson(u: Usage): ChatUsage {
   return {
     prompt_tokens: u.promptTokens,
     completion_tokens: u.completionTokens,
@@ -23,7 +27,7 @@ export function usageJson(u: Usage) {
   };
 }
 
-export function costJson(c: Cost) {
+export function costJson(c: Cost): CostJson {
   return { usd: c.usd, krw: c.krw, fx_rate: c.fx_rate, markup_rate: c.markup_rate };
 }
 
@@ -31,11 +35,12 @@ export function completionId(requestId: string): string {
   return `chatcmpl-${requestId.replace(/-/g, "")}`;
 }
 
-export function toChatCompletion(o: ChatOutcome, requestId: string, created = Math.floor(Date.now() / 1000)) {
-  const message: { role: "assistant"; content: string | null; tool_calls?: ToolCall[]; annotations?: unknown[] } = {
-    role: "assistant",
-    content: o.result.content,
-  };
+export function toChatCompletion(
+  o: ChatOutcome,
+  requestId: string,
+  created = Math.floor(Date.now() / 1000),
+): ChatCompletion {
+  const message: ChatMessageJson = { role: "assistant", content: o.result.content };
   if (o.result.toolCalls?.length) message.tool_calls = o.result.toolCalls;
   if (o.citations?.length) message.annotations = annotationsJson(o.citations);
   return {

@@ -5,6 +5,8 @@
  * `accuracy`, `latency`, `format`, `refusal`, `other`) the routing engine may group by.
  */
 import { t } from "elysia";
+import { responseId } from "./ids";
+import type { Feedback } from "./schemas";
 
 export const FeedbackBodySchema = t.Object(
   {
@@ -19,4 +21,30 @@ export type FeedbackBody = typeof FeedbackBodySchema.static;
 
 export function ratingValue(r: FeedbackBody["rating"]): -1 | 0 | 1 {
   return r === "up" ? 1 : r === "down" ? -1 : (r as -1 | 0 | 1);
+}
+
+/** A stored rating as the client reads it back. */
+export interface FeedbackRecord {
+  rating: number;
+  comment: string | null;
+  category: string | null;
+  model: string | null;
+  provider: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A rating of the request `requestId` (a UUID), as answered. */
+export function feedbackJson(requestId: string, row: FeedbackRecord): Feedback {
+  return {
+    request_id: requestId,
+    response_id: responseId(requestId),
+    rating: row.rating,
+    comment: row.comment,
+    category: row.category,
+    model: row.model,
+    provider: row.provider,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
 }

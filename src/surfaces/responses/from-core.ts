@@ -1,6 +1,7 @@
 /**
  * Core outcomes → the Responses wire format: the response object (non-streaming, and inside
- * `response.created` / `response.completed`), its output items and usage.
+ * `response.created` / `response.completed`), its output items and usage, each the static type
+ * of its schema in ./schemas.ts.
  *
  * `status` is `completed` for every answer that ended normally (the specification's state
  * table); an answer cut by `max_output_tokens` says so in `incomplete_details`.
@@ -10,36 +11,18 @@ import type { ChatRequest, ChatResult, FinishReason, ToolCall, Usage } from "../
 import type { UrlCitation } from "../../core/chat/web-search";
 import { itemId } from "./ids";
 import type { ResponsesBody } from "./schema";
-
-/** A web plugin source, in the Responses format. */
-export interface UrlCitationAnnotation {
-  type: "url_citation";
-  url: string;
-  title: string;
-  start_index: number;
-  end_index: number;
-}
-export interface OutputText {
-  type: "output_text";
-  text: string;
-  annotations: UrlCitationAnnotation[];
-}
-export interface MessageItem {
-  id: string;
-  type: "message";
-  status: "in_progress" | "completed";
-  role: "assistant";
-  content: OutputText[];
-}
-export interface FunctionCallItem {
-  id: string;
-  type: "function_call";
-  status: "in_progress" | "completed";
-  arguments: string;
-  call_id: string;
-  name: string;
-}
-export type OutputItem = MessageItem | FunctionCallItem;
+import type {
+  DeletedResponse,
+  Echo,
+  FunctionCallItem,
+  MessageItem,
+  OutputText,
+  OwnOutputItem,
+  ResponseObject,
+  ResponsesUsage,
+  UrlCitationAnnotation,
+} from "./schemas";
+import type { CostJson } from "../openai/schemas";
 
 export function outputText(text: string, annotations: UrlCitationAnnotation[] = []): OutputText {
   return { type: "output_text", text, annotations };
@@ -86,8 +69,8 @@ export function functionCallItem(
 }
 
 /** The output of a finished answer: its text (if any, or if nothing else), then its calls. */
-export function outputItems(r: ChatResult, cites?: readonly UrlCitation[]): OutputItem[] {
-  const items: OutputItem[] = [];
+export function outputItems(r: ChatResult, cites?: readonly UrlCitation[]): OwnOutputItem[] {
+  const items: OwnOutputItem[] = [];
   const calls = r.toolCalls ?? [];
   if (r.content || !calls.length)
     items.push(messageItem(itemId("msg"), r.content ?? "", "completed", citationAnnotations(cites)));
@@ -95,7 +78,7 @@ export function outputItems(r: ChatResult, cites?: readonly UrlCitation[]): Outp
   return items;
 }
 
-export function responsesUsage(u: Usage) {
+export function responsesUsage(u: Usage): ResponsesUsage {
   return {
     input_tokens: u.promptTokens,
     input_tokens_details: { cached_tokens: u.cachedTokens },
@@ -105,32 +88,8 @@ export function responsesUsage(u: Usage) {
   };
 }
 
-export function responsesCost(c: Cost) {
+export function responsesCost(c: Cost): CostJson {
   return { usd: c.usd, krw: c.krw, fx_rate: c.fx_rate, markup_rate: c.markup_rate };
-}
-
-/** What a response echoes of its request (OpenAI's fields; SDK types expect them). */
-export interface Echo {
-  instructions: string | null;
-  max_output_tokens: number;
-  temperature: number | null;
-  top_p: number | null;
-  tools: {
-    type: "function";
-    name: string;
-    description: string | null;
-    parameters: Record<string, unknown> | null;
-    strict: boolean | null;
-  }[];
-  tool_choice: unknown;
-  parallel_tool_calls: boolean;
-  reasoning: { effort: string | null; summary: null };
-  service_tier: string | null;
-  metadata: Record<string, unknown>;
-  text: { format: Record<string, unknown> };
-  /** Whether the answer is kept (RESPONSES_STORE=on and not `store: false`), and what it continued. */
-  store: boolean;
-  previous_response_id: string | null;
 }
 
 /** How a response relates to stored ones: kept or not, and the response it continued. */
@@ -180,14 +139,14 @@ export interface ResponseHead {
 
 export interface ResponseTail {
   status: "in_progress" | "completed";
-  output: OutputItem[];
+  output: OwnOutputItem[];
   usage: Usage | null;
   finish?: FinishReason;
   cached?: boolean;
   cost?: Cost;
 }
 
-export function responseObject(h: ResponseHead, t: ResponseTail) {
+export function responseObject(h: ResponseHead, t: ResponseTail): ResponseObject {
   return {
     id: h.id,
     object: "response" as const,
@@ -212,4 +171,9 @@ export function responseObject(h: ResponseHead, t: ResponseTail) {
     cached: t.cached ?? false,
     ...(t.cost && { cost: responsesCost(t.cost) }),
   };
+}
+
+/** The receipt of a stored response's deletion. */
+export function deletedResponse(id: string): DeletedResponse {
+  return { id, object: "response", deleted: true };
 }

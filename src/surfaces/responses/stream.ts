@@ -25,13 +25,9 @@ import {
   messageItem,
   outputText,
   responseObject,
-  type UrlCitationAnnotation,
-  type Echo,
-  type FunctionCallItem,
-  type MessageItem,
-  type OutputItem,
   type ResponseHead,
 } from "./from-core";
+import type { Echo, FunctionCallItem, MessageItem, OwnOutputItem, UrlCitationAnnotation } from "./schemas";
 import { itemId } from "./ids";
 import { continuationJson } from "../continuation-json";
 
@@ -63,7 +59,7 @@ type Open =
 
 /** The output items of one stream, opened and finished in order; owns that state alone. */
 class OutputWriter {
-  readonly items: OutputItem[] = [];
+  readonly items: OwnOutputItem[] = [];
   private open: Open | null = null;
   /** Web plugin sources, attached to the message text when it closes. */
   annotations: UrlCitationAnnotation[] = [];
@@ -113,7 +109,7 @@ class OutputWriter {
   }
 
   /** Finishes the open item; an answer with no output at all gets one empty message. */
-  finish(): OutputItem[] {
+  finish(): OwnOutputItem[] {
     if (!this.items.length) this.openMessage();
     this.close();
     return this.items;
@@ -192,7 +188,7 @@ async function complete(
   w: EventWriter,
   meta: ResponsesStreamMeta,
   head: ResponseHead,
-  output: OutputItem[],
+  output: OwnOutputItem[],
   usage: Usage,
   cost: Cost,
   finish: FinishReason,

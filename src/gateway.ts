@@ -71,6 +71,7 @@ import { activityRoutes } from "./http/routes/activity";
 import { consoleRoutes } from "./console/routes";
 import { adminOrgRoutes } from "./http/routes/admin-orgs";
 import { videoDashboardRoutes } from "./http/routes/video-dashboard";
+import { paymentsModule, paymentsNeedSimulator } from "./boot/payments";
 
 export interface BuildOptions {
   /** Use this already-open database instead of opening one from the config. */
@@ -167,7 +168,9 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   const snapshot = catalog.peek();
   // The simulator runs only when it is on (demo mode, SIMULATOR=on) and some provider (the web
   // plugin's search engine included) has neither credential nor base URL of its own.
-  const sim = needsSimulator(cfg, snapshot) ? await startSimulator({ port: cfg.SIM_PORT }) : null;
+  const simOn = needsSimulator(cfg, snapshot) || paymentsNeedSimulator(cfg);
+  const sim = simOn ? await startSimulator({ port: cfg.SIM_PORT }) : null;
+  const payments = paymentsModule(cfg, db, jwtSecret, sim);
   const upstreams = upstreamDirectory(
     cfg,
     sim ? (p) => sim.baseUrl(p) : null,
@@ -413,7 +416,8 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     activityRoutes(deps),
     adminOrgRoutes(deps),
     videoDashboardRoutes(deps, video, video.pool.repo),
-    consoleRoutes(cfg.FX_USD_KRW),
+    payments.routes(deps),
+    consoleRoutes(cfg.FX_USD_KRW, payments.pageSources),
   ]);
 
   return {

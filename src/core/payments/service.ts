@@ -5,7 +5,7 @@
  * and records failures and refunds. Which provider, if any, is the configuration's choice.
  */
 import { krwToMicro } from "../../lib/money";
-import type { HistoryRow, PaymentRepo, PaymentRow } from "../../db/repos/payments";
+import type { HistoryRow, PaymentRow, PaymentStore } from "./store";
 import { topupSplit } from "./fee";
 import { PaymentError, type Checkout, type PaymentProvider, type VerifiedPayment } from "./port";
 
@@ -21,7 +21,7 @@ export interface StartedCheckout {
 export class PaymentService {
   constructor(
     readonly provider: PaymentProvider | null,
-    private readonly repo: PaymentRepo,
+    private readonly repo: PaymentStore,
     /** A stable opaque customer id for the provider (HMAC of the user id). */
     private readonly customerKey: (userId: string) => string,
   ) {}

@@ -4,37 +4,9 @@
  * balance, read from the ledger itself.
  */
 import type { Database } from "../client";
+import type { HistoryRow, PaymentRow, PaymentStore } from "../../core/payments/store";
 
-export interface PaymentRow {
-  orderId: string;
-  userId: string;
-  provider: string;
-  providerPaymentId: string | null;
-  amountKrw: number;
-  feeKrw: number;
-  creditMicro: bigint;
-  status: string;
-  refundedKrw: number;
-  failureCode: string | null;
-  failureMessage: string | null;
-  createdAt: string;
-  paidAt: string | null;
-}
-
-export interface HistoryRow {
-  at: string;
-  /** `topup` (a payment credited), `operator_topup`, `refund`, `failed`, `canceled`, `pending`. */
-  type: string;
-  orderId: string | null;
-  provider: string | null;
-  paidKrw: number | null;
-  feeKrw: number | null;
-  /** Micro-won moved in the ledger (negative for a refund); null when nothing moved. */
-  amountMicro: bigint | null;
-  /** The balance right after this entry, micro-won; null when nothing moved. */
-  balanceMicro: bigint | null;
-  failureCode: string | null;
-}
+export type { HistoryRow, PaymentRow };
 
 const COLS = `order_id, user_id, provider, provider_payment_id, amount_krw::text,
   fee_krw::text, credit_micro::text, status, refunded_krw::text, failure_code, failure_message,
@@ -58,7 +30,7 @@ function row(r: any): PaymentRow {
   };
 }
 
-export class PaymentRepo {
+export class PaymentRepo implements PaymentStore {
   constructor(private readonly db: Database) {}
 
   async create(p: {

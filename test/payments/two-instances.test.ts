@@ -49,7 +49,8 @@ describe.skipIf(!(await postgresAvailable()))("one payment, two instances, one c
           failUrl: c.checkout.fail_url,
         }),
       });
-      const paid = await fetch(`${(await made.json()).checkoutUrl}/pay`, {
+      const { checkoutUrl } = (await made.json()) as { checkoutUrl: string };
+      const paid = await fetch(`${checkoutUrl}/pay`, {
         method: "POST",
         body: new URLSearchParams({ card: "4242" }),
         redirect: "manual",

@@ -73,7 +73,7 @@ function checkoutPage(o: SimOrder): Response {
   const won = `₩${o.amount.toLocaleString("en-US")}`;
   const id = encodeURIComponent(o.orderId);
   const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Simulated checkout</title>
-<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,"></head>
 <body style="font-family:sans-serif;max-width:28rem;margin:2rem auto">
 <h1>Simulated checkout</h1>
 <p>No real money moves: this is the gateway's built-in payment simulator.</p>

@@ -83,3 +83,22 @@ BEGIN
     status = CASE WHEN t >= p.amount_krw THEN 'refunded' ELSE 'partially_refunded' END WHERE order_id = p_order;
   RETURN taken;
 END $$;
+--> statement-breakpoint
+-- Auto top-up (docs/payments.md, "Auto top-up"): one row per account; off until the account
+-- saves a card at the provider (a billing key) and turns it on. last_attempt_at is the claim
+-- an instance takes before charging, so two instances never charge for the same shortfall.
+CREATE TABLE "auto_topups" (
+	"user_id" uuid PRIMARY KEY NOT NULL,
+	"provider" text NOT NULL,
+	"customer_key" text NOT NULL,
+	"billing_key" text,
+	"card_label" text,
+	"enabled" boolean DEFAULT false NOT NULL,
+	"threshold_krw" bigint DEFAULT 0 NOT NULL,
+	"amount_krw" bigint DEFAULT 0 NOT NULL,
+	"last_attempt_at" timestamp with time zone,
+	"last_error" text,
+	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX "auto_topups_customer_uq" ON "auto_topups" USING btree ("customer_key");

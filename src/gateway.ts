@@ -437,6 +437,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
       await ledger.leases?.stop();
       await video.stop();
       clearInterval(sweeper);
+      payments.stop();
       keeper.stop();
       await statsJob?.stop();
       await sim?.stop();

@@ -4,6 +4,7 @@
  * and the page sources its checkout needs on the console.
  */
 import { createHmac } from "node:crypto";
+import { Elysia } from "elysia";
 import type { Config } from "../config";
 import { paymentsProvider } from "../config/payments";
 import type { Database } from "../db/client";
@@ -15,7 +16,12 @@ import { StripeProvider } from "../providers/payments/stripe";
 import { SimPaymentProvider } from "../providers/payments/sim";
 import type { Simulator } from "../sim";
 import { billingRoutes } from "../http/routes/billing";
+import { billingAutoRoutes } from "../http/routes/billing-auto";
+import { log } from "../lib/log";
 import type { AppDeps } from "../http/deps";
+
+/** After a claimed auto top-up, how long before the same account may be tried again. */
+const AUTO_TOPUP_RETRY_SECONDS = 600;
 
 /** Whether the payments need the in-process simulator. */
 export const paymentsNeedSimulator = (cfg: Config) => paymentsProvider(cfg) === "sim";
@@ -47,9 +53,24 @@ export function paymentsModule(cfg: Config, db: Database, jwtSecret: string, sim
   const customerKey = (userId: string) =>
     `c_${createHmac("sha256", jwtSecret).update(`customer:${userId}`).digest("hex").slice(0, 40)}`;
   const service = new PaymentService(provider, new PaymentRepo(db), customerKey);
+  // The auto top-up job: accounts under their threshold are claimed in SQL, so any number of
+  // instances may run it; a claim waits AUTO_TOPUP_RETRY_SECONDS before the next try.
+  const job =
+    provider?.savedCards && cfg.AUTO_TOPUP_INTERVAL_MS > 0
+      ? setInterval(() => {
+          service
+            .runAutoTopups(AUTO_TOPUP_RETRY_SECONDS)
+            .catch((e) => log.warn("auto top-up pass failed", { error: e }));
+        }, cfg.AUTO_TOPUP_INTERVAL_MS)
+      : null;
+  job?.unref?.();
   return {
     service,
     pageSources: provider?.pageSources,
-    routes: (deps: AppDeps) => billingRoutes(deps, service),
+    routes: (deps: AppDeps) =>
+      new Elysia({ name: "payments" }).use(billingRoutes(deps, service)).use(billingAutoRoutes(deps, service)),
+    stop: () => {
+      if (job) clearInterval(job);
+    },
   };
 }

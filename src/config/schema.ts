@@ -474,6 +474,12 @@ export const EnvSchema = T.Object({
   STRIPE_API_BASE: T.Optional(
     T.String({ pattern: "^https?://", description: "Stripe API base URL (default https://api.stripe.com; tests)" }),
   ),
+  AUTO_TOPUP_INTERVAL_MS: Int(
+    0,
+    3_600_000,
+    30_000,
+    "How often this instance looks for accounts whose auto top-up is due (free credit under their threshold) and charges their saved card (0 = this instance runs no auto top-up job)",
+  ),
   PUBLIC_URL: T.Optional(
     T.String({
       pattern: "^https?://[^/]+$",

@@ -92,4 +92,35 @@ describe.skipIf(!chromiumAvailable())("buying credits on /billing in Chromium (d
     expect(csv[1]).toMatch(/,topup,ord_[0-9a-f]{32},sim,20000,600,19400,19400,$/);
     expect(errors).toEqual([]);
   });
+
+  test("auto top-up: a card saved at the provider's page, then on with its fee shown", async () => {
+    const u = await fastUser(g, { creditKrw: 3_000 });
+    await page.goto(g.url + "/#/sign-in");
+    await signInHere(u.email, u.password);
+    await page.locator("dl.cards").waitFor();
+    await page.getByRole("navigation").getByRole("link", { name: "Billing", exact: true }).click();
+    await page.getByRole("heading", { name: "Auto top-up" }).waitFor();
+    expect(await page.getByRole("checkbox", { name: "Top up automatically" }).isDisabled()).toBe(true);
+    await page.getByRole("button", { name: "Save a card for auto top-up" }).click();
+    await page.waitForURL(/\/sim\/payments\/card\//);
+    await page.getByRole("button", { name: "Save card" }).click();
+    await page.waitForURL(/#\/billing\?card=saved/);
+    if (await page.locator('input[name="email"]').isVisible()) await signInHere(u.email, u.password);
+    await page.getByText("The card is saved.").waitFor();
+    expect(await page.getByTestId("saved-card").textContent()).toBe("4242********4242");
+    await page.getByRole("checkbox", { name: "Top up automatically" }).check();
+    await page.getByLabel("When free credit falls under (KRW)").fill("5000");
+    await page.getByLabel("Charge (KRW)").fill("20000");
+    expect(await page.getByTestId("auto-fee").textContent()).toBe(
+      "Charges ₩20,000 to the saved card when your free credit falls under ₩5,000: fee ₩600, credited ₩19,400.",
+    );
+    await page.getByRole("button", { name: "Save", exact: true }).click();
+    await page.getByText("Saved.", { exact: true }).waitFor();
+    const [row] = await g.gw.deps.db.query<{ enabled: boolean; threshold_krw: string; amount_krw: string }>(
+      "select enabled, threshold_krw::text, amount_krw::text from auto_topups where user_id = $1",
+      [u.id],
+    );
+    expect(row).toEqual({ enabled: true, threshold_krw: "5000", amount_krw: "20000" });
+    expect(errors).toEqual([]);
+  });
 });

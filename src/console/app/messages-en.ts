@@ -244,4 +244,17 @@ export const en: Record<keyof typeof ko, string> = {
   resultPending: "The payment is not confirmed yet; it is credited as soon as the provider confirms it.",
   resultError: "The payment could not be confirmed ({code}). Nothing is credited until the provider confirms it.",
   backToBilling: "Back to billing",
+  autoTopup: "Auto top-up",
+  cardSaved: "The card is saved.",
+  cardNotSaved: "The card was not saved.",
+  autoTopupFailed: "The last automatic charge failed, so auto top-up is off: {reason}",
+  savedCard: "Saved card",
+  removeCard: "Remove card",
+  registerCard: "Save a card for auto top-up",
+  autoTopupOn: "Top up automatically",
+  autoThreshold: "When free credit falls under (KRW)",
+  autoAmount: "Charge (KRW)",
+  autoFee:
+    "Charges {amount} to the saved card when your free credit falls under {threshold}: fee {fee}, credited {credit}.",
+  autoSaved: "Saved.",
 };

@@ -242,4 +242,17 @@ export const ko = {
   resultPending: "결제가 아직 확인되지 않았습니다. 결제 제공자가 확인하는 즉시 충전됩니다.",
   resultError: "결제를 확인할 수 없습니다({code}). 결제 제공자가 확인하기 전에는 충전되지 않습니다.",
   backToBilling: "결제로 돌아가기",
+  autoTopup: "자동 충전",
+  cardSaved: "카드가 저장되었습니다.",
+  cardNotSaved: "카드가 저장되지 않았습니다.",
+  autoTopupFailed: "마지막 자동 결제가 실패해 자동 충전이 꺼졌습니다: {reason}",
+  savedCard: "저장된 카드",
+  removeCard: "카드 삭제",
+  registerCard: "자동 충전용 카드 저장",
+  autoTopupOn: "자동으로 충전",
+  autoThreshold: "사용 가능한 크레딧이 이 금액 미만이 되면 (원)",
+  autoAmount: "결제 금액 (원)",
+  autoFee:
+    "사용 가능한 크레딧이 {threshold} 미만이 되면 저장된 카드로 {amount}을 결제합니다: 수수료 {fee}, 충전 {credit}.",
+  autoSaved: "저장되었습니다.",
 } as const;

@@ -35,6 +35,14 @@ export type Checkout =
       amount_krw: number;
       success_url: string;
       fail_url: string;
+    }
+  | {
+      /** Toss's card registration for automatic payments (SDK v2 `requestBillingAuth`). */
+      type: "toss_billing_auth";
+      client_key: string;
+      customer_key: string;
+      success_url: string;
+      fail_url: string;
     };
 
 export type VerifiedStatus = "pending" | "paid" | "failed" | "canceled" | "partially_refunded" | "refunded";
@@ -78,6 +86,21 @@ export interface PaymentProvider {
   webhook(raw: string, headers: Headers): Promise<VerifiedPayment | null>;
   /** Refunds `amountKrw` of a paid payment at the provider and says what it now says. */
   refund(order: StoredOrder, amountKrw: number, reason: string): Promise<VerifiedPayment>;
+  /** Saved cards for auto top-up, where the provider supports them (absent: no auto top-up). */
+  readonly savedCards?: SavedCards;
+}
+
+/** A card saved at the provider and charged later without the customer (auto top-up). */
+export interface SavedCards {
+  /** Starts saving a card; the provider sends the customer back to `returnUrl`. */
+  register(c: { customerKey: string; email: string; returnUrl: string }): Promise<Checkout>;
+  /** The customer is back: the provider's token for the card, and a label to show. */
+  registered(customerKey: string, query: URLSearchParams): Promise<{ billingKey: string; label: string }>;
+  /** Charges the saved card for an order; what the provider says of that payment. */
+  charge(
+    order: StoredOrder & { orderName: string },
+    card: { billingKey: string; customerKey: string },
+  ): Promise<VerifiedPayment>;
 }
 
 /**

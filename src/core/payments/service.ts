@@ -5,7 +5,7 @@
  * and records failures and refunds. Which provider, if any, is the configuration's choice.
  */
 import { krwToMicro } from "../../lib/money";
-import type { HistoryRow, PaymentRow, PaymentStore } from "./store";
+import type { AutoTopupRow, HistoryRow, PaymentRow, PaymentStore } from "./store";
 import { topupSplit } from "./fee";
 import { PaymentError, type Checkout, type PaymentProvider, type VerifiedPayment } from "./port";
 
@@ -117,6 +117,85 @@ export class PaymentService {
     if (v.status === "failed" || v.status === "canceled")
       return this.repo.failed(v.orderId, v.status, v.failure?.code ?? null, v.failure?.message ?? null);
     return false;
+  }
+
+  /** The account's auto top-up settings (defaults: off, no card) and whether the provider can save cards. */
+  async autoTopup(userId: string): Promise<{ supported: boolean; row: AutoTopupRow | null }> {
+    return { supported: !!this.provider?.savedCards, row: await this.repo.auto(userId) };
+  }
+
+  /** Starts saving a card at the provider; it sends the customer back to `/billing/return?card=1`. */
+  async registerCard(user: { id: string; email: string }, baseUrl: string): Promise<Checkout> {
+    const cards = this.cards();
+    const customerKey = this.customerKey(user.id);
+    await this.repo.autoEnsure(user.id, this.provider!.id, customerKey);
+    return cards.register({ customerKey, email: user.email, returnUrl: `${baseUrl}/billing/return?card=1` });
+  }
+
+  /** The return from saving a card: its billing key stored on the account it was saved for. */
+  async cardReturned(query: URLSearchParams): Promise<boolean> {
+    const cards = this.cards();
+    const row = await this.repo.autoByCustomer(query.get("customerKey") ?? "");
+    if (!row || row.provider !== this.provider!.id) {
+      if (query.get("code")) return false; // a refused card before any row: nothing to record
+      throw new PaymentError("unverified", "the card return names no account");
+    }
+    const saved = await cards.registered(row.customerKey, query);
+    await this.repo.autoSetCard(row.userId, saved.billingKey, saved.label);
+    return true;
+  }
+
+  async removeCard(userId: string): Promise<void> {
+    await this.repo.autoSetCard(userId, null, null);
+  }
+
+  /** Off by default; on needs a saved card. Amounts as a checkout's; the threshold within them. */
+  async configureAuto(userId: string, enabled: boolean, thresholdKrw: number, amountKrw: number): Promise<void> {
+    const row = await this.repo.auto(userId);
+    if (enabled && !row?.billingKey) throw new PaymentError("mismatch", "save a card before turning auto top-up on");
+    if (!row) await this.repo.autoEnsure(userId, this.require().id, this.customerKey(userId));
+    await this.repo.autoConfigure(userId, enabled, thresholdKrw, amountKrw);
+  }
+
+  /**
+   * One pass of the auto top-up job: every claimed account (free credit under its threshold, not
+   * tried for `retrySeconds`) is charged its amount on its saved card through an order like a
+   * checkout's, applied the same way. A refused charge turns auto top-up off, with the reason.
+   */
+  async runAutoTopups(retrySeconds: number): Promise<number> {
+    if (!this.provider?.savedCards) return 0;
+    const due = await this.repo.autoClaimDue(retrySeconds, 50);
+    for (const a of due) {
+      const { fee, credited } = topupSplit(a.amountKrw);
+      const orderId = `ord_${crypto.randomUUID().replaceAll("-", "")}`;
+      const order = await this.repo.create({
+        orderId,
+        userId: a.userId,
+        provider: this.provider.id,
+        amountKrw: a.amountKrw,
+        feeKrw: fee,
+        creditMicro: krwToMicro(BigInt(credited)),
+      });
+      try {
+        const v = await this.provider.savedCards.charge(
+          { ...order, orderName: `Auto top-up ₩${a.amountKrw.toLocaleString("en-US")}` },
+          { billingKey: a.billingKey!, customerKey: a.customerKey },
+        );
+        await this.apply(v);
+        if (v.status === "failed")
+          await this.repo.autoFailed(a.userId, `${v.failure?.code ?? "failed"}: ${v.failure?.message ?? ""}`);
+      } catch (e) {
+        // The provider unreachable: the order is recorded failed; the claim makes the next try wait.
+        await this.repo.failed(orderId, "failed", "provider_unavailable", (e as Error).message.slice(0, 500));
+      }
+    }
+    return due.length;
+  }
+
+  private cards() {
+    const cards = this.require().savedCards;
+    if (!cards) throw new PaymentError("mismatch", `${this.provider!.id} here cannot save cards for auto top-up`);
+    return cards;
   }
 
   private require(): PaymentProvider {

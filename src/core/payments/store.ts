@@ -31,6 +31,23 @@ export interface HistoryRow {
   failureCode: string | null;
 }
 
+export interface AutoTopupRow {
+  userId: string;
+  provider: string;
+  customerKey: string;
+  billingKey: string | null;
+  cardLabel: string | null;
+  enabled: boolean;
+  thresholdKrw: number;
+  amountKrw: number;
+  lastError: string | null;
+}
+
+/** A due auto top-up, claimed by this instance, with the account's email. */
+export interface DueAutoTopup extends AutoTopupRow {
+  email: string;
+}
+
 export interface PaymentStore {
   create(p: {
     orderId: string;
@@ -48,4 +65,17 @@ export interface PaymentStore {
   /** Records the provider's refunded total; micro-won taken back now, or null when nothing changed. */
   refunded(orderId: string, totalKrw: number): Promise<bigint | null>;
   history(userId: string, limit: number): Promise<HistoryRow[]>;
+  auto(userId: string): Promise<AutoTopupRow | null>;
+  autoByCustomer(customerKey: string): Promise<AutoTopupRow | null>;
+  /** Creates the account's row (off) with its provider and customer id, or keeps the existing one. */
+  autoEnsure(userId: string, provider: string, customerKey: string): Promise<void>;
+  autoSetCard(userId: string, billingKey: string | null, label: string | null): Promise<void>;
+  autoConfigure(userId: string, enabled: boolean, thresholdKrw: number, amountKrw: number): Promise<void>;
+  /** Turns auto top-up off after a failed charge, saying why. */
+  autoFailed(userId: string, error: string): Promise<void>;
+  /**
+   * Claims the accounts whose free credit is under their threshold and that no instance tried
+   * within `retrySeconds` (the claim is the attempt's time, set in the same statement).
+   */
+  autoClaimDue(retrySeconds: number, limit: number): Promise<DueAutoTopup[]>;
 }

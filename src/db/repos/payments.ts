@@ -4,13 +4,30 @@
  * balance, read from the ledger itself.
  */
 import type { Database } from "../client";
-import type { HistoryRow, PaymentRow, PaymentStore } from "../../core/payments/store";
+import type { AutoTopupRow, DueAutoTopup, HistoryRow, PaymentRow, PaymentStore } from "../../core/payments/store";
 
 export type { HistoryRow, PaymentRow };
 
 const COLS = `order_id, user_id, provider, provider_payment_id, amount_krw::text,
   fee_krw::text, credit_micro::text, status, refunded_krw::text, failure_code, failure_message,
   created_at, paid_at`;
+
+const AUTO_COLS = `a.user_id, a.provider, a.customer_key, a.billing_key, a.card_label, a.enabled,
+  a.threshold_krw::text, a.amount_krw::text, a.last_error`;
+
+function autoRow(r: any): AutoTopupRow {
+  return {
+    userId: r.user_id,
+    provider: r.provider,
+    customerKey: r.customer_key,
+    billingKey: r.billing_key,
+    cardLabel: r.card_label,
+    enabled: r.enabled,
+    thresholdKrw: Number(r.threshold_krw),
+    amountKrw: Number(r.amount_krw),
+    lastError: r.last_error,
+  };
+}
 
 function row(r: any): PaymentRow {
   return {
@@ -120,5 +137,65 @@ export class PaymentRepo implements PaymentStore {
       balanceMicro: r.balance_micro == null ? null : BigInt(r.balance_micro),
       failureCode: r.failure_code,
     }));
+  }
+
+  async auto(userId: string): Promise<AutoTopupRow | null> {
+    const rows = await this.db.query(`select ${AUTO_COLS} from auto_topups a where a.user_id = $1`, [userId]);
+    return rows[0] ? autoRow(rows[0]) : null;
+  }
+
+  async autoByCustomer(customerKey: string): Promise<AutoTopupRow | null> {
+    const rows = await this.db.query(`select ${AUTO_COLS} from auto_topups a where a.customer_key = $1`, [customerKey]);
+    return rows[0] ? autoRow(rows[0]) : null;
+  }
+
+  async autoEnsure(userId: string, provider: string, customerKey: string): Promise<void> {
+    await this.db.query(
+      `insert into auto_topups (user_id, provider, customer_key) values ($1, $2, $3)
+       on conflict (user_id) do update set provider = excluded.provider, customer_key = excluded.customer_key,
+         billing_key = case when auto_topups.provider = excluded.provider then auto_topups.billing_key end,
+         enabled = auto_topups.enabled and auto_topups.provider = excluded.provider`,
+      [userId, provider, customerKey],
+    );
+  }
+
+  async autoSetCard(userId: string, billingKey: string | null, label: string | null): Promise<void> {
+    // Removing the card turns auto top-up off: nothing is left to charge.
+    await this.db.query(
+      `update auto_topups set billing_key = $2, card_label = $3, last_error = null, updated_at = now(),
+         enabled = enabled and $2::text is not null where user_id = $1`,
+      [userId, billingKey, label],
+    );
+  }
+
+  async autoConfigure(userId: string, enabled: boolean, thresholdKrw: number, amountKrw: number): Promise<void> {
+    await this.db.query(
+      `update auto_topups set enabled = $2, threshold_krw = $3, amount_krw = $4, last_error = null,
+         last_attempt_at = null, updated_at = now() where user_id = $1`,
+      [userId, enabled, thresholdKrw, amountKrw],
+    );
+  }
+
+  async autoFailed(userId: string, error: string): Promise<void> {
+    await this.db.query(
+      "update auto_topups set enabled = false, last_error = $2, updated_at = now() where user_id = $1",
+      [userId, error.slice(0, 500)],
+    );
+  }
+
+  async autoClaimDue(retrySeconds: number, limit: number): Promise<DueAutoTopup[]> {
+    const rows = await this.db.query<any>(
+      `update auto_topups a set last_attempt_at = now()
+         from (select a2.user_id, u.email from auto_topups a2 join users u on u.id = a2.user_id
+                where a2.enabled and a2.billing_key is not null and u.deleted_at is null
+                  and u.balance_micro - u.held_micro < a2.threshold_krw * 1000000
+                  and (a2.last_attempt_at is null or a2.last_attempt_at < now() - make_interval(secs => $1))
+                limit $2 for update of a2 skip locked) due
+        where a.user_id = due.user_id
+          and (a.last_attempt_at is null or a.last_attempt_at < now() - make_interval(secs => $1))
+       returning ${AUTO_COLS}, due.email`,
+      [retrySeconds, limit],
+    );
+    return rows.map((r) => ({ ...autoRow(r), email: r.email }));
   }
 }

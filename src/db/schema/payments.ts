@@ -3,7 +3,7 @@
  * SQL functions of that migration (gw_payment_paid, gw_payment_failed, gw_payment_refunded),
  * which move the ledger in the same transaction (docs/payments.md).
  */
-import { bigint, index, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { bigint, boolean, index, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 
 export const payments = pgTable(
   "payments",
@@ -34,4 +34,26 @@ export const payments = pgTable(
     uniqueIndex("payments_provider_payment_uq").on(t.provider, t.providerPaymentId),
     index("payments_user_idx").on(t.userId, t.createdAt),
   ],
+);
+
+/** Auto top-up per account (drizzle/0023): a saved card's billing key, the threshold and the amount; off by default. */
+export const autoTopups = pgTable(
+  "auto_topups",
+  {
+    userId: uuid("user_id").primaryKey(),
+    provider: text("provider").notNull(),
+    /** The opaque customer id the provider knows the account by. */
+    customerKey: text("customer_key").notNull(),
+    /** The provider's saved-card token (Toss billingKey); useless without the secret key. */
+    billingKey: text("billing_key"),
+    cardLabel: text("card_label"),
+    enabled: boolean("enabled").notNull().default(false),
+    thresholdKrw: bigint("threshold_krw", { mode: "number" }).notNull().default(0),
+    amountKrw: bigint("amount_krw", { mode: "number" }).notNull().default(0),
+    /** Taken by the instance about to charge (a claim), so a shortfall is charged once. */
+    lastAttemptAt: timestamp("last_attempt_at", { withTimezone: true }),
+    lastError: text("last_error"),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex("auto_topups_customer_uq").on(t.customerKey)],
 );

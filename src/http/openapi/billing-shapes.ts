@@ -47,6 +47,13 @@ export const CheckoutStarted = named(
     checkout: T.Union([
       T.Object({ type: T.Literal("redirect"), url: T.String() }),
       T.Object({
+        type: T.Literal("toss_billing_auth"),
+        client_key: T.String(),
+        customer_key: T.String(),
+        success_url: T.String(),
+        fail_url: T.String(),
+      }),
+      T.Object({
         type: T.Literal("toss_widget"),
         client_key: T.String(),
         customer_key: T.String(),
@@ -78,5 +85,19 @@ export const BillingHistory = named(
     ),
   }),
 );
+
+export const AutoTopup = named(
+  "AutoTopup",
+  T.Object({
+    supported: T.Boolean({ description: "Whether this deployment's provider can save cards" }),
+    enabled: T.Boolean(),
+    threshold_krw: T.Integer(),
+    amount_krw: T.Integer(),
+    card: Nullable(T.String({ description: "The saved card, as the provider shows it (masked)" })),
+    last_error: Nullable(T.String({ description: "Why the last automatic charge failed (auto top-up is then off)" })),
+  }),
+);
+
+export const CardRegistration = named("CardRegistration", T.Object({ checkout: CheckoutStarted.properties.checkout }));
 
 export const WebhookReceived = named("WebhookReceived", T.Object({ received: T.Literal(true) }));

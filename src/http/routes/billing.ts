@@ -97,6 +97,19 @@ export function billingRoutes(d: AppDeps, payments: PaymentService) {
     if (!payments.provider) throw notConfigured();
     return payments;
   };
+  /** Back from saving a card (auto top-up): to the billing page, saying whether it was saved. */
+  const cardReturn = async (q: URLSearchParams) => {
+    let outcome = "failed";
+    try {
+      if (payments.provider && (await payments.cardReturned(q))) outcome = "saved";
+    } catch (e) {
+      if (!(e instanceof PaymentError)) log.error("card return failed", { error: e });
+    }
+    return new Response(null, {
+      status: 303,
+      headers: { location: `/#/billing?card=${outcome}`, "cache-control": "no-store" },
+    });
+  };
   return new Elysia({ name: "billing", normalize: false })
     .get(
       "/v1/billing",
@@ -260,6 +273,7 @@ export function billingRoutes(d: AppDeps, payments: PaymentService) {
     .get(
       "/billing/return",
       async ({ query }) => {
+        if (query.card) return cardReturn(new URLSearchParams(query as Record<string, string>));
         const orderId = String(query.order_id ?? "").slice(0, 100);
         const target = new URLSearchParams({ order_id: orderId });
         try {

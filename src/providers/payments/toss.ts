@@ -10,6 +10,7 @@ import {
   type Checkout,
   type CheckoutOrder,
   type PaymentProvider,
+  type SavedCards,
   type StoredOrder,
   type VerifiedPayment,
 } from "../../core/payments/port";
@@ -204,9 +205,57 @@ export abstract class TossLikeProvider implements PaymentProvider {
   }
 
   /** A payment Toss answered for this order: its order id must be ours. */
-  private checked(order: StoredOrder, p: TossPayment): VerifiedPayment {
+  protected checked(order: StoredOrder, p: TossPayment): VerifiedPayment {
     if (p.orderId !== order.orderId) throw new PaymentError("mismatch", "Toss's payment is for another order");
     return verifiedFromToss(p);
+  }
+
+  /**
+   * Toss's automatic payments (자동결제, a separate contract with Toss): the card registration's
+   * authKey is exchanged for a billingKey (`POST /v1/billing/authorizations/issue`), which is
+   * charged with `POST /v1/billing/{billingKey}`.
+   */
+  protected billing(register: SavedCards["register"]): SavedCards {
+    return {
+      register,
+      registered: async (customerKey, q) => {
+        const code = q.get("code");
+        if (code)
+          throw new PaymentError("mismatch", `the card was not saved: ${code} ${q.get("message") ?? ""}`.trim());
+        const authKey = q.get("authKey");
+        if (!authKey || q.get("customerKey") !== customerKey)
+          throw new PaymentError("unverified", "the card return names another customer");
+        const r = await this.http.call<{ billingKey: string; card?: { number?: string; issuerCode?: string } }>(
+          "POST",
+          "/v1/billing/authorizations/issue",
+          { authKey, customerKey },
+        );
+        if (!r.ok) throw new PaymentError("mismatch", `the card was not saved: ${r.failure.code} ${r.failure.message}`);
+        return { billingKey: r.value.billingKey, label: r.value.card?.number ?? "card" };
+      },
+      charge: async (order, card) => {
+        const r = await this.http.call<TossPayment>(
+          "POST",
+          `/v1/billing/${encodeURIComponent(card.billingKey)}`,
+          {
+            customerKey: card.customerKey,
+            amount: order.amountKrw,
+            orderId: order.orderId,
+            orderName: order.orderName,
+          },
+          `auto-${order.orderId}`,
+        );
+        if (r.ok) return this.checked(order, r.value);
+        return {
+          orderId: order.orderId,
+          paymentId: null,
+          amountKrw: order.amountKrw,
+          status: "failed",
+          refundedKrw: 0,
+          failure: { code: r.failure.code, message: r.failure.message.slice(0, 500) },
+        };
+      },
+    };
   }
 }
 
@@ -217,8 +266,16 @@ export class TossProvider extends TossLikeProvider {
     frame: ["https://*.tosspayments.com"],
     connect: ["https://*.tosspayments.com"],
   };
+  readonly savedCards: SavedCards;
   constructor(private readonly opts: TossOptions) {
     super(new TossHttp(opts.secretKey, opts.apiBase, opts.timeoutMs));
+    this.savedCards = this.billing(async (c) => ({
+      type: "toss_billing_auth",
+      client_key: opts.clientKey,
+      customer_key: c.customerKey,
+      success_url: c.returnUrl,
+      fail_url: c.returnUrl,
+    }));
   }
 
   async checkout(order: CheckoutOrder): Promise<Checkout> {

@@ -39,10 +39,24 @@ interface Book {
   orders: Map<string, SimOrder>;
   payments: Map<string, SimPayment>;
   webhooks: { url: string; body: string }[];
+  /** Card registrations in progress, by id; then authKeys, then billing keys with their card number. */
+  registrations: Map<string, { customerKey: string; successUrl: string; failUrl: string }>;
+  authKeys: Map<string, { customerKey: string; card: string }>;
+  billingKeys: Map<string, { customerKey: string; card: string }>;
 }
 
 const book = (ctx: SimContext) =>
-  ctx.sim.scratch<Book>("payments", () => ({ orders: new Map(), payments: new Map(), webhooks: [] }));
+  ctx.sim.scratch<Book>("payments", () => ({
+    orders: new Map(),
+    payments: new Map(),
+    webhooks: [],
+    registrations: new Map(),
+    authKeys: new Map(),
+    billingKeys: new Map(),
+  }));
+
+const token = (ctx: SimContext, prefix: string) =>
+  `${prefix}${ctx.sim.nextId()}${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`;
 
 const fail = (status: number, code: string, message: string) => jsonResponse({ code, message }, status);
 
@@ -92,7 +106,8 @@ export const paymentRoutes: SimRouteTable = {
   protocol: "toss-payments",
   // The server API needs Toss's Basic auth (any secret); the checkout pages are the customer's.
   authenticate(req, url) {
-    if (url.pathname.startsWith("/sim/payments/checkout/")) return undefined;
+    if (url.pathname.startsWith("/sim/payments/checkout/") || url.pathname.startsWith("/sim/payments/card/"))
+      return undefined;
     const auth = req.headers.get("authorization") ?? "";
     if (!/^Basic [A-Za-z0-9+/=]{4,}$/.test(auth))
       return fail(401, "UNAUTHORIZED_KEY", "인증되지 않은 시크릿 키 혹은 클라이언트 키 입니다.");
@@ -204,5 +219,106 @@ export const paymentRoutes: SimRouteTable = {
       return jsonResponse(p);
     },
     "GET /v1/_webhooks": (ctx) => jsonResponse(book(ctx).webhooks),
+    // Saving a card for automatic payments: the simulator's page in place of Toss's window.
+    "POST /v1/billing/registrations": async (ctx) => {
+      const { body } = await readJsonBody<{ customerKey?: string; successUrl?: string; failUrl?: string }>(ctx);
+      if (
+        typeof body.customerKey !== "string" ||
+        typeof body.successUrl !== "string" ||
+        typeof body.failUrl !== "string"
+      )
+        return fail(400, "INVALID_REQUEST", "customerKey, successUrl and failUrl are required.");
+      const id = token(ctx, "reg_");
+      book(ctx).registrations.set(id, {
+        customerKey: body.customerKey,
+        successUrl: body.successUrl,
+        failUrl: body.failUrl,
+      });
+      return jsonResponse({ checkoutUrl: `${ctx.url.origin}/sim/payments/card/${id}` });
+    },
+    "GET /card/{id}": (ctx) => {
+      if (!book(ctx).registrations.has(ctx.params.id!)) return fail(404, "NOT_FOUND", "No such registration.");
+      const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Simulated card registration</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,"></head>
+<body style="font-family:sans-serif;max-width:28rem;margin:2rem auto">
+<h1>Simulated card registration</h1>
+<p>No real card is saved: this is the gateway's built-in payment simulator.</p>
+<form method="post" action="/sim/payments/card/${encodeURIComponent(ctx.params.id!)}/save">
+<label>Card number <input name="card" value="4242 4242 4242 4242" inputmode="numeric"></label>
+<p><small>A card ending in 0002 is refused; one ending in 0051 is saved but declines every charge.</small></p>
+<button type="submit">Save card</button>
+</form></body></html>`;
+      return new Response(html, { headers: { "content-type": "text/html; charset=utf-8" } });
+    },
+    "POST /card/{id}/save": async (ctx) => {
+      const b = book(ctx);
+      const reg = b.registrations.get(ctx.params.id!);
+      if (!reg) return fail(404, "NOT_FOUND", "No such registration.");
+      b.registrations.delete(ctx.params.id!);
+      const card = String((await ctx.req.formData().catch(() => null))?.get("card") ?? "").replace(/\D/g, "");
+      if (card.endsWith("0002"))
+        return redirect(
+          withQuery(reg.failUrl, { code: "REJECT_CARD_COMPANY", message: "카드 정보를 다시 확인해주세요." }),
+        );
+      const authKey = token(ctx, "bln_");
+      b.authKeys.set(authKey, { customerKey: reg.customerKey, card });
+      return redirect(withQuery(reg.successUrl, { authKey, customerKey: reg.customerKey }));
+    },
+    "POST /v1/billing/authorizations/issue": async (ctx) => {
+      const { body } = await readJsonBody<{ authKey?: string; customerKey?: string }>(ctx);
+      const b = book(ctx);
+      const auth = b.authKeys.get(String(body.authKey));
+      if (!auth || auth.customerKey !== body.customerKey)
+        return fail(404, "NOT_FOUND_BILLING_AUTH", "존재하지 않는 인증 정보입니다.");
+      b.authKeys.delete(String(body.authKey));
+      const billingKey = token(ctx, "bk_");
+      b.billingKeys.set(billingKey, auth);
+      return jsonResponse({
+        mId: "tvivarepublica",
+        customerKey: auth.customerKey,
+        authenticatedAt: new Date().toISOString(),
+        method: "카드",
+        billingKey,
+        card: {
+          issuerCode: "71",
+          acquirerCode: "71",
+          number: `${auth.card.slice(0, 4)}********${auth.card.slice(-4)}`,
+          cardType: "신용",
+          ownerType: "개인",
+        },
+      });
+    },
+    "POST /v1/billing/{billingKey}": async (ctx) => {
+      const { body } = await readJsonBody<{
+        customerKey?: string;
+        amount?: number;
+        orderId?: string;
+        orderName?: string;
+      }>(ctx);
+      const b = book(ctx);
+      const saved = b.billingKeys.get(ctx.params.billingKey!);
+      if (!saved || saved.customerKey !== body.customerKey)
+        return fail(404, "NOT_FOUND_BILLING_KEY", "존재하지 않는 빌링키입니다.");
+      if (!Number.isInteger(body.amount) || (body.amount as number) < 1 || typeof body.orderId !== "string")
+        return fail(400, "INVALID_REQUEST", "amount and orderId are required.");
+      if (saved.card.endsWith("0051"))
+        return fail(403, "REJECT_CARD_PAYMENT", "한도초과 혹은 잔액부족으로 결제에 실패했습니다.");
+      const now = new Date().toISOString();
+      const p: SimPayment = {
+        paymentKey: token(ctx, "simpk_"),
+        orderId: body.orderId,
+        orderName: String(body.orderName ?? "Order"),
+        status: "DONE",
+        method: "카드",
+        currency: "KRW",
+        totalAmount: body.amount as number,
+        balanceAmount: body.amount as number,
+        requestedAt: now,
+        approvedAt: now,
+        cancels: null,
+      };
+      b.payments.set(p.paymentKey, p);
+      return jsonResponse(p);
+    },
   },
 };

@@ -12,6 +12,7 @@ import { t, type MessageKey } from "../i18n";
 import { ErrorLine, Field, Page, Show } from "../ui";
 import { download } from "./activity-csv";
 import { renderTossWidget, type TossCheckout } from "./toss-widget";
+import { AutoTopup } from "./billing-auto";
 
 const PRESETS = [10_000, 20_000, 50_000, 100_000];
 
@@ -32,7 +33,10 @@ export function Billing() {
               </div>
             </dl>
             {b.provider ? (
-              <BuyForm info={b} />
+              <>
+                <BuyForm info={b} />
+                <AutoTopup info={b} />
+              </>
             ) : (
               <p role="status" class="card">
                 {t("topupsByOperator")}

@@ -14,7 +14,7 @@ declare global {
 
 let loading: Promise<void> | null = null;
 
-function loadSdk(): Promise<void> {
+export function loadTossSdk(): Promise<void> {
   loading ??= new Promise((resolve, reject) => {
     const s = document.createElement("script");
     s.src = SDK;
@@ -41,7 +41,7 @@ export async function renderTossWidget(
   methods: string,
   agreement: string,
 ): Promise<() => Promise<void>> {
-  await loadSdk();
+  await loadTossSdk();
   const widgets = window.TossPayments!(c.client_key).widgets({ customerKey: c.customer_key });
   await widgets.setAmount({ currency: "KRW", value: c.amount_krw });
   await Promise.all([

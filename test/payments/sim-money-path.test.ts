@@ -79,6 +79,11 @@ for (const kind of await dbKinds()) {
         })
       ).json() as Promise<{ url: string; body: string }[]>;
 
+    test("the 402's action path leads to the console's billing page", async () => {
+      const r = await fetch(`${g.url}/billing`, { redirect: "manual" });
+      expect([r.status, r.headers.get("location")]).toEqual([303, "/#/billing"]);
+    });
+
     test("the page's figures: the provider, the 3 % fee and the limits", async () => {
       const u = await fastUser(g);
       const r = await g.call("GET", "/v1/billing", { token: u.jwt });

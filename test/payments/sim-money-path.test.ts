@@ -203,6 +203,8 @@ for (const kind of await dbKinds()) {
       const wrong = await forged({ paymentKey: key, orderId: c.order_id, status: "DONE" });
       expect(wrong.status).toBe(400);
       expect((await g.call("POST", "/v1/billing/webhooks/stripe", { raw: "{}" })).status).toBe(400);
+      // Anyone may post here: a body past 256 KB is refused unread.
+      expect((await g.call("POST", "/v1/billing/webhooks/sim", { raw: "x".repeat(300_000) })).status).toBe(413);
       expect(await books(u.id)).toEqual({ balance: 0n, entries: [] });
     });
 

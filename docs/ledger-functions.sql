@@ -4,7 +4,7 @@
 --   npm run docs:ledger-sql    (./node_modules/.bin/bun scripts/ledger-sql.ts)
 -- test/db/ledger-sql.test.ts fails while this file differs from the migrations.
 
--- 13 functions, by name
+-- 16 functions, by name
 
 CREATE OR REPLACE FUNCTION public.gw_hold(p_id uuid, p_user uuid, p_key uuid, p_month text, p_amount bigint, p_tokens bigint, p_ttl_seconds integer, OUT r text, OUT free_micro bigint, OUT free_tokens bigint)
  RETURNS record
@@ -269,6 +269,62 @@ BEGIN
   END IF;
 END $function$;
 
+CREATE OR REPLACE FUNCTION public.gw_payment_failed(p_order text, p_status text, p_code text, p_message text)
+ RETURNS boolean
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  UPDATE payments SET status = p_status, failure_code = p_code, failure_message = p_message, updated_at = now()
+    WHERE order_id = p_order AND status IN ('pending', 'failed', 'canceled');
+  RETURN FOUND;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.gw_payment_paid(p_order text, p_payment text, p_amount bigint)
+ RETURNS TABLE(state text, balance_micro bigint)
+ LANGUAGE plpgsql
+AS $function$
+DECLARE p payments%ROWTYPE; b bigint;
+BEGIN
+  SELECT * INTO p FROM payments WHERE order_id = p_order FOR UPDATE;
+  IF NOT FOUND THEN RETURN QUERY SELECT 'unknown'::text, NULL::bigint; RETURN; END IF;
+  IF p.amount_krw <> p_amount THEN RETURN QUERY SELECT 'amount_mismatch'::text, NULL::bigint; RETURN; END IF;
+  IF p.status NOT IN ('pending', 'failed', 'canceled') THEN
+    RETURN QUERY SELECT 'already'::text, NULL::bigint; RETURN;
+  END IF;
+  IF EXISTS (SELECT 1 FROM payments q WHERE q.provider = p.provider AND q.provider_payment_id = p_payment AND q.order_id <> p_order) THEN
+    RETURN QUERY SELECT 'payment_reused'::text, NULL::bigint; RETURN;
+  END IF;
+  UPDATE payments SET status = 'paid', provider_payment_id = p_payment, paid_at = now(), updated_at = now(),
+    failure_code = NULL, failure_message = NULL WHERE order_id = p_order;
+  -- Money was taken: credited even if the account was deleted since (the operator settles it).
+  UPDATE users SET balance_micro = users.balance_micro + p.credit_micro WHERE id = p.user_id RETURNING users.balance_micro INTO b;
+  INSERT INTO ledger_entries (user_id, kind, amount_micro, meta) VALUES (p.user_id, 'topup', p.credit_micro,
+    jsonb_build_object('order_id', p_order, 'provider', p.provider, 'paid_krw', p.amount_krw, 'fee_krw', p.fee_krw));
+  RETURN QUERY SELECT 'credited'::text, b;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.gw_payment_refunded(p_order text, p_total bigint)
+ RETURNS bigint
+ LANGUAGE plpgsql
+AS $function$
+DECLARE p payments%ROWTYPE; t bigint; share bigint; free bigint; taken bigint;
+BEGIN
+  SELECT * INTO p FROM payments WHERE order_id = p_order FOR UPDATE;
+  IF NOT FOUND OR p.status NOT IN ('paid', 'partially_refunded') THEN RETURN NULL; END IF;
+  t := least(p_total, p.amount_krw);
+  IF t <= p.refunded_krw THEN RETURN NULL; END IF;
+  share := (p.credit_micro * t) / p.amount_krw - (p.credit_micro * p.refunded_krw) / p.amount_krw;
+  SELECT greatest(u.balance_micro - u.held_micro, 0) INTO free FROM users u WHERE u.id = p.user_id FOR UPDATE;
+  taken := least(share, coalesce(free, 0));
+  UPDATE users SET balance_micro = users.balance_micro - taken WHERE id = p.user_id;
+  INSERT INTO ledger_entries (user_id, kind, amount_micro, meta) VALUES (p.user_id, 'refund', -taken,
+    jsonb_build_object('order_id', p_order, 'provider', p.provider, 'refunded_krw', t - p.refunded_krw,
+      'share_micro', share, 'uncollected_micro', share - taken));
+  UPDATE payments SET refunded_krw = t, updated_at = now(),
+    status = CASE WHEN t >= p.amount_krw THEN 'refunded' ELSE 'partially_refunded' END WHERE order_id = p_order;
+  RETURN taken;
+END $function$;
+
 CREATE OR REPLACE FUNCTION public.gw_release(p_id uuid, p_event jsonb)
  RETURNS text
  LANGUAGE plpgsql
@@ -430,7 +486,7 @@ END $function$;
 
 -- Triggers: none
 
--- Tables the functions read or write: api_keys, holds, key_monthly, ledger_entries, org_member_monthly, org_members, topup_idempotency, usage_events, users
+-- Tables the functions read or write: api_keys, holds, key_monthly, ledger_entries, org_member_monthly, org_members, payments, topup_idempotency, usage_events, users
 
 CREATE TABLE public.api_keys (
   id uuid NOT NULL DEFAULT gen_random_uuid(),
@@ -526,6 +582,26 @@ CREATE TABLE public.org_members (
   CONSTRAINT org_members_user_id_users_id_fk FOREIGN KEY (user_id) REFERENCES users(id) ON DELETE CASCADE
 );
 CREATE INDEX org_members_user_idx ON public.org_members USING btree (user_id);
+
+CREATE TABLE public.payments (
+  order_id text NOT NULL,
+  user_id uuid NOT NULL,
+  provider text NOT NULL,
+  provider_payment_id text,
+  amount_krw bigint NOT NULL,
+  fee_krw bigint NOT NULL,
+  credit_micro bigint NOT NULL,
+  status text NOT NULL DEFAULT 'pending'::text,
+  refunded_krw bigint NOT NULL DEFAULT 0,
+  failure_code text,
+  failure_message text,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  paid_at timestamp with time zone,
+  CONSTRAINT payments_pkey PRIMARY KEY (order_id)
+);
+CREATE UNIQUE INDEX payments_provider_payment_uq ON public.payments USING btree (provider, provider_payment_id);
+CREATE INDEX payments_user_idx ON public.payments USING btree (user_id, created_at);
 
 CREATE TABLE public.topup_idempotency (
   idem_key text NOT NULL,

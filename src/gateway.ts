@@ -23,6 +23,7 @@ import { chatModule } from "./boot/chat";
 import { openStore } from "./boot/database";
 import { httpModule } from "./boot/http";
 import { moneyPath } from "./boot/money";
+import { paymentsModule } from "./boot/payments";
 import { statsModule } from "./boot/stats";
 import { startSweeper } from "./boot/sweeper";
 import { startVideo, type VideoModule } from "./boot/video";
@@ -63,6 +64,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   const responseCache = responseCacheOf(cfg, store.db, catalogPart.catalog, catalogPart.upstreams);
   const calls = chatModule(cfg, { store, catalog: catalogPart, money, metrics, responseCache, health: tracker });
   const stats = statsModule(cfg, store);
+  const payments = paymentsModule(cfg, store.db, store.jwtSecret, catalogPart.sim);
   const http = await httpModule(cfg, {
     store,
     money,
@@ -72,6 +74,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     chat: calls,
     video,
     stats,
+    payments,
   });
   const sweeper = startSweeper(keeper, ledger, [
     { what: "cache", purgeExpired: () => responseCache.purgeExpired() },
@@ -95,6 +98,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
       await ledger.leases?.stop();
       await video.stop();
       sweeper.stop();
+      payments.stop();
       keeper.stop();
       await stats.stop();
       await catalogPart.sim?.stop();

@@ -10,6 +10,7 @@ import type { CatalogSnapshot } from "../core/catalog/types";
 import { log } from "../lib/log";
 import type { SecretBox } from "../lib/secret-box";
 import { startSimulator, type Simulator } from "../sim";
+import { paymentsNeedSimulator } from "./payments";
 import { needsSimulator, SEARCH_PROVIDER, upstreamDirectory, type UpstreamDirectory } from "../upstreams";
 
 export interface CatalogPart {
@@ -30,8 +31,10 @@ export async function catalogAndUpstreams(cfg: Config, byok: SecretBox | null): 
     log.error("catalog failed verification; model endpoints answer 503", { problems: catalog.describeErrors() });
   const snapshot = catalog.peek();
   // The simulator runs only when it is on (demo mode, SIMULATOR=on) and some provider (the web
-  // plugin's search engine included) has neither credential nor base URL of its own.
-  const sim = needsSimulator(cfg, snapshot) ? await startSimulator({ port: cfg.SIM_PORT }) : null;
+  // plugin's search engine included) has neither credential nor base URL of its own, or it is
+  // the payment provider (docs/payments.md).
+  const sim =
+    needsSimulator(cfg, snapshot) || paymentsNeedSimulator(cfg) ? await startSimulator({ port: cfg.SIM_PORT }) : null;
   const upstreams = upstreamDirectory(
     cfg,
     sim ? (provider) => sim.baseUrl(provider) : null,

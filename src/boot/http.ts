@@ -41,6 +41,7 @@ import type { CatalogPart } from "./catalog";
 import type { ChatModule } from "./chat";
 import type { Store } from "./database";
 import type { StatsModule } from "./stats";
+import type { PaymentsModule } from "./payments";
 import type { VideoModule } from "./video";
 
 export interface HttpModuleDeps {
@@ -53,6 +54,7 @@ export interface HttpModuleDeps {
   chat: ChatModule;
   video: VideoModule;
   stats: StatsModule;
+  payments: PaymentsModule;
 }
 
 export interface HttpModule {
@@ -191,7 +193,8 @@ export async function httpModule(cfg: Config, deps: HttpModuleDeps): Promise<Htt
     activityRoutes(appDeps),
     adminOrgRoutes(appDeps),
     videoDashboardRoutes(appDeps, video, video.pool.repo),
-    consoleRoutes(cfg.FX_USD_KRW),
+    deps.payments.routes(appDeps),
+    consoleRoutes(cfg.FX_USD_KRW, deps.payments.pageSources),
   ]);
   return {
     app,

@@ -5,6 +5,7 @@
  */
 import { Value } from "@sinclair/typebox/value";
 import { BOOL_SPELLINGS, EnvSchema, parseBool, type Env } from "./schema";
+import { paymentProblems } from "./payments";
 
 type Derived = "UPSTREAM_MAX_CONCURRENT" | "CONCURRENCY_PER_ACCOUNT" | "CONCURRENCY_PER_KEY";
 
@@ -108,6 +109,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (typeof hedgeMin === "number" && typeof hedgeMax === "number" && hedgeMin > hedgeMax) {
     problems.push(`HEDGE_MIN_DELAY_MS: ${hedgeMin} is more than HEDGE_MAX_DELAY_MS (${hedgeMax})`);
   }
+  problems.push(...paymentProblems(withDefaults));
   if (problems.length) throw new ConfigError(problems);
 
   const parsed = withDefaults as Env;

@@ -438,6 +438,55 @@ export const EnvSchema = T.Object({
     "Credit leases for busy keys on PostgreSQL: on (a busy key's calls are held in memory against one database hold; their charges land in batches, before the answers with LEDGER_SETTLE=before_answer) or off (every call holds in the database)",
     { default: true },
   ),
+  PAYMENTS_PROVIDER: T.Optional(
+    T.Union([T.Literal("toss"), T.Literal("stripe"), T.Literal("sim"), T.Literal("none")], {
+      description:
+        "Self-service top-ups on /billing (docs/payments.md): toss (Toss Payments), stripe (Stripe Checkout), sim (the built-in simulator's provider; demo mode and SIMULATOR=on only) or none (top-ups by the operator only). Default: sim while the simulator is on, else none",
+    }),
+  ),
+  TOSS_CLIENT_KEY: T.Optional(
+    T.String({
+      minLength: 1,
+      description: "Toss Payments client key (`test_gck_…`/`live_gck_…`), drawn into the payment widget",
+    }),
+  ),
+  TOSS_SECRET_KEY: T.Optional(
+    T.String({
+      minLength: 1,
+      description: "Toss Payments secret key (`test_gsk_…`/`live_gsk_…`): confirms and reads back payments",
+    }),
+  ),
+  TOSS_API_BASE: T.Optional(
+    T.String({
+      pattern: "^https?://",
+      description: "Toss Payments API base URL (default https://api.tosspayments.com; tests)",
+    }),
+  ),
+  STRIPE_SECRET_KEY: T.Optional(
+    T.String({ minLength: 1, description: "Stripe secret key (`sk_test_…`/`sk_live_…`, or a restricted key)" }),
+  ),
+  STRIPE_WEBHOOK_SECRET: T.Optional(
+    T.String({
+      minLength: 1,
+      description: "Signing secret (`whsec_…`) of the Stripe webhook endpoint /v1/billing/webhooks/stripe",
+    }),
+  ),
+  STRIPE_API_BASE: T.Optional(
+    T.String({ pattern: "^https?://", description: "Stripe API base URL (default https://api.stripe.com; tests)" }),
+  ),
+  AUTO_TOPUP_INTERVAL_MS: Int(
+    0,
+    3_600_000,
+    30_000,
+    "How often this instance looks for accounts whose auto top-up is due (free credit under their threshold) and charges their saved card (0 = this instance runs no auto top-up job)",
+  ),
+  PUBLIC_URL: T.Optional(
+    T.String({
+      pattern: "^https?://[^/]+$",
+      description:
+        "The gateway's public origin (https://gateway.example.com), for the payment providers' return and webhook addresses (default: the origin the checkout was asked from)",
+    }),
+  ),
   CORS_ORIGINS: T.String({
     default: "",
     description: "Comma-separated origins allowed to call the API from a browser (`*` for any); empty = CORS off",

@@ -17,6 +17,17 @@ const CONSOLE_CSP = [
   "frame-ancestors 'none'",
 ].join("; ");
 
+/**
+ * The policy with a payment provider's checkout sources added (Toss's widget: its script, its
+ * frames and its API), on a deployment that configured that provider only.
+ */
+export function consoleCsp(extra?: { script: string[]; frame: string[]; connect: string[] }): string {
+  if (!extra) return CONSOLE_CSP;
+  return CONSOLE_CSP.replace("script-src 'self'", `script-src 'self' ${extra.script.join(" ")}`)
+    .replace("connect-src 'self'", `connect-src 'self' ${extra.connect.join(" ")}`)
+    .concat(`; frame-src ${extra.frame.join(" ")}`);
+}
+
 export const PAGE_HEADERS = {
   "content-security-policy": CONSOLE_CSP,
   "x-frame-options": "DENY",

@@ -7,7 +7,7 @@ import { Elysia } from "elysia";
 import { GatewayError } from "../core/errors";
 import { consoleBundle } from "./assets";
 import { compressed, type ConsoleFile } from "./bundle";
-import { indexPage, PAGE_HEADERS } from "./page";
+import { consoleCsp, indexPage, PAGE_HEADERS } from "./page";
 
 const HIDDEN = { detail: { hide: true } };
 
@@ -30,8 +30,9 @@ function respond(file: ConsoleFile, request: Request, headers: Record<string, st
   });
 }
 
-export function consoleRoutes(fxUsdKrw: number) {
+export function consoleRoutes(fxUsdKrw: number, paySources?: { script: string[]; frame: string[]; connect: string[] }) {
   let index: ConsoleFile | null = null;
+  const headers = { ...PAGE_HEADERS, "content-security-policy": consoleCsp(paySources) };
   return new Elysia({ name: "console" })
     .get(
       "/",
@@ -40,7 +41,7 @@ export function consoleRoutes(fxUsdKrw: number) {
           "text/html; charset=utf-8",
           new TextEncoder().encode(indexPage(await consoleBundle(), fxUsdKrw)),
         );
-        return respond(index, request, { ...PAGE_HEADERS, "cache-control": "no-cache" });
+        return respond(index, request, { ...headers, "cache-control": "no-cache" });
       },
       HIDDEN,
     )

@@ -23,6 +23,9 @@ export const ERROR_MESSAGES_EN: { readonly [code: string]: string | undefined } 
   provider_not_configured:
     "The provider is not configured on this deployment. The operator must set its credential before it can be called.",
   unauthorized: "Missing or invalid credentials.",
+  payment_unverified: "The payment could not be verified. Only payments the provider confirms are credited.",
+  payments_not_configured: "Self-service top-ups are off on this deployment. Ask the operator to top up your account.",
+  payment_provider_unavailable: "The payment provider is not answering right now. Try again shortly.",
   insufficient_credits: "Insufficient credits. Top up and try again.",
   monthly_budget_exceeded: "The key's monthly budget is exceeded.",
   monthly_token_quota_exceeded: "The key's monthly token quota is exceeded.",

@@ -72,6 +72,13 @@ export const ERROR_CODES = {
   not_found: { status: 404, shape: "envelope", message: "찾을 수 없습니다." },
   // 408: a body still arriving after BODY_READ_TIMEOUT_MS (not in the specification's table)
   request_timeout: { status: 408, shape: "envelope", message: "요청 본문이 제한 시간 안에 도착하지 않았습니다." },
+  // A payment return or webhook that cannot be believed (docs/payments.md): nothing is credited.
+  payment_unverified: {
+    status: 400,
+    shape: "detail",
+    message: "결제 정보를 확인할 수 없습니다. 결제 제공자가 확인해 준 결제만 충전됩니다.",
+    retryable: false,
+  },
   // 409
   conflict: { status: 409, shape: "detail", message: "이미 존재하거나 처리 중입니다." },
   idempotency_in_progress: { status: 409, shape: "detail", message: "같은 Idempotency-Key 요청이 처리 중입니다." },
@@ -161,6 +168,20 @@ export const ERROR_CODES = {
     shape: "detail",
     message: "BYOK 자격 증명 암호화 키(BYOK_ENCRYPTION_KEY)가 없거나 맞지 않습니다.",
     retryable: false,
+  },
+  // No payment provider on this deployment (PAYMENTS_PROVIDER): top-ups are the operator's.
+  payments_not_configured: {
+    status: 503,
+    shape: "detail",
+    message: "이 배포에서는 셀프 충전을 사용할 수 없습니다. 운영자에게 충전을 요청하세요.",
+    retryable: false,
+  },
+  // The payment provider could not be reached or answered unexpectedly; nothing was credited.
+  payment_provider_unavailable: {
+    status: 502,
+    shape: "detail",
+    message: "결제 제공자가 일시적으로 응답하지 않습니다. 잠시 후 다시 시도하세요.",
+    retryable: true,
   },
   // 500: never caused by a client; rendered without internals.
   internal_error: { status: 500, shape: "envelope", message: "내부 오류가 발생했습니다." },

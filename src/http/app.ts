@@ -4,7 +4,7 @@
  * dialect, OpenAPI) and every route group.
  */
 import { Elysia } from "elysia";
-import { bodyLeftUnread, readBody, tooLarge } from "./body";
+import { bodyLeftUnread, readBody, readLimited, tooLarge } from "./body";
 import type { AppDeps } from "./deps";
 import { renderError } from "./errors";
 import { ErrorDialects } from "./error-dialect";
@@ -25,6 +25,11 @@ import { keyRoutes } from "./routes/keys";
 import { managementKeyRoutes } from "./routes/management-keys";
 
 export { requestId } from "./request-id";
+
+const WEBHOOK_ROUTE = "/v1/billing/webhooks/:provider";
+/** Providers' events are a few KB; a stranger may not make the process buffer more. */
+const WEBHOOK_MAX_BYTES = 256 * 1024;
+const rawText = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 
 export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any, any>[] = []) {
   const limit = d.config.MAX_BODY_BYTES;
@@ -91,6 +96,9 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
       if (request.method === "GET" || request.method === "HEAD") return;
       const { public: open } = await gate.check(request, server, route);
       if (open) await d.throttle.beforeBody(request, route, d.auth.clientIp(request, server));
+      // A payment webhook is verified over its exact bytes (Stripe's signature): kept as text.
+      if (route === WEBHOOK_ROUTE)
+        return rawText(await readLimited(request, { ...bodyLimits, maxBytes: WEBHOOK_MAX_BYTES }));
       const body = await readBody(request, contentType, open ? publicLimits : bodyLimits);
       // An empty body parses as undefined; let the route's schema report what is missing.
       return body === undefined ? {} : body;

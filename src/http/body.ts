@@ -43,7 +43,10 @@ export function bodyLeftUnread(request: Request): boolean {
   return request.headers.has("transfer-encoding") || Number(request.headers.get("content-length") ?? 0) > 0;
 }
 
-async function readLimited(request: Request, limits: Pick<BodyLimits, "maxBytes" | "timeoutMs">): Promise<Uint8Array> {
+export async function readLimited(
+  request: Request,
+  limits: Pick<BodyLimits, "maxBytes" | "timeoutMs">,
+): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > limits.maxBytes) throw tooLarge();
   if (!request.body) {

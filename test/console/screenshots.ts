@@ -48,9 +48,22 @@ for (const prompt of ["a paper boat on a river [sim:video_ms=50]", "a lighthouse
     body: { model: "veo-3", duration_seconds: 4, prompt },
   });
 }
+// A top-up bought through the simulator's checkout, for the billing page's history.
+{
+  const c = (await g.call("POST", "/v1/billing/checkout", { token: u.jwt, body: { amount_krw: 20_000 } })).body;
+  const paid = await fetch(`${c.checkout.url}/pay`, {
+    method: "POST",
+    body: new URLSearchParams({ card: "4242" }),
+    redirect: "manual",
+  });
+  await fetch(paid.headers.get("location")!, { redirect: "manual" });
+}
 await Bun.sleep(1500);
+/** `SHOTS=billing,billing-dark` writes only those (the others stay as committed). */
+const only = process.env.SHOTS?.split(",");
 
 async function shoot(name: string, route: string, opts: Parameters<typeof openBrowser>[0] = {}, signIn = false) {
+  if (only && !only.includes(name)) return;
   const b = await openBrowser({ locale: "en-US", viewport: { width: 1280, height: 800 }, ...opts });
   const page = await b.context.newPage();
   await page.goto(g.url + "/#/sign-in");
@@ -76,5 +89,8 @@ await shoot("video", "/video", {}, true);
 await shoot("operator", "/operator");
 await shoot("overview-dark", "/overview", { colorScheme: "dark" }, true);
 await shoot("rankings-phone", "/rankings", { viewport: { width: 390, height: 844 } });
+await shoot("billing", "/billing", {}, true);
+await shoot("billing-dark", "/billing", { colorScheme: "dark" }, true);
+await shoot("billing-phone", "/billing", { viewport: { width: 390, height: 844 } }, true);
 await g.stop();
 console.log(`screenshots written to ${OUT}`);

@@ -15,6 +15,7 @@ import { Operator } from "./pages/operator";
 import { ManagementKeys } from "./pages/management-keys";
 import { Policies } from "./pages/policies";
 import { VideoJobs } from "./pages/video";
+import { Billing, BillingResult } from "./pages/billing";
 
 const PUBLIC = { "/rankings": Rankings, "/models": Models, "/sign-in": SignIn, "/operator": Operator } as const;
 const PRIVATE = {
@@ -25,6 +26,8 @@ const PRIVATE = {
   "/management-keys": ManagementKeys,
   "/policies": Policies,
   "/video": VideoJobs,
+  "/billing": Billing,
+  "/billing/result": BillingResult,
 } as const;
 
 export function App() {
@@ -62,6 +65,7 @@ export function App() {
             {jwt && link("/policies", t("navPolicies"))}
             {jwt && link("/video", t("navVideo"))}
             {jwt && link("/playground", t("navPlayground"))}
+            {jwt && link("/billing", t("navBilling"))}
             {link("/operator", t("navOperator"))}
           </ul>
         </nav>

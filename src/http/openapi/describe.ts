@@ -21,6 +21,7 @@ export const answerAs = (status: number, mediaType: string, schema: object, desc
 });
 export const ok = (schema: TSchema, description = "OK") => answer(200, schema, description);
 export const created = (schema: TSchema, description = "Created") => answer(201, schema, description);
+export const noContent = (description = "No content"): Responses => ({ 204: { description } });
 export const accepted = (schema: TSchema, description = "Accepted") => answer(202, schema, description);
 
 /** A JSON answer, or with `stream: true` a server-sent event stream. */

@@ -144,6 +144,7 @@ export const TAGS: Record<string, string> = {
   "routing policies": "Routing policies (dashboard)",
   stats: "Public statistics",
   usage: "Usage report (API key)",
+  billing: "Self-service credits: checkout at the payment provider, webhooks, history (docs/payments.md)",
   admin: "Operator endpoints (ADMIN_TOKEN)",
   operations: "Health, readiness, metrics",
 };

@@ -16,15 +16,10 @@ import { KeyRecord } from "../../surfaces/gateway/key-answers";
 import { idempotencyKeyOf } from "../../surfaces/video/schema";
 import { IDEMPOTENCY_KEY_MAX } from "../../core/video/service";
 import { sha256Hex } from "../../lib/secrets";
+import { topupSplit } from "../../core/payments/fee";
 
 /** A JSON integer. (Elysia's `t.Integer` also accepts numeric strings such as "1000".) */
 const StrictInt = (opts: { minimum?: number; maximum?: number }) => Type.Integer(opts);
-
-/** The 3% platform fee, rounded up to the won, taken from the amount paid. */
-function topupSplit(amountKrw: number): { fee: number; credited: number } {
-  const fee = Math.ceil((amountKrw * 3) / 100);
-  return { fee, credited: amountKrw - fee };
-}
 
 export function adminRoutes(deps: AppDeps) {
   const liveUser = async (id: string) => {

@@ -8,6 +8,7 @@ import { geminiRoutes } from "./gemini.ts";
 import { OPENAI_COMPATIBLE_PROVIDERS, openAICompatibleRoutes, openAIResponsesRoutes } from "./openai-compatible.ts";
 import { registerVideoSimRoutes } from "./video.ts";
 import { braveSearchRoutes } from "./brave-search.ts";
+import { paymentRoutes } from "./payments.ts";
 
 let registered = false;
 
@@ -21,4 +22,5 @@ export function registerBuiltinSimRoutes(): void {
   registerSimRoutes("google", geminiRoutes);
   registerVideoSimRoutes();
   registerSimRoutes("brave", braveSearchRoutes);
+  registerSimRoutes("payments", paymentRoutes);
 }

@@ -8,6 +8,7 @@ import { runMigrations } from "./db/migrate";
 import { InvalidationBus } from "./db/invalidation";
 import { KeyRepo } from "./db/repos/keys";
 import { SettingsStore } from "./db/repos/settings";
+import { SessionRepo } from "./db/repos/sessions";
 import { UserRepo } from "./db/repos/users";
 import { KeyCache } from "./core/auth/key-cache";
 import { Authenticator } from "./http/auth";
@@ -113,6 +114,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
 
   const keys = new KeyRepo(db);
   const users = new UserRepo(db);
+  const sessions = new SessionRepo(db, { idleSeconds: cfg.SESSION_IDLE_SECONDS, maxSeconds: cfg.SESSION_MAX_SECONDS });
   const cache = new KeyCache();
   const bus = new InvalidationBus(db);
   const settings = new SettingsStore(db);
@@ -151,6 +153,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     cache,
     limiter,
     jwtSecret,
+    sessions,
     adminToken,
     metricsToken: cfg.METRICS_TOKEN ?? null,
     rateLimitRpm: cfg.RATE_LIMIT_RPM,
@@ -335,6 +338,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     calls: new CallSlots(admission, (id) => users.freeCreditMicro(id)),
     keys,
     users,
+    sessions,
     settings,
     bus,
     metrics,

@@ -8,3 +8,4 @@ export * from "./schema/policies";
 export * from "./schema/video-jobs";
 export * from "./schema/feedback";
 export * from "./schema/stored-responses";
+export * from "./schema/sessions";

@@ -82,7 +82,9 @@ export const en: Record<keyof typeof ko, string> = {
   haveAccount: "Have an account? Sign in",
   needAccount: "No account? Sign up",
   signedUp: "Account created. Please sign in.",
-  sessionNote: "Your sign-in lives in this tab's memory only: reloading the page signs you out.",
+  sessionNote:
+    "You stay signed in on this browser (also after a reload and in new tabs) until you sign out: a session cookie only the gateway can read.",
+  restoringSession: "Signing you back in…",
   overviewTitle: "Overview",
   balance: "Balance",
   held: "Credits held",

@@ -80,7 +80,9 @@ export const ko = {
   haveAccount: "이미 계정이 있나요? 로그인",
   needAccount: "계정이 없나요? 가입",
   signedUp: "가입했습니다. 로그인하세요.",
-  sessionNote: "로그인 정보는 이 탭의 메모리에만 있습니다. 새로고침하면 다시 로그인해야 합니다.",
+  sessionNote:
+    "로그아웃할 때까지 이 브라우저에서 로그인이 유지됩니다(새로고침, 새 탭 포함). 게이트웨이만 읽을 수 있는 세션 쿠키를 씁니다.",
+  restoringSession: "로그인 상태를 불러오는 중…",
   overviewTitle: "개요",
   balance: "잔액",
   held: "보류 중인 크레딧",

@@ -55,9 +55,10 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
         (): DocRoute[] => app.routes,
       ),
     )
-    .onRequest(({ request, set }) => {
+    .onRequest(({ request, set, server }) => {
       const { id, start } = assignRequestId(request);
       const rec = beginRecord(request, id, start, observe);
+      if (rec) rec.clientIp = d.auth.clientIp(request, server);
       set.headers["x-request-id"] = id;
       // Security headers on every answer (a handler's own Cache-Control wins: stats stay
       // publicly cacheable, streams keep theirs); an authenticated answer is never stored.

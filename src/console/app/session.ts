@@ -38,15 +38,16 @@ function forget() {
 /**
  * One refresh at a time across the browser's tabs (a Web Lock where the browser has one): two
  * tabs sending the same cookie at once would look like a stolen token and end the session.
- * True when a new token is kept; a refused cookie signs the tab out; a network failure keeps
- * what the tab has.
+ * True when a new token is kept; a refused cookie signs the tab out; a network or server
+ * failure keeps what the tab has.
  */
 async function refreshNow(): Promise<boolean> {
   const run = async () => {
     const res = await fetch("/v1/auth/refresh", { method: "POST", credentials: "same-origin" }).catch(() => null);
     if (!res) return false;
     if (!res.ok) {
-      forget();
+      // Refused (401: no session, ended, reused): signed out. A server error keeps what the tab has.
+      if (res.status === 401 || res.status === 403) forget();
       return false;
     }
     const body = await res.json();

@@ -62,12 +62,23 @@ export function usage(): string {
     "",
     "Main environment variables (every one is optional; none set = demo mode):",
     ...rows,
-    `  ${"<PROVIDER>_API_KEY".padEnd(28)} a provider's credential (OPENAI_API_KEY, ...); unset = the built-in simulator`,
+    `  ${"<PROVIDER>_API_KEY".padEnd(28)} a provider's credential (OPENAI_API_KEY, ...); unset = calls to it are refused (503), except in demo mode or with SIMULATOR=on, where the built-in simulator answers`,
     `  ${"<PROVIDER>_BASE_URL".padEnd(28)} a provider's base URL`,
     "",
     "Every variable, its default and its meaning: README.md, section Configuration, and .env.example.",
     "",
   ].join("\n");
+}
+
+/**
+ * What happens to a provider without a credential: the simulator answers only in demo mode or
+ * with SIMULATOR=on; otherwise its calls are refused (provider_not_configured), never simulated.
+ */
+function unkeyed(cfg: Config, someKeyed: boolean): string {
+  const which = someKeyed ? "every other provider" : "every provider";
+  if (cfg.simulator)
+    return `${which} is served by the built-in simulator (${cfg.demoMode ? "demo mode" : "SIMULATOR=on: never in production"})`;
+  return `calls to ${which} are refused (503 provider_not_configured) unless a BYOK key brings its credential`;
 }
 
 /** The short summary `--check-config` prints after "configuration OK". */
@@ -86,7 +97,7 @@ export function summary(cfg: Config): string[] {
     `  database: ${cfg.DATABASE_URL ? `PostgreSQL at ${describeTarget(cfg.DATABASE_URL)} (retried for ${cfg.DB_CONNECT_TIMEOUT_SECONDS} s at start)` : `embedded PGlite in ${cfg.DATA_DIR}`}`,
     `  rate limits: ${cfg.REDIS_URL ? `shared through Redis at ${describeTarget(cfg.REDIS_URL)}` : "in this process"}`,
     `  admin API: ${cfg.ADMIN_TOKEN ? "on (ADMIN_TOKEN set)" : cfg.demoMode ? "on (token generated in demo mode)" : "off (ADMIN_TOKEN unset: 404)"}`,
-    `  providers with a credential: ${keyed.length ? keyed.join(", ") : "none"}${rerouted.length ? `; base URL only: ${rerouted.join(", ")}` : ""}; ${keyed.length ? "every other provider" : "every provider"} is served by the built-in simulator`,
+    `  providers with a credential: ${keyed.length ? keyed.join(", ") : "none"}${rerouted.length ? `; base URL only: ${rerouted.join(", ")}` : ""}; ${unkeyed(cfg, keyed.length > 0)}`,
     `  upstream calls in flight: at most ${cfg.UPSTREAM_MAX_CONCURRENT || "unlimited"} (Bun fetch limit ${cfg.BUN_CONFIG_MAX_HTTP_REQUESTS})`,
     snap
       ? `  catalog: verified (${catalog.path.startsWith("/$bunfs/") ? "shipped" : catalog.path})`

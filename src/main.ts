@@ -49,7 +49,15 @@ const gw = await buildGateway(cfg).catch((e) => {
   if (cfg.LOG_LEVEL === "debug") console.error((e as Error)?.stack);
   process.exit(1);
 });
-gw.app.listen({ port: cfg.PORT, hostname: cfg.HOST, reusePort: false });
+try {
+  gw.app.listen({ port: cfg.PORT, hostname: cfg.HOST, reusePort: false });
+} catch (e) {
+  // Another process has the port: one sentence and a non-zero exit, not a stack trace.
+  if ((e as { code?: string })?.code !== "EADDRINUSE") throw e;
+  console.error(`The gateway could not start: port ${cfg.PORT} on ${cfg.HOST} is already in use (set PORT or HOST).`);
+  await Promise.race([gw.stop().catch(() => {}), Bun.sleep(5_000)]);
+  process.exit(1);
+}
 const server = gw.app.server!;
 const host = cfg.HOST === "0.0.0.0" || cfg.HOST === "::" ? "localhost" : cfg.HOST;
 const base = `http://${host}:${server.port}`;

@@ -47,6 +47,11 @@ export async function catalogAndUpstreams(cfg: Config, byok: SecretBox | null): 
       "SIMULATOR=on: the built-in simulator answers (and calls are charged) for providers without a credential; never use it in production",
       { simulated: upstreams.simulated() },
     );
+  } else if (!cfg.demoMode && snapshot && !snapshot.providers.some((p) => upstreams.available(p))) {
+    // Production with no credential at all: every model call would be refused. One line says so.
+    log.warn(
+      "no provider is configured (no <PROVIDER>_API_KEY set): model calls are refused with 503 provider_not_configured, except through BYOK keys; set a provider's credential (README, Configuration)",
+    );
   }
 
   // Deprecation and retirement (docs/catalog.md, "Model lifecycle"): the day, and which offerings the simulator answers.

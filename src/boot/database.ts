@@ -9,6 +9,7 @@ import { InvalidationBus } from "../db/invalidation";
 import { runMigrations } from "../db/migrate";
 import { KeyRepo } from "../db/repos/keys";
 import { SettingsStore } from "../db/repos/settings";
+import { SessionRepo } from "../db/repos/sessions";
 import { UserRepo } from "../db/repos/users";
 import { KeyCache } from "../core/auth/key-cache";
 import type { SecretBox } from "../lib/secret-box";
@@ -31,6 +32,8 @@ export interface Store {
   adminToken: string | null;
   keys: KeyRepo;
   users: UserRepo;
+  /** The console's sign-in sessions (docs/console.md, "Sessions"). */
+  sessions: SessionRepo;
   keyCache: KeyCache;
   bus: InvalidationBus;
   settings: SettingsStore;
@@ -79,6 +82,7 @@ export async function openStore(cfg: Config, opts: StoreOptions): Promise<Store>
     adminToken,
     keys: new KeyRepo(db),
     users: new UserRepo(db),
+    sessions: new SessionRepo(db, { idleSeconds: cfg.SESSION_IDLE_SECONDS, maxSeconds: cfg.SESSION_MAX_SECONDS }),
     keyCache,
     bus,
     settings,

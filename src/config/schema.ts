@@ -44,6 +44,24 @@ export const EnvSchema = T.Object({
     }),
   ),
   JWT_TTL_SECONDS: Int(60, 30 * 86400, 3600, "Lifetime of a dashboard access token"),
+  SESSION_ACCESS_TTL_SECONDS: Int(
+    2,
+    3600,
+    300,
+    "Lifetime of the access token a console session (refresh cookie) hands out; the console refreshes it in memory",
+  ),
+  SESSION_IDLE_SECONDS: Int(
+    60,
+    365 * 86400,
+    7 * 86400,
+    "A console session unused this long ends (each refresh moves it on)",
+  ),
+  SESSION_MAX_SECONDS: Int(
+    60,
+    365 * 86400,
+    30 * 86400,
+    "A console sign-in lasts at most this long, however often it is refreshed",
+  ),
   REDIS_URL: T.Optional(
     T.String({ pattern: "^rediss?://", description: "Redis for rate limits shared across instances" }),
   ),

@@ -9,3 +9,4 @@ export * from "./schema/video-jobs";
 export * from "./schema/feedback";
 export * from "./schema/stored-responses";
 export * from "./schema/payments";
+export * from "./schema/sessions";

@@ -18,6 +18,7 @@ import { assertSecurityDeclared, BodyGate } from "./security";
 import { docsRoutes } from "./openapi/routes";
 import type { DocRoute } from "./openapi/document";
 import { accountRoutes } from "./routes/account";
+import { sessionRoutes } from "./routes/session";
 import { adminRoutes } from "./routes/admin";
 import { adminUserRoutes } from "./routes/admin-users";
 import { healthRoutes } from "./routes/health";
@@ -61,9 +62,10 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
         (): DocRoute[] => app.routes,
       ),
     )
-    .onRequest(({ request, set }) => {
+    .onRequest(({ request, set, server }) => {
       const { id, start } = assignRequestId(request);
       const rec = beginRecord(request, id, start, observe);
+      if (rec) rec.clientIp = d.auth.clientIp(request, server);
       set.headers["x-request-id"] = id;
       // Security headers on every answer (a handler's own Cache-Control wins: stats stay
       // publicly cacheable, streams keep theirs); an authenticated answer is never stored.
@@ -118,7 +120,7 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
       if (rec) rec.error = errorCodeOf(code, error, res.status);
       res.headers.set("x-request-id", id);
       for (const [k, v] of Object.entries(set.headers))
-        if (k.startsWith("x-ratelimit") || k.startsWith("access-control-") || k === "vary")
+        if (k.startsWith("x-ratelimit") || k.startsWith("access-control-") || k === "vary" || k === "set-cookie")
           res.headers.set(k, String(v));
       res.headers.set("x-content-type-options", "nosniff");
       if (request.headers.has("authorization") || request.headers.has("x-api-key"))
@@ -146,6 +148,7 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
     .onStop(() => observe.refusals.flush(true))
     .use(healthRoutes(d))
     .use(accountRoutes(d))
+    .use(sessionRoutes(d))
     .use(adminRoutes(d))
     .use(adminUserRoutes(d))
     .use(keyRoutes(d))

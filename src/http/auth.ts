@@ -17,6 +17,7 @@ import {
 import type { KeyCache } from "../core/auth/key-cache";
 import type { KeyRepo } from "../db/repos/keys";
 import type { UserRepo, UserRow } from "../db/repos/users";
+import type { SessionRepo } from "../db/repos/sessions";
 import { cidrContains, ipAllowed, parseCidr, parseIp, type Cidr } from "../lib/cidr";
 import { verifyJwt } from "../lib/jwt";
 import { sha256Hex } from "../lib/secrets";
@@ -29,6 +30,8 @@ export interface AuthDeps {
   cache: KeyCache;
   limiter: RateLimiter;
   jwtSecret: string;
+  /** Console sessions: an access token naming one (`sid`) stops working when it is signed out. */
+  sessions?: SessionRepo;
   adminToken: string | null;
   /** The token GET /metrics takes (METRICS_TOKEN); null or absent: the admin token. */
   metricsToken?: string | null;
@@ -83,6 +86,11 @@ export class Authenticator {
       .filter(Boolean);
     for (let i = hops.length - 1; i >= 0; i--) if (!this.isTrusted(hops[i]!)) return hops[i]!;
     return hops[0] ?? peer;
+  }
+
+  /** Whether the request came from a proxy named in TRUSTED_PROXIES (whose X-Forwarded-* are believed). */
+  fromTrustedProxy(request: Request, server: Server<unknown> | null): boolean {
+    return this.trusted.length > 0 && this.isTrusted(server?.requestIP(request)?.address ?? "");
   }
 
   private isTrusted(ip: string): boolean {
@@ -195,6 +203,9 @@ export class Authenticator {
       throw unauthorized(
         text("로그인 토큰이 올바르지 않거나 만료되었습니다.", "The login token is invalid or expired."),
       );
+    // A console session's token ends with its session (sign-out, reuse of a rotated refresh token).
+    if (typeof claims.sid === "string" && !(await this.deps.sessions?.live(claims.sid)))
+      throw unauthorized(text("로그아웃된 세션의 토큰입니다.", "The session of this token was signed out."));
     // The dashboard shows balances and usage: the account's own recent calls are in them.
     await this.deps.settled?.(claims.sub);
     const user = await this.deps.users.live(claims.sub);

@@ -5,6 +5,7 @@ import type { InvalidationBus } from "../db/invalidation";
 import type { KeyRepo } from "../db/repos/keys";
 import type { SettingsStore } from "../db/repos/settings";
 import type { UserRepo } from "../db/repos/users";
+import type { SessionRepo } from "../db/repos/sessions";
 import type { SecretBox } from "../lib/secret-box";
 import type { Authenticator } from "./auth";
 import type { AuthThrottle } from "./auth-throttle";
@@ -22,6 +23,8 @@ export interface AppDeps {
   calls: CallSlots;
   keys: KeyRepo;
   users: UserRepo;
+  /** Console sessions (refresh-token families behind the refresh cookie). */
+  sessions: SessionRepo;
   settings: SettingsStore;
   bus: InvalidationBus;
   metrics: GatewayMetrics;

@@ -49,6 +49,8 @@ export class RequestRecord implements CallTrace {
   status = 200;
   keyId?: string;
   accountId?: string;
+  /** The client's address: the socket peer, or X-Forwarded-For past TRUSTED_PROXIES only (Authenticator.clientIp). */
+  clientIp?: string;
   model?: string;
   provider?: string | null;
   responseModel?: string;
@@ -182,6 +184,7 @@ export class RequestRecord implements CallTrace {
       route: this.route,
       status: this.status,
       duration_ms: ms,
+      client_ip: this.clientIp,
       ttfb_ms: this.ttfbMs,
       stream: this.stream,
       key_id: this.keyId,
@@ -213,6 +216,7 @@ export class RequestRecord implements CallTrace {
       "http.route": this.route,
       "http.response.status_code": this.status,
       "gateway.request_id": this.id,
+      "client.address": this.clientIp,
       "gateway.key_id": this.keyId,
       "gateway.account_id": this.accountId,
       ...(this.model !== undefined && { "gen_ai.operation.name": "chat", "gen_ai.request.model": this.model }),

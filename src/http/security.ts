@@ -6,6 +6,7 @@
  */
 import type { Server } from "bun";
 import type { Authenticator } from "./auth";
+import { checkSameOrigin, COOKIE } from "./session-cookie";
 
 /** The credential kinds, as OpenAPI security schemes (`Authorization: Bearer …`; an API key also as `x-api-key`). */
 export const SECURITY_SCHEMES = {
@@ -24,6 +25,13 @@ export const SECURITY_SCHEMES = {
   },
   managementKey: { type: "http", scheme: "bearer", description: "Management key (`mk-gw-…`): provisioning" },
   adminToken: { type: "http", scheme: "bearer", description: "The operator's `ADMIN_TOKEN`" },
+  sessionCookie: {
+    type: "apiKey",
+    in: "cookie",
+    name: COOKIE,
+    description:
+      "The console's refresh token (HttpOnly, SameSite=Strict, `__Secure-` prefixed over TLS), accepted from the gateway's own origin only (docs/console.md, \"Sessions\")",
+  },
   metricsToken: {
     type: "http",
     scheme: "bearer",
@@ -46,6 +54,7 @@ export const AUTH = {
   admin: anyOf("adminToken"),
   metrics: anyOf("metricsToken"),
   apiKeyOrDashboard: anyOf("apiKey", "dashboardJwt"),
+  sessionCookie: anyOf("sessionCookie"),
   none: anyOf(),
 };
 
@@ -119,6 +128,10 @@ export class BodyGate {
         return;
       case "metricsToken":
         await this.auth.metrics(request, server);
+        return;
+      case "sessionCookie":
+        // The cookie itself is read by the route; a cross-origin request is refused before its body.
+        checkSameOrigin(request, this.auth.fromTrustedProxy(request, server));
         return;
     }
   }

@@ -73,12 +73,12 @@ describe.skipIf(!chromiumAvailable())("the operator console in Chromium", () => 
   test("an organization with its owner, then a member with a role and a budget", async () => {
     await page.getByRole("button", { name: "Organizations" }).click();
     await page.getByLabel("Name").fill("Acme");
-    await page.getByLabel("Owner user id").fill(owner.id);
+    await page.getByLabel("Owner (email or user id)").fill(owner.id);
     await page.getByRole("button", { name: "Create", exact: true }).click();
     const acme = page.getByRole("region", { name: "Acme" });
     await acme.locator("td", { hasText: owner.email }).waitFor();
     await page.getByLabel("Organization", { exact: true }).selectOption({ label: "Acme" });
-    await page.getByLabel("User id", { exact: true }).fill(member.id);
+    await page.getByLabel("Member (email or user id)").fill(member.id);
     await page.getByLabel("Role").selectOption("admin");
     await page.getByLabel("Monthly budget (KRW, empty = unlimited)").fill("20000");
     await page.getByRole("button", { name: "Save" }).click();

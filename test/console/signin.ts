@@ -1,4 +1,4 @@
-/** Signs a test user in through the console's own form (the token then lives in that page only). */
+/** Signs a test user in through the console's own form (the session cookie in the browser profile, the token in the page's memory). */
 import type { Page } from "playwright-core";
 import type { TestGateway, TestUser } from "../harness";
 

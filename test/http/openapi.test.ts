@@ -150,6 +150,7 @@ describe("the OpenAPI document", () => {
       "dashboardJwt",
       "managementKey",
       "metricsToken",
+      "sessionCookie",
       "xApiKey",
     ]);
   });

@@ -44,12 +44,20 @@ export async function api<T = any>(
   path: string,
   opts: { auth?: Auth; body?: unknown; headers?: Record<string, string> } = {},
 ): Promise<T> {
-  const res = await fetch(path, {
-    method,
-    headers: { ...headers(opts.auth ?? "jwt", opts.body !== undefined), ...opts.headers },
-    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-  });
-  if (res.status === 401 && (opts.auth ?? "jwt") === "jwt") session.signOut();
+  const auth = opts.auth ?? "jwt";
+  if (auth === "jwt") await session.fresh();
+  const send = () =>
+    fetch(path, {
+      method,
+      headers: { ...headers(auth, opts.body !== undefined), ...opts.headers },
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+    });
+  let res = await send();
+  // A refused token (expired, or its session signed out elsewhere): one refresh, one retry.
+  if (res.status === 401 && auth === "jwt" && session.jwt()) {
+    if (await session.refresh()) res = await send();
+    if (res.status === 401) session.expired();
+  }
   if (!res.ok) throw await errorOf(res);
   return res.status === 204 ? (undefined as T) : ((await res.json()) as T);
 }

@@ -32,12 +32,12 @@ const PRIVATE = {
 
 export function App() {
   const route = useRoute();
-  const jwt = useSession();
+  const { jwt, restoring } = useSession();
   const [, rerender] = useState(0);
   const base = route.split("?")[0]!;
   const Public = PUBLIC[base as keyof typeof PUBLIC] as (() => any) | undefined;
   const Private = PRIVATE[base as keyof typeof PRIVATE] as (() => any) | undefined;
-  const Current = Public ?? (Private ? (jwt ? Private : SignIn) : Rankings);
+  const Current = Public ?? (Private ? (jwt ? Private : restoring ? Restoring : SignIn) : Rankings);
   const link = (href: string, label: string) => (
     <li>
       <a href={`#${href}`} aria-current={base === href ? "page" : undefined}>
@@ -88,7 +88,7 @@ export function App() {
             {theme() === "dark" ? t("themeLight") : t("themeDark")}
           </button>
           {jwt ? (
-            <button type="button" onClick={() => (session.signOut(), (location.hash = "#/rankings"))}>
+            <button type="button" onClick={() => void session.signOut().then(() => (location.hash = "#/rankings"))}>
               {t("signOut")}
             </button>
           ) : (
@@ -102,5 +102,14 @@ export function App() {
         <Current />
       </main>
     </>
+  );
+}
+
+/** A private page while the session cookie is being traded for a token (a reload, a new tab). */
+function Restoring() {
+  return (
+    <p role="status" class="muted">
+      {t("restoringSession")}
+    </p>
   );
 }

@@ -42,8 +42,10 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
   return { ...state, reload };
 }
 
-export function useSession(): string | null {
-  const [jwt, setJwt] = useState(session.jwt());
-  useEffect(() => session.subscribe(() => setJwt(session.jwt())), []);
-  return jwt;
+/** The tab's token, and whether the page is still getting it back from the session cookie. */
+export function useSession(): { jwt: string | null; restoring: boolean } {
+  const read = () => ({ jwt: session.jwt(), restoring: session.restoring() });
+  const [state, setState] = useState(read);
+  useEffect(() => session.subscribe(() => setState(read())), []);
+  return state;
 }

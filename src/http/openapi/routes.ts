@@ -1,4 +1,4 @@
-/** `/docs` (the reference page), `/docs/json` (the OpenAPI document) and the page's assets. */
+/** `/docs` (the reference page; `/docs/` redirects to it), `/docs/json` (the OpenAPI document) and the page's assets. */
 import { Elysia } from "elysia";
 import { GatewayError } from "../../core/errors";
 import { buildOpenApiDocument, type DocRoute, type DocumentInfo } from "./document";
@@ -13,14 +13,20 @@ export function docsRoutes(info: DocumentInfo, routes: () => readonly DocRoute[]
   return new Elysia({ name: "docs" })
     .get(
       "/docs",
-      () =>
-        new Response(page, {
+      ({ request }) => {
+        // `/docs/` reaches this route too, but the page's relative asset URLs would resolve
+        // under it (a blank page): sent to `/docs`, relatively, so a path prefix of a proxy stays.
+        const url = new URL(request.url);
+        if (url.pathname.endsWith("/"))
+          return new Response(null, { status: 308, headers: { location: `../docs${url.search}` } });
+        return new Response(page, {
           headers: {
             "content-type": "text/html; charset=utf-8",
             "content-security-policy": DOCS_CSP,
             "cache-control": "no-cache",
           },
-        }),
+        });
+      },
       HIDDEN,
     )
     .get(

@@ -27,6 +27,12 @@ export const Token = named(
     access_token: T.String(),
     token_type: T.Literal("bearer"),
     expires_in: T.Integer({ description: "Seconds" }),
+    session_expires_at: T.Optional(
+      T.String({
+        format: "date-time",
+        description: "With a console session (refresh cookie): when the sign-in ends at the latest",
+      }),
+    ),
   }),
 );
 export const Me = named(

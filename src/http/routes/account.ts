@@ -12,6 +12,8 @@ import type { UserRow } from "../../db/repos/users";
 import { AUTH } from "../security";
 import { created, errors, ok } from "../openapi/describe";
 import { Me, SignupResult, Token } from "../openapi/shapes";
+import { startSession } from "./session";
+import { checkSameOrigin } from "../session-cookie";
 
 const INDUSTRIES = ["general", "finance", "health", "government", "insurance", "education"] as const;
 /** Every industry but general and education is regulated (operator contract). */
@@ -68,8 +70,10 @@ export function accountRoutes(deps: AppDeps) {
     )
     .post(
       "/v1/auth/login",
-      async ({ body, request, server }) => {
+      async ({ body, request, server, set }) => {
         const email = body.email.trim().toLowerCase();
+        // The cookie is set for the gateway's own console only (checked before the password).
+        if (body.refresh_cookie) checkSameOrigin(request, deps.auth.fromTrustedProxy(request, server));
         // Before the password hash runs: guessing is refused per address and per email.
         await deps.throttle.login(deps.auth.clientIp(request, server), email, request);
         const user = await deps.users.byEmail(email);
@@ -81,6 +85,8 @@ export function accountRoutes(deps: AppDeps) {
             text("이메일 또는 비밀번호가 올바르지 않습니다.", "Wrong email or password."),
           );
         }
+        // The console's sign-in: a refresh cookie and a short-lived token (./session.ts).
+        if (body.refresh_cookie) return startSession(deps, request, server, set.headers, user.id);
         const ttl = deps.config.JWT_TTL_SECONDS;
         return {
           access_token: signJwt({ sub: user.id, typ: "access" }, deps.jwtSecret, ttl),
@@ -92,12 +98,18 @@ export function accountRoutes(deps: AppDeps) {
         body: t.Object({
           email: t.String({ minLength: 1, maxLength: 254 }),
           password: t.String({ minLength: 1, maxLength: 256 }),
+          refresh_cookie: t.Optional(
+            t.Boolean({
+              description:
+                "The console's sign-in (same origin only): also set the refresh cookie, and answer a short-lived access token (SESSION_ACCESS_TTL_SECONDS) that `POST /v1/auth/refresh` renews",
+            }),
+          ),
         }),
         detail: {
           security: AUTH.none,
           tags: ["account"],
           summary: "Log in: a dashboard access token (HS256 JWT)",
-          responses: { ...ok(Token), ...errors(401, 429) },
+          responses: { ...ok(Token), ...errors(401, 403, 429) },
         },
       },
     )

@@ -16,12 +16,13 @@ export async function streamChat(
   messages: { role: string; content: string }[],
   onText: (text: string) => void,
   signal: AbortSignal,
+  options: { temperature?: number } = {},
 ): Promise<StreamEnd> {
   const start = performance.now();
   const res = await fetch("/v1/chat/completions", {
     method: "POST",
     headers: headers({ bearer: key }, true),
-    body: JSON.stringify({ model, messages, stream: true }),
+    body: JSON.stringify({ model, messages, stream: true, ...options }),
     signal,
   });
   if (!res.ok || !res.body) throw await errorOf(res);

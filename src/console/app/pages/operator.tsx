@@ -63,7 +63,7 @@ export function Operator() {
         </button>
       }
     >
-      <div class="row" role="group" aria-label={t("operatorTitle")}>
+      <div class="row tabs" role="group" aria-label={t("operatorTitle")}>
         {tabButton("accounts", t("accounts"))}
         {tabButton("settings", t("settings"))}
         {tabButton("orgs", t("organizations"))}

@@ -1,7 +1,9 @@
 /**
  * A streamed chat with any text model of the catalog, charged to the account through a key of
  * its own: the console creates "console-playground" on request and keeps its secret in this
- * tab's memory only (an earlier one, whose secret is gone with its tab, is deleted then).
+ * tab's memory only (an earlier one, whose secret is gone with its tab, is deleted then). An
+ * optional system prompt goes first in every request, and a temperature when one is set (empty:
+ * the model's default).
  */
 import { useRef, useState } from "preact/hooks";
 import { api } from "../api";
@@ -33,6 +35,8 @@ export function Playground() {
   const models = useLoad(() => api("GET", "/v1/models", { auth: "none" }), []);
   const [model, setModel] = useState("gpt-4o-mini");
   const [text, setText] = useState("");
+  const [system, setSystem] = useState("");
+  const [temperature, setTemperature] = useState("");
   const [turns, setTurns] = useState<Turn[]>([]);
   const [error, setError] = useState<Error | null>(null);
   const [busy, setBusy] = useState(false);
@@ -57,15 +61,20 @@ export function Playground() {
     abort.current = new AbortController();
     let answer = "";
     try {
+      const messages = [
+        ...(system.trim() ? [{ role: "system", content: system }] : []),
+        ...history.map(({ role, content }) => ({ role, content })),
+      ];
       const stats = await streamChat(
         key,
         model,
-        history.map(({ role, content }) => ({ role, content })),
+        messages,
         (piece) => {
           answer += piece;
           setTurns([...history, { role: "assistant", content: answer }]);
         },
         abort.current.signal,
+        temperature.trim() === "" ? {} : { temperature: Number(temperature) },
       );
       setTurns([...history, { role: "assistant", content: answer, stats }]);
     } catch (err) {
@@ -96,6 +105,27 @@ export function Playground() {
               </Field>
             )}
           </Show>
+          <div class="row">
+            <Field label={t("systemPrompt")} hint={t("systemPromptHint")}>
+              <textarea
+                rows={2}
+                name="system"
+                value={system}
+                onInput={(e) => setSystem((e.target as HTMLTextAreaElement).value)}
+              />
+            </Field>
+            <Field label={t("temperature")} hint={t("temperatureHint")}>
+              <input
+                type="number"
+                name="temperature"
+                min={0}
+                max={2}
+                step={0.1}
+                value={temperature}
+                onInput={(e) => setTemperature((e.target as HTMLInputElement).value)}
+              />
+            </Field>
+          </div>
           <ol class="chat" aria-live="polite">
             {turns.map((turn) => (
               <li class="bubble">

@@ -1,10 +1,13 @@
-/** Routing policies: the account's and its organizations', created and edited with server-checked forms. */
-import { useState } from "preact/hooks";
+/**
+ * Routing policies: the account's and its organizations', created and edited with server-checked
+ * forms, deleted after a confirmation.
+ */
+import { useRef, useState } from "preact/hooks";
 import { api } from "../api";
 import { time } from "../format";
 import { useLoad } from "../hooks";
 import { t } from "../i18n";
-import { Page, Show } from "../ui";
+import { ErrorLine, Page, Show } from "../ui";
 import { PolicyForm } from "./policy-form";
 import { PolicyDecisions } from "./policy-decisions";
 
@@ -13,6 +16,27 @@ export function Policies() {
   const [editing, setEditing] = useState<any>(null);
   const [creating, setCreating] = useState(false);
   const [watching, setWatching] = useState<any>(null);
+  const [doomed, setDoomed] = useState<any>(null);
+  const [deleteError, setDeleteError] = useState<Error | null>(null);
+  const dialog = useRef<HTMLDialogElement>(null);
+  const askDelete = (p: any) => {
+    setDoomed(p);
+    setDeleteError(null);
+    dialog.current?.showModal();
+  };
+  const remove = async () => {
+    if (!doomed) return;
+    try {
+      await api("DELETE", `/v1/routing-policies/${doomed.id}`);
+    } catch (e) {
+      setDeleteError(e as Error);
+      return;
+    }
+    if (editing?.id === doomed.id) setEditing(null);
+    if (watching?.id === doomed.id) setWatching(null);
+    dialog.current?.close();
+    list.reload();
+  };
   const create = async (body: Record<string, unknown>) => {
     await api("POST", "/v1/routing-policies", { body });
     setCreating(false);
@@ -82,6 +106,14 @@ export function Policies() {
                         <button type="button" onClick={() => setWatching(p)} aria-label={`${t("decisions")} ${p.slug}`}>
                           {t("decisions")}
                         </button>
+                        <button
+                          type="button"
+                          class="danger"
+                          onClick={() => askDelete(p)}
+                          aria-label={`${t("delete")} ${p.slug}`}
+                        >
+                          {t("delete")}
+                        </button>
                       </td>
                     </tr>
                   ))
@@ -95,6 +127,18 @@ export function Policies() {
           </div>
         )}
       </Show>
+      <dialog ref={dialog} aria-labelledby="delete-policy-title" onClose={() => setDoomed(null)}>
+        <p id="delete-policy-title">{doomed && t("confirmDeletePolicy", { slug: doomed.slug })}</p>
+        <ErrorLine error={deleteError} />
+        <div class="row">
+          <button type="button" class="danger" onClick={remove}>
+            {t("delete")}
+          </button>
+          <button type="button" onClick={() => dialog.current?.close()}>
+            {t("cancel")}
+          </button>
+        </div>
+      </dialog>
     </Page>
   );
 }

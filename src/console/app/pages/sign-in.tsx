@@ -1,4 +1,7 @@
-/** Sign up and sign in; the token returned is kept in memory only (src/console/app/session.ts). */
+/**
+ * Sign up and sign in. The sign-in asks for a console session: the refresh cookie (HttpOnly) and
+ * a short-lived token kept in memory only (src/console/app/session.ts).
+ */
 import { useState } from "preact/hooks";
 import { api } from "../api";
 import { t } from "../i18n";
@@ -22,8 +25,11 @@ export function SignIn() {
         setNote(t("signedUp"));
         setMode("in");
       } else {
-        const r = await api("POST", "/v1/auth/login", { auth: "none", body: { email, password } });
-        session.signIn(r.access_token);
+        const r = await api("POST", "/v1/auth/login", {
+          auth: "none",
+          body: { email, password, refresh_cookie: true },
+        });
+        session.signIn(r.access_token, r.expires_in);
         const wanted = location.hash.replace(/^#/, "");
         location.hash = wanted && wanted !== "/sign-in" ? `#${wanted}` : "#/overview";
       }

@@ -3,6 +3,7 @@
  * header, so the file is read in 1 MB ranges with the dashboard token and played from a blob.
  */
 import { errorOf, headers } from "../api";
+import { session } from "../session";
 
 const CHUNK = 1 << 20;
 
@@ -11,6 +12,8 @@ export async function fetchVideo(path: string, onProgress: (loaded: number, tota
   let total = Infinity;
   let type = "video/mp4";
   for (let start = 0; start < total; start += CHUNK) {
+    // The access token is short-lived: renewed before a part when it is about to expire.
+    await session.fresh();
     const res = await fetch(path, { headers: { ...headers("jwt"), range: `bytes=${start}-${start + CHUNK - 1}` } });
     if (res.status !== 206 && res.status !== 200) throw await errorOf(res);
     type = res.headers.get("content-type") ?? type;

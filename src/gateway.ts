@@ -34,6 +34,7 @@ import type { SqlLedger } from "./db/repos/ledger";
 import type { HoldKeeper } from "./core/billing/hold-keeper";
 import type { Settlements } from "./core/billing/settlements";
 import { byokBox, persistentSecret } from "./boot/secrets";
+import { Draining } from "./boot/shutdown";
 import { chatProviderFor, embeddingProviderFor } from "./providers";
 import { chatCachePort } from "./core/cache";
 import { responseCacheOf } from "./boot/response-cache";
@@ -93,7 +94,10 @@ export interface Gateway {
   sim: Simulator | null;
   /** Video jobs: service, storage and the poller pool. */
   video: VideoModule;
-  stop(): Promise<void>;
+  /** Whether the process is stopping, and its open streams (src/boot/shutdown.ts). */
+  draining: Draining;
+  /** `settleWaitMs`: how long the settles still behind their answers are waited for. */
+  stop(settleWaitMs?: number): Promise<void>;
 }
 
 export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promise<Gateway> {
@@ -243,7 +247,9 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     idleTimeoutMs: cfg.UPSTREAM_IDLE_TIMEOUT_MS,
     observe: (provider, outcome, ms) => metrics.upstream(provider, outcome, ms),
   });
+  const draining = new Draining();
   const chat = new ChatService({
+    streams: draining,
     catalog: () => catalog.current(),
     ledger,
     settlements,
@@ -328,6 +334,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     : null;
   const deps: AppDeps = {
     tracer,
+    draining: () => draining.active,
     config: cfg,
     db,
     auth,
@@ -427,9 +434,10 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     sim,
     video,
     settlements,
-    async stop() {
+    draining,
+    async stop(settleWaitMs = 10_000) {
       // Settles still behind their answers land before the database goes.
-      await settlements.quiesce(undefined, 10_000);
+      await settlements.quiesce(undefined, settleWaitMs);
       await ledger.leases?.stop();
       await video.stop();
       clearInterval(sweeper);

@@ -1,7 +1,6 @@
 /**
- * The composition root: configuration → gateway → listen; graceful shutdown on SIGTERM and
- * SIGINT (stop accepting, let in-flight requests and streams finish within a deadline, then
- * close background work and the database).
+ * The composition root: configuration → gateway → listen; the clean shutdown on SIGTERM and
+ * SIGINT is src/boot/shutdown.ts.
  */
 // First of all: Bun reads its fetch limit only at process start (see src/boot/fetch-limit.ts).
 import "./boot/fetch-limit-apply";
@@ -11,6 +10,7 @@ import { demoBanner, seedDemo } from "./demo";
 import { log, setLogLevel } from "./lib/log";
 import { runCli } from "./cli";
 import { waitForPostgres } from "./db/wait";
+import { onStopSignals } from "./boot/shutdown";
 
 process.on("unhandledRejection", (e) => log.error("unhandled rejection", { error: e }));
 
@@ -71,22 +71,6 @@ if (cfg.demoMode) {
   process.stderr.write(demoBanner(base, seed, gw.deps.adminToken, gw.upstreams.simulated()));
 }
 
-const SHUTDOWN_DEADLINE_MS = 25_000;
-let stopping = false;
-async function shutdown(signal: string) {
-  if (stopping) return;
-  stopping = true;
-  log.info("shutting down", { signal, pending: server.pendingRequests });
-  const drained = server.stop(false); // stop accepting; in-flight requests and streams go on
-  const deadline = Bun.sleep(SHUTDOWN_DEADLINE_MS).then(() => "deadline");
-  const how = await Promise.race([drained.then(() => "drained"), deadline]);
-  if (how === "deadline") {
-    log.warn("shutdown deadline passed; closing remaining connections", { pending: server.pendingRequests });
-    await server.stop(true);
-  }
-  await gw.stop();
-  log.info("stopped");
-  process.exit(0);
-}
-process.on("SIGTERM", () => void shutdown("SIGTERM"));
-process.on("SIGINT", () => void shutdown("SIGINT"));
+// SIGTERM / SIGINT: stop taking work, let open calls finish, end the rest with their error
+// event, settle or release every call, exit within SHUTDOWN_DRAIN_MS (src/boot/shutdown.ts).
+onStopSignals(server, gw, cfg.SHUTDOWN_DRAIN_MS);

@@ -13,6 +13,7 @@ import { assignRequestId, requestId, requestStart } from "./request-id";
 import { beginRecord, requestRecord } from "./request-log";
 import { RefusalFolder } from "./refusal-log";
 import { errorCodeOf } from "./error-code";
+import { shuttingDown } from "../core/calls/admission";
 import { corsPolicy } from "./cors";
 import { assertSecurityDeclared, BodyGate } from "./security";
 import { docsRoutes } from "./openapi/routes";
@@ -70,9 +71,11 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
           return preflight;
         }
       }
-      if (Number(request.headers.get("content-length") ?? 0) > limit) {
-        d.metrics.requests.inc({ route: "unmatched", method: request.method, status: 413 });
-        const err = tooLarge();
+      // A stopping process takes no new request, also on a connection kept alive (src/boot/shutdown.ts).
+      const refused = d.draining?.() ? shuttingDown() : null;
+      if (refused || Number(request.headers.get("content-length") ?? 0) > limit) {
+        const err = refused ?? tooLarge();
+        d.metrics.requests.inc({ route: "unmatched", method: request.method, status: err.status });
         if (rec) rec.error = err.errorCode;
         const res = renderError(undefined, err, id, requestLang(request));
         rec?.answeredEarly(res.status);

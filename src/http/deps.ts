@@ -33,4 +33,6 @@ export interface AppDeps {
   chatProviderIds: () => string[];
   /** Exports each request's trace (OTEL_EXPORTER_OTLP_ENDPOINT); absent or null when off. */
   tracer?: RequestTracer | null;
+  /** True once the process is stopping (src/boot/shutdown.ts): every new request is answered 503. */
+  draining?: () => boolean;
 }

@@ -27,6 +27,9 @@ export interface StreamBill {
   parts?: (PartBill & { cost: Cost })[];
 }
 
+/** A failed stream's status in its usage record: 503 when the stopping process ended it, else the upstream's 502. */
+const failedStatus = (plan: ChatPlan) => (plan.cut ? 503 : 502);
+
 export class CallBill {
   constructor(private d: ChatDeps) {}
 
@@ -68,7 +71,16 @@ export class CallBill {
         this.d.keeper?.drop(plan.caller.requestId);
         await this.d.ledger.release(
           plan.caller.requestId,
-          this.event(plan.caller, candidate.model.id, candidate.provider.id, u, 502, false, undefined, plan),
+          this.event(
+            plan.caller,
+            candidate.model.id,
+            candidate.provider.id,
+            u,
+            failedStatus(plan),
+            false,
+            undefined,
+            plan,
+          ),
         );
         return { cost: this.costOf(0n), usage: u };
       }
@@ -76,7 +88,7 @@ export class CallBill {
         plan,
         candidate,
         u,
-        complete ? 200 : end.ending === "client_left" ? 499 : 502,
+        complete ? 200 : end.ending === "client_left" ? 499 : failedStatus(plan),
         complete,
       );
       if (complete && end.result)
@@ -107,7 +119,7 @@ export class CallBill {
     try {
       if (end.ending === "failed" && micro === 0n && !end.text && !end.toolCalls.length) {
         this.d.keeper?.drop(plan.caller.requestId);
-        await this.d.ledger.release(plan.caller.requestId, event(502));
+        await this.d.ledger.release(plan.caller.requestId, event(failedStatus(plan)));
         return { cost: this.costOf(0n), usage, parts };
       }
       if (complete && !plan.byok) micro = withMinimumCharge(micro);
@@ -115,7 +127,7 @@ export class CallBill {
         plan,
         micro + (plan.search?.priceMicro ?? 0n) + (plan.hedgeLoser?.micro ?? 0n),
         usage,
-        event(complete ? 200 : end.ending === "client_left" ? 499 : 502),
+        event(complete ? 200 : end.ending === "client_left" ? 499 : failedStatus(plan)),
       );
       if (complete && end.result)
         this.remember(plan, {

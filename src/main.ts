@@ -11,6 +11,8 @@ import { log, setLogLevel } from "./lib/log";
 import { runCli } from "./cli";
 import { waitForPostgres } from "./db/wait";
 import { onStopSignals } from "./boot/shutdown";
+import { processCount, processesFlag, processesRefusal, processIndex, supervise } from "./boot/processes";
+import { processMetrics } from "./boot/host-metrics";
 
 process.on("unhandledRejection", (e) => log.error("unhandled rejection", { error: e }));
 
@@ -29,9 +31,20 @@ try {
 }
 setLogLevel(cfg.LOG_LEVEL);
 
+// Several processes on this host (--processes / PROCESSES): refused when they could not be
+// correct, else this process supervises them (src/boot/processes.ts).
+const index = processIndex();
+const processes = index === undefined ? processCount(processesFlag(process.argv.slice(2)) ?? cfg.PROCESSES)! : 1;
+const refusal = processesRefusal(processes, cfg);
+if (refusal) {
+  console.error(refusal);
+  process.exit(2);
+}
+
 // A database that comes up after the gateway (compose, orchestrators) is waited for.
 if (cfg.DATABASE_URL && !(await waitForPostgres(cfg.DATABASE_URL, { timeoutSeconds: cfg.DB_CONNECT_TIMEOUT_SECONDS })))
   process.exit(1);
+if (processes > 1) process.exit(await supervise(processes, cfg));
 
 // A configuration problem found at start (a BYOK_ENCRYPTION_KEY that cannot open the stored
 // credentials) stops the process like a bad variable, with the reason and no stack; any other
@@ -49,7 +62,19 @@ const gw = await buildGateway(cfg).catch((e) => {
   if (cfg.LOG_LEVEL === "debug") console.error((e as Error)?.stack);
   process.exit(1);
 });
-gw.app.listen({ port: cfg.PORT, hostname: cfg.HOST, reusePort: false });
+// One of the host's processes shares the port with the others (the kernel spreads connections).
+gw.app.listen({ port: cfg.PORT, hostname: cfg.HOST, reusePort: index !== undefined });
+if (index !== undefined) {
+  gw.deps.processIndex = index;
+  const host = processMetrics(async () => {
+    await gw.deps.metrics.registry.refresh();
+    return gw.deps.metrics.registry.render();
+  });
+  if (host) gw.deps.hostMetrics = () => host.hostText();
+  // A supervisor killed outright leaves no process behind: its gateways stop cleanly.
+  const parent = process.ppid;
+  setInterval(() => process.ppid !== parent && process.kill(process.pid, "SIGTERM"), 1000).unref();
+}
 const server = gw.app.server!;
 const host = cfg.HOST === "0.0.0.0" || cfg.HOST === "::" ? "localhost" : cfg.HOST;
 const base = `http://${host}:${server.port}`;

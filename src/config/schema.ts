@@ -247,6 +247,12 @@ export const EnvSchema = T.Object({
     "After a client hangs up on a stream, the upstream is still read this long for its usage, the bill's basis (0 = cut at once and bill an estimate)",
   ),
   SSE_KEEPALIVE_MS: Int(50, 120_000, 15_000, "A quiet stream gets a `: keepalive` comment after this long"),
+  PROCESSES: T.String({
+    pattern: "^([Aa][Uu][Tt][Oo]|[1-9][0-9]{0,2})$",
+    default: "1",
+    description:
+      "Gateway processes on this host, on one port (`auto` = the cores); more than 1 needs DATABASE_URL and REDIS_URL",
+  }),
   SHUTDOWN_DRAIN_MS: Int(
     1000,
     600_000,

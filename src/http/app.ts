@@ -59,6 +59,8 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
       const { id, start } = assignRequestId(request);
       const rec = beginRecord(request, id, start, observe);
       set.headers["x-request-id"] = id;
+      // Which of the host's processes answered (src/boot/processes.ts): for operators and their tests.
+      if (d.processIndex !== undefined) set.headers["x-gateway-process"] = String(d.processIndex);
       // Security headers on every answer (a handler's own Cache-Control wins: stats stay
       // publicly cacheable, streams keep theirs); an authenticated answer is never stored.
       set.headers["x-content-type-options"] = "nosniff";

@@ -35,4 +35,8 @@ export interface AppDeps {
   tracer?: RequestTracer | null;
   /** True once the process is stopping (src/boot/shutdown.ts): every new request is answered 503. */
   draining?: () => boolean;
+  /** This process's index among the host's gateway processes (src/boot/processes.ts); unset for a lone one. */
+  processIndex?: number;
+  /** `/metrics` for the whole host (src/boot/host-metrics.ts); unset: this process's own. */
+  hostMetrics?: () => Promise<string>;
 }

@@ -38,6 +38,11 @@ export function healthRoutes(d: AppDeps) {
       async ({ request, server }) => {
         // Operators only: a scraper's METRICS_TOKEN (or the admin token); 404 without either.
         await d.auth.metrics(request, server);
+        // Several processes on the host: all of theirs (src/boot/host-metrics.ts).
+        if (d.hostMetrics)
+          return new Response(await d.hostMetrics(), {
+            headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
+          });
         // Database-backed values (video queue) are refreshed at most every few seconds.
         await d.metrics.registry.refresh();
         return new Response(d.metrics.registry.render(), {

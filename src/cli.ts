@@ -10,7 +10,7 @@ import { EnvSchema } from "./config/schema";
 import { describeTarget } from "./db/wait";
 import { CatalogStore } from "./config/catalog-store";
 import { formatProblem } from "./core/catalog/types";
-import { processCount, processesFlag } from "./boot/processes";
+import { processCount, processesFlag, processesRefusal } from "./boot/processes";
 
 /** Set at build time by .ci/build.sh (`--define`); absent when running from source. */
 declare const GATEWAY_COMMIT: string | undefined;
@@ -139,6 +139,12 @@ export function runCli(
     case "--check-config":
       try {
         const cfg = loadConfig(env);
+        // Several processes the start would refuse (src/boot/processes.ts) are a problem here too.
+        const refusal = processesRefusal(processCount(cfg.PROCESSES) ?? 1, cfg);
+        if (refusal) {
+          err(`${refusal}\n`);
+          return 1;
+        }
         out(["configuration OK", ...summary(cfg), ""].join("\n"));
         return 0;
       } catch (e) {

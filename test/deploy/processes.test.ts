@@ -61,3 +61,10 @@ describe("several processes refused", () => {
     expect(env.err).toContain("PROCESSES");
   });
 });
+
+test("--check-config says the same refusal, exit 1", async () => {
+  const r = await run(["--check-config"], { PROCESSES: "3", DATABASE_URL: unreachablePg() });
+  expect(r.code).toBe(1);
+  expect(r.err).toContain("3 processes were asked for");
+  expect(r.err).toContain("REDIS_URL");
+});

@@ -147,7 +147,7 @@ export async function supervise(n: number, cfg: Config): Promise<number> {
         if (sent) return;
         sent = true;
         gathers.delete(id);
-        const host = hostFamilies(live.length, n, restarts);
+        const host = hostFamilies(texts.filter((t) => t !== null).length, n, restarts);
         try {
           asker?.proc.send({ t: "metrics=", id: m.id, text: mergeMetrics(texts) + host } satisfies HostMessage);
         } catch {} // the asking process died meanwhile
@@ -188,10 +188,10 @@ export async function supervise(n: number, cfg: Config): Promise<number> {
   return gaveUp ? Math.max(1, code) : code;
 }
 
-/** The supervisor's own families: processes running and asked for, restarts so far. */
+/** The supervisor's own families: processes that answered the scrape, processes asked for, restarts so far. */
 function hostFamilies(running: number, asked: number, restarts: number): string {
   return [
-    "# HELP gateway_processes Gateway processes running on this host (of gateway_processes_configured)",
+    "# HELP gateway_processes Gateway processes of this host in this scrape (one starting again is not yet)",
     "# TYPE gateway_processes gauge",
     `gateway_processes ${running}`,
     "# HELP gateway_processes_configured Gateway processes asked for (--processes / PROCESSES)",

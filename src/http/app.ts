@@ -115,7 +115,7 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
       if (rec) rec.error = errorCodeOf(code, error, res.status);
       res.headers.set("x-request-id", id);
       for (const [k, v] of Object.entries(set.headers))
-        if (k.startsWith("x-ratelimit") || k.startsWith("access-control-") || k === "vary")
+        if (k.startsWith("x-ratelimit") || k.startsWith("access-control-") || k === "vary" || k === "x-gateway-process")
           res.headers.set(k, String(v));
       res.headers.set("x-content-type-options", "nosniff");
       if (request.headers.has("authorization") || request.headers.has("x-api-key"))

@@ -3,7 +3,8 @@
  * Redis: both serve (the `X-Gateway-Process` header names which), `/metrics` reports both, and
  * a `kill -9` of one of them under load loses no answered call: the other keeps serving, the
  * supervisor starts the dead one again, and in SQL every answered call is charged exactly once
- * and the books balance once the dead process's holds are swept.
+ * and the books balance once the dead process's holds are swept. A key's rate limit is one
+ * count for the host (Redis), whichever process a call lands on.
  */
 import { expect, test } from "bun:test";
 import { ADMIN_TOKEN, freshPostgres, postgresAvailable, redisAvailable } from "../harness";
@@ -141,6 +142,57 @@ test("two processes on one port: both serve, /metrics covers both, kill -9 of on
     console.log(
       `[processes] ${answered.length} answered calls (${answered.filter((a) => a.process === "0").length} by process 0), ${answered.filter((a) => a.at > killedAt).length} after kill -9 of process 1; every one charged once`,
     );
+  } finally {
+    await gw.stop();
+    await sim.stop();
+    await db.close();
+    await fresh.drop();
+    gw.cleanup();
+  }
+}, 120_000);
+
+test("a key's rate limit is one count for the host, across both processes (Redis)", async () => {
+  if (!(await postgresAvailable()) || !(await redisAvailable())) return;
+  const fresh = await freshPostgres();
+  const db = await openDatabase({ url: fresh.url, max: 2 });
+  await runMigrations(db);
+  const sim = await new SimProcess().start();
+  const LIMIT = 10;
+  const gw = await new GatewayProcess({
+    ...sim.providerEnv(),
+    DATABASE_URL: fresh.url,
+    REDIS_URL: "redis://127.0.0.1:6379",
+    PROCESSES: "2",
+    CATALOG_TODAY: "2026-01-01",
+    RATE_LIMIT_RPM: String(LIMIT),
+    STATS_ROLLUP_INTERVAL_MS: "0",
+    VIDEO_POLL_WORKERS: "0",
+  }).start();
+  try {
+    const user = (await new UserRepo(db).create({
+      email: `nr-${crypto.randomUUID().slice(0, 8)}@test.example`,
+      passwordHash: "x",
+      industry: "general",
+      regulated: false,
+    }))!;
+    const jwt = signJwt({ sub: user.id, typ: "access" }, TEST_JWT_SECRET, 3600);
+    await call(gw.url, "POST", `/v1/admin/users/${user.id}/topups`, { token: ADMIN_TOKEN, body: { amount_krw: 1000 } });
+    const key = (await call(gw.url, "POST", "/v1/keys", { token: jwt, body: {} })).body.key as string;
+    // A fresh connection per call, so the kernel spreads them over both processes.
+    const answers: { status: number; process: string | null }[] = [];
+    for (let i = 0; i < LIMIT * 3; i++) {
+      const r = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json", connection: "close" },
+        body: JSON.stringify({ model: "gpt-4o-mini", max_tokens: 5, messages: [{ role: "user", content: "hi" }] }),
+      });
+      await r.arrayBuffer();
+      answers.push({ status: r.status, process: r.headers.get("x-gateway-process") });
+    }
+    // Per process it would be twice the limit; through Redis it is the limit, for the host.
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(LIMIT);
+    expect(answers.filter((a) => a.status === 429)).toHaveLength(LIMIT * 2);
+    expect(new Set(answers.map((a) => a.process))).toEqual(new Set(["0", "1"]));
   } finally {
     await gw.stop();
     await sim.stop();

@@ -1,7 +1,8 @@
 /**
  * Command-line flags of the gateway (the binary and `bun src/main.ts`): `--help`, `--version`
- * and `--check-config`. None of them opens the database or listens. Without a flag the gateway
- * starts; an unknown flag is refused, so a typo never starts a server.
+ * and `--check-config`, none of which opens the database or listens, and `--processes N`, which
+ * starts N gateway processes (src/boot/processes.ts). Without a flag the gateway starts; an
+ * unknown flag is refused, so a typo never starts a server.
  */
 import pkg from "../package.json" with { type: "json" };
 import { ConfigError, loadConfig, type Config } from "./config";
@@ -9,6 +10,7 @@ import { EnvSchema } from "./config/schema";
 import { describeTarget } from "./db/wait";
 import { CatalogStore } from "./config/catalog-store";
 import { formatProblem } from "./core/catalog/types";
+import { processCount, processesFlag, processesRefusal } from "./boot/processes";
 
 /** Set at build time by .ci/build.sh (`--define`); absent when running from source. */
 declare const GATEWAY_COMMIT: string | undefined;
@@ -40,6 +42,7 @@ const MAIN_VARS = [
   "JWT_SECRET",
   "BYOK_ENCRYPTION_KEY",
   "REDIS_URL",
+  "PROCESSES",
   "LOG_LEVEL",
 ] as const;
 
@@ -53,9 +56,10 @@ export function usage(): string {
   return [
     `${versionLine()}: an OpenAI-compatible model gateway with KRW prepaid billing.`,
     "",
-    "Usage: gateway [--help | --version | --check-config]",
+    "Usage: gateway [--help | --version | --check-config | --processes N]",
     "",
     "  (no option)      start the gateway (configured by the environment)",
+    "  --processes N    start N gateway processes on one port (auto = the cores; overrides PROCESSES)",
     "  --check-config   validate the environment as the start would, print the result, exit 0 or 1",
     "  --version        print the version and the commit it was built from",
     "  --help           print this text",
@@ -96,6 +100,7 @@ export function summary(cfg: Config): string[] {
     `  listen: ${cfg.HOST}:${cfg.PORT}`,
     `  database: ${cfg.DATABASE_URL ? `PostgreSQL at ${describeTarget(cfg.DATABASE_URL)} (retried for ${cfg.DB_CONNECT_TIMEOUT_SECONDS} s at start)` : `embedded PGlite in ${cfg.DATA_DIR}`}`,
     `  rate limits: ${cfg.REDIS_URL ? `shared through Redis at ${describeTarget(cfg.REDIS_URL)}` : "in this process"}`,
+    `  processes: ${processCount(cfg.PROCESSES)} (PROCESSES=${cfg.PROCESSES})`,
     `  admin API: ${cfg.ADMIN_TOKEN ? "on (ADMIN_TOKEN set)" : cfg.demoMode ? "on (token generated in demo mode)" : "off (ADMIN_TOKEN unset: 404)"}`,
     `  providers with a credential: ${keyed.length ? keyed.join(", ") : "none"}${rerouted.length ? `; base URL only: ${rerouted.join(", ")}` : ""}; ${unkeyed(cfg, keyed.length > 0)}`,
     `  upstream calls in flight: at most ${cfg.UPSTREAM_MAX_CONCURRENT || "unlimited"} (Bun fetch limit ${cfg.BUN_CONFIG_MAX_HTTP_REQUESTS})`,
@@ -117,6 +122,18 @@ export function runCli(
 ): number | undefined {
   if (args.length === 0) return undefined;
   const flag = args[0]!;
+  const processes = processesFlag(args);
+  if (processes !== undefined) {
+    if (args.length > (flag === "--processes" ? 2 : 1)) {
+      err(`--processes takes one value; see --help.\n`);
+      return 2;
+    }
+    if (processCount(processes) === null) {
+      err(`--processes: expected a count from 1 to 999 or "auto", got "${processes}".\n`);
+      return 2;
+    }
+    return undefined;
+  }
   if (args.length > 1) {
     err(`gateway takes at most one option, got ${args.length}; see --help.\n`);
     return 2;
@@ -133,6 +150,12 @@ export function runCli(
     case "--check-config":
       try {
         const cfg = loadConfig(env);
+        // Several processes the start would refuse (src/boot/processes.ts) are a problem here too.
+        const refusal = processesRefusal(processCount(cfg.PROCESSES) ?? 1, cfg);
+        if (refusal) {
+          err(`${refusal}\n`);
+          return 1;
+        }
         out(["configuration OK", ...summary(cfg), ""].join("\n"));
         return 0;
       } catch (e) {

@@ -24,6 +24,7 @@ import { openStore } from "./boot/database";
 import { httpModule } from "./boot/http";
 import { moneyPath } from "./boot/money";
 import { paymentsModule } from "./boot/payments";
+import { Draining } from "./boot/shutdown";
 import { statsModule } from "./boot/stats";
 import { startSweeper } from "./boot/sweeper";
 import { startVideo, type VideoModule } from "./boot/video";
@@ -49,7 +50,10 @@ export interface Gateway {
   sim: Simulator | null;
   /** Video jobs: service, storage and the poller pool. */
   video: VideoModule;
-  stop(): Promise<void>;
+  /** Whether the process is stopping, and its open streams (src/boot/shutdown.ts). */
+  draining: Draining;
+  /** `settleWaitMs`: how long the settles still behind their answers are waited for. */
+  stop(settleWaitMs?: number): Promise<void>;
 }
 
 export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promise<Gateway> {
@@ -62,7 +66,16 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   const tracker = health.tracker ?? undefined;
   const video = startVideo(cfg, { store, ledger, catalog: catalogPart, metrics, health: tracker });
   const responseCache = responseCacheOf(cfg, store.db, catalogPart.catalog, catalogPart.upstreams);
-  const calls = chatModule(cfg, { store, catalog: catalogPart, money, metrics, responseCache, health: tracker });
+  const draining = new Draining();
+  const calls = chatModule(cfg, {
+    draining,
+    store,
+    catalog: catalogPart,
+    money,
+    metrics,
+    responseCache,
+    health: tracker,
+  });
   const stats = statsModule(cfg, store);
   const payments = paymentsModule(cfg, store.db, store.jwtSecret, catalogPart.sim);
   const http = await httpModule(cfg, {
@@ -75,6 +88,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     video,
     stats,
     payments,
+    draining,
   });
   const sweeper = startSweeper(keeper, ledger, [
     { what: "cache", purgeExpired: () => responseCache.purgeExpired() },
@@ -92,9 +106,10 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     sim: catalogPart.sim,
     video,
     settlements,
-    async stop() {
+    draining,
+    async stop(settleWaitMs = 10_000) {
       // Settles still behind their answers land before the database goes.
-      await settlements.quiesce(undefined, 10_000);
+      await settlements.quiesce(undefined, settleWaitMs);
       await ledger.leases?.stop();
       await video.stop();
       sweeper.stop();

@@ -3,6 +3,7 @@
  * it) with its routing policies, first-byte times, hedging, web search and response cache;
  * and the embeddings service beside it, over the same ledger and upstream directory.
  */
+import type { Draining } from "./shutdown";
 import type { Config } from "../config";
 import type { HoldKeeper } from "../core/billing/hold-keeper";
 import type { Settlements } from "../core/billing/settlements";
@@ -30,6 +31,8 @@ import type { CatalogPart } from "./catalog";
 import type { Store } from "./database";
 
 export interface ChatModuleDeps {
+  /** The process's stopping state: open streams register with it (src/boot/shutdown.ts). */
+  draining: Draining;
   store: Pick<Store, "db" | "bus" | "settings">;
   catalog: Pick<CatalogPart, "catalog" | "upstreams" | "lifecycle">;
   money: { ledger: SqlLedger; keeper: HoldKeeper; settlements: Settlements };
@@ -95,6 +98,7 @@ export function chatModule(cfg: Config, deps: ChatModuleDeps): ChatModule {
     observe: (provider, outcome, ms) => metrics.upstream(provider, outcome, ms),
   });
   const chat = new ChatService({
+    streams: deps.draining,
     catalog: () => catalog.current(),
     ledger,
     settlements,

@@ -41,6 +41,7 @@ import type { CatalogPart } from "./catalog";
 import type { ChatModule } from "./chat";
 import type { Store } from "./database";
 import type { StatsModule } from "./stats";
+import type { Draining } from "./shutdown";
 import type { PaymentsModule } from "./payments";
 import type { VideoModule } from "./video";
 
@@ -55,6 +56,7 @@ export interface HttpModuleDeps {
   video: VideoModule;
   stats: StatsModule;
   payments: PaymentsModule;
+  draining: Draining;
 }
 
 export interface HttpModule {
@@ -135,6 +137,7 @@ export async function httpModule(cfg: Config, deps: HttpModuleDeps): Promise<Htt
     : null;
   const appDeps: AppDeps = {
     tracer,
+    draining: () => deps.draining.active,
     config: cfg,
     db: store.db,
     auth,

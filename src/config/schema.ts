@@ -265,6 +265,18 @@ export const EnvSchema = T.Object({
     "After a client hangs up on a stream, the upstream is still read this long for its usage, the bill's basis (0 = cut at once and bill an estimate)",
   ),
   SSE_KEEPALIVE_MS: Int(50, 120_000, 15_000, "A quiet stream gets a `: keepalive` comment after this long"),
+  PROCESSES: T.String({
+    pattern: "^([Aa][Uu][Tt][Oo]|[1-9][0-9]{0,2})$",
+    default: "1",
+    description:
+      "Gateway processes on this host, on one port (`auto` = the cores); more than 1 needs DATABASE_URL and REDIS_URL",
+  }),
+  SHUTDOWN_DRAIN_MS: Int(
+    1000,
+    600_000,
+    25_000,
+    "After SIGTERM, the process exits within this long: open calls and streams run until its last fifth (at most 5 s), then end with their error event, settled or released",
+  ),
   RESPONSE_CACHE_TTL_SECONDS: Int(1, 30 * 86400, 3600, "Lifetime of a response-cache entry"),
   SEMANTIC_CACHE_THRESHOLD: T.Number({
     minimum: 0,

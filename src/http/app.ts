@@ -13,6 +13,7 @@ import { assignRequestId, requestId, requestStart } from "./request-id";
 import { beginRecord, requestRecord } from "./request-log";
 import { RefusalFolder } from "./refusal-log";
 import { errorCodeOf } from "./error-code";
+import { shuttingDown } from "../core/calls/admission";
 import { corsPolicy } from "./cors";
 import { assertSecurityDeclared, BodyGate } from "./security";
 import { docsRoutes } from "./openapi/routes";
@@ -67,6 +68,8 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
       const rec = beginRecord(request, id, start, observe);
       if (rec) rec.clientIp = d.auth.clientIp(request, server);
       set.headers["x-request-id"] = id;
+      // Which of the host's processes answered (src/boot/processes.ts): for operators and their tests.
+      if (d.processIndex !== undefined) set.headers["x-gateway-process"] = String(d.processIndex);
       // Security headers on every answer (a handler's own Cache-Control wins: stats stay
       // publicly cacheable, streams keep theirs); an authenticated answer is never stored.
       set.headers["x-content-type-options"] = "nosniff";
@@ -79,9 +82,11 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
           return preflight;
         }
       }
-      if (Number(request.headers.get("content-length") ?? 0) > limit) {
-        d.metrics.requests.inc({ route: "unmatched", method: request.method, status: 413 });
-        const err = tooLarge();
+      // A stopping process takes no new request, also on a connection kept alive (src/boot/shutdown.ts).
+      const refused = d.draining?.() ? shuttingDown() : null;
+      if (refused || Number(request.headers.get("content-length") ?? 0) > limit) {
+        const err = refused ?? tooLarge();
+        d.metrics.requests.inc({ route: "unmatched", method: request.method, status: err.status });
         if (rec) rec.error = err.errorCode;
         const dialect = dialects.ofRequest(request.method, new URL(request.url).pathname);
         const res = renderError(undefined, err, id, requestLang(request), dialect);
@@ -120,7 +125,13 @@ export function createApp(d: AppDeps, extra: Elysia<any, any, any, any, any, any
       if (rec) rec.error = errorCodeOf(code, error, res.status);
       res.headers.set("x-request-id", id);
       for (const [k, v] of Object.entries(set.headers))
-        if (k.startsWith("x-ratelimit") || k.startsWith("access-control-") || k === "vary" || k === "set-cookie")
+        if (
+          k.startsWith("x-ratelimit") ||
+          k.startsWith("access-control-") ||
+          k === "vary" ||
+          k === "set-cookie" ||
+          k === "x-gateway-process"
+        )
           res.headers.set(k, String(v));
       res.headers.set("x-content-type-options", "nosniff");
       if (request.headers.has("authorization") || request.headers.has("x-api-key"))

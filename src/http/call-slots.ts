@@ -51,6 +51,9 @@ export class CallSlots {
   }
 }
 
+/** The reason CallAdmission.stopAll gives every call of a stopping process (src/boot/shutdown.ts). */
+const stopping = (reason: unknown) => reason instanceof GatewayError && reason.errorCode === "service_unavailable";
+
 export class HeldSlot implements Disposable {
   private mine = true;
   constructor(
@@ -81,10 +84,11 @@ export class HeldSlot implements Disposable {
     const reader = res.body.getReader();
     let ctl: ReadableStreamDefaultController<Uint8Array> | null = null;
     // A client that leaves mid-stream frees the slot at once, whatever the stream still does;
-    // a pre-empted stream ends (the reader's cancel is the core's "client left").
+    // a pre-empted stream ends (the reader's cancel is the core's "client left"). A stream of a
+    // stopping process is not cut here: the core ends it with its error event (shutdown.ts).
     const stop = () => {
       release();
-      if (this.slot.preempted.aborted && ctl) {
+      if (this.slot.preempted.aborted && !stopping(this.slot.preempted.reason) && ctl) {
         // Ended without its final event ([DONE], message_stop): the client sees a cut stream.
         try {
           ctl.close();

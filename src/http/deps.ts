@@ -36,4 +36,10 @@ export interface AppDeps {
   chatProviderIds: () => string[];
   /** Exports each request's trace (OTEL_EXPORTER_OTLP_ENDPOINT); absent or null when off. */
   tracer?: RequestTracer | null;
+  /** True once the process is stopping (src/boot/shutdown.ts): every new request is answered 503. */
+  draining?: () => boolean;
+  /** This process's index among the host's gateway processes (src/boot/processes.ts); unset for a lone one. */
+  processIndex?: number;
+  /** `/metrics` for the whole host (src/boot/host-metrics.ts); unset: this process's own. */
+  hostMetrics?: () => Promise<string>;
 }

@@ -135,10 +135,10 @@ export class RequestRecord implements CallTrace {
     if (this.root) this.streamSpan = this.o.tracer!.child(this.root, "stream");
   }
 
-  streamEnded(ending: "complete" | "failed" | "client_left"): void {
+  streamEnded(ending: "complete" | "failed" | "client_left", error?: string): void {
     this.stream = ending;
     if (ending === "client_left") this.status = 499;
-    else if (ending === "failed") this.error ??= "upstream_error";
+    else if (ending === "failed") this.error ??= error ?? "upstream_error";
     if (this.streamSpan) {
       this.streamSpan.set({ "gateway.stream.ending": ending, "gateway.ttfb_ms": this.ttfbMs });
       this.streamSpan.end(ending === "complete" ? undefined : ending);

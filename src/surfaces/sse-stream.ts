@@ -19,9 +19,10 @@ export type Write = (bytes: Uint8Array) => void;
  * The error object of a failed stream's last event (chat and Responses alike): the
  * specification's `{code: "upstream_error", message, partial}`, plus OpenAI's `type` and
  * `param`, so the OpenAI SDK's stream iterator throws an error with our message, code and type.
+ * `code` is `service_unavailable` when the gateway itself ended the stream (a shutdown).
  */
-export function streamError(message: string, partial: string) {
-  return { code: "upstream_error", message, partial, type: "server_error", param: null };
+export function streamError(message: string, partial: string, code = "upstream_error") {
+  return { code, message, partial, type: "server_error", param: null };
 }
 
 export function sseStream(

@@ -28,7 +28,7 @@ describe("command line", () => {
   test("--help: usage, the main variables, a pointer to the README", async () => {
     const r = await run(["--help"]);
     expect(r.code).toBe(0);
-    expect(r.out).toContain("Usage: gateway [--help | --version | --check-config]");
+    expect(r.out).toContain("Usage: gateway [--help | --version | --check-config | --processes N]");
     for (const name of [
       "PORT",
       "DATABASE_URL",

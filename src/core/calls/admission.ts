@@ -61,6 +61,7 @@ interface Running {
 interface Waiter {
   who: Caller;
   grant(): void;
+  fail(e: unknown): void;
 }
 
 // A refused caller may retry as soon as one of its calls ends; the spec asks clients for at least 1 s.
@@ -84,6 +85,8 @@ export class CallAdmission {
   private live = new Map<string, Running[]>();
   /** Calls pre-empted so far (a gauge's source). */
   preemptions = 0;
+  /** Set once the process stops (stopAll): every later call is refused with it. */
+  private stopped: GatewayError | null = null;
 
   constructor(private limits: AdmissionLimits) {}
 
@@ -105,6 +108,7 @@ export class CallAdmission {
   /** A slot for one call of `who`, or a GatewayError (429, or 503 after waiting); a caller's abort ends the wait. */
   async admit(who: Caller, signal?: AbortSignal): Promise<CallSlot> {
     signal?.throwIfAborted();
+    if (this.stopped) throw this.stopped;
     const { budget, perAccount, perKey } = this.limits;
     const nk = this.keys.get(who.keyId) ?? 0;
     const na = this.accounts.get(who.userId) ?? 0;
@@ -168,6 +172,18 @@ export class CallAdmission {
     };
   }
 
+  /**
+   * The process is stopping and its drain time is up (src/boot/shutdown.ts): every running
+   * call's `preempted` signal aborts with `reason` (its upstream request is cut, its hold
+   * released, its client answered `reason`), waiting calls get it, and later calls too.
+   */
+  stopAll(reason: GatewayError): void {
+    this.stopped = reason;
+    for (const w of [...this.queue]) w.fail(reason);
+    // Copied first: an aborted call may release its slot at once, leaving the live lists.
+    for (const r of [...this.live.values()].flat()) r.ctl.abort(reason);
+  }
+
   /** The newest running call of the account holding the most, when it holds more than `share`. */
   private victim(share: number): Running | null {
     let most: Running[] | null = null;
@@ -208,6 +224,10 @@ export class CallAdmission {
           this.inFlight++;
           resolve();
         },
+        fail: (e) => {
+          leave();
+          reject(e);
+        },
       };
       signal?.addEventListener("abort", onAbort, { once: true });
       this.queue.push(w);
@@ -233,6 +253,18 @@ export class CallAdmission {
     add(this.accounts, who.userId, -1);
     add(this.keys, who.keyId, -1);
   }
+}
+
+/** The answer of a call the stopping process ends or no longer takes (src/boot/shutdown.ts). */
+export function shuttingDown(): GatewayError {
+  return new GatewayError(
+    "service_unavailable",
+    text(
+      "게이트웨이가 종료 중입니다. 다른 인스턴스로 다시 시도하세요.",
+      "The gateway is shutting down. Retry the request on another instance.",
+    ),
+    { retryAfter: RETRY_AFTER_S },
+  );
 }
 
 function busy(): GatewayError {

@@ -5,7 +5,9 @@
  * byte, the upstream is cut and only what was received is billed; when the client left, the
  * upstream is read on for its usage (`streamDrainMs` at most) and billed on what was read. The
  * call's hold is settled or released exactly once (call-bill.ts). A response-cache hit is
- * replayed through the same shape (`cachedStream`).
+ * replayed through the same shape (`cachedStream`). A process that stops ends its open streams
+ * itself (`cut`, src/boot/shutdown.ts): the upstream is cut and the stream ends as a failed one,
+ * in the gateway's words and with the code `service_unavailable`.
  */
 import type { CallSink, CallStream, StreamFinal, StreamHead } from "./call-stream";
 import type { CallBill, StreamBill } from "./call-bill";
@@ -16,12 +18,21 @@ import { drainTyped, drainedResult } from "./drain";
 import { relayEvents } from "./relay-events";
 import { failureWords, logUpstreamFailure } from "../upstream/words";
 import { citationsOf } from "./web-search-step";
+import { text } from "../errors";
+
+/** The last words of a stream the stopping process ended (cut). */
+export const SHUTTING_DOWN = text(
+  "게이트웨이가 종료 중이어서 스트림을 끝냈습니다. 전달된 부분만 청구됩니다. 다시 시도하세요.",
+  "The gateway is shutting down and ended the stream; only the part delivered is billed. Retry the request.",
+);
 
 type Opened<K extends OpenedStream["kind"]> = Extract<OpenedStream, { kind: K }>;
 
 export class AnswerStream implements CallStream {
   readonly head: StreamHead;
   private readonly candidate: Candidate;
+  /** Forgets this stream in the process's registry of open streams, once it is billed. */
+  private readonly forget: () => void;
 
   constructor(
     private readonly plan: ChatPlan,
@@ -30,6 +41,7 @@ export class AnswerStream implements CallStream {
     private readonly bill: CallBill,
   ) {
     this.candidate = opened.candidate;
+    this.forget = d.streams?.add(this) ?? (() => {});
     this.head = {
       model: this.candidate.model.id,
       provider: this.candidate.provider.id,
@@ -47,6 +59,23 @@ export class AnswerStream implements CallStream {
     leaveStream(this.plan, this.opened, this.d.streamDrainMs ?? 0);
   }
 
+  /**
+   * The process is stopping and this stream's time is up: the upstream is cut now, and the
+   * read ends as a failed stream does (the part received billed, nothing received released).
+   */
+  cut(): void {
+    if (this.plan.ended) return;
+    this.plan.cut = true;
+    this.plan.errorCode = "service_unavailable";
+    this.opened.abort.abort();
+  }
+
+  /** The client's words of a stream's failure: ours when the process ended it. */
+  private words(failure: string): { failure: string; code?: "service_unavailable" } {
+    if (!this.plan.cut) return { failure };
+    return { failure: SHUTTING_DOWN[this.plan.caller.lang ?? "ko"], code: "service_unavailable" };
+  }
+
   private async typed(opened: Opened<"typed">, sink: CallSink, gone: () => boolean): Promise<StreamFinal> {
     const plan = this.plan;
     const mapping = plan.mapping;
@@ -55,7 +84,8 @@ export class AnswerStream implements CallStream {
     const d = await drainTyped(
       opened.events,
       restorer,
-      gone,
+      // Nothing more is written once the stream is cut, and the cut is no upstream failure to log.
+      () => gone() || plan.cut === true,
       sink,
       { request_id: plan.caller.requestId, provider: this.candidate.provider.id },
       plan.caller.lang,
@@ -65,7 +95,8 @@ export class AnswerStream implements CallStream {
       opened.abort.abort();
       return { kind: "left", ...(await this.close({ ending: "client_left", ...received })) };
     }
-    if (!d.failure) {
+    // A cut stream is a failed one, even where the provider's parser took the cut for an end.
+    if (!d.failure && !plan.cut) {
       const cites = citationsOf(plan, d.text);
       const { cost, usage, parts } = await this.close({ ending: "complete", ...received, result: drainedResult(d) });
       return { kind: "complete", finish: d.finish, usage, cost, ...cites, ...(parts && { parts }) };
@@ -73,7 +104,7 @@ export class AnswerStream implements CallStream {
     opened.abort.abort();
     return {
       kind: "failed",
-      failure: d.failure,
+      ...this.words(d.failure ?? ""),
       partial: d.text,
       ...(await this.close({ ending: "failed", ...received })),
     };
@@ -105,11 +136,11 @@ export class AnswerStream implements CallStream {
     opened.abort.abort();
     if (left) return { kind: "left", ...(await this.close({ ending: "client_left", ...received })) };
     // The client reads our words; the provider's own go to the operator's log.
-    logUpstreamFailure(end.error, { request_id: plan.caller.requestId, provider: this.candidate.provider.id });
-    const failure = failureWords(end.error, plan.caller.lang);
+    if (!plan.cut)
+      logUpstreamFailure(end.error, { request_id: plan.caller.requestId, provider: this.candidate.provider.id });
     return {
       kind: "failed",
-      failure,
+      ...this.words(failureWords(end.error, plan.caller.lang)),
       partial: received.text,
       ...(await this.close({ ending: "failed", ...received })),
       relay,
@@ -121,6 +152,7 @@ export class AnswerStream implements CallStream {
     const plan = this.plan;
     const trace = plan.caller.trace;
     const bill = await this.bill.closeStream(plan, this.candidate, end);
+    this.forget();
     if (trace) {
       const answered =
         plan.policy?.outcome?.candidate ??
@@ -128,7 +160,7 @@ export class AnswerStream implements CallStream {
       trace.answered(answered.model.id, answered.provider.id, bill.usage, Number(bill.cost.micro) / 1e6, {
         cached: false,
       });
-      trace.streamEnded(end.ending);
+      trace.streamEnded(end.ending, plan.cut ? "service_unavailable" : undefined);
     }
     return bill;
   }

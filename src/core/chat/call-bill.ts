@@ -27,6 +27,9 @@ export interface StreamBill {
   parts?: (PartBill & { cost: Cost })[];
 }
 
+/** A failed stream's status in its usage record: 503 when the stopping process ended it, else the upstream's 502. */
+const failedStatus = (plan: ChatPlan) => (plan.cut ? 503 : 502);
+
 export class CallBill {
   constructor(private d: ChatDeps) {}
 
@@ -68,11 +71,25 @@ export class CallBill {
         this.d.keeper?.drop(plan.caller.requestId);
         await this.d.ledger.release(
           plan.caller.requestId,
-          this.event(plan.caller, candidate.model.id, candidate.provider.id, u, 502, false, undefined, plan),
+          this.event(
+            plan.caller,
+            candidate.model.id,
+            candidate.provider.id,
+            u,
+            failedStatus(plan),
+            false,
+            undefined,
+            plan,
+          ),
         );
         return { cost: this.costOf(0n), usage: u };
       }
-      const cost = await this.settle(plan, candidate, u, complete ? 200 : end.ending === "client_left" ? 499 : 502);
+      const cost = await this.settle(
+        plan,
+        candidate,
+        u,
+        complete ? 200 : end.ending === "client_left" ? 499 : failedStatus(plan),
+      );
       if (complete && end.result)
         this.remember(plan, {
           result: end.result,
@@ -104,14 +121,14 @@ export class CallBill {
     try {
       if (end.ending === "failed" && micro === 0n && !end.text && !end.toolCalls.length) {
         this.d.keeper?.drop(plan.caller.requestId);
-        await this.d.ledger.release(plan.caller.requestId, event(502));
+        await this.d.ledger.release(plan.caller.requestId, event(failedStatus(plan)));
         return { cost: this.costOf(0n), usage, parts };
       }
       const cost = await this.charge(
         plan,
         micro + this.extrasMicro(plan),
         usage,
-        event(complete ? 200 : end.ending === "client_left" ? 499 : 502),
+        event(complete ? 200 : end.ending === "client_left" ? 499 : failedStatus(plan)),
       );
       if (complete && end.result)
         this.remember(plan, {

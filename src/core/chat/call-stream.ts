@@ -66,7 +66,16 @@ export type StreamFinal =
       parts?: PartCost[];
       relay?: RawTail;
     }
-  | { kind: "failed"; failure: string; partial: string; usage: Usage; cost: Cost; relay?: RawTail }
+  | {
+      kind: "failed";
+      failure: string;
+      /** Set when the gateway, not the upstream, ended the stream (`service_unavailable`: the process is stopping). */
+      code?: "service_unavailable";
+      partial: string;
+      usage: Usage;
+      cost: Cost;
+      relay?: RawTail;
+    }
   | { kind: "left"; usage: Usage; cost: Cost };
 
 export interface CallStream {

@@ -88,6 +88,8 @@ export interface ChatPlan {
   drain?: ReturnType<typeof setTimeout>;
   /** Set once the stream's end is being billed. */
   ended?: boolean;
+  /** The process is stopping and ended this open stream itself (AnswerStream.cut, src/boot/shutdown.ts). */
+  cut?: boolean;
   /** The web plugin's sources and their price (charged with the call). */
   search: { results: SearchResult[]; priceMicro: bigint } | null;
   /**

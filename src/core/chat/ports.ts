@@ -92,6 +92,13 @@ export interface ChatDeps {
   hedge?: HedgePort;
   /** A stream broken mid-answer was continued (continuation.ts): by whom, for metrics. */
   continued?: (fromProvider: string, toProvider: string, ending: "complete" | "failed" | "client_left") => void;
+  /** The streams open in this process, which a shutdown ends when its drain time is up (src/boot/shutdown.ts). */
+  streams?: OpenStreams;
+}
+
+/** Streams register while open; `add` answers the function that forgets the stream. */
+export interface OpenStreams {
+  add(stream: { cut(): void }): () => void;
 }
 
 /** The hedge delay per provider, and what each race cost: the loser's estimated price (micro-won), how long it had waited. */

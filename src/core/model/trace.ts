@@ -41,5 +41,6 @@ export interface CallTrace {
   answered(model: string, provider: string | null, usage: Usage, costKrw: number, opts: { cached: boolean }): void;
   /** A stream opened to the client; `streamEnded` comes once its bill is settled, however it ended. */
   streamOpened(): void;
-  streamEnded(ending: "complete" | "failed" | "client_left"): void;
+  /** `error`: the code of a failed stream's end when it was not the upstream's (`service_unavailable`: the process stopped). */
+  streamEnded(ending: "complete" | "failed" | "client_left", error?: string): void;
 }

@@ -39,6 +39,11 @@ export function healthRoutes(deps: AppDeps) {
       async ({ request, server }) => {
         // Operators only: a scraper's METRICS_TOKEN (or the admin token); 404 without either.
         await deps.auth.metrics(request, server);
+        // Several processes on the host: all of theirs (src/boot/host-metrics.ts).
+        if (deps.hostMetrics)
+          return new Response(await deps.hostMetrics(), {
+            headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" },
+          });
         // Database-backed values (video queue) are refreshed at most every few seconds.
         await deps.metrics.registry.refresh();
         return new Response(deps.metrics.registry.render(), {

@@ -42,6 +42,10 @@ export function anthropicErrorBody(
 }
 
 /** A stream's failure after its first byte: Anthropic's `error` event, the stream's last. */
-export function errorEvent(message: string, type: AnthropicErrorType = "api_error"): Uint8Array {
-  return enc.encode(`event: error\ndata: ${JSON.stringify(anthropicErrorBody(type, message, "upstream_error"))}\n\n`);
+export function errorEvent(
+  message: string,
+  type: AnthropicErrorType = "api_error",
+  code = "upstream_error",
+): Uint8Array {
+  return enc.encode(`event: error\ndata: ${JSON.stringify(anthropicErrorBody(type, message, code))}\n\n`);
 }

@@ -26,8 +26,10 @@ async function relay(stream: CallStream, write: Write, gone: () => boolean): Pro
   const end = await stream.read({ text: () => {}, toolCall: () => {}, raw: write }, gone);
   if (end.kind === "left") return;
   if (end.kind === "failed") {
-    const type = ANTHROPIC_ERROR_TYPES.find((t) => t === end.relay?.errorType) ?? "api_error";
-    write(errorEvent(end.failure, type));
+    const type = end.code
+      ? "overloaded_error" // the stopping gateway ended it: clients retry an overloaded answer elsewhere
+      : (ANTHROPIC_ERROR_TYPES.find((t) => t === end.relay?.errorType) ?? "api_error");
+    write(errorEvent(end.failure, type, end.code));
     return;
   }
   const final = end.relay?.closing ?? {

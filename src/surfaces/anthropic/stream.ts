@@ -113,7 +113,8 @@ export function messagesEventStream(stream: CallStream, meta: MessagesStreamMeta
     w.start({ id: meta.id, model: stream.head.model }, stream.head.usage);
     const end = await stream.read({ text: (t) => w.text(t), toolCall: (ev, call) => w.toolCall(ev, call) }, gone);
     if (end.kind === "left") return;
-    if (end.kind === "failed") write(errorEvent(end.failure));
+    // A stream the stopping gateway ended is Anthropic's "overloaded": clients retry it elsewhere.
+    if (end.kind === "failed") write(errorEvent(end.failure, end.code ? "overloaded_error" : "api_error", end.code));
     else w.finish(end.finish, end.usage, end.cost, continuationJson(end.parts));
   };
   return sseStream(meta.keepaliveMs, pump, () => stream.leave());

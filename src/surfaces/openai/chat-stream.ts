@@ -32,7 +32,7 @@ async function relayed(stream: CallStream, meta: StreamMeta, write: Write, gone:
   const end = await stream.read({ text: () => {}, toolCall: () => {}, raw: write }, gone);
   if (end.kind === "left") return;
   if (end.kind === "failed") {
-    write(errorEvent(end.failure, end.partial));
+    write(errorEvent(end.failure, end.partial, end.code));
     write(DONE);
     return;
   }
@@ -90,7 +90,7 @@ async function encoded(stream: CallStream, meta: StreamMeta, write: Write, gone:
   const end: StreamFinal = await stream.read(sink, gone);
   if (end.kind === "left") return;
   if (end.kind === "failed") {
-    write(errorEvent(end.failure, end.partial));
+    write(errorEvent(end.failure, end.partial, end.code));
     write(DONE);
     return;
   }

@@ -39,6 +39,6 @@ export class ChunkEncoder {
 }
 
 /** The mid-stream failure event (docs/decisions.md #6). */
-export function errorEvent(message: string, partial: string): Uint8Array {
-  return enc.encode(`data: ${JSON.stringify({ error: streamError(message, partial) })}\n\n`);
+export function errorEvent(message: string, partial: string, code?: string): Uint8Array {
+  return enc.encode(`data: ${JSON.stringify({ error: streamError(message, partial, code) })}\n\n`);
 }

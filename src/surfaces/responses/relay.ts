@@ -45,7 +45,7 @@ async function relay(stream: CallStream, id: string, write: Write, gone: () => b
   if (end.kind === "left") return;
   const next = (end.relay?.sequence ?? -1) + 1;
   if (end.kind === "failed") {
-    const data = { type: "error", sequence_number: next, error: streamError(end.failure, end.partial) };
+    const data = { type: "error", sequence_number: next, error: streamError(end.failure, end.partial, end.code) };
     write(enc.encode(`event: error\ndata: ${JSON.stringify(data)}\n\n`));
     write(DONE);
     return;

@@ -167,7 +167,7 @@ export function responsesEventStream(stream: CallStream, meta: ResponsesStreamMe
     const end = await stream.read({ text: (t) => out.text(t), toolCall: (ev, call) => out.toolCall(ev, call) }, gone);
     if (end.kind === "left") return;
     if (end.kind === "failed") {
-      w.emit("error", { error: streamError(end.failure, end.partial) });
+      w.emit("error", { error: streamError(end.failure, end.partial, end.code) });
       write(DONE);
       return;
     }

@@ -2,6 +2,7 @@
  * Builds a whole gateway from a Config: database (migrated), caches, limiter, invalidation
  * bus, settings, routes. Used by src/main.ts and by the tests, so both run the same wiring.
  */
+import { AttemptTrailRepo } from "./db/repos/attempt-trails";
 import type { Config } from "./config";
 import { openDatabase, type Database, type OpenOptions } from "./db/client";
 import { runMigrations } from "./db/migrate";
@@ -266,6 +267,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
     latencyOf: (provider) => firstByte.recent(provider),
     hedge: hedgePort(firstByte, cfg, metrics),
     continued: (from, to, ending) => metrics.continuations.inc({ from_provider: from, to_provider: to, ending }),
+    attemptTrail: new AttemptTrailRepo(db),
     cache: chatCachePort(responseCache),
     policies: policyRouter,
     pii: piiMasking,

@@ -31,6 +31,7 @@ import { unmaskResponsesAnswer } from "./pii-responses";
 import { afterHold, HoldRefused } from "./hold";
 import { callSignal, ClientGate, deadlineAware } from "./call-signals";
 import type { AttemptRecord } from "./trace";
+import { trailing } from "./trail";
 import { continuing, type TypedStream } from "./continuation";
 import { CallBill } from "./call-bill";
 import { countInput as countInputTokens, prepareCall } from "./prepare";
@@ -314,7 +315,7 @@ export class ChatService {
     return {
       retryBaseMs: this.d.retryBaseMs,
       requestId: plan.caller.requestId,
-      trace: plan.caller.trace,
+      trace: trailing((plan.attempts ??= []), plan.caller.trace),
       signal,
       sleep: this.d.sleep,
       observe: this.d.observe,

@@ -71,7 +71,12 @@ export function Chart({ title, x, series, stacked, bars, categories, height = 24
       height,
       // Amounts start at zero (a bar cut at 15 would mislead); categories get half a slot each side.
       scales: {
-        x: categories ? { time: false, range: [-0.5, categories.length - 0.5] } : { time: true },
+        // Daily bars get half a day each side, so the first and last bars are whole.
+        x: categories
+          ? { time: false, range: [-0.5, categories.length - 0.5] }
+          : bars
+            ? { time: true, range: (_u: uPlot, min: number, max: number) => [min - 43_200, max + 43_200] }
+            : { time: true },
         y: { range: (_u: uPlot, _min: number, max: number) => [0, max > 0 ? max * 1.1 : 1] },
       },
       axes: [

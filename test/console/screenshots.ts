@@ -94,6 +94,13 @@ for (const theme of ["light", "dark"] as const)
     const file = (name: string) => join(OUT, `console-${name}-${theme}-${size}.png`);
     for (const [name, route] of PAGES) {
       await page.goto(g.url + "/#" + route);
+      if (name === "playground") {
+        // An answer with its stats line (its cost read back from the ledger).
+        await page.getByRole("button", { name: "Create the playground key" }).click();
+        await page.getByLabel("Message").fill("Write one sentence about the Han river.");
+        await page.getByRole("button", { name: "Send" }).click();
+        await page.getByTestId("answer-stats").waitFor();
+      }
       await page.waitForTimeout(700);
       // The overview whole (its charts are the point); the others as a screen shows them.
       await page.screenshot({ path: file(name), fullPage: name === "overview" });

@@ -118,17 +118,20 @@ export function Chart({ title, x, series, stacked, bars, categories, height = 24
     <figure class="chart">
       <figcaption>{title}</figcaption>
       <div ref={box} role="img" aria-label={title} data-series={series.length} />
-      <ul class="legend-list" data-testid="legend">
-        {series.map((s, i) => {
-          const v = legendValue(s.values, legend);
-          return (
-            <li>
-              <span class="swatch" style={{ background: color(i) }} aria-hidden="true" />
-              <span class="label">{s.label}</span> <b data-value>{v == null ? "–" : show(v)}</b>
-            </li>
-          );
-        })}
-      </ul>
+      {/* Bars over categories name their values on the axis; their pages list them. */}
+      {!categories && (
+        <ul class="legend-list" data-testid="legend">
+          {series.map((s, i) => {
+            const v = legendValue(s.values, legend);
+            return (
+              <li>
+                <span class="swatch" style={{ background: color(i) }} aria-hidden="true" />
+                <span class="label">{s.label}</span> <b data-value>{v == null ? "–" : show(v)}</b>
+              </li>
+            );
+          })}
+        </ul>
+      )}
     </figure>
   );
 }

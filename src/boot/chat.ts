@@ -4,6 +4,7 @@
  * and the embeddings service beside it, over the same ledger and upstream directory.
  */
 import type { Draining } from "./shutdown";
+import { AttemptTrailRepo } from "../db/repos/attempt-trails";
 import type { Config } from "../config";
 import type { HoldKeeper } from "../core/billing/hold-keeper";
 import type { Settlements } from "../core/billing/settlements";
@@ -121,6 +122,7 @@ export function chatModule(cfg: Config, deps: ChatModuleDeps): ChatModule {
     latencyOf: (provider) => firstByte.recent(provider),
     hedge: hedgePort(firstByte, cfg, metrics),
     continued: (from, to, ending) => metrics.continuations.inc({ from_provider: from, to_provider: to, ending }),
+    attemptTrail: new AttemptTrailRepo(deps.store.db),
     cache: chatCachePort(deps.responseCache),
     policies: policies.router,
     pii: piiMasking,

@@ -1,7 +1,9 @@
 /**
- * Writes the README's console screenshots to docs/images/ (`npm run console:screenshots`):
- * a gateway on PGlite with some traffic, the pages in Chromium at 1280×800, one in dark mode
- * and one on a phone. In English: a machine without Korean fonts would draw the Korean as boxes.
+ * Writes the console's screenshots to docs/images/ (`npm run console:screenshots`): a gateway
+ * on PGlite with some traffic (spread over the last ten days, a retried call and one through a
+ * fallback policy), every page in Chromium in light and dark at 1440×900 and 390×844, named
+ * `console-<page>-<theme>-<desktop|phone>.png`, plus the activity detail's attempt trail. In
+ * English: a machine without Korean fonts would draw the Korean as boxes.
  */
 import { join } from "node:path";
 import { startTestGateway } from "../harness";
@@ -58,39 +60,73 @@ for (const prompt of ["a paper boat on a river [sim:video_ms=50]", "a lighthouse
   });
   await fetch(paid.headers.get("location")!, { redirect: "manual" });
 }
+// A retried call and one that fell back through the policy: the activity detail's trail.
+await g.call("POST", "/v1/chat/completions", {
+  token: keys[1].key,
+  body: { model: "gpt-4o-mini", messages: [{ role: "user", content: "flaky [sim:fail=503x2]" }] },
+});
+const fellBack = await g.call("POST", "/v1/chat/completions", {
+  token: keys[0].key,
+  body: { model: "orch/cheap-first", messages: [{ role: "user", content: "down [sim:fail@openai=503]" }] },
+});
 await Bun.sleep(1500);
-/** `SHOTS=billing,billing-dark` writes only those (the others stay as committed). */
-const only = process.env.SHOTS?.split(",");
+await g.gw.settlements.quiesce();
+// Spread the calls over the last ten days, as an account a week old has them (screenshots only).
+await g.gw.deps.db.query(
+  "update usage_events set created_at = created_at - ((id % 10) || ' days')::interval where user_id = $1 and request_id <> $2",
+  [u.id, fellBack.headers.get("x-request-id")],
+);
 
-async function shoot(name: string, route: string, opts: Parameters<typeof openBrowser>[0] = {}, signIn = false) {
-  if (only && !only.includes(name)) return;
-  const b = await openBrowser({ locale: "en-US", viewport: { width: 1280, height: 800 }, ...opts });
-  const page = await b.context.newPage();
-  await page.goto(g.url + "/#/sign-in");
-  if (signIn) {
+const PAGES = [
+  ["rankings", "/rankings", false],
+  ["models", "/models", false],
+  ["sign-in", "/sign-in", false],
+  ["overview", "/overview", true],
+  ["keys", "/keys", true],
+  ["management-keys", "/management-keys", true],
+  ["activity", "/activity", true],
+  ["policies", "/policies", true],
+  ["video", "/video", true],
+  ["playground", "/playground", true],
+  ["billing", "/billing", true],
+  ["operator", "/operator", false],
+] as const;
+const SIZES = { desktop: { width: 1440, height: 900 }, phone: { width: 390, height: 844 } } as const;
+
+for (const theme of ["light", "dark"] as const)
+  for (const [size, viewport] of Object.entries(SIZES)) {
+    const b = await openBrowser({ locale: "en-US", viewport, colorScheme: theme });
+    const page = await b.context.newPage();
+    await page.goto(g.url + "/#/sign-in");
     await page.locator('input[name="email"]').fill(u.email);
     await page.locator('input[name="password"]').fill(u.password);
-    await page.locator('button[type="submit"]').click();
+    await page.locator('form button[type="submit"]').click();
     await page.locator("dl.cards").waitFor();
+    const file = (name: string) => join(OUT, `console-${name}-${theme}-${size}.png`);
+    for (const [name, route] of PAGES) {
+      await page.goto(g.url + "/#" + route);
+      if (name === "playground") {
+        // An answer with its stats line (its cost read back from the ledger).
+        await page.getByRole("button", { name: "Create the playground key" }).click();
+        await page.getByLabel("Message").fill("Write one sentence about the Han river.");
+        await page.getByRole("button", { name: "Send" }).click();
+        await page.getByTestId("answer-stats").waitFor();
+      }
+      await page.waitForTimeout(700);
+      // The overview whole (its charts are the point); the others as a screen shows them.
+      await page.screenshot({ path: file(name), fullPage: name === "overview" });
+    }
+    if (size === "phone") {
+      await page.getByRole("button", { name: "Menu" }).click();
+      await page.screenshot({ path: file("menu") });
+      await page.getByRole("button", { name: "Menu" }).click();
+    }
+    await page.goto(g.url + "/#/activity");
+    const id = fellBack.headers.get("x-request-id")!;
+    await page.getByRole("button", { name: `Details ${id}` }).click();
+    await page.getByTestId("attempts").waitFor();
+    await page.screenshot({ path: file("activity-detail") });
+    await b.close();
   }
-  await page.goto(g.url + "/#" + route);
-  await page.waitForTimeout(800);
-  await page.screenshot({ path: join(OUT, `console-${name}.png`), fullPage: false });
-  await b.close();
-}
-
-await shoot("rankings", "/rankings");
-await shoot("models", "/models");
-await shoot("overview", "/overview", {}, true);
-await shoot("keys", "/keys", {}, true);
-await shoot("activity", "/activity", {}, true);
-await shoot("policies", "/policies", {}, true);
-await shoot("video", "/video", {}, true);
-await shoot("operator", "/operator");
-await shoot("overview-dark", "/overview", { colorScheme: "dark" }, true);
-await shoot("rankings-phone", "/rankings", { viewport: { width: 390, height: 844 } });
-await shoot("billing", "/billing", {}, true);
-await shoot("billing-dark", "/billing", { colorScheme: "dark" }, true);
-await shoot("billing-phone", "/billing", { viewport: { width: 390, height: 844 } }, true);
 await g.stop();
 console.log(`screenshots written to ${OUT}`);

@@ -1,5 +1,5 @@
 /** The shell: skip link, navigation, language and theme switches, and the page of the route. */
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { lang, setLang, t, type Lang } from "./i18n";
 import { useRoute, useSession } from "./hooks";
 import { session } from "./session";
@@ -34,6 +34,9 @@ export function App() {
   const route = useRoute();
   const { jwt, restoring } = useSession();
   const [, rerender] = useState(0);
+  // Under 720 px the navigation folds behind a Menu button; following a link folds it again.
+  const [menu, setMenu] = useState(false);
+  useEffect(() => setMenu(false), [route]);
   const base = route.split("?")[0]!;
   const Public = PUBLIC[base as keyof typeof PUBLIC] as (() => any) | undefined;
   const Private = PRIVATE[base as keyof typeof PRIVATE] as (() => any) | undefined;
@@ -50,11 +53,20 @@ export function App() {
       <a class="skip" href="#main" onClick={(e) => (e.preventDefault(), document.getElementById("main")?.focus())}>
         {t("skip")}
       </a>
-      <header class="top">
+      <header class={menu ? "top open" : "top"}>
         <a class="brand" href="#/rankings">
           {t("appName")}
         </a>
-        <nav aria-label={t("appName")}>
+        <button
+          type="button"
+          class="menu-toggle"
+          aria-expanded={menu}
+          aria-controls="site-nav"
+          onClick={() => setMenu(!menu)}
+        >
+          {t("menu")}
+        </button>
+        <nav aria-label={t("appName")} id="site-nav">
           <ul>
             {link("/rankings", t("navRankings"))}
             {link("/models", t("navModels"))}

@@ -19,6 +19,7 @@ import type { ChatResult, Usage } from "../model/types";
 import type { Continuation } from "./continuation";
 import { billParts, summedUsage, type PartBill } from "./continuation-bill";
 import { errorName } from "./traced";
+import { trailOf } from "./trail";
 
 /** A stream's bill: its charge, its usage and, for a continued stream, each part's (continuation.ts). */
 export interface StreamBill {
@@ -242,6 +243,8 @@ export class CallBill {
     const latencyMs = plan ? Math.round(performance.now() - plan.startedAt) : 0;
     const ttftMs = plan?.opened ? Math.round(plan.opened.at + plan.opened.ttftMs - plan.startedAt) : null;
     const errorCode = status < 400 ? null : (plan?.errorCode ?? (status === 499 ? "client_closed" : "upstream_error"));
+    const trail = trailOf(plan?.attempts);
+    if (trail) this.d.attemptTrail?.keep(caller.requestId, caller.principal.user.id, trail);
     return {
       model,
       provider,

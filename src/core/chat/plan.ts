@@ -112,6 +112,8 @@ export interface ChatPlan {
   continuation?: Continuation;
   /** What each provider's request left out, by provider id (warnings.ts). */
   warnings?: Map<string, CallWarning[]>;
+  /** Every upstream attempt so far (trail.ts), kept with the usage event when there was more than one. */
+  attempts?: AttemptRecord[];
 }
 
 export interface ChatOutcome {

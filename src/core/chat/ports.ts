@@ -90,6 +90,8 @@ export interface ChatDeps {
   health?: HealthGate;
   /** Hedged requests (hedge.ts); unset: never hedged. */
   hedge?: HedgePort;
+  /** Keeps the attempt trail of a call that needed more than one attempt (trail.ts); unset: not kept. */
+  attemptTrail?: import("./trail").TrailPort;
   /** A stream broken mid-answer was continued (continuation.ts): by whom, for metrics. */
   continued?: (fromProvider: string, toProvider: string, ending: "complete" | "failed" | "client_left") => void;
   /** The streams open in this process, which a shutdown ends when its drain time is up (src/boot/shutdown.ts). */

@@ -32,6 +32,7 @@ import { unmaskResponsesAnswer } from "./pii-responses";
 import { raceHold } from "./hold";
 import { callSignal, ClientGate, deadlineAware } from "./call-signals";
 import type { AttemptRecord } from "../model/trace";
+import { trailing } from "./trail";
 import { continuing, type TypedStream } from "./continuation";
 import { CallBill } from "./call-bill";
 import { countInput as countInputTokens, prepareCall } from "./prepare";
@@ -315,7 +316,7 @@ export class ChatService {
     return {
       retryBaseMs: this.d.retryBaseMs,
       requestId: plan.caller.requestId,
-      trace: plan.caller.trace,
+      trace: trailing((plan.attempts ??= []), plan.caller.trace),
       signal,
       sleep: this.d.sleep,
       observe: this.d.observe,

@@ -9,6 +9,8 @@ export interface ActivityFilter {
   /** Only this key's calls (an API key reading its own activity, or the key_id filter). */
   keyId?: string;
   model?: string;
+  /** Only this request id (search by the X-Request-Id a client saw). */
+  requestId?: string;
   /** An exact status, or a class: 2xx (`success`) or anything else (`error`). */
   status?: number | "success" | "error";
   from?: Date;
@@ -60,6 +62,7 @@ export class ActivityRepo {
     };
     if (f.keyId) add((p) => `e.key_id = ${p}`, f.keyId);
     if (f.model) add((p) => `e.model = ${p}`, f.model);
+    if (f.requestId) add((p) => `e.request_id = ${p}`, f.requestId);
     if (typeof f.status === "number") add((p) => `e.status = ${p}`, f.status);
     else if (f.status === "success") where.push("e.status between 200 and 299");
     else if (f.status === "error") where.push("(e.status < 200 or e.status > 299)");

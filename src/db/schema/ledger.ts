@@ -137,3 +137,15 @@ export const topupIdempotency = pgTable("topup_idempotency", {
   balanceMicro: bigint("balance_micro", { mode: "bigint" }).notNull(),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
 });
+
+/** The attempts of a call that needed more than one (drizzle/0025; src/core/chat/trail.ts). */
+export const attemptTrails = pgTable(
+  "attempt_trails",
+  {
+    requestId: uuid("request_id").primaryKey(),
+    userId: uuid("user_id").notNull(),
+    attempts: jsonb("attempts").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("attempt_trails_user_idx").on(t.userId, t.createdAt)],
+);

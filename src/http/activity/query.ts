@@ -65,6 +65,11 @@ export function parseActivityQuery(q: URLSearchParams, userId: string): Activity
     if (UUID.test(key)) out.keyId = key.toLowerCase();
     else bad("key_id", "올바른 UUID 형식이 아닙니다.", "Expected a UUID", "uuid_parsing");
   }
+  const request = one("request_id");
+  if (request !== undefined) {
+    if (UUID.test(request.trim())) out.requestId = request.trim().toLowerCase();
+    else bad("request_id", "올바른 UUID 형식이 아닙니다.", "Expected a UUID", "uuid_parsing");
+  }
   const model = one("model");
   if (model !== undefined) {
     if (model.length >= 1 && model.length <= 200) out.model = model;

@@ -1,6 +1,7 @@
 /** Usage-event rows as the activity API shows them (amounts in KRW, times in RFC 3339). */
 import { microToKrw, microToUsd } from "../../lib/money";
 import type { ActivityRow } from "../../db/repos/activity";
+import type { TrailAttempt } from "../../core/chat/trail";
 import type { activitySummary } from "../../db/repos/activity-summary";
 
 const iso = (t: Date | string) => (t instanceof Date ? t : new Date(t)).toISOString();
@@ -33,7 +34,7 @@ export function toActivity(r: ActivityRow) {
 }
 
 /** One call in the shape of OpenRouter's generation endpoint (`data` with its field names), plus ours. */
-export function toGeneration(r: ActivityRow) {
+export function toGeneration(r: ActivityRow, attempts: TrailAttempt[] | null = null) {
   const a = toActivity(r);
   return {
     data: {
@@ -58,13 +59,27 @@ export function toGeneration(r: ActivityRow) {
       policy_decision: a.policy_decision,
       cache_hit: a.cache_hit,
       modality: a.modality,
+      attempts,
     },
   };
 }
 
 type Summary = Awaited<ReturnType<typeof activitySummary>>;
 
-export function toSummary(s: Summary, days: number, since: Date) {
+const ms = (v: number | null) => (v === null ? null : Math.round(Number(v)));
+const keyTotal = (r: Summary["keys"][number]) => ({
+  key_id: r.key_id,
+  name: r.name,
+  deleted: r.deleted,
+  requests: r.requests,
+  cost_krw: microToKrw(BigInt(r.cost_micro)),
+});
+
+/**
+ * The overview's figures. `month` is the current UTC month's spend and requests of every key
+ * the account ever had (deleted ones included), summed in micro-won before the one conversion.
+ */
+export function toSummary(s: Summary, days: number, since: Date, monthStart: Date) {
   let requests = 0;
   let micro = 0n;
   let tokens = 0;
@@ -73,10 +88,24 @@ export function toSummary(s: Summary, days: number, since: Date) {
     micro += BigInt(r.cost_micro);
     tokens += Number(r.prompt_tokens) + Number(r.completion_tokens);
   }
+  let monthRequests = 0;
+  let monthMicro = 0n;
+  for (const r of s.month) {
+    monthRequests += r.requests;
+    monthMicro += BigInt(r.cost_micro);
+  }
   return {
     days,
     from: since.toISOString().slice(0, 10),
+    first_activity: s.first,
     totals: { requests, cost_krw: microToKrw(micro), tokens },
+    month: {
+      from: monthStart.toISOString().slice(0, 10),
+      requests: monthRequests,
+      cost_krw: microToKrw(monthMicro),
+      by_key: s.month.map(keyTotal),
+    },
+    keys: s.keys.map(keyTotal),
     by_model: s.byModel.map((r) => ({
       date: r.day,
       model: r.model,
@@ -85,12 +114,20 @@ export function toSummary(s: Summary, days: number, since: Date) {
       prompt_tokens: Number(r.prompt_tokens),
       completion_tokens: Number(r.completion_tokens),
     })),
-    by_status: s.byStatus.map((r) => ({ date: r.day, status: r.status, requests: r.requests })),
-    latency: s.latency.map((r) => ({
+    by_key: s.byKey.map((r) => ({
       date: r.day,
-      provider: r.provider,
-      p50_ms: r.p50 === null ? null : Math.round(Number(r.p50)),
-      p95_ms: r.p95 === null ? null : Math.round(Number(r.p95)),
+      key_id: r.key_id,
+      requests: r.requests,
+      cost_krw: microToKrw(BigInt(r.cost_micro)),
     })),
+    by_status: s.byStatus.map((r) => ({ date: r.day, status: r.status, requests: r.requests })),
+    latency: s.latency.map((r) => ({ date: r.day, provider: r.provider, p50_ms: ms(r.p50), p95_ms: ms(r.p95) })),
+    latency_by_modality: s.modality.map((r) => ({
+      date: r.day,
+      modality: r.modality,
+      p50_ms: ms(r.p50),
+      p95_ms: ms(r.p95),
+    })),
+    ttft: s.ttft.map((r) => ({ date: r.day, p50_ms: ms(r.p50), p95_ms: ms(r.p95) })),
   };
 }

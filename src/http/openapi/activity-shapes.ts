@@ -72,6 +72,23 @@ export const Generation = named(
       policy_decision: Nullable(T.String()),
       cache_hit: T.Boolean(),
       modality: T.String(),
+      attempts: Nullable(
+        T.Array(
+          T.Object({
+            provider: T.String(),
+            model: T.String(),
+            outcome: Nullable(
+              T.String({
+                description: "ok, retry, fallback, failed, skipped (circuit open), cancelled (hedge lost), continued",
+              }),
+            ),
+            reason: Nullable(T.String({ description: "The failure's kind and reason, e.g. transient/server_error" })),
+            status: Nullable(T.Integer({ description: "The upstream's HTTP status" })),
+            ms: Nullable(T.Integer()),
+          }),
+          { description: "Every upstream attempt, in order; null when the first attempt answered (or none was made)" },
+        ),
+      ),
     }),
   }),
 );
@@ -84,12 +101,24 @@ export const PolicyDecisions = named(
   }),
 );
 
+/** One key's calls and spend over a period; `key_id` null for calls made without a key (the console's own). */
+const KeyTotal = T.Object({
+  key_id: Nullable(T.String()),
+  name: Nullable(T.String()),
+  deleted: T.Boolean(),
+  requests: T.Integer(),
+  cost_krw: Krw,
+});
+
 export const ActivitySummary = named(
   "ActivitySummary",
   T.Object({
     days: T.Integer(),
     from: Day,
+    first_activity: Nullable(Day),
     totals: T.Object({ requests: T.Integer(), cost_krw: Krw, tokens: T.Integer() }),
+    month: T.Object({ from: Day, requests: T.Integer(), cost_krw: Krw, by_key: T.Array(KeyTotal) }),
+    keys: T.Array(KeyTotal),
     by_model: T.Array(
       T.Object({
         date: Day,
@@ -100,9 +129,14 @@ export const ActivitySummary = named(
         completion_tokens: T.Integer(),
       }),
     ),
+    by_key: T.Array(T.Object({ date: Day, key_id: Nullable(T.String()), requests: T.Integer(), cost_krw: Krw })),
     by_status: T.Array(T.Object({ date: Day, status: T.Integer(), requests: T.Integer() })),
     latency: T.Array(
       T.Object({ date: Day, provider: T.String(), p50_ms: Nullable(T.Integer()), p95_ms: Nullable(T.Integer()) }),
     ),
+    latency_by_modality: T.Array(
+      T.Object({ date: Day, modality: T.String(), p50_ms: Nullable(T.Integer()), p95_ms: Nullable(T.Integer()) }),
+    ),
+    ttft: T.Array(T.Object({ date: Day, p50_ms: Nullable(T.Integer()), p95_ms: Nullable(T.Integer()) })),
   }),
 );

@@ -6,6 +6,7 @@
  */
 import { Elysia } from "elysia";
 import { ActivityRepo } from "../../db/repos/activity";
+import { AttemptTrailRepo } from "../../db/repos/attempt-trails";
 import { activitySummary } from "../../db/repos/activity-summary";
 import { activityReader } from "../activity/caller";
 import { encodeCursor, parseActivityQuery, parseSummaryDays } from "../activity/query";
@@ -20,6 +21,7 @@ const q = (name: string, schema: object, description: string) => ({ name, in: "q
 const FILTERS = [
   q("key_id", { type: "string", format: "uuid" }, "Only this key's calls (an API key always reads only its own)"),
   q("model", { type: "string", maxLength: 200 }, "Only this model id"),
+  q("request_id", { type: "string", format: "uuid" }, "Only this request (the X-Request-Id of its response)"),
   q("status", { type: "string" }, "An HTTP status (e.g. 502), `success` (2xx) or `error` (anything else)"),
   q("from", { type: "string" }, "From this UTC date (YYYY-MM-DD) or RFC 3339 time, inclusive"),
   q("to", { type: "string" }, "Until this time, exclusive; a date includes its whole UTC day"),
@@ -29,6 +31,7 @@ const FILTERS = [
 
 export function activityRoutes(deps: AppDeps) {
   const repo = new ActivityRepo(deps.db);
+  const trails = new AttemptTrailRepo(deps.db);
   const DAY_MS = 86_400_000;
   return new Elysia({ name: "activity", normalize: false })
     .get(
@@ -67,15 +70,16 @@ export function activityRoutes(deps: AppDeps) {
         const days = parseSummaryDays(new URL(request.url).searchParams);
         const today = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate());
         const since = new Date(today - (days - 1) * DAY_MS);
+        const month = new Date(Date.UTC(new Date(today).getUTCFullYear(), new Date(today).getUTCMonth(), 1));
         set.headers["cache-control"] = "private, no-store";
-        return toSummary(await activitySummary(deps.db, user.id, since), days, since);
+        return toSummary(await activitySummary(deps.db, user.id, since, month), days, since, month);
       },
       {
         detail: {
           security: AUTH.dashboard,
           tags: ["usage"],
           summary:
-            "Daily spend and tokens by model, requests by status and latency p50/p95 by provider over the last `days` UTC days (today included)",
+            "The account's figures from its usage events (deleted keys included): this UTC month's spend and requests (per key too); over the last `days` UTC days (today included) daily spend and tokens by model, spend and requests by key, requests by status, latency p50/p95 by provider and by modality, time to first token of streamed text calls; and the day of the account's first call",
           parameters: [
             q("days", { type: "integer", minimum: 1, maximum: 90, default: 30 }, "How many UTC days, today included"),
           ],
@@ -90,13 +94,14 @@ export function activityRoutes(deps: AppDeps) {
         const id = requireUuid(params.request_id, "request_id");
         const row = await repo.one(who.userId, id, who.keyId);
         if (!row) throw notFound("요청");
-        return toGeneration(row);
+        return toGeneration(row, await trails.of(who.userId, id));
       },
       {
         detail: {
           security: AUTH.apiKeyOrDashboard,
           tags: ["usage"],
-          summary: "One call's record: tokens, cost, provider, latency, status (another account's request id is 404)",
+          summary:
+            "One call's record: tokens, cost, provider, latency, status, and the attempt trail of a call that needed more than one attempt (another account's request id is 404)",
           responses: { ...ok(Generation), ...errors(403, 404) },
         },
       },

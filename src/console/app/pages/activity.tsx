@@ -6,15 +6,17 @@ import { useLoad } from "../hooks";
 import { t } from "../i18n";
 import { ErrorLine, Field, Page, Show } from "../ui";
 import { download, toCsv } from "./activity-csv";
+import { Detail } from "./activity-detail";
 
 interface Filters {
+  request_id: string;
   key_id: string;
   model: string;
   status: string;
   from: string;
   to: string;
 }
-const EMPTY: Filters = { key_id: "", model: "", status: "", from: "", to: "" };
+const EMPTY: Filters = { request_id: "", key_id: "", model: "", status: "", from: "", to: "" };
 const PAGE = 25;
 const CSV_MAX_ROWS = 10_000;
 
@@ -72,6 +74,16 @@ export function Activity() {
     >
       <ErrorLine error={csvError} />
       <form class="filters" onSubmit={(e) => (e.preventDefault(), setCursors([]), setFilters(draft))}>
+        <Field label={t("searchRequest")}>
+          <input
+            type="search"
+            value={draft.request_id}
+            onInput={set("request_id")}
+            placeholder="00000000-0000-…"
+            spellcheck={false}
+            size={20}
+          />
+        </Field>
         <Field label={t("key")}>
           <select value={draft.key_id} onChange={set("key_id")}>
             <option value="">{t("allKeys")}</option>
@@ -102,33 +114,25 @@ export function Activity() {
         {(p: any) => (
           <>
             <div class="scroll">
-              <table>
+              <table class="activity cards-sm">
                 <thead>
                   <tr>
                     <th scope="col">{t("time")}</th>
-                    <th scope="col">{t("model")}</th>
-                    <th scope="col">{t("provider")}</th>
-                    <th scope="col">{t("app")}</th>
-                    <th scope="col">{t("api")}</th>
-                    <th scope="col" class="n">
-                      {t("in")}
+                    <th scope="col">
+                      {t("model")} <small>{t("provider")}</small>
+                    </th>
+                    <th scope="col">
+                      {t("app")} <small>{t("api")}</small>
                     </th>
                     <th scope="col" class="n">
-                      {t("out")}
-                    </th>
-                    <th scope="col" class="n">
-                      {t("cached")}
+                      {t("in")} → {t("out")} <small>{t("cached")}</small>
                     </th>
                     <th scope="col" class="n">
                       {t("cost")}
                     </th>
                     <th scope="col" class="n">
-                      {t("latency")}
+                      {t("latency")} <small>{t("ttft")}</small>
                     </th>
-                    <th scope="col" class="n">
-                      {t("ttft")}
-                    </th>
-                    <th scope="col">{t("streamedCol")}</th>
                     <th scope="col">{t("status")}</th>
                     <th scope="col">{t("requestId")}</th>
                   </tr>
@@ -137,23 +141,34 @@ export function Activity() {
                   {p.data.length ? (
                     p.data.map((r: any) => (
                       <tr>
-                        <td>{time(r.created_at)}</td>
-                        <td>{r.model}</td>
-                        <td>{r.provider ?? "–"}</td>
-                        <td>{r.app ?? "–"}</td>
-                        <td>{r.api ?? "–"}</td>
-                        <td class="n">{num(r.prompt_tokens)}</td>
-                        <td class="n">{num(r.completion_tokens)}</td>
-                        <td class="n">{num(r.cached_tokens)}</td>
-                        <td class="n">{krw(r.cost_krw, 6)}</td>
-                        <td class="n">{r.latency_ms == null ? "–" : `${num(r.latency_ms)} ms`}</td>
-                        <td class="n">{r.ttft_ms == null ? "–" : `${num(r.ttft_ms)} ms`}</td>
-                        <td>{r.streamed == null ? "–" : r.streamed ? t("yes") : t("no")}</td>
-                        <td>
+                        <td data-label={t("time")}>{time(r.created_at)}</td>
+                        <td data-label={t("model")}>
+                          <span class="model-name">{r.model}</span>
+                          <small class="muted">{r.provider ?? "–"}</small>
+                        </td>
+                        <td data-label={t("app")}>
+                          {r.app ?? "–"}{" "}
+                          <small class="muted">
+                            {r.api ?? ""}
+                            {r.streamed ? ` · ${t("streamedCol")}` : ""}
+                          </small>
+                        </td>
+                        <td class="n" data-label={`${t("in")} → ${t("out")}`}>
+                          {num(r.prompt_tokens)} → {num(r.completion_tokens)}
+                          {r.cached_tokens > 0 && <small class="muted"> ({num(r.cached_tokens)})</small>}
+                        </td>
+                        <td class="n" data-label={t("cost")} data-cost>
+                          {krw(r.cost_krw)}
+                        </td>
+                        <td class="n" data-label={t("latency")}>
+                          {r.latency_ms == null ? "–" : `${num(r.latency_ms)} ms`}
+                          {r.ttft_ms != null && <small class="muted"> · {num(r.ttft_ms)} ms</small>}
+                        </td>
+                        <td data-label={t("status")}>
                           {r.status}
                           {r.error_code && <small class="error"> {r.error_code}</small>}
                         </td>
-                        <td>
+                        <td data-label={t("requestId")}>
                           <button
                             type="button"
                             class="link"
@@ -167,7 +182,7 @@ export function Activity() {
                     ))
                   ) : (
                     <tr>
-                      <td colSpan={14}>{t("noData")}</td>
+                      <td colSpan={8}>{t("noData")}</td>
                     </tr>
                   )}
                 </tbody>
@@ -184,18 +199,9 @@ export function Activity() {
           </>
         )}
       </Show>
-      <dialog ref={dialog} aria-labelledby="detail-title">
+      <dialog ref={dialog} aria-labelledby="detail-title" class="wide">
         <h2 id="detail-title">{t("details")}</h2>
-        {detail && (
-          <dl class="detail">
-            {Object.entries(detail).map(([k, v]) => (
-              <>
-                <dt>{k}</dt>
-                <dd>{v === null ? "–" : String(v)}</dd>
-              </>
-            ))}
-          </dl>
-        )}
+        {detail && <Detail g={detail} />}
         <button type="button" onClick={() => dialog.current?.close()}>
           {t("close")}
         </button>

@@ -185,8 +185,8 @@ function History() {
                       </td>
                       <td class="n">{r.paid_krw == null ? "–" : krw(r.paid_krw)}</td>
                       <td class="n">{r.fee_krw == null ? "–" : krw(r.fee_krw)}</td>
-                      <td class="n">{r.amount_krw == null ? "–" : krw(Number(r.amount_krw), 6)}</td>
-                      <td class="n">{r.balance_krw == null ? "–" : krw(Number(r.balance_krw), 6)}</td>
+                      <td class="n">{r.amount_krw == null ? "–" : krw(Number(r.amount_krw))}</td>
+                      <td class="n">{r.balance_krw == null ? "–" : krw(Number(r.balance_krw))}</td>
                       <td>{r.order_id ? <code>{r.order_id.slice(0, 12)}</code> : "–"}</td>
                     </tr>
                   ))

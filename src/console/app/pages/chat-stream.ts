@@ -1,10 +1,17 @@
-/** A streamed chat completion read from the API's server-sent events, as they arrive. */
-import { errorOf, headers } from "../api";
+/**
+ * A streamed chat completion read from the API's server-sent events, as they arrive; its cost
+ * is then read back from the account's record of the call (what the ledger charged, exact),
+ * not from the stream's rounded `cost.krw`.
+ */
+import { api, errorOf, headers } from "../api";
 
 export interface StreamEnd {
   usage: { prompt_tokens: number; completion_tokens: number } | null;
   cost: { krw: number; usd: number } | null;
   provider: string | null;
+  /** The call's X-Request-Id, and its cost as the ledger charged it (null if not settled in time). */
+  requestId: string | null;
+  ledgerKrw: number | null;
   /** Milliseconds to the first content and to the end, measured here. */
   firstMs: number | null;
   totalMs: number;
@@ -26,7 +33,15 @@ export async function streamChat(
     signal,
   });
   if (!res.ok || !res.body) throw await errorOf(res);
-  const end: StreamEnd = { usage: null, cost: null, provider: null, firstMs: null, totalMs: 0 };
+  const end: StreamEnd = {
+    usage: null,
+    cost: null,
+    provider: null,
+    requestId: res.headers.get("x-request-id"),
+    ledgerKrw: null,
+    firstMs: null,
+    totalMs: 0,
+  };
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
   for (;;) {
@@ -55,5 +70,16 @@ export async function streamChat(
     }
   }
   end.totalMs = Math.round(performance.now() - start);
+  if (end.requestId) end.ledgerKrw = await ledgerCost(end.requestId);
   return end;
+}
+
+/** The call's charge from its usage event; the settle runs just behind the answer, so a few tries. */
+async function ledgerCost(requestId: string): Promise<number | null> {
+  for (let i = 0; i < 20; i++) {
+    const r = await api("GET", `/v1/generations/${requestId}`).catch(() => null);
+    if (r?.data) return r.data.total_cost_krw;
+    await new Promise((ok) => setTimeout(ok, 150 * (i + 1)));
+  }
+  return null;
 }

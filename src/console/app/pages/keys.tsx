@@ -9,7 +9,12 @@ import { KeyForm, type KeyRecord } from "./key-form";
 
 export function Keys() {
   const state = useLoad(
-    () => Promise.all([api<{ items: KeyRecord[] }>("GET", "/v1/keys"), api("GET", "/v1/keys/usage")]),
+    () =>
+      Promise.all([
+        api<{ items: KeyRecord[] }>("GET", "/v1/keys"),
+        // This month's spend per key from the usage events, as the overview counts it.
+        api("GET", "/v1/activity/summary?days=1"),
+      ]),
     [],
   );
   const [creating, setCreating] = useState(false);
@@ -56,10 +61,10 @@ export function Keys() {
       )}
       <Show state={state}>
         {([keys, usage]) => {
-          const used = new Map<string, any>(usage.items.map((u: any) => [u.key_id, u]));
+          const used = new Map<string, any>(usage.month.by_key.map((u: any) => [u.key_id, u]));
           return (
             <div class="scroll">
-              <table>
+              <table class="cards-sm">
                 <thead>
                   <tr>
                     <th scope="col">{t("name")}</th>
@@ -89,15 +94,19 @@ export function Keys() {
                       </tr>
                     ) : (
                       <tr data-key-id={k.id}>
-                        <td>{k.name}</td>
-                        <td>
+                        <td data-label={t("name")}>
+                          <b>{k.name}</b>
+                        </td>
+                        <td data-label={t("prefix")}>
                           <code>{k.key_prefix}</code>
                         </td>
-                        <td>{k.is_active ? t("active") : t("disabled")}</td>
-                        <td class="n">
-                          {krw(used.get(k.id)?.spent_krw ?? 0)} · {num(used.get(k.id)?.requests ?? 0)} {t("calls")}
+                        <td data-label={t("status")}>{k.is_active ? t("active") : t("disabled")}</td>
+                        <td class="n" data-testid="key-usage" data-label={t("usageThisMonth")}>
+                          {krw(used.get(k.id)?.cost_krw ?? 0)} · {num(used.get(k.id)?.requests ?? 0)} {t("calls")}
                         </td>
-                        <td class="n">{k.monthly_budget_krw == null ? t("none") : krw(k.monthly_budget_krw)}</td>
+                        <td class="n" data-label={t("budget")}>
+                          {k.monthly_budget_krw == null ? t("none") : krw(k.monthly_budget_krw)}
+                        </td>
                         <td class="row">
                           <button type="button" onClick={() => setEditing(k.id)} aria-label={`${t("edit")} ${k.name}`}>
                             {t("edit")}

@@ -5,12 +5,12 @@
  */
 import { useState } from "preact/hooks";
 import { api } from "../api";
-import { fxRate, krw, num, usd } from "../format";
+import { fxRate, krwPrice, num, usd } from "../format";
 import { useLoad } from "../hooks";
 import { t } from "../i18n";
 import { Field, Page, Show } from "../ui";
 
-const price = (v: number | null | undefined) => (v == null ? "–" : `${usd(v)} · ${krw(v * fxRate(), 0)}`);
+const price = (v: number | null | undefined) => (v == null ? "–" : `${usd(v)} · ${krwPrice(v * fxRate(), 0)}`);
 
 export function Models() {
   const [q, setQ] = useState("");
@@ -107,13 +107,13 @@ function VideoPrice({ model }: { model: any }) {
       <ul class="plain" aria-label={t("videoPrice")}>
         {Object.entries(perSecond).map(([res, v]) => (
           <li>
-            {res} {t("perSecond", { price: krw(v, 0) })}
+            {res} {t("perSecond", { price: krwPrice(v, 0) })}
           </li>
         ))}
       </ul>
     );
   if (model.pricing_krw_per_1k_output_tokens != null)
-    return <>{t("per1kOutputTokens", { price: krw(model.pricing_krw_per_1k_output_tokens, 0) })}</>;
+    return <>{t("per1kOutputTokens", { price: krwPrice(model.pricing_krw_per_1k_output_tokens, 0) })}</>;
   return <>–</>;
 }
 

@@ -136,7 +136,7 @@ export function Playground() {
                     {t("answerStats", {
                       in: num(turn.stats.usage?.prompt_tokens),
                       out: num(turn.stats.usage?.completion_tokens),
-                      cost: turn.stats.cost ? krw(turn.stats.cost.krw, 2).replace("₩", "") : "–",
+                      cost: krw(turn.stats.ledgerKrw),
                       ms: num(turn.stats.totalMs),
                     })}
                     {turn.stats.provider && ` · ${turn.stats.provider}`}

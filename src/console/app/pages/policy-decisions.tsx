@@ -37,7 +37,7 @@ export function PolicyDecisions({ policy, onClose }: { policy: { id: string; slu
                       <td>{time(x.created_at)}</td>
                       <td>{x.model}</td>
                       <td>{x.status}</td>
-                      <td class="n">{krw(x.cost_krw, 6)}</td>
+                      <td class="n">{krw(x.cost_krw)}</td>
                       <td>
                         <code>{x.policy_decision}</code>
                       </td>

@@ -78,7 +78,7 @@ export function VideoJobs() {
                           {j.status}
                           {j.error && <small class="error"> · {j.error.code}</small>}
                         </td>
-                        <td class="n">{j.cost ? krw(j.cost.krw, 0) : "–"}</td>
+                        <td class="n">{j.cost ? krw(j.cost.krw) : "–"}</td>
                         <td class="row">
                           {j.status === "processing" && (
                             <button

@@ -164,10 +164,14 @@ describe.skipIf(!chromiumAvailable())("charts, activity and a phone (issue 31 D,
       ] as const) {
         await menu.click();
         await link.waitFor();
-        await p.getByRole("navigation").getByRole("link", { name, exact: true }).click();
+        const target = p.getByRole("navigation").getByRole("link", { name, exact: true });
+        const href = (await target.getAttribute("href"))!;
+        await target.click();
+        // The page drawn is the one followed (another page's h1 may still be on screen for a moment).
+        await p.waitForFunction((h) => location.hash === h, href);
         await p.locator(ready).first().waitFor();
         // Following a link folds the menu again.
-        expect(await link.isVisible()).toBe(false);
+        await link.waitFor({ state: "hidden", timeout: 5_000 });
         const wide = await p.evaluate(() => document.documentElement.scrollWidth);
         expect([name, wide]).toEqual([name, 390]);
       }

@@ -5,21 +5,10 @@
 import { Type as T, type Static } from "@sinclair/typebox";
 import { KEY_TEXT_PATTERN } from "../lib/secret-box";
 
-const Int = (min: number, max: number, def: number, description: string) =>
-  T.Integer({ minimum: min, maximum: max, default: def, description });
+import { Bool, Int } from "./schema-kinds";
+import { CONSOLE_SETTINGS } from "./schema-console";
 
-/** The spellings every boolean variable accepts, in any case (`parseBool` reads them). */
-export const BOOL_SPELLINGS = ["true", "false", "on", "off", "1", "0"] as const;
-const BOOL_WORDS: Record<string, boolean> = { true: true, on: true, "1": true, false: false, off: false, "0": false };
-
-/** A boolean variable: `true/false`, `on/off` or `1/0`, case-insensitive (see `parseBool`). */
-const Bool = (description: string, { default: def }: { default?: boolean } = {}) =>
-  T.Boolean(def === undefined ? { description } : { default: def, description });
-
-/** The boolean a variable's text means, or undefined when it is none of `BOOL_WORDS`. */
-export function parseBool(text: string): boolean | undefined {
-  return BOOL_WORDS[text.trim().toLowerCase()];
-}
+export { BOOL_SPELLINGS, parseBool } from "./schema-kinds";
 
 export const EnvSchema = T.Object({
   PORT: Int(0, 65535, 8080, "TCP port the gateway listens on"),
@@ -44,24 +33,6 @@ export const EnvSchema = T.Object({
     }),
   ),
   JWT_TTL_SECONDS: Int(60, 30 * 86400, 3600, "Lifetime of a dashboard access token"),
-  SESSION_ACCESS_TTL_SECONDS: Int(
-    2,
-    3600,
-    300,
-    "Lifetime of the access token a console session (refresh cookie) hands out; the console refreshes it in memory",
-  ),
-  SESSION_IDLE_SECONDS: Int(
-    60,
-    365 * 86400,
-    7 * 86400,
-    "A console session unused this long ends (each refresh moves it on)",
-  ),
-  SESSION_MAX_SECONDS: Int(
-    60,
-    365 * 86400,
-    30 * 86400,
-    "A console sign-in lasts at most this long, however often it is refreshed",
-  ),
   REDIS_URL: T.Optional(
     T.String({ pattern: "^rediss?://", description: "Redis for rate limits shared across instances" }),
   ),
@@ -468,55 +439,8 @@ export const EnvSchema = T.Object({
     "Credit leases for busy keys on PostgreSQL: on (a busy key's calls are held in memory against one database hold; their charges land in batches, before the answers with LEDGER_SETTLE=before_answer) or off (every call holds in the database)",
     { default: true },
   ),
-  PAYMENTS_PROVIDER: T.Optional(
-    T.Union([T.Literal("toss"), T.Literal("stripe"), T.Literal("sim"), T.Literal("none")], {
-      description:
-        "Self-service top-ups on /billing (docs/payments.md): toss (Toss Payments), stripe (Stripe Checkout), sim (the built-in simulator's provider; demo mode and SIMULATOR=on only) or none (top-ups by the operator only). Default: sim while the simulator is on, else none",
-    }),
-  ),
-  TOSS_CLIENT_KEY: T.Optional(
-    T.String({
-      minLength: 1,
-      description: "Toss Payments client key (`test_gck_…`/`live_gck_…`), drawn into the payment widget",
-    }),
-  ),
-  TOSS_SECRET_KEY: T.Optional(
-    T.String({
-      minLength: 1,
-      description: "Toss Payments secret key (`test_gsk_…`/`live_gsk_…`): confirms and reads back payments",
-    }),
-  ),
-  TOSS_API_BASE: T.Optional(
-    T.String({
-      pattern: "^https?://",
-      description: "Toss Payments API base URL (default https://api.tosspayments.com; tests)",
-    }),
-  ),
-  STRIPE_SECRET_KEY: T.Optional(
-    T.String({ minLength: 1, description: "Stripe secret key (`sk_test_…`/`sk_live_…`, or a restricted key)" }),
-  ),
-  STRIPE_WEBHOOK_SECRET: T.Optional(
-    T.String({
-      minLength: 1,
-      description: "Signing secret (`whsec_…`) of the Stripe webhook endpoint /v1/billing/webhooks/stripe",
-    }),
-  ),
-  STRIPE_API_BASE: T.Optional(
-    T.String({ pattern: "^https?://", description: "Stripe API base URL (default https://api.stripe.com; tests)" }),
-  ),
-  AUTO_TOPUP_INTERVAL_MS: Int(
-    0,
-    3_600_000,
-    30_000,
-    "How often this instance looks for accounts whose auto top-up is due (free credit under their threshold) and charges their saved card (0 = this instance runs no auto top-up job)",
-  ),
-  PUBLIC_URL: T.Optional(
-    T.String({
-      pattern: "^https?://[^/]+$",
-      description:
-        "The gateway's public origin (https://gateway.example.com), for the payment providers' return and webhook addresses (default: the origin the checkout was asked from)",
-    }),
-  ),
+  // The console's sessions and self-service credits (./schema-console.ts).
+  ...CONSOLE_SETTINGS,
   CORS_ORIGINS: T.String({
     default: "",
     description: "Comma-separated origins allowed to call the API from a browser (`*` for any); empty = CORS off",

@@ -168,7 +168,7 @@ describe.skipIf(!chromiumAvailable())("charts, activity and a phone (issue 31 D,
         const href = (await target.getAttribute("href"))!;
         await target.click();
         // The page drawn is the one followed (another page's h1 may still be on screen for a moment).
-        await p.waitForFunction((h) => location.hash === h, href);
+        await p.waitForFunction((h) => (globalThis as any).location.hash === h, href);
         await p.locator(ready).first().waitFor();
         // Following a link folds the menu again.
         await link.waitFor({ state: "hidden", timeout: 5_000 });

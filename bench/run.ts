@@ -28,6 +28,8 @@
  *   --portkey=DIR      an `npm install --prefix DIR @portkey-ai/gateway@1.15.2` outside the repository
  *                      (or BENCH_PORTKEY_DIR): Portkey on Bun is measured beside the others; skipped when absent
  *
+ * BENCH_GATEWAY_ROOT=DIR measures the gateway of another checkout under this harness (before/after pairs).
+ *
  * The gateway runs with a deployment's logging defaults (LOG_LEVEL=info, a JSON line per
  * request, written to a file); LOG_REQUESTS=off or LOG_LEVEL=warn in the environment turn it off.
  */
@@ -406,6 +408,7 @@ const meta = {
   date: new Date().toISOString(),
   durationSeconds: Math.round((Date.now() - started) / 1000),
   commit: (await Bun.$`git -C ${join(import.meta.dir, "..")} rev-parse --short HEAD`.nothrow().quiet().text()).trim(),
+  ...(process.env.BENCH_GATEWAY_ROOT && { gatewayRoot: "BENCH_GATEWAY_ROOT (another tree)" }),
   dirty:
     (await Bun.$`git -C ${join(import.meta.dir, "..")} status --porcelain -- src`.nothrow().quiet().text()).trim()
       .length > 0,

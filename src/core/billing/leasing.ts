@@ -14,6 +14,8 @@ import type { LedgerHooks, LedgerLayer } from "./store-ledger";
 
 /** Charges in one statement at most. */
 const MAX_CHARGES = 512;
+/** Charge statements in flight at once (docs/decisions.md #57). */
+const CHARGE_SLOTS = 4;
 
 const HELD: HoldAnswer = { outcome: "ok", freeMicro: null, freeTokens: null };
 
@@ -52,9 +54,11 @@ export class LeasingLedger implements LedgerLayer {
   ) {
     this.rules = d.rules ?? LEASE_RULES;
     this.policy = new LeasePolicy(this.rules);
-    // One statement at a time: charges of one account lock its row anyway, so a second slot
-    // would only wait on the lock; meanwhile the next batch grows.
-    this.charges = new StepBatcher(1, MAX_CHARGES, {
+    // A charge of an open lease only appends rows (drizzle/0023), so several statements run at
+    // once and PostgreSQL flushes their commits together: a call's answer waits for about one
+    // WAL flush, not for the batch ahead of it as well. The first charge of an idle moment goes
+    // at once; later ones group behind the statements in flight.
+    this.charges = new StepBatcher(CHARGE_SLOTS, MAX_CHARGES, {
       step: async (items) => ({ settles: await d.store.charge(items), holds: [] }),
       settle: async (item) => (await d.store.charge([item]))[0]!,
       hold: () => Promise.reject(new Error("leases batch charges only")),

@@ -39,6 +39,7 @@ import { join } from "node:path";
 import { compareOpenLoop, order, type CompareContext } from "./lib/compare-open";
 import { openStreams, wrk, type Target, type WrkResult } from "./lib/load";
 import { startPeers, type Peer } from "./lib/peers";
+import { databaseCpu } from "./lib/pg-cpu";
 import { saturation } from "./lib/saturation";
 import { cpuMs, rssMiB, taskset, threadCpuMs } from "./lib/procs";
 import { checkPostgres, startStack, type Stack } from "./lib/stack";
@@ -291,7 +292,9 @@ try {
     });
   }
   if (only.has("saturation")) {
+    const pg = databaseCpu(pgServer, stack.dbName);
     results.saturation = await saturation(ctx, allTargets(stack), {
+      postgresMs: pg.ms,
       conns,
       seconds: Math.max(2, Math.round(6 * scale)),
       warmupSeconds: Math.max(1, Math.round(2 * scale)),
@@ -300,7 +303,7 @@ try {
       tokens: nAccounts > 1 ? stack.tokens : [],
       core: LOAD_CORE,
       gcLog: stack.gatewayGcLog,
-    });
+    }).finally(pg.end);
   }
   if (only.has("sweep")) {
     const levels = [1, 4, 16, 64, 256];
@@ -419,6 +422,10 @@ const meta = {
     ? "core 0: the target under test (gateway or bare proxy, each its own process); core 1: simulator, this runner (open-loop prober) and wrk; PostgreSQL: unpinned"
     : "no pinning: the target, simulator, runner (prober), wrk and PostgreSQL share both cores",
   options: { scale, repeats, rate, conns, streams: nStreams, accounts: nAccounts, profile },
+  // The ledger settings the gateway ran with (unset: its defaults).
+  ledger: Object.fromEntries(
+    ["LEDGER_SETTLE", "LEDGER_COMMIT", "LEDGER_LEASES"].map((k) => [k, process.env[k] ?? "default"]),
+  ),
   peers: { essentials: true, portkey: peers.some((p) => p.name === "portkey") },
   machineLoad: {
     atStart: loadAtStart,

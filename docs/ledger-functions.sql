@@ -276,14 +276,15 @@ CREATE OR REPLACE FUNCTION public.gw_lease_covers(p_lease uuid[], p_cost bigint[
  STABLE
  SET enable_seqscan TO 'off'
 AS $function$
-  -- Whether every lease is open and covers, beyond what its calls were charged since its last
-  -- move, the whole batch's charges (each capped at its call's hold).
+  -- Whether every lease is open and its reserved room covers the batch's charges (each capped at
+  -- its call's hold). The room still counts what was charged since the last move, so this bounds
+  -- one statement, not the lease's whole life: that the calls of all its statements together fit
+  -- is the in-memory policy's promise (docs/ledger.md, invariant 6), and the move never takes a
+  -- balance below zero if it were broken (gw_lease_move). One row read per lease, no scan.
   WITH asked AS (
     SELECT t.lease, sum(greatest(0, least(t.c, t.hold))) AS c FROM unnest(p_lease, p_cost, p_hold) AS t(lease, c, hold) GROUP BY t.lease
   )
-  SELECT coalesce(bool_and(h.id IS NOT NULL AND h.closed_at IS NULL AND h.lease AND
-      a.c + coalesce((SELECT -sum(e.amount_micro) FROM ledger_entries e WHERE e.lease_id = h.id AND e.id > h.moved_upto), 0)
-        <= h.amount_micro), false)
+  SELECT coalesce(bool_and(h.id IS NOT NULL AND h.closed_at IS NULL AND h.lease AND a.c <= h.amount_micro), false)
     FROM asked a LEFT JOIN holds h ON h.id = a.lease;
 $function$;
 

@@ -16,7 +16,7 @@ const LABEL: Record<string, string> = {
   proxy: "bare Bun proxy",
   essentials: "Bun proxy doing the essentials",
   portkey: "Portkey 1.15.2 on Bun (bills nothing)",
-  gateway: "**this gateway**, every default on, PostgreSQL",
+  gateway: "**this gateway** on PostgreSQL (its settings: the header)",
 };
 
 /** The side-by-side table; empty when the run had neither latency nor saturation figures. */
@@ -49,7 +49,7 @@ export function peersTable(results: any): string[] {
     const g = sat.gateway;
     out.push(
       "",
-      `Gateway at saturation (JSON, one account): PostgreSQL ${f(g.postgresMsPerRequest, 3)} ms CPU per call, ${f(g.allocatedKiBPerRequest, 1)} KiB allocated per call, ${f(g.gcPerSecond, 0)} collections/s, longest GC pause ${f(g.gcPauseMaxMs, 1)} ms.`,
+      `Gateway at saturation (JSON, one account): PostgreSQL ${f(g.postgresMsPerRequest, 3)} ms CPU per call (its database's backends), ${f(g.allocatedKiBPerRequest, 1)} KiB allocated per call, ${f(g.gcPerSecond, 0)} collections/s, longest GC pause ${f(g.gcPauseMaxMs, 1)} ms.`,
     );
   }
   out.push("");

@@ -18,6 +18,7 @@ export function renderMarkdown(report: { meta: any; results: any }): string {
     `${meta.date} · commit ${meta.commit}${meta.dirty ? " (+ uncommitted src changes)" : ""} · Bun ${meta.bun} · ${meta.cores} × ${meta.cpu} · ${meta.durationSeconds} s`,
   );
   out.push(`Layout: ${meta.layout}. Options: ${JSON.stringify(meta.options)}.`);
+  if (meta.ledger) out.push(`Gateway ledger settings: ${JSON.stringify(meta.ledger)}.`);
   if (meta.observability) {
     const o = meta.observability;
     out.push(

@@ -2,13 +2,12 @@
  * The closed-loop saturation scenario of bench/run.ts: wrk against every target in rotated
  * order, JSON and then SSE, instant upstream; per target its requests/s, wrk's p50/p99, and the
  * CPU per call of its process (all threads, and the JavaScript thread alone). For the gateway
- * also PostgreSQL's CPU per call, and from its GC log (lib/gc-log.ts) the KiB allocated per
- * call and the longest collection pause.
+ * also PostgreSQL's CPU per call (its database's backends, lib/pg-cpu.ts), and from its GC log
+ * (lib/gc-log.ts) the KiB allocated per call and the longest collection pause.
  */
 import { gcLogOffset, readGcWindow } from "./gc-log";
 import { order, type CompareContext } from "./compare-open";
 import { wrk, type Target, type WrkResult } from "./load";
-import { postgresMs } from "./procs";
 import { median, robust } from "./summary";
 
 export interface SaturationOptions {
@@ -21,6 +20,8 @@ export interface SaturationOptions {
   tokens: string[];
   core: number | null;
   gcLog: string | null;
+  /** CPU ms so far of the gateway database's PostgreSQL backends. */
+  postgresMs: () => Promise<number>;
 }
 
 type Cell = WrkResult & {
@@ -35,14 +36,14 @@ type Cell = WrkResult & {
 export async function saturation(c: CompareContext, ts: Target[], o: SaturationOptions) {
   const run = async (t: Target, body: string, token: string | string[], seconds: number): Promise<Cell> => {
     const gateway = t.name === "gateway";
-    const pg0 = gateway ? postgresMs() : 0;
+    const pg0 = gateway ? await o.postgresMs() : 0;
     const gc0 = gateway && o.gcLog ? gcLogOffset(o.gcLog) : 0;
     const { r, cpuMsPerReq, mainMsPerReq } = await c.cpuPerRequest(t, () =>
       wrk(t, { connections: o.conns, seconds, body, token, core: o.core }),
     );
     const cell: Cell = { ...r, cpuMsPerReq, mainMsPerReq };
     if (gateway && r.requests) {
-      cell.pgMsPerReq = (postgresMs() - pg0) / r.requests;
+      cell.pgMsPerReq = ((await o.postgresMs()) - pg0) / r.requests;
       if (o.gcLog) {
         const gc = readGcWindow(o.gcLog, gc0, gcLogOffset(o.gcLog));
         cell.allocKiBPerReq = gc.allocatedKiB / r.requests;

@@ -65,7 +65,8 @@ export function issueTargets(results: any): string[] {
       `| JSON added p50 ≤ 0.8 ms | ${f(m(ns.p50.gatewayMinusDirect))} ms | ${mark(m(ns.p50.gatewayMinusDirect)! <= 0.8)} |`,
     );
     rows.push(
-      `| JSON added p99 ≤ 2.5 ms | ${f(m(ns.p99.gatewayMinusDirect))} ms | ${mark(m(ns.p99.gatewayMinusDirect)! <= 2.5)} |`,
+      // Below zero, direct's own p99 was the run's worst: the figure measures the machine, not the gateway.
+      `| JSON added p99 ≤ 2.5 ms | ${f(m(ns.p99.gatewayMinusDirect))} ms | ${m(ns.p99.gatewayMinusDirect)! < 0 ? "– (noise: direct's p99 above the gateway's)" : mark(m(ns.p99.gatewayMinusDirect)! <= 2.5)} |`,
     );
   }
   const st = results.stream?.summary?.ttfb;

@@ -9,7 +9,11 @@ function init(args)
   local body = f:read("*a")
   f:close()
   for t = 2, math.max(2, #args) do
-    local headers = { ["Content-Type"] = "application/json", ["Authorization"] = "Bearer " .. (args[t] or "x") }
+    -- Headers given with wrk's -H (a target's own, e.g. Portkey's provider) go on every request.
+    local headers = {}
+    for k, v in pairs(wrk.headers) do headers[k] = v end
+    headers["Content-Type"] = "application/json"
+    headers["Authorization"] = "Bearer " .. (args[t] or "x")
     reqs[#reqs + 1] = wrk.format("POST", nil, headers, body)
   end
 end

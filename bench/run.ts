@@ -1,6 +1,7 @@
 /**
  * `npm run bench` (= `bun bench/run.ts`): what the gateway adds, measured side by side with
- * the upstream simulator called directly and with a bare Bun `fetch` proxy, in one run.
+ * the upstream simulator called directly, a bare Bun `fetch` proxy, a Bun proxy doing the
+ * essentials (bench/essentials-proxy.ts) and Portkey's gateway on Bun when installed, in one run.
  * See bench/README.md for how to read the output (bench/results/<out>.{json,md}).
  *
  * Flags:
@@ -24,6 +25,10 @@
  *   --out=NAME         results file name (default: latest)
  *   --label=TEXT       free text stored with the results (e.g. "before")
  *   --otel             export the gateway's traces to an OTLP sink (bench/otlp-sink.ts)
+ *   --portkey=DIR      an `npm install --prefix DIR @portkey-ai/gateway@1.15.2` outside the repository
+ *                      (or BENCH_PORTKEY_DIR): Portkey on Bun is measured beside the others; skipped when absent
+ *
+ * BENCH_GATEWAY_ROOT=DIR measures the gateway of another checkout under this harness (before/after pairs).
  *
  * The gateway runs with a deployment's logging defaults (LOG_LEVEL=info, a JSON line per
  * request, written to a file); LOG_REQUESTS=off or LOG_LEVEL=warn in the environment turn it off.
@@ -31,10 +36,14 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
-import { openLoop, openStreams, wrk, type OpenLoopResult, type Target, type WrkResult } from "./lib/load";
+import { compareOpenLoop, order, type CompareContext } from "./lib/compare-open";
+import { openStreams, wrk, type Target, type WrkResult } from "./lib/load";
+import { startPeers, type Peer } from "./lib/peers";
+import { databaseCpu } from "./lib/pg-cpu";
+import { saturation } from "./lib/saturation";
 import { cpuMs, rssMiB, taskset, threadCpuMs } from "./lib/procs";
 import { checkPostgres, startStack, type Stack } from "./lib/stack";
-import { dist, median, r2, r3, robust, type Dist } from "./lib/summary";
+import { r2 } from "./lib/summary";
 import { renderMarkdown } from "./lib/report";
 import { memoryScenario, type MemoryResult } from "./memory";
 
@@ -51,7 +60,7 @@ const unknown = process.argv
   .slice(2)
   .filter(
     (a) =>
-      !/^--(only|stats|quick|scale|repeats|rate|conns|streams|accounts|pin|no-pin|profile|pg|out|label|otel)(=.*)?$/.test(
+      !/^--(only|stats|quick|scale|repeats|rate|conns|streams|accounts|pin|no-pin|profile|pg|out|label|otel|portkey)(=.*)?$/.test(
         a,
       ),
   );
@@ -74,6 +83,7 @@ const nAccounts = Math.max(1, Number(flag("accounts") ?? 8));
 const pin = !!flag("pin") && !flag("no-pin") && taskset() !== null && cpus().length >= 2;
 const profile = !!flag("profile");
 const otel = !!flag("otel");
+const portkeyDir = flag("portkey") ?? process.env.BENCH_PORTKEY_DIR;
 const pgServer = flag("pg") ?? process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const outName = flag("out") ?? "latest";
 const label = flag("label") ?? "";
@@ -131,8 +141,18 @@ const stack: Stack = needStack
       gatewayEnv: {},
       accounts: only.has("saturation") ? nAccounts : 1,
       otel,
+      // The GC log gives the saturation scenario its KiB allocated per call and its longest pause.
+      gcLog: only.has("saturation"),
     })
   : (null as unknown as Stack);
+const peers: Peer[] = needStack
+  ? await startPeers({ simUrl: stack.simUrl, tokens: stack.tokens, core: TARGET_CORE, portkeyDir, log }).catch(
+      async (e) => {
+        await stack.stop();
+        throw e;
+      },
+    )
+  : [];
 /** What the gateway wrote while measured: request log lines, and trace exports the sink took. */
 async function observability(s: Stack) {
   const text = existsSync(s.gatewayLog) ? readFileSync(s.gatewayLog, "utf8") : "";
@@ -158,6 +178,7 @@ let stopping = false;
 const stopStack = async () => {
   if (stopping) return;
   stopping = true;
+  for (const p of peers) await p.child.stop();
   if (needStack) await stack.stop();
 };
 process.on("SIGINT", () => void stopStack().then(() => process.exit(130)));
@@ -173,10 +194,20 @@ const messagesTargets = (s: Stack): Target[] => [
   { name: "proxy", url: `${s.proxyUrl}/anthropic/v1/messages`, end: "message_stop" },
   { name: "gateway", url: `${s.gatewayUrl}/v1/messages`, end: "message_stop" },
 ];
+/** The compared targets with the peers: direct, proxy, essentials, portkey (when installed), gateway. */
+const allTargets = (s: Stack): Target[] => {
+  const [direct, proxy, gateway] = targets(s);
+  const peer = peers.map((p) => ({ name: p.name, url: `${p.url}/openai/v1/chat/completions`, headers: p.headers }));
+  // Portkey serves OpenAI's path itself and takes the upstream from its headers.
+  for (const t of peer) if (t.name === "portkey") t.url = t.url.replace("/openai/v1/", "/v1/");
+  return [direct!, proxy!, ...peer, gateway!];
+};
 const pidOf = (t: Target) =>
-  t.name === "gateway" ? stack.gateway.pid : t.name === "proxy" ? stack.proxy.pid : stack.sim.pid;
-/** Repeat r visits the targets in a rotated order, so no target always runs first or last. */
-const order = (ts: Target[], r: number) => ts.map((_, i) => ts[(i + r) % ts.length]!);
+  t.name === "gateway"
+    ? stack.gateway.pid
+    : t.name === "proxy"
+      ? stack.proxy.pid
+      : (peers.find((p) => p.name === t.name)?.child.pid ?? stack.sim.pid);
 
 const body = (content: string, stream: boolean) =>
   JSON.stringify({
@@ -189,6 +220,7 @@ const body = (content: string, stream: boolean) =>
 const NONSTREAM_BODY = body("Say hello to the benchmark. [sim:latency=20]", false);
 const STREAM_BODY = body("Stream a short answer to the benchmark. [sim:latency=20] [sim:chunk_ms=5]", true);
 const INSTANT_BODY = body("Say hello to the benchmark.", false);
+const INSTANT_STREAM_BODY = body("Stream a short answer to the benchmark.", true);
 const LONG_STREAM_BODY = body("Hold this stream open. [sim:chunk_ms=500]", true);
 const MESSAGES_STREAM_BODY = JSON.stringify({
   model: "claude-haiku-4-5",
@@ -219,106 +251,11 @@ async function cpuPerRequest<T extends { ok?: number; requests?: number }>(
   };
 }
 
-type Metric = (r: OpenLoopResult) => number[];
-
-/** Open-loop comparison: per repeat, every target in rotated order; medians of per-repeat percentiles. */
-async function compareOpenLoop(
-  name: string,
-  o: { rate: number; ms: number; body: string; stream: boolean; metrics: Record<string, Metric>; targets?: Target[] },
-) {
-  const ts = o.targets ?? targets(stack);
-  log(`${name}: warm-up`);
-  // Long enough for the JIT to settle on every path the measured requests take (a 2 s warm-up
-  // left the gateway's first repeat 0.3–0.5 ms slower than its later ones).
-  for (const t of ts)
-    await openLoop(t, { rate: o.rate, durationMs: sec(5), body: o.body, token: stack.token, stream: o.stream });
-  const runs: {
-    repeat: number;
-    order: string[];
-    byTarget: Record<
-      string,
-      {
-        metrics: Record<string, Dist>;
-        errors: number;
-        sent: number;
-        firstError?: string;
-        sendLag: Dist;
-        cpuMsPerReq: number | null;
-      }
-    >;
-  }[] = [];
-  for (let r = 0; r < repeats; r++) {
-    const byTarget: (typeof runs)[number]["byTarget"] = {};
-    const ord = order(ts, r);
-    for (const t of ord) {
-      const { r: res, cpuMsPerReq } = await cpuPerRequest(t, () =>
-        openLoop(t, { rate: o.rate, durationMs: o.ms, body: o.body, token: stack.token, stream: o.stream }),
-      );
-      const metrics: Record<string, Dist> = {};
-      for (const [m, f] of Object.entries(o.metrics)) metrics[m] = dist(f(res));
-      byTarget[t.name] = {
-        metrics,
-        errors: res.errors,
-        sent: res.sent,
-        firstError: res.firstError,
-        sendLag: dist(res.sendLag),
-        cpuMsPerReq,
-      };
-      log(
-        `${name} #${r + 1} ${t.name.padEnd(7)} ${Object.entries(metrics)
-          .map(([m, d]) => `${m} p50 ${d.p50.toFixed(2)} p99 ${d.p99.toFixed(2)}`)
-          .join(" | ")} errors ${res.errors}${res.firstError ? ` (${res.firstError})` : ""}`,
-      );
-    }
-    runs.push({ repeat: r + 1, order: ord.map((t) => t.name), byTarget });
-  }
-  // Summary: per metric and percentile, the median over repeats of each target's value and of the paired differences.
-  const summary: Record<string, Record<string, unknown>> = {};
-  for (const m of Object.keys(o.metrics)) {
-    const s: Record<string, unknown> = {};
-    for (const p of ["p50", "p90", "p99"] as const) {
-      const v = (tn: string) => runs.map((run) => run.byTarget[tn]!.metrics[m]![p]);
-      const diff = (a: string, b: string) =>
-        runs.map((run) => run.byTarget[a]!.metrics[m]![p] - run.byTarget[b]!.metrics[m]![p]);
-      s[p] = {
-        direct: robust(v("direct")),
-        proxy: robust(v("proxy")),
-        gateway: robust(v("gateway")),
-        gatewayMinusDirect: robust(diff("gateway", "direct")),
-        gatewayMinusProxy: robust(diff("gateway", "proxy")),
-        proxyMinusDirect: robust(diff("proxy", "direct")),
-        gatewayOverDirect: median(
-          runs.map((run) => run.byTarget.gateway!.metrics[m]![p] / run.byTarget.direct!.metrics[m]![p]),
-        ),
-        gatewayOverProxy: median(
-          runs.map((run) => run.byTarget.gateway!.metrics[m]![p] / run.byTarget.proxy!.metrics[m]![p]),
-        ),
-      };
-    }
-    summary[m] = s;
-  }
-  const cpu = Object.fromEntries(
-    ["proxy", "gateway"].map((tn) => [tn, median(runs.map((run) => run.byTarget[tn]!.cpuMsPerReq ?? NaN))]),
-  );
-  const errors = Object.fromEntries(
-    ts.map((t) => [t.name, runs.reduce((a, run) => a + run.byTarget[t.name]!.errors, 0)]),
-  );
-  const sendLagP99 = median(runs.flatMap((run) => Object.values(run.byTarget).map((b) => b.sendLag.p99)));
-  return {
-    rate: o.rate,
-    seconds: o.ms / 1000,
-    repeats,
-    summary,
-    cpuMsPerRequest: cpu,
-    errors,
-    proberSendLagP99Ms: sendLagP99,
-    runs,
-  };
-}
+const ctx: CompareContext = { repeats, token: needStack ? stack.token : "", warmupMs: sec(5), log, cpuPerRequest };
 
 try {
   if (only.has("nonstream")) {
-    results.nonstream = await compareOpenLoop("non-streaming", {
+    results.nonstream = await compareOpenLoop(ctx, "non-streaming", allTargets(stack), {
       rate,
       ms: sec(8),
       body: NONSTREAM_BODY,
@@ -327,7 +264,7 @@ try {
     });
   }
   if (only.has("stream")) {
-    results.stream = await compareOpenLoop("streaming", {
+    results.stream = await compareOpenLoop(ctx, "streaming", allTargets(stack), {
       rate: 50,
       ms: sec(5),
       body: STREAM_BODY,
@@ -341,12 +278,11 @@ try {
     });
   }
   if (only.has("messages")) {
-    results.messages = await compareOpenLoop("messages streaming", {
+    results.messages = await compareOpenLoop(ctx, "messages streaming", messagesTargets(stack), {
       rate: 50,
       ms: sec(5),
       body: MESSAGES_STREAM_BODY,
       stream: true,
-      targets: messagesTargets(stack),
       metrics: {
         ttfb: (r) => r.ttfb,
         total: (r) => r.latency,
@@ -356,109 +292,18 @@ try {
     });
   }
   if (only.has("saturation")) {
-    const ts = targets(stack);
-    log(`saturation: wrk -c${conns}, instant upstream; warm-up`);
-    for (const t of ts)
-      await wrk(t, {
-        connections: conns,
-        seconds: Math.max(1, Math.round(2 * scale)),
-        body: INSTANT_BODY,
-        token: stack.token,
-        core: LOAD_CORE,
-      });
-    const runs: {
-      repeat: number;
-      order: string[];
-      byTarget: Record<string, WrkResult & { cpuMsPerReq: number | null; mainMsPerReq: number | null }>;
-    }[] = [];
-    for (let r = 0; r < repeats; r++) {
-      const byTarget: (typeof runs)[number]["byTarget"] = {};
-      const ord = order(ts, r);
-      for (const t of ord) {
-        const {
-          r: w,
-          cpuMsPerReq,
-          mainMsPerReq,
-        } = await cpuPerRequest(t, () =>
-          wrk(t, {
-            connections: conns,
-            seconds: Math.max(2, Math.round(6 * scale)),
-            body: INSTANT_BODY,
-            token: stack.token,
-            core: LOAD_CORE,
-          }),
-        );
-        byTarget[t.name] = { ...w, cpuMsPerReq, mainMsPerReq };
-        log(
-          `saturation #${r + 1} ${t.name.padEnd(7)} ${w.rps.toFixed(0)} req/s p50 ${w.latencyMs.p50.toFixed(2)} ms p99 ${w.latencyMs.p99.toFixed(2)} ms errors ${w.errors}`,
-        );
-      }
-      if (nAccounts > 1) {
-        const gw = ts.find((t) => t.name === "gateway")!;
-        const {
-          r: w,
-          cpuMsPerReq,
-          mainMsPerReq,
-        } = await cpuPerRequest(gw, () =>
-          wrk(gw, {
-            connections: conns,
-            seconds: Math.max(2, Math.round(6 * scale)),
-            body: INSTANT_BODY,
-            token: stack.tokens,
-            core: LOAD_CORE,
-          }),
-        );
-        byTarget.gatewayAccounts = { ...w, cpuMsPerReq, mainMsPerReq };
-        log(
-          `saturation #${r + 1} gateway, ${nAccounts} accounts ${w.rps.toFixed(0)} req/s p50 ${w.latencyMs.p50.toFixed(2)} ms p99 ${w.latencyMs.p99.toFixed(2)} ms errors ${w.errors}`,
-        );
-      }
-      runs.push({ repeat: r + 1, order: ord.map((t) => t.name), byTarget });
-    }
-    const rps = (tn: string) => robust(runs.map((run) => run.byTarget[tn]!.rps));
-    results.saturation = {
-      connections: conns,
+    const pg = databaseCpu(pgServer, stack.dbName);
+    results.saturation = await saturation(ctx, allTargets(stack), {
+      postgresMs: pg.ms,
+      conns,
       seconds: Math.max(2, Math.round(6 * scale)),
-      repeats,
-      rps: {
-        direct: rps("direct"),
-        proxy: rps("proxy"),
-        gateway: rps("gateway"),
-        ...(nAccounts > 1 && { gatewayAccounts: rps("gatewayAccounts") }),
-      },
-      accounts: nAccounts,
-      gatewayOverProxy: robust(runs.map((run) => run.byTarget.gateway!.rps / run.byTarget.proxy!.rps)),
-      ...(nAccounts > 1 && {
-        gatewayAccountsOverProxy: robust(
-          runs.map((run) => run.byTarget.gatewayAccounts!.rps / run.byTarget.proxy!.rps),
-        ),
-      }),
-      gatewayOverDirect: robust(runs.map((run) => run.byTarget.gateway!.rps / run.byTarget.direct!.rps)),
-      // The tail, as a ratio within each run (the machine's noise moves both targets alike).
-      gatewayP99OverProxy: robust(
-        runs.map((run) => run.byTarget.gateway!.latencyMs.p99 / run.byTarget.proxy!.latencyMs.p99),
-      ),
-      latencyP50Ms: Object.fromEntries(
-        ts.map((t) => [t.name, robust(runs.map((run) => run.byTarget[t.name]!.latencyMs.p50))]),
-      ),
-      latencyP99Ms: Object.fromEntries(
-        ts.map((t) => [t.name, robust(runs.map((run) => run.byTarget[t.name]!.latencyMs.p99))]),
-      ),
-      cpuMsPerRequest: {
-        proxy: median(runs.map((run) => run.byTarget.proxy!.cpuMsPerReq ?? NaN)),
-        gateway: median(runs.map((run) => run.byTarget.gateway!.cpuMsPerReq ?? NaN)),
-        ...(nAccounts > 1 && {
-          gatewayAccounts: median(runs.map((run) => run.byTarget.gatewayAccounts!.cpuMsPerReq ?? NaN)),
-        }),
-      },
-      // One JavaScript thread answers at most 1 / its CPU per request (bench/README.md, "The tail at saturation").
-      mainThreadMsPerRequest: {
-        proxy: median(runs.map((run) => run.byTarget.proxy!.mainMsPerReq ?? NaN)),
-        gateway: median(runs.map((run) => run.byTarget.gateway!.mainMsPerReq ?? NaN)),
-      },
-      errors: Object.fromEntries(ts.map((t) => [t.name, runs.reduce((a, run) => a + run.byTarget[t.name]!.errors, 0)])),
-      runs,
-    };
+      warmupSeconds: Math.max(1, Math.round(2 * scale)),
+      jsonBody: INSTANT_BODY,
+      sseBody: INSTANT_STREAM_BODY,
+      tokens: nAccounts > 1 ? stack.tokens : [],
+      core: LOAD_CORE,
+      gcLog: stack.gatewayGcLog,
+    }).finally(pg.end);
   }
   if (only.has("sweep")) {
     const levels = [1, 4, 16, 64, 256];
@@ -566,6 +411,7 @@ const meta = {
   date: new Date().toISOString(),
   durationSeconds: Math.round((Date.now() - started) / 1000),
   commit: (await Bun.$`git -C ${join(import.meta.dir, "..")} rev-parse --short HEAD`.nothrow().quiet().text()).trim(),
+  ...(process.env.BENCH_GATEWAY_ROOT && { gatewayRoot: "BENCH_GATEWAY_ROOT (another tree)" }),
   dirty:
     (await Bun.$`git -C ${join(import.meta.dir, "..")} status --porcelain -- src`.nothrow().quiet().text()).trim()
       .length > 0,
@@ -576,6 +422,11 @@ const meta = {
     ? "core 0: the target under test (gateway or bare proxy, each its own process); core 1: simulator, this runner (open-loop prober) and wrk; PostgreSQL: unpinned"
     : "no pinning: the target, simulator, runner (prober), wrk and PostgreSQL share both cores",
   options: { scale, repeats, rate, conns, streams: nStreams, accounts: nAccounts, profile },
+  // The ledger settings the gateway ran with (unset: its defaults).
+  ledger: Object.fromEntries(
+    ["LEDGER_SETTLE", "LEDGER_COMMIT", "LEDGER_LEASES"].map((k) => [k, process.env[k] ?? "default"]),
+  ),
+  peers: { essentials: true, portkey: peers.some((p) => p.name === "portkey") },
   machineLoad: {
     atStart: loadAtStart,
     meanDuringRun: loadSamples.length ? loadSamples.reduce((a, b) => a + b, 0) / loadSamples.length : null,
@@ -596,4 +447,3 @@ writeFileSync(
 writeFileSync(join(dir, `${outName}.md`), renderMarkdown(report));
 log(`wrote bench/results/${outName}.json and .md`);
 console.log("\n" + renderMarkdown(report));
-void r3;

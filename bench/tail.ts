@@ -13,7 +13,8 @@
  */
 import { wrk, type Target } from "./lib/load";
 import { gcLogOffset, readGcWindow } from "./lib/gc-log";
-import { cpuMs, postgresMs, threadCpuMs } from "./lib/procs";
+import { databaseCpu } from "./lib/pg-cpu";
+import { cpuMs, threadCpuMs } from "./lib/procs";
 import { ADMIN_TOKEN, checkPostgres, startStack } from "./lib/stack";
 
 const arg = (name: string, d: number) =>
@@ -80,6 +81,8 @@ for (const variant of VARIANTS.filter((v) => !only || only.includes(v.name))) {
   const proxy: Target = { name: "proxy", url: `${stack.proxyUrl}/openai/v1/chat/completions` };
   const gateway: Target = { name: "gateway", url: `${stack.gatewayUrl}/v1/chat/completions` };
   const runs: Record<string, number>[] = [];
+  // The gateway database's own backends: other databases on a shared server do not count.
+  const pgCpu = databaseCpu(pg, stack.dbName);
   try {
     for (const t of [proxy, gateway])
       await wrk(t, { connections: conns, seconds: 3, body, token: stack.token, core: null });
@@ -91,7 +94,7 @@ for (const variant of VARIANTS.filter((v) => !only || only.includes(v.name))) {
         text: await metrics(stack.gatewayUrl),
         gw: cpuMs(stack.gateway.pid)!,
         threads: threadCpuMs(stack.gateway.pid),
-        pg: postgresMs(),
+        pg: await pgCpu.ms(),
         gc: gcLogOffset(stack.gatewayGcLog!),
       });
       const before = await snapshot();
@@ -144,6 +147,7 @@ for (const variant of VARIANTS.filter((v) => !only || only.includes(v.name))) {
       );
     }
   } finally {
+    await pgCpu.end();
     await stack.stop();
   }
   const m = (k: string) => median(runs.map((r) => r[k]!));

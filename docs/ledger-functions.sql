@@ -139,6 +139,67 @@ CREATE OR REPLACE FUNCTION public.gw_lease_charge(p_lease uuid[], p_id uuid[], p
 AS $function$
 #variable_conflict use_column
 BEGIN
+  IF NOT gw_lease_covers(p_lease, p_cost, p_hold) THEN
+    -- A closed lease (a late charge), or calls its lease does not cover: the account's and the
+    -- leases' rows locked, the leases' money moved, then each call charged as before drizzle/0026
+    -- (what the lease covers, the rest from free credits only, never below zero).
+    PERFORM 1 FROM users WHERE id IN (SELECT h.user_id FROM holds h WHERE h.id = ANY(p_lease)) ORDER BY id FOR UPDATE;
+    PERFORM 1 FROM holds WHERE id = ANY(p_lease) AND lease ORDER BY id FOR UPDATE;
+    PERFORM gw_lease_move(h.id) FROM holds h WHERE h.id = ANY(p_lease) AND h.lease AND h.closed_at IS NULL;
+    RETURN QUERY SELECT * FROM gw_lease_charge_late(p_lease, p_id, p_cost, p_hold, p_tokens, p_event);
+    RETURN;
+  END IF;
+  -- KEY SHARE: charges of one lease do not wait for each other; a trim or close (FOR UPDATE)
+  -- waits for the charges in flight, and the charges after it see the lease as it left it.
+  PERFORM 1 FROM holds WHERE id = ANY(p_lease) ORDER BY id FOR KEY SHARE;
+  -- Looked at again under the lock: a trim or close may have come between. The statement then
+  -- rolls back (keeping no lock the account lock above could deadlock with) and the caller
+  -- charges each call again alone.
+  IF NOT gw_lease_covers(p_lease, p_cost, p_hold) THEN
+    RAISE EXCEPTION 'a credit lease changed while its charges were on their way' USING ERRCODE = '40001';
+  END IF;
+  RETURN QUERY
+  WITH input AS (
+    -- Each charge capped at its hold; the lease covers the holds of its calls (docs/ledger.md, invariant 6).
+    SELECT DISTINCT ON (t.id) t.lease, t.id, t.c AS asked, greatest(0, least(t.c, t.hold)) AS c, t.tk, t.e, t.n
+      FROM unnest(p_lease, p_id, p_cost, p_hold, p_tokens, p_event) WITH ORDINALITY AS t(lease, id, c, hold, tk, e, n)
+      ORDER BY t.id, t.n
+  ), lease AS (
+    SELECT h.id, h.user_id, h.key_id FROM holds h WHERE h.id = ANY(p_lease)
+  ), fresh AS (
+    -- The usage event is the receipt: a call charged before is not charged again.
+    INSERT INTO usage_events (request_id, user_id, key_id, model, provider, maker, modality, app, status,
+      prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens, cost_micro, fx_milli, latency_ms, cached,
+      api, streamed, ttft_ms, error_code, policy_decision)
+    SELECT i.id, l.user_id, l.key_id, coalesce(e.model, 'unknown'), e.provider, e.maker, coalesce(e.modality, 'text'), e.app,
+      coalesce(e.status, 200), coalesce(e.prompt_tokens, 0), coalesce(e.completion_tokens, 0), coalesce(e.cached_tokens, 0),
+      coalesce(e.cache_write_tokens, 0), i.c, e.fx_milli, e.latency_ms, coalesce(e.cached, false),
+      e.api, e.streamed, e.ttft_ms, e.error_code, e.policy_decision
+    FROM input i JOIN lease l ON l.id = i.lease,
+      jsonb_to_record(coalesce(i.e, '{}'::jsonb)) AS e(model text, provider text, maker text, modality text, app text, status int,
+        prompt_tokens int, completion_tokens int, cached_tokens int, cache_write_tokens int, fx_milli bigint, latency_ms int, cached boolean,
+        api text, streamed boolean, ttft_ms int, error_code text, policy_decision text)
+    ON CONFLICT (request_id) DO NOTHING
+    RETURNING request_id
+  ), done AS (
+    SELECT i.lease, i.id, i.c, i.asked, i.tk, l.user_id FROM input i JOIN fresh f ON f.request_id = i.id JOIN lease l ON l.id = i.lease
+  ), charged AS (
+    -- One entry per call, free calls included: the move counts the key's requests and tokens from them.
+    INSERT INTO ledger_entries (user_id, kind, amount_micro, request_id, meta, lease_id)
+      SELECT user_id, 'charge', -c, id, jsonb_build_object('lease', lease, 'tokens', tk), lease FROM done
+  )
+  SELECT t.n::int, CASE WHEN d.id IS NULL THEN 'not_open' WHEN d.c < d.asked THEN 'capped' ELSE 'ok' END
+    FROM unnest(p_id) WITH ORDINALITY AS t(id, n) LEFT JOIN done d ON d.id = t.id
+    ORDER BY t.n;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.gw_lease_charge_late(p_lease uuid[], p_id uuid[], p_cost bigint[], p_hold bigint[], p_tokens bigint[], p_event jsonb[])
+ RETURNS TABLE(n integer, r text)
+ LANGUAGE plpgsql
+ SET enable_seqscan TO 'off'
+AS $function$
+#variable_conflict use_column
+BEGIN
   PERFORM 1 FROM users WHERE id IN (SELECT h.user_id FROM holds h WHERE h.id = ANY(p_lease)) ORDER BY id FOR UPDATE;
   PERFORM 1 FROM holds WHERE id = ANY(p_lease) AND lease ORDER BY id FOR UPDATE;
   RETURN QUERY
@@ -209,6 +270,57 @@ BEGIN
     ORDER BY t.n;
 END $function$;
 
+CREATE OR REPLACE FUNCTION public.gw_lease_covers(p_lease uuid[], p_cost bigint[], p_hold bigint[])
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+ SET enable_seqscan TO 'off'
+AS $function$
+  -- Whether every lease is open and its reserved room covers the batch's charges (each capped at
+  -- its call's hold). The room still counts what was charged since the last move, so this bounds
+  -- one statement, not the lease's whole life: that the calls of all its statements together fit
+  -- is the in-memory policy's promise (docs/ledger.md, invariant 6), and the move never takes a
+  -- balance below zero if it were broken (gw_lease_move). One row read per lease, no scan.
+  WITH asked AS (
+    SELECT t.lease, sum(greatest(0, least(t.c, t.hold))) AS c FROM unnest(p_lease, p_cost, p_hold) AS t(lease, c, hold) GROUP BY t.lease
+  )
+  SELECT coalesce(bool_and(h.id IS NOT NULL AND h.closed_at IS NULL AND h.lease AND a.c <= h.amount_micro), false)
+    FROM asked a LEFT JOIN holds h ON h.id = a.lease;
+$function$;
+
+CREATE OR REPLACE FUNCTION public.gw_lease_move(p_lease uuid)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET enable_seqscan TO 'off'
+AS $function$
+DECLARE h record; s record; free bigint; cov bigint; from_free bigint; uncovered bigint; at bigint;
+BEGIN
+  SELECT * INTO h FROM holds WHERE id = p_lease;
+  SELECT coalesce(-sum(amount_micro), 0) AS c, count(*) AS calls, coalesce(sum((meta->>'tokens')::bigint), 0) AS tk, max(id) AS last
+    INTO s FROM ledger_entries WHERE lease_id = p_lease AND id > h.moved_upto;
+  IF s.last IS NULL THEN RETURN; END IF;
+  cov := least(s.c, h.amount_micro);
+  SELECT balance_micro - held_micro INTO free FROM users WHERE id = h.user_id;
+  from_free := greatest(0, least(s.c - cov, free));
+  uncovered := s.c - cov - from_free;
+  at := least(s.tk, h.tokens);
+  UPDATE holds SET amount_micro = amount_micro - cov, tokens = tokens - at,
+      charged_micro = coalesce(charged_micro, 0) + s.c - uncovered, moved_upto = s.last
+    WHERE id = p_lease;
+  UPDATE users SET held_micro = held_micro - cov, balance_micro = balance_micro - (s.c - uncovered) WHERE id = h.user_id;
+  IF h.key_id IS NOT NULL THEN
+    UPDATE key_monthly SET held_micro = held_micro - cov, held_tokens = held_tokens - at,
+        spent_micro = spent_micro + s.c - uncovered, tokens = tokens + s.tk, requests = requests + s.calls
+      WHERE key_id = h.key_id AND month = h.month;
+  END IF;
+  UPDATE org_member_monthly SET held_micro = held_micro - cov, spent_micro = spent_micro + s.c - uncovered
+    WHERE user_id = h.user_id AND month = h.month AND org_id = ANY(h.org_ids);
+  IF uncovered > 0 THEN
+    INSERT INTO ledger_entries (user_id, kind, amount_micro, meta)
+      VALUES (h.user_id, 'cap_refund', uncovered, jsonb_build_object('lease', p_lease));
+  END IF;
+END $function$;
+
 CREATE OR REPLACE FUNCTION public.gw_lease_open(p_id uuid, p_user uuid, p_key uuid, p_month text, p_amount bigint, p_tokens bigint, p_ttl_seconds integer)
  RETURNS TABLE(r text, free_micro bigint, free_tokens bigint)
  LANGUAGE plpgsql
@@ -229,8 +341,11 @@ AS $function$
 DECLARE h record; dm bigint; dt bigint;
 BEGIN
   PERFORM 1 FROM users WHERE id = (SELECT user_id FROM holds WHERE id = p_lease) FOR UPDATE;
-  SELECT * INTO h FROM holds WHERE id = p_lease AND lease AND closed_at IS NULL FOR UPDATE;
+  PERFORM 1 FROM holds WHERE id = p_lease AND lease AND closed_at IS NULL FOR UPDATE;
   IF NOT FOUND THEN RETURN 'not_open'; END IF;
+  -- First what its calls were charged, so what is kept or given back is what is left.
+  PERFORM gw_lease_move(p_lease);
+  SELECT * INTO h FROM holds WHERE id = p_lease;
   IF p_close THEN
     dm := h.amount_micro; dt := h.tokens;
   ELSE
@@ -533,6 +648,7 @@ CREATE TABLE public.holds (
   expires_at timestamp with time zone NOT NULL,
   closed_at timestamp with time zone,
   lease boolean NOT NULL DEFAULT false,
+  moved_upto bigint NOT NULL DEFAULT 0,
   CONSTRAINT holds_pkey PRIMARY KEY (id)
 );
 CREATE INDEX holds_open_idx ON public.holds USING btree (expires_at) WHERE (status = 'open'::text);
@@ -557,9 +673,11 @@ CREATE TABLE public.ledger_entries (
   request_id uuid,
   meta jsonb,
   created_at timestamp with time zone NOT NULL DEFAULT now(),
+  lease_id uuid,
   CONSTRAINT ledger_entries_pkey PRIMARY KEY (id),
   CONSTRAINT ledger_entries_request_id_unique UNIQUE (request_id)
 );
+CREATE INDEX ledger_lease_idx ON public.ledger_entries USING btree (lease_id, id) WHERE (lease_id IS NOT NULL);
 CREATE INDEX ledger_user_idx ON public.ledger_entries USING btree (user_id, created_at);
 
 CREATE TABLE public.org_member_monthly (

@@ -9,11 +9,14 @@ import { join } from "node:path";
 import { taskset } from "./procs";
 
 export interface Target {
-  name: "direct" | "proxy" | "gateway";
+  /** direct, proxy, essentials, portkey, gateway (bench/lib/peers.ts). */
+  name: string;
   /** Full URL of the endpoint (chat completions, or Anthropic Messages). */
   url: string;
   /** What a complete stream ends with: `[DONE]` (OpenAI's, the default) or `message_stop` (Anthropic's). */
   end?: string;
+  /** Headers every request carries besides the body's and the key's (Portkey's provider and upstream). */
+  headers?: Record<string, string>;
 }
 
 export interface OpenLoopResult {
@@ -68,6 +71,7 @@ export async function openLoop(
     authorization: `Bearer ${o.token}`,
     "x-api-key": o.token,
     "anthropic-version": "2023-06-01",
+    ...t.headers,
   };
   const end = enc.encode(t.end ?? "[DONE]");
   const interval = 1000 / o.rate;
@@ -162,6 +166,7 @@ export async function wrk(
     `-d${o.seconds}s`,
     "--timeout",
     "10s",
+    ...Object.entries(t.headers ?? {}).flatMap(([k, v]) => ["-H", `${k}: ${v}`]),
     "-s",
     script,
     t.url,
@@ -195,7 +200,7 @@ export async function openStreams(
   t: Target,
   o: { n: number; body: string; token: string; sample: () => void },
 ): Promise<{ ok: number; errors: number; firstError?: string; ms: number }> {
-  const headers = { "content-type": "application/json", authorization: `Bearer ${o.token}` };
+  const headers = { "content-type": "application/json", authorization: `Bearer ${o.token}`, ...t.headers };
   let ok = 0;
   let errors = 0;
   let firstError: string | undefined;

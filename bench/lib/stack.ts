@@ -10,6 +10,11 @@ import postgres from "postgres";
 import { freePort, spawnChild, waitReady, type Child } from "./procs";
 
 const ROOT = join(import.meta.dir, "..", "..");
+/**
+ * The tree whose gateway is measured: this one, or BENCH_GATEWAY_ROOT (another checkout of the
+ * project, e.g. the commit before a change), so a before/after pair runs under one harness.
+ */
+const GATEWAY_ROOT = process.env.BENCH_GATEWAY_ROOT ?? ROOT;
 /** The stack gateway's operator token (also what /metrics takes: no METRICS_TOKEN is set). */
 export const ADMIN_TOKEN = "bench-admin-token-0123456789abcdef";
 
@@ -134,7 +139,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     const gatewayGcLog = o.gcLog ? join(dataDir, "gateway-gc.log") : null;
     const gateway = spawnChild(
       "gateway",
-      [bun, ...o.gatewayBunFlags, join(ROOT, "src/main.ts")],
+      [bun, ...o.gatewayBunFlags, join(GATEWAY_ROOT, "src/main.ts")],
       {
         ...baseEnv,
         ...providerEnv,

@@ -41,6 +41,8 @@ export const holds = pgTable(
      * against it in batches (drizzle/0011, src/core/billing/leasing.ts); id is not a request id.
      */
     lease: boolean("lease").notNull().default(false),
+    /** A lease's last ledger entry whose money has moved (drizzle/0026: gw_lease_move). */
+    movedUpto: bigint("moved_upto", { mode: "number" }).notNull().default(0),
   },
   (t) => [index("holds_open_idx").on(t.expiresAt).where(sql`status = 'open'`), index("holds_user_idx").on(t.userId)],
 );
@@ -57,8 +59,13 @@ export const ledgerEntries = pgTable(
     requestId: uuid("request_id").unique(),
     meta: jsonb("meta"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    /** For a leased call's charge: its lease, whose trim or close moves the money (drizzle/0026). */
+    leaseId: uuid("lease_id"),
   },
-  (t) => [index("ledger_user_idx").on(t.userId, t.createdAt)],
+  (t) => [
+    index("ledger_user_idx").on(t.userId, t.createdAt),
+    index("ledger_lease_idx").on(t.leaseId, t.id).where(sql`lease_id IS NOT NULL`),
+  ],
 );
 
 export const keyMonthly = pgTable(

@@ -1,0 +1,120 @@
+/**
+ * The closed-loop saturation scenario of bench/run.ts: wrk against every target in rotated
+ * order, JSON and then SSE, instant upstream; per target its requests/s, wrk's p50/p99, and the
+ * CPU per call of its process (all threads, and the JavaScript thread alone). For the gateway
+ * also PostgreSQL's CPU per call (its database's backends, lib/pg-cpu.ts), and from its GC log
+ * (lib/gc-log.ts) the KiB allocated per call and the longest collection pause.
+ */
+import { gcLogOffset, readGcWindow } from "./gc-log";
+import { order, type CompareContext } from "./compare-open";
+import { wrk, type Target, type WrkResult } from "./load";
+import { median, robust } from "./summary";
+
+export interface SaturationOptions {
+  conns: number;
+  seconds: number;
+  warmupSeconds: number;
+  jsonBody: string;
+  sseBody: string;
+  /** Keys of several funded accounts: the gateway runs once more with them in round robin. */
+  tokens: string[];
+  core: number | null;
+  gcLog: string | null;
+  /** CPU ms so far of the gateway database's PostgreSQL backends. */
+  postgresMs: () => Promise<number>;
+}
+
+type Cell = WrkResult & {
+  cpuMsPerReq: number | null;
+  mainMsPerReq: number | null;
+  pgMsPerReq?: number;
+  allocKiBPerReq?: number;
+  gcPauseMaxMs?: number;
+  gcPerS?: number;
+};
+
+export async function saturation(c: CompareContext, ts: Target[], o: SaturationOptions) {
+  const run = async (t: Target, body: string, token: string | string[], seconds: number): Promise<Cell> => {
+    const gateway = t.name === "gateway";
+    const pg0 = gateway ? await o.postgresMs() : 0;
+    const gc0 = gateway && o.gcLog ? gcLogOffset(o.gcLog) : 0;
+    const { r, cpuMsPerReq, mainMsPerReq } = await c.cpuPerRequest(t, () =>
+      wrk(t, { connections: o.conns, seconds, body, token, core: o.core }),
+    );
+    const cell: Cell = { ...r, cpuMsPerReq, mainMsPerReq };
+    if (gateway && r.requests) {
+      cell.pgMsPerReq = ((await o.postgresMs()) - pg0) / r.requests;
+      if (o.gcLog) {
+        const gc = readGcWindow(o.gcLog, gc0, gcLogOffset(o.gcLog));
+        cell.allocKiBPerReq = gc.allocatedKiB / r.requests;
+        cell.gcPauseMaxMs = Math.max(0, ...gc.pausesMs);
+        cell.gcPerS = gc.collections / seconds;
+      }
+    }
+    return cell;
+  };
+  c.log(`saturation: wrk -c${o.conns}, instant upstream; warm-up`);
+  for (const t of ts) await run(t, o.jsonBody, c.token, o.warmupSeconds);
+  const runs: { repeat: number; order: string[]; json: Record<string, Cell>; sse: Record<string, Cell> }[] = [];
+  for (let r = 0; r < c.repeats; r++) {
+    const json: Record<string, Cell> = {};
+    const sse: Record<string, Cell> = {};
+    const ord = order(ts, r);
+    for (const t of ord) {
+      json[t.name] = await run(t, o.jsonBody, c.token, o.seconds);
+      sse[t.name] = await run(t, o.sseBody, c.token, o.seconds);
+      const j = json[t.name]!;
+      c.log(
+        `saturation #${r + 1} ${t.name.padEnd(10)} JSON ${j.rps.toFixed(0)} req/s p99 ${j.latencyMs.p99.toFixed(2)} ms, CPU ${(1000 * (j.cpuMsPerReq ?? NaN)).toFixed(0)} µs/call; SSE ${sse[t.name]!.rps.toFixed(0)} req/s; errors ${j.errors}/${sse[t.name]!.errors}`,
+      );
+    }
+    if (o.tokens.length > 1) {
+      const gw = ts.find((t) => t.name === "gateway")!;
+      json.gatewayAccounts = await run(gw, o.jsonBody, o.tokens, o.seconds);
+      c.log(
+        `saturation #${r + 1} gateway, ${o.tokens.length} accounts ${json.gatewayAccounts.rps.toFixed(0)} req/s p99 ${json.gatewayAccounts.latencyMs.p99.toFixed(2)} ms`,
+      );
+    }
+    runs.push({ repeat: r + 1, order: ord.map((t) => t.name), json, sse });
+  }
+  const names = [...ts.map((t) => t.name), ...(o.tokens.length > 1 ? ["gatewayAccounts"] : [])];
+  const per = <T>(f: (tn: string) => T) => Object.fromEntries(names.map((tn) => [tn, f(tn)]));
+  const med = (kind: "json" | "sse", tn: string, f: (x: Cell) => number | null | undefined) =>
+    median(runs.map((run) => (run[kind][tn] ? (f(run[kind][tn]!) ?? NaN) : NaN)));
+  const rb = (kind: "json" | "sse", tn: string, f: (x: Cell) => number) =>
+    robust(runs.filter((run) => run[kind][tn]).map((run) => f(run[kind][tn]!)));
+  const overProxy = (tn: string, f: (x: Cell) => number) =>
+    robust(runs.map((run) => f(run.json[tn]!) / f(run.json.proxy!)));
+  const gw = (f: (x: Cell) => number | undefined) => med("json", "gateway", f);
+  return {
+    connections: o.conns,
+    seconds: o.seconds,
+    repeats: c.repeats,
+    targets: names,
+    accounts: o.tokens.length,
+    rps: per((tn) => rb("json", tn, (x) => x.rps)),
+    sseRps: per((tn) => rb("sse", tn, (x) => x.rps)),
+    latencyP50Ms: per((tn) => rb("json", tn, (x) => x.latencyMs.p50)),
+    latencyP99Ms: per((tn) => rb("json", tn, (x) => x.latencyMs.p99)),
+    overProxy: per((tn) => overProxy(tn, (x) => x.rps)),
+    p99OverProxy: per((tn) => overProxy(tn, (x) => x.latencyMs.p99)),
+    gatewayOverProxy: overProxy("gateway", (x) => x.rps),
+    ...(o.tokens.length > 1 && { gatewayAccountsOverProxy: overProxy("gatewayAccounts", (x) => x.rps) }),
+    gatewayOverDirect: robust(runs.map((run) => run.json.gateway!.rps / run.json.direct!.rps)),
+    gatewayP99OverProxy: overProxy("gateway", (x) => x.latencyMs.p99),
+    ...(names.includes("portkey") && {
+      gatewayOverPortkey: robust(runs.map((run) => run.json.gateway!.rps / run.json.portkey!.rps)),
+    }),
+    cpuMsPerRequest: per((tn) => med("json", tn, (x) => x.cpuMsPerReq)),
+    // One JavaScript thread answers at most 1 / its CPU per request (bench/README.md, "The tail at saturation").
+    mainThreadMsPerRequest: per((tn) => med("json", tn, (x) => x.mainMsPerReq)),
+    gateway: {
+      postgresMsPerRequest: gw((x) => x.pgMsPerReq),
+      allocatedKiBPerRequest: gw((x) => x.allocKiBPerReq),
+      gcPauseMaxMs: gw((x) => x.gcPauseMaxMs),
+      gcPerSecond: gw((x) => x.gcPerS),
+    },
+    errors: per((tn) => runs.reduce((a, run) => a + (run.json[tn]?.errors ?? 0) + (run.sse[tn]?.errors ?? 0), 0)),
+    runs,
+  };
+}

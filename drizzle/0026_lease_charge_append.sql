@@ -1,5 +1,5 @@
 -- A leased call's durable charge is appended rows only (docs/ledger.md, "Where a leased call's
--- money is"; docs/decisions.md #57). gw_lease_charge of an open lease that covers its calls
+-- money is"; docs/decisions.md #55). gw_lease_charge of an open lease that covers its calls
 -- inserts each call's usage event and ledger entry and updates no row: no lock on the account's
 -- row, so several charge statements run at once and their commits share one WAL flush. The
 -- money moves between balances once per lease step, in gw_lease_trim (the trim, the close, the

@@ -2,7 +2,7 @@
  * Every core of a host: `--processes N` (or `PROCESSES=N`, `auto` = the cores) makes this process
  * a small supervisor of N gateway processes that listen on one port with `reusePort` (the kernel
  * spreads the connections), each with its own JavaScript thread (docs/scaling.md, "One host,
- * several processes"; docs/decisions.md #56). The supervisor migrates the database and makes the
+ * several processes"; docs/decisions.md #54). The supervisor migrates the database and makes the
  * persistent secrets once, starts the processes, starts again one that dies (a `kill -9` loses
  * only that process's calls in flight: answered calls were charged before their last bytes),
  * answers `/metrics` for the whole host (src/boot/host-metrics.ts), and on SIGTERM or SIGINT

@@ -1,6 +1,6 @@
 /**
  * The clean shutdown of one gateway process on SIGTERM or SIGINT (docs/reliability.md,
- * "Graceful shutdown"; docs/decisions.md #55). Within `SHUTDOWN_DRAIN_MS` of the signal:
+ * "Graceful shutdown"; docs/decisions.md #53). Within `SHUTDOWN_DRAIN_MS` of the signal:
  *
  * 1. Stop taking work: the listener closes, and a request arriving on a connection kept
  *    alive is answered 503 `service_unavailable` with `Connection: close` (src/http/app.ts).

@@ -1,6 +1,6 @@
 /**
  * The console's refresh cookie and the same-origin rule that guards it (docs/console.md,
- * "Sessions"; docs/decisions.md 61). The cookie is HttpOnly, SameSite=Strict, scoped to
+ * "Sessions"; docs/decisions.md 59). The cookie is HttpOnly, SameSite=Strict, scoped to
  * `/v1/auth` and Secure when the request came over TLS; only the refresh and sign-out routes
  * (and a login asking for it) read or set it, and only for a request whose Origin is the
  * gateway's own, or that has no Origin but says `Sec-Fetch-Site: same-origin`.

@@ -14,7 +14,7 @@ import type { LedgerHooks, LedgerLayer } from "./store-ledger";
 
 /** Charges in one statement at most. */
 const MAX_CHARGES = 512;
-/** Charge statements in flight at once (docs/decisions.md #57). */
+/** Charge statements in flight at once (docs/decisions.md #55). */
 const CHARGE_SLOTS = 1;
 
 const HELD: HoldAnswer = { outcome: "ok", freeMicro: null, freeTokens: null };
@@ -57,7 +57,7 @@ export class LeasingLedger implements LedgerLayer {
     // The first charge of an idle moment goes at once; later ones group behind the statement in
     // flight. A charge of an open lease only appends rows (drizzle/0026) and locks no account
     // row, so more statements could run at once; measured, four in flight doubled PostgreSQL's
-    // CPU per call (smaller batches) with no gain in throughput or wait (docs/decisions.md #57).
+    // CPU per call (smaller batches) with no gain in throughput or wait (docs/decisions.md #55).
     this.charges = new StepBatcher(CHARGE_SLOTS, MAX_CHARGES, {
       step: async (items) => ({ settles: await deps.store.charge(items), holds: [] }),
       settle: async (item) => (await deps.store.charge([item]))[0]!,

@@ -4,7 +4,7 @@
 --   npm run docs:ledger-sql    (./node_modules/.bin/bun scripts/ledger-sql.ts)
 -- test/db/ledger-sql.test.ts fails while this file differs from the migrations.
 
--- 16 functions, by name
+-- 19 functions, by name
 
 CREATE OR REPLACE FUNCTION public.gw_hold(p_id uuid, p_user uuid, p_key uuid, p_month text, p_amount bigint, p_tokens bigint, p_ttl_seconds integer, OUT r text, OUT free_micro bigint, OUT free_tokens bigint)
  RETURNS record

@@ -64,8 +64,11 @@ describe.skipIf(!chromiumAvailable())("console sessions in Chromium", () => {
     await tab.close();
 
     const beforeSignOut = (await refreshCookie())!.value;
+    // The page forgets its token at once; the cookie goes with the logout's answer.
+    const loggedOut = page.waitForResponse((r) => r.url().endsWith("/v1/auth/logout"));
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByRole("link", { name: "Sign in" }).waitFor();
+    expect((await loggedOut).status()).toBe(204);
     expect(await refreshCookie()).toBeUndefined();
     await page.goto(g.url + "/#/overview");
     await page.reload();

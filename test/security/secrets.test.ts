@@ -147,7 +147,7 @@ describe("secrets", () => {
       src.indexOf("  private async checkAdmin("),
       src.indexOf("\n  }\n", src.indexOf("  private async checkAdmin(")),
     );
-    expect(check).toContain("tokenEquals(bearer(request), this.d.adminToken)");
+    expect(check).toContain("tokenEquals(bearer(request), this.deps.adminToken)");
     expect(check).not.toMatch(/===\s*this\.d\.adminToken|this\.d\.adminToken\s*===/);
   });
 });

@@ -33,8 +33,22 @@ export interface LifecyclePort {
 /** `YYYY-MM-DD` of a time, in UTC. */
 export const utcDay = (d: Date): string => d.toISOString().slice(0, 10);
 
+const DAY_MS = 86_400_000;
+let dayStart = 0;
+let dayText = "";
+
+/** Today (UTC) by the clock, formatted once a day rather than on every call that asks. */
+export function utcToday(): string {
+  const now = Date.now();
+  if (now < dayStart || now >= dayStart + DAY_MS) {
+    dayStart = now - (now % DAY_MS);
+    dayText = utcDay(new Date(now));
+  }
+  return dayText;
+}
+
 /** The real clock and no simulator: what a service without a port applies. */
-export const SYSTEM_LIFECYCLE: LifecyclePort = { today: () => utcDay(new Date()), simulated: () => false };
+export const SYSTEM_LIFECYCLE: LifecyclePort = { today: utcToday, simulated: () => false };
 
 /** The stage of anything with the two days (a model's own, or one offering's). */
 function stageOf(x: { readonly deprecatedAt: string | null; readonly retiresAt: string | null }, today: string) {

@@ -183,8 +183,12 @@ export function withoutRetired<R extends ModelResolution>(resolution: R, port: L
 function narrowed(resolution: ModelResolution, port: LifecyclePort): ModelResolution {
   if (resolution.kind === "policy") return resolution;
   const today = port.today();
-  const keep = (m: CatalogModel, offerings: readonly CatalogOffering[]) =>
-    offerings.filter((o) => offeringStage(m, o, today) !== "retired" || port.simulated(o));
+  const kept = (m: CatalogModel, o: CatalogOffering) => offeringStage(m, o, today) !== "retired" || port.simulated(o);
+  // The same array when every offering stays (the usual case): no copy on every call.
+  const keep = (m: CatalogModel, offerings: readonly CatalogOffering[]) => {
+    for (const o of offerings) if (!kept(m, o)) return offerings.filter((x) => kept(m, x));
+    return offerings;
+  };
   const refusal = (m: CatalogModel, offerings: readonly CatalogOffering[], pinned: boolean) =>
     pinned && offerings.length === 1 ? offeringRetired(m, offerings[0]!) : modelRetired(m, offerings);
   if (resolution.kind === "leaf") {

@@ -5,7 +5,7 @@
  */
 import type { Config } from "../config";
 import { CatalogStore } from "../config/catalog-store";
-import { utcDay, type LifecyclePort } from "../core/catalog/lifecycle";
+import { utcToday, type LifecyclePort } from "../core/catalog/lifecycle";
 import type { CatalogSnapshot } from "../core/catalog/types";
 import { log } from "../lib/log";
 import type { SecretBox } from "../lib/secret-box";
@@ -56,7 +56,7 @@ export async function catalogAndUpstreams(cfg: Config, byok: SecretBox | null): 
 
   // Deprecation and retirement (docs/catalog.md, "Model lifecycle"): the day, and which offerings the simulator answers.
   const lifecycle: LifecyclePort = {
-    today: () => cfg.CATALOG_TODAY ?? utcDay(new Date()),
+    today: () => cfg.CATALOG_TODAY ?? utcToday(),
     simulated: (offering) => {
       const provider = catalog.current().providersById[offering.providerId];
       return provider !== undefined && upstreams.simulates(provider);

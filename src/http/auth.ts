@@ -67,6 +67,8 @@ export class Authenticator {
    * handler, which gets the same outcome without a second lookup.
    */
   private outcomes = new WeakMap<Request, Map<string, Promise<unknown>>>();
+  /** Each request's client address (clientIp). */
+  private ips = new WeakMap<Request, string>();
   constructor(private deps: AuthDeps) {
     this.trusted = deps.trustedProxies
       .split(",")
@@ -78,6 +80,13 @@ export class Authenticator {
 
   /** The client address: the socket peer, or X-Forwarded-For when the peer is a trusted proxy. */
   clientIp(request: Request, server: Server<unknown> | null): string {
+    // Asked by the request log, the key check and the throttles: the socket is asked once.
+    let ip = this.ips.get(request);
+    if (ip === undefined) this.ips.set(request, (ip = this.findClientIp(request, server)));
+    return ip;
+  }
+
+  private findClientIp(request: Request, server: Server<unknown> | null): string {
     const peer = server?.requestIP(request)?.address ?? "";
     if (!this.trusted.length || !this.isTrusted(peer)) return peer;
     const hops = (request.headers.get("x-forwarded-for") ?? "")
@@ -133,10 +142,11 @@ export class Authenticator {
     // other, which only costs the caller's own account.
     const perKey = this.deps.rateLimitRpm;
     const perAccount = this.deps.accountRateLimitRpm ?? 0;
-    const [key, acct] = await Promise.all([
-      perKey > 0 ? this.hit(p.keyId, perKey) : null,
-      perAccount > 0 ? this.hit(`acct:${p.user.id}`, perAccount) : null,
-    ]);
+    // Without the account window (the default) the key's is awaited alone: no array, no Promise.all.
+    const [key, acct] =
+      perAccount > 0
+        ? await Promise.all([perKey > 0 ? this.hit(p.keyId, perKey) : null, this.hit(`acct:${p.user.id}`, perAccount)])
+        : [perKey > 0 ? await this.hit(p.keyId, perKey) : null, null];
     if (key && !key.allowed)
       throw new GatewayError("rate_limited", undefined, { retryAfter: key.resetSeconds, headers: rateHeaders(key) });
     if (acct && !acct.allowed)

@@ -21,8 +21,10 @@ export function appName(request: Request): string | null {
 
 /** An authenticated request's caller; `api` names the client API a chat call came in by. */
 export function callerOf(request: Request, principal: KeyPrincipal, api?: ClientApi): ChatCaller {
+  const { requestId, clientChosen } = callIdentity(request, principal.user.id);
   return {
-    ...callIdentity(request, principal.user.id),
+    requestId,
+    clientChosen,
     principal,
     app: appName(request),
     signal: callSignalOf(request),

@@ -175,8 +175,20 @@ export class RequestRecord implements CallTrace {
     const level = this.status >= 500 ? "warn" : "info";
     if (!logEnabled(level)) return;
     // A flood of refusals from one caller: one line a second, the rest counted (./refusal-log.ts).
-    const refusal = { method: this.request.method, route: this.route, status: this.status, error: this.error };
-    if (this.o.refusals && !this.o.refusals.line({ ...refusal, keyId: this.keyId, accountId: this.accountId })) return;
+    // Only a refusal (an error code) can be folded: an answered call builds nothing for it.
+    if (
+      this.error &&
+      this.o.refusals &&
+      !this.o.refusals.line({
+        method: this.request.method,
+        route: this.route,
+        status: this.status,
+        error: this.error,
+        keyId: this.keyId,
+        accountId: this.accountId,
+      })
+    )
+      return;
     const u = this.usage;
     writeLine(level, "request", {
       request_id: this.id,

@@ -80,8 +80,12 @@ export function assertSecurityDeclared(routes: RouteInfo[]): void {
     );
 }
 
+const PUBLIC: { readonly public: boolean } = Object.freeze({ public: true });
+const NOT_PUBLIC: { readonly public: boolean } = Object.freeze({ public: false });
+
 export class BodyGate {
-  private byRoute: Map<string, Requirement> | null = null;
+  /** Method → route path → the alternatives, each the schemes it needs (indexed once, at the first body). */
+  private byRoute: Map<string, Map<string, Scheme[][]>> | null = null;
 
   constructor(
     private auth: Authenticator,
@@ -93,22 +97,33 @@ export class BodyGate {
    * a body. Returns whether the route is public (no credential: sign-up, login, or no known
    * route at all), whose body gets the small public limit.
    */
-  async check(request: Request, server: Server<unknown> | null, route: string): Promise<{ public: boolean }> {
-    this.byRoute ??= new Map(
-      this.routes().map((r) => [`${r.method} ${r.path}`, (r.hooks?.detail?.security ?? []) as Requirement]),
-    );
-    const need = this.byRoute.get(`${request.method} ${route}`);
-    if (!need?.length) return { public: true };
+  async check(request: Request, server: Server<unknown> | null, route: string): Promise<{ readonly public: boolean }> {
+    const need = (this.byRoute ??= this.index()).get(request.method)?.get(route);
+    if (!need?.length) return PUBLIC;
     let refusal: unknown;
     for (const alternative of need) {
       try {
-        for (const scheme of Object.keys(alternative) as Scheme[]) await this.verify(scheme, request, server);
-        return { public: false };
+        for (const scheme of alternative) await this.verify(scheme, request, server);
+        return NOT_PUBLIC;
       } catch (e) {
         refusal ??= e;
       }
     }
     throw refusal;
+  }
+
+  private index(): Map<string, Map<string, Scheme[][]>> {
+    const byRoute = new Map<string, Map<string, Scheme[][]>>();
+    for (const r of this.routes()) {
+      let paths = byRoute.get(r.method);
+      if (!paths) byRoute.set(r.method, (paths = new Map()));
+      const need = (r.hooks?.detail?.security ?? []) as Requirement;
+      paths.set(
+        r.path,
+        need.map((alt) => Object.keys(alt) as Scheme[]),
+      );
+    }
+    return byRoute;
   }
 
   private async verify(scheme: Scheme, request: Request, server: Server<unknown> | null): Promise<void> {

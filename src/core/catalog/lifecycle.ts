@@ -33,8 +33,22 @@ export interface LifecyclePort {
 /** `YYYY-MM-DD` of a time, in UTC. */
 export const utcDay = (d: Date): string => d.toISOString().slice(0, 10);
 
+const DAY_MS = 86_400_000;
+let dayStart = 0;
+let dayText = "";
+
+/** Today (UTC) by the clock, formatted once a day rather than on every call that asks. */
+export function utcToday(): string {
+  const now = Date.now();
+  if (now < dayStart || now >= dayStart + DAY_MS) {
+    dayStart = now - (now % DAY_MS);
+    dayText = utcDay(new Date(now));
+  }
+  return dayText;
+}
+
 /** The real clock and no simulator: what a service without a port applies. */
-export const SYSTEM_LIFECYCLE: LifecyclePort = { today: () => utcDay(new Date()), simulated: () => false };
+export const SYSTEM_LIFECYCLE: LifecyclePort = { today: utcToday, simulated: () => false };
 
 /** The stage of anything with the two days (a model's own, or one offering's). */
 function stageOf(x: { readonly deprecatedAt: string | null; readonly retiresAt: string | null }, today: string) {
@@ -169,8 +183,12 @@ export function withoutRetired<R extends ModelResolution>(resolution: R, port: L
 function narrowed(resolution: ModelResolution, port: LifecyclePort): ModelResolution {
   if (resolution.kind === "policy") return resolution;
   const today = port.today();
-  const keep = (m: CatalogModel, offerings: readonly CatalogOffering[]) =>
-    offerings.filter((o) => offeringStage(m, o, today) !== "retired" || port.simulated(o));
+  const kept = (m: CatalogModel, o: CatalogOffering) => offeringStage(m, o, today) !== "retired" || port.simulated(o);
+  // The same array when every offering stays (the usual case): no copy on every call.
+  const keep = (m: CatalogModel, offerings: readonly CatalogOffering[]) => {
+    for (const o of offerings) if (!kept(m, o)) return offerings.filter((x) => kept(m, x));
+    return offerings;
+  };
   const refusal = (m: CatalogModel, offerings: readonly CatalogOffering[], pinned: boolean) =>
     pinned && offerings.length === 1 ? offeringRetired(m, offerings[0]!) : modelRetired(m, offerings);
   if (resolution.kind === "leaf") {

@@ -6,14 +6,12 @@
  * limit (its extra calls get 429 and are not charged) and another tenant's latency does not move.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ADMIN_TOKEN, freshPostgres, postgresAvailable } from "../harness";
+import { freshPostgres, postgresAvailable } from "../harness";
 import { openDatabase, type Database } from "../../src/db/client";
 import { runMigrations } from "../../src/db/migrate";
-import { UserRepo } from "../../src/db/repos/users";
-import { signJwt } from "../../src/lib/jwt";
-import { TEST_JWT_SECRET } from "../support/http";
 import { checkBooks } from "../support/books";
 import { call, GatewayProcess, SimProcess } from "../support/procs";
+import { fundedAccount } from "../support/accounts";
 
 const pg = await postgresAvailable();
 
@@ -50,26 +48,7 @@ describe.skipIf(!pg)("fairness between tenants (a real process, Bun's fetch limi
     g?.cleanup();
   });
 
-  async function account(keys: number): Promise<{ id: string; keys: string[] }> {
-    const row = (await new UserRepo(db).create({
-      email: `fair-${crypto.randomUUID().slice(0, 8)}@test.example`,
-      passwordHash: "x",
-      industry: "general",
-      regulated: false,
-    }))!;
-    const jwt = signJwt({ sub: row.id, typ: "access" }, TEST_JWT_SECRET, 3600);
-    expect(
-      (
-        await call(g.url, "POST", `/v1/admin/users/${row.id}/topups`, {
-          token: ADMIN_TOKEN,
-          body: { amount_krw: 10_000 },
-        })
-      ).status,
-    ).toBe(201);
-    const out: string[] = [];
-    for (let i = 0; i < keys; i++) out.push((await call(g.url, "POST", "/v1/keys", { token: jwt, body: {} })).body.key);
-    return { id: row.id, keys: out };
-  }
+  const account = (keys: number) => fundedAccount(db, g.url, { prefix: "fair", krw: 10_000, keys });
 
   const chatBody = (content: string, stream = false) => ({
     model: "gpt-4o-mini",

@@ -5,14 +5,12 @@
  * the two leaves that call free; the default makes the answer's last bytes wait for it.
  */
 import { expect, test } from "bun:test";
-import { freshPostgres, ADMIN_TOKEN, postgresAvailable } from "../harness";
+import { freshPostgres, postgresAvailable } from "../harness";
 import { openDatabase } from "../../src/db/client";
 import { runMigrations } from "../../src/db/migrate";
 import { SqlLedger } from "../../src/db/repos/ledger";
-import { UserRepo } from "../../src/db/repos/users";
-import { signJwt } from "../../src/lib/jwt";
-import { TEST_JWT_SECRET } from "../support/http";
 import { call, GatewayProcess, SimProcess } from "../support/procs";
+import { fundedAccount } from "../support/accounts";
 
 const CLIENTS = 16;
 const RUN_MS = 2500;
@@ -52,22 +50,8 @@ for (const leases of ["off", "on"])
     }).start();
     try {
       const hash = await Bun.password.hash("correct horse battery", { algorithm: "argon2id" });
-      const user = (await new UserRepo(db).create({
-        email: `k9-${crypto.randomUUID().slice(0, 8)}@test.example`,
-        passwordHash: hash,
-        industry: "general",
-        regulated: false,
-      }))!;
-      const jwt = signJwt({ sub: user.id, typ: "access" }, TEST_JWT_SECRET, 3600);
-      expect(
-        (
-          await call(gw.url, "POST", `/v1/admin/users/${user.id}/topups`, {
-            token: ADMIN_TOKEN,
-            body: { amount_krw: 100000 },
-          })
-        ).status,
-      ).toBe(201);
-      const key = (await call(gw.url, "POST", "/v1/keys", { token: jwt, body: { name: "k9" } })).body.key as string;
+      const user = await fundedAccount(db, gw.url, { prefix: "k9", krw: 100_000, keyName: "k9", passwordHash: hash });
+      const key = user.keys[0]!;
 
       const answered: string[] = [];
       let stop = false;

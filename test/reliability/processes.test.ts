@@ -11,11 +11,9 @@ import { ADMIN_TOKEN, freshPostgres, postgresAvailable, redisAvailable } from ".
 import { openDatabase } from "../../src/db/client";
 import { runMigrations } from "../../src/db/migrate";
 import { SqlLedger } from "../../src/db/repos/ledger";
-import { UserRepo } from "../../src/db/repos/users";
-import { signJwt } from "../../src/lib/jwt";
-import { TEST_JWT_SECRET } from "../support/http";
 import { checkBooks } from "../support/books";
-import { call, GatewayProcess, SimProcess } from "../support/procs";
+import { GatewayProcess, SimProcess } from "../support/procs";
+import { fundedAccount } from "../support/accounts";
 
 const CLIENTS = 12;
 
@@ -67,19 +65,8 @@ test("two processes on one port: both serve, /metrics covers both, kill -9 of on
       return lines.map((l) => JSON.parse(l)).findLast((l) => l.index === index)!.pid as number;
     };
 
-    const user = (await new UserRepo(db).create({
-      email: `np-${crypto.randomUUID().slice(0, 8)}@test.example`,
-      passwordHash: "x",
-      industry: "general",
-      regulated: false,
-    }))!;
-    const jwt = signJwt({ sub: user.id, typ: "access" }, TEST_JWT_SECRET, 3600);
-    const topup = await call(gw.url, "POST", `/v1/admin/users/${user.id}/topups`, {
-      token: ADMIN_TOKEN,
-      body: { amount_krw: 100_000 },
-    });
-    expect(topup.status).toBe(201);
-    const key = (await call(gw.url, "POST", "/v1/keys", { token: jwt, body: { name: "np" } })).body.key as string;
+    const user = await fundedAccount(db, gw.url, { prefix: "np", krw: 100_000, keyName: "np" });
+    const key = user.keys[0]!;
 
     const answered: { id: string; process: string; at: number }[] = [];
     let stop = false;
@@ -169,15 +156,8 @@ test("a key's rate limit is one count for the host, across both processes (Redis
     VIDEO_POLL_WORKERS: "0",
   }).start();
   try {
-    const user = (await new UserRepo(db).create({
-      email: `nr-${crypto.randomUUID().slice(0, 8)}@test.example`,
-      passwordHash: "x",
-      industry: "general",
-      regulated: false,
-    }))!;
-    const jwt = signJwt({ sub: user.id, typ: "access" }, TEST_JWT_SECRET, 3600);
-    await call(gw.url, "POST", `/v1/admin/users/${user.id}/topups`, { token: ADMIN_TOKEN, body: { amount_krw: 1000 } });
-    const key = (await call(gw.url, "POST", "/v1/keys", { token: jwt, body: {} })).body.key as string;
+    const user = await fundedAccount(db, gw.url, { prefix: "nr", krw: 1000 });
+    const key = user.keys[0]!;
     // A fresh connection per call, so the kernel spreads them over both processes.
     const answers: { status: number; process: string | null }[] = [];
     for (let i = 0; i < LIMIT * 3; i++) {

@@ -8,14 +8,12 @@
  * (or released) exactly once, no hold open, each with its request log line.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ADMIN_TOKEN, freshPostgres, postgresAvailable } from "../harness";
+import { freshPostgres, postgresAvailable } from "../harness";
 import { openDatabase, type Database } from "../../src/db/client";
 import { runMigrations } from "../../src/db/migrate";
-import { UserRepo } from "../../src/db/repos/users";
-import { signJwt } from "../../src/lib/jwt";
-import { TEST_JWT_SECRET } from "../support/http";
 import { checkBooks } from "../support/books";
-import { call, GatewayProcess, SimProcess } from "../support/procs";
+import { GatewayProcess, SimProcess } from "../support/procs";
+import { fundedAccount } from "../support/accounts";
 import { connect, type Socket } from "node:net";
 
 /** A kept-alive HTTP/1.1 connection: each `get` sends a request and resolves with what came back (or "closed"). */
@@ -84,19 +82,8 @@ describe.skipIf(!pg)("shutdown past the drain time (SIGTERM)", () => {
   });
 
   test("open streams end with their dialect's error event, every call settled once, exit within the limit", async () => {
-    const row = (await new UserRepo(db).create({
-      email: `sdd-${crypto.randomUUID().slice(0, 8)}@test.example`,
-      passwordHash: "x",
-      industry: "general",
-      regulated: false,
-    }))!;
-    const jwt = signJwt({ sub: row.id, typ: "access" }, TEST_JWT_SECRET, 3600);
-    const topup = await call(g.url, "POST", `/v1/admin/users/${row.id}/topups`, {
-      token: ADMIN_TOKEN,
-      body: { amount_krw: 10_000 },
-    });
-    expect(topup.status).toBe(201);
-    const key = (await call(g.url, "POST", "/v1/keys", { token: jwt, body: {} })).body.key;
+    const row = await fundedAccount(db, g.url, { prefix: "sdd", krw: 10_000 });
+    const key = row.keys[0]!;
     const headers = { authorization: `Bearer ${key}`, "content-type": "application/json", "accept-language": "en" };
 
     const post = (name: string, path: string, body: unknown): Promise<Answer> =>

@@ -4,13 +4,11 @@
  * claims (so another instance takes the jobs over at once), closes the database and exits 0.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ADMIN_TOKEN, freshPostgres, postgresAvailable } from "../harness";
+import { freshPostgres, postgresAvailable } from "../harness";
 import { openDatabase, type Database } from "../../src/db/client";
 import { runMigrations } from "../../src/db/migrate";
-import { UserRepo } from "../../src/db/repos/users";
-import { signJwt } from "../../src/lib/jwt";
-import { TEST_JWT_SECRET } from "../support/http";
 import { call, GatewayProcess, SimProcess } from "../support/procs";
+import { fundedAccount } from "../support/accounts";
 
 const pg = await postgresAvailable();
 
@@ -44,22 +42,8 @@ describe.skipIf(!pg)("graceful shutdown (SIGTERM)", () => {
   });
 
   test("in-flight work finishes and is settled; new connections are refused; claims released; exit 0", async () => {
-    const row = (await new UserRepo(db).create({
-      email: `sd-${crypto.randomUUID().slice(0, 8)}@test.example`,
-      passwordHash: "x",
-      industry: "general",
-      regulated: false,
-    }))!;
-    const jwt = signJwt({ sub: row.id, typ: "access" }, TEST_JWT_SECRET, 3600);
-    expect(
-      (
-        await call(g.url, "POST", `/v1/admin/users/${row.id}/topups`, {
-          token: ADMIN_TOKEN,
-          body: { amount_krw: 10_000 },
-        })
-      ).status,
-    ).toBe(201);
-    const key = (await call(g.url, "POST", "/v1/keys", { token: jwt, body: {} })).body.key;
+    const row = await fundedAccount(db, g.url, { prefix: "sd", krw: 10_000 });
+    const key = row.keys[0]!;
 
     // A video job the poller claims and keeps polling (its upstream takes a minute).
     const job = await call(g.url, "POST", "/v1/video/generations", {

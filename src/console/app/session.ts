@@ -24,7 +24,10 @@ const tabs = typeof BroadcastChannel === "function" ? new BroadcastChannel("gw-c
 function keep(token: string, expiresIn: number) {
   jwt = token;
   lifetime = expiresIn * 1000;
-  expiresAt = Date.now() + lifetime;
+  // The token's `exp` is in whole seconds from when the server signed it, up to a second before
+  // this answer arrived: counting from now could think it alive for a second after the server
+  // refuses it, and the next call would meet a 401 instead of refreshing first.
+  expiresAt = Date.now() + lifetime - 1000;
   localStorage.setItem(HINT, "1");
   changed();
 }

@@ -4,7 +4,7 @@
 --   npm run docs:ledger-sql    (./node_modules/.bin/bun scripts/ledger-sql.ts)
 -- test/db/ledger-sql.test.ts fails while this file differs from the migrations.
 
--- 19 functions, by name
+-- 21 functions, by name
 
 CREATE OR REPLACE FUNCTION public.gw_hold(p_id uuid, p_user uuid, p_key uuid, p_month text, p_amount bigint, p_tokens bigint, p_ttl_seconds integer, OUT r text, OUT free_micro bigint, OUT free_tokens bigint)
  RETURNS record
@@ -128,8 +128,7 @@ BEGIN
     e.api, e.streamed, e.ttft_ms, e.error_code, e.policy_decision
   FROM jsonb_to_record(p_event) AS e(model text, provider text, maker text, modality text, app text, status int,
     prompt_tokens int, completion_tokens int, cached_tokens int, cache_write_tokens int, fx_milli bigint, latency_ms int, cached boolean,
-    api text, streamed boolean, ttft_ms int, error_code text, policy_decision text)
-  ON CONFLICT (request_id) DO NOTHING;
+    api text, streamed boolean, ttft_ms int, error_code text, policy_decision text);
 END $function$;
 
 CREATE OR REPLACE FUNCTION public.gw_lease_charge(p_lease uuid[], p_id uuid[], p_cost bigint[], p_hold bigint[], p_tokens bigint[], p_event jsonb[])
@@ -167,26 +166,28 @@ BEGIN
   ), lease AS (
     SELECT h.id, h.user_id, h.key_id FROM holds h WHERE h.id = ANY(p_lease)
   ), fresh AS (
-    -- The usage event is the receipt: a call charged before is not charged again.
-    INSERT INTO usage_events (request_id, user_id, key_id, model, provider, maker, modality, app, status,
-      prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens, cost_micro, fx_milli, latency_ms, cached,
-      api, streamed, ttft_ms, error_code, policy_decision)
-    SELECT i.id, l.user_id, l.key_id, coalesce(e.model, 'unknown'), e.provider, e.maker, coalesce(e.modality, 'text'), e.app,
-      coalesce(e.status, 200), coalesce(e.prompt_tokens, 0), coalesce(e.completion_tokens, 0), coalesce(e.cached_tokens, 0),
-      coalesce(e.cache_write_tokens, 0), i.c, e.fx_milli, e.latency_ms, coalesce(e.cached, false),
-      e.api, e.streamed, e.ttft_ms, e.error_code, e.policy_decision
-    FROM input i JOIN lease l ON l.id = i.lease,
-      jsonb_to_record(coalesce(i.e, '{}'::jsonb)) AS e(model text, provider text, maker text, modality text, app text, status int,
-        prompt_tokens int, completion_tokens int, cached_tokens int, cache_write_tokens int, fx_milli bigint, latency_ms int, cached boolean,
-        api text, streamed boolean, ttft_ms int, error_code text, policy_decision text)
+    -- The ledger entry is the receipt (its request_id is unique): a call charged before is not
+    -- charged again. One entry per call, free calls included: the move counts the key's requests
+    -- and tokens from them.
+    INSERT INTO ledger_entries (user_id, kind, amount_micro, request_id, meta, lease_id)
+      SELECT l.user_id, 'charge', -i.c, i.id, jsonb_build_object('lease', i.lease, 'tokens', i.tk), i.lease
+        FROM input i JOIN lease l ON l.id = i.lease
     ON CONFLICT (request_id) DO NOTHING
     RETURNING request_id
   ), done AS (
-    SELECT i.lease, i.id, i.c, i.asked, i.tk, l.user_id FROM input i JOIN fresh f ON f.request_id = i.id JOIN lease l ON l.id = i.lease
-  ), charged AS (
-    -- One entry per call, free calls included: the move counts the key's requests and tokens from them.
-    INSERT INTO ledger_entries (user_id, kind, amount_micro, request_id, meta, lease_id)
-      SELECT user_id, 'charge', -c, id, jsonb_build_object('lease', lease, 'tokens', tk), lease FROM done
+    SELECT i.lease, i.id, i.c, i.asked, i.tk, i.e, l.user_id, l.key_id FROM input i JOIN fresh f ON f.request_id = i.id JOIN lease l ON l.id = i.lease
+  ), events AS (
+    INSERT INTO usage_events (request_id, user_id, key_id, model, provider, maker, modality, app, status,
+      prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens, cost_micro, fx_milli, latency_ms, cached,
+      api, streamed, ttft_ms, error_code, policy_decision)
+    SELECT i.id, i.user_id, i.key_id, coalesce(e.model, 'unknown'), e.provider, e.maker, coalesce(e.modality, 'text'), e.app,
+      coalesce(e.status, 200), coalesce(e.prompt_tokens, 0), coalesce(e.completion_tokens, 0), coalesce(e.cached_tokens, 0),
+      coalesce(e.cache_write_tokens, 0), i.c, e.fx_milli, e.latency_ms, coalesce(e.cached, false),
+      e.api, e.streamed, e.ttft_ms, e.error_code, e.policy_decision
+    FROM done i,
+      jsonb_to_record(coalesce(i.e, '{}'::jsonb)) AS e(model text, provider text, maker text, modality text, app text, status int,
+        prompt_tokens int, completion_tokens int, cached_tokens int, cache_write_tokens int, fx_milli bigint, latency_ms int, cached boolean,
+        api text, streamed boolean, ttft_ms int, error_code text, policy_decision text)
   )
   SELECT t.n::int, CASE WHEN d.id IS NULL THEN 'not_open' WHEN d.c < d.asked THEN 'capped' ELSE 'ok' END
     FROM unnest(p_id) WITH ORDINALITY AS t(id, n) LEFT JOIN done d ON d.id = t.id
@@ -211,11 +212,11 @@ BEGIN
     SELECT h.id, h.user_id, h.key_id, h.org_ids, h.month, h.amount_micro, h.tokens, h.closed_at IS NULL AS open
       FROM holds h WHERE h.id = ANY(p_lease) AND h.lease
   ), todo AS (
-    -- Calls not charged before (the usage event is the receipt), with what their lease still covers.
+    -- Calls not charged before (the ledger entry is the receipt), with what their lease still covers.
     SELECT i.*, l.user_id, l.open, l.amount_micro AS lease_left,
         sum(i.c1) OVER (PARTITION BY i.lease ORDER BY i.n) - i.c1 AS lease_before
       FROM input i JOIN lease l ON l.id = i.lease
-      WHERE NOT EXISTS (SELECT 1 FROM usage_events u WHERE u.request_id = i.id)
+      WHERE NOT EXISTS (SELECT 1 FROM ledger_entries x WHERE x.request_id = i.id)
   ), covered AS (
     SELECT t.*, CASE WHEN t.open THEN greatest(0, least(t.c1, t.lease_left - t.lease_before)) ELSE 0 END AS cov
       FROM todo t
@@ -224,21 +225,13 @@ BEGIN
         u.balance_micro - u.held_micro - (sum(x.c1 - x.cov) OVER (PARTITION BY x.user_id ORDER BY x.n) - (x.c1 - x.cov)))) AS c
       FROM covered x JOIN users u ON u.id = x.user_id
   ), fresh AS (
-    INSERT INTO usage_events (request_id, user_id, key_id, model, provider, maker, modality, app, status,
-      prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens, cost_micro, fx_milli, latency_ms, cached,
-      api, streamed, ttft_ms, error_code, policy_decision)
-    SELECT p.id, l.user_id, l.key_id, coalesce(e.model, 'unknown'), e.provider, e.maker, coalesce(e.modality, 'text'), e.app,
-      coalesce(e.status, 200), coalesce(e.prompt_tokens, 0), coalesce(e.completion_tokens, 0), coalesce(e.cached_tokens, 0),
-      coalesce(e.cache_write_tokens, 0), p.c, e.fx_milli, e.latency_ms, coalesce(e.cached, false),
-      e.api, e.streamed, e.ttft_ms, e.error_code, e.policy_decision
-    FROM priced p JOIN lease l ON l.id = p.lease,
-      jsonb_to_record(coalesce(p.e, '{}'::jsonb)) AS e(model text, provider text, maker text, modality text, app text, status int,
-        prompt_tokens int, completion_tokens int, cached_tokens int, cache_write_tokens int, fx_milli bigint, latency_ms int, cached boolean,
-        api text, streamed boolean, ttft_ms int, error_code text, policy_decision text)
+    -- Every call gets its entry, a free one too: the entry is the receipt.
+    INSERT INTO ledger_entries (user_id, kind, amount_micro, request_id, meta)
+      SELECT user_id, 'charge', -c, id, jsonb_build_object('lease', lease) FROM priced
     ON CONFLICT (request_id) DO NOTHING
     RETURNING request_id
   ), done AS (
-    SELECT p.lease, p.id, p.c, p.cov, p.asked, p.tk, p.user_id FROM priced p JOIN fresh f ON f.request_id = p.id
+    SELECT p.lease, p.id, p.c, p.cov, p.asked, p.tk, p.e, p.user_id FROM priced p JOIN fresh f ON f.request_id = p.id
   ), per_lease AS (
     SELECT l.id, l.user_id, l.key_id, l.org_ids, l.month, s.c, s.a, s.tk, s.calls,
       CASE WHEN l.open THEN least(s.tk, l.tokens) ELSE 0 END AS at
@@ -261,9 +254,18 @@ BEGIN
       FROM (SELECT o.org_id, p.user_id, p.month, sum(p.a) AS a, sum(p.c) AS c
               FROM per_lease p, unnest(p.org_ids) AS o(org_id) GROUP BY 1, 2, 3) s
       WHERE om.org_id = s.org_id AND om.user_id = s.user_id AND om.month = s.month
-  ), charged AS (
-    INSERT INTO ledger_entries (user_id, kind, amount_micro, request_id, meta)
-      SELECT user_id, 'charge', -c, id, jsonb_build_object('lease', lease) FROM done WHERE c <> 0
+  ), events AS (
+    INSERT INTO usage_events (request_id, user_id, key_id, model, provider, maker, modality, app, status,
+      prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens, cost_micro, fx_milli, latency_ms, cached,
+      api, streamed, ttft_ms, error_code, policy_decision)
+    SELECT p.id, l.user_id, l.key_id, coalesce(e.model, 'unknown'), e.provider, e.maker, coalesce(e.modality, 'text'), e.app,
+      coalesce(e.status, 200), coalesce(e.prompt_tokens, 0), coalesce(e.completion_tokens, 0), coalesce(e.cached_tokens, 0),
+      coalesce(e.cache_write_tokens, 0), p.c, e.fx_milli, e.latency_ms, coalesce(e.cached, false),
+      e.api, e.streamed, e.ttft_ms, e.error_code, e.policy_decision
+    FROM done p JOIN lease l ON l.id = p.lease,
+      jsonb_to_record(coalesce(p.e, '{}'::jsonb)) AS e(model text, provider text, maker text, modality text, app text, status int,
+        prompt_tokens int, completion_tokens int, cached_tokens int, cache_write_tokens int, fx_milli bigint, latency_ms int, cached boolean,
+        api text, streamed boolean, ttft_ms int, error_code text, policy_decision text)
   )
   SELECT t.n::int, CASE WHEN d.id IS NULL THEN 'not_open' WHEN d.c < d.asked THEN 'capped' ELSE 'ok' END
     FROM unnest(p_id) WITH ORDINALITY AS t(id, n) LEFT JOIN done d ON d.id = t.id
@@ -558,7 +560,6 @@ BEGIN
       prompt_tokens int, completion_tokens int, cached_tokens int, cache_write_tokens int, fx_milli bigint, latency_ms int, cached boolean,
         api text, streamed boolean, ttft_ms int, error_code text, policy_decision text)
     WHERE x.e IS NOT NULL
-    ON CONFLICT (request_id) DO NOTHING
   )
   SELECT i.n::int, CASE WHEN x.id IS NULL THEN 'not_open' WHEN x.c < x.asked THEN 'capped' ELSE 'ok' END
     FROM input i LEFT JOIN closed x ON x.id = i.id
@@ -599,9 +600,68 @@ BEGIN
   RETURN QUERY SELECT 'new'::text, b;
 END $function$;
 
+CREATE OR REPLACE FUNCTION public.gw_usage_partition(p_at timestamp with time zone)
+ RETURNS boolean
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  lo timestamptz := date_trunc('month', p_at, 'UTC');
+  hi timestamptz := date_trunc('month', p_at, 'UTC') + interval '1 month';
+  part text := 'usage_events_' || to_char(date_trunc('month', p_at, 'UTC') AT TIME ZONE 'UTC', '"y"YYYY"m"MM');
+BEGIN
+  IF to_regclass(part) IS NOT NULL THEN RETURN false; END IF;
+  -- No row of the month may reach the DEFAULT partition between the move and the attach.
+  LOCK TABLE usage_events_default IN SHARE ROW EXCLUSIVE MODE;
+  EXECUTE format('CREATE TABLE %I (LIKE usage_events INCLUDING DEFAULTS)', part);
+  EXECUTE format('WITH moved AS (DELETE FROM usage_events_default WHERE created_at >= $1 AND created_at < $2 RETURNING *) '
+    'INSERT INTO %I SELECT * FROM moved', part) USING lo, hi;
+  EXECUTE format('ALTER TABLE usage_events ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)', part, lo, hi);
+  RETURN true;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.gw_usage_upkeep(p_keep_months integer, p_ahead integer)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  made text[] := '{}';
+  gone text[] := '{}';
+  kept text[] := '{}';
+  cut timestamptz := date_trunc('month', now(), 'UTC') - make_interval(months => greatest(p_keep_months, 0));
+  mark bigint;
+  p record;
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtext('gw_usage_upkeep'));
+  FOR i IN 0..greatest(p_ahead, 0) LOOP
+    IF gw_usage_partition(now() + make_interval(months => i)) THEN
+      made := made || to_char(date_trunc('month', now() + make_interval(months => i), 'UTC') AT TIME ZONE 'UTC', 'YYYY-MM');
+    END IF;
+  END LOOP;
+  IF p_keep_months > 0 THEN
+    -- A database whose rollup never ran has nothing to wait for.
+    SELECT max(watermark) INTO mark FROM stats_rollup_state;
+    FOR p IN
+      SELECT c.relname, to_timestamp(substr(c.relname, 15, 4) || substr(c.relname, 20, 2), 'YYYYMM') AT TIME ZONE 'UTC' AS lo
+        FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+       WHERE i.inhparent = 'usage_events'::regclass AND c.relname ~ '^usage_events_y[0-9]{4}m[0-9]{2}$'
+       ORDER BY 2
+    LOOP
+      CONTINUE WHEN p.lo + interval '1 month' > cut;
+      IF mark IS NOT NULL AND EXISTS (SELECT 1 FROM usage_events WHERE created_at >= p.lo AND created_at < p.lo + interval '1 month' AND id > mark) THEN
+        kept := kept || p.relname::text;
+        CONTINUE;
+      END IF;
+      EXECUTE format('DROP TABLE %I', p.relname);
+      gone := gone || p.relname::text;
+    END LOOP;
+    DELETE FROM usage_events_default WHERE created_at < cut AND (mark IS NULL OR id <= mark);
+  END IF;
+  RETURN jsonb_build_object('made', to_jsonb(made), 'dropped', to_jsonb(gone), 'waiting_for_rollup', to_jsonb(kept));
+END $function$;
+
 -- Triggers: none
 
--- Tables the functions read or write: api_keys, holds, key_monthly, ledger_entries, org_member_monthly, org_members, payments, topup_idempotency, usage_events, users
+-- Tables the functions read or write: api_keys, holds, key_monthly, ledger_entries, org_member_monthly, org_members, payments, stats_rollup_state, topup_idempotency, usage_events, users
 
 CREATE TABLE public.api_keys (
   id uuid NOT NULL DEFAULT gen_random_uuid(),
@@ -721,6 +781,17 @@ CREATE TABLE public.payments (
 CREATE UNIQUE INDEX payments_provider_payment_uq ON public.payments USING btree (provider, provider_payment_id);
 CREATE INDEX payments_user_idx ON public.payments USING btree (user_id, created_at);
 
+CREATE TABLE public.stats_rollup_state (
+  id smallint NOT NULL,
+  watermark bigint NOT NULL DEFAULT 0,
+  holes jsonb NOT NULL DEFAULT '[]'::jsonb,
+  version bigint NOT NULL DEFAULT 0,
+  events_folded bigint NOT NULL DEFAULT 0,
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  pruned_at timestamp with time zone,
+  CONSTRAINT stats_rollup_state_pkey PRIMARY KEY (id)
+);
+
 CREATE TABLE public.topup_idempotency (
   idem_key text NOT NULL,
   user_id uuid NOT NULL,
@@ -756,12 +827,11 @@ CREATE TABLE public.usage_events (
   ttft_ms integer,
   error_code text,
   policy_decision text,
-  CONSTRAINT usage_events_pkey PRIMARY KEY (id),
-  CONSTRAINT usage_events_request_id_unique UNIQUE (request_id)
-);
-CREATE INDEX usage_events_created_idx ON public.usage_events USING btree (created_at);
-CREATE INDEX usage_events_key_idx ON public.usage_events USING btree (key_id, created_at);
-CREATE INDEX usage_events_user_idx ON public.usage_events USING btree (user_id, created_at);
+  CONSTRAINT usage_events_pkey PRIMARY KEY (id, created_at)
+) PARTITION BY RANGE (created_at);
+CREATE INDEX usage_events_key_idx ON ONLY public.usage_events USING btree (key_id, created_at);
+CREATE INDEX usage_events_request_idx ON ONLY public.usage_events USING btree (request_id);
+CREATE INDEX usage_events_user_idx ON ONLY public.usage_events USING btree (user_id, created_at);
 
 CREATE TABLE public.users (
   id uuid NOT NULL DEFAULT gen_random_uuid(),

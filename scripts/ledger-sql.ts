@@ -83,14 +83,19 @@ async function tableDefinition(db: Database, table: string): Promise<string> {
     [`public.${table}`],
   );
   const body = [...columns, ...constraints].map((row) => `  ${row.line}`).join(",\n");
-  return `CREATE TABLE public.${table} (\n${body}\n);\n${indexes.map((row) => `${row.line};\n`).join("")}`;
+  // A partitioned table says its key (its partitions, made by gw_usage_upkeep, are not listed).
+  const [shape] = await db.query<{ key: string }>(
+    "select coalesce(' PARTITION BY ' || pg_get_partkeydef($1::regclass), '') as key",
+    [`public.${table}`],
+  );
+  return `CREATE TABLE public.${table} (\n${body}\n)${shape?.key ?? ""};\n${indexes.map((row) => `${row.line};\n`).join("")}`;
 }
 
 /** Public tables a function body reads or writes (FROM, JOIN, INTO, UPDATE): the ledger's tables. */
 async function tablesUsedBy(db: Database, functions: FunctionRow[]): Promise<string[]> {
   const tables = await db.query<{ name: string }>(
     `select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
-      where n.nspname = 'public' and c.relkind in ('r', 'p') order by c.relname`,
+      where n.nspname = 'public' and c.relkind in ('r', 'p') and not c.relispartition order by c.relname`,
   );
   const bodies = functions.map((fn) => fn.definition).join("\n");
   const used = (name: string) => new RegExp(`\\b(from|join|into|update)\\s+${name}\\b`, "i").test(bodies);

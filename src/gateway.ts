@@ -11,8 +11,10 @@ import type { Settlements } from "./core/billing/settlements";
 import type { ChatService } from "./core/chat/service";
 import type { Database, OpenOptions } from "./db/client";
 import type { SqlLedger } from "./db/repos/ledger";
+import { UsagePartitions } from "./db/repos/usage-partitions";
 import type { AppDeps } from "./http/deps";
 import { GatewayMetrics } from "./http/metrics";
+import { log } from "./lib/log";
 import type { createApp } from "./http/app";
 import type { Simulator } from "./sim";
 import type { UpstreamDirectory } from "./upstreams";
@@ -58,6 +60,9 @@ export interface Gateway {
 
 export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promise<Gateway> {
   const store = await openStore(cfg, opts);
+  const usagePartitions = new UsagePartitions(store.db, cfg.USAGE_RETENTION_MONTHS);
+  // A month without its partition still takes events (the DEFAULT partition): a failure here only warns.
+  await usagePartitions.upkeep().catch((e) => log.warn("usage partition upkeep failed", { error: e }));
   const metrics = new GatewayMetrics();
   const health = upstreamHealth(cfg, metrics.registry);
   const money = moneyPath(cfg, store.db, store.bus, metrics);
@@ -93,6 +98,7 @@ export async function buildGateway(cfg: Config, opts: BuildOptions = {}): Promis
   const sweeper = startSweeper(keeper, ledger, [
     { what: "cache", purgeExpired: () => responseCache.purgeExpired() },
     { what: "stored responses", purgeExpired: () => http.storedResponses.purgeExpired() },
+    usagePartitions,
   ]);
 
   return {

@@ -4,9 +4,9 @@
  */
 import { Type as T, type Static } from "@sinclair/typebox";
 import { KEY_TEXT_PATTERN } from "../lib/secret-box";
-
 import { Bool, Int } from "./schema-kinds";
 import { CONSOLE_SETTINGS } from "./schema-console";
+import { DATA_SETTINGS } from "./schema-data";
 
 export { BOOL_SPELLINGS, parseBool } from "./schema-kinds";
 
@@ -439,8 +439,9 @@ export const EnvSchema = T.Object({
     "Credit leases for busy keys on PostgreSQL: on (a busy key's calls are held in memory against one database hold; their charges land in batches, before the answers with LEDGER_SETTLE=before_answer) or off (every call holds in the database)",
     { default: true },
   ),
-  // The console's sessions and self-service credits (./schema-console.ts).
+  // The console's sessions and credits (./schema-console.ts), usage retention (./schema-data.ts).
   ...CONSOLE_SETTINGS,
+  ...DATA_SETTINGS,
   CORS_ORIGINS: T.String({
     default: "",
     description: "Comma-separated origins allowed to call the API from a browser (`*` for any); empty = CORS off",

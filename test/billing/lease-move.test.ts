@@ -95,7 +95,7 @@ if (await postgresAvailable()) {
       const batches = Array.from({ length: 6 }, () => calls(a.lease, 20, 300_000n, 500_000n));
       const answers = await Promise.all(batches.map((b) => store.charge(b)));
       expect(answers.flat().every((r) => r === "ok")).toBe(true);
-      // The same calls again: already charged (the usage event is the receipt).
+      // The same calls again: already charged (the ledger entry is the receipt, drizzle/0027).
       expect((await store.charge(batches[0]!)).every((r) => r === "not_open")).toBe(true);
       // Appended only: nothing moved yet, the lease's whole room still held.
       expect(await money(a.userId, a.keyId)).toEqual(before);
@@ -124,6 +124,30 @@ if (await postgresAvailable()) {
       expect(await store.charge(late)).toEqual(["ok", "ok"]);
       expect(await store.charge(late)).toEqual(["not_open", "not_open"]);
       expect(BigInt(before.balance) - BigInt((await money(a.userId, a.keyId)).balance)).toBe(2_000_000n);
+      expect((await checkBooks(g.gw.deps.db, [a.userId])).violations).toEqual([]);
+    });
+
+    test("the same calls sent twice at once, free ones too, get one entry and one usage event each", async () => {
+      const rows = async (ids: string[]) => {
+        const [r] = await g.gw.deps.db.query<{ entries: number; events: number }>(
+          `select (select count(*)::int from ledger_entries where request_id = any($1::uuid[])) as entries,
+                  (select count(*)::int from usage_events where request_id = any($1::uuid[])) as events`,
+          [ids],
+        );
+        return r!;
+      };
+      const a = await leased(1000, 100_000_000n);
+      const open = [...calls(a.lease, 3, 300_000n, 500_000n), ...calls(a.lease, 2, 0n, 500_000n)];
+      const answers = await Promise.all([store.charge(open), store.charge(open)]);
+      expect(answers.flat().filter((r) => r === "ok")).toHaveLength(5);
+      expect(await rows(open.map((c) => c.id))).toEqual({ entries: 5, events: 5 });
+      // After the close (the late path): a free call is charged once as well.
+      expect(await store.trim(a.lease, { micro: 0n, tokens: 0 }, { close: true })).toBe("ok");
+      const late = calls(a.lease, 2, 0n, 500_000n);
+      const lateAnswers = await Promise.all([store.charge(late), store.charge(late)]);
+      expect(lateAnswers.flat().filter((r) => r === "ok")).toHaveLength(2);
+      expect(await store.charge(late)).toEqual(["not_open", "not_open"]);
+      expect(await rows(late.map((c) => c.id))).toEqual({ entries: 2, events: 2 });
       expect((await checkBooks(g.gw.deps.db, [a.userId])).violations).toEqual([]);
     });
 

@@ -5,30 +5,12 @@
  * whose key cannot be traced (its client named the request id) is deleted with its items.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { migrate } from "drizzle-orm/pglite/migrator";
 import { openDatabase } from "../../src/db/client";
 import { migrationsFolder } from "../../src/db/migrate";
+import { migrationsBefore, removeMigrationCopies } from "../support/migrations";
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
-/** The committed migrations up to (without) `tag`, in a folder of their own. */
-function migrationsBefore(tag: string): string {
-  const dir = mkdtempSync(join(tmpdir(), "mig-"));
-  dirs.push(dir);
-  cpSync(migrationsFolder(), dir, { recursive: true });
-  const path = join(dir, "meta", "_journal.json");
-  const journal = JSON.parse(readFileSync(path, "utf8"));
-  const at = journal.entries.findIndex((e: { tag: string }) => e.tag === tag);
-  journal.entries = journal.entries.slice(0, at);
-  writeFileSync(path, JSON.stringify(journal));
-  return dir;
-}
+afterAll(removeMigrationCopies);
 
 describe("migration 0022_stored_response_scope", () => {
   test("keys rows from their usage events, moves contexts once, deletes untraceable rows", async () => {

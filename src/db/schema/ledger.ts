@@ -94,12 +94,17 @@ export const orgMemberMonthly = pgTable(
   (t) => [primaryKey({ columns: [t.orgId, t.userId, t.month] })],
 );
 
-/** One row per finished model call (success or failure): the source of stats and reports. */
+/**
+ * One row per finished model call (success or failure): the source of stats and reports.
+ * Partitioned by UTC month of `created_at` (drizzle/0027, which drizzle-kit does not express):
+ * keys are per partition, so the receipt against a second charge is the hold's status or the
+ * ledger entry's unique `request_id`, not this table.
+ */
 export const usageEvents = pgTable(
   "usage_events",
   {
-    id: bigserial("id", { mode: "number" }).primaryKey(),
-    requestId: uuid("request_id").notNull().unique(),
+    id: bigserial("id", { mode: "number" }).notNull(),
+    requestId: uuid("request_id").notNull(),
     userId: uuid("user_id").notNull(),
     keyId: uuid("key_id"),
     model: text("model").notNull(),
@@ -128,7 +133,8 @@ export const usageEvents = pgTable(
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    index("usage_events_created_idx").on(t.createdAt),
+    primaryKey({ columns: [t.id, t.createdAt] }),
+    index("usage_events_request_idx").on(t.requestId),
     index("usage_events_user_idx").on(t.userId, t.createdAt),
     index("usage_events_key_idx").on(t.keyId, t.createdAt),
   ],

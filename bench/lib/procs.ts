@@ -150,6 +150,40 @@ export function threadCpuMs(pid: number): ThreadCpu {
   return splitThreadCpu(pid, threadStats(pid));
 }
 
+/** A process and every process below it (children, their children…), from /proc's parent ids. */
+export function processTree(pid: number): number[] {
+  const parent = new Map<number, number[]>();
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      parent.set(ppid, [...(parent.get(ppid) ?? []), Number(d)]);
+    } catch {} // it exited between the listing and the read
+  }
+  const out = [pid];
+  for (let i = 0; i < out.length; i++) out.push(...(parent.get(out[i]!) ?? []));
+  return out;
+}
+
+/**
+ * CPU ms so far of a process tree (a supervisor and its gateway processes), and of their main
+ * (JavaScript) threads summed. A process that exits in between drops out of the sum, so the
+ * tree is read fresh each time and a measured window must see no process die.
+ */
+export function treeCpuMs(pid: number): { total: number; main: number } {
+  let total = 0;
+  let main = 0;
+  for (const p of processTree(pid)) {
+    try {
+      // The process's own counters include its threads that have exited; the main thread's are its own.
+      total += cpuMs(p) ?? 0;
+      main += threadCpuMs(p).main;
+    } catch {} // it exited between the listing and the read
+  }
+  return { total, main };
+}
+
 /** CPU ms of every process whose command is `postgres` (server, backends, background workers). */
 export function postgresMs(): number {
   let total = 0;

@@ -18,6 +18,8 @@ export interface SaturationOptions {
   sseBody: string;
   /** Keys of several funded accounts: the gateway runs once more with them in round robin. */
   tokens: string[];
+  /** The targets run once more with `tokens` (default the gateway); each reported as `<name>Accounts`. */
+  accountsTargets?: string[];
   core: number | null;
   gcLog: string | null;
   /** CPU ms so far of the gateway database's PostgreSQL backends. */
@@ -35,17 +37,20 @@ type Cell = WrkResult & {
 
 export async function saturation(c: CompareContext, ts: Target[], o: SaturationOptions) {
   const run = async (t: Target, body: string, token: string | string[], seconds: number): Promise<Cell> => {
-    const gateway = t.name === "gateway";
+    // Every gateway configuration of the run (bench/pair.ts names them gateway-…) gets its
+    // database's CPU; the GC log is the first gateway's only.
+    const gateway = t.name.startsWith("gateway");
+    const gcLog = t.name === "gateway" ? o.gcLog : null;
     const pg0 = gateway ? await o.postgresMs() : 0;
-    const gc0 = gateway && o.gcLog ? gcLogOffset(o.gcLog) : 0;
+    const gc0 = gcLog ? gcLogOffset(gcLog) : 0;
     const { r, cpuMsPerReq, mainMsPerReq } = await c.cpuPerRequest(t, () =>
       wrk(t, { connections: o.conns, seconds, body, token, core: o.core }),
     );
     const cell: Cell = { ...r, cpuMsPerReq, mainMsPerReq };
     if (gateway && r.requests) {
       cell.pgMsPerReq = ((await o.postgresMs()) - pg0) / r.requests;
-      if (o.gcLog) {
-        const gc = readGcWindow(o.gcLog, gc0, gcLogOffset(o.gcLog));
+      if (gcLog) {
+        const gc = readGcWindow(gcLog, gc0, gcLogOffset(gcLog));
         cell.allocKiBPerReq = gc.allocatedKiB / r.requests;
         cell.gcPauseMaxMs = Math.max(0, ...gc.pausesMs);
         cell.gcPerS = gc.collections / seconds;
@@ -53,6 +58,7 @@ export async function saturation(c: CompareContext, ts: Target[], o: SaturationO
     }
     return cell;
   };
+  const accountsTargets = (o.accountsTargets ?? ["gateway"]).map((n) => ts.find((t) => t.name === n)!);
   c.log(`saturation: wrk -c${o.conns}, instant upstream; warm-up`);
   for (const t of ts) await run(t, o.jsonBody, c.token, o.warmupSeconds);
   const runs: { repeat: number; order: string[]; json: Record<string, Cell>; sse: Record<string, Cell> }[] = [];
@@ -68,16 +74,19 @@ export async function saturation(c: CompareContext, ts: Target[], o: SaturationO
         `saturation #${r + 1} ${t.name.padEnd(10)} JSON ${j.rps.toFixed(0)} req/s p99 ${j.latencyMs.p99.toFixed(2)} ms, CPU ${(1000 * (j.cpuMsPerReq ?? NaN)).toFixed(0)} µs/call; SSE ${sse[t.name]!.rps.toFixed(0)} req/s; errors ${j.errors}/${sse[t.name]!.errors}`,
       );
     }
-    if (o.tokens.length > 1) {
-      const gw = ts.find((t) => t.name === "gateway")!;
-      json.gatewayAccounts = await run(gw, o.jsonBody, o.tokens, o.seconds);
-      c.log(
-        `saturation #${r + 1} gateway, ${o.tokens.length} accounts ${json.gatewayAccounts.rps.toFixed(0)} req/s p99 ${json.gatewayAccounts.latencyMs.p99.toFixed(2)} ms`,
-      );
-    }
+    if (o.tokens.length > 1)
+      for (const gw of order(accountsTargets, r)) {
+        const cell = (json[`${gw.name}Accounts`] = await run(gw, o.jsonBody, o.tokens, o.seconds));
+        c.log(
+          `saturation #${r + 1} ${gw.name}, ${o.tokens.length} accounts ${cell.rps.toFixed(0)} req/s p99 ${cell.latencyMs.p99.toFixed(2)} ms`,
+        );
+      }
     runs.push({ repeat: r + 1, order: ord.map((t) => t.name), json, sse });
   }
-  const names = [...ts.map((t) => t.name), ...(o.tokens.length > 1 ? ["gatewayAccounts"] : [])];
+  const names = [
+    ...ts.map((t) => t.name),
+    ...(o.tokens.length > 1 ? accountsTargets.map((t) => `${t.name}Accounts`) : []),
+  ];
   const per = <T>(f: (tn: string) => T) => Object.fromEntries(names.map((tn) => [tn, f(tn)]));
   const med = (kind: "json" | "sse", tn: string, f: (x: Cell) => number | null | undefined) =>
     median(runs.map((run) => (run[kind][tn] ? (f(run[kind][tn]!) ?? NaN) : NaN)));
@@ -108,6 +117,8 @@ export async function saturation(c: CompareContext, ts: Target[], o: SaturationO
     cpuMsPerRequest: per((tn) => med("json", tn, (x) => x.cpuMsPerReq)),
     // One JavaScript thread answers at most 1 / its CPU per request (bench/README.md, "The tail at saturation").
     mainThreadMsPerRequest: per((tn) => med("json", tn, (x) => x.mainMsPerReq)),
+    sseCpuMsPerRequest: per((tn) => med("sse", tn, (x) => x.cpuMsPerReq)),
+    postgresMsPerRequest: per((tn) => med("json", tn, (x) => x.pgMsPerReq)),
     gateway: {
       postgresMsPerRequest: gw((x) => x.pgMsPerReq),
       allocatedKiBPerRequest: gw((x) => x.allocKiBPerReq),

@@ -3,7 +3,7 @@
  * PostgreSQL database (every provider pointed at the simulator), the bare proxy, and a funded
  * user with an API key made through the public account and admin API.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
@@ -34,6 +34,12 @@ export interface StackOptions {
   otel?: boolean;
   /** Run the gateway with JavaScriptCore's GC log on (BUN_JSC_logGC), its stderr to `gatewayGcLog`. */
   gcLog?: boolean;
+  /**
+   * More gateways of the same tree on the same database, each with the environment of the first
+   * plus its own (e.g. PROCESSES=2, LEDGER_SETTLE=behind_answer), started after the first has
+   * migrated it: two configurations measured in one run against the same accounts and keys.
+   */
+  extraGateways?: { name: string; env: Record<string, string> }[];
 }
 
 export interface Stack {
@@ -54,6 +60,8 @@ export interface Stack {
   otelUrl: string | null;
   /** The gateway's stderr with `gcLog`: one line per garbage collection (see gc-log.ts). */
   gatewayGcLog: string | null;
+  /** The `extraGateways`, by name. */
+  extra: Record<string, { url: string; child: Child }>;
   stop(): Promise<void>;
 }
 
@@ -137,42 +145,42 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     const gwPort = await freePort();
     const gatewayLog = join(dataDir, "gateway.log");
     const gatewayGcLog = o.gcLog ? join(dataDir, "gateway-gc.log") : null;
+    const gatewayEnv = (port: number, dir: string): Record<string, string> => ({
+      ...baseEnv,
+      ...providerEnv,
+      DATABASE_URL: dbUrl,
+      // The gateway's defaults (durable commits, credit leases, settles before the answer)
+      // unless the run asks for LEDGER_COMMIT=async, LEDGER_LEASES=off or
+      // LEDGER_SETTLE=behind_answer.
+      ...(process.env.LEDGER_COMMIT && { LEDGER_COMMIT: process.env.LEDGER_COMMIT }),
+      ...(process.env.LEDGER_LEASES && { LEDGER_LEASES: process.env.LEDGER_LEASES }),
+      ...(process.env.LEDGER_SETTLE && { LEDGER_SETTLE: process.env.LEDGER_SETTLE }),
+      DATA_DIR: dir,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      ADMIN_TOKEN,
+      JWT_SECRET: "bench-jwt-secret-0123456789abcdef0123456789",
+      DEMO_MODE: "false",
+      // On, with a limit no run reaches: the limiter is exercised on every request.
+      RATE_LIMIT_RPM: "1000000",
+      ACCOUNT_RATE_LIMIT_RPM: "1000000",
+      // One account drives the whole load: its concurrency is what is measured, not limited;
+      // and the runner signs its accounts up from one address.
+      CONCURRENCY_PER_ACCOUNT: "0",
+      CONCURRENCY_PER_KEY: "0",
+      SIGNUP_RATE_PER_IP: "0",
+      LOGIN_RATE_PER_IP: "0",
+      // The defaults of a deployment: info level, one JSON line per request (to a file, as a
+      // log shipper would take it); LOG_REQUESTS=off or LOG_LEVEL=warn measure without them.
+      LOG_LEVEL: process.env.LOG_LEVEL ?? "info",
+      ...(process.env.LOG_REQUESTS && { LOG_REQUESTS: process.env.LOG_REQUESTS }),
+      ...(otelUrl && { OTEL_EXPORTER_OTLP_ENDPOINT: otelUrl }),
+      ...o.gatewayEnv,
+    });
     const gateway = spawnChild(
       "gateway",
       [bun, ...o.gatewayBunFlags, join(GATEWAY_ROOT, "src/main.ts")],
-      {
-        ...baseEnv,
-        ...providerEnv,
-        DATABASE_URL: dbUrl,
-        // The gateway's defaults (durable commits, credit leases, settles before the answer)
-        // unless the run asks for LEDGER_COMMIT=async, LEDGER_LEASES=off or
-        // LEDGER_SETTLE=behind_answer.
-        ...(process.env.LEDGER_COMMIT && { LEDGER_COMMIT: process.env.LEDGER_COMMIT }),
-        ...(process.env.LEDGER_LEASES && { LEDGER_LEASES: process.env.LEDGER_LEASES }),
-        ...(process.env.LEDGER_SETTLE && { LEDGER_SETTLE: process.env.LEDGER_SETTLE }),
-        DATA_DIR: dataDir,
-        PORT: String(gwPort),
-        HOST: "127.0.0.1",
-        ADMIN_TOKEN,
-        JWT_SECRET: "bench-jwt-secret-0123456789abcdef0123456789",
-        DEMO_MODE: "false",
-        // On, with a limit no run reaches: the limiter is exercised on every request.
-        RATE_LIMIT_RPM: "1000000",
-        ACCOUNT_RATE_LIMIT_RPM: "1000000",
-        // One account drives the whole load: its concurrency is what is measured, not limited;
-        // and the runner signs its accounts up from one address.
-        CONCURRENCY_PER_ACCOUNT: "0",
-        CONCURRENCY_PER_KEY: "0",
-        SIGNUP_RATE_PER_IP: "0",
-        LOGIN_RATE_PER_IP: "0",
-        // The defaults of a deployment: info level, one JSON line per request (to a file, as a
-        // log shipper would take it); LOG_REQUESTS=off or LOG_LEVEL=warn measure without them.
-        LOG_LEVEL: process.env.LOG_LEVEL ?? "info",
-        ...(process.env.LOG_REQUESTS && { LOG_REQUESTS: process.env.LOG_REQUESTS }),
-        ...(otelUrl && { OTEL_EXPORTER_OTLP_ENDPOINT: otelUrl }),
-        ...(gatewayGcLog && { BUN_JSC_logGC: "1" }),
-        ...o.gatewayEnv,
-      },
+      { ...gatewayEnv(gwPort, dataDir), ...(gatewayGcLog && { BUN_JSC_logGC: "1" }) },
       o.targetCore,
       gatewayLog,
       gatewayGcLog ?? undefined,
@@ -180,6 +188,23 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     children.push(gateway);
     const gatewayUrl = `http://127.0.0.1:${gwPort}`;
     await waitReady(gateway, `${gatewayUrl}/healthz`, 60_000);
+
+    const extra: Stack["extra"] = {};
+    for (const g of o.extraGateways ?? []) {
+      const port = await freePort();
+      const dir = join(dataDir, g.name);
+      mkdirSync(dir);
+      const child = spawnChild(
+        g.name,
+        [bun, ...o.gatewayBunFlags, join(GATEWAY_ROOT, "src/main.ts")],
+        { ...gatewayEnv(port, dir), ...g.env },
+        o.targetCore,
+        join(dir, "gateway.log"),
+      );
+      children.push(child);
+      extra[g.name] = { url: `http://127.0.0.1:${port}`, child };
+      await waitReady(child, `${extra[g.name]!.url}/healthz`, 60_000);
+    }
 
     const proxyPort = await freePort();
     const proxy = spawnChild(
@@ -209,6 +234,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
       gatewayLog,
       otelUrl,
       gatewayGcLog,
+      extra,
       stop: stopAll,
     };
   } catch (e) {

@@ -6,7 +6,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
-import { splitThreadCpu, statCpuMs, statName, threadStats } from "../../bench/lib/procs";
+import { processTree, splitThreadCpu, statCpuMs, statName, threadStats, treeCpuMs } from "../../bench/lib/procs";
 
 /** A /proc `stat` line with `utime` and `stime` in ticks (fields 14 and 15). */
 const statLine = (tid: number, name: string, utime: number, stime: number) =>
@@ -48,5 +48,28 @@ describe.skipIf(!existsSync(`/proc/${process.pid}/task`))("this process's thread
     } finally {
       server.stop(true);
     }
+  });
+});
+
+describe.skipIf(!existsSync(`/proc/${process.pid}/stat`))("a process tree", () => {
+  test("holds a child and its child (a supervisor's gateway processes), and leaves the process out once it is gone", async () => {
+    // sh starts sleep as its child; the tree of this process reaches both.
+    const sh = Bun.spawn(["sh", "-c", "sleep 30 & wait"], { stdout: "ignore" });
+    try {
+      let tree: number[] = [];
+      for (let i = 0; i < 50 && tree.length < 3; i++) {
+        await Bun.sleep(20);
+        tree = processTree(process.pid);
+      }
+      expect(tree[0]).toBe(process.pid);
+      expect(tree).toContain(sh.pid);
+      expect(tree.length).toBeGreaterThanOrEqual(3);
+      const cpu = treeCpuMs(process.pid);
+      expect(cpu.total).toBeGreaterThanOrEqual(cpu.main);
+    } finally {
+      for (const pid of processTree(sh.pid).reverse()) process.kill(pid, "SIGKILL");
+      await sh.exited;
+    }
+    expect(processTree(process.pid)).not.toContain(sh.pid);
   });
 });

@@ -29,7 +29,7 @@ import postgres from "postgres";
 import { PgCounter, type WireCounts } from "./lib/pg-count";
 import { cpuMs, freePort, spawnChild, waitReady, type Child } from "./lib/procs";
 import { ADMIN_TOKEN, checkPostgres } from "./lib/stack";
-import { quantile } from "./lib/summary";
+import { sampleRollupLag } from "./lib/rollup-lag";
 
 const ROOT = join(import.meta.dir, "..");
 const arg = (name: string, d: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? d;
@@ -251,24 +251,9 @@ async function runOnce(n: number, counted: boolean): Promise<Run> {
     calls = 0;
     errors = 0;
 
-    const lagEvents: number[] = [];
-    const lagSeconds: number[] = [];
-    let sampling = true;
-    const sampler = (async () => {
-      while (sampling) {
-        const [r] = await sql`select (select coalesce(max(id), 0) from usage_events) - s.watermark as behind,
-            coalesce(extract(epoch from now() - (select min(created_at) from usage_events e where e.id > s.watermark)), 0) as age
-          from stats_rollup_state s where s.id = 1`;
-        if (r) {
-          lagEvents.push(Number(r.behind));
-          lagSeconds.push(Number(r.age));
-        }
-        await Bun.sleep(500);
-      }
-    })();
+    const lag = sampleRollupLag(sql);
     await drive(SECONDS);
-    sampling = false;
-    await sampler;
+    const rollup = await lag.stop();
     await Bun.sleep(2000); // charges behind the answers, statistics flushed
 
     const per = (x: number) => x / Math.max(1, calls);
@@ -279,11 +264,6 @@ async function runOnce(n: number, counted: boolean): Promise<Run> {
     const cmd1 = redisCommands(await redisInfo(redisPort, "commandstats"));
     const cmds = [...cmd1].map(([c, v]) => [c, v - (cmd0.get(c) ?? 0)] as const).filter(([, v]) => v > 0);
     cmds.sort((a, b) => b[1] - a[1]);
-    const q = (xs: number[], p: number) =>
-      quantile(
-        [...xs].sort((a, b) => a - b),
-        p,
-      );
     return {
       instances: n,
       counted,
@@ -316,8 +296,8 @@ async function runOnce(n: number, counted: boolean): Promise<Run> {
         .map(([t, v]) => [t, per(v - (stmts0.get(t) ?? 0))] as [string, number])
         .filter(([, v]) => v >= 0.005)
         .sort((a, b) => b[1] - a[1]),
-      lagEvents: { p50: q(lagEvents, 0.5), max: Math.max(0, ...lagEvents) },
-      lagSeconds: { p50: q(lagSeconds, 0.5), max: Math.max(0, ...lagSeconds) },
+      lagEvents: rollup.events,
+      lagSeconds: rollup.seconds,
     };
   } finally {
     for (const c of children.reverse()) await c.stop().catch(() => {});

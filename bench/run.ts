@@ -33,6 +33,7 @@
  * The gateway runs with a deployment's logging defaults (LOG_LEVEL=info, a JSON line per
  * request, written to a file); LOG_REQUESTS=off or LOG_LEVEL=warn in the environment turn it off.
  */
+import postgres from "postgres";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -40,6 +41,7 @@ import { compareOpenLoop, order, type CompareContext } from "./lib/compare-open"
 import { openStreams, wrk, type Target, type WrkResult } from "./lib/load";
 import { startPeers, type Peer } from "./lib/peers";
 import { databaseCpu } from "./lib/pg-cpu";
+import { sampleRollupLag } from "./lib/rollup-lag";
 import { saturation } from "./lib/saturation";
 import { cpuMs, rssMiB, taskset, threadCpuMs } from "./lib/procs";
 import { checkPostgres, startStack, type Stack } from "./lib/stack";
@@ -293,8 +295,10 @@ try {
   }
   if (only.has("saturation")) {
     const pg = databaseCpu(pgServer, stack.dbName);
+    const gwSql = postgres(pgServer.replace(/\/[^/]*$/, `/${stack.dbName}`), { max: 1, onnotice: () => {} });
     results.saturation = await saturation(ctx, allTargets(stack), {
       postgresMs: pg.ms,
+      rollupLag: () => sampleRollupLag(gwSql),
       conns,
       seconds: Math.max(2, Math.round(6 * scale)),
       warmupSeconds: Math.max(1, Math.round(2 * scale)),
@@ -303,7 +307,7 @@ try {
       tokens: nAccounts > 1 ? stack.tokens : [],
       core: LOAD_CORE,
       gcLog: stack.gatewayGcLog,
-    }).finally(pg.end);
+    }).finally(() => Promise.all([pg.end(), gwSql.end({ timeout: 1 })]));
   }
   if (only.has("sweep")) {
     const levels = [1, 4, 16, 64, 256];

@@ -49,7 +49,7 @@ export function peersTable(results: any): string[] {
     const g = sat.gateway;
     out.push(
       "",
-      `Gateway at saturation (JSON, one account): PostgreSQL ${f(g.postgresMsPerRequest, 3)} ms CPU per call (its database's backends), ${f(g.allocatedKiBPerRequest, 1)} KiB allocated per call, ${f(g.gcPerSecond, 0)} collections/s, longest GC pause ${f(g.gcPauseMaxMs, 1)} ms.`,
+      `Gateway at saturation (JSON, one account): PostgreSQL ${f(g.postgresMsPerRequest, 3)} ms CPU per call (its database's backends), ${f(g.allocatedKiBPerRequest, 1)} KiB allocated per call, ${f(g.gcPerSecond, 0)} collections/s, longest GC pause ${f(g.gcPauseMaxMs, 1)} ms. Stats rollup lag during those runs at most ${f(g.rollupLagMaxSeconds, 1)} s (${f(g.rollupLagMaxEvents, 0)} events behind; it folds every STATS_ROLLUP_INTERVAL_MS, 5 s by default).`,
     );
   }
   out.push("");

@@ -8,6 +8,7 @@
 import { gcLogOffset, readGcWindow } from "./gc-log";
 import { order, type CompareContext } from "./compare-open";
 import { wrk, type Target, type WrkResult } from "./load";
+import type { RollupLag } from "./rollup-lag";
 import { median, robust } from "./summary";
 
 export interface SaturationOptions {
@@ -22,6 +23,8 @@ export interface SaturationOptions {
   accountsTargets?: string[];
   core: number | null;
   gcLog: string | null;
+  /** Samples the stats rollup's lag while the gateway's JSON runs (lib/rollup-lag.ts). */
+  rollupLag?: () => { stop(): Promise<RollupLag> };
   /** CPU ms so far of the gateway database's PostgreSQL backends. */
   postgresMs: () => Promise<number>;
 }
@@ -33,7 +36,10 @@ type Cell = WrkResult & {
   allocKiBPerReq?: number;
   gcPauseMaxMs?: number;
   gcPerS?: number;
+  rollupLag?: RollupLag;
 };
+
+const maxOf = (xs: number[]) => (xs.length ? Math.max(...xs) : NaN);
 
 export async function saturation(c: CompareContext, ts: Target[], o: SaturationOptions) {
   const run = async (t: Target, body: string, token: string | string[], seconds: number): Promise<Cell> => {
@@ -43,10 +49,12 @@ export async function saturation(c: CompareContext, ts: Target[], o: SaturationO
     const gcLog = t.name === "gateway" ? o.gcLog : null;
     const pg0 = gateway ? await o.postgresMs() : 0;
     const gc0 = gcLog ? gcLogOffset(gcLog) : 0;
+    const lag = t.name === "gateway" && body === o.jsonBody ? (o.rollupLag?.() ?? null) : null;
     const { r, cpuMsPerReq, mainMsPerReq } = await c.cpuPerRequest(t, () =>
       wrk(t, { connections: o.conns, seconds, body, token, core: o.core }),
     );
     const cell: Cell = { ...r, cpuMsPerReq, mainMsPerReq };
+    if (lag) cell.rollupLag = await lag.stop();
     if (gateway && r.requests) {
       cell.pgMsPerReq = ((await o.postgresMs()) - pg0) / r.requests;
       if (gcLog) {
@@ -123,6 +131,9 @@ export async function saturation(c: CompareContext, ts: Target[], o: SaturationO
       postgresMsPerRequest: gw((x) => x.pgMsPerReq),
       allocatedKiBPerRequest: gw((x) => x.allocKiBPerReq),
       gcPauseMaxMs: gw((x) => x.gcPauseMaxMs),
+      // The worst lag any saturated JSON run saw: the rollup keeps up if it stays near its interval.
+      rollupLagMaxSeconds: maxOf(runs.flatMap((run) => run.json.gateway?.rollupLag?.seconds.max ?? [])),
+      rollupLagMaxEvents: maxOf(runs.flatMap((run) => run.json.gateway?.rollupLag?.events.max ?? [])),
       gcPerSecond: gw((x) => x.gcPerS),
     },
     errors: per((tn) => runs.reduce((a, run) => a + (run.json[tn]?.errors ?? 0) + (run.sse[tn]?.errors ?? 0), 0)),

@@ -135,6 +135,7 @@ CREATE OR REPLACE FUNCTION public.gw_lease_charge(p_lease uuid[], p_id uuid[], p
  RETURNS TABLE(n integer, r text)
  LANGUAGE plpgsql
  SET enable_seqscan TO 'off'
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 #variable_conflict use_column
 BEGIN
@@ -274,10 +275,12 @@ END $function$;
 
 CREATE OR REPLACE FUNCTION public.gw_lease_covers(p_lease uuid[], p_cost bigint[], p_hold bigint[])
  RETURNS boolean
- LANGUAGE sql
+ LANGUAGE plpgsql
  STABLE
- SET enable_seqscan TO 'off'
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
+DECLARE covered boolean;
+BEGIN
   -- Whether every lease is open and its reserved room covers the batch's charges (each capped at
   -- its call's hold). The room still counts what was charged since the last move, so this bounds
   -- one statement, not the lease's whole life: that the calls of all its statements together fit
@@ -287,8 +290,10 @@ AS $function$
     SELECT t.lease, sum(greatest(0, least(t.c, t.hold))) AS c FROM unnest(p_lease, p_cost, p_hold) AS t(lease, c, hold) GROUP BY t.lease
   )
   SELECT coalesce(bool_and(h.id IS NOT NULL AND h.closed_at IS NULL AND h.lease AND a.c <= h.amount_micro), false)
+    INTO covered
     FROM asked a LEFT JOIN holds h ON h.id = a.lease;
-$function$;
+  RETURN covered;
+END $function$;
 
 CREATE OR REPLACE FUNCTION public.gw_lease_move(p_lease uuid)
  RETURNS void

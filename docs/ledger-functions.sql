@@ -377,9 +377,13 @@ CREATE OR REPLACE FUNCTION public.gw_ledger_step(s_id uuid[], s_cost bigint[], s
  RETURNS TABLE(kind text, n integer, r text, free_micro bigint, free_tokens bigint)
  LANGUAGE plpgsql
  SET enable_seqscan TO 'off'
+ SET plan_cache_mode TO 'auto'
 AS $function$
 #variable_conflict use_column
 BEGIN
+  IF coalesce(cardinality(s_id), 0) + coalesce(cardinality(h_id), 0) <= 8 THEN
+    PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
+  END IF;
   PERFORM 1 FROM users
     WHERE id = ANY(h_user) OR id IN (SELECT h.user_id FROM holds h WHERE h.id = ANY(s_id))
     ORDER BY id FOR UPDATE;

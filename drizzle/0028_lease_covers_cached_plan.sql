@@ -25,3 +25,29 @@ END $$;
 -- choosing a fresh custom plan per call; the generic plan is the same shape (every join is by
 -- primary key, seq scans off).
 ALTER FUNCTION gw_lease_charge(uuid[], uuid[], bigint[], bigint[], bigint[], jsonb[]) SET plan_cache_mode = force_generic_plan;
+--> statement-breakpoint
+-- The held path's steps (a call of a key without a lease) by batch size: a step of a few calls
+-- keeps its generic plans (a one-call hold 829 -> 171 µs in gw_hold_many), a bigger one gets
+-- custom plans, which measured better under load (docs/decisions.md #63). The setting is local
+-- to this call: the function's own SET clause restores it on the way out.
+CREATE OR REPLACE FUNCTION gw_ledger_step(s_id uuid[], s_cost bigint[], s_tokens bigint[], s_event jsonb[], h_id uuid[], h_user uuid[], h_key uuid[], h_month text[], h_amount bigint[], h_tokens bigint[], h_ttl integer[])
+ RETURNS TABLE(kind text, n integer, r text, free_micro bigint, free_tokens bigint)
+ LANGUAGE plpgsql
+ SET enable_seqscan TO 'off'
+ SET plan_cache_mode TO 'auto'
+AS $function$
+#variable_conflict use_column
+BEGIN
+  IF coalesce(cardinality(s_id), 0) + coalesce(cardinality(h_id), 0) <= 8 THEN
+    PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
+  END IF;
+  PERFORM 1 FROM users
+    WHERE id = ANY(h_user) OR id IN (SELECT h.user_id FROM holds h WHERE h.id = ANY(s_id))
+    ORDER BY id FOR UPDATE;
+  IF cardinality(s_id) > 0 THEN
+    RETURN QUERY SELECT 's'::text, x.n, x.r, NULL::bigint, NULL::bigint FROM gw_settle_many(s_id, s_cost, s_tokens, s_event) x;
+  END IF;
+  IF cardinality(h_id) > 0 THEN
+    RETURN QUERY SELECT 'h'::text, x.n, x.r, x.free_micro, x.free_tokens FROM gw_hold_many(h_id, h_user, h_key, h_month, h_amount, h_tokens, h_ttl) x;
+  END IF;
+END $function$;

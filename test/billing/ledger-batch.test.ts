@@ -249,6 +249,31 @@ if (await postgresAvailable()) {
       expect(await money(a.userId)).toEqual({ balance: 1_000_000_000n - 600n, held: 0n });
     });
 
+    test("a small step's generic plans stay inside it: the transaction's setting is back after", async () => {
+      // gw_ledger_step forces generic plans for a step of a few calls (docs/decisions.md #63);
+      // the rest of the caller's transaction must plan as configured.
+      const a = await account(1_000);
+      const month = new Date().toISOString().slice(0, 7);
+      const seen = await g.gw.deps.db.orm.transaction(async (tx) => {
+        const [before]: { m: string }[] = (await tx.execute(
+          sql.raw("select current_setting('plan_cache_mode') as m"),
+        )) as never;
+        const step: { r: string }[] = (await tx.execute(
+          sql`select x.r from gw_ledger_step('{}'::uuid[], '{}'::bigint[], '{}'::bigint[], '{}'::jsonb[],
+                array[${crypto.randomUUID()}]::uuid[], array[${a.userId}]::uuid[], array[${a.keyId}]::uuid[],
+                array[${month}]::text[], array[1000]::bigint[], array[1]::bigint[], array[900]::int[]) x`,
+        )) as never;
+        const [after]: { m: string }[] = (await tx.execute(
+          sql.raw("select current_setting('plan_cache_mode') as m"),
+        )) as never;
+        return { before: before!.m, step: step.map((x) => x.r), after: after!.m };
+      });
+      expect(seen.step).toEqual(["ok"]);
+      expect(seen.after).toBe(seen.before);
+      expect(seen.before).not.toBe("force_generic_plan");
+      expect((await money(a.userId)).held).toBe(1_000n);
+    });
+
     test("a call that makes its batch fail fails alone; its neighbours succeed", async () => {
       const a = await account(1_000);
       const { db, batches } = counting(g.gw.deps.db);

@@ -27,6 +27,7 @@ import { join } from "node:path";
 import { compareOpenLoop, type CompareContext } from "./lib/compare-open";
 import type { Target } from "./lib/load";
 import { databaseCpu } from "./lib/pg-cpu";
+import { pgFloor, type PgFloor } from "./lib/pg-floor";
 import { freePort, processTree, spawnChild, treeCpuMs, waitReady, type Child } from "./lib/procs";
 import { saturation } from "./lib/saturation";
 import { checkPostgres, startStack } from "./lib/stack";
@@ -178,6 +179,9 @@ try {
       stream: true,
       metrics: { ttfb: (r) => r.ttfb },
     });
+    // The floor under the settle: the same server's statements at the same pace, on the run's database.
+    log("PostgreSQL's own cost per statement at the open loop's pace");
+    results.pgFloor = await pgFloor(pgServer.replace(/\/[^/]*$/, `/${stack.dbName}`), rate);
   }
 } finally {
   clearInterval(loadTimer);
@@ -302,6 +306,21 @@ if (pair === "processes") {
   results.settleCost = Object.fromEntries(rows);
   md.push("", "Paired within each repeat, then the median (min…max), ms:", "", "| difference | ms |", "|---|---:|");
   for (const [k, v] of rows) md.push(`| ${k} | ${rb(v)} |`);
+  const floor = results.pgFloor as PgFloor;
+  md.push(
+    "",
+    `The floor under the settle (bench/lib/pg-floor.ts): one statement every ${f(1000 / rate)} ms on one connection to the run's database, after the JSON runs, ${floor.perKind} of each kind in turn; ms from send to answer:`,
+    "",
+    "| statement | p50 | p90 | p99 |",
+    "|---|---:|---:|---:|",
+    ...(
+      [
+        ["`select 1` (a round trip)", floor.select1],
+        ["one-row insert, durable commit (the settle's kind of statement)", floor.insertDurable],
+        ["one-row insert, `synchronous_commit = off`", floor.insertAsync],
+      ] as const
+    ).map(([k, d]) => `| ${k} | ${f(d.p50)} | ${f(d.p90)} | ${f(d.p99)} |`),
+  );
   md.push(
     "",
     `Errors per target: JSON ${JSON.stringify(results.nonstream.errors)}, streams ${JSON.stringify(results.stream.errors)}; prober send lag p99 ${f(results.nonstream.proberSendLagP99Ms)} ms.`,

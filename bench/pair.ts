@@ -162,7 +162,7 @@ try {
       tokens: nAccounts > 1 ? stack.tokens : [],
       accountsTargets: ["gateway", second],
       core: null,
-      gcLog: null,
+      gcLogs: {},
     }).finally(pg.end);
   } else {
     results.nonstream = await compareOpenLoop(ctx, "non-streaming", targets, {

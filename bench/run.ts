@@ -36,7 +36,7 @@
 import postgres from "postgres";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { compareOpenLoop, order, type CompareContext } from "./lib/compare-open";
 import { openStreams, wrk, type Target, type WrkResult } from "./lib/load";
 import { startPeers, type Peer } from "./lib/peers";
@@ -48,6 +48,7 @@ import { checkPostgres, startStack, type Stack } from "./lib/stack";
 import { r2 } from "./lib/summary";
 import { renderMarkdown } from "./lib/report";
 import { memoryScenario, type MemoryResult } from "./memory";
+import { observability } from "./lib/observability";
 
 const ALL = ["nonstream", "stream", "messages", "saturation", "sweep", "streams", "memory", "stats"] as const;
 type Scenario = (typeof ALL)[number];
@@ -148,27 +149,14 @@ const stack: Stack = needStack
     })
   : (null as unknown as Stack);
 const peers: Peer[] = needStack
-  ? await startPeers({ simUrl: stack.simUrl, tokens: stack.tokens, core: TARGET_CORE, portkeyDir, log }).catch(
-      async (e) => {
-        await stack.stop();
-        throw e;
-      },
-    )
+  ? await startPeers({
+      ...{ simUrl: stack.simUrl, tokens: stack.tokens, core: TARGET_CORE, portkeyDir, log },
+      gcLogDir: stack.gatewayGcLog && dirname(stack.gatewayGcLog),
+    }).catch(async (e) => {
+      await stack.stop();
+      throw e;
+    })
   : [];
-/** What the gateway wrote while measured: request log lines, and trace exports the sink took. */
-async function observability(s: Stack) {
-  const text = existsSync(s.gatewayLog) ? readFileSync(s.gatewayLog, "utf8") : "";
-  const requestLines = text.split("\n").filter((l) => l.includes('"msg":"request"')).length;
-  const sink = s.otelUrl
-    ? ((await (await fetch(`${s.otelUrl}/stats`)).json()) as { exports: number; bytes: number })
-    : null;
-  return {
-    logLevel: process.env.LOG_LEVEL ?? "info",
-    logRequests: process.env.LOG_REQUESTS ?? "on",
-    requestLogLines: requestLines,
-    otlpExports: sink,
-  };
-}
 let observed: Awaited<ReturnType<typeof observability>> | null = null;
 
 // The machine's load while measuring: the benchmark is only as quiet as the machine.
@@ -204,6 +192,13 @@ const allTargets = (s: Stack): Target[] => {
   for (const t of peer) if (t.name === "portkey") t.url = t.url.replace("/openai/v1/", "/v1/");
   return [direct!, proxy!, ...peer, gateway!];
 };
+/** The GC log of each target that has one: the gateway, the bare proxy and the peers (saturation). */
+const gcLogs = (): Record<string, string> =>
+  Object.fromEntries(
+    [["gateway", stack.gatewayGcLog], ["proxy", stack.proxyGcLog], ...peers.map((p) => [p.name, p.gcLog])].filter(
+      (e): e is [string, string] => !!e[1],
+    ),
+  );
 const pidOf = (t: Target) =>
   t.name === "gateway"
     ? stack.gateway.pid
@@ -306,7 +301,7 @@ try {
       sseBody: INSTANT_STREAM_BODY,
       tokens: nAccounts > 1 ? stack.tokens : [],
       core: LOAD_CORE,
-      gcLog: stack.gatewayGcLog,
+      gcLogs: gcLogs(),
     }).finally(() => Promise.all([pg.end(), gwSql.end({ timeout: 1 })]));
   }
   if (only.has("sweep")) {

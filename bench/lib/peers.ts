@@ -19,6 +19,8 @@ export interface Peer {
   child: Child;
   /** Headers every request to it carries (Portkey's provider and upstream). */
   headers: Record<string, string>;
+  /** Its stderr with JavaScriptCore's GC log on, when asked for (lib/gc-log.ts). */
+  gcLog: string | null;
 }
 
 /** Portkey's entry script under a `--prefix` install directory (or the package directory itself); null when absent. */
@@ -38,6 +40,8 @@ export async function startPeers(o: {
   core: number | null;
   portkeyDir: string | undefined;
   log: (...a: unknown[]) => void;
+  /** A directory for each peer's GC log (BUN_JSC_logGC), as the gateway's; none when null. */
+  gcLogDir?: string | null;
 }): Promise<Peer[]> {
   const bun = process.execPath;
   const env = {
@@ -46,16 +50,27 @@ export async function startPeers(o: {
     BUN_CONFIG_MAX_HTTP_REQUESTS: "4096",
   };
   const peers: Peer[] = [];
+  const gcLogOf = (name: Peer["name"]) => (o.gcLogDir ? join(o.gcLogDir, `${name}-gc.log`) : null);
+  const gcEnv: Record<string, string> = o.gcLogDir ? { BUN_JSC_logGC: "1" } : {};
   const port = await freePort();
+  const essentialsGc = gcLogOf("essentials");
   const essentials = spawnChild(
     "essentials proxy",
     [bun, join(ROOT, "bench/essentials-proxy.ts")],
-    { ...env, ESSENTIALS_PORT: String(port), UPSTREAM: `${o.simUrl}/sim`, ESSENTIALS_KEYS: o.tokens.join(",") },
+    {
+      ...env,
+      ...gcEnv,
+      ESSENTIALS_PORT: String(port),
+      UPSTREAM: `${o.simUrl}/sim`,
+      ESSENTIALS_KEYS: o.tokens.join(","),
+    },
     o.core,
+    undefined,
+    essentialsGc ?? undefined,
   );
   const url = `http://127.0.0.1:${port}`;
   await waitReady(essentials, `${url}/health`);
-  peers.push({ name: "essentials", url, child: essentials, headers: {} });
+  peers.push({ name: "essentials", url, child: essentials, headers: {}, gcLog: essentialsGc });
 
   const entry = portkeyEntry(o.portkeyDir);
   if (!entry) {
@@ -66,7 +81,15 @@ export async function startPeers(o: {
   }
   const pkPort = await freePort();
   // Portkey's own script, run by Bun; --headless skips its console UI.
-  const portkey = spawnChild("portkey", [bun, entry, `--port=${pkPort}`, "--headless"], env, o.core);
+  const portkeyGc = gcLogOf("portkey");
+  const portkey = spawnChild(
+    "portkey",
+    [bun, entry, `--port=${pkPort}`, "--headless"],
+    { ...env, ...gcEnv },
+    o.core,
+    undefined,
+    portkeyGc ?? undefined,
+  );
   const pkUrl = `http://127.0.0.1:${pkPort}`;
   await waitReady(portkey, `${pkUrl}/`);
   peers.push({
@@ -74,6 +97,7 @@ export async function startPeers(o: {
     url: pkUrl,
     child: portkey,
     headers: { "x-portkey-provider": "openai", "x-portkey-custom-host": `${o.simUrl}/sim/openai/v1` },
+    gcLog: portkeyGc,
   });
   o.log(`Portkey ${PORTKEY_VERSION} on Bun at ${pkUrl} (${entry})`);
   return peers;

@@ -31,8 +31,8 @@ export function peersTable(results: any): string[] {
   const out = [
     "## Side by side (one run)",
     "",
-    "| target | added p50 / p99 @ open loop, JSON (ms) | SSE TTFB added p50 (ms) | sat. JSON req/s (p99 ms) | sat. SSE req/s | process CPU µs/call (sat. JSON) | JS thread µs/call |",
-    "|---|---:|---:|---:|---:|---:|---:|",
+    "| target | added p50 / p99 @ open loop, JSON (ms) | SSE TTFB added p50 (ms) | sat. JSON req/s (p99 ms) | sat. SSE req/s | process CPU µs/call (sat. JSON) | JS thread µs/call | KiB allocated/call | longest GC pause ms |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
   ];
   for (const t of names) {
     const added = ns ? `${sd(m(ns.p50.minusDirect?.[t]))} / ${sd(m(ns.p99.minusDirect?.[t]))}` : "–";
@@ -41,7 +41,13 @@ export function peersTable(results: any): string[] {
     const sse = sat?.sseRps ? f(m(sat.sseRps[t]), 0) : "–";
     const cpu = sat ? f(1000 * (sat.cpuMsPerRequest[t] ?? NaN), 1) : "–";
     const main = sat ? f(1000 * (sat.mainThreadMsPerRequest?.[t] ?? NaN), 1) : "–";
-    out.push(`| ${LABEL[t] ?? t} | ${added} | ${ttfb} | ${rps} | ${sse} | ${cpu} | ${main} |`);
+    // Older results carry the gateway's only (sat.gateway); the JS heap's growth, not Bun's native buffers.
+    const alloc = f(
+      sat?.allocatedKiBPerRequest?.[t] ?? (t === "gateway" ? sat?.gateway?.allocatedKiBPerRequest : NaN),
+      1,
+    );
+    const pause = f(sat?.gcPauseMaxMs?.[t] ?? (t === "gateway" ? sat?.gateway?.gcPauseMaxMs : NaN), 1);
+    out.push(`| ${LABEL[t] ?? t} | ${added} | ${ttfb} | ${rps} | ${sse} | ${cpu} | ${main} | ${alloc} | ${pause} |`);
   }
   if (sat && !names.includes("portkey"))
     out.push("", "Portkey on Bun was not measured in this run (not installed; see bench/README.md, `--portkey=DIR`).");

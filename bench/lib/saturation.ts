@@ -1,9 +1,9 @@
 /**
  * The closed-loop saturation scenario of bench/run.ts: wrk against every target in rotated
  * order, JSON and then SSE, instant upstream; per target its requests/s, wrk's p50/p99, and the
- * CPU per call of its process (all threads, and the JavaScript thread alone). For the gateway
- * also PostgreSQL's CPU per call (its database's backends, lib/pg-cpu.ts), and from its GC log
- * (lib/gc-log.ts) the KiB allocated per call and the longest collection pause.
+ * CPU per call of its process (all threads, and the JavaScript thread alone); from the GC log of
+ * each target that has one (lib/gc-log.ts) the KiB allocated per call and the longest collection
+ * pause. For the gateway also PostgreSQL's CPU per call (its database's backends, lib/pg-cpu.ts).
  */
 import { gcLogOffset, readGcWindow } from "./gc-log";
 import { order, type CompareContext } from "./compare-open";
@@ -22,7 +22,8 @@ export interface SaturationOptions {
   /** The targets run once more with `tokens` (default the gateway); each reported as `<name>Accounts`. */
   accountsTargets?: string[];
   core: number | null;
-  gcLog: string | null;
+  /** Target name → its GC log (BUN_JSC_logGC on its stderr); targets without one get no GC figures. */
+  gcLogs: Record<string, string>;
   /** Samples the stats rollup's lag while the gateway's JSON runs (lib/rollup-lag.ts). */
   rollupLag?: () => { stop(): Promise<RollupLag> };
   /** CPU ms so far of the gateway database's PostgreSQL backends. */
@@ -44,9 +45,9 @@ const maxOf = (xs: number[]) => (xs.length ? Math.max(...xs) : NaN);
 export async function saturation(c: CompareContext, ts: Target[], o: SaturationOptions) {
   const run = async (t: Target, body: string, token: string | string[], seconds: number): Promise<Cell> => {
     // Every gateway configuration of the run (bench/pair.ts names them gateway-…) gets its
-    // database's CPU; the GC log is the first gateway's only.
+    // database's CPU.
     const gateway = t.name.startsWith("gateway");
-    const gcLog = t.name === "gateway" ? o.gcLog : null;
+    const gcLog = o.gcLogs[t.name] ?? null;
     const pg0 = gateway ? await o.postgresMs() : 0;
     const gc0 = gcLog ? gcLogOffset(gcLog) : 0;
     const lag = t.name === "gateway" && body === o.jsonBody ? (o.rollupLag?.() ?? null) : null;
@@ -55,14 +56,12 @@ export async function saturation(c: CompareContext, ts: Target[], o: SaturationO
     );
     const cell: Cell = { ...r, cpuMsPerReq, mainMsPerReq };
     if (lag) cell.rollupLag = await lag.stop();
-    if (gateway && r.requests) {
-      cell.pgMsPerReq = ((await o.postgresMs()) - pg0) / r.requests;
-      if (gcLog) {
-        const gc = readGcWindow(gcLog, gc0, gcLogOffset(gcLog));
-        cell.allocKiBPerReq = gc.allocatedKiB / r.requests;
-        cell.gcPauseMaxMs = Math.max(0, ...gc.pausesMs);
-        cell.gcPerS = gc.collections / seconds;
-      }
+    if (gateway && r.requests) cell.pgMsPerReq = ((await o.postgresMs()) - pg0) / r.requests;
+    if (gcLog && r.requests) {
+      const gc = readGcWindow(gcLog, gc0, gcLogOffset(gcLog));
+      cell.allocKiBPerReq = gc.allocatedKiB / r.requests;
+      cell.gcPauseMaxMs = Math.max(0, ...gc.pausesMs);
+      cell.gcPerS = gc.collections / seconds;
     }
     return cell;
   };
@@ -127,6 +126,8 @@ export async function saturation(c: CompareContext, ts: Target[], o: SaturationO
     mainThreadMsPerRequest: per((tn) => med("json", tn, (x) => x.mainMsPerReq)),
     sseCpuMsPerRequest: per((tn) => med("sse", tn, (x) => x.cpuMsPerReq)),
     postgresMsPerRequest: per((tn) => med("json", tn, (x) => x.pgMsPerReq)),
+    allocatedKiBPerRequest: per((tn) => med("json", tn, (x) => x.allocKiBPerReq)),
+    gcPauseMaxMs: per((tn) => med("json", tn, (x) => x.gcPauseMaxMs)),
     gateway: {
       postgresMsPerRequest: gw((x) => x.pgMsPerReq),
       allocatedKiBPerRequest: gw((x) => x.allocKiBPerReq),

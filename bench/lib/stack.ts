@@ -32,7 +32,10 @@ export interface StackOptions {
   accounts?: number;
   /** Export traces to an OTLP sink started beside the simulator. */
   otel?: boolean;
-  /** Run the gateway with JavaScriptCore's GC log on (BUN_JSC_logGC), its stderr to `gatewayGcLog`. */
+  /**
+   * Run the gateway and the bare proxy with JavaScriptCore's GC log on (BUN_JSC_logGC), their
+   * stderr to `gatewayGcLog` and `proxyGcLog`.
+   */
   gcLog?: boolean;
   /**
    * More gateways of the same tree on the same database, each with the environment of the first
@@ -60,6 +63,7 @@ export interface Stack {
   otelUrl: string | null;
   /** The gateway's stderr with `gcLog`: one line per garbage collection (see gc-log.ts). */
   gatewayGcLog: string | null;
+  proxyGcLog: string | null;
   /** The `extraGateways`, by name. */
   extra: Record<string, { url: string; child: Child }>;
   stop(): Promise<void>;
@@ -207,11 +211,19 @@ export async function startStack(o: StackOptions): Promise<Stack> {
     }
 
     const proxyPort = await freePort();
+    const proxyGcLog = o.gcLog ? join(dataDir, "proxy-gc.log") : null;
     const proxy = spawnChild(
       "bare proxy",
       [bun, join(ROOT, "bench/proxy.ts")],
-      { ...baseEnv, PROXY_PORT: String(proxyPort), UPSTREAM: `${simUrl}/sim` },
+      {
+        ...baseEnv,
+        PROXY_PORT: String(proxyPort),
+        UPSTREAM: `${simUrl}/sim`,
+        ...(proxyGcLog && { BUN_JSC_logGC: "1" }),
+      },
       o.targetCore,
+      undefined,
+      proxyGcLog ?? undefined,
     );
     children.push(proxy);
     const proxyUrl = `http://127.0.0.1:${proxyPort}`;
@@ -234,6 +246,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
       gatewayLog,
       otelUrl,
       gatewayGcLog,
+      proxyGcLog,
       extra,
       stop: stopAll,
     };

@@ -7,7 +7,6 @@ import { KEY_TEXT_PATTERN } from "../lib/secret-box";
 import { Bool, Int } from "./schema-kinds";
 import { CONSOLE_SETTINGS } from "./schema-console";
 import { DATA_SETTINGS } from "./schema-data";
-
 export { BOOL_SPELLINGS, parseBool } from "./schema-kinds";
 
 export const EnvSchema = T.Object({

@@ -41,6 +41,31 @@ describe("GC log", () => {
       full: 0,
       pausesMs: [],
       allocatedKiB: 0,
+      heaps: 0,
+      allHeapsKiB: 0,
     });
+  });
+
+  test("a worker's heap, logged between the main heap's lines, is kept apart", () => {
+    // A worker's collections (a small heap at another address) between the main heap's: read as
+    // one heap, its 3 MB "after" would make the main heap's next start look like 5.8 MB allocated.
+    const worker = (start: number, after: number, pause: number) =>
+      `[GC<0x5aa00000118>: START M ${start}kb => EdenCollection, a=0kb hf=0.000 mu=0.600 v=0kb (C:0 M:0 P1:0) o=0 b=0 i#1:N<CsMsrShDMsm(0)SrbBcs> 0+0 v=1kb (C:1 M:0 P1:0) o=0 b=0 i#2:P<Ws>Pbc => ${after}kb, p=${pause}ms (max ${pause}), cycle 1ms END]`;
+    const lines = LOG.split("\n");
+    const mixed = [
+      ...lines.slice(0, 6),
+      worker(4000, 3000, 9.5),
+      ...lines.slice(6, 9),
+      worker(3900, 3100, 8.25),
+      ...lines.slice(9),
+    ];
+    const w = parseGcLog(mixed.join("\n"));
+    expect(w.heaps).toBe(2);
+    expect(w.collections).toBe(3);
+    expect(w.allocatedKiB).toBe(8838 - 6101 + (8853 - 6384));
+    expect(w.allHeapsKiB).toBe(8838 - 6101 + (8853 - 6384) + (3900 - 3000));
+    expect(w.pausesMs).not.toContain(9.5);
+    expect(w.pausesMs).not.toContain(8.25);
+    expect(w.pausesMs.length).toBe(7);
   });
 });

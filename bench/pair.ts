@@ -181,7 +181,7 @@ try {
     });
     // The floor under the settle: the same server's statements at the same pace, on the run's database.
     log("PostgreSQL's own cost per statement at the open loop's pace");
-    results.pgFloor = await pgFloor(pgServer.replace(/\/[^/]*$/, `/${stack.dbName}`), rate);
+    results.pgFloor = await pgFloor(stack.dbUrl, rate);
   }
 } finally {
   clearInterval(loadTimer);

@@ -150,7 +150,11 @@ const stack: Stack = needStack
   : (null as unknown as Stack);
 const peers: Peer[] = needStack
   ? await startPeers({
-      ...{ simUrl: stack.simUrl, tokens: stack.tokens, core: TARGET_CORE, portkeyDir, log },
+      simUrl: stack.simUrl,
+      tokens: stack.tokens,
+      core: TARGET_CORE,
+      portkeyDir,
+      log,
       gcLogDir: stack.gatewayGcLog && dirname(stack.gatewayGcLog),
     }).catch(async (e) => {
       await stack.stop();
@@ -290,7 +294,7 @@ try {
   }
   if (only.has("saturation")) {
     const pg = databaseCpu(pgServer, stack.dbName);
-    const gwSql = postgres(pgServer.replace(/\/[^/]*$/, `/${stack.dbName}`), { max: 1, onnotice: () => {} });
+    const gwSql = postgres(stack.dbUrl, { max: 1, onnotice: () => {} });
     results.saturation = await saturation(ctx, allTargets(stack), {
       postgresMs: pg.ms,
       rollupLag: () => sampleRollupLag(gwSql),

@@ -203,7 +203,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
 
   // Every call has ended: nothing may be held any more.
   await Bun.sleep(500);
-  const sql = postgres(o.pg.replace(/\/[^/]*$/, `/${stack.dbName}`), { max: 1, onnotice: () => {} });
+  const sql = postgres(stack.dbUrl, { max: 1, onnotice: () => {} });
   const [h] = await sql`select count(*)::int as n from holds where status = 'open'`;
   await sql.end();
   await stack.stop();

@@ -26,9 +26,10 @@ END $$;
 -- primary key, seq scans off).
 ALTER FUNCTION gw_lease_charge(uuid[], uuid[], bigint[], bigint[], bigint[], jsonb[]) SET plan_cache_mode = force_generic_plan;
 --> statement-breakpoint
--- The held path's steps (a call of a key without a lease) by batch size: a step of a few calls
--- keeps its generic plans (a one-call hold 829 -> 171 µs in gw_hold_many), a bigger one gets
--- custom plans, which measured better under load (docs/decisions.md #63). The setting is local
+-- The held path's steps (calls of keys without a lease; a lone call goes to gw_hold / gw_settle,
+-- so a step carries 2 or more) by batch size: a step of at most 8 calls gets generic plans
+-- (backend CPU per call about a third lower at 2, 4 and 8 calls), a bigger one custom plans,
+-- alike or better from 16 calls on and under load (docs/decisions.md #63). The setting is local
 -- to this call: the function's own SET clause restores it on the way out.
 CREATE OR REPLACE FUNCTION gw_ledger_step(s_id uuid[], s_cost bigint[], s_tokens bigint[], s_event jsonb[], h_id uuid[], h_user uuid[], h_key uuid[], h_month text[], h_amount bigint[], h_tokens bigint[], h_ttl integer[])
  RETURNS TABLE(kind text, n integer, r text, free_micro bigint, free_tokens bigint)

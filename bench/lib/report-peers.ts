@@ -41,7 +41,7 @@ export function peersTable(results: any): string[] {
     const sse = sat?.sseRps ? f(m(sat.sseRps[t]), 0) : "–";
     const cpu = sat ? f(1000 * (sat.cpuMsPerRequest[t] ?? NaN), 1) : "–";
     const main = sat ? f(1000 * (sat.mainThreadMsPerRequest?.[t] ?? NaN), 1) : "–";
-    // Older results carry the gateway's only (sat.gateway); the JS heap's growth, not Bun's native buffers.
+    // Older results carry the gateway's only (sat.gateway). Both from the GC log's heap sizes (lib/gc-log.ts).
     const alloc = f(
       sat?.allocatedKiBPerRequest?.[t] ?? (t === "gateway" ? sat?.gateway?.allocatedKiBPerRequest : NaN),
       1,

@@ -57,6 +57,8 @@ export interface Stack {
   /** One key per funded account (tokens[0] === token). */
   tokens: string[];
   dbName: string;
+  /** postgres://… of that throwaway database, on `serverUrl`'s server. */
+  dbUrl: string;
   /** The gateway's stdout: its JSON lines, one per request with LOG_REQUESTS on. */
   gatewayLog: string;
   /** The OTLP sink's URL with `otel`. */
@@ -243,6 +245,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
       userId,
       tokens: accounts.map((a) => a.token),
       dbName,
+      dbUrl,
       gatewayLog,
       otelUrl,
       gatewayGcLog,

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { sql } from "drizzle-orm";
 import type { Database } from "../../src/db/client";
 import { SqlLedger } from "../../src/db/repos/ledger";
-import type { UsageEvent } from "../../src/core/billing/ledger";
+import { currentMonth, type UsageEvent } from "../../src/core/billing/ledger";
 import { postgresAvailable, startTestGateway, type TestGateway } from "../harness";
 
 setDefaultTimeout(30_000);
@@ -253,7 +253,7 @@ if (await postgresAvailable()) {
       // gw_ledger_step forces generic plans for a step of a few calls (docs/decisions.md #63);
       // the rest of the caller's transaction must plan as configured.
       const a = await account(1_000);
-      const month = new Date().toISOString().slice(0, 7);
+      const month = currentMonth();
       const seen = await g.gw.deps.db.orm.transaction(async (tx) => {
         const [before]: { m: string }[] = (await tx.execute(
           sql.raw("select current_setting('plan_cache_mode') as m"),

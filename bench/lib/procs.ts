@@ -176,9 +176,13 @@ export function treeCpuMs(pid: number): { total: number; main: number } {
   let main = 0;
   for (const p of processTree(pid)) {
     try {
-      // The process's own counters include its threads that have exited; the main thread's are its own.
-      total += cpuMs(p) ?? 0;
-      main += threadCpuMs(p).main;
+      // The process's own counters include its threads that have exited; the main thread's are its
+      // own. Main first: both only grow, so a tick landing between the two reads cannot put main above total.
+      const m = threadCpuMs(p).main;
+      const t = cpuMs(p);
+      if (t === null) continue; // it exited between the two reads
+      main += m;
+      total += t;
     } catch {} // it exited between the listing and the read
   }
   return { total, main };

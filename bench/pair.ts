@@ -31,6 +31,7 @@ import { pgFloor, type PgFloor } from "./lib/pg-floor";
 import { freePort, processTree, spawnChild, treeCpuMs, waitReady, type Child } from "./lib/procs";
 import { saturation } from "./lib/saturation";
 import { checkPostgres, startStack } from "./lib/stack";
+import { INSTANT_BODY, INSTANT_STREAM_BODY, NONSTREAM_BODY, STREAM_BODY } from "./lib/targets";
 import { robust, type Robust } from "./lib/summary";
 
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? undefined;
@@ -135,14 +136,6 @@ const ctx: CompareContext = {
   },
 };
 
-const body = (content: string, stream: boolean) =>
-  JSON.stringify({
-    model: "gpt-4o-mini",
-    messages: [{ role: "user", content }],
-    max_tokens: 64,
-    ...(stream && { stream: true, stream_options: { include_usage: true } }),
-  });
-
 const loadSamples: number[] = [];
 const loadAvg = () => Number(readFileSync("/proc/loadavg", "utf8").split(" ")[0]);
 const loadAtStart = loadAvg();
@@ -157,8 +150,8 @@ try {
       conns,
       seconds,
       warmupSeconds: 2,
-      jsonBody: body("Say hello to the benchmark.", false),
-      sseBody: body("Stream a short answer to the benchmark.", true),
+      jsonBody: INSTANT_BODY,
+      sseBody: INSTANT_STREAM_BODY,
       tokens: nAccounts > 1 ? stack.tokens : [],
       accountsTargets: ["gateway", second],
       core: null,
@@ -168,14 +161,14 @@ try {
     results.nonstream = await compareOpenLoop(ctx, "non-streaming", targets, {
       rate,
       ms: seconds * 1000,
-      body: body("Say hello to the benchmark. [sim:latency=20]", false),
+      body: NONSTREAM_BODY,
       stream: false,
       metrics: { latency: (r) => r.latency },
     });
     results.stream = await compareOpenLoop(ctx, "streaming", targets, {
       rate: 50,
       ms: Math.max(3, Math.round(seconds * 0.6)) * 1000,
-      body: body("Stream a short answer to the benchmark. [sim:latency=20] [sim:chunk_ms=5]", true),
+      body: STREAM_BODY,
       stream: true,
       metrics: { ttfb: (r) => r.ttfb },
     });

@@ -5,9 +5,11 @@
  * See bench/README.md for how to read the output (bench/results/<out>.{json,md}).
  *
  * Flags:
- *   --only=nonstream,stream,messages,saturation,sweep,streams,memory,stats   scenarios to run (default: all but stats)
+ *   --only=nonstream,stream,messages,saturation,sweep,streams,memory,alloc,stats   scenarios to run (default: all but stats)
  *                      memory: bench/memory.ts, `npm start` on PGlite (fresh DATA_DIR, then a
  *                      restart) with 300 chat calls each; runs first, before the PostgreSQL stack
+ *                      alloc: bench/alloc.ts, KiB allocated per call with the collector off, on a
+ *                      stack of its own; runs next
  *   --stats            also run the stats scenario (bench/stats.ts: a million usage events, ~2 minutes)
  *   --quick            halve every duration (about 2.5 minutes; the default run takes about 5)
  *   --scale=F          multiply every duration by F
@@ -46,11 +48,23 @@ import { saturation } from "./lib/saturation";
 import { cpuMs, rssMiB, taskset, threadCpuMs } from "./lib/procs";
 import { checkPostgres, startStack, type Stack } from "./lib/stack";
 import { r2 } from "./lib/summary";
+import {
+  chatTargets,
+  INSTANT_BODY,
+  INSTANT_STREAM_BODY,
+  LONG_STREAM_BODY,
+  MESSAGES_STREAM_BODY,
+  messagesTargets,
+  NONSTREAM_BODY,
+  STREAM_BODY,
+  withPeers,
+} from "./lib/targets";
 import { renderMarkdown } from "./lib/report";
 import { memoryScenario, type MemoryResult } from "./memory";
+import { allocScenario } from "./alloc";
 import { observability } from "./lib/observability";
 
-const ALL = ["nonstream", "stream", "messages", "saturation", "sweep", "streams", "memory", "stats"] as const;
+const ALL = ["nonstream", "stream", "messages", "saturation", "sweep", "streams", "memory", "alloc", "stats"] as const;
 type Scenario = (typeof ALL)[number];
 
 function flag(name: string): string | undefined {
@@ -109,24 +123,27 @@ if (!process.env.BENCH_CHILD) {
 
 const log = (...a: unknown[]) => console.log(`[${new Date().toISOString().slice(11, 19)}]`, ...a);
 
-if ((only.has("saturation") || only.has("sweep")) && !Bun.which("wrk")) {
+if ((only.has("saturation") || only.has("sweep") || only.has("alloc")) && !Bun.which("wrk")) {
   console.error(
     "wrk is not installed. Install it (Debian/Ubuntu: apt-get update && apt-get install -y wrk) or run only the other scenarios: --only=nonstream,stream,messages,streams",
   );
   process.exit(2);
 }
+const started = Date.now();
 // The default path's memory, measured on a machine the PostgreSQL stack does not load yet.
 let memory: MemoryResult | null = null;
 if (only.has("memory"))
   memory = await memoryScenario({ calls: 300, idleSeconds: Math.max(4, Math.round(10 * scale)) }, log);
-// Every other scenario measures the PostgreSQL stack; the memory scenario alone needs none.
-const needStack = [...only].some((s) => s !== "memory");
-
-if (needStack)
+// Every other scenario measures the main PostgreSQL stack; memory needs none, alloc starts its own.
+const needStack = [...only].some((s) => s !== "memory" && s !== "alloc");
+if (only.has("alloc") || needStack)
   await checkPostgres(pgServer).catch((e) => {
     console.error(e.message);
     process.exit(2);
   });
+const alloc = only.has("alloc")
+  ? await allocScenario({ serverUrl: pgServer, portkeyDir, seconds: sec(3) / 1000, repeats, connections: conns }, log)
+  : null;
 
 const profileDir = join(import.meta.dir, "results", "profile");
 if (profile) mkdirSync(profileDir, { recursive: true });
@@ -177,25 +194,6 @@ const stopStack = async () => {
 };
 process.on("SIGINT", () => void stopStack().then(() => process.exit(130)));
 
-const targets = (s: Stack): Target[] => [
-  { name: "direct", url: `${s.simUrl}/sim/openai/v1/chat/completions` },
-  { name: "proxy", url: `${s.proxyUrl}/openai/v1/chat/completions` },
-  { name: "gateway", url: `${s.gatewayUrl}/v1/chat/completions` },
-];
-/** Anthropic's Messages API to an Anthropic-protocol upstream: the gateway relays the stream byte for byte. */
-const messagesTargets = (s: Stack): Target[] => [
-  { name: "direct", url: `${s.simUrl}/sim/anthropic/v1/messages`, end: "message_stop" },
-  { name: "proxy", url: `${s.proxyUrl}/anthropic/v1/messages`, end: "message_stop" },
-  { name: "gateway", url: `${s.gatewayUrl}/v1/messages`, end: "message_stop" },
-];
-/** The compared targets with the peers: direct, proxy, essentials, portkey (when installed), gateway. */
-const allTargets = (s: Stack): Target[] => {
-  const [direct, proxy, gateway] = targets(s);
-  const peer = peers.map((p) => ({ name: p.name, url: `${p.url}/openai/v1/chat/completions`, headers: p.headers }));
-  // Portkey serves OpenAI's path itself and takes the upstream from its headers.
-  for (const t of peer) if (t.name === "portkey") t.url = t.url.replace("/openai/v1/", "/v1/");
-  return [direct!, proxy!, ...peer, gateway!];
-};
 /** The GC log of each target that has one: the gateway, the bare proxy and the peers (saturation). */
 const gcLogs = (): Record<string, string> =>
   Object.fromEntries(
@@ -210,29 +208,9 @@ const pidOf = (t: Target) =>
       ? stack.proxy.pid
       : (peers.find((p) => p.name === t.name)?.child.pid ?? stack.sim.pid);
 
-const body = (content: string, stream: boolean) =>
-  JSON.stringify({
-    model: "gpt-4o-mini",
-    messages: [{ role: "user", content }],
-    max_tokens: 64,
-    ...(stream && { stream: true, stream_options: { include_usage: true } }),
-  });
-// The proxy and the simulator get the very body the gateway gets; the simulator ignores `stream_options` when absent.
-const NONSTREAM_BODY = body("Say hello to the benchmark. [sim:latency=20]", false);
-const STREAM_BODY = body("Stream a short answer to the benchmark. [sim:latency=20] [sim:chunk_ms=5]", true);
-const INSTANT_BODY = body("Say hello to the benchmark.", false);
-const INSTANT_STREAM_BODY = body("Stream a short answer to the benchmark.", true);
-const LONG_STREAM_BODY = body("Hold this stream open. [sim:chunk_ms=500]", true);
-const MESSAGES_STREAM_BODY = JSON.stringify({
-  model: "claude-haiku-4-5",
-  max_tokens: 64,
-  stream: true,
-  messages: [{ role: "user", content: "Stream a short answer to the benchmark. [sim:latency=20] [sim:chunk_ms=5]" }],
-});
-
 const results: Record<string, unknown> = {};
 if (memory) results.memory = memory;
-const started = Date.now();
+if (alloc) results.alloc = alloc;
 
 async function cpuPerRequest<T extends { ok?: number; requests?: number }>(
   t: Target,
@@ -256,7 +234,7 @@ const ctx: CompareContext = { repeats, token: needStack ? stack.token : "", warm
 
 try {
   if (only.has("nonstream")) {
-    results.nonstream = await compareOpenLoop(ctx, "non-streaming", allTargets(stack), {
+    results.nonstream = await compareOpenLoop(ctx, "non-streaming", withPeers(stack, peers), {
       rate,
       ms: sec(8),
       body: NONSTREAM_BODY,
@@ -265,7 +243,7 @@ try {
     });
   }
   if (only.has("stream")) {
-    results.stream = await compareOpenLoop(ctx, "streaming", allTargets(stack), {
+    results.stream = await compareOpenLoop(ctx, "streaming", withPeers(stack, peers), {
       rate: 50,
       ms: sec(5),
       body: STREAM_BODY,
@@ -295,7 +273,7 @@ try {
   if (only.has("saturation")) {
     const pg = databaseCpu(pgServer, stack.dbName);
     const gwSql = postgres(stack.dbUrl, { max: 1, onnotice: () => {} });
-    results.saturation = await saturation(ctx, allTargets(stack), {
+    results.saturation = await saturation(ctx, withPeers(stack, peers), {
       postgresMs: pg.ms,
       rollupLag: () => sampleRollupLag(gwSql),
       conns,
@@ -313,7 +291,7 @@ try {
     const rows: { connections: number; byTarget: Record<string, WrkResult> }[] = [];
     for (const c of levels) {
       const byTarget: Record<string, WrkResult> = {};
-      for (const t of order(targets(stack), levels.indexOf(c))) {
+      for (const t of order(chatTargets(stack), levels.indexOf(c))) {
         byTarget[t.name] = await wrk(t, {
           connections: c,
           seconds: Math.max(1, Math.round(2 * scale)),
@@ -333,7 +311,7 @@ try {
   }
   if (only.has("streams")) {
     const out: Record<string, unknown> = {};
-    for (const t of targets(stack).filter((x) => x.name !== "direct")) {
+    for (const t of chatTargets(stack).filter((x) => x.name !== "direct")) {
       const pid = pidOf(t);
       Bun.gc(true);
       await Bun.sleep(1000);

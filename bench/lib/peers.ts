@@ -8,6 +8,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { collectorOff } from "./heap-probe";
 import { freePort, spawnChild, waitReady, type Child } from "./procs";
 
 const ROOT = join(import.meta.dir, "..", "..");
@@ -21,6 +22,8 @@ export interface Peer {
   headers: Record<string, string>;
   /** Its stderr with JavaScriptCore's GC log on, when asked for (lib/gc-log.ts). */
   gcLog: string | null;
+  /** Its heap probe's file when run with the collector off (lib/heap-probe.ts). */
+  heapProbe: string | null;
 }
 
 /** Portkey's entry script under a `--prefix` install directory (or the package directory itself); null when absent. */
@@ -42,6 +45,8 @@ export async function startPeers(o: {
   log: (...a: unknown[]) => void;
   /** A directory for each peer's GC log (BUN_JSC_logGC), as the gateway's; none when null. */
   gcLogDir?: string | null;
+  /** A directory for each peer's heap probe: run with the collector off (lib/heap-probe.ts). */
+  heapProbeDir?: string | null;
 }): Promise<Peer[]> {
   const bun = process.execPath;
   const env = {
@@ -52,14 +57,17 @@ export async function startPeers(o: {
   const peers: Peer[] = [];
   const gcLogOf = (name: Peer["name"]) => (o.gcLogDir ? join(o.gcLogDir, `${name}-gc.log`) : null);
   const gcEnv: Record<string, string> = o.gcLogDir ? { BUN_JSC_logGC: "1" } : {};
+  const probeOf = (name: Peer["name"]) => (o.heapProbeDir ? join(o.heapProbeDir, `${name}-heap.txt`) : null);
   const port = await freePort();
   const essentialsGc = gcLogOf("essentials");
+  const essentialsOff = collectorOff(probeOf("essentials"));
   const essentials = spawnChild(
     "essentials proxy",
-    [bun, join(ROOT, "bench/essentials-proxy.ts")],
+    [bun, ...essentialsOff.flags, join(ROOT, "bench/essentials-proxy.ts")],
     {
       ...env,
       ...gcEnv,
+      ...essentialsOff.env,
       ESSENTIALS_PORT: String(port),
       UPSTREAM: `${o.simUrl}/sim`,
       ESSENTIALS_KEYS: o.tokens.join(","),
@@ -70,7 +78,14 @@ export async function startPeers(o: {
   );
   const url = `http://127.0.0.1:${port}`;
   await waitReady(essentials, `${url}/health`);
-  peers.push({ name: "essentials", url, child: essentials, headers: {}, gcLog: essentialsGc });
+  peers.push({
+    name: "essentials",
+    url,
+    child: essentials,
+    headers: {},
+    gcLog: essentialsGc,
+    heapProbe: probeOf("essentials"),
+  });
 
   const entry = portkeyEntry(o.portkeyDir);
   if (!entry) {
@@ -82,10 +97,11 @@ export async function startPeers(o: {
   const pkPort = await freePort();
   // Portkey's own script, run by Bun; --headless skips its console UI.
   const portkeyGc = gcLogOf("portkey");
+  const portkeyOff = collectorOff(probeOf("portkey"));
   const portkey = spawnChild(
     "portkey",
-    [bun, entry, `--port=${pkPort}`, "--headless"],
-    { ...env, ...gcEnv },
+    [bun, ...portkeyOff.flags, entry, `--port=${pkPort}`, "--headless"],
+    { ...env, ...gcEnv, ...portkeyOff.env },
     o.core,
     undefined,
     portkeyGc ?? undefined,
@@ -98,6 +114,7 @@ export async function startPeers(o: {
     child: portkey,
     headers: { "x-portkey-provider": "openai", "x-portkey-custom-host": `${o.simUrl}/sim/openai/v1` },
     gcLog: portkeyGc,
+    heapProbe: probeOf("portkey"),
   });
   o.log(`Portkey ${PORTKEY_VERSION} on Bun at ${pkUrl} (${entry})`);
   return peers;

@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
+import { collectorOff } from "./heap-probe";
 import { freePort, spawnChild, waitReady, type Child } from "./procs";
 
 const ROOT = join(import.meta.dir, "..", "..");
@@ -38,6 +39,11 @@ export interface StackOptions {
    */
   gcLog?: boolean;
   /**
+   * Run the gateway and the bare proxy with the collector off and the heap probe loaded
+   * (lib/heap-probe.ts): what each call allocates, read from `heapProbes`. Their memory only grows.
+   */
+  collectorOff?: boolean;
+  /**
    * More gateways of the same tree on the same database, each with the environment of the first
    * plus its own (e.g. PROCESSES=2, LEDGER_SETTLE=behind_answer), started after the first has
    * migrated it: two configurations measured in one run against the same accounts and keys.
@@ -66,6 +72,8 @@ export interface Stack {
   /** The gateway's stderr with `gcLog`: one line per garbage collection (see gc-log.ts). */
   gatewayGcLog: string | null;
   proxyGcLog: string | null;
+  /** The heap probes' files with `collectorOff` (lib/heap-probe.ts). */
+  heapProbes: { gateway: string; proxy: string } | null;
   /** The `extraGateways`, by name. */
   extra: Record<string, { url: string; child: Child }>;
   stop(): Promise<void>;
@@ -183,10 +191,14 @@ export async function startStack(o: StackOptions): Promise<Stack> {
       ...(otelUrl && { OTEL_EXPORTER_OTLP_ENDPOINT: otelUrl }),
       ...o.gatewayEnv,
     });
+    const heapProbes = o.collectorOff
+      ? { gateway: join(dataDir, "gateway-heap.txt"), proxy: join(dataDir, "proxy-heap.txt") }
+      : null;
+    const gwOff = collectorOff(heapProbes?.gateway ?? null);
     const gateway = spawnChild(
       "gateway",
-      [bun, ...o.gatewayBunFlags, join(GATEWAY_ROOT, "src/main.ts")],
-      { ...gatewayEnv(gwPort, dataDir), ...(gatewayGcLog && { BUN_JSC_logGC: "1" }) },
+      [bun, ...o.gatewayBunFlags, ...gwOff.flags, join(GATEWAY_ROOT, "src/main.ts")],
+      { ...gatewayEnv(gwPort, dataDir), ...(gatewayGcLog && { BUN_JSC_logGC: "1" }), ...gwOff.env },
       o.targetCore,
       gatewayLog,
       gatewayGcLog ?? undefined,
@@ -214,14 +226,16 @@ export async function startStack(o: StackOptions): Promise<Stack> {
 
     const proxyPort = await freePort();
     const proxyGcLog = o.gcLog ? join(dataDir, "proxy-gc.log") : null;
+    const proxyOff = collectorOff(heapProbes?.proxy ?? null);
     const proxy = spawnChild(
       "bare proxy",
-      [bun, join(ROOT, "bench/proxy.ts")],
+      [bun, ...proxyOff.flags, join(ROOT, "bench/proxy.ts")],
       {
         ...baseEnv,
         PROXY_PORT: String(proxyPort),
         UPSTREAM: `${simUrl}/sim`,
         ...(proxyGcLog && { BUN_JSC_logGC: "1" }),
+        ...proxyOff.env,
       },
       o.targetCore,
       undefined,
@@ -250,6 +264,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
       otelUrl,
       gatewayGcLog,
       proxyGcLog,
+      heapProbes,
       extra,
       stop: stopAll,
     };

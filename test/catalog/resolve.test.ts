@@ -135,6 +135,61 @@ describe("resolveModel", () => {
     expect(suggestModels(s, "gemini-2.5-flsh")[0]).toBe("gemini-2.5-flash");
     expect(suggestModels(s, "veo3")[0]).toBe("veo-3");
   });
+
+  test("the distance is exact for long strings and after a longer pair grew its rows", () => {
+    expect(editDistance("a".repeat(300), "b".repeat(300))).toBe(300);
+    expect(editDistance("flaw", "lawn")).toBe(2);
+    expect(editDistance("x".repeat(200), "gpt-4o-mini")).toBe(200);
+  });
+
+  test("skipping ids ruled out by length alone changes no suggestion", () => {
+    // The scan before it skipped anything: every distance computed in full.
+    const reference = (query: string): string[] => {
+      const q = query.trim().toLowerCase();
+      const tail = q.includes("/") ? q.slice(q.lastIndexOf("/") + 1) : null;
+      const scored: { id: string; score: number; distance: number }[] = [];
+      for (const m of s.models) {
+        if (!m.active || (m.kind !== "leaf" && m.kind !== "parent")) continue;
+        const id = m.id.toLowerCase();
+        const distance = Math.min(
+          editDistance(q, id),
+          editDistance(q, m.vendorId.toLowerCase()),
+          tail ? editDistance(tail, id) : Infinity,
+        );
+        const needle = tail ?? q;
+        const contains = needle.length >= 3 && (id.includes(needle) || needle.includes(id));
+        const limit = Math.max(2, Math.floor(Math.max(needle.length, id.length) * 0.4));
+        if (distance <= limit || contains)
+          scored.push({ id: m.id, score: contains ? Math.min(distance, 1) : distance, distance });
+      }
+      scored.sort((a, b) => a.score - b.score || a.distance - b.distance || a.id.localeCompare(b.id));
+      return scored.slice(0, 5).map((x) => x.id);
+    };
+    const queries = [
+      "gpt",
+      "gpt4o",
+      "gpt-4o-mini-2024",
+      "claude",
+      "claude-sonnet-4.5",
+      "anthropic/claude-sonet-4-5",
+      "openai/gpt-4o-minii",
+      "o3",
+      "gemini",
+      "deepseek/deepseek-v3@x",
+      "text-embedding-3-smal",
+      "x".repeat(200),
+      "gpt-".repeat(50),
+      `openai/${"gpt-4o".repeat(30)}`,
+      ...s.models.slice(0, 40).map((m) => `${m.id}z`),
+    ];
+    let nonEmpty = 0;
+    for (const q of queries) {
+      const got = suggestModels(s, q);
+      expect(got).toEqual(reference(q));
+      if (got.length) nonEmpty++;
+    }
+    expect(nonEmpty).toBeGreaterThan(30);
+  });
 });
 
 describe("modality", () => {

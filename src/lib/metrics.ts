@@ -13,15 +13,40 @@ function escapeValue(value: string | number): string {
   return NEEDS_ESCAPE.test(s) ? s.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n") : s;
 }
 
-/** The series key, labels sorted by name; built on every observation, so without intermediate arrays. */
-function labelKey(labels: Labels | undefined): string {
-  if (!labels) return "";
+/** The series key, labels sorted by name and escaped. */
+function renderKey(labels: Labels): string {
   const keys = Object.keys(labels);
   if (!keys.length) return "";
   if (keys.length > 1) keys.sort();
   let key = "{";
   for (let i = 0; i < keys.length; i++) key += `${i ? "," : ""}${keys[i]}="${escapeValue(labels[keys[i]!]!)}"`;
   return `${key}}`;
+}
+
+/**
+ * Series keys already rendered, found by walking the labels' names and values in the order the
+ * caller wrote them: a call makes about eight observations, each with a fresh labels object, and
+ * rendering each key anew cost arrays, a sort and strings on every one. The tree holds one leaf
+ * per label set ever observed, as the metrics themselves hold one series each.
+ */
+interface KeyNode {
+  next: Map<string, Map<string | number, KeyNode>>;
+  key: string | undefined;
+}
+const keyTree: KeyNode = { next: new Map(), key: undefined };
+
+function labelKey(labels: Labels | undefined): string {
+  if (!labels) return "";
+  let node = keyTree;
+  for (const name in labels) {
+    const value = labels[name]!;
+    let byValue = node.next.get(name);
+    if (!byValue) node.next.set(name, (byValue = new Map()));
+    let child = byValue.get(value);
+    if (!child) byValue.set(value, (child = { next: new Map(), key: undefined }));
+    node = child;
+  }
+  return (node.key ??= renderKey(labels));
 }
 
 interface Metric {

@@ -24,6 +24,19 @@ describe("metrics registry", () => {
     expect(bare.render()).toEndWith("\nplain_total 1");
   });
 
+  test("a label set and a longer one that starts with it are two series; 200 and \"200\" are one", () => {
+    const c = new Counter("calls_total", "Calls");
+    c.inc({ route: "/a" });
+    c.inc({ route: "/a", status: 200 });
+    c.inc({ route: "/a", status: "200" });
+    c.inc({ status: 200, route: "/a", method: "POST" });
+    expect(c.render().split("\n").slice(2)).toEqual([
+      'calls_total{route="/a"} 1',
+      'calls_total{route="/a",status="200"} 2',
+      'calls_total{method="POST",route="/a",status="200"} 1',
+    ]);
+  });
+
   test("gauges are read at scrape time", () => {
     let v = 1;
     const g = new Gauge("open", "Open things", () => v);

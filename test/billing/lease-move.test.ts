@@ -127,6 +127,30 @@ if (await postgresAvailable()) {
       expect((await checkBooks(g.gw.deps.db, [a.userId])).violations).toEqual([]);
     });
 
+    test("each call of a batch gets its own usage event; one sent without gets a bare one", async () => {
+      const a = await leased(1000, 100_000_000n);
+      const batch = calls(a.lease, 12, 100_000n, 500_000n).map((c, i) => ({
+        ...c,
+        event: i % 4 === 3 ? null : { ...event(20 + i), app: `app "${i}" \\ ✓ [${i}]` },
+      }));
+      expect((await store.charge(batch)).every((r) => r === "ok")).toBe(true);
+      const rows = await g.gw.deps.db.query<{
+        request_id: string;
+        model: string;
+        completion_tokens: number;
+        app: string | null;
+      }>("select request_id, model, completion_tokens, app from usage_events where request_id = any($1::uuid[])", [
+        batch.map((c) => c.id),
+      ]);
+      expect(rows).toHaveLength(12);
+      for (const r of rows) {
+        const i = batch.findIndex((c) => c.id === r.request_id);
+        if (i % 4 === 3) expect(r).toMatchObject({ model: "unknown", completion_tokens: 0, app: null });
+        else
+          expect(r).toMatchObject({ model: "gpt-4o-mini", completion_tokens: 10 + i, app: `app "${i}" \\ ✓ [${i}]` });
+      }
+    });
+
     test("the same calls sent twice at once, free ones too, get one entry and one usage event each", async () => {
       const rows = async (ids: string[]) => {
         const [r] = await g.gw.deps.db.query<{ entries: number; events: number }>(

@@ -104,6 +104,17 @@ if (await postgresAvailable()) {
       expect(u!.c).toBe(64); // every call but the 16 settled without an event
       expect(u!.apps).toBe(Array.from({ length: 80 }, (_, i) => i).filter((i) => i % 5 && i % 3).length);
       expect(u!.sample).toMatch(/^app "\d+" \\ ✓$/);
+      // Each event landed on its own call: the batch's events travel in order, a missing one as none.
+      const rows = await g.gw.deps.db.query<{ request_id: string; completion_tokens: number; app: string | null }>(
+        "select request_id, completion_tokens, app from usage_events where request_id = any($1::uuid[])",
+        [ids],
+      );
+      for (const r of rows) {
+        const i = ids.indexOf(r.request_id);
+        expect(i % 5).not.toBe(0);
+        expect(r.completion_tokens).toBe(i);
+        expect(r.app).toBe(i % 3 ? `app "${i}" \\ ✓` : null);
+      }
       const [m] = await g.gw.deps.db.query<{ spent: string; held: string; requests: number }>(
         "select spent_micro::text as spent, held_micro::text as held, requests::int as requests from key_monthly where key_id = $1",
         [a.keyId],

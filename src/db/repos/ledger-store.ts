@@ -43,6 +43,21 @@ export function eventJson(e: UsageEvent | null): string | null {
 }
 
 /**
+ * The usage events of a batch as one JSON array, `[{…},null,…]`, for `EVENTS_SQL`. Sent as a
+ * `jsonb[]`, postgres.js escaped every quote of every event into an array literal: two regular
+ * expressions and a copy of each event on every charge, about 2 % of the process's CPU at saturation.
+ */
+function eventsJson(events: (UsageEvent | null)[]): string {
+  let out = "[";
+  for (let i = 0; i < events.length; i++) out += `${i ? "," : ""}${eventJson(events[i]!) ?? "null"}`;
+  return `${out}]`;
+}
+
+/** `eventsJson`'s array back as the `jsonb[]` the ledger functions take, in order, JSON null as SQL NULL. */
+const eventsSql = (param: string) =>
+  `array(select nullif(e, 'null'::jsonb) from jsonb_array_elements(${param}::jsonb) with ordinality t(e, i) order by i)`;
+
+/**
  * The commit mode of the statement's own (implicit) transaction: `durable` waits for the WAL
  * flush (a PostgreSQL crash loses nothing); `async` does not (a PostgreSQL crash may lose the
  * last ~600 ms of ledger calls, each whole). docs/ledger.md, "Commit mode".
@@ -126,12 +141,12 @@ export class SqlLedgerStore implements LedgerStore {
     const rows = await this.db.query<HoldRow & { k: "s" | "h"; n: number }>(
       `select x.kind as k, x.n, x.r, x.free_micro::text as f, x.free_tokens::text as ft
          from (select ${this.commit}) s,
-              gw_ledger_step($1::uuid[], $2::bigint[], $3::bigint[], $4::jsonb[], $5::uuid[], $6::uuid[], $7::uuid[], $8::text[], $9::bigint[], $10::bigint[], $11::int[]) x`,
+              gw_ledger_step($1::uuid[], $2::bigint[], $3::bigint[], ${eventsSql("$4")}, $5::uuid[], $6::uuid[], $7::uuid[], $8::text[], $9::bigint[], $10::bigint[], $11::int[]) x`,
       [
         settles.map((x) => x.id),
         settles.map((x) => x.costMicro.toString()),
         settles.map((x) => x.tokens),
-        settles.map((x) => eventJson(x.event)),
+        eventsJson(settles.map((x) => x.event)),
         holds.map((h) => h.id),
         holds.map((h) => h.userId),
         holds.map((h) => h.keyId),
@@ -173,14 +188,14 @@ export class SqlLeaseStore implements LeaseStore {
 
   async charge(items: LeaseCharge[]): Promise<SettleAnswer[]> {
     const rows = await this.db.query<{ n: number; r: string }>(
-      `select x.n, x.r from (select ${this.commit}) s, gw_lease_charge($1::uuid[], $2::uuid[], $3::bigint[], $4::bigint[], $5::bigint[], $6::jsonb[]) x`,
+      `select x.n, x.r from (select ${this.commit}) s, gw_lease_charge($1::uuid[], $2::uuid[], $3::bigint[], $4::bigint[], $5::bigint[], ${eventsSql("$6")}) x`,
       [
         items.map((c) => c.lease),
         items.map((c) => c.id),
         items.map((c) => c.costMicro.toString()),
         items.map((c) => c.holdMicro.toString()),
         items.map((c) => c.tokens),
-        items.map((c) => eventJson(c.event)),
+        eventsJson(items.map((c) => c.event)),
       ],
     );
     const out = new Array<SettleAnswer>(items.length).fill("not_open");

@@ -128,10 +128,10 @@ export async function saturation(c: CompareContext, ts: Target[], o: SaturationO
     postgresMsPerRequest: per((tn) => med("json", tn, (x) => x.pgMsPerReq)),
     allocatedKiBPerRequest: per((tn) => med("json", tn, (x) => x.allocKiBPerReq)),
     gcPauseMaxMs: per((tn) => med("json", tn, (x) => x.gcPauseMaxMs)),
+    // The gateway's KiB per call and longest pause are in the per-target maps above; results
+    // written before 7 December 2026 carried them here only (report-peers.ts reads both).
     gateway: {
       postgresMsPerRequest: gw((x) => x.pgMsPerReq),
-      allocatedKiBPerRequest: gw((x) => x.allocKiBPerReq),
-      gcPauseMaxMs: gw((x) => x.gcPauseMaxMs),
       // The worst lag any saturated JSON run saw: the rollup keeps up if it stays near its interval.
       rollupLagMaxSeconds: maxOf(runs.flatMap((run) => run.json.gateway?.rollupLag?.seconds.max ?? [])),
       rollupLagMaxEvents: maxOf(runs.flatMap((run) => run.json.gateway?.rollupLag?.events.max ?? [])),

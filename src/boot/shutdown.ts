@@ -5,7 +5,7 @@
  * 1. Stop taking work: the listener closes, and a request arriving on a connection kept
  *    alive is answered 503 `service_unavailable` with `Connection: close` (src/http/app.ts).
  * 2. Let open calls and streams finish, for the drain time less the end window (a fifth of
- *    the limit, at most 5 s).
+ *    the limit, at most 5 s); a stream whose client left too, read for its usage and billed.
  * 3. End the rest: every open stream is cut by the core and ends with its dialect's error
  *    event (code `service_unavailable`; Anthropic's `overloaded_error`), billed for the part
  *    delivered or released when nothing was; every other call is stopped with 503 and its
@@ -92,7 +92,9 @@ export async function shutdown(server: Server<unknown>, gw: Gateway, drainMs: nu
   let closed = false;
   // The listener closes now; the promise resolves once the requests in flight are done.
   const stopped = server.stop(false).then(() => (closed = true));
-  const idle = () => closed || server.pendingRequests === 0;
+  // A stream whose client left is no pending request, yet it is still read for its usage and
+  // billed when that read ends: it keeps the process until it is billed, or is cut with the rest.
+  const idle = () => (closed || server.pendingRequests === 0) && gw.draining.streams === 0;
   let forced = false;
   if (!(await until(idle, left() - window))) {
     const streams = gw.draining.cutAll();

@@ -2,6 +2,8 @@
  * Graceful shutdown of a real gateway process on SIGTERM: it stops accepting at once, lets the
  * request and the stream in flight finish and settles them, releases its video poller's
  * claims (so another instance takes the jobs over at once), closes the database and exits 0.
+ * A stream whose client left is still read for its usage (STREAM_DRAIN_MS) and billed when that
+ * read ends: the shutdown waits for it too, or its hold stays open until it expires.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { freshPostgres, postgresAvailable } from "../harness";
@@ -17,6 +19,7 @@ describe.skipIf(!pg)("graceful shutdown (SIGTERM)", () => {
   let db: Database;
   let sim: SimProcess;
   let g: GatewayProcess;
+  let second: GatewayProcess | undefined;
 
   beforeAll(async () => {
     fresh = await freshPostgres();
@@ -34,6 +37,8 @@ describe.skipIf(!pg)("graceful shutdown (SIGTERM)", () => {
   }, 60_000);
 
   afterAll(async () => {
+    await second?.stop();
+    second?.cleanup();
     await g?.stop();
     await sim?.stop();
     await db?.close();
@@ -128,5 +133,42 @@ describe.skipIf(!pg)("graceful shutdown (SIGTERM)", () => {
     console.log(
       `[shutdown] refused new connections after ${Math.round(refusedAfter!)} ms, exited 0 after ${Math.round(took)} ms with the stream and the slow call completed and settled`,
     );
+  }, 60_000);
+  test("a stream whose client left is billed, or its hold released, before the process exits", async () => {
+    second = await new GatewayProcess({
+      ...sim.providerEnv(),
+      DATABASE_URL: fresh.url,
+      STATS_ROLLUP_INTERVAL_MS: "0",
+    }).start();
+    const row = await fundedAccount(db, second.url, { prefix: "sl", krw: 10_000 });
+    const client = new AbortController();
+    const res = await fetch(second.url + "/v1/chat/completions", {
+      method: "POST",
+      headers: { authorization: `Bearer ${row.keys[0]!}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "gpt-4o-mini",
+        stream: true,
+        max_tokens: 100,
+        messages: [{ role: "user", content: "slow stream [sim:tokens=30] [sim:chunk_ms=100]" }],
+      }),
+      signal: client.signal,
+    });
+    expect(res.status).toBe(200);
+    const id = res.headers.get("x-request-id")!;
+    await res.body!.getReader().read(); // the first bytes, then the client hangs up
+    client.abort();
+    await Bun.sleep(50);
+    second.kill("SIGTERM");
+    expect(await second.exited()).toBe(0);
+
+    // Before the fix of 7 December 2026 the hold was still 'open' here, for HOLD_TTL_SECONDS.
+    const [hold] = await db.query<{ status: string }>("select status from holds where id = $1", [id]);
+    expect(hold?.status).not.toBe("open");
+    const [left] = await db.query<{ open: number; held: string }>(
+      `select (select count(*)::int from holds where status = 'open' and user_id = $1) as open,
+              (select held_micro::text from users where id = $1) as held`,
+      [row.id],
+    );
+    expect(left).toEqual({ open: 0, held: "0" });
   }, 60_000);
 });

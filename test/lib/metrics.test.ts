@@ -24,7 +24,7 @@ describe("metrics registry", () => {
     expect(bare.render()).toEndWith("\nplain_total 1");
   });
 
-  test("a label set and a longer one that starts with it are two series; 200 and \"200\" are one", () => {
+  test('a label set and a longer one that starts with it are two series; 200 and "200" are one', () => {
     const c = new Counter("calls_total", "Calls");
     c.inc({ route: "/a" });
     c.inc({ route: "/a", status: 200 });

@@ -31,7 +31,7 @@ import { pgFloor, type PgFloor } from "./lib/pg-floor";
 import { freePort, processTree, spawnChild, treeCpuMs, waitReady, type Child } from "./lib/procs";
 import { saturation } from "./lib/saturation";
 import { checkPostgres, startStack } from "./lib/stack";
-import { INSTANT_BODY, INSTANT_STREAM_BODY, NONSTREAM_BODY, STREAM_BODY } from "./lib/targets";
+import { chatTargets, INSTANT_BODY, INSTANT_STREAM_BODY, NONSTREAM_BODY, STREAM_BODY } from "./lib/targets";
 import { robust, type Robust } from "./lib/summary";
 
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? undefined;
@@ -91,12 +91,9 @@ const stack = await startStack({
   throw e;
 });
 
-const chat = "/v1/chat/completions";
 const targets: Target[] = [
-  { name: "direct", url: `${stack.simUrl}/sim/openai${chat}` },
-  { name: "proxy", url: `${stack.proxyUrl}/openai${chat}` },
-  { name: "gateway", url: `${stack.gatewayUrl}${chat}` },
-  { name: second, url: `${stack.extra[second]!.url}${chat}` },
+  ...chatTargets(stack),
+  { name: second, url: `${stack.extra[second]!.url}/v1/chat/completions` },
 ];
 const pidOf: Record<string, number> = {
   direct: stack.sim.pid,

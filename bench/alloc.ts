@@ -5,14 +5,14 @@
  * growth over a window divided by the calls answered in it is what one call allocates. The GC
  * log's reading (lib/gc-log.ts) is only an upper bound; this is the figure of issue 30's point 2.
  *
- *   ./node_modules/.bin/bun bench/alloc.ts [--portkey=DIR] [--seconds=3] [--repeats=3] [--json=FILE]
+ *   ./node_modules/.bin/bun bench/alloc.ts [--portkey=DIR] [--seconds=3] [--repeats=3] [--only=gateway,…] [--json=FILE]
  *
  * `npm run bench` runs it as its `alloc` scenario, on a stack of its own before the main one
  * starts: with no collection a target's memory only grows, so each is stopped once measured.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { heapCapacity } from "./lib/heap-probe";
+import { heapReading, typesPerCall } from "./lib/heap-probe";
 import { wrk } from "./lib/load";
 import { startPeers, type Peer } from "./lib/peers";
 import { startStack } from "./lib/stack";
@@ -26,12 +26,16 @@ export interface AllocOptions {
   seconds: number;
   repeats: number;
   connections: number;
+  /** Measure only these targets (all when absent). */
+  only?: string[];
 }
 
-export interface AllocResult extends Omit<AllocOptions, "serverUrl" | "portkeyDir"> {
+export interface AllocResult extends Omit<AllocOptions, "serverUrl" | "portkeyDir" | "only"> {
   targets: string[];
   /** KiB of heap capacity grown per answered call, per window: median (min…max). */
   kibPerCall: Record<string, Robust>;
+  /** Objects of each kind made per call over all windows, most numerous first (lib/heap-probe.ts). */
+  typesPerCall: Record<string, [string, number][]>;
   requests: Record<string, number>;
   errors: Record<string, number>;
 }
@@ -53,6 +57,7 @@ export async function allocScenario(o: AllocOptions, log: (...a: unknown[]) => v
     connections: o.connections,
     targets: [],
     kibPerCall: {},
+    typesPerCall: {},
     requests: {},
     errors: {},
   };
@@ -73,28 +78,32 @@ export async function allocScenario(o: AllocOptions, log: (...a: unknown[]) => v
         peers.map((p) => [p.name, { pid: p.child.pid, file: p.heapProbe!, stop: () => p.child.stop() }]),
       ),
     };
-    for (const t of withPeers(stack, peers).filter((x) => x.name !== "direct")) {
+    for (const t of withPeers(stack, peers).filter((x) => x.name !== "direct" && (!o.only || o.only.includes(x.name)))) {
       const probe = probes[t.name]!;
       const drive = (seconds: number) =>
         wrk(t, { connections: o.connections, seconds, body: INSTANT_BODY, token: stack.token, core: null });
       await drive(2); // connections open, code compiled: what is left is each call's own
       const perWindow: number[] = [];
       let [requests, errors] = [0, 0];
+      const first = await heapReading(probe.pid, probe.file);
+      let after = first;
       for (let i = 0; i < o.repeats; i++) {
-        const before = await heapCapacity(probe.pid, probe.file);
+        const before = after;
         const r = await drive(o.seconds);
-        const after = await heapCapacity(probe.pid, probe.file);
-        perWindow.push((after - before) / 1024 / r.requests);
+        after = await heapReading(probe.pid, probe.file);
+        perWindow.push((after.capacity - before.capacity) / 1024 / r.requests);
         requests += r.requests;
         errors += r.errors;
       }
       await probe.stop(); // its heap only grows
       result.targets.push(t.name);
       result.kibPerCall[t.name] = robust(perWindow);
+      result.typesPerCall[t.name] = typesPerCall(first, after, requests);
       result.requests[t.name] = requests;
       result.errors[t.name] = errors;
       log(
-        `alloc ${t.name}: ${perWindow.map((x) => x.toFixed(1)).join(", ")} KiB/call (${requests} calls, ${errors} errors)`,
+        `alloc ${t.name}: ${perWindow.map((x) => x.toFixed(1)).join(", ")} KiB/call (${requests} calls, ${errors} errors);`,
+        result.typesPerCall[t.name]!.map(([k, n]) => `${k} ${n.toFixed(1)}`).join(", "),
       );
     }
   } finally {
@@ -114,6 +123,7 @@ if (import.meta.main) {
       seconds: Number(arg("seconds") ?? 3),
       repeats: Number(arg("repeats") ?? 3),
       connections: Number(arg("conns") ?? 64),
+      only: arg("only")?.split(","),
     },
     (...a) => console.log(...a),
   );

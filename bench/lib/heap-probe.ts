@@ -19,15 +19,36 @@ export function collectorOff(out: string | null): { flags: string[]; env: Record
   return { flags: ["--preload", PRELOAD], env: { BUN_JSC_useGC: "0", HEAP_PROBE_OUT: out } };
 }
 
-/** The heap capacity (bytes) of the probed process `pid` now: asks it with SIGUSR2 and waits for its line. */
-export async function heapCapacity(pid: number, out: string, timeoutMs = 5000): Promise<number> {
+export interface HeapReading {
+  /** Bytes of heap capacity. */
+  capacity: number;
+  /** Objects of each JavaScriptCore kind on the heap ("Promise", "Function", "JSLexicalEnvironment"…). */
+  types: Record<string, number>;
+}
+
+/** The heap of the probed process `pid` now: asks it with SIGUSR2 and waits for its line. */
+export async function heapReading(pid: number, out: string, timeoutMs = 5000): Promise<HeapReading> {
   const lines = () => readFileSync(out, "utf8").split("\n").filter(Boolean);
   const before = lines().length;
   process.kill(pid, "SIGUSR2");
   for (const until = Date.now() + timeoutMs; Date.now() < until; ) {
     await Bun.sleep(20);
     const now = lines();
-    if (now.length > before) return Number(now[now.length - 1]);
+    if (now.length > before) return JSON.parse(now[now.length - 1]!) as HeapReading;
   }
   throw new Error(`process ${pid} did not answer the heap probe within ${timeoutMs} ms (is it preloaded?)`);
+}
+
+/** The heap capacity (bytes) of the probed process `pid` now. */
+export async function heapCapacity(pid: number, out: string, timeoutMs = 5000): Promise<number> {
+  return (await heapReading(pid, out, timeoutMs)).capacity;
+}
+
+/** Objects of each kind made per call between two readings, the `top` most numerous first. */
+export function typesPerCall(before: HeapReading, after: HeapReading, calls: number, top = 20): [string, number][] {
+  return Object.entries(after.types)
+    .map(([k, n]): [string, number] => [k, (n - (before.types[k] ?? 0)) / calls])
+    .filter(([, n]) => n >= 0.05)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top);
 }

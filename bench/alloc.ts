@@ -5,7 +5,7 @@
  * growth over a window divided by the calls answered in it is what one call allocates. The GC
  * log's reading (lib/gc-log.ts) is only an upper bound; this is the figure of issue 30's point 2.
  *
- *   ./node_modules/.bin/bun bench/alloc.ts [--portkey=DIR] [--seconds=3] [--repeats=3] [--only=gateway,…] [--json=FILE]
+ *   ./node_modules/.bin/bun bench/alloc.ts [--portkey=DIR] [--seconds=3] [--repeats=3] [--only=gateway,…] [--env=K=V,…] [--json=FILE]
  *
  * `npm run bench` runs it as its `alloc` scenario, on a stack of its own before the main one
  * starts: with no collection a target's memory only grows, so each is stopped once measured.
@@ -28,9 +28,11 @@ export interface AllocOptions {
   connections: number;
   /** Measure only these targets (all when absent). */
   only?: string[];
+  /** Extra environment of the gateway, to measure with a feature off (`--env=LOG_REQUESTS=false,…`). */
+  gatewayEnv?: Record<string, string>;
 }
 
-export interface AllocResult extends Omit<AllocOptions, "serverUrl" | "portkeyDir" | "only"> {
+export interface AllocResult extends Omit<AllocOptions, "serverUrl" | "portkeyDir" | "only" | "gatewayEnv"> {
   targets: string[];
   /** KiB of heap capacity grown per answered call, per window: median (min…max). */
   kibPerCall: Record<string, Robust>;
@@ -47,7 +49,7 @@ export async function allocScenario(o: AllocOptions, log: (...a: unknown[]) => v
     targetCore: null,
     loadCore: null,
     gatewayBunFlags: [],
-    gatewayEnv: {},
+    gatewayEnv: o.gatewayEnv ?? {},
     collectorOff: true,
   });
   const probeDir = mkdtempSync(`${tmpdir()}/bench-heap-`);
@@ -78,7 +80,9 @@ export async function allocScenario(o: AllocOptions, log: (...a: unknown[]) => v
         peers.map((p) => [p.name, { pid: p.child.pid, file: p.heapProbe!, stop: () => p.child.stop() }]),
       ),
     };
-    for (const t of withPeers(stack, peers).filter((x) => x.name !== "direct" && (!o.only || o.only.includes(x.name)))) {
+    for (const t of withPeers(stack, peers).filter(
+      (x) => x.name !== "direct" && (!o.only || o.only.includes(x.name)),
+    )) {
       const probe = probes[t.name]!;
       const drive = (seconds: number) =>
         wrk(t, { connections: o.connections, seconds, body: INSTANT_BODY, token: stack.token, core: null });
@@ -115,7 +119,7 @@ export async function allocScenario(o: AllocOptions, log: (...a: unknown[]) => v
 }
 
 if (import.meta.main) {
-  const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1];
+  const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
   const r = await allocScenario(
     {
       serverUrl: arg("pg") ?? process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
@@ -124,6 +128,7 @@ if (import.meta.main) {
       repeats: Number(arg("repeats") ?? 3),
       connections: Number(arg("conns") ?? 64),
       only: arg("only")?.split(","),
+      gatewayEnv: Object.fromEntries((arg("env")?.split(",") ?? []).map((kv) => kv.split("=", 2) as [string, string])),
     },
     (...a) => console.log(...a),
   );

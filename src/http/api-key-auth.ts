@@ -42,7 +42,7 @@ export async function authenticateKey(
 export function apiKeyAuth(auth: Authenticator) {
   return new Elysia({ name: "api-key-auth" }).macro({
     apiKey: (need: KeyNeed) => ({
-      async resolve({ request, server, set }) {
+      resolve({ request, server, set }) {
         return authenticateKey(auth, request, { server, need, headers: set.headers });
       },
     }),

@@ -83,20 +83,21 @@ export async function withFallback<T>(
   call: AttemptCall<T>,
   o: AttemptOptions,
 ): Promise<AttemptSuccess<T>> {
-  const sleep = o.sleep ?? ((ms: number) => Bun.sleep(ms));
-  const tried: { provider: string; model: string; error: string; status?: number }[] = [];
+  // The failure lists are made at the first failure: most calls answer at the first try.
+  let tried: { provider: string; model: string; error: string; status?: number }[] | undefined;
   let onlyRateLimits = true;
   let retryAfterMs: number | undefined;
   let attempts = 0;
-  const skipped: { provider: string; model: string; error: "circuit_open" }[] = [];
-  for (const [index, c] of candidates.entries()) {
+  let skipped: { provider: string; model: string; error: "circuit_open" }[] | undefined;
+  for (let index = 0; index < candidates.length; index++) {
+    const c = candidates[index]!;
     const retries = o.retriesOf?.(c, index) ?? RETRIES_PER_PROVIDER;
     for (let n = 0; n <= retries; n++) {
       if (o.signal?.aborted) throw o.signal.reason ?? new Error("aborted");
       const gate = o.health?.admit(c.provider.id, c.model.id, o.account);
       if (gate && !gate.allowed) {
         retryAfterMs = Math.min(retryAfterMs ?? Infinity, gate.retryAfterMs);
-        skipped.push({ provider: c.provider.id, model: c.model.id, error: "circuit_open" });
+        (skipped ??= []).push({ provider: c.provider.id, model: c.model.id, error: "circuit_open" });
         const rec = o.trace?.attempt(c.provider.id, c.model.id);
         if (rec) ended(o.trace!, rec, "skipped", performance.now(), "circuit_open");
         break; // no call, no retry: the next candidate
@@ -138,7 +139,7 @@ export async function withFallback<T>(
           rec.status = err.status;
           ended(o.trace!, rec, next, t0, `${err.kind}/${upstreamReason(err)}`);
         }
-        tried.push({
+        (tried ??= []).push({
           provider: c.provider.id,
           model: c.model.id,
           error: err.kind,
@@ -160,12 +161,14 @@ export async function withFallback<T>(
         // A first-byte timeout is not sent again to the same provider (issue 28 #5): the likeliest
         // cause is the request's own size, and each try is upstream work nobody pays for.
         if (err.kind === "timeout") break;
-        if (n < retries) await sleep(backoffMs(o.retryBaseMs, n, o.random));
+        if (n < retries) {
+          const ms = backoffMs(o.retryBaseMs, n, o.random);
+          await (o.sleep ? o.sleep(ms) : Bun.sleep(ms));
+        }
       }
     }
   }
-  if (onlyRateLimits && (tried.length || skipped.length)) {
-    throw upstreamRateLimited(retryAfterMs, [...tried, ...skipped]);
-  }
-  throw upstreamUnavailable([...tried, ...skipped]);
+  const failed = [...(tried ?? []), ...(skipped ?? [])];
+  if (onlyRateLimits && failed.length) throw upstreamRateLimited(retryAfterMs, failed);
+  throw upstreamUnavailable(failed);
 }

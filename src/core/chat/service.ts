@@ -365,17 +365,19 @@ export class ChatService {
 
   /** Times one upstream attempt for the latency engine (streams report their total at the end). */
   private async timed<T>(c: Candidate, f: () => Promise<T>, stream = false): Promise<T> {
-    const observe = this.d.policies?.observe?.bind(this.d.policies);
-    if (!observe) return f();
+    // Called as a method, not bound: a bound copy per attempt was garbage on every call.
+    const policies = this.d.policies;
+    if (!policies?.observe) return f();
     const t0 = performance.now();
     try {
       const v = await f();
-      if (!stream) observe(c.model.id, c.provider.id, true, performance.now() - t0, performance.now() - t0);
+      // A JSON answer's first token is its whole time.
+      if (!stream) policies.observe(c.model.id, c.provider.id, true, performance.now() - t0, performance.now() - t0);
       return v;
     } catch (e) {
       // A rejected request says nothing about the model's speed; failures and timeouts do.
       if (e instanceof UpstreamError && e.kind !== "rejected")
-        observe(c.model.id, c.provider.id, false, performance.now() - t0, performance.now() - t0);
+        policies.observe(c.model.id, c.provider.id, false, performance.now() - t0, performance.now() - t0);
       throw e;
     }
   }

@@ -5,7 +5,8 @@
  * with its usage event (ChatDeps.attemptTrail), so the console can show retries, fallbacks and
  * hedges after the fact; a call answered at the first try is its usage event alone.
  */
-import type { AttemptRecord, CallTrace } from "../model/trace";
+import type { AttemptRecord, CallTrace, PhaseEnd } from "../model/trace";
+import type { Usage } from "../model/types";
 
 /** An attempt as it is kept: what the log line shows, never the traceparent. */
 export interface TrailAttempt {
@@ -21,21 +22,44 @@ export interface TrailPort {
   keep(requestId: string, userId: string, attempts: TrailAttempt[]): void;
 }
 
-/** A trace that keeps every attempt in `into` and forwards everything to `inner`. */
+/**
+ * A trace that keeps every attempt in `into` and forwards everything to `inner`. A class, not
+ * an object of closures: every call makes one, and its methods are then shared, not made anew.
+ */
+class Trailing implements CallTrace {
+  constructor(
+    private readonly into: AttemptRecord[],
+    private readonly inner: CallTrace | undefined,
+  ) {}
+  requested(model: string): void {
+    this.inner?.requested(model);
+  }
+  phase(name: "hold" | "settle"): PhaseEnd {
+    return this.inner?.phase(name) ?? noPhase;
+  }
+  attempt(provider: string, model: string): AttemptRecord {
+    const rec = this.inner?.attempt(provider, model) ?? { provider, model };
+    this.into.push(rec);
+    return rec;
+  }
+  attemptEnded(rec: AttemptRecord): void {
+    this.inner?.attemptEnded(rec);
+  }
+  answered(model: string, provider: string | null, usage: Usage, costKrw: number, opts: { cached: boolean }): void {
+    this.inner?.answered(model, provider, usage, costKrw, opts);
+  }
+  streamOpened(): void {
+    this.inner?.streamOpened();
+  }
+  streamEnded(ending: "complete" | "failed" | "client_left", error?: string): void {
+    this.inner?.streamEnded(ending, error);
+  }
+}
+
+const noPhase: PhaseEnd = () => {};
+
 export function trailing(into: AttemptRecord[], inner?: CallTrace): CallTrace {
-  return {
-    requested: (model) => inner?.requested(model),
-    phase: (name) => inner?.phase(name) ?? (() => {}),
-    attempt(provider, model) {
-      const rec = inner?.attempt(provider, model) ?? { provider, model };
-      into.push(rec);
-      return rec;
-    },
-    attemptEnded: (rec) => inner?.attemptEnded(rec),
-    answered: (model, provider, usage, costKrw, opts) => inner?.answered(model, provider, usage, costKrw, opts),
-    streamOpened: () => inner?.streamOpened(),
-    streamEnded: (ending) => inner?.streamEnded(ending),
-  };
+  return new Trailing(into, inner);
 }
 
 /** The trail worth keeping: more than one attempt, or one that did not answer; else null. */

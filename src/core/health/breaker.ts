@@ -149,11 +149,17 @@ export function record(
   if (last && last.slot === slot) window[window.length - 1] = into(last);
   else window.push(into(undefined));
   const next: Circuit = { ...c, window };
+  // The counts first; the accounts (two sets) only when the counts would open it.
+  let ok = 0;
+  let failed = 0;
+  for (const b of window) {
+    ok += b.ok;
+    failed += b.failed;
+  }
+  const calls = ok + failed;
+  if (calls < s.minCalls || failed < s.failureRatio * calls) return next;
   const t = totals(next, now, s);
-  const calls = t.ok + t.failed;
-  return calls >= s.minCalls && t.failed >= s.failureRatio * calls && t.failing >= Math.min(cap, t.callers)
-    ? open(now, s)
-    : next;
+  return t.failing >= Math.min(cap, t.callers) ? open(now, s) : next;
 }
 
 /** Another instance found the provider down: open until its cool-down ends, unless already open longer. */

@@ -76,33 +76,31 @@ export class HealthTracker implements HealthGate {
 
   admit(provider: string, model: string, account = ""): Admission {
     const now = this.now();
-    const keys = [key(provider, ANY_MODEL), key(provider, model)];
-    const decisions = keys.map((k) => admit(this.get(k), now, this.settings));
-    if (decisions.some((d) => !d.allowed)) {
+    // The provider's circuit and the model's: both must let the call through.
+    const kAny = key(provider, ANY_MODEL);
+    const kModel = key(provider, model);
+    const onAny = admit(this.get(kAny), now, this.settings);
+    const onModel = admit(this.get(kModel), now, this.settings);
+    if (!onAny.allowed || !onModel.allowed) {
       // No probe slot is taken when the other circuit refuses.
-      for (const k of keys) this.put(k, settle(this.get(k), now), false);
+      this.put(kAny, settle(this.get(kAny), now), false);
+      this.put(kModel, settle(this.get(kModel), now), false);
       // Open: until its cool-down ends; half-open with every probe out: a second, about a probe's time.
-      const until = Math.max(...decisions.map((d) => (d.allowed || d.circuit.state !== "open" ? 0 : d.circuit.until)));
+      const until = Math.max(openUntilOf(onAny), openUntilOf(onModel));
       return { allowed: false, retryAfterMs: Math.max(until - now, 1000) };
     }
-    keys.forEach((k, i) => this.put(k, decisions[i]!.circuit, false));
-    const probes = decisions.map((d) => d.probe);
-    let done = false;
-    return {
-      allowed: true,
-      ticket: {
-        end: (verdict, ms) => {
-          if (done) return;
-          done = true;
-          const v =
-            verdict === "ok" && this.settings.slowMs > 0 && ms !== undefined && ms > this.settings.slowMs
-              ? "failed"
-              : verdict;
-          const at = this.now();
-          keys.forEach((k, i) => this.put(k, record(this.get(k), at, this.settings, v, probes[i]!, account), false));
-        },
-      },
-    };
+    this.put(kAny, onAny.circuit, false);
+    this.put(kModel, onModel.circuit, false);
+    return { allowed: true, ticket: new Ticket(this, kAny, kModel, onAny.probe, onModel.probe, account) };
+  }
+
+  /** An admitted call's outcome, on both of its circuits (Ticket.end). */
+  ended(t: Ticket, verdict: AttemptVerdict, ms?: number): void {
+    const slow = verdict === "ok" && this.settings.slowMs > 0 && ms !== undefined && ms > this.settings.slowMs;
+    const v = slow ? "failed" : verdict;
+    const at = this.now();
+    this.put(t.kAny, record(this.get(t.kAny), at, this.settings, v, t.probeAny, t.account), false);
+    this.put(t.kModel, record(this.get(t.kModel), at, this.settings, v, t.probeModel, t.account), false);
   }
 
   /** Another instance opened this circuit until `until`. */
@@ -141,6 +139,27 @@ export class HealthTracker implements HealthGate {
     for (const f of this.listeners) f({ provider, model, to: next.state, until: next.until, remote });
   }
 }
+
+/** A call let through on both circuits; its first `end` counts, later ones are ignored. */
+class Ticket implements HealthTicket {
+  private done = false;
+  constructor(
+    private readonly tracker: HealthTracker,
+    readonly kAny: string,
+    readonly kModel: string,
+    readonly probeAny: boolean,
+    readonly probeModel: boolean,
+    readonly account: string,
+  ) {}
+  end(verdict: AttemptVerdict, ms?: number): void {
+    if (this.done) return;
+    this.done = true;
+    this.tracker.ended(this, verdict, ms);
+  }
+}
+
+/** When a refusing circuit may let calls through again (0: it is not an open one). */
+const openUntilOf = (d: ReturnType<typeof admit>) => (d.allowed || d.circuit.state !== "open" ? 0 : d.circuit.until);
 
 const key = (provider: string, model: string) => `${provider}\u0000${model}`;
 const split = (k: string) => k.split("\u0000") as [string, string];

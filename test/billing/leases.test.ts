@@ -217,6 +217,51 @@ if (await postgresAvailable()) {
       expect(await money(g, u.id)).toEqual({ balance: 1_000_000_000n, held: 0n });
     });
 
+    test("holdNow: a hold placed in memory only against an open lease, then settled once like any other", async () => {
+      const g = gateway();
+      const { user: u, key } = await tenant(g, 1000);
+      const ledger = new SqlLedger(g.gw.deps.db, { leases: true });
+      const h = (leasable = true) => ({
+        id: crypto.randomUUID(),
+        userId: u.id,
+        keyId: key.id,
+        amountMicro: 10_000n,
+        tokens: 50,
+        ttlSeconds: 60,
+        leasable,
+      });
+      // No lease yet: nothing is placed, nothing is written.
+      const cold = h();
+      expect(ledger.holdNow(cold)).toBe(false);
+      expect(await ledger.hold(cold)).toBe("ok");
+      // A burst makes the key busy and opens a lease.
+      const burst = Array.from({ length: 40 }, () => h());
+      expect(await Promise.all(burst.map((x) => ledger.hold(x)))).toEqual(Array(40).fill("ok"));
+      for (let i = 0; i < 50 && !ledger.leases!.holdsFor(u.id); i++) await Bun.sleep(20);
+      expect(ledger.leases!.holdsFor(u.id)).toBe(true);
+      const [before] = await g.gw.deps.db.query<{ n: number }>(
+        "select count(*)::int as n from holds where user_id = $1",
+        [u.id],
+      );
+      // A call the key's owner named is never leased; an ordinary one is, without a statement.
+      expect(ledger.holdNow(h(false))).toBe(false);
+      const warm = h();
+      expect(ledger.holdNow(warm)).toBe(true);
+      const [after] = await g.gw.deps.db.query<{ n: number }>(
+        "select count(*)::int as n from holds where user_id = $1",
+        [u.id],
+      );
+      expect(after!.n).toBe(before!.n);
+      // Settled once: a second settle of the same id finds it closed.
+      expect(await ledger.settle(warm.id, 7_000n, 30, null)).toBe(true);
+      expect(await ledger.settle(warm.id, 7_000n, 30, null)).toBe(false);
+      for (const x of [cold, ...burst]) expect(await ledger.release(x.id, null)).toBe(true);
+      await ledger.leases!.retireAll({ userId: u.id });
+      await Bun.sleep(100);
+      expect(await money(g, u.id)).toEqual({ balance: 1_000_000_000n - 7_000n, held: 0n });
+      expect((await checkBooks(g.gw.deps.db, [u.id])).violations).toEqual([]);
+    });
+
     test("a lease left by a dead instance is closed by the sweeper with what its calls spent; a late charge still charges once", async () => {
       const g = gateway();
       const { user: u, key } = await tenant(g, 1000);

@@ -63,6 +63,12 @@ export class ComposedLedger implements Ledger {
     return this.top.speculate(h);
   }
 
+  holdNow(h: HoldRequest): boolean {
+    if (!this.leases?.holdNow(h)) return false;
+    this.onWait?.("hold", 0); // placed without waiting, as a hold answered by the lease
+    return true;
+  }
+
   async settle(id: string, costMicro: bigint, tokens: number, event: UsageEvent | null): Promise<boolean> {
     const start = performance.now();
     const closed = await this.top.settle(id, costMicro, tokens, event);

@@ -7,7 +7,7 @@
 import { swallowed } from "../../lib/log";
 import type { HoldEstimates } from "./hold-estimate";
 import { currentMonth, ROOM_REFUSALS, type HoldRequest, type UsageEvent } from "./ledger";
-import { LEASE_RULES, LeasePolicy, type LeaseEffect, type LeaseRules } from "./lease-policy";
+import { LEASE_RULES, LeasePolicy, type CarveContext, type LeaseEffect, type LeaseRules } from "./lease-policy";
 import type { HoldAnswer, LeaseCharge, LeaseStore, SettleAnswer } from "./ledger-store";
 import { StepBatcher } from "./step-batcher";
 import type { LedgerHooks, LedgerLayer } from "./store-ledger";
@@ -17,7 +17,8 @@ const MAX_CHARGES = 512;
 /** Charge statements in flight at once (docs/decisions.md #55). */
 const CHARGE_SLOTS = 1;
 
-const HELD: HoldAnswer = { outcome: "ok", freeMicro: null, freeTokens: null };
+/** A hold placed against a lease: shared, as nothing reads more than its outcome. */
+const HELD_NOW = Promise.resolve<HoldAnswer>({ outcome: "ok", freeMicro: null, freeTokens: null });
 
 export interface LeasingDeps {
   store: LeaseStore;
@@ -47,6 +48,12 @@ export class LeasingLedger implements LedgerLayer {
   private closing = new Map<string, Promise<void>>();
   private timer: ReturnType<typeof setInterval>;
   private rules: LeaseRules;
+  private carving: CarveContext = {
+    now: 0,
+    month: () => currentMonth(),
+    room: (req) => this.deps.estimates.roomFor(req),
+    newId: () => crypto.randomUUID(),
+  };
 
   constructor(
     private inner: LedgerLayer,
@@ -68,6 +75,10 @@ export class LeasingLedger implements LedgerLayer {
     this.timer.unref?.();
   }
 
+  holdNow(h: HoldRequest): boolean {
+    return this.carve(h);
+  }
+
   speculate(h: HoldRequest): boolean {
     if (this.carve(h)) return true;
     if (!this.inner.speculate(h)) return false;
@@ -75,9 +86,14 @@ export class LeasingLedger implements LedgerLayer {
     return true;
   }
 
-  async hold(h: HoldRequest): Promise<HoldAnswer> {
-    if (this.policy.has(h.id)) return HELD;
-    if (!this.toInner.delete(h.id) && this.carve(h)) return HELD;
+  hold(h: HoldRequest): Promise<HoldAnswer> {
+    // Held in memory, the usual case of a busy key: one shared settled promise, no async call.
+    if (this.policy.has(h.id)) return HELD_NOW;
+    if (!this.toInner.delete(h.id) && this.carve(h)) return HELD_NOW;
+    return this.holdInner(h);
+  }
+
+  private async holdInner(h: HoldRequest): Promise<HoldAnswer> {
     const answer = await this.inner.hold(h);
     if (!ROOM_REFUSALS.has(answer.outcome)) return answer;
     // Room leased for the account, by this instance or another, is given back before a refusal for want of room stands.
@@ -167,12 +183,9 @@ export class LeasingLedger implements LedgerLayer {
   }
 
   private carve(h: HoldRequest): boolean {
-    const { held, effects } = this.policy.carve(h, {
-      now: performance.now(),
-      month: currentMonthOnce(),
-      room: (req) => this.deps.estimates.roomFor(req),
-      newId: () => crypto.randomUUID(),
-    });
+    // One context for every carve (the policy keeps none of it): only the time changes.
+    this.carving.now = performance.now();
+    const { held, effects } = this.policy.carve(h, this.carving);
     if (effects.length) void this.apply(effects);
     return held;
   }
@@ -230,7 +243,3 @@ export class LeasingLedger implements LedgerLayer {
 }
 
 /** The month, read at most once per carve (only when the key has leases or opens one). */
-function currentMonthOnce(): () => string {
-  let month: string | undefined;
-  return () => (month ??= currentMonth());
-}

@@ -64,9 +64,19 @@ export const ROOM_REFUSALS: ReadonlySet<string> = new Set<HoldOutcome>([
 ]);
 
 /** The billing month of holds and key counters, in UTC: `YYYY-MM`. */
-export function currentMonth(now = new Date()): string {
-  return now.toISOString().slice(0, 7);
+export function currentMonth(now?: Date): string {
+  if (now) return now.toISOString().slice(0, 7);
+  // The clock's month, formatted once per month rather than on every call that asks.
+  const t = Date.now();
+  if (t >= monthCache.from && t < monthCache.until) return monthCache.month;
+  const d = new Date(t);
+  monthCache.month = d.toISOString().slice(0, 7);
+  monthCache.from = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+  monthCache.until = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+  return monthCache.month;
 }
+
+const monthCache = { month: "", from: 0, until: 0 };
 
 export interface Ledger {
   hold(h: HoldRequest): Promise<HoldOutcome>;
@@ -76,6 +86,11 @@ export interface Ledger {
    * A yes counts `h` as in flight at once; the caller must then send `hold(h)`.
    */
   speculate?(h: HoldRequest): boolean;
+  /**
+   * Places the hold at once, in memory, where it can (a credit lease's room): true, and the
+   * hold is placed, as if `hold(h)` had answered "ok"; false, and nothing was done.
+   */
+  holdNow?(h: HoldRequest): boolean;
   /**
    * Charges `costMicro`, at most the hold's amount (the ledger caps it: no balance goes below
    * zero), and closes the hold; false when it was already closed (never twice).

@@ -52,10 +52,18 @@ export interface ApiKeyAuth {
 
 const unauthorized = (msg?: Text) => new GatewayError("unauthorized", msg);
 
+/** Whatever the limiter's store said, the client gets the specification's 503 `limiter_unavailable`. */
+const limiterUnavailable = (): never => {
+  throw new GatewayError("limiter_unavailable");
+};
+
+// Regular expressions live at module level: a literal in a function is a new object per call.
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
 export function bearer(request: Request): string | null {
   const h = request.headers.get("authorization");
   if (!h) return null;
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+  const m = BEARER.exec(h);
   return m ? m[1]! : null;
 }
 
@@ -66,7 +74,7 @@ export class Authenticator {
    * checked from the headers before its body is read (./security.ts) and again by the
    * handler, which gets the same outcome without a second lookup.
    */
-  private outcomes = new WeakMap<Request, Map<string, Promise<unknown>>>();
+  private outcomes = new WeakMap<Request, Record<string, Promise<unknown>>>();
   /** Each request's client address (clientIp). */
   private ips = new WeakMap<Request, string>();
   constructor(private deps: AuthDeps) {
@@ -109,18 +117,16 @@ export class Authenticator {
 
   private once<T>(request: Request, kind: string, check: () => Promise<T>): Promise<T> {
     let byKind = this.outcomes.get(request);
-    if (!byKind) this.outcomes.set(request, (byKind = new Map()));
-    let outcome = byKind.get(kind) as Promise<T> | undefined;
-    if (!outcome) byKind.set(kind, (outcome = observed(request, check)));
-    return outcome;
+    // A plain object, not a Map: a request is checked for one or two kinds.
+    if (!byKind) this.outcomes.set(request, (byKind = {}));
+    return (byKind[kind] ??= observed(request, check)) as Promise<T>;
   }
 
   /**
    * Resolves a key from cache or database. With the caller's address, a key this instance has
    * not verified is looked up only while that address is under its invalid-key limit (429).
    */
-  async lookupKey(secret: string, ip?: string): Promise<KeyPrincipal | null> {
-    const hash = sha256Hex(secret);
+  private async lookupHash(hash: string, ip?: string): Promise<KeyPrincipal | null> {
     const cached = this.deps.cache.get(hash);
     if (cached) return cached;
     if (ip !== undefined) await this.deps.throttle?.keyLookup(ip);
@@ -162,11 +168,11 @@ export class Authenticator {
     return { principal: p, rate };
   }
 
-  private async hit(key: string, limit: number): Promise<RateDecision> {
+  private hit(key: string, limit: number): Promise<RateDecision> {
     try {
-      return await this.deps.limiter.hit(key, limit);
+      return this.deps.limiter.hit(key, limit).catch(limiterUnavailable);
     } catch {
-      throw new GatewayError("limiter_unavailable");
+      return Promise.reject(new GatewayError("limiter_unavailable"));
     }
   }
 
@@ -176,13 +182,18 @@ export class Authenticator {
    * handler's (apiKey).
    */
   keyPrincipal(request: Request, server: Server<unknown> | null): Promise<KeyPrincipal> {
+    // Asked twice per request (before the body, then by the route): the second finds the first's outcome.
+    const known = this.outcomes.get(request)?.apiKey as Promise<KeyPrincipal> | undefined;
+    if (known) return known;
     return this.once(request, "apiKey", async () => {
       // Anthropic's clients send the key as `x-api-key` (ANTHROPIC_API_KEY); the bearer wins when both come.
       const secret = bearer(request) ?? (request.headers.get("x-api-key")?.trim() || null);
       if (!secret || !secret.startsWith(API_KEY_PREFIX))
         throw unauthorized(text("유효한 API 키가 필요합니다.", "A valid API key is required."));
       const ip = this.clientIp(request, server);
-      const p = await this.lookupKey(secret, ip);
+      // A key verified before is in the cache: taken without another async call.
+      const hash = sha256Hex(secret);
+      const p = this.deps.cache.get(hash) || (await this.lookupHash(hash, ip));
       const invalid = whyInvalid(p);
       if (!p || invalid) {
         // Every invalid key counts against the address (guessing finds deleted or expired ones too).

@@ -126,28 +126,24 @@ export class BodyGate {
     return byRoute;
   }
 
-  private async verify(scheme: Scheme, request: Request, server: Server<unknown> | null): Promise<void> {
+  /** The scheme's check; returned, not awaited here: one async call less on every request. */
+  private verify(scheme: Scheme, request: Request, server: Server<unknown> | null): Promise<unknown> | undefined {
     switch (scheme) {
       case "apiKey":
       case "xApiKey":
-        await this.auth.keyPrincipal(request, server);
-        return;
+        return this.auth.keyPrincipal(request, server);
       case "dashboardJwt":
-        await this.auth.jwtUser(request);
-        return;
+        return this.auth.jwtUser(request);
       case "managementKey":
-        await this.auth.mgmtKey(request, server);
-        return;
+        return this.auth.mgmtKey(request, server);
       case "adminToken":
-        await this.auth.admin(request, server);
-        return;
+        return this.auth.admin(request, server);
       case "metricsToken":
-        await this.auth.metrics(request, server);
-        return;
+        return this.auth.metrics(request, server);
       case "sessionCookie":
         // The cookie itself is read by the route; a cross-origin request is refused before its body.
         checkSameOrigin(request, this.auth.fromTrustedProxy(request, server));
-        return;
+        return undefined;
     }
   }
 }

@@ -19,12 +19,13 @@ export class MemoryRateLimiter implements RateLimiter {
     this.timer.unref?.();
   }
 
-  async hit(key: string, limit: number, windowMs = this.windowMs): Promise<RateDecision> {
-    return this.take(key, limit, windowMs, true);
+  // Not async functions: the decision is made at once, and every request asks (no generator per hit).
+  hit(key: string, limit: number, windowMs = this.windowMs): Promise<RateDecision> {
+    return Promise.resolve(this.take(key, limit, windowMs, true));
   }
 
-  async peek(key: string, limit: number, windowMs = this.windowMs): Promise<RateDecision> {
-    return this.take(key, limit, windowMs, false);
+  peek(key: string, limit: number, windowMs = this.windowMs): Promise<RateDecision> {
+    return Promise.resolve(this.take(key, limit, windowMs, false));
   }
 
   private take(key: string, limit: number, windowMs: number, count: boolean): RateDecision {

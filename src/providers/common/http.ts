@@ -126,7 +126,9 @@ export function parseStreamJson(data: string): unknown {
   }
 }
 
+const TRAILING_SLASHES = /\/+$/;
+
 /** Joins a base URL and a path without doubling or dropping the slash. */
 export function joinUrl(baseUrl: string, path: string): string {
-  return baseUrl.replace(/\/+$/, "") + path;
+  return (baseUrl.endsWith("/") ? baseUrl.replace(TRAILING_SLASHES, "") : baseUrl) + path;
 }

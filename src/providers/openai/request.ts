@@ -24,12 +24,14 @@ export function mapOpenAIReasoningEffort(effort: ReasoningEffort): string {
   return effort === "max" ? "xhigh" : effort;
 }
 
+const REASONING_FAMILY = /^(o\d|gpt-5)/;
+
 /**
  * OpenAI's reasoning models (o-series, gpt-5 family) only take `max_completion_tokens`.
  * Other compatible upstreams (DeepSeek, Together, Groq) take `max_tokens`.
  */
 export function usesOpenAIMaxCompletionTokens(providerId: string, model: string): boolean {
-  return providerId === "openai" && /^(o\d|gpt-5)/.test(model);
+  return providerId === "openai" && REASONING_FAMILY.test(model);
 }
 
 /** Builds the request body. Pure. */

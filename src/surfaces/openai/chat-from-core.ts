@@ -32,7 +32,7 @@ export function costJson(c: Cost): CostJson {
 }
 
 export function completionId(requestId: string): string {
-  return `chatcmpl-${requestId.replace(/-/g, "")}`;
+  return `chatcmpl-${requestId.replaceAll("-", "")}`;
 }
 
 export function toChatCompletion(

@@ -125,14 +125,17 @@ export function buildCandidates(
   }
   // Unconfigured providers are no candidates (never simulated outside demo mode, never charged).
   const available = opts.available;
-  const unconfigured = new Set<string>();
-  if (available) {
+  let unconfigured: Set<string> | undefined;
+  // Walked before filtering: every provider is configured on most deployments, and the list is then kept as is.
+  if (available && !list.every((c) => c.provider.id === opts.byokProvider || available(c.provider))) {
+    unconfigured = new Set<string>();
+    const out = unconfigured;
     list = list.filter((c) => {
       const ok = c.provider.id === opts.byokProvider || available(c.provider);
-      if (!ok) unconfigured.add(c.provider.id);
+      if (!ok) out.add(c.provider.id);
       return ok;
     });
-    if (!list.length) throw notConfigured([...unconfigured]);
+    if (!list.length) throw notConfigured([...out]);
   }
   const consented = opts.consent ? list : list.filter((c) => !c.provider.trainsOnData);
   if (!consented.length) {
@@ -154,7 +157,7 @@ export function buildCandidates(
     list = stableSort(list, rank);
     if (p.allow_fallbacks === false) list = list.filter((c) => p.order!.includes(c.provider.id));
     // The order named only providers this deployment cannot call.
-    if (!list.length && p.order.some((id) => unconfigured.has(id)))
+    if (!list.length && unconfigured && p.order.some((id) => unconfigured.has(id)))
       throw notConfigured(p.order.filter((id) => unconfigured.has(id)));
   }
   if (p.allow_fallbacks === false) list = list.slice(0, 1);

@@ -14,18 +14,29 @@ export type PiiMapping = Map<string, string>;
 const PLACEHOLDER_SHAPE = /\[(?:EMAIL|PHONE|RRN|CARD|PASSPORT)_\d+\]/g;
 
 export class PiiMasker {
-  /** Placeholder → original; complete once every text of the request went through {@link mask}. */
-  readonly mapping: PiiMapping = new Map();
-  private readonly byValue = new Map<string, string>();
-  private readonly counts: Record<PiiKind, number> = { EMAIL: 0, PHONE: 0, RRN: 0, CARD: 0, PASSPORT: 0 };
+  // Made at the first finding: most requests hold none, and every request gets a masker.
+  private found?: { mapping: PiiMapping; byValue: Map<string, string>; counts: Record<PiiKind, number> };
   /** Placeholder-shaped strings the request itself contains: never handed out, so restoring
    * the answer cannot turn the client's own "[EMAIL_1]" into someone's address. */
-  private readonly reserved = new Set<string>();
+  private reserved?: Set<string>;
+
+  /** Placeholder → original; complete once every text of the request went through {@link mask}. */
+  get mapping(): PiiMapping {
+    return this.findings().mapping;
+  }
+
+  private findings() {
+    return (this.found ??= {
+      mapping: new Map(),
+      byValue: new Map(),
+      counts: { EMAIL: 0, PHONE: 0, RRN: 0, CARD: 0, PASSPORT: 0 },
+    });
+  }
 
   /** Notes the placeholder-shaped strings of a text (call for every text before masking any). */
   reserve(text: string): void {
     if (!text.includes("_")) return;
-    for (const m of text.matchAll(PLACEHOLDER_SHAPE)) this.reserved.add(m[0]);
+    for (const m of text.matchAll(PLACEHOLDER_SHAPE)) (this.reserved ??= new Set()).add(m[0]);
   }
 
   /** `text` with every finding replaced; the same string object when nothing was found. */
@@ -55,12 +66,13 @@ export class PiiMasker {
   }
 
   private placeholderFor(kind: PiiKind, value: string): string {
-    let p = this.byValue.get(value);
+    const f = this.findings();
+    let p = f.byValue.get(value);
     if (p === undefined) {
-      do p = `[${kind}_${++this.counts[kind]}]`;
-      while (this.reserved.has(p));
-      this.byValue.set(value, p);
-      this.mapping.set(p, value);
+      do p = `[${kind}_${++f.counts[kind]}]`;
+      while (this.reserved?.has(p));
+      f.byValue.set(value, p);
+      f.mapping.set(p, value);
     }
     return p;
   }

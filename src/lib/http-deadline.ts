@@ -55,17 +55,15 @@ export async function fetchWithDeadlines(
   if (signal?.aborted) throw signal.reason ?? abortError();
 
   let firstByteTimer: ReturnType<typeof setTimeout> | undefined;
-  const call = callAbort(signal, () => cleanup());
-  const { controller, abort } = call;
+  const call = new CallAbort(signal, () => cleanup());
+  const controller = call.controller;
+  const abort = (reason?: unknown): void => call.abort(reason);
   const cleanup = (): void => {
     if (firstByteTimer !== undefined) clearTimeout(firstByteTimer);
     firstByteTimer = undefined;
     call.detach();
   };
-  firstByteTimer = setTimeout(
-    () => abort(new DeadlineError("first_byte", opts.firstByteTimeoutMs)),
-    opts.firstByteTimeoutMs,
-  );
+  firstByteTimer = setTimeout(deadlinePassed, opts.firstByteTimeoutMs, call, "first_byte", opts.firstByteTimeoutMs);
 
   /** Settles (rejects) when the call is aborted for any reason: raced against every wait. */
   const aborted = new Promise<never>((_, reject) => {
@@ -102,7 +100,7 @@ export async function fetchWithDeadlines(
       async pull(out) {
         let idleTimer: ReturnType<typeof setTimeout> | undefined;
         if (!first) {
-          idleTimer = setTimeout(() => abort(new DeadlineError("idle", opts.idleTimeoutMs)), opts.idleTimeoutMs);
+          idleTimer = setTimeout(deadlinePassed, opts.idleTimeoutMs, call, "idle", opts.idleTimeoutMs);
         }
         try {
           const { done, value } = await untilAborted(reader.read(), controller.signal, () => call.reason);
@@ -151,38 +149,43 @@ export async function fetchAllWithDeadlines(
 ): Promise<{ response: Response; bytes: Uint8Array }> {
   const { signal } = opts;
   if (signal?.aborted) throw signal.reason ?? abortError();
-  const call = callAbort(signal);
-  const { controller, abort } = call;
+  // No closure per call: the abort is an object (its own listener), the deadlines call a module function.
+  const call = new CallAbort(signal);
   let timer: ReturnType<typeof setTimeout> | undefined = setTimeout(
-    () => abort(new DeadlineError("first_byte", opts.firstByteTimeoutMs)),
+    deadlinePassed,
+    opts.firstByteTimeoutMs,
+    call,
+    "first_byte",
     opts.firstByteTimeoutMs,
   );
-  // A failure after our own abort is reported as the abort's reason (deadline or caller).
-  const why = (err: unknown) => (call.reason !== undefined ? call.reason : err);
   try {
     let response: Response;
     try {
-      response = await fetch(url, { ...init, signal: controller.signal });
+      response = await fetch(url, { ...init, signal: call.controller.signal });
     } catch (err) {
-      throw why(err);
+      throw call.why(err);
     }
     const reader = response.body?.getReader();
     if (!reader) return { response, bytes: new Uint8Array(0) };
     const parts: Uint8Array[] = [];
     let len = 0;
+    // Once the declared length is in, the next read only reports the end: no idle deadline to arm.
+    const declared = Number(response.headers.get("content-length") ?? Number.NaN);
     try {
       for (;;) {
         const { done, value } = await reader.read();
         clearTimeout(timer);
+        timer = undefined;
         if (done) break;
         parts.push(value);
         len += value.length;
-        timer = setTimeout(() => abort(new DeadlineError("idle", opts.idleTimeoutMs)), opts.idleTimeoutMs);
+        if (len !== declared) timer = setTimeout(deadlinePassed, opts.idleTimeoutMs, call, "idle", opts.idleTimeoutMs);
       }
     } catch (err) {
-      abort(err);
+      call.abort(err);
       reader.cancel().catch(() => {});
-      throw (opts.mapBodyError ?? ((e: unknown) => e))(why(err), response);
+      const reason = call.why(err);
+      throw opts.mapBodyError ? opts.mapBodyError(reason, response) : reason;
     }
     return { response, bytes: concatBytes(parts, len) };
   } finally {
@@ -192,27 +195,46 @@ export async function fetchAllWithDeadlines(
 }
 
 /**
- * The call's own abort: follows the caller's signal, and remembers why it fired (a deadline or
- * the caller), since read errors after it are reported as that reason. `onAbort` runs first.
+ * The call's own abort: follows the caller's signal (as its own listener object, so no closure
+ * per call), and remembers why it fired (a deadline or the caller), since read errors after it
+ * are reported as that reason. `onAbort` runs first.
  */
-function callAbort(signal: AbortSignal | undefined, onAbort?: () => void) {
-  const controller = new AbortController();
-  const call = {
-    controller,
-    reason: undefined as unknown,
-    abort(reason: unknown): void {
-      if (controller.signal.aborted) return;
-      call.reason = reason;
-      onAbort?.();
-      controller.abort(reason);
-    },
-    detach(): void {
-      signal?.removeEventListener("abort", onCallerAbort);
-    },
-  };
-  const onCallerAbort = (): void => call.abort(signal?.reason ?? abortError());
-  signal?.addEventListener("abort", onCallerAbort, { once: true });
-  return call;
+class CallAbort {
+  readonly controller = new AbortController();
+  reason: unknown = undefined;
+
+  constructor(
+    private readonly signal: AbortSignal | undefined,
+    private readonly onAbort?: () => void,
+  ) {
+    signal?.addEventListener("abort", this, { once: true });
+  }
+
+  /** The caller's signal aborted. */
+  handleEvent(): void {
+    this.abort(this.signal?.reason ?? abortError());
+  }
+
+  abort(reason: unknown): void {
+    if (this.controller.signal.aborted) return;
+    this.reason = reason;
+    this.onAbort?.();
+    this.controller.abort(reason);
+  }
+
+  detach(): void {
+    this.signal?.removeEventListener("abort", this);
+  }
+
+  /** A failure after our own abort is reported as the abort's reason (deadline or caller). */
+  why(err: unknown): unknown {
+    return this.reason !== undefined ? this.reason : err;
+  }
+}
+
+/** A deadline's timer: module-level, given its call as an argument, so arming it makes no closure. */
+function deadlinePassed(call: CallAbort, phase: DeadlinePhase, ms: number): void {
+  call.abort(new DeadlineError(phase, ms));
 }
 
 /** Reads a whole body (already deadline-wrapped) into one Uint8Array. */

@@ -12,6 +12,12 @@ const RETRY_MS = [50, 200, 500, 1000, 2000, 4000, 8000, 15_000, 30_000];
 
 export type SettleMode = "before_answer" | "behind_answer";
 
+function letGo(w: Wait): void {
+  if (w.done) return;
+  w.done = true;
+  w.resolve?.();
+}
+
 /** Resolves when `p` settles or after `ms`, whichever is first. */
 async function within(p: Promise<unknown>, ms: number): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -28,9 +34,25 @@ export interface SettleCall {
   event: UsageEvent | null;
 }
 
+/** An answer waiting for its settle (before_answer): let go when the settle ends or at `at`. */
+interface Wait {
+  at: number;
+  resolve?: () => void;
+  done: boolean;
+}
+
+/** How often the answers waiting past their bound are let go: the bound is maxWaitMs plus up to this. */
+const WATCH_MS = 100;
+
 export class Settlements {
   private byUser = new Map<string, Set<Promise<void>>>();
   private count = 0;
+  /**
+   * The answers waiting, in the order they started (so by deadline): one timer for all of them
+   * lets go those past `maxWaitMs`, rather than a timer, a race and an async wrapper per call.
+   */
+  private waits: Wait[] = [];
+  private watch: ReturnType<typeof setInterval> | null = null;
 
   constructor(
     private ledger: Pick<Ledger, "settle">,
@@ -50,17 +72,43 @@ export class Settlements {
     // Behind the answer, started by a timer, on a later turn of the event loop than the
     // answer's own write (an immediate ran before the server flushed the answer and delayed it
     // by the statement's cost). Before the answer, at once: the answer is waiting for it.
-    const turn = this.mode === "behind_answer" ? new Promise<void>((r) => setTimeout(r, 0)) : Promise.resolve();
+    const behind = this.mode === "behind_answer";
+    const turn = behind ? new Promise<void>((r) => setTimeout(r, 0)) : Promise.resolve();
+    const wait: Wait | null = behind ? null : { at: performance.now() + this.maxWaitMs, done: false };
     const p: Promise<void> = turn
       .then(() => this.run(call))
       .finally(() => {
         s.delete(p);
         this.count--;
         if (!s.size && this.byUser.get(call.userId) === s) this.byUser.delete(call.userId);
+        if (wait) letGo(wait);
       });
     s.add(p);
     this.count++;
-    return this.mode === "behind_answer" ? Promise.resolve() : within(p, this.maxWaitMs);
+    if (!wait) return Promise.resolve();
+    const answered = new Promise<void>((r) => (wait.resolve = r));
+    this.waits.push(wait);
+    if (!this.watch) {
+      this.watch = setInterval(() => this.letGoOverdue(), WATCH_MS);
+      this.watch.unref?.(); // the waiting answers' own connections keep the process up
+    }
+    return answered;
+  }
+
+  /** Lets go the answers whose settle outlasted `maxWaitMs`; stops watching when none waits. */
+  private letGoOverdue(): void {
+    const now = performance.now();
+    let i = 0;
+    for (; i < this.waits.length; i++) {
+      const w = this.waits[i]!;
+      if (!w.done && w.at > now) break;
+      letGo(w);
+    }
+    if (i) this.waits.splice(0, i);
+    if (!this.waits.length && this.watch) {
+      clearInterval(this.watch);
+      this.watch = null;
+    }
   }
 
   /** Settles in flight (all accounts). */

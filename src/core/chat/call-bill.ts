@@ -166,18 +166,18 @@ export class CallBill {
   async charge(plan: ChatPlan, micro: bigint, u: Usage, event: UsageEvent): Promise<Cost> {
     this.d.keeper?.drop(plan.caller.requestId);
     const end = plan.caller.trace?.phase("settle");
-    await this.d.settlements
-      .start({
+    try {
+      await this.d.settlements.start({
         id: plan.caller.requestId,
         userId: plan.caller.principal.user.id,
         costMicro: micro,
         tokens: u.promptTokens + u.completionTokens,
         event,
-      })
-      .catch((e: unknown) => {
-        end?.(errorName(e));
-        throw e;
       });
+    } catch (e) {
+      end?.(errorName(e));
+      throw e;
+    }
     end?.();
     return this.costOf(micro > plan.holdMicro ? plan.holdMicro : micro);
   }

@@ -48,12 +48,16 @@ export interface CallPrice {
 
 /** The price of a call made of `parts` under `terms`. */
 export function callPrice(parts: readonly CallPart[], terms: CallTerms): CallPrice {
-  const each = parts.map(({ candidate, usage }) =>
-    terms.byok
+  // A loop, not map and reduce: every call is priced here, most of one part.
+  const each: bigint[] = [];
+  let sum = 0n;
+  for (const { candidate, usage } of parts) {
+    const micro = terms.byok
       ? 0n
       : // Candidates are priced offerings (priced-options.ts): an unpriced one never reaches a call.
-        usageCostMicro(candidate.offering.pricing!, candidate.provider.caching, usage, terms.fxMilli),
-  );
-  const sum = each.reduce((total, micro) => total + micro, 0n);
+        usageCostMicro(candidate.offering.pricing!, candidate.provider.caching, usage, terms.fxMilli);
+    each.push(micro);
+    sum += micro;
+  }
   return { micro: terms.minimum && !terms.byok ? withMinimumCharge(sum) : sum, parts: each };
 }

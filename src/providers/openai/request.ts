@@ -4,6 +4,7 @@
  */
 import type { ChatMessage, ChatRequest, ContentPart, ReasoningEffort } from "../../core/model/types";
 import { droppedIfSet, type BuiltRequest } from "../common/dropped";
+import type { DroppedSetting } from "../../core/upstream/warnings";
 
 export interface OpenAIRequestOptions {
   stream: boolean;
@@ -12,6 +13,8 @@ export interface OpenAIRequestOptions {
   /** Send the limit as `max_completion_tokens` (OpenAI reasoning models reject `max_tokens`). */
   useMaxCompletionTokens?: boolean;
 }
+
+const NONE_DROPPED: DroppedSetting[] = [];
 
 /** Body fields the gateway owns: passthrough extras may not override them. */
 const RESERVED = new Set(["model", "messages", "stream", "stream_options", "max_tokens", "max_completion_tokens", "n"]);
@@ -77,7 +80,10 @@ export function buildOpenAIChatRequest(req: ChatRequest, opts: OpenAIRequestOpti
     body.stream = true;
     body.stream_options = { ...(isObject(extra) ? extra : {}), include_usage: true };
   }
-  const dropped = opts.forwardServiceTier ? [] : droppedIfSet(req, ["service_tier"]);
+  // Usually nothing is dropped: then no list is made.
+  const tier = !opts.forwardServiceTier && req.service_tier !== undefined;
+  if (!tier && !req.unmapped?.length) return { body, dropped: NONE_DROPPED };
+  const dropped = tier ? droppedIfSet(req, ["service_tier"]) : [];
   return { body, dropped: [...dropped, ...(req.unmapped ?? [])] };
 }
 

@@ -38,7 +38,7 @@ export function fromOpenAIChatResponse(body: OpenAIWireChatResponse): ChatResult
   const choice = body.choices[0];
   if (!choice) throw badAnswer("upstream response has no choices", 200, body);
   const msg = choice.message ?? {};
-  const toolCalls: ToolCall[] = (msg.tool_calls ?? []).map((tc) => ({
+  const toolCalls: ToolCall[] | undefined = msg.tool_calls?.map((tc) => ({
     id: tc.id,
     type: "function",
     function: { name: tc.function?.name ?? "", arguments: tc.function?.arguments ?? "" },
@@ -49,6 +49,6 @@ export function fromOpenAIChatResponse(body: OpenAIWireChatResponse): ChatResult
     usage: mapOpenAIUsage(body.usage),
   };
   if (body.id !== undefined) result.id = body.id;
-  if (toolCalls.length > 0) result.toolCalls = toolCalls;
+  if (toolCalls?.length) result.toolCalls = toolCalls;
   return result;
 }

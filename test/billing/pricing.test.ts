@@ -6,8 +6,10 @@
  * candidate's worst case. End-to-end charges are in money.test.ts and prompt-caching.test.ts.
  */
 import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
 import { holdAmountMicro, pricesAt, usageCostMicro, withMinimumCharge } from "../../src/core/billing/pricing";
 import type { TokenPricing } from "../../src/core/catalog/types";
+import type { Usage } from "../../src/core/model/types";
 
 const FX = 1_400_000n; // 1400 KRW/USD in milli-won
 const P: TokenPricing = { input: 3_000_000, output: 15_000_000, cachedInput: 300_000, cacheWrite: 3_750_000 };
@@ -216,5 +218,57 @@ describe("long-context tiers and server tools", () => {
     // 3 searches × $10 / 1,000 = 30,000 micro-USD = 30,000,000,000 in the per-million-token unit.
     const n = (1001n * 3_000_000n + 7n * 15_000_000n + 3n * 10_000_000n * 1000n) * FX;
     expect(usageCostMicro(SONNET, "explicit", u, FX)).toBe((n + 999_999_999n) / 1_000_000_000n);
+  });
+});
+
+describe("the token sum in doubles gives the exact BigInt sum", () => {
+  /** The sum as it was computed before the double fast path: every product in BigInt. */
+  const reference = (p: TokenPricing, caching: "automatic" | "explicit" | "reported", u: Usage): bigint => {
+    const q = pricesAt(p, u.promptTokens);
+    const discounted = caching !== "reported";
+    const cached = Math.min(u.cachedTokens, u.promptTokens);
+    const writes = Math.min(u.cacheWriteTokens, u.promptTokens - cached);
+    const longWrites = Math.min(u.cacheWrite1hTokens ?? 0, writes);
+    const plain = u.promptTokens - cached - writes;
+    const cachedPrice = discounted && q.cachedInput !== null ? q.cachedInput : q.input;
+    const writePrice = caching === "explicit" && q.cacheWrite !== null ? q.cacheWrite : q.input;
+    const longPrice = caching === "explicit" ? (q.cacheWrite1h ?? Math.max(writePrice, q.input)) : q.input;
+    const micro =
+      BigInt(plain) * BigInt(q.input) +
+      BigInt(cached) * BigInt(cachedPrice) +
+      BigInt(writes - longWrites) * BigInt(writePrice) +
+      BigInt(longWrites) * BigInt(longPrice) +
+      BigInt(u.completionTokens) * BigInt(q.output) +
+      BigInt(u.webSearchRequests ?? 0) * BigInt(q.webSearchPer1k ?? 0) * 1000n;
+    return (micro * FX + 999_999_999n) / 1_000_000_000n;
+  };
+
+  test("for counts and prices from ordinary to far past 2^53 in their products, negatives included", () => {
+    const count = fc.oneof(
+      fc.integer({ min: 0, max: 200_000 }),
+      fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }),
+      fc.integer({ min: -1000, max: 1000 }),
+    );
+    const price = fc.oneof(fc.integer({ min: 0, max: 100_000_000 }), fc.integer({ min: 0, max: 2 ** 40 }));
+    fc.assert(
+      fc.property(
+        fc.record({ input: price, output: price, cachedInput: price, cacheWrite: price, cacheWrite1h: price }),
+        fc.record({
+          promptTokens: count,
+          completionTokens: count,
+          cachedTokens: count,
+          cacheWriteTokens: count,
+          cacheWrite1hTokens: count,
+          webSearchRequests: fc.integer({ min: 0, max: 1000 }),
+        }),
+        fc.constantFrom("automatic" as const, "explicit" as const, "reported" as const),
+        (prices, counts, caching) => {
+          const p: TokenPricing = { ...prices, webSearchPer1k: 10_000_000 };
+          const u: Usage = { ...counts, reasoningTokens: 0 };
+          expect(usageCostMicro(p, caching, u, FX)).toBe(reference(p, caching, u));
+        },
+      ),
+      { numRuns: 20_000 },
+    );
   });
 });

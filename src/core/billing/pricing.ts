@@ -26,13 +26,28 @@ export function usageCostMicro(base: TokenPricing, caching: CachingMode, u: Usag
   const writePrice = caching === "explicit" && p.cacheWrite !== null ? p.cacheWrite : p.input;
   // A one-hour write the catalog has no price for never reaches a provider (routing/priced-options.ts).
   const longWritePrice = caching === "explicit" ? (p.cacheWrite1h ?? Math.max(writePrice, p.input)) : p.input;
+  // The token sum in doubles when it is a safe integer and every count is non-negative: each
+  // term is then a non-negative integer product, so a safe sum means every product and partial
+  // sum was exact too (a product past 2^53 would make the sum unsafe). Only the FX step needs
+  // BigInt then: 2 BigInts per call, not 16. Anything else takes the BigInt sum, as before.
+  const searches = u.webSearchRequests ?? 0;
+  const quick =
+    plain * p.input +
+    cached * cachedPrice +
+    (writes - longWrites) * writePrice +
+    longWrites * longWritePrice +
+    u.completionTokens * p.output +
+    searches * (p.webSearchPer1k ?? 0) * 1000;
+  const counts = plain >= 0 && cached >= 0 && writes >= longWrites && longWrites >= 0 && u.completionTokens >= 0;
   const micro =
-    BigInt(plain) * BigInt(p.input) +
-    BigInt(cached) * BigInt(cachedPrice) +
-    BigInt(writes - longWrites) * BigInt(writePrice) +
-    BigInt(longWrites) * BigInt(longWritePrice) +
-    BigInt(u.completionTokens) * BigInt(p.output) +
-    serverToolsMicro(p, u);
+    counts && searches >= 0 && Number.isSafeInteger(quick)
+      ? BigInt(quick)
+      : BigInt(plain) * BigInt(p.input) +
+        BigInt(cached) * BigInt(cachedPrice) +
+        BigInt(writes - longWrites) * BigInt(writePrice) +
+        BigInt(longWrites) * BigInt(longWritePrice) +
+        BigInt(u.completionTokens) * BigInt(p.output) +
+        serverToolsMicro(p, u);
   return ceilDiv(micro * fxMilli, DIVISOR);
 }
 

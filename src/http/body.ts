@@ -53,8 +53,9 @@ export async function readLimited(
     readToEnd.add(request);
     return new Uint8Array(0);
   }
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<"expired">((resolve) => (timer = setTimeout(() => resolve("expired"), limits.timeoutMs)));
+  // The deadline's timer calls the promise's own resolve: no closure for it.
+  const { promise: expired, resolve } = Promise.withResolvers<"expired">();
+  const timer = setTimeout(resolve, limits.timeoutMs, "expired");
   if (!Number.isNaN(declared)) {
     // A declared length (within the limit, checked above; the server reads no more than it):
     // read natively in one go, under the deadline. The chunk-by-chunk reader below costs a

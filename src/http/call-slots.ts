@@ -43,12 +43,29 @@ export class CallSlots {
     const slot = await this.admission.admit({ userId: p.user.id, keyId: p.keyId }, request.signal);
     // One controller following both (AbortSignal.any on every call is dearer, and held on to).
     const ctl = new AbortController();
-    for (const s of [request.signal, slot.preempted])
-      if (s.aborted) ctl.abort(s.reason);
-      else s.addEventListener("abort", () => ctl.abort(s.reason), { once: true });
+    follow(ctl, request.signal);
+    follow(ctl, slot.preempted);
     callSignals.set(request, ctl.signal);
     return new HeldSlot(slot, ctl.signal, requestRecord(request));
   }
+}
+
+/** An abort listener as an object (handleEvent): `ctl` aborts with `source`'s reason, no closure made. */
+class Follower {
+  constructor(
+    private readonly ctl: AbortController,
+    private readonly source: AbortSignal,
+  ) {}
+  handleEvent(): void {
+    this.ctl.abort(this.source.reason);
+  }
+}
+
+const ONCE = { once: true } as const;
+
+function follow(ctl: AbortController, source: AbortSignal): void {
+  if (source.aborted) ctl.abort(source.reason);
+  else source.addEventListener("abort", new Follower(ctl, source), ONCE);
 }
 
 /** The reason CallAdmission.stopAll gives every call of a stopping process (src/boot/shutdown.ts). */

@@ -176,7 +176,7 @@ export async function prepareCall(d: ChatDeps, bill: CallBill, caller: ChatCalle
       ? "exact"
       : p.responseCacheMode;
   // A hit is free: its usage is recorded, and a hold placed for the call goes back in full.
-  const release = (e: UsageEvent) => d.ledger.release(caller.requestId, e);
+  // (The closures below are made on a hit only: every call passes here.)
   // Exact matching only reads the database: a hit needs no credits (unless the call claimed its id).
   const exactHit =
     cacheMode !== "off" && d.cache ? await d.cache.lookup(p.keyId, cacheMode, cacheModel, request, "exact") : null;
@@ -185,7 +185,9 @@ export async function prepareCall(d: ChatDeps, bill: CallBill, caller: ChatCalle
       bill,
       caller,
       exactHit,
-      named ? release : (e) => d.ledger.record(caller.requestId, p.user.id, p.keyId, e),
+      named
+        ? (e) => d.ledger.release(caller.requestId, e)
+        : (e) => d.ledger.record(caller.requestId, p.user.id, p.keyId, e),
     );
 
   // The hold's round trip overlaps the upstream call when the ledger's last answers for this
@@ -198,7 +200,7 @@ export async function prepareCall(d: ChatDeps, bill: CallBill, caller: ChatCalle
     ? { pending: null }
     : await tracedHold(caller.trace, startHold(d.ledger, d.settlements, hold, { overlap: single && !similar }));
   const hit = similar ? await similar.lookup(p.keyId, cacheMode, cacheModel, request, "similar") : null;
-  if (hit) return cachedHit(bill, caller, hit, release);
+  if (hit) return cachedHit(bill, caller, hit, (e) => d.ledger.release(caller.requestId, e));
   d.keeper?.keep(caller.requestId); // until its settle or release starts
   const plan: ChatPlan = {
     caller,
@@ -219,17 +221,19 @@ export async function prepareCall(d: ChatDeps, bill: CallBill, caller: ChatCalle
     pendingHold,
     reasoningHint: o.reasoningHint === true,
     hedge,
-    ...(hedging.ignored && {
-      notes: [
-        {
-          type: "unsupported-setting" as const,
-          setting: "provider.hedge",
-          provider: "gateway",
-          details: "hedging is off for this API key; its owner turns it on in the key's settings (hedge: true)",
-        },
-      ],
-    }),
-    ...(continues && { continuation: new Continuation() }),
+    ...(hedging.ignored
+      ? {
+          notes: [
+            {
+              type: "unsupported-setting" as const,
+              setting: "provider.hedge",
+              provider: "gateway",
+              details: "hedging is off for this API key; its owner turns it on in the key's settings (hedge: true)",
+            },
+          ],
+        }
+      : undefined),
+    ...(continues ? { continuation: new Continuation() } : undefined),
   };
   if (o.web) await searchBeforeCall(plan, o.web, searchMicro, d.search, (err) => bill.fail(plan, err));
   return { kind: "plan", plan };

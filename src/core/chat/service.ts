@@ -29,7 +29,7 @@ import { replayAnswer } from "../routing/replay";
 import { withoutReasoning, type ChatRequest, type ChatResult } from "../model/types";
 import { unmaskAnthropicAnswer } from "./pii-native";
 import { unmaskResponsesAnswer } from "./pii-responses";
-import { raceHold } from "./hold";
+import { raceHold, type HoldRace } from "./hold";
 import { callSignal, ClientGate, deadlineAware } from "./call-signals";
 import type { AttemptRecord } from "../model/trace";
 import { trailing } from "./trail";
@@ -61,9 +61,8 @@ export class ChatService {
    */
   async run(caller: ChatCaller, o: ChatOptions): Promise<ChatRun> {
     const prepared = await prepareCall(this.d, this.bill, caller, o);
-    const notice = (model: string, provider: string | null) => answerNotice(this.d, this.d.catalog(), model, provider);
     if (prepared.kind === "cached") {
-      const lifecycle = notice(prepared.outcome.model, prepared.outcome.provider);
+      const lifecycle = this.notice(prepared.outcome.model, prepared.outcome.provider);
       return o.stream
         ? { kind: "stream", stream: cachedStream(prepared.outcome), decision: null, warnings: [], lifecycle }
         : { kind: "json", outcome: prepared.outcome, decision: null, warnings: [], lifecycle };
@@ -76,7 +75,7 @@ export class ChatService {
         outcome,
         decision: this.decisionOf(plan),
         warnings: callWarnings(plan, outcome.provider),
-        lifecycle: notice(outcome.model, outcome.provider),
+        lifecycle: this.notice(outcome.model, outcome.provider),
       };
     }
     const opened = await this.openStream(plan, o.relay ?? null);
@@ -86,8 +85,13 @@ export class ChatService {
       stream: new AnswerStream(plan, opened, this.d, this.bill),
       decision: this.decisionOf(plan),
       warnings,
-      lifecycle: notice(opened.candidate.model.id, opened.candidate.provider.id),
+      lifecycle: this.notice(opened.candidate.model.id, opened.candidate.provider.id),
     };
+  }
+
+  /** The answering model's lifecycle notice (deprecation, sunset), for the answer's headers. */
+  private notice(model: string, provider: string | null) {
+    return answerNotice(this.d, this.d.catalog(), model, provider);
   }
 
   /**
@@ -108,23 +112,16 @@ export class ChatService {
   private async complete(plan: ChatPlan): Promise<ChatOutcome> {
     if (plan.policy && plan.policy.kind !== "single") {
       const answer = await this.orchestrate(plan, plan.policy);
-      return this.answered(plan, answer.result, answer.candidate, () => this.bill.settleSum(plan, answer));
+      return this.answered(plan, answer.result, answer.candidate, answer);
     }
-    let race;
+    let race: HoldRace<AttemptSuccess<ChatResult>>;
     const signal = callSignal(plan);
+    const call: AttemptCall<ChatResult> = (c, a, s) => this.chatOnce(plan, c, a, s);
     try {
-      race = await raceHold(plan.pendingHold, signal, (held) =>
-        this.attempts(
-          plan,
-          (c, a, s) =>
-            this.timed(c, () =>
-              this.d
-                .providerFor(c.provider.protocol as Protocol)
-                .chat(this.upstreamRequest(plan, c), this.ctx(plan, c, s, a)),
-            ),
-          held,
-        ),
-      );
+      // A hold placed already (against a lease, or first) leaves nothing to race.
+      race = plan.pendingHold
+        ? await raceHold(plan.pendingHold, signal, (held) => this.attempts(plan, call, held))
+        : { kind: "held", value: await this.attempts(plan, call, signal) };
     } catch (e) {
       const err = deadlineAware(plan, signal, e);
       await this.bill.fail(plan, err);
@@ -132,15 +129,39 @@ export class ChatService {
     }
     if (race.kind === "refused") throw this.bill.refused(plan, race.error);
     const { value: result, candidate } = race.value;
-    return this.answered(plan, result, candidate, () => this.bill.settle(plan, candidate, result.usage, 200));
+    return this.answered(plan, result, candidate);
   }
 
-  /** A JSON answer's end: PII restored, settled (`settle`), cited, cached. */
+  /** One upstream attempt of a JSON call, timed for the latency engine. */
+  private async chatOnce(
+    plan: ChatPlan,
+    c: Candidate,
+    a: AttemptRecord | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<ChatResult> {
+    // timed() without its closure: this is every JSON call's attempt.
+    const provider = this.d.providerFor(c.provider.protocol as Protocol);
+    if (!this.d.policies?.observe) return provider.chat(this.upstreamRequest(plan, c), this.ctx(plan, c, signal, a));
+    const t0 = performance.now();
+    try {
+      const v = await provider.chat(this.upstreamRequest(plan, c), this.ctx(plan, c, signal, a));
+      this.latency(c, t0, true);
+      return v;
+    } catch (e) {
+      this.latency(c, t0, false, e);
+      throw e;
+    }
+  }
+
+  /**
+   * A JSON answer's end: PII restored, settled (a policy's `orchestrated` answer at the sum of
+   * its sub-calls), cited, cached.
+   */
   private async answered(
     plan: ChatPlan,
     result: ChatResult,
     candidate: Candidate,
-    settle: () => Promise<Cost>,
+    orchestrated?: OrchestratedAnswer,
   ): Promise<ChatOutcome> {
     if (plan.mapping) {
       const m = plan.mapping;
@@ -154,7 +175,9 @@ export class ChatService {
       // The model may echo placeholders in tool-call arguments too; restored values keep the JSON valid.
       for (const tc of result.toolCalls ?? []) tc.function.arguments = this.d.pii!.unmask(tc.function.arguments, m);
     }
-    const cost = await settle();
+    const cost = await (orchestrated
+      ? this.bill.settleSum(plan, orchestrated)
+      : this.bill.settle(plan, candidate, result.usage, 200));
     plan.caller.trace?.answered(candidate.model.id, candidate.provider.id, result.usage, Number(cost.micro) / 1e6, {
       cached: false,
     });
@@ -252,7 +275,7 @@ export class ChatService {
             candidate: c,
             body: await this.timed(c, () => provider.openRawStream!(req, this.ctx(plan, c, signal, a)), true),
             scanner: provider.rawScanner(req),
-            ...(mapping && { restorer: provider.rawRestorer!(mapping, req) }),
+            ...(mapping ? { restorer: provider.rawRestorer!(mapping, req) } : undefined),
             abort,
             ...attempt,
           }
@@ -282,7 +305,7 @@ export class ChatService {
     return withFallback(
       candidates,
       (c, a, lane) => this.openOne(plan, c, a, lane, null, requestFor(c), true) as Promise<TypedStream>,
-      { ...o, ...(retriesOf && { retriesOf }) },
+      { ...o, ...(retriesOf ? { retriesOf } : undefined) },
     );
   }
 
@@ -323,7 +346,7 @@ export class ChatService {
       health: this.d.health,
       account: plan.caller.principal.user.id,
       // Fallback policies give each entry its own retries; the candidates are aligned with them.
-      ...(x?.kind === "single" && { retriesOf: (_c, i) => x.retries[i] ?? null }),
+      ...(x?.kind === "single" ? { retriesOf: (_c, i) => x.retries[i] ?? null } : undefined),
     };
   }
 
@@ -365,21 +388,30 @@ export class ChatService {
 
   /** Times one upstream attempt for the latency engine (streams report their total at the end). */
   private async timed<T>(c: Candidate, f: () => Promise<T>, stream = false): Promise<T> {
-    // Called as a method, not bound: a bound copy per attempt was garbage on every call.
-    const policies = this.d.policies;
-    if (!policies?.observe) return f();
+    if (!this.d.policies?.observe) return f();
     const t0 = performance.now();
     try {
       const v = await f();
-      // A JSON answer's first token is its whole time.
-      if (!stream) policies.observe(c.model.id, c.provider.id, true, performance.now() - t0, performance.now() - t0);
+      if (!stream) this.latency(c, t0, true);
       return v;
     } catch (e) {
-      // A rejected request says nothing about the model's speed; failures and timeouts do.
-      if (e instanceof UpstreamError && e.kind !== "rejected")
-        policies.observe(c.model.id, c.provider.id, false, performance.now() - t0, performance.now() - t0);
+      this.latency(c, t0, false, e);
       throw e;
     }
+  }
+
+  /**
+   * An attempt's time for the latency engine: a JSON answer's first token is its whole time; a
+   * rejected request says nothing about the model's speed, failures and timeouts do. Called as
+   * a method, not bound: a bound copy per attempt was garbage on every call.
+   */
+  private latency(c: Candidate, t0: number, ok: boolean, error?: unknown): void {
+    const policies = this.d.policies;
+    if (!policies?.observe) return;
+    const ms = performance.now() - t0;
+    if (ok) policies.observe(c.model.id, c.provider.id, true, ms, ms);
+    else if (error instanceof UpstreamError && error.kind !== "rejected")
+      policies.observe(c.model.id, c.provider.id, false, ms, ms);
   }
 
   /** Runs a cascade or parallel policy: several sub-calls, each priced; on failure the hold is released. */

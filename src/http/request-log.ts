@@ -231,7 +231,9 @@ export class RequestRecord implements CallTrace {
       "client.address": this.clientIp,
       "gateway.key_id": this.keyId,
       "gateway.account_id": this.accountId,
-      ...(this.model !== undefined && { "gen_ai.operation.name": "chat", "gen_ai.request.model": this.model }),
+      ...(this.model !== undefined
+        ? { "gen_ai.operation.name": "chat", "gen_ai.request.model": this.model }
+        : undefined),
       "gen_ai.response.model": this.responseModel,
       "gen_ai.system": this.provider ?? undefined,
       "gen_ai.provider.name": this.provider ?? undefined,

@@ -70,8 +70,8 @@ const dayStart = (day: string) => new Date(`${day}T00:00:00Z`);
 function deprecationHeaders(n: ModelNotice): Record<string, string> {
   return {
     deprecation: `@${dayStart(n.deprecatedAt).getTime() / 1000}`,
-    ...(n.retiresAt && { sunset: dayStart(n.retiresAt).toUTCString() }),
+    ...(n.retiresAt ? { sunset: dayStart(n.retiresAt).toUTCString() } : undefined),
     // An offering's successor may be `model@provider`: the link is to the model's entry.
-    ...(n.successor && { link: `</v1/models/${n.successor.split("@")[0]}>; rel="successor-version"` }),
+    ...(n.successor ? { link: `</v1/models/${n.successor.split("@")[0]}>; rel="successor-version"` } : undefined),
   };
 }

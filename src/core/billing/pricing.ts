@@ -85,7 +85,7 @@ export function pricesAt(p: TokenPricing, promptTokens: number): TokenPricing {
     output: tier.output,
     cachedInput: tier.cachedInput,
     cacheWrite: tier.cacheWrite,
-    ...(long != null && { cacheWrite1h: long }),
+    ...(long != null ? { cacheWrite1h: long } : undefined),
   };
 }
 

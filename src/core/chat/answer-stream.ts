@@ -99,7 +99,7 @@ export class AnswerStream implements CallStream {
     if (!d.failure && !plan.cut) {
       const cites = citationsOf(plan, d.text);
       const { cost, usage, parts } = await this.close({ ending: "complete", ...received, result: drainedResult(d) });
-      return { kind: "complete", finish: d.finish, usage, cost, ...cites, ...(parts && { parts }) };
+      return { kind: "complete", finish: d.finish, usage, cost, ...cites, ...(parts ? { parts } : undefined) };
     }
     opened.abort.abort();
     return {

@@ -143,7 +143,7 @@ export async function withFallback<T>(
           provider: c.provider.id,
           model: c.model.id,
           error: err.kind,
-          ...(err.status !== undefined && { status: err.status }),
+          ...(err.status !== undefined ? { status: err.status } : undefined),
         });
         // What the provider said is for the operator; the client gets its meaning in our words.
         logUpstreamFailure(err, {

@@ -165,6 +165,6 @@ export function continuing(plan: ChatPlan, first: TypedStream, open: OpenContinu
     candidate: first.candidate,
     events: events(),
     abort,
-    ...(first.attempt && { attempt: first.attempt }),
+    ...(first.attempt ? { attempt: first.attempt } : undefined),
   };
 }

@@ -83,7 +83,7 @@ export async function hedged<T>(
         },
         {
           ...o,
-          ...(retriesOf && { retriesOf }),
+          ...(retriesOf ? { retriesOf } : undefined),
           signal: o.signal ? AbortSignal.any([o.signal, lane.ctl.signal]) : lane.ctl.signal,
         },
       ),
@@ -101,7 +101,7 @@ export async function hedged<T>(
     if (first.ok) return first.v;
     if (!recoverable(first.e)) throw first.e;
     // The primary failed before the hedge fired: the ordinary fallback, no race.
-    const fallback = await settle(withFallback(rest, call, { ...o, ...(retriesOf && { retriesOf }) }));
+    const fallback = await settle(withFallback(rest, call, { ...o, ...(retriesOf ? { retriesOf } : undefined) }));
     if (fallback.ok) return fallback.v;
     throw recoverable(fallback.e) ? merged(first.e as GatewayError, fallback.e as GatewayError) : fallback.e;
   }

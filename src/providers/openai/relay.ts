@@ -119,8 +119,8 @@ export class OpenAIRawScanner implements RawScanner {
     return {
       closing: this.usageChunk,
       terminal: null,
-      ...(typeof first?.id === "string" && { id: first.id }),
-      ...(typeof first?.created === "number" && { created: first.created }),
+      ...(typeof first?.id === "string" ? { id: first.id } : undefined),
+      ...(typeof first?.created === "number" ? { created: first.created } : undefined),
     };
   }
 }

@@ -146,10 +146,10 @@ export class ResponsesRawScanner implements RawScanner {
     return {
       closing: this.closing,
       terminal: null,
-      ...(typeof r?.id === "string" && { id: r.id }),
-      ...(typeof r?.created_at === "number" && { created: r.created_at }),
-      ...(this.errorType && { errorType: this.errorType }),
-      ...(this.sequence !== undefined && { sequence: this.sequence }),
+      ...(typeof r?.id === "string" ? { id: r.id } : undefined),
+      ...(typeof r?.created_at === "number" ? { created: r.created_at } : undefined),
+      ...(this.errorType ? { errorType: this.errorType } : undefined),
+      ...(this.sequence !== undefined ? { sequence: this.sequence } : undefined),
     };
   }
 }

@@ -23,7 +23,7 @@ export function usageJson(u: Usage): ChatUsage {
     total_tokens: u.promptTokens + u.completionTokens,
     prompt_tokens_details: { cached_tokens: u.cachedTokens },
     completion_tokens_details: { reasoning_tokens: u.reasoningTokens },
-    ...(u.cacheWriteTokens > 0 && { cache_creation_input_tokens: u.cacheWriteTokens }),
+    ...(u.cacheWriteTokens > 0 ? { cache_creation_input_tokens: u.cacheWriteTokens } : undefined),
   };
 }
 

@@ -43,8 +43,8 @@ async function relayed(stream: CallStream, meta: StreamMeta, write: Write, gone:
   const head = {
     id: meta.id,
     created: meta.created,
-    ...(tail.id !== undefined && { id: tail.id }),
-    ...(tail.created !== undefined && { created: tail.created }),
+    ...(tail.id !== undefined ? { id: tail.id } : undefined),
+    ...(tail.created !== undefined ? { created: tail.created } : undefined),
     object: "chat.completion.chunk",
     model,
     provider,
@@ -83,7 +83,9 @@ async function encoded(stream: CallStream, meta: StreamMeta, write: Write, gone:
       if (ev.name) fn.name = ev.name;
       if (ev.arguments !== undefined) fn.arguments = ev.arguments;
       write(
-        e.delta({ tool_calls: [{ index: ev.index, ...(ev.id && { id: ev.id, type: "function" }), function: fn }] }),
+        e.delta({
+          tool_calls: [{ index: ev.index, ...(ev.id ? { id: ev.id, type: "function" } : undefined), function: fn }],
+        }),
       );
     },
   };

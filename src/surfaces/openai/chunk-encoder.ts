@@ -34,7 +34,12 @@ export class ChunkEncoder {
 
   /** The final event of the specification: `choices: []`, `usage` and `cost`. */
   usage(u: Usage, cost: Cost, cached = false, extra?: Record<string, unknown>): Uint8Array {
-    return this.frame([], { usage: usageJson(u), cost: costJson(cost), ...(cached && { cached: true }), ...extra });
+    return this.frame([], {
+      usage: usageJson(u),
+      cost: costJson(cost),
+      ...(cached ? { cached: true } : undefined),
+      ...extra,
+    });
   }
 }
 

@@ -271,4 +271,26 @@ describe("the token sum in doubles gives the exact BigInt sum", () => {
       { numRuns: 20_000 },
     );
   });
+
+  test("the hold: the dearest candidate's worst case, exact for any counts", () => {
+    const count = fc.oneof(
+      fc.integer({ min: 0, max: 2_000_000 }),
+      fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }),
+    );
+    const price = fc.oneof(fc.integer({ min: 0, max: 100_000_000 }), fc.integer({ min: 0, max: 2 ** 40 }));
+    const pricing = fc.record({ input: price, output: price, cachedInput: price, cacheWrite: price });
+    fc.assert(
+      fc.property(fc.array(pricing, { minLength: 1, maxLength: 4 }), count, count, (ps, input, max) => {
+        let worst = 0n;
+        for (const p of ps) {
+          const inPrice = BigInt(Math.max(p.input, p.cacheWrite ?? 0));
+          const micro = (BigInt(input) * inPrice + BigInt(max) * BigInt(p.output)) * FX;
+          const c = (micro + 999_999_999n) / 1_000_000_000n;
+          if (c > worst) worst = c;
+        }
+        expect(holdAmountMicro(ps, input, max, FX)).toBe(withMinimumCharge(worst));
+      }),
+      { numRuns: 20_000 },
+    );
+  });
 });

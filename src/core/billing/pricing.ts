@@ -111,10 +111,13 @@ export function holdAmountMicro(
     // The estimate is on the dear side and tiers only grow: the tier it falls in bounds the charge.
     const p = pricesAt(base, inputTokens);
     const inPrice = Math.max(p.input, p.cacheWrite ?? 0, p.cacheWrite1h ?? 0);
-    const c = ceilDiv(
-      (BigInt(inputTokens) * BigInt(inPrice) + BigInt(maxTokens) * BigInt(p.output)) * fxMilli,
-      DIVISOR,
-    );
+    // In doubles when exact, as in usageCostMicro: non-negative counts and a safe-integer sum.
+    const quick = inputTokens * inPrice + maxTokens * p.output;
+    const sum =
+      inputTokens >= 0 && maxTokens >= 0 && Number.isSafeInteger(quick)
+        ? BigInt(quick)
+        : BigInt(inputTokens) * BigInt(inPrice) + BigInt(maxTokens) * BigInt(p.output);
+    const c = ceilDiv(sum * fxMilli, DIVISOR);
     if (c > max) max = c;
   }
   return max < MIN_CHARGE_MICRO ? MIN_CHARGE_MICRO : max;

@@ -102,7 +102,16 @@ export function buildCandidates(
   if (p.only?.length) list = list.filter((c) => p.only!.includes(c.provider.id));
   if (p.ignore?.length) list = list.filter((c) => !p.ignore!.includes(c.provider.id));
   const priced = opts.priced;
-  if (priced) list = list.map((c) => ({ ...c, offering: priceOffering(c.offering, c.provider, priced) }));
+  if (priced) {
+    // A candidate is copied only when the request's options change its price (usually none is).
+    let repriced: Candidate[] | undefined;
+    for (let i = 0; i < list.length; i++) {
+      const c = list[i]!;
+      const offering = priceOffering(c.offering, c.provider, priced);
+      if (offering !== c.offering) (repriced ??= list.slice())[i] = { ...c, offering };
+    }
+    if (repriced) list = repriced;
+  }
   if (p.max_price) {
     const { prompt, completion } = p.max_price;
     list = list.filter(

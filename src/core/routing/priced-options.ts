@@ -16,16 +16,20 @@ export interface PricedOptions {
   cacheTtls: ReadonlySet<string>;
 }
 
+/** No TTL asked for: shared, as most requests ask for none (a set per call was garbage). */
+const NO_TTLS: ReadonlySet<string> = new Set();
+
 export function pricedOptionsOf(req: Pick<ChatRequest, "service_tier" | "messages" | "anthropic">): PricedOptions {
-  const cacheTtls = new Set<string>();
+  let cacheTtls: Set<string> | undefined;
   for (const m of req.messages) {
     if (!Array.isArray(m.content)) continue;
     for (const part of m.content)
-      if (part.cache_control?.ttl !== undefined) cacheTtls.add(String(part.cache_control.ttl));
+      if (part.cache_control?.ttl !== undefined) (cacheTtls ??= new Set()).add(String(part.cache_control.ttl));
   }
   // A Messages client's own body goes to Anthropic as sent: its breakpoints anywhere count.
-  if (req.anthropic) nativeTtls(req.anthropic.body, cacheTtls);
-  return { serviceTier: req.service_tier === "auto" ? "default" : req.service_tier, cacheTtls };
+  if (req.anthropic) nativeTtls(req.anthropic.body, (cacheTtls ??= new Set()));
+  const serviceTier = req.service_tier === "auto" ? "default" : req.service_tier;
+  return { serviceTier, cacheTtls: cacheTtls?.size ? cacheTtls : NO_TTLS };
 }
 
 /**

@@ -8,7 +8,7 @@
  */
 import type { AttemptRecord, CallTrace, PhaseEnd } from "../core/model/trace";
 import type { Usage } from "../core/model/types";
-import { logEnabled, writeLine } from "../lib/log";
+import { lineTime, logEnabled, writeJsonLine } from "../lib/log";
 import type { RefusalFolder } from "./refusal-log";
 
 export type AttrValue = string | number | boolean;
@@ -190,7 +190,11 @@ export class RequestRecord implements CallTrace {
     )
       return;
     const u = this.usage;
-    writeLine(level, "request", {
+    // The line's head is the object's first fields: one object, serialized once (lib/log.ts).
+    writeJsonLine({
+      ts: lineTime(),
+      level,
+      msg: "request",
       request_id: this.id,
       method: this.request.method,
       route: this.route,

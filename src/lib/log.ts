@@ -26,8 +26,21 @@ function write(level: Level, msg: string, fields?: Record<string, unknown>): voi
 }
 
 /**
+ * A whole line of plain JSON values, its `ts`, `level` and `msg` first (lineHead): serialized
+ * as it is, in one string, for the line every request writes. The caller checked logEnabled.
+ */
+export function writeJsonLine(line: { ts: string; level: Level; msg: string; [field: string]: unknown }): void {
+  process.stdout.write(`${JSON.stringify(line)}\n`);
+}
+
+/** The time, for a line's `ts` (writeJsonLine). */
+export function lineTime(): string {
+  return isoNow();
+}
+
+/**
  * A line whose fields are plain JSON values (no bigint, no Error): serialized without the
- * replacer, for the one line every request writes. The caller checked logEnabled.
+ * replacer. The caller checked logEnabled.
  */
 export function writeLine(level: Level, msg: string, fields: Record<string, unknown>): void {
   // The head is written by hand and the fields object serialized as it is: no copy of it

@@ -8,7 +8,6 @@ import type { Database } from "../db/client";
 import type { InvalidationBus } from "../db/invalidation";
 import { SqlLedger } from "../db/repos/ledger";
 import { HoldKeeper } from "../core/billing/hold-keeper";
-import { meteredSettle } from "../core/billing/metered";
 import { Settlements } from "../core/billing/settlements";
 import type { GatewayMetrics } from "../http/metrics";
 import { log } from "../lib/log";
@@ -37,7 +36,7 @@ export function moneyPath(cfg: Config, db: Database, bus: InvalidationBus, metri
     else if (ev.t === "all") void ledger.leases?.retireAll();
   });
   const settlements = new Settlements(
-    meteredSettle(ledger, (event, cost) => metrics.settled(event, cost)),
+    ledger,
     (call, error) =>
       log.error("settle failed after every retry; the sweeper releases the hold uncharged", {
         request_id: call.id,
@@ -45,6 +44,7 @@ export function moneyPath(cfg: Config, db: Database, bus: InvalidationBus, metri
       }),
     cfg.LEDGER_SETTLE,
     cfg.DB_QUERY_TIMEOUT_MS || 5000,
+    (event, cost) => metrics.settled(event, cost),
   );
   metrics.registry.add(
     new Gauge(

@@ -6,6 +6,7 @@
  */
 import { expect, test } from "bun:test";
 import { Settlements, type SettleCall } from "../../src/core/billing/settlements";
+import type { UsageEvent } from "../../src/core/billing/ledger";
 
 const call = (id: string): SettleCall => ({ id, userId: "u1", costMicro: 1000n, tokens: 10, event: null });
 
@@ -79,4 +80,24 @@ test("behind the answer: the answer does not wait; quiesce waits for the settle"
   await ledger.end("c");
   await q;
   expect(s.pending).toBe(0);
+});
+
+test("the meter hears each charge that landed once, and not a settle that found its hold closed", async () => {
+  const heard: string[] = [];
+  const answers = new Map([
+    ["landed", true],
+    ["closed-before", false],
+  ]);
+  const ledger = { settle: async (id: string) => answers.get(id)! };
+  const s = new Settlements(
+    ledger,
+    () => {},
+    "before_answer",
+    60_000,
+    (event) => heard.push(event.model),
+  );
+  const event = (model: string) => ({ model }) as unknown as UsageEvent;
+  await s.start({ ...call("landed"), event: event("landed") });
+  await s.start({ ...call("closed-before"), event: event("closed-before") });
+  expect(heard).toEqual(["landed"]);
 });

@@ -12,6 +12,9 @@ const RETRY_MS = [50, 200, 500, 1000, 2000, 4000, 8000, 15_000, 30_000];
 
 export type SettleMode = "before_answer" | "behind_answer";
 
+/** Sees a charge that landed, with its usage event (the metrics' token and cost counters). */
+export type SettleMeter = (event: UsageEvent, costMicro: bigint) => void;
+
 function letGo(w: Wait): void {
   if (w.done) return;
   w.done = true;
@@ -59,6 +62,8 @@ export class Settlements {
     private onGiveUp: (call: SettleCall, error: unknown) => void = () => {},
     private mode: SettleMode = "before_answer",
     private maxWaitMs = 5000,
+    /** Told once of each charge that landed (the ledger closed its hold now), for the token and cost counters. */
+    private meter?: SettleMeter,
   ) {}
 
   /**
@@ -134,7 +139,8 @@ export class Settlements {
   private async run(c: SettleCall): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.ledger.settle(c.id, c.costMicro, c.tokens, c.event);
+        const closed = await this.ledger.settle(c.id, c.costMicro, c.tokens, c.event);
+        if (closed && c.event) this.meter?.(c.event, c.costMicro);
         return;
       } catch (e) {
         const wait = RETRY_MS[attempt];

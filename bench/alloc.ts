@@ -5,7 +5,7 @@
  * growth over a window divided by the calls answered in it is what one call allocates. The GC
  * log's reading (lib/gc-log.ts) is only an upper bound; this is the figure of issue 30's point 2.
  *
- *   ./node_modules/.bin/bun bench/alloc.ts [--portkey=DIR] [--seconds=3] [--repeats=3] [--only=gateway,…] [--env=K=V,…] [--json=FILE]
+ *   ./node_modules/.bin/bun bench/alloc.ts [--portkey=DIR] [--seconds=3] [--repeats=3] [--only=gateway,…] [--env=K=V,…] [--stream] [--json=FILE]
  *
  * `npm run bench` runs it as its `alloc` scenario, on a stack of its own before the main one
  * starts: with no collection a target's memory only grows, so each is stopped once measured.
@@ -17,7 +17,7 @@ import { wrk } from "./lib/load";
 import { startPeers, type Peer } from "./lib/peers";
 import { startStack } from "./lib/stack";
 import { robust, type Robust } from "./lib/summary";
-import { INSTANT_BODY, withPeers } from "./lib/targets";
+import { INSTANT_BODY, INSTANT_STREAM_BODY, withPeers } from "./lib/targets";
 
 export interface AllocOptions {
   serverUrl: string;
@@ -28,11 +28,13 @@ export interface AllocOptions {
   connections: number;
   /** Measure only these targets (all when absent). */
   only?: string[];
+  /** Streamed calls (SSE) instead of JSON ones. */
+  stream?: boolean;
   /** Extra environment of the gateway, to measure with a feature off (`--env=LOG_REQUESTS=false,…`). */
   gatewayEnv?: Record<string, string>;
 }
 
-export interface AllocResult extends Omit<AllocOptions, "serverUrl" | "portkeyDir" | "only" | "gatewayEnv"> {
+export interface AllocResult extends Omit<AllocOptions, "serverUrl" | "portkeyDir" | "only" | "gatewayEnv" | "stream"> {
   targets: string[];
   /** KiB of heap capacity grown per answered call, per window: median (min…max). */
   kibPerCall: Record<string, Robust>;
@@ -43,7 +45,9 @@ export interface AllocResult extends Omit<AllocOptions, "serverUrl" | "portkeyDi
 }
 
 export async function allocScenario(o: AllocOptions, log: (...a: unknown[]) => void): Promise<AllocResult> {
-  log(`alloc: every target with the collector off, ${o.repeats} × ${o.seconds} s of saturated JSON each`);
+  log(
+    `alloc: every target with the collector off, ${o.repeats} × ${o.seconds} s of saturated ${o.stream ? "SSE" : "JSON"} each`,
+  );
   const stack = await startStack({
     serverUrl: o.serverUrl,
     targetCore: null,
@@ -85,7 +89,13 @@ export async function allocScenario(o: AllocOptions, log: (...a: unknown[]) => v
     )) {
       const probe = probes[t.name]!;
       const drive = (seconds: number) =>
-        wrk(t, { connections: o.connections, seconds, body: INSTANT_BODY, token: stack.token, core: null });
+        wrk(t, {
+          connections: o.connections,
+          seconds,
+          body: o.stream ? INSTANT_STREAM_BODY : INSTANT_BODY,
+          token: stack.token,
+          core: null,
+        });
       await drive(2); // connections open, code compiled: what is left is each call's own
       const perWindow: number[] = [];
       let [requests, errors] = [0, 0];
@@ -128,6 +138,7 @@ if (import.meta.main) {
       repeats: Number(arg("repeats") ?? 3),
       connections: Number(arg("conns") ?? 64),
       only: arg("only")?.split(","),
+      stream: process.argv.includes("--stream"),
       gatewayEnv: Object.fromEntries((arg("env")?.split(",") ?? []).map((kv) => kv.split("=", 2) as [string, string])),
     },
     (...a) => console.log(...a),

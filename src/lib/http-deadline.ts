@@ -90,20 +90,35 @@ export async function fetchWithDeadlines(
   const mapErr = opts.mapBodyError ?? ((e: unknown) => e);
   let first = true;
   let finished = false;
+  // The idle deadline: one timer per call, pushed back at each read (refresh) rather than a
+  // timer per chunk. It fires only while a read waits, and that read has waited idleTimeoutMs.
+  let idleTimer: ReturnType<typeof setTimeout> | undefined;
+  let readingSince = -1;
+  const idleCheck = (): void => {
+    if (readingSince < 0) return; // nobody reading: a slow consumer is not the upstream's fault
+    const waited = performance.now() - readingSince;
+    if (waited >= opts.idleTimeoutMs) abort(new DeadlineError("idle", opts.idleTimeoutMs));
+    else idleTimer = setTimeout(idleCheck, opts.idleTimeoutMs - waited);
+  };
   const finish = (): void => {
     finished = true;
+    readingSince = -1;
+    if (idleTimer !== undefined) clearTimeout(idleTimer);
     cleanup();
   };
 
   const body = new ReadableStream<Uint8Array>(
     {
       async pull(out) {
-        let idleTimer: ReturnType<typeof setTimeout> | undefined;
         if (!first) {
-          idleTimer = setTimeout(deadlinePassed, opts.idleTimeoutMs, call, "idle", opts.idleTimeoutMs);
+          readingSince = performance.now();
+          if (idleTimer === undefined) idleTimer = setTimeout(idleCheck, opts.idleTimeoutMs);
+          else idleTimer.refresh();
         }
         try {
-          const { done, value } = await untilAborted(reader.read(), controller.signal, () => call.reason);
+          // An abort (deadline, caller) rejects the pending read itself, with the abort's reason.
+          const { done, value } = await reader.read();
+          readingSince = -1;
           if (first) {
             first = false;
             if (firstByteTimer !== undefined) clearTimeout(firstByteTimer);
@@ -120,8 +135,6 @@ export async function fetchWithDeadlines(
           abort(err);
           reader.cancel().catch(() => {});
           out.error(mapErr(call.reason !== undefined ? call.reason : err));
-        } finally {
-          if (idleTimer !== undefined) clearTimeout(idleTimer);
         }
       },
       cancel(reason) {
@@ -253,33 +266,6 @@ export async function readAllBytes(body: ReadableStream<Uint8Array>): Promise<Ui
     reader.releaseLock();
   }
   return concatBytes(parts, len);
-}
-
-/**
- * `p`, or a rejection with `reason()` as soon as `signal` aborts. Each wait gets its own abort
- * listener, removed when it settles: racing every read against one long-lived promise would
- * leave a reaction holding each chunk on it until the call ends, so a long answer stayed in
- * memory whole (issue 28, #2: +400 MB for eight 78 MB embeddings answers).
- */
-function untilAborted<T>(p: Promise<T>, signal: AbortSignal, reason: () => unknown): Promise<T> {
-  if (signal.aborted) {
-    p.catch(() => {}); // the read fails too, after the abort: nobody waits for it
-    return Promise.reject(reason());
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(reason());
-    signal.addEventListener("abort", onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(v);
-      },
-      (e) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(e);
-      },
-    );
-  });
 }
 
 function abortError(): Error {

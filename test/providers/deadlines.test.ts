@@ -66,6 +66,40 @@ describe("fetchWithDeadlines", () => {
     expect((await readAllBytes(body)).length).toBe(200);
   });
 
+  test("a consumer slower than the idle deadline is not the upstream's fault: every chunk arrives", async () => {
+    next = { kind: "body", body: "x".repeat(200), chunkDelayMs: 10, chunkSize: 50 };
+    const { body } = await fetchWithDeadlines(
+      srv.url,
+      { method: "POST", body: "{}" },
+      { firstByteTimeoutMs: 1000, idleTimeoutMs: 60 },
+    );
+    const reader = body.getReader();
+    let got = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      got += value.length;
+      await Bun.sleep(200); // far past the idle deadline, between reads
+    }
+    expect(got).toBe(200);
+  });
+
+  test("caller abort while a read waits mid-body: the read fails with the caller's reason", async () => {
+    next = { kind: "stall", body: "data: 1\n\n" };
+    const caller = new AbortController();
+    const { body } = await fetchWithDeadlines(
+      srv.url,
+      { method: "POST", body: "{}" },
+      { signal: caller.signal, firstByteTimeoutMs: 1000, idleTimeoutMs: 60_000 },
+    );
+    const reader = body.getReader();
+    expect((await reader.read()).done).toBe(false);
+    const waiting = reader.read().catch((e) => e);
+    const reason = new Error("client left");
+    setTimeout(() => caller.abort(reason), 20);
+    expect(await waiting).toBe(reason);
+  });
+
   test("caller abort before the response: rejects with the signal's reason", async () => {
     next = { kind: "hang" };
     const ac = new AbortController();

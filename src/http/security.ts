@@ -82,6 +82,9 @@ export function assertSecurityDeclared(routes: RouteInfo[]): void {
 
 const PUBLIC: { readonly public: boolean } = Object.freeze({ public: true });
 const NOT_PUBLIC: { readonly public: boolean } = Object.freeze({ public: false });
+const PUBLIC_NOW = Promise.resolve(PUBLIC);
+const NOT_PUBLIC_NOW = Promise.resolve(NOT_PUBLIC);
+const notPublic = () => NOT_PUBLIC;
 
 export class BodyGate {
   /** Method → route path → the alternatives, each the schemes it needs (indexed once, at the first body). */
@@ -97,9 +100,26 @@ export class BodyGate {
    * a body. Returns whether the route is public (no credential: sign-up, login, or no known
    * route at all), whose body gets the small public limit.
    */
-  async check(request: Request, server: Server<unknown> | null, route: string): Promise<{ readonly public: boolean }> {
+  check(request: Request, server: Server<unknown> | null, route: string): Promise<{ readonly public: boolean }> {
     const need = (this.byRoute ??= this.index()).get(request.method)?.get(route);
-    if (!need?.length) return PUBLIC;
+    if (!need?.length) return PUBLIC_NOW;
+    // One credential (every model route: its API key): that check's own promise, no async call of ours.
+    if (need.length === 1 && need[0]!.length === 1) {
+      try {
+        return this.verify(need[0]![0]!, request, server)?.then(notPublic) ?? NOT_PUBLIC_NOW;
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    }
+    return this.checkEach(need, request, server);
+  }
+
+  /** Several credentials: the first alternative that passes whole; else the first refusal. */
+  private async checkEach(
+    need: Scheme[][],
+    request: Request,
+    server: Server<unknown> | null,
+  ): Promise<{ readonly public: boolean }> {
     let refusal: unknown;
     for (const alternative of need) {
       try {

@@ -43,14 +43,26 @@ export async function placeHold(ledger: Ledger, settlements: Settlements, h: Hol
  * the ledger in the order the estimate counted them. (The promise is wrapped: an async
  * function's result would otherwise wait for it.)
  */
-export async function startHold(
+export function startHold(
   ledger: Ledger,
   settlements: Settlements,
   h: HoldRequest,
   opts: { overlap: boolean },
 ): Promise<{ pending: PendingHold | null }> {
-  // Placed in memory against a credit lease (a busy key's usual case): nothing to wait for.
-  if (ledger.holdNow?.(h)) return { pending: null };
+  // Placed in memory against a credit lease (a busy key's usual case): nothing to wait for,
+  // and no async call made to say so.
+  if (ledger.holdNow?.(h)) return PLACED;
+  return sendHold(ledger, settlements, h, opts);
+}
+
+const PLACED = Promise.resolve({ pending: null });
+
+async function sendHold(
+  ledger: Ledger,
+  settlements: Settlements,
+  h: HoldRequest,
+  opts: { overlap: boolean },
+): Promise<{ pending: PendingHold | null }> {
   if (opts.overlap && ledger.speculate?.(h) === true)
     return {
       pending: placeHold(ledger, settlements, h).then(

@@ -12,6 +12,11 @@ import { processMetrics } from "../lib/process-metrics";
 
 const UPSTREAM_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
+const TOKENS_INPUT = { kind: "input" };
+const TOKENS_OUTPUT = { kind: "output" };
+const TOKENS_CACHED = { kind: "cached_input" };
+const TOKENS_CACHE_WRITE = { kind: "cache_write" };
+
 export class GatewayMetrics {
   readonly registry = new Registry();
   /** Holds this process has opened and not yet closed. */
@@ -145,11 +150,11 @@ export class GatewayMetrics {
 
   /** A call was charged: its tokens and cost, added to the process totals (no model: see above). */
   settled(event: UsageEvent, costMicro: bigint): void {
-    const add = (kind: string, n: number) => n > 0 && this.tokens.inc({ kind }, n);
-    add("input", event.promptTokens);
-    add("output", event.completionTokens);
-    add("cached_input", event.cachedTokens);
-    add("cache_write", event.cacheWriteTokens);
+    // The label sets are constants: every charge passes here.
+    if (event.promptTokens > 0) this.tokens.inc(TOKENS_INPUT, event.promptTokens);
+    if (event.completionTokens > 0) this.tokens.inc(TOKENS_OUTPUT, event.completionTokens);
+    if (event.cachedTokens > 0) this.tokens.inc(TOKENS_CACHED, event.cachedTokens);
+    if (event.cacheWriteTokens > 0) this.tokens.inc(TOKENS_CACHE_WRITE, event.cacheWriteTokens);
     if (costMicro > 0n) this.costKrw.inc(undefined, Number(costMicro) / 1e6);
   }
 

@@ -74,7 +74,7 @@ function run(seed: number, steps: number) {
   const costs = new Map<string, bigint>();
   let now = 0;
   let next = 0;
-  const queue = (effects: LeaseEffect[]) => {
+  const queue = (effects: readonly LeaseEffect[]) => {
     for (const e of effects) {
       if (e.kind !== "open") leases.set(e.lease.id, e.lease);
       pending.push(e);

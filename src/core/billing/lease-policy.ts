@@ -230,9 +230,9 @@ export class LeasePolicy {
   }
 
   /** The charge's statement answered: the call is done; a retired lease without calls closes. */
-  chargeLanded(id: string): LeaseEffect[] {
+  chargeLanded(id: string): readonly LeaseEffect[] {
     const call = this.held.get(id);
-    if (!call?.charge) return [];
+    if (!call?.charge) return NO_EFFECTS;
     this.held.delete(id);
     const lease = call.lease;
     lease.keepMicro -= call.charge.micro;
@@ -242,7 +242,7 @@ export class LeasePolicy {
   }
 
   /** Gives a failed call's hold back to its lease; nothing was charged. */
-  release(id: string): { userId: string; keyId: string | null; effects: LeaseEffect[] } {
+  release(id: string): { userId: string; keyId: string | null; effects: readonly LeaseEffect[] } {
     const call = this.held.get(id)!;
     const lease = call.lease;
     this.held.delete(id);
@@ -337,11 +337,14 @@ export class LeasePolicy {
     effects.push({ kind: "trim", lease, keepMicro: lease.keepMicro, keepTokens: lease.keepTokens });
   }
 
-  private closeIfDone(lease: Lease): LeaseEffect[] {
-    if (!lease.retired || lease.calls !== 0 || lease.closing) return [];
+  private closeIfDone(lease: Lease): readonly LeaseEffect[] {
+    // Shared when there is nothing to do: every charge that lands asks.
+    if (!lease.retired || lease.calls !== 0 || lease.closing) return NO_EFFECTS;
     lease.closing = true;
     return [{ kind: "close", lease }];
   }
 }
+
+const NO_EFFECTS: readonly LeaseEffect[] = Object.freeze([]);
 
 const keyOf = (h: HoldRequest) => `${h.userId}/${h.keyId ?? ""}`;

@@ -17,6 +17,8 @@ const MAX_CHARGES = 512;
 /** Charge statements in flight at once (docs/decisions.md #55). */
 const CHARGE_SLOTS = 1;
 
+const NOTHING_SENT: Promise<unknown> = Promise.resolve();
+
 /** A hold placed against a lease: shared, as nothing reads more than its outcome. */
 const HELD_NOW = Promise.resolve<HoldAnswer>({ outcome: "ok", freeMicro: null, freeTokens: null });
 
@@ -191,8 +193,8 @@ export class LeasingLedger implements LedgerLayer {
   }
 
   /** Sends the statements the policy asked for; resolves when they are answered. */
-  private apply(effects: LeaseEffect[]): Promise<unknown> {
-    if (!effects.length) return Promise.resolve();
+  private apply(effects: readonly LeaseEffect[]): Promise<unknown> {
+    if (!effects.length) return NOTHING_SENT;
     return Promise.all(effects.map((effect) => this.send(effect)));
   }
 

@@ -44,7 +44,7 @@ export class CallSlots {
     // One controller following both (AbortSignal.any on every call is dearer, and held on to).
     const ctl = new AbortController();
     follow(ctl, request.signal);
-    follow(ctl, slot.preempted);
+    slot.forward(ctl);
     callSignals.set(request, ctl.signal);
     return new HeldSlot(slot, ctl.signal, requestRecord(request));
   }
@@ -105,12 +105,13 @@ export class HeldSlot implements Disposable {
     // stopping process is not cut here: the core ends it with its error event (shutdown.ts).
     const stop = () => {
       release();
-      if (this.slot.preempted.aborted && !stopping(this.slot.preempted.reason) && ctl) {
+      const preemption = this.slot.preemption;
+      if (preemption !== undefined && !stopping(preemption) && ctl) {
         // Ended without its final event ([DONE], message_stop): the client sees a cut stream.
         try {
           ctl.close();
         } catch {}
-        reader.cancel(this.slot.preempted.reason).catch(() => {});
+        reader.cancel(preemption).catch(() => {});
       }
     };
     this.signal.addEventListener("abort", stop, { once: true });

@@ -49,13 +49,52 @@ export interface CallSlot {
   release(): void;
   /** Aborts (with the 429 of FAIR_SHARE) when a tenant under its share took this slot. */
   readonly preempted: AbortSignal;
+  /** Why the slot was taken away (pre-empted, or the process stopping); undefined while it is held. */
+  readonly preemption: unknown;
+  /** Aborts `ctl` with the pre-emption's reason when it comes (at once if it came): no signal of its own made. */
+  forward(ctl: AbortController): void;
 }
 
-/** A running call: its account's newest are pre-empted first. */
-interface Running {
-  who: Caller;
-  ctl: AbortController;
-  gone: boolean;
+/**
+ * A running call: its account's newest are pre-empted first. Its pre-emption is remembered and
+ * forwarded to the caller's controller; a signal of its own is made only when asked for (most
+ * callers forward, and most calls are never pre-empted).
+ */
+class Running implements CallSlot {
+  gone = false;
+  preemption: unknown = undefined;
+  private ctl?: AbortController;
+  private forwardTo?: AbortController;
+
+  constructor(
+    readonly who: Caller,
+    private readonly admission: CallAdmission,
+  ) {}
+
+  get preempted(): AbortSignal {
+    if (!this.ctl) {
+      this.ctl = new AbortController();
+      if (this.preemption !== undefined) this.ctl.abort(this.preemption);
+    }
+    return this.ctl.signal;
+  }
+
+  forward(ctl: AbortController): void {
+    if (this.preemption !== undefined) ctl.abort(this.preemption);
+    else this.forwardTo = ctl;
+  }
+
+  preempt(reason: unknown): void {
+    if (this.preemption !== undefined) return;
+    this.preemption = reason;
+    this.ctl?.abort(reason);
+    this.forwardTo?.abort(reason);
+  }
+
+  release(): void {
+    if (this.gone) return;
+    this.admission.released(this);
+  }
 }
 
 interface Waiter {
@@ -148,7 +187,7 @@ export class CallAdmission {
       // The slot changes hands: the budget's count stays, the pre-empted call's account loses it.
       this.preemptions++;
       this.drop(taken);
-      taken.ctl.abort(refused(FAIR_SHARE));
+      taken.preempt(refused(FAIR_SHARE));
     } else if (wait) {
       try {
         await this.enqueue(who, signal);
@@ -157,19 +196,18 @@ export class CallAdmission {
         throw e;
       }
     } else this.inFlight++;
-    const mine: Running = { who, ctl: new AbortController(), gone: false };
+    const mine = new Running(who, this);
     const list = this.live.get(who.userId);
     if (list) list.push(mine);
     else this.live.set(who.userId, [mine]);
-    return {
-      preempted: mine.ctl.signal,
-      release: () => {
-        if (mine.gone) return;
-        this.drop(mine);
-        this.inFlight--;
-        this.next();
-      },
-    };
+    return mine;
+  }
+
+  /** A running call gave its slot back (Running.release, once). */
+  released(r: Running): void {
+    this.drop(r);
+    this.inFlight--;
+    this.next();
   }
 
   /**
@@ -181,7 +219,7 @@ export class CallAdmission {
     this.stopped = reason;
     for (const w of [...this.queue]) w.fail(reason);
     // Copied first: an aborted call may release its slot at once, leaving the live lists.
-    for (const r of [...this.live.values()].flat()) r.ctl.abort(reason);
+    for (const r of [...this.live.values()].flat()) r.preempt(reason);
   }
 
   /** The newest running call of the account holding the most, when it holds more than `share`. */

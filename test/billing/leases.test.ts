@@ -10,6 +10,9 @@ import { postgresAvailable, startTestGateway, suiteGateway, type TestGateway } f
 import { chat, errorCode, fastUser, money, tenant, user } from "../support/chat";
 import { SqlLedger } from "../../src/db/repos/ledger";
 import { checkBooks } from "../support/books";
+import { startHold } from "../../src/core/chat/hold";
+import { Settlements } from "../../src/core/billing/settlements";
+import { LEASE_RULES } from "../../src/core/billing/lease-policy";
 
 setDefaultTimeout(30_000);
 
@@ -260,6 +263,34 @@ if (await postgresAvailable()) {
       await Bun.sleep(100);
       expect(await money(g, u.id)).toEqual({ balance: 1_000_000_000n - 7_000n, held: 0n });
       expect((await checkBooks(g.gw.deps.db, [u.id])).violations).toEqual([]);
+    });
+
+    test("a call counts once toward making its key busy, though holdNow tried it first", async () => {
+      const g = gateway();
+      const { user: u, key } = await tenant(g, 1000);
+      const ledger = new SqlLedger(g.gw.deps.db, { leases: true });
+      const settlements = new Settlements(ledger);
+      const h = () => ({
+        id: crypto.randomUUID(),
+        userId: u.id,
+        keyId: key.id,
+        amountMicro: 10_000n,
+        tokens: 50,
+        ttlSeconds: 60,
+        leasable: true,
+      });
+      // The key's room is known once a hold was answered (a lease is sized from it).
+      const known = h();
+      expect(await ledger.hold(known)).toBe("ok");
+      await ledger.release(known.id, null);
+      await Bun.sleep(LEASE_RULES.busyWindowMs + 50); // a fresh busy window
+      // One call short of busy, all within the busy window (started in one turn): no lease.
+      const first = Array.from({ length: LEASE_RULES.busyCalls - 1 }, h);
+      await Promise.all(first.map((x, i) => startHold(ledger, settlements, x, { overlap: i % 2 === 0 })));
+      await Bun.sleep(50);
+      expect(await leaseRows(g, u.id)).toEqual([]);
+      for (const x of first) await ledger.release(x.id, null);
+      expect(await money(g, u.id)).toEqual({ balance: 1_000_000_000n, held: 0n });
     });
 
     test("a lease left by a dead instance is closed by the sweeper with what its calls spent; a late charge still charges once", async () => {

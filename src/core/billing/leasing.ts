@@ -46,6 +46,11 @@ export class LeasingLedger implements LedgerLayer {
   private charges: StepBatcher<never, never, LeaseCharge, SettleAnswer>;
   /** Holds the inner layers said yes to in `speculate`: their hold must go there. */
   private toInner = new Set<string>();
+  /**
+   * The hold holdNow could not place, whose speculate or hold comes next in the same turn: a
+   * carve counts the call in the key's busy window, so it must not be carved twice.
+   */
+  private declined: string | null = null;
   /** Leases whose close is on its way. */
   private closing = new Map<string, Promise<void>>();
   private timer: ReturnType<typeof setInterval>;
@@ -78,11 +83,20 @@ export class LeasingLedger implements LedgerLayer {
   }
 
   holdNow(h: HoldRequest): boolean {
-    return this.carve(h);
+    if (this.carve(h)) return true;
+    this.declined = h.id;
+    return false;
+  }
+
+  /** Whether `h` is the hold holdNow just declined: its speculate or hold, which follows at once, carves no more. */
+  private wasDeclined(h: HoldRequest): boolean {
+    if (this.declined !== h.id) return false;
+    this.declined = null;
+    return true;
   }
 
   speculate(h: HoldRequest): boolean {
-    if (this.carve(h)) return true;
+    if (!this.wasDeclined(h) && this.carve(h)) return true;
     if (!this.inner.speculate(h)) return false;
     this.toInner.add(h.id);
     return true;
@@ -91,7 +105,8 @@ export class LeasingLedger implements LedgerLayer {
   hold(h: HoldRequest): Promise<HoldAnswer> {
     // Held in memory, the usual case of a busy key: one shared settled promise, no async call.
     if (this.policy.has(h.id)) return HELD_NOW;
-    if (!this.toInner.delete(h.id) && this.carve(h)) return HELD_NOW;
+    const declined = this.wasDeclined(h);
+    if (!this.toInner.delete(h.id) && !declined && this.carve(h)) return HELD_NOW;
     return this.holdInner(h);
   }
 

@@ -17,6 +17,7 @@ import type { KeyPrincipal } from "../core/auth/principal";
 import type { CallAdmission, CallSlot } from "../core/calls/admission";
 import { GatewayError } from "../core/errors";
 import { requestRecord, type RequestRecord } from "./request-log";
+import { sseHandleOf, type SseHandle } from "../surfaces/sse-stream";
 
 /** Each admitted request's call signal: the client's, or its slot's pre-emption. */
 const callSignals = new WeakMap<Request, AbortSignal>();
@@ -85,6 +86,10 @@ export class HeldSlot implements Disposable {
    */
   untilEnd(res: Response): Response {
     if (!res.body) return res;
+    // An SSE body of ours tells the slot of its first byte and its end itself: no second stream
+    // reading it chunk by chunk (a read, a promise and an async pull per chunk).
+    const handle = sseHandleOf(res.body);
+    if (handle) return this.observed(res, handle);
     this.mine = false;
     const slot = this.slot;
     const rec = this.record;
@@ -143,6 +148,34 @@ export class HeldSlot implements Disposable {
       },
     });
     return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+  }
+
+  private observed(res: Response, handle: SseHandle): Response {
+    this.mine = false;
+    const slot = this.slot;
+    const rec = this.record;
+    rec?.hold();
+    let open = true;
+    const release = () => {
+      slot.release();
+      if (open) {
+        open = false;
+        rec?.release();
+      }
+    };
+    // As untilEnd's: the client leaving frees the slot at once; a pre-empted stream is ended
+    // without its final event; a stopping process's stream is ended by the core.
+    this.signal.addEventListener(
+      "abort",
+      () => {
+        release();
+        const preemption = slot.preemption;
+        if (preemption !== undefined && !stopping(preemption)) handle.stop();
+      },
+      ONCE,
+    );
+    handle.observe({ firstByte: () => rec?.firstByte(), ended: release });
+    return res;
   }
 
   [Symbol.dispose](): void {

@@ -25,6 +25,29 @@ export function streamError(message: string, partial: string, code = "upstream_e
   return { code, message, partial, type: "server_error", param: null };
 }
 
+/** What holds something for a stream's body (the call's slot, http/call-slots.ts) hears of it. */
+export interface BodyObserver {
+  /** The first bytes were handed to the client's side. */
+  firstByte(): void;
+  /** The body is over for the client: closed, failed, or the client left (once). */
+  ended(): void;
+}
+
+/** A live SSE body as its holder sees it, without reading it through a second stream. */
+export interface SseHandle {
+  /** Told at once of what already happened (a first write, the end). */
+  observe(o: BodyObserver): void;
+  /** Ends the client's stream now, without its final event, as if the client had left. */
+  stop(): void;
+}
+
+const handles = new WeakMap<ReadableStream<Uint8Array>, SseHandle>();
+
+/** The handle of a body sseStream made (none for any other body). */
+export function sseHandleOf(body: ReadableStream<Uint8Array> | null): SseHandle | undefined {
+  return body ? handles.get(body) : undefined;
+}
+
 export function sseStream(
   keepaliveMs: number,
   pump: (write: Write, gone: () => boolean) => Promise<void>,
@@ -34,19 +57,34 @@ export function sseStream(
   let clientGone = false;
   let lastWrite = Date.now();
   let timer: ReturnType<typeof setInterval> | undefined;
+  let observer: BodyObserver | undefined;
+  let wrote = false;
+  let over = false;
+  let ctl: ReadableStreamDefaultController<Uint8Array> | undefined;
+  const ended = () => {
+    if (over) return;
+    over = true;
+    observer?.ended();
+  };
   const leave = () => {
     if (clientGone) return;
     clientGone = true;
     clearInterval(timer);
+    ended();
     onLeave();
   };
-  return new ReadableStream<Uint8Array>({
+  const stream = new ReadableStream<Uint8Array>({
     start(controller) {
+      ctl = controller;
       const write: Write = (b) => {
         if (closed || clientGone) return;
         try {
           controller.enqueue(b);
           lastWrite = Date.now();
+          if (!wrote) {
+            wrote = true;
+            observer?.firstByte();
+          }
         } catch {
           leave();
         }
@@ -67,10 +105,27 @@ export function sseStream(
               controller.close();
             } catch {}
           }
+          ended();
         });
     },
     cancel() {
       leave();
     },
   });
+  handles.set(stream, {
+    observe(o) {
+      observer = o;
+      if (wrote) o.firstByte();
+      if (over) o.ended();
+    },
+    stop() {
+      if (closed || clientGone) return;
+      closed = true;
+      try {
+        ctl?.close();
+      } catch {}
+      leave();
+    },
+  });
+  return stream;
 }

@@ -90,19 +90,10 @@ export class HeldSlot implements Disposable {
     // reading it chunk by chunk (a read, a promise and an async pull per chunk).
     const handle = sseHandleOf(res.body);
     if (handle) return this.observed(res, handle);
-    this.mine = false;
     const slot = this.slot;
     const rec = this.record;
-    rec?.hold();
+    const release = this.toBody();
     let first = true;
-    let open = true;
-    const release = () => {
-      slot.release();
-      if (open) {
-        open = false;
-        rec?.release();
-      }
-    };
     const reader = res.body.getReader();
     let ctl: ReadableStreamDefaultController<Uint8Array> | null = null;
     // A client that leaves mid-stream frees the slot at once, whatever the stream still does;
@@ -150,19 +141,29 @@ export class HeldSlot implements Disposable {
     return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
   }
 
-  private observed(res: Response, handle: SseHandle): Response {
+  /**
+   * Hands the slot and the log line to the answer's body; the function it returns gives both
+   * back (the slot's release is idempotent, the line's is made once).
+   */
+  private toBody(): () => void {
     this.mine = false;
     const slot = this.slot;
     const rec = this.record;
     rec?.hold();
     let open = true;
-    const release = () => {
+    return () => {
       slot.release();
       if (open) {
         open = false;
         rec?.release();
       }
     };
+  }
+
+  private observed(res: Response, handle: SseHandle): Response {
+    const slot = this.slot;
+    const rec = this.record;
+    const release = this.toBody();
     // As untilEnd's: the client leaving frees the slot at once; a pre-empted stream is ended
     // without its final event; a stopping process's stream is ended by the core.
     this.signal.addEventListener(

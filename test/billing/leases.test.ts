@@ -31,6 +31,17 @@ async function burst(g: TestGateway, key: string, n: number, width: number, maxT
   return out;
 }
 
+/** A 0.01 KRW hold of 50 tokens for the key's call, with a fresh id. */
+const holdOf = (userId: string, keyId: string, leasable = true) => ({
+  id: crypto.randomUUID(),
+  userId,
+  keyId,
+  amountMicro: 10_000n,
+  tokens: 50,
+  ttlSeconds: 60,
+  leasable,
+});
+
 const leaseRows = async (g: TestGateway, userId: string) =>
   g.gw.deps.db.query<{ id: string; status: string; charged: string | null; amount: string }>(
     "select id, status, charged_micro::text as charged, amount_micro::text as amount from holds where lease and user_id = $1",
@@ -194,15 +205,7 @@ if (await postgresAvailable()) {
       const g = gateway();
       const { user: u, key } = await tenant(g, 1000);
       const ledger = new SqlLedger(g.gw.deps.db, { leases: true });
-      const h = () => ({
-        id: crypto.randomUUID(),
-        userId: u.id,
-        keyId: key.id,
-        amountMicro: 10_000n,
-        tokens: 50,
-        ttlSeconds: 60,
-        leasable: true,
-      });
+      const h = () => holdOf(u.id, key.id);
       const first = h();
       expect(await ledger.hold(first)).toBe("ok"); // the key's room is known now
       // A burst makes the key busy: the lease is asked for while these holds are still on their way…
@@ -224,15 +227,7 @@ if (await postgresAvailable()) {
       const g = gateway();
       const { user: u, key } = await tenant(g, 1000);
       const ledger = new SqlLedger(g.gw.deps.db, { leases: true });
-      const h = (leasable = true) => ({
-        id: crypto.randomUUID(),
-        userId: u.id,
-        keyId: key.id,
-        amountMicro: 10_000n,
-        tokens: 50,
-        ttlSeconds: 60,
-        leasable,
-      });
+      const h = (leasable = true) => holdOf(u.id, key.id, leasable);
       // No lease yet: nothing is placed, nothing is written.
       const cold = h();
       expect(ledger.holdNow(cold)).toBe(false);
@@ -270,15 +265,7 @@ if (await postgresAvailable()) {
       const { user: u, key } = await tenant(g, 1000);
       const ledger = new SqlLedger(g.gw.deps.db, { leases: true });
       const settlements = new Settlements(ledger);
-      const h = () => ({
-        id: crypto.randomUUID(),
-        userId: u.id,
-        keyId: key.id,
-        amountMicro: 10_000n,
-        tokens: 50,
-        ttlSeconds: 60,
-        leasable: true,
-      });
+      const h = () => holdOf(u.id, key.id);
       // The key's room is known once a hold was answered (a lease is sized from it).
       const known = h();
       expect(await ledger.hold(known)).toBe("ok");

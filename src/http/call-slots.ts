@@ -17,7 +17,7 @@ import type { KeyPrincipal } from "../core/auth/principal";
 import type { CallAdmission, CallSlot } from "../core/calls/admission";
 import { GatewayError } from "../core/errors";
 import { requestRecord, type RequestRecord } from "./request-log";
-import { sseHandleOf, type SseHandle } from "../surfaces/sse-stream";
+import { sseHandleOf } from "../surfaces/sse-stream";
 
 /** Each admitted request's call signal: the client's, or its slot's pre-emption. */
 const callSignals = new WeakMap<Request, AbortSignal>();
@@ -81,91 +81,28 @@ export class HeldSlot implements Disposable {
   ) {}
 
   /**
-   * The answer's body keeps the slot until it is done, and the handler's scope leaves it to the body.
-   * The request's log line waits for the body's end too, and learns its first byte's time.
+   * The answer's body keeps the slot until it is done, and the handler's scope leaves it to the
+   * body. The request's log line waits for the body's end too, and learns its first byte's time.
+   * Every streamed answer is an SSE body of ours (sseStream), which tells the slot of its first
+   * byte and its end itself: no second stream reads it chunk by chunk. A client that leaves
+   * frees the slot at once; a pre-empted stream is ended without its final event (the core reads
+   * on as for a client that left); a stopping process's stream is ended by the core.
    */
   untilEnd(res: Response): Response {
-    if (!res.body) return res;
-    // An SSE body of ours tells the slot of its first byte and its end itself: no second stream
-    // reading it chunk by chunk (a read, a promise and an async pull per chunk).
     const handle = sseHandleOf(res.body);
-    if (handle) return this.observed(res, handle);
-    const slot = this.slot;
-    const rec = this.record;
-    const release = this.toBody();
-    let first = true;
-    const reader = res.body.getReader();
-    let ctl: ReadableStreamDefaultController<Uint8Array> | null = null;
-    // A client that leaves mid-stream frees the slot at once, whatever the stream still does;
-    // a pre-empted stream ends (the reader's cancel is the core's "client left"). A stream of a
-    // stopping process is not cut here: the core ends it with its error event (shutdown.ts).
-    const stop = () => {
-      release();
-      const preemption = this.slot.preemption;
-      if (preemption !== undefined && !stopping(preemption) && ctl) {
-        // Ended without its final event ([DONE], message_stop): the client sees a cut stream.
-        try {
-          ctl.close();
-        } catch {}
-        reader.cancel(preemption).catch(() => {});
-      }
-    };
-    this.signal.addEventListener("abort", stop, { once: true });
-    const body = new ReadableStream<Uint8Array>({
-      start(c) {
-        ctl = c;
-      },
-      async pull(c) {
-        try {
-          const { done, value } = await reader.read();
-          if (done) {
-            release();
-            c.close();
-          } else {
-            if (first) {
-              first = false;
-              rec?.firstByte();
-            }
-            c.enqueue(value);
-          }
-        } catch (e) {
-          release();
-          c.error(e);
-        }
-      },
-      cancel(reason) {
-        release();
-        return reader.cancel(reason);
-      },
-    });
-    return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
-  }
-
-  /**
-   * Hands the slot and the log line to the answer's body; the function it returns gives both
-   * back (the slot's release is idempotent, the line's is made once).
-   */
-  private toBody(): () => void {
+    if (!handle) throw new Error("untilEnd takes a streamed answer made by sseStream");
     this.mine = false;
     const slot = this.slot;
     const rec = this.record;
     rec?.hold();
     let open = true;
-    return () => {
+    const release = () => {
       slot.release();
       if (open) {
         open = false;
         rec?.release();
       }
     };
-  }
-
-  private observed(res: Response, handle: SseHandle): Response {
-    const slot = this.slot;
-    const rec = this.record;
-    const release = this.toBody();
-    // As untilEnd's: the client leaving frees the slot at once; a pre-empted stream is ended
-    // without its final event; a stopping process's stream is ended by the core.
     this.signal.addEventListener(
       "abort",
       () => {

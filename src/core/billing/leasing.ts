@@ -258,5 +258,3 @@ export class LeasingLedger implements LedgerLayer {
     }
   }
 }
-
-/** The month, read at most once per carve (only when the key has leases or opens one). */

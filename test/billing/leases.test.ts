@@ -223,14 +223,14 @@ if (await postgresAvailable()) {
       expect(await money(g, u.id)).toEqual({ balance: 1_000_000_000n, held: 0n });
     });
 
-    test("holdNow: a hold placed in memory only against an open lease, then settled once like any other", async () => {
+    test("begin: a hold placed in memory only against an open lease, then settled once like any other", async () => {
       const g = gateway();
       const { user: u, key } = await tenant(g, 1000);
       const ledger = new SqlLedger(g.gw.deps.db, { leases: true });
       const h = (leasable = true) => holdOf(u.id, key.id, leasable);
       // No lease yet: nothing is placed, nothing is written.
       const cold = h();
-      expect(ledger.holdNow(cold)).toBe(false);
+      expect(ledger.begin(cold, false)).toBe("await");
       expect(await ledger.hold(cold)).toBe("ok");
       // A burst makes the key busy and opens a lease.
       const burst = Array.from({ length: 40 }, () => h());
@@ -242,25 +242,27 @@ if (await postgresAvailable()) {
         [u.id],
       );
       // A call the key's owner named is never leased; an ordinary one is, without a statement.
-      expect(ledger.holdNow(h(false))).toBe(false);
+      const named = h(false);
+      expect(ledger.begin(named, false)).toBe("await");
       const warm = h();
-      expect(ledger.holdNow(warm)).toBe(true);
+      expect(ledger.begin(warm, false)).toBe("placed");
       const [after] = await g.gw.deps.db.query<{ n: number }>(
         "select count(*)::int as n from holds where user_id = $1",
         [u.id],
       );
       expect(after!.n).toBe(before!.n);
+      expect(await ledger.hold(named)).toBe("ok"); // the named call's hold goes to the database
       // Settled once: a second settle of the same id finds it closed.
       expect(await ledger.settle(warm.id, 7_000n, 30, null)).toBe(true);
       expect(await ledger.settle(warm.id, 7_000n, 30, null)).toBe(false);
-      for (const x of [cold, ...burst]) expect(await ledger.release(x.id, null)).toBe(true);
+      for (const x of [cold, named, ...burst]) expect(await ledger.release(x.id, null)).toBe(true);
       await ledger.leases!.retireAll({ userId: u.id });
       await Bun.sleep(100);
       expect(await money(g, u.id)).toEqual({ balance: 1_000_000_000n - 7_000n, held: 0n });
       expect((await checkBooks(g.gw.deps.db, [u.id])).violations).toEqual([]);
     });
 
-    test("a call counts once toward making its key busy, though holdNow tried it first", async () => {
+    test("a call counts once toward making its key busy, though begin tried a lease first", async () => {
       const g = gateway();
       const { user: u, key } = await tenant(g, 1000);
       const ledger = new SqlLedger(g.gw.deps.db, { leases: true });

@@ -41,15 +41,18 @@ for (const kind of await dbKinds()) {
           200,
         );
         expect(
-          g.gw.ledger.speculate({
-            id: crypto.randomUUID(),
-            userId: u.id,
-            keyId: key.id,
-            amountMicro: 1_000_000n,
-            tokens: 100,
-            ttlSeconds: 60,
-          }),
-        ).toBe(true);
+          g.gw.ledger.begin(
+            {
+              id: crypto.randomUUID(),
+              userId: u.id,
+              keyId: key.id,
+              amountMicro: 1_000_000n,
+              tokens: 100,
+              ttlSeconds: 60,
+            },
+            true,
+          ),
+        ).toBe("alongside");
         // The credits go elsewhere meanwhile (another instance, say): the estimate is now wrong.
         await g.gw.settlements.quiesce(u.id);
         await g.gw.deps.db.query("update users set balance_micro = 0 where id = $1", [u.id]);

@@ -9,7 +9,7 @@
  */
 import { batched, type BatchingOptions } from "./batching";
 import { HoldEstimates } from "./hold-estimate";
-import type { HoldOutcome, HoldRequest, JobLedger, Ledger, UsageEvent } from "./ledger";
+import type { HoldOutcome, HoldRequest, HoldStart, JobLedger, Ledger, UsageEvent } from "./ledger";
 import type { LedgerStore, LeaseStore } from "./ledger-store";
 import { LeasingLedger } from "./leasing";
 import type { LeaseRules } from "./lease-policy";
@@ -59,14 +59,10 @@ export class ComposedLedger implements Ledger {
     return answer.outcome;
   }
 
-  speculate(h: HoldRequest): boolean {
-    return this.top.speculate(h);
-  }
-
-  holdNow(h: HoldRequest): boolean {
-    if (!this.leases?.holdNow(h)) return false;
-    this.onWait?.("hold", 0); // placed without waiting, as a hold answered by the lease
-    return true;
+  begin(h: HoldRequest, overlap: boolean): HoldStart {
+    const start = this.top.begin(h, overlap);
+    if (start === "placed") this.onWait?.("hold", 0); // placed without waiting, as a hold answered by the lease
+    return start;
   }
 
   async settle(id: string, costMicro: bigint, tokens: number, event: UsageEvent | null): Promise<boolean> {

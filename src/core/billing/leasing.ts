@@ -6,7 +6,7 @@
  */
 import { swallowed } from "../../lib/log";
 import type { HoldEstimates } from "./hold-estimate";
-import { currentMonth, ROOM_REFUSALS, type HoldRequest, type UsageEvent } from "./ledger";
+import { currentMonth, ROOM_REFUSALS, type HoldRequest, type HoldStart, type UsageEvent } from "./ledger";
 import { LEASE_RULES, LeasePolicy, type CarveContext, type LeaseEffect, type LeaseRules } from "./lease-policy";
 import type { HoldAnswer, LeaseCharge, LeaseStore, SettleAnswer } from "./ledger-store";
 import { StepBatcher } from "./step-batcher";
@@ -44,13 +44,11 @@ const ELSEWHERE_POLL_MS = 20;
 export class LeasingLedger implements LedgerLayer {
   private policy: LeasePolicy;
   private charges: StepBatcher<never, never, LeaseCharge, SettleAnswer>;
-  /** Holds the inner layers said yes to in `speculate`: their hold must go there. */
-  private toInner = new Set<string>();
   /**
-   * The hold holdNow could not place, whose speculate or hold comes next in the same turn: a
-   * carve counts the call in the key's busy window, so it must not be carved twice.
+   * Holds `begin` tried to carve and handed to the inner layers: their `hold` goes there. A
+   * carve counts the call in the key's busy window, so it is never tried twice for one hold.
    */
-  private declined: string | null = null;
+  private toInner = new Set<string>();
   /** Leases whose close is on its way. */
   private closing = new Map<string, Promise<void>>();
   private timer: ReturnType<typeof setInterval>;
@@ -82,31 +80,16 @@ export class LeasingLedger implements LedgerLayer {
     this.timer.unref?.();
   }
 
-  holdNow(h: HoldRequest): boolean {
-    if (this.carve(h)) return true;
-    this.declined = h.id;
-    return false;
-  }
-
-  /** Whether `h` is the hold holdNow just declined: its speculate or hold, which follows at once, carves no more. */
-  private wasDeclined(h: HoldRequest): boolean {
-    if (this.declined !== h.id) return false;
-    this.declined = null;
-    return true;
-  }
-
-  speculate(h: HoldRequest): boolean {
-    if (!this.wasDeclined(h) && this.carve(h)) return true;
-    if (!this.inner.speculate(h)) return false;
+  begin(h: HoldRequest, overlap: boolean): HoldStart {
+    if (this.carve(h)) return "placed";
     this.toInner.add(h.id);
-    return true;
+    return this.inner.begin(h, overlap);
   }
 
   hold(h: HoldRequest): Promise<HoldAnswer> {
     // Held in memory, the usual case of a busy key: one shared settled promise, no async call.
     if (this.policy.has(h.id)) return HELD_NOW;
-    const declined = this.wasDeclined(h);
-    if (!this.toInner.delete(h.id) && !declined && this.carve(h)) return HELD_NOW;
+    if (!this.toInner.delete(h.id) && this.carve(h)) return HELD_NOW;
     return this.holdInner(h);
   }
 

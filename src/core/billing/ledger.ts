@@ -78,19 +78,20 @@ export function currentMonth(now?: Date): string {
 
 const monthCache = { month: "", from: 0, until: 0 };
 
+/** How a hold began (`Ledger.begin`). */
+export type HoldStart = "placed" | "alongside" | "await";
+
 export interface Ledger {
   hold(h: HoldRequest): Promise<HoldOutcome>;
   /**
-   * Whether the ledger's last answers for this key leave room for `h` beyond every hold in
-   * flight, so the upstream call may start while the hold is on its way (see hold-estimate.ts).
-   * A yes counts `h` as in flight at once; the caller must then send `hold(h)`.
+   * Begins the hold, in one step: `placed`, it is placed at once in memory (a credit lease's
+   * room), as if `hold(h)` had answered "ok"; `alongside` (asked only with `overlap`), the
+   * ledger's last answers for the key leave room for `h` beyond every hold in flight, so it is
+   * counted in flight and the upstream call may start while `hold(h)` is on its way
+   * (hold-estimate.ts); `await`, the caller sends `hold(h)` and waits for it. After either of
+   * the last two the caller must send `hold(h)`, which counts nothing twice.
    */
-  speculate?(h: HoldRequest): boolean;
-  /**
-   * Places the hold at once, in memory, where it can (a credit lease's room): true, and the
-   * hold is placed, as if `hold(h)` had answered "ok"; false, and nothing was done.
-   */
-  holdNow?(h: HoldRequest): boolean;
+  begin?(h: HoldRequest, overlap: boolean): HoldStart;
   /**
    * Charges `costMicro`, at most the hold's amount (the ledger caps it: no balance goes below
    * zero), and closes the hold; false when it was already closed (never twice).

@@ -1,16 +1,16 @@
 /**
- * The overlap layer: says yes to `speculate` when the ledger's last answers leave the key room
+ * The overlap layer: begins a hold `alongside` when the ledger's last answers leave the key room
  * for a hold beyond every hold in flight (hold-estimate.ts), so the chat call starts upstream
  * while its hold is on its way. The hold stays the only authority: a refused hold aborts the
  * call before anything reaches the client. Gain and tests: docs/ledger.md ("Overlap").
  */
 import type { HoldEstimates } from "./hold-estimate";
-import type { HoldRequest, UsageEvent } from "./ledger";
+import type { HoldRequest, HoldStart, UsageEvent } from "./ledger";
 import type { HoldAnswer } from "./ledger-store";
 import type { LedgerLayer } from "./store-ledger";
 
 export class OverlapLedger implements LedgerLayer {
-  /** Holds `speculate` said yes to, already counted in flight. */
+  /** Holds begun alongside their call, already counted in flight. */
   private reserved = new Set<string>();
 
   constructor(
@@ -18,11 +18,11 @@ export class OverlapLedger implements LedgerLayer {
     private estimates: HoldEstimates,
   ) {}
 
-  speculate(h: HoldRequest): boolean {
-    if (!this.estimates.allows(h)) return false;
+  begin(h: HoldRequest, overlap: boolean): HoldStart {
+    if (!overlap || !this.estimates.allows(h)) return "await";
     this.estimates.sent(h);
     this.reserved.add(h.id);
-    return true;
+    return "alongside";
   }
 
   async hold(h: HoldRequest): Promise<HoldAnswer> {

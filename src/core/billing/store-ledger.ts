@@ -4,14 +4,14 @@
  * charges the database capped at their hold. Layers above it (overlap.ts, leasing.ts) share
  * its interface, LedgerLayer; docs/ledger.md tells how they compose.
  */
-import { currentMonth, type HoldRequest, type UsageEvent } from "./ledger";
+import { currentMonth, type HoldRequest, type HoldStart, type UsageEvent } from "./ledger";
 import type { HoldAnswer, LeaseStore, LedgerStore } from "./ledger-store";
 
 /** The ledger port as its layers see it: a hold answers with the room it left. */
 export interface LedgerLayer {
   hold(h: HoldRequest): Promise<HoldAnswer>;
-  /** Whether `h` may be counted in flight now so the upstream call starts before its hold lands. */
-  speculate(h: HoldRequest): boolean;
+  /** How the hold of `h` begins (Ledger.begin): a layer answers or asks the one below. */
+  begin(h: HoldRequest, overlap: boolean): HoldStart;
   settle(id: string, costMicro: bigint, tokens: number, event: UsageEvent | null): Promise<boolean>;
   release(id: string, event: UsageEvent | null): Promise<boolean>;
   record(id: string, userId: string, keyId: string | null, event: UsageEvent): Promise<void>;
@@ -55,8 +55,8 @@ export class StoreLedger implements LedgerLayer {
     return answer;
   }
 
-  speculate(): boolean {
-    return false;
+  begin(): HoldStart {
+    return "await";
   }
 
   async settle(id: string, costMicro: bigint, tokens: number, event: UsageEvent | null): Promise<boolean> {

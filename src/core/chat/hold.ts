@@ -49,10 +49,11 @@ export function startHold(
   h: HoldRequest,
   opts: { overlap: boolean },
 ): Promise<{ pending: PendingHold | null }> {
+  const start = ledger.begin?.(h, opts.overlap) ?? "await";
   // Placed in memory against a credit lease (a busy key's usual case): nothing to wait for,
   // and no async call made to say so.
-  if (ledger.holdNow?.(h)) return PLACED;
-  return sendHold(ledger, settlements, h, opts);
+  if (start === "placed") return PLACED;
+  return sendHold(ledger, settlements, h, start === "alongside");
 }
 
 const PLACED = Promise.resolve({ pending: null });
@@ -61,9 +62,9 @@ async function sendHold(
   ledger: Ledger,
   settlements: Settlements,
   h: HoldRequest,
-  opts: { overlap: boolean },
+  alongside: boolean,
 ): Promise<{ pending: PendingHold | null }> {
-  if (opts.overlap && ledger.speculate?.(h) === true)
+  if (alongside)
     return {
       pending: placeHold(ledger, settlements, h).then(
         () => ({ kind: "placed" as const }),

@@ -13,13 +13,17 @@ import type { GatewayMetrics } from "../http/metrics";
 import { log } from "../lib/log";
 import { Gauge } from "../lib/metrics";
 
+/** The ledger wait's label sets: constants, as every call passes here twice. */
+const HOLD_STEP = { step: "hold" };
+const SETTLE_STEP = { step: "settle" };
+
 export function moneyPath(cfg: Config, db: Database, bus: InvalidationBus, metrics: GatewayMetrics) {
   const ledger = new SqlLedger(db, {
     commit: cfg.LEDGER_COMMIT,
     leases: cfg.LEDGER_LEASES,
     hooks: {
       onOpenChange: (delta) => (metrics.openHolds += delta),
-      onWait: (step, seconds) => metrics.ledgerWait.observe(seconds, { step }),
+      onWait: (_step, seconds) => metrics.ledgerWait.observe(seconds, HOLD_STEP),
       onCapped: (id, askedMicro) => {
         metrics.chargesCapped.inc();
         log.warn("charge above its hold capped at the hold", { request_id: id, asked_micro: askedMicro.toString() });
@@ -44,7 +48,10 @@ export function moneyPath(cfg: Config, db: Database, bus: InvalidationBus, metri
       }),
     cfg.LEDGER_SETTLE,
     cfg.DB_QUERY_TIMEOUT_MS || 5000,
-    (event, cost) => metrics.settled(event, cost),
+    {
+      landed: (event, cost) => metrics.settled(event, cost),
+      waited: (seconds) => metrics.ledgerWait.observe(seconds, SETTLE_STEP),
+    },
   );
   metrics.registry.add(
     new Gauge(

@@ -89,13 +89,7 @@ test("the meter hears each charge that landed once, and not a settle that found 
     ["closed-before", false],
   ]);
   const ledger = { settle: async (id: string) => answers.get(id)! };
-  const s = new Settlements(
-    ledger,
-    () => {},
-    "before_answer",
-    60_000,
-    (event) => heard.push(event.model),
-  );
+  const s = new Settlements(ledger, () => {}, "before_answer", 60_000, { landed: (event) => heard.push(event.model) });
   const event = (model: string) => ({ model }) as unknown as UsageEvent;
   await s.start({ ...call("landed"), event: event("landed") });
   await s.start({ ...call("closed-before"), event: event("closed-before") });

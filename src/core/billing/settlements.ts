@@ -12,13 +12,12 @@ const RETRY_MS = [50, 200, 500, 1000, 2000, 4000, 8000, 15_000, 30_000];
 
 export type SettleMode = "before_answer" | "behind_answer";
 
-/** Sees a charge that landed, with its usage event (the metrics' token and cost counters). */
-export type SettleMeter = (event: UsageEvent, costMicro: bigint) => void;
-
-function letGo(w: Wait): void {
-  if (w.done) return;
-  w.done = true;
-  w.resolve?.();
+/** Hears how settles went: the metrics' token and cost counters, and the settle wait. */
+export interface SettleMeter {
+  /** A charge that landed (the ledger closed its hold now), with its usage event. */
+  landed(event: UsageEvent, costMicro: bigint): void;
+  /** How long one attempt waited for the ledger, in seconds. */
+  waited?(seconds: number): void;
 }
 
 /** Resolves when `p` settles or after `ms`, whichever is first. */
@@ -37,24 +36,50 @@ export interface SettleCall {
   event: UsageEvent | null;
 }
 
-/** An answer waiting for its settle (before_answer): let go when the settle ends or at `at`. */
-interface Wait {
-  at: number;
-  resolve?: () => void;
-  done: boolean;
+/**
+ * One settle in flight. Before the answer, the answer waits on `answered`, let go when the
+ * settle ends or at `at` (maxWaitMs), whichever is first. One object per call carries what a
+ * chain of then, finally and their closures carried before (docs/decisions.md #64).
+ */
+class Settling {
+  /** Ends once the settle landed or gave up (quiesce waits on it). */
+  landed: Promise<void> = SETTLED;
+  done = false;
+  private resolve: (() => void) | null = null;
+
+  constructor(
+    readonly call: SettleCall,
+    readonly at: number,
+    readonly of: Set<Settling>,
+  ) {}
+
+  /** The promise the answer waits for. */
+  answered(): Promise<void> {
+    const { promise, resolve } = Promise.withResolvers<void>();
+    this.resolve = resolve;
+    return promise;
+  }
+
+  letGo(): void {
+    if (this.done) return;
+    this.done = true;
+    this.resolve?.();
+  }
 }
+
+const SETTLED = Promise.resolve();
 
 /** How often the answers waiting past their bound are let go: the bound is maxWaitMs plus up to this. */
 const WATCH_MS = 100;
 
 export class Settlements {
-  private byUser = new Map<string, Set<Promise<void>>>();
+  private byUser = new Map<string, Set<Settling>>();
   private count = 0;
   /**
    * The answers waiting, in the order they started (so by deadline): one timer for all of them
    * lets go those past `maxWaitMs`, rather than a timer, a race and an async wrapper per call.
    */
-  private waits: Wait[] = [];
+  private waits: Settling[] = [];
   private watch: ReturnType<typeof setInterval> | null = null;
 
   constructor(
@@ -62,7 +87,7 @@ export class Settlements {
     private onGiveUp: (call: SettleCall, error: unknown) => void = () => {},
     private mode: SettleMode = "before_answer",
     private maxWaitMs = 5000,
-    /** Told once of each charge that landed (the ledger closed its hold now), for the token and cost counters. */
+    /** Told once of each charge that landed, and of each attempt's wait. */
     private meter?: SettleMeter,
   ) {}
 
@@ -73,26 +98,20 @@ export class Settlements {
   start(call: SettleCall): Promise<void> {
     let set = this.byUser.get(call.userId);
     if (!set) this.byUser.set(call.userId, (set = new Set()));
-    const s = set;
-    // Behind the answer, started by a timer, on a later turn of the event loop than the
-    // answer's own write (an immediate ran before the server flushed the answer and delayed it
-    // by the statement's cost). Before the answer, at once: the answer is waiting for it.
     const behind = this.mode === "behind_answer";
-    const turn = behind ? new Promise<void>((r) => setTimeout(r, 0)) : Promise.resolve();
-    const wait: Wait | null = behind ? null : { at: performance.now() + this.maxWaitMs, done: false };
-    const p: Promise<void> = turn
-      .then(() => this.run(call))
-      .finally(() => {
-        s.delete(p);
-        this.count--;
-        if (!s.size && this.byUser.get(call.userId) === s) this.byUser.delete(call.userId);
-        if (wait) letGo(wait);
-      });
-    s.add(p);
+    const s = new Settling(call, behind ? Infinity : performance.now() + this.maxWaitMs, set);
+    set.add(s);
     this.count++;
-    if (!wait) return Promise.resolve();
-    const answered = new Promise<void>((r) => (wait.resolve = r));
-    this.waits.push(wait);
+    if (behind) {
+      // Started by a timer, on a later turn of the event loop than the answer's own write (an
+      // immediate ran before the server flushed the answer and delayed it by the statement's cost).
+      s.landed = new Promise<void>((r) => setTimeout(r, 0)).then(() => this.run(s));
+      return SETTLED;
+    }
+    // Before the answer, at once: the answer is waiting for it.
+    const answered = s.answered();
+    s.landed = this.run(s);
+    this.waits.push(s);
     if (!this.watch) {
       this.watch = setInterval(() => this.letGoOverdue(), WATCH_MS);
       this.watch.unref?.(); // the waiting answers' own connections keep the process up
@@ -107,7 +126,7 @@ export class Settlements {
     for (; i < this.waits.length; i++) {
       const w = this.waits[i]!;
       if (!w.done && w.at > now) break;
-      letGo(w);
+      w.letGo();
     }
     if (i) this.waits.splice(0, i);
     if (!this.waits.length && this.watch) {
@@ -131,22 +150,33 @@ export class Settlements {
    * or after `maxWaitMs`, whichever is first: a database outage must not hang a reader.
    */
   async quiesce(userId?: string, maxWaitMs = 2000): Promise<void> {
-    const waiting =
-      userId === undefined ? [...this.byUser.values()].flatMap((s) => [...s]) : [...(this.byUser.get(userId) ?? [])];
+    const sets = userId === undefined ? [...this.byUser.values()] : [this.byUser.get(userId) ?? new Set<Settling>()];
+    const waiting = sets.flatMap((set) => [...set].map((s) => s.landed));
     if (waiting.length) await within(Promise.all(waiting), maxWaitMs);
   }
 
-  private async run(c: SettleCall): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const closed = await this.ledger.settle(c.id, c.costMicro, c.tokens, c.event);
-        if (closed && c.event) this.meter?.(c.event, c.costMicro);
-        return;
-      } catch (e) {
-        const wait = RETRY_MS[attempt];
-        if (wait === undefined) return this.onGiveUp(c, e);
-        await new Promise((r) => setTimeout(r, wait));
+  /** Settles with retries, then lets the answer go and forgets the settle: never throws. */
+  private async run(s: Settling): Promise<void> {
+    const c = s.call;
+    try {
+      for (let attempt = 0; ; attempt++) {
+        const started = performance.now();
+        try {
+          const closed = await this.ledger.settle(c.id, c.costMicro, c.tokens, c.event);
+          this.meter?.waited?.((performance.now() - started) / 1000);
+          if (closed && c.event) this.meter?.landed(c.event, c.costMicro);
+          return;
+        } catch (e) {
+          const wait = RETRY_MS[attempt];
+          if (wait === undefined) return this.onGiveUp(c, e);
+          await new Promise((r) => setTimeout(r, wait));
+        }
       }
+    } finally {
+      s.of.delete(s);
+      this.count--;
+      if (!s.of.size && this.byUser.get(c.userId) === s.of) this.byUser.delete(c.userId);
+      s.letGo();
     }
   }
 }

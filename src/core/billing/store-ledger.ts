@@ -24,8 +24,8 @@ export interface LedgerHooks {
   onOpenChange(delta: number): void;
   /** A charge the database capped at its hold: `askedMicro` is what was asked. */
   onCapped(id: string, askedMicro: bigint): void;
-  /** How long a call waited for its hold or its settle, whatever layer answered it. */
-  onWait?(step: "hold" | "settle", seconds: number): void;
+  /** How long a call waited for its hold, whatever layer answered it (a settle's wait: SettleMeter). */
+  onWait?(step: "hold", seconds: number): void;
 }
 
 export const NO_HOOKS: LedgerHooks = { onOpenChange: () => {}, onCapped: () => {} };

@@ -9,7 +9,7 @@ import type { HoldEstimates } from "./hold-estimate";
 import { currentMonth, ROOM_REFUSALS, type HoldRequest, type HoldStart, type UsageEvent } from "./ledger";
 import { LEASE_RULES, LeasePolicy, type CarveContext, type LeaseEffect, type LeaseRules } from "./lease-policy";
 import type { HoldAnswer, LeaseCharge, LeaseStore, SettleAnswer } from "./ledger-store";
-import { StepBatcher } from "./step-batcher";
+import { StepBatcher, type Pending } from "./step-batcher";
 import type { LedgerHooks, LedgerLayer } from "./store-ledger";
 
 /** Charges in one statement at most. */
@@ -117,14 +117,19 @@ export class LeasingLedger implements LedgerLayer {
     return true;
   }
 
-  async settle(id: string, costMicro: bigint, tokens: number, event: UsageEvent | null): Promise<boolean> {
+  settle(id: string, costMicro: bigint, tokens: number, event: UsageEvent | null): Promise<boolean> {
     if (!this.policy.has(id)) return this.inner.settle(id, costMicro, tokens, event);
     const { lease, holdMicro } = this.policy.chargeAsked(id, costMicro, tokens);
-    // A failed statement throws here and the caller retries; the accounting above stays.
-    const answer = await this.charges.settle({ lease: lease.id, id, costMicro, holdMicro, tokens, event });
-    if (answer === "capped") this.deps.hooks.onCapped(id, costMicro);
-    void this.apply(this.policy.chargeLanded(id));
-    return answer !== "not_open";
+    // A failed statement rejects and the caller retries; the accounting above stays.
+    const charge = new Charge(this, lease.id, id, costMicro, holdMicro, tokens, event);
+    this.charges.settleVia(charge);
+    return charge.closed;
+  }
+
+  /** A lease charge's statement answered (Charge): its capped report and the policy's effects. */
+  landed(c: LeaseCharge, answer: SettleAnswer): void {
+    if (answer === "capped") this.deps.hooks.onCapped(c.id, c.costMicro);
+    void this.apply(this.policy.chargeLanded(c.id));
   }
 
   async release(id: string, event: UsageEvent | null): Promise<boolean> {
@@ -239,5 +244,38 @@ export class LeasingLedger implements LedgerLayer {
         return closing.finally(() => this.closing.delete(id));
       }
     }
+  }
+}
+
+/**
+ * A lease charge on its way: the batcher's item, and the one that answers it. The settle of a
+ * leased call, the usual case under load, makes this object and one promise, where an async
+ * layer, the batcher's promise and their closures were (docs/decisions.md #64).
+ */
+class Charge implements LeaseCharge, Pending<LeaseCharge, SettleAnswer> {
+  readonly item: LeaseCharge = this;
+  /** Whether the charge closed the call's hold now (false: it was closed before). */
+  readonly closed: Promise<boolean>;
+  private answer: (closed: boolean) => void;
+  readonly reject: (e: unknown) => void;
+
+  constructor(
+    private ledger: LeasingLedger,
+    readonly lease: string,
+    readonly id: string,
+    readonly costMicro: bigint,
+    readonly holdMicro: bigint,
+    readonly tokens: number,
+    readonly event: UsageEvent | null,
+  ) {
+    const { promise, resolve, reject } = Promise.withResolvers<boolean>();
+    this.closed = promise;
+    this.answer = resolve;
+    this.reject = reject;
+  }
+
+  resolve(answer: SettleAnswer): void {
+    this.ledger.landed(this, answer);
+    this.answer(answer !== "not_open");
   }
 }

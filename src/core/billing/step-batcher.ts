@@ -3,7 +3,8 @@
  * for the next free slot and go together in one statement (settles, then holds). No timer, so
  * an idle system sends every call alone and at once. docs/ledger.md, "The layers".
  */
-interface Pending<T, R> {
+/** A call waiting for its statement: resolved or rejected once with its own answer. */
+export interface Pending<T, R> {
   item: T;
   resolve(r: R): void;
   reject(e: unknown): void;
@@ -44,10 +45,13 @@ export class StepBatcher<H, HR, S, SR> {
   }
 
   settle(item: S): Promise<SR> {
-    return new Promise<SR>((resolve, reject) => {
-      this.settles.push({ item, resolve, reject });
-      this.pump();
-    });
+    return new Promise<SR>((resolve, reject) => this.settleVia({ item, resolve, reject }));
+  }
+
+  /** Queues a settle that answers itself: a caller with an object per call makes no promise here. */
+  settleVia(p: Pending<S, SR>): void {
+    this.settles.push(p);
+    this.pump();
   }
 
   private pump(): void {
@@ -89,7 +93,15 @@ export class StepBatcher<H, HR, S, SR> {
     holds.forEach((p, i) => p.resolve(out.holds[i]!));
   }
 
-  private alone<T, R>(p: Pending<T, R>, f: (item: T) => Promise<R>): Promise<void> {
-    return f(p.item).then(p.resolve, p.reject);
+  /** One call alone; `p`'s methods are called as methods (a Pending may be a class instance). */
+  private async alone<T, R>(p: Pending<T, R>, f: (item: T) => Promise<R>): Promise<void> {
+    let r: R;
+    try {
+      r = await f(p.item);
+    } catch (e) {
+      p.reject(e);
+      return;
+    }
+    p.resolve(r);
   }
 }

@@ -10,32 +10,22 @@
  */
 import { Elysia } from "elysia";
 import type { Server } from "bun";
-import type { KeyPrincipal, Scope } from "../core/auth/principal";
-import { rateHeaders, type Authenticator } from "./auth";
+import type { Scope } from "../core/auth/principal";
+import type { ApiKeyAuth, Authenticator } from "./auth";
 
 /** What a route asks of the key: a scope, any model-calling key, or any key at all. */
 export type KeyNeed = Scope | "model" | "any";
-
-/** A type, not an interface: Elysia's `resolve` takes only what has an index signature. */
-export type KeyAuthentication = {
-  principal: KeyPrincipal;
-  /** The rate-limit counters (empty when no limit is configured), also set on the answer. */
-  rateLimitHeaders: Record<string, string>;
-};
 
 /**
  * Authenticates the request's API key for `need` and adds the rate-limit counters to
  * `headers`. For routes that take a key or another credential, which decide per request.
  */
-export async function authenticateKey(
+export function authenticateKey(
   auth: Authenticator,
   request: Request,
   { server, need, headers }: { server: Server<unknown> | null; need: KeyNeed; headers: Record<string, unknown> },
-): Promise<KeyAuthentication> {
-  const { principal, rate } = await auth.apiKey(request, server, need);
-  const rateLimitHeaders = rate ? rateHeaders(rate) : {};
-  Object.assign(headers, rateLimitHeaders);
-  return { principal, rateLimitHeaders };
+): Promise<ApiKeyAuth> {
+  return auth.apiKey(request, server, need, headers);
 }
 
 /** The `apiKey` route option. Each route module uses it; Elysia applies it per route. */
@@ -43,7 +33,7 @@ export function apiKeyAuth(auth: Authenticator) {
   return new Elysia({ name: "api-key-auth" }).macro({
     apiKey: (need: KeyNeed) => ({
       resolve({ request, server, set }) {
-        return authenticateKey(auth, request, { server, need, headers: set.headers });
+        return auth.apiKey(request, server, need, set.headers);
       },
     }),
   });

@@ -45,10 +45,15 @@ export interface AuthDeps {
   settled?: (userId: string) => Promise<void>;
 }
 
-export interface ApiKeyAuth {
+/** A type, not an interface: Elysia's `resolve` takes only what has an index signature. */
+export type ApiKeyAuth = {
   principal: KeyPrincipal;
-  rate: RateDecision | null;
-}
+  /** The rate-limit counters (empty when no limit is configured), also set on the answer. */
+  rateLimitHeaders: Record<string, string>;
+};
+
+/** Headers of an answer under no rate limit: shared, never written to. */
+const NO_RATE_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 const unauthorized = (msg?: Text) => new GatewayError("unauthorized", msg);
 
@@ -140,7 +145,16 @@ export class Authenticator {
    * API-key authentication with everything the specification enforces at every key
    * authentication point: validity (401), IP allowlist (403), scope (403), rate limit (429).
    */
-  async apiKey(request: Request, server: Server<unknown> | null, need: Scope | "model" | "any"): Promise<ApiKeyAuth> {
+  /**
+   * The API key's whole check for `need`: the key (keyPrincipal), its scope, its rate limits.
+   * The counters are added to `headers` (the answer's) when given. One async call per request.
+   */
+  async apiKey(
+    request: Request,
+    server: Server<unknown> | null,
+    need: Scope | "model" | "any",
+    headers?: Record<string, unknown>,
+  ): Promise<ApiKeyAuth> {
     const p = await this.keyPrincipal(request, server);
     checkScope(p, need);
     // Keys are cheap: the account's keys together share one more window. Both windows are
@@ -149,10 +163,21 @@ export class Authenticator {
     const perKey = this.deps.rateLimitRpm;
     const perAccount = this.deps.accountRateLimitRpm ?? 0;
     // Without the account window (the default) the key's is awaited alone: no array, no Promise.all.
-    const [key, acct] =
-      perAccount > 0
-        ? await Promise.all([perKey > 0 ? this.hit(p.keyId, perKey) : null, this.hit(`acct:${p.user.id}`, perAccount)])
-        : [perKey > 0 ? await this.hit(p.keyId, perKey) : null, null];
+    let key: RateDecision | null = null;
+    let acct: RateDecision | null = null;
+    if (perAccount > 0)
+      [key, acct] = await Promise.all([
+        perKey > 0 ? this.hit(p.keyId, perKey) : null,
+        this.hit(`acct:${p.user.id}`, perAccount),
+      ]);
+    else if (perKey > 0) {
+      // Awaited here, not through hit()'s catch: one promise less on every call.
+      try {
+        key = await this.deps.limiter.hit(p.keyId, perKey);
+      } catch {
+        limiterUnavailable();
+      }
+    }
     if (key && !key.allowed)
       throw new GatewayError("rate_limited", undefined, { retryAfter: key.resetSeconds, headers: rateHeaders(key) });
     if (acct && !acct.allowed)
@@ -165,7 +190,9 @@ export class Authenticator {
         { retryAfter: acct.resetSeconds, headers: rateHeaders(acct) },
       );
     const rate = key ?? acct;
-    return { principal: p, rate };
+    const rateLimitHeaders = rate ? rateHeaders(rate) : NO_RATE_HEADERS;
+    if (headers && rate) Object.assign(headers, rateLimitHeaders);
+    return { principal: p, rateLimitHeaders };
   }
 
   private hit(key: string, limit: number): Promise<RateDecision> {
@@ -183,26 +210,41 @@ export class Authenticator {
    */
   keyPrincipal(request: Request, server: Server<unknown> | null): Promise<KeyPrincipal> {
     // Asked twice per request (before the body, then by the route): the second finds the first's outcome.
-    const known = this.outcomes.get(request)?.apiKey as Promise<KeyPrincipal> | undefined;
+    let byKind = this.outcomes.get(request);
+    const known = byKind?.apiKey as Promise<KeyPrincipal> | undefined;
     if (known) return known;
-    return this.once(request, "apiKey", async () => {
-      // Anthropic's clients send the key as `x-api-key` (ANTHROPIC_API_KEY); the bearer wins when both come.
-      const secret = bearer(request) ?? (request.headers.get("x-api-key")?.trim() || null);
-      if (!secret || !secret.startsWith(API_KEY_PREFIX))
-        throw unauthorized(text("유효한 API 키가 필요합니다.", "A valid API key is required."));
+    // Anthropic's clients send the key as `x-api-key` (ANTHROPIC_API_KEY); the bearer wins when both come.
+    const secret = bearer(request) ?? (request.headers.get("x-api-key")?.trim() || null);
+    const hash = secret?.startsWith(API_KEY_PREFIX) ? sha256Hex(secret) : null;
+    const rec = requestRecord(request);
+    // The usual case, a valid key verified before and called from an allowed address, is
+    // answered from the cache with a settled promise: no async call, no closure. (Traced
+    // requests take the checked path, which times the authorize phase.)
+    const cached = hash && !rec?.traced ? this.deps.cache.get(hash) : undefined;
+    if (cached && !whyInvalid(cached)) {
       const ip = this.clientIp(request, server);
-      // A key verified before is in the cache: taken without another async call.
-      const hash = sha256Hex(secret);
-      const p = this.deps.cache.get(hash) || (await this.lookupHash(hash, ip));
-      const invalid = whyInvalid(p);
-      if (!p || invalid) {
-        // Every invalid key counts against the address (guessing finds deleted or expired ones too).
-        await this.deps.throttle?.keyFailed(ip);
-        throw unauthorized(invalid ?? undefined);
+      if (!cached.ipAllowlist || ipAllowed(ip, cached.ipAllowlist)) {
+        rec?.caller(cached.user.id, cached.keyId);
+        if (!byKind) this.outcomes.set(request, (byKind = {}));
+        return (byKind.apiKey = Promise.resolve(cached)) as Promise<KeyPrincipal>;
       }
-      if (p.ipAllowlist && !ipAllowed(ip, p.ipAllowlist)) throw new GatewayError("ip_not_allowed");
-      return p;
-    });
+    }
+    return this.once(request, "apiKey", () => this.checkKey(request, server, hash));
+  }
+
+  /** The key's full check (keyPrincipal): looked up, throttled per address when invalid. */
+  private async checkKey(request: Request, server: Server<unknown> | null, hash: string | null): Promise<KeyPrincipal> {
+    if (!hash) throw unauthorized(text("유효한 API 키가 필요합니다.", "A valid API key is required."));
+    const ip = this.clientIp(request, server);
+    const p = await this.lookupHash(hash, ip);
+    const invalid = whyInvalid(p);
+    if (!p || invalid) {
+      // Every invalid key counts against the address (guessing finds deleted or expired ones too).
+      await this.deps.throttle?.keyFailed(ip);
+      throw unauthorized(invalid ?? undefined);
+    }
+    if (p.ipAllowlist && !ipAllowed(ip, p.ipAllowlist)) throw new GatewayError("ip_not_allowed");
+    return p;
   }
 
   /** Waits until the account's own recent calls are in its balances (settles landed, leased room back). */

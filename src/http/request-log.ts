@@ -77,6 +77,11 @@ export class RequestRecord implements CallTrace {
   }
 
   /** The authenticated caller (never its secret). */
+  /** Whether the request is traced (its phases become spans). */
+  get traced(): boolean {
+    return this.root !== undefined;
+  }
+
   caller(accountId: string, keyId?: string): void {
     this.accountId = accountId;
     if (keyId) this.keyId = keyId;

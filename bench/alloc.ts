@@ -5,7 +5,11 @@
  * growth over a window divided by the calls answered in it is what one call allocates. The GC
  * log's reading (lib/gc-log.ts) is only an upper bound; this is the figure of issue 30's point 2.
  *
- *   ./node_modules/.bin/bun bench/alloc.ts [--portkey=DIR] [--seconds=3] [--repeats=3] [--only=gateway,…] [--env=K=V,…] [--stream] [--json=FILE]
+ *   ./node_modules/.bin/bun bench/alloc.ts [--portkey=DIR] [--seconds=3] [--repeats=3] [--only=gateway,…] [--env=K=V,…] [--stream] [--refused=key|body] [--json=FILE]
+ *
+ * `--refused` measures what a refused call costs instead: `key`, a well-formed API key that
+ * does not exist (401; past INVALID_KEY_RATE_PER_IP the address gets 429 first, so raise it
+ * with --env to measure the 401 itself); `body`, a valid key with a body its schema refuses (400).
  *
  * `npm run bench` runs it as its `alloc` scenario, on a stack of its own before the main one
  * starts: with no collection a target's memory only grows, so each is stopped once measured.
@@ -32,9 +36,17 @@ export interface AllocOptions {
   stream?: boolean;
   /** Extra environment of the gateway, to measure with a feature off (`--env=LOG_REQUESTS=false,…`). */
   gatewayEnv?: Record<string, string>;
+  /** Refused calls instead of answered ones: an unknown key (`key`) or a body the schema refuses (`body`). */
+  refused?: "key" | "body";
 }
 
-export interface AllocResult extends Omit<AllocOptions, "serverUrl" | "portkeyDir" | "only" | "gatewayEnv" | "stream"> {
+/** A well-formed API key no account has. */
+const UNKNOWN_KEY = `sk-gw-${"0".repeat(48)}`;
+/** A chat body its schema refuses (no messages). */
+const REFUSED_BODY = JSON.stringify({ model: "openai/gpt-4o-mini", max_tokens: 16 });
+
+export interface AllocResult
+  extends Omit<AllocOptions, "serverUrl" | "portkeyDir" | "only" | "gatewayEnv" | "stream" | "refused"> {
   targets: string[];
   /** KiB of heap capacity grown per answered call, per window: median (min…max). */
   kibPerCall: Record<string, Robust>;
@@ -92,8 +104,8 @@ export async function allocScenario(o: AllocOptions, log: (...a: unknown[]) => v
         wrk(t, {
           connections: o.connections,
           seconds,
-          body: o.stream ? INSTANT_STREAM_BODY : INSTANT_BODY,
-          token: stack.token,
+          body: o.refused === "body" ? REFUSED_BODY : o.stream ? INSTANT_STREAM_BODY : INSTANT_BODY,
+          token: o.refused === "key" ? UNKNOWN_KEY : stack.token,
           core: null,
         });
       await drive(2); // connections open, code compiled: what is left is each call's own
@@ -139,6 +151,7 @@ if (import.meta.main) {
       connections: Number(arg("conns") ?? 64),
       only: arg("only")?.split(","),
       stream: process.argv.includes("--stream"),
+      refused: arg("refused") as AllocOptions["refused"],
       gatewayEnv: Object.fromEntries((arg("env")?.split(",") ?? []).map((kv) => kv.split("=", 2) as [string, string])),
     },
     (...a) => console.log(...a),

@@ -4,6 +4,8 @@
  */
 // First of all: Bun reads its fetch limit only at process start (see src/boot/fetch-limit.ts).
 import "./boot/fetch-limit-apply";
+// Then, before Elysia loads: it reads its production mode once (src/boot/production-mode.ts).
+import "./boot/production-mode";
 import { ConfigError, loadConfig } from "./config";
 import { buildGateway } from "./gateway";
 import { demoBanner, seedDemo } from "./demo";

@@ -3,7 +3,7 @@
  * dashboard JWTs (keys, policies, feedback), management keys (provisioning) and the admin
  * token (operator endpoints). Each check throws a GatewayError; handlers just call them.
  */
-import { requestRecord } from "./request-log";
+import { requestRecord, type RequestRecord } from "./request-log";
 import type { Server } from "bun";
 import { createHash, timingSafeEqual } from "node:crypto";
 import { GatewayError, text, type Text } from "../core/errors";
@@ -220,20 +220,30 @@ export class Authenticator {
     // The usual case, a valid key verified before and called from an allowed address, is
     // answered from the cache with a settled promise: no async call, no closure. (Traced
     // requests take the checked path, which times the authorize phase.)
-    const cached = hash && !rec?.traced ? this.deps.cache.get(hash) : undefined;
+    const traced = rec?.traced === true;
+    const cached = hash && !traced ? this.deps.cache.get(hash) : undefined;
+    if (!byKind) this.outcomes.set(request, (byKind = {}));
     if (cached && !whyInvalid(cached)) {
       const ip = this.clientIp(request, server);
       if (!cached.ipAllowlist || ipAllowed(ip, cached.ipAllowlist)) {
         rec?.caller(cached.user.id, cached.keyId);
-        if (!byKind) this.outcomes.set(request, (byKind = {}));
         return (byKind.apiKey = Promise.resolve(cached)) as Promise<KeyPrincipal>;
       }
     }
-    return this.once(request, "apiKey", () => this.checkKey(request, server, hash));
+    // Any other key is checked in full; untraced, without observed()'s async layer (a refused
+    // key's error then passes one frame less on its way to the client).
+    return (byKind.apiKey = traced
+      ? observed(request, () => this.checkKey(request, server, hash, undefined))
+      : this.checkKey(request, server, hash, rec)) as Promise<KeyPrincipal>;
   }
 
-  /** The key's full check (keyPrincipal): looked up, throttled per address when invalid. */
-  private async checkKey(request: Request, server: Server<unknown> | null, hash: string | null): Promise<KeyPrincipal> {
+  /** The key's full check (keyPrincipal): looked up, throttled per address when invalid; names the caller in `rec`. */
+  private async checkKey(
+    request: Request,
+    server: Server<unknown> | null,
+    hash: string | null,
+    rec: RequestRecord | undefined,
+  ): Promise<KeyPrincipal> {
     if (!hash) throw unauthorized(text("유효한 API 키가 필요합니다.", "A valid API key is required."));
     const ip = this.clientIp(request, server);
     const p = await this.lookupHash(hash, ip);
@@ -244,6 +254,7 @@ export class Authenticator {
       throw unauthorized(invalid ?? undefined);
     }
     if (p.ipAllowlist && !ipAllowed(ip, p.ipAllowlist)) throw new GatewayError("ip_not_allowed");
+    rec?.caller(p.user.id, p.keyId);
     return p;
   }
 

@@ -53,13 +53,14 @@ export function errorBody(err: GatewayError, lang: Lang = "ko"): StructuredError
     detail: {
       error: err.errorCode,
       message,
-      ...(action && { action }),
-      ...(retryable !== undefined && { retryable }),
-      ...(providers && { providers }),
-      ...(upstream && {
-        upstream: lang === "en" ? { ...upstream, detail: upstreamWords(upstream.reason, "en") } : upstream,
-      }),
-      ...(suggestions && { suggestions }),
+      // `cond ? {…} : undefined`: spreading `false` would allocate a Boolean (docs/decisions.md #64).
+      ...(action ? { action } : undefined),
+      ...(retryable !== undefined ? { retryable } : undefined),
+      ...(providers ? { providers } : undefined),
+      ...(upstream
+        ? { upstream: lang === "en" ? { ...upstream, detail: upstreamWords(upstream.reason, "en") } : upstream }
+        : undefined),
+      ...(suggestions ? { suggestions } : undefined),
     },
     error: { message, type: openaiType(err.status), code: err.errorCode, param },
   };
@@ -159,6 +160,8 @@ function refineUnion(v: any): any[] {
   return best ? best.flatMap(refineUnion) : [v];
 }
 
+const DIGITS = /^\d+$/;
+
 /** Elysia's TypeBox failures → the 422 list with `loc` such as ["body","duration_seconds"]. */
 export function issuesFromElysia(e: ValidationError): ValidationIssue[] {
   const seen = new Set<string>();
@@ -169,7 +172,7 @@ export function issuesFromElysia(e: ValidationError): ValidationIssue[] {
       ...String(v.path ?? "")
         .split("/")
         .filter(Boolean)
-        .map((p: string) => (/^\d+$/.test(p) ? Number(p) : p)),
+        .map((p: string) => (DIGITS.test(p) ? Number(p) : p)),
     ];
     const key = JSON.stringify(loc);
     if (seen.has(key)) return [];

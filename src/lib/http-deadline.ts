@@ -152,6 +152,7 @@ export async function fetchWithDeadlines(
  * `fetch` under the same deadlines and caller signal, reading the whole body: for answers
  * that are not streamed. Same promises as {@link fetchWithDeadlines} + {@link readAllBytes}
  * (first byte = headers and the first body chunk, idle = the longest silence between chunks),
+ * except that a body of declared length must be whole within the first-byte deadline,
  * without the wrapping stream and its per-read races, which cost more than the fetch itself
  * on the hot path. Errors: as fetchWithDeadlines; body errors pass through `mapBodyError`.
  */
@@ -178,12 +179,23 @@ export async function fetchAllWithDeadlines(
     } catch (err) {
       throw call.why(err);
     }
+    // A declared length (how upstreams send a JSON answer): the body is read natively in one go,
+    // with no stream, reader or read per chunk, which cost a JSON call about 0.9 KiB. The
+    // first-byte deadline then stays armed until the whole body is in: the body must be whole
+    // within it (the idle deadline applies between the chunks of an undeclared body only).
+    if (response.headers.has("content-length")) {
+      try {
+        return { response, bytes: await response.bytes() };
+      } catch (err) {
+        call.abort(err);
+        const reason = call.why(err);
+        throw opts.mapBodyError ? opts.mapBodyError(reason, response) : reason;
+      }
+    }
     const reader = response.body?.getReader();
     if (!reader) return { response, bytes: new Uint8Array(0) };
     const parts: Uint8Array[] = [];
     let len = 0;
-    // Once the declared length is in, the next read only reports the end: no idle deadline to arm.
-    const declared = Number(response.headers.get("content-length") ?? Number.NaN);
     try {
       for (;;) {
         const { done, value } = await reader.read();
@@ -192,7 +204,7 @@ export async function fetchAllWithDeadlines(
         if (done) break;
         parts.push(value);
         len += value.length;
-        if (len !== declared) timer = setTimeout(deadlinePassed, opts.idleTimeoutMs, call, "idle", opts.idleTimeoutMs);
+        timer = setTimeout(deadlinePassed, opts.idleTimeoutMs, call, "idle", opts.idleTimeoutMs);
       }
     } catch (err) {
       call.abort(err);

@@ -189,6 +189,43 @@ describe("fetchAllWithDeadlines", () => {
     expect(new TextDecoder().decode(bytes)).toBe("x".repeat(200));
   });
 
+  /** An upstream that declares a 100-byte body and sends it in `pieces` pieces `gapMs` apart (fewer: then stalls). */
+  function declaredBody(pieces: number, gapMs: number) {
+    const listener = Bun.listen({
+      hostname: "127.0.0.1",
+      port: 0,
+      socket: {
+        data(socket) {
+          socket.write("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n");
+          for (let i = 0; i < pieces; i++) setTimeout(() => socket.write("x".repeat(25)), (i + 1) * gapMs);
+        },
+      },
+    });
+    return { url: `http://127.0.0.1:${listener.port}`, stop: () => listener.stop(true) };
+  }
+
+  test("a declared body is read in one go: its gaps are not idle, it must be whole within the first-byte deadline", async () => {
+    const whole = declaredBody(4, 40);
+    try {
+      const { bytes } = await fetchAllWithDeadlines(whole.url, post, { firstByteTimeoutMs: 2000, idleTimeoutMs: 10 });
+      expect(new TextDecoder().decode(bytes)).toBe("x".repeat(100));
+    } finally {
+      whole.stop();
+    }
+    const short = declaredBody(2, 20); // half the body, then nothing
+    try {
+      const err = await fetchAllWithDeadlines(short.url, post, {
+        firstByteTimeoutMs: 300,
+        idleTimeoutMs: 5000,
+        mapBodyError: (e) => ({ body: e }),
+      }).catch((e) => e);
+      expect(err.body).toBeInstanceOf(DeadlineError);
+      expect(err.body.phase).toBe("first_byte");
+    } finally {
+      short.stop();
+    }
+  });
+
   test("caller abort before the response: rejects with the signal's reason; an aborted signal at once", async () => {
     next = { kind: "hang" };
     const ac = new AbortController();

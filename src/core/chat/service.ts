@@ -38,6 +38,7 @@ import { CallBill } from "./call-bill";
 import { countInput as countInputTokens, prepareCall } from "./prepare";
 import { noteWarnings } from "./warnings";
 import { answerNotice } from "./lifecycle";
+import type { CallWarning } from "../upstream/warnings";
 
 export type { ChatCaller, ChatOptions, ChatOutcome } from "./plan";
 export type { Cost } from "../billing/cost";
@@ -321,17 +322,15 @@ export class ChatService {
 
   private ctx(plan: ChatPlan, c: Candidate, signal: AbortSignal | undefined, attempt?: AttemptRecord): CallContext {
     const ep = this.d.upstreamFor(c.provider, plan.caller.principal);
-    return {
-      providerId: c.provider.id,
-      baseUrl: ep.baseUrl,
-      apiKey: ep.apiKey,
+    return new AttemptContext(
+      plan,
+      c,
+      ep,
       signal,
-      firstByteTimeoutMs: this.d.firstByteTimeoutMs,
-      idleTimeoutMs: this.d.idleTimeoutMs,
-      forwardServiceTier: c.provider.serviceTier,
-      traceparent: attempt?.traceparent,
-      warn: (warnings) => noteWarnings(plan, c.provider.id, warnings),
-    };
+      this.d.firstByteTimeoutMs,
+      this.d.idleTimeoutMs,
+      attempt?.traceparent,
+    );
   }
 
   private attemptOptions(plan: ChatPlan, signal = plan.caller.signal): AttemptOptions {
@@ -446,5 +445,32 @@ export class ChatService {
       await this.bill.fail(plan, e);
       throw e;
     }
+  }
+}
+
+/** One upstream attempt's context: an object whose `warn` is a method, not a closure per attempt. */
+class AttemptContext implements CallContext {
+  readonly providerId: string;
+  readonly baseUrl: string;
+  readonly apiKey: string;
+  readonly forwardServiceTier: boolean | undefined;
+
+  constructor(
+    private readonly plan: ChatPlan,
+    c: Candidate,
+    ep: { baseUrl: string; apiKey: string },
+    readonly signal: AbortSignal | undefined,
+    readonly firstByteTimeoutMs: number,
+    readonly idleTimeoutMs: number,
+    readonly traceparent: string | undefined,
+  ) {
+    this.providerId = c.provider.id;
+    this.baseUrl = ep.baseUrl;
+    this.apiKey = ep.apiKey;
+    this.forwardServiceTier = c.provider.serviceTier;
+  }
+
+  warn(warnings: CallWarning[]): void {
+    noteWarnings(this.plan, this.providerId, warnings);
   }
 }

@@ -85,7 +85,7 @@ export async function postUpstreamJson(
         signal: ctx.signal,
         firstByteTimeoutMs: ctx.firstByteTimeoutMs,
         idleTimeoutMs: ctx.idleTimeoutMs,
-        mapBodyError: (err, res) => new BodyError(err, res),
+        mapBodyError: toBodyError,
       },
     );
   } catch (err) {
@@ -99,6 +99,11 @@ export async function postUpstreamJson(
   const text = utf8.decode(got.bytes);
   if (!got.response.ok) throw classify(got.response.status, got.response.headers, text);
   return parseJsonBody(text);
+}
+
+/** Module-level, so a call makes no closure for it. */
+function toBodyError(err: unknown, res?: Response): BodyError {
+  return new BodyError(err, res);
 }
 
 /** A failure while reading the body (as opposed to connecting): classified as such. */

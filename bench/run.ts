@@ -46,6 +46,7 @@ import { databaseCpu } from "./lib/pg-cpu";
 import { sampleRollupLag } from "./lib/rollup-lag";
 import { saturation } from "./lib/saturation";
 import { cpuMs, rssMiB, taskset, threadCpuMs } from "./lib/procs";
+import { heapReading } from "./lib/heap-probe";
 import { checkPostgres, startStack, type Stack } from "./lib/stack";
 import { r2 } from "./lib/summary";
 import {
@@ -173,6 +174,8 @@ const peers: Peer[] = needStack
       portkeyDir,
       log,
       gcLogDir: stack.gatewayGcLog && dirname(stack.gatewayGcLog),
+      // Each peer's heap probe collects before it reads (the streams scenario's RSS).
+      gcProbeDir: dirname(stack.heapProbes.gateway),
     }).catch(async (e) => {
       await stack.stop();
       throw e;
@@ -207,6 +210,21 @@ const pidOf = (t: Target) =>
     : t.name === "proxy"
       ? stack.proxy.pid
       : (peers.find((p) => p.name === t.name)?.child.pid ?? stack.sim.pid);
+
+/** The heap probe file of a target (lib/heap-probe.ts, gcProbe); null for the simulator. */
+const probeFileOf = (t: Target): string | null =>
+  t.name === "gateway"
+    ? stack.heapProbes.gateway
+    : t.name === "proxy"
+      ? stack.heapProbes.proxy
+      : (peers.find((p) => p.name === t.name)?.heapProbe ?? null);
+
+/** The target's RSS (MiB) after a full collection in it: garbage not yet collected is not memory kept. */
+async function keptMiB(t: Target): Promise<number | null> {
+  const file = probeFileOf(t);
+  if (!file) return rssMiB(pidOf(t));
+  return Math.round((await heapReading(pidOf(t), file)).rss / 1024 / 1024);
+}
 
 const results: Record<string, unknown> = {};
 if (memory) results.memory = memory;
@@ -313,9 +331,8 @@ try {
     const out: Record<string, unknown> = {};
     for (const t of chatTargets(stack).filter((x) => x.name !== "direct")) {
       const pid = pidOf(t);
-      Bun.gc(true);
       await Bun.sleep(1000);
-      const before = rssMiB(pid);
+      const before = await keptMiB(t);
       const rounds: {
         peakMiB: number | null;
         afterMiB: number | null;
@@ -336,16 +353,17 @@ try {
           },
         });
         await Bun.sleep(2000);
+        const after = await keptMiB(t);
         rounds.push({
           peakMiB: peak || null,
-          afterMiB: rssMiB(pid),
+          afterMiB: after,
           ok: res.ok,
           errors: res.errors,
           seconds: r2(res.ms / 1000)!,
           firstError: res.firstError,
         });
         log(
-          `streams ${t.name} round ${round + 1}: ${res.ok}/${nStreams} ok in ${(res.ms / 1000).toFixed(1)} s, RSS before ${before} peak ${peak} after ${rssMiB(pid)} MiB${res.firstError ? ` (${res.firstError})` : ""}`,
+          `streams ${t.name} round ${round + 1}: ${res.ok}/${nStreams} ok in ${(res.ms / 1000).toFixed(1)} s, RSS kept before ${before} peak ${peak} kept after ${after} MiB${res.firstError ? ` (${res.firstError})` : ""}`,
         );
       }
       out[t.name] = { streams: nStreams, beforeMiB: before, rounds };

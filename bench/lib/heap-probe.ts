@@ -19,11 +19,24 @@ export function collectorOff(out: string | null): { flags: string[]; env: Record
   return { flags: ["--preload", PRELOAD], env: { BUN_JSC_useGC: "0", HEAP_PROBE_OUT: out } };
 }
 
+/**
+ * Bun flags and environment that load the probe into a target with its collector on: each
+ * reading runs a full collection first (`rss` is then what the process keeps); `out` is its
+ * file (none: as is).
+ */
+export function gcProbe(out: string | null): { flags: string[]; env: Record<string, string> } {
+  if (!out) return { flags: [], env: {} };
+  writeFileSync(out, "");
+  return { flags: ["--preload", PRELOAD], env: { HEAP_PROBE_GC: "1", HEAP_PROBE_OUT: out } };
+}
+
 export interface HeapReading {
   /** Bytes of heap capacity. */
   capacity: number;
   /** Objects of each JavaScriptCore kind on the heap ("Promise", "Function", "JSLexicalEnvironment"…). */
   types: Record<string, number>;
+  /** Resident set size in bytes, read after the heap figures. */
+  rss: number;
 }
 
 /** The heap of the probed process `pid` now: asks it with SIGUSR2 and waits for its line. */

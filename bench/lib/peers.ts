@@ -8,7 +8,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { collectorOff } from "./heap-probe";
+import { collectorOff, gcProbe } from "./heap-probe";
 import { freePort, spawnChild, waitReady, type Child } from "./procs";
 
 const ROOT = join(import.meta.dir, "..", "..");
@@ -47,6 +47,8 @@ export async function startPeers(o: {
   gcLogDir?: string | null;
   /** A directory for each peer's heap probe: run with the collector off (lib/heap-probe.ts). */
   heapProbeDir?: string | null;
+  /** A directory for each peer's heap probe with the collector on: readings collect first (gcProbe). */
+  gcProbeDir?: string | null;
 }): Promise<Peer[]> {
   const bun = process.execPath;
   const env = {
@@ -57,10 +59,12 @@ export async function startPeers(o: {
   const peers: Peer[] = [];
   const gcLogOf = (name: Peer["name"]) => (o.gcLogDir ? join(o.gcLogDir, `${name}-gc.log`) : null);
   const gcEnv: Record<string, string> = o.gcLogDir ? { BUN_JSC_logGC: "1" } : {};
-  const probeOf = (name: Peer["name"]) => (o.heapProbeDir ? join(o.heapProbeDir, `${name}-heap.txt`) : null);
+  const probeDir = o.heapProbeDir ?? o.gcProbeDir;
+  const probeOf = (name: Peer["name"]) => (probeDir ? join(probeDir, `${name}-heap.txt`) : null);
+  const probe = o.heapProbeDir ? collectorOff : gcProbe;
   const port = await freePort();
   const essentialsGc = gcLogOf("essentials");
-  const essentialsOff = collectorOff(probeOf("essentials"));
+  const essentialsOff = probe(probeOf("essentials"));
   const essentials = spawnChild(
     "essentials proxy",
     [bun, ...essentialsOff.flags, join(ROOT, "bench/essentials-proxy.ts")],
@@ -97,7 +101,7 @@ export async function startPeers(o: {
   const pkPort = await freePort();
   // Portkey's own script, run by Bun; --headless skips its console UI.
   const portkeyGc = gcLogOf("portkey");
-  const portkeyOff = collectorOff(probeOf("portkey"));
+  const portkeyOff = probe(probeOf("portkey"));
   const portkey = spawnChild(
     "portkey",
     [bun, ...portkeyOff.flags, entry, `--port=${pkPort}`, "--headless"],

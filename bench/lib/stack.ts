@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
-import { collectorOff } from "./heap-probe";
+import { collectorOff, gcProbe } from "./heap-probe";
 import { freePort, spawnChild, waitReady, type Child } from "./procs";
 
 const ROOT = join(import.meta.dir, "..", "..");
@@ -72,8 +72,11 @@ export interface Stack {
   /** The gateway's stderr with `gcLog`: one line per garbage collection (see gc-log.ts). */
   gatewayGcLog: string | null;
   proxyGcLog: string | null;
-  /** The heap probes' files with `collectorOff` (lib/heap-probe.ts). */
-  heapProbes: { gateway: string; proxy: string } | null;
+  /**
+   * The heap probes' files (lib/heap-probe.ts): with `collectorOff`, readings of a heap that is
+   * never collected; otherwise each reading collects first (gcProbe), for the RSS kept.
+   */
+  heapProbes: { gateway: string; proxy: string };
   /** The `extraGateways`, by name. */
   extra: Record<string, { url: string; child: Child }>;
   stop(): Promise<void>;
@@ -191,10 +194,9 @@ export async function startStack(o: StackOptions): Promise<Stack> {
       ...(otelUrl && { OTEL_EXPORTER_OTLP_ENDPOINT: otelUrl }),
       ...o.gatewayEnv,
     });
-    const heapProbes = o.collectorOff
-      ? { gateway: join(dataDir, "gateway-heap.txt"), proxy: join(dataDir, "proxy-heap.txt") }
-      : null;
-    const gwOff = collectorOff(heapProbes?.gateway ?? null);
+    const heapProbes = { gateway: join(dataDir, "gateway-heap.txt"), proxy: join(dataDir, "proxy-heap.txt") };
+    const probe = o.collectorOff ? collectorOff : gcProbe;
+    const gwOff = probe(heapProbes.gateway);
     const gateway = spawnChild(
       "gateway",
       [bun, ...o.gatewayBunFlags, ...gwOff.flags, join(GATEWAY_ROOT, "src/main.ts")],
@@ -226,7 +228,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
 
     const proxyPort = await freePort();
     const proxyGcLog = o.gcLog ? join(dataDir, "proxy-gc.log") : null;
-    const proxyOff = collectorOff(heapProbes?.proxy ?? null);
+    const proxyOff = probe(heapProbes.proxy);
     const proxy = spawnChild(
       "bare proxy",
       [bun, ...proxyOff.flags, join(ROOT, "bench/proxy.ts")],

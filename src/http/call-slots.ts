@@ -41,7 +41,10 @@ export class CallSlots {
       if (free == null || free <= 0n)
         throw new GatewayError("insufficient_credits", undefined, { action: { type: "topup", path: "/billing" } });
     }
-    const slot = await this.admission.admit({ userId: p.user.id, keyId: p.keyId }, request.signal);
+    // Admitted at once in the usual case: no promise of the admission's to wait on.
+    const who = { userId: p.user.id, keyId: p.keyId };
+    const slot =
+      this.admission.admitNow(who, request.signal) ?? (await this.admission.admitWaiting(who, request.signal));
     // One controller following both (AbortSignal.any on every call is dearer, and held on to).
     const ctl = new AbortController();
     follow(ctl, request.signal);

@@ -145,7 +145,21 @@ export class CallAdmission {
   }
 
   /** A slot for one call of `who`, or a GatewayError (429, or 503 after waiting); a caller's abort ends the wait. */
-  async admit(who: Caller, signal?: AbortSignal): Promise<CallSlot> {
+  admit(who: Caller, signal?: AbortSignal): Promise<CallSlot> {
+    // Admitted at once (the usual case): a settled promise, no async call; a refusal rejects.
+    try {
+      const now = this.admitNow(who, signal);
+      return now ? Promise.resolve(now) : this.admitWaiting(who, signal);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /**
+   * The call's slot now, or null when it must wait in the queue for one (its counts are taken
+   * already; admitWaiting waits); throws the refusal. A caller that can take a value admits so.
+   */
+  admitNow(who: Caller, signal?: AbortSignal): CallSlot | null {
     signal?.throwIfAborted();
     if (this.stopped) throw this.stopped;
     const { budget, perAccount, perKey } = this.limits;
@@ -188,14 +202,23 @@ export class CallAdmission {
       this.preemptions++;
       this.drop(taken);
       taken.preempt(refused(FAIR_SHARE));
-    } else if (wait) {
-      try {
-        await this.enqueue(who, signal);
-      } catch (e) {
-        this.forget(who);
-        throw e;
-      }
-    } else this.inFlight++;
+    } else if (wait) return null;
+    else this.inFlight++;
+    return this.slotFor(who);
+  }
+
+  /** A call admitNow counted (it answered null) waits in the queue for its slot. */
+  async admitWaiting(who: Caller, signal?: AbortSignal): Promise<CallSlot> {
+    try {
+      await this.enqueue(who, signal);
+    } catch (e) {
+      this.forget(who);
+      throw e;
+    }
+    return this.slotFor(who);
+  }
+
+  private slotFor(who: Caller): Running {
     const mine = new Running(who, this);
     const list = this.live.get(who.userId);
     if (list) list.push(mine);

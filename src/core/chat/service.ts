@@ -133,16 +133,29 @@ export class ChatService {
     return this.answered(plan, result, candidate);
   }
 
-  /** One upstream attempt of a JSON call, timed for the latency engine. */
-  private async chatOnce(
+  /** One upstream attempt of a JSON call, timed for the latency engine when it watches. */
+  private chatOnce(
     plan: ChatPlan,
     c: Candidate,
     a: AttemptRecord | undefined,
     signal: AbortSignal | undefined,
   ): Promise<ChatResult> {
-    // timed() without its closure: this is every JSON call's attempt.
+    // The provider's own promise when nothing times it: no async call only to pass it on.
+    if (!this.d.policies?.observe)
+      return this.d
+        .providerFor(c.provider.protocol as Protocol)
+        .chat(this.upstreamRequest(plan, c), this.ctx(plan, c, signal, a));
+    return this.chatTimed(plan, c, a, signal);
+  }
+
+  /** chatOnce, timed for the latency engine (timed() without its closure: every JSON call's attempt). */
+  private async chatTimed(
+    plan: ChatPlan,
+    c: Candidate,
+    a: AttemptRecord | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<ChatResult> {
     const provider = this.d.providerFor(c.provider.protocol as Protocol);
-    if (!this.d.policies?.observe) return provider.chat(this.upstreamRequest(plan, c), this.ctx(plan, c, signal, a));
     const t0 = performance.now();
     try {
       const v = await provider.chat(this.upstreamRequest(plan, c), this.ctx(plan, c, signal, a));

@@ -9,8 +9,12 @@ export function errorName(e: unknown): string {
 }
 
 /** Runs `work` as the trace's `name` phase. */
-export async function traced<T>(trace: CallTrace | undefined, name: "hold" | "settle", work: Promise<T>): Promise<T> {
-  if (!trace) return work;
+export function traced<T>(trace: CallTrace | undefined, name: "hold" | "settle", work: Promise<T>): Promise<T> {
+  // Untraced (the usual case), the work's own promise: no async call only to pass it on.
+  return trace?.traced ? inPhase(trace, name, work) : work;
+}
+
+async function inPhase<T>(trace: CallTrace, name: "hold" | "settle", work: Promise<T>): Promise<T> {
   const end = trace.phase(name);
   try {
     const v = await work;
@@ -23,11 +27,17 @@ export async function traced<T>(trace: CallTrace | undefined, name: "hold" | "se
 }
 
 /** The hold phase of startHold: a hold on its way alongside the call ends when it lands. */
-export async function tracedHold(
+export function tracedHold(
   trace: CallTrace | undefined,
   started: Promise<{ pending: PendingHold | null }>,
 ): Promise<{ pending: PendingHold | null }> {
-  if (!trace) return started;
+  return trace?.traced ? holdInPhase(trace, started) : started;
+}
+
+async function holdInPhase(
+  trace: CallTrace,
+  started: Promise<{ pending: PendingHold | null }>,
+): Promise<{ pending: PendingHold | null }> {
   const end = trace.phase("hold");
   let r;
   try {

@@ -31,6 +31,9 @@ class Trailing implements CallTrace {
     private readonly into: AttemptRecord[],
     private readonly inner: CallTrace | undefined,
   ) {}
+  get traced(): boolean {
+    return this.inner?.traced === true;
+  }
   requested(model: string): void {
     this.inner?.requested(model);
   }

@@ -30,6 +30,8 @@ export interface AttemptRecord {
 export type PhaseEnd = (error?: string) => void;
 
 export interface CallTrace {
+  /** Whether phases become spans (tracing on); when false `phase` ends nothing anyone reads. */
+  readonly traced?: boolean;
   /** The model the client named (catalog id or `orch/<slug>`). */
   requested(model: string): void;
   /** A phase starts (credit hold, settlement). */

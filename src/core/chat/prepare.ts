@@ -14,7 +14,7 @@ import { wantsHedge } from "./hedge";
 import { applyProMode } from "./access";
 import { checkAllowed } from "../routing/allowed-models";
 import type { ChatCaller, ChatOptions, ChatPlan, Prepared } from "./plan";
-import { buildCandidates, type Candidate, type ProviderPrefs } from "../routing/candidates";
+import { buildCandidates, type Candidate, type CandidateOptions, type ProviderPrefs } from "../routing/candidates";
 import { responsesOnlyCheck } from "./responses-native";
 import { holdInputTokens, measureNative, measurePrompt, type PromptSize } from "./estimate";
 import { checkedFor, parseServerTools, serverSearchHoldMicro, serverToolInput } from "./server-tools";
@@ -297,13 +297,17 @@ async function cachedHit(
   };
 }
 
+/** Each deps' `available`, bound once rather than on every call. */
+const boundAvailable = new WeakMap<ChatDeps, NonNullable<CandidateOptions["available"]>>();
+
 export function candidateOptions(
   d: ChatDeps,
   p: KeyPrincipal,
   request: Omit<ChatRequest, "model">,
   prefs?: ProviderPrefs,
 ) {
-  const available = d.available?.bind(d);
+  let available = boundAvailable.get(d);
+  if (available === undefined && d.available) boundAvailable.set(d, (available = d.available.bind(d)));
   return {
     prefs,
     consent: p.user.xborderTrainingConsent,

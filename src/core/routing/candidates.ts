@@ -77,15 +77,9 @@ export function buildCandidates(
   resolution: Exclude<ModelResolution, { kind: "policy" }>,
   opts: CandidateOptions,
 ): Candidate[] {
-  const leaves =
-    resolution.kind === "leaf" ? [{ model: resolution.model, offerings: resolution.offerings }] : resolution.candidates;
   let all: Candidate[] = [];
-  for (const leaf of leaves) {
-    for (const offering of leaf.offerings) {
-      const provider = getProvider(snapshot, offering.providerId);
-      if (provider && provider.kind === "chat" && offering.pricing) all.push({ model: leaf.model, offering, provider });
-    }
-  }
+  if (resolution.kind === "leaf") addOfferings(all, snapshot, resolution.model, resolution.offerings);
+  else for (const leaf of resolution.candidates) addOfferings(all, snapshot, leaf.model, leaf.offerings);
   if (opts.byokProvider) {
     all = all.filter((c) => c.provider.id === opts.byokProvider);
     if (!all.length)
@@ -97,7 +91,7 @@ export function buildCandidates(
         ),
       );
   }
-  const p = opts.prefs ?? {};
+  const p = opts.prefs ?? NO_PREFS;
   let list = all;
   if (p.only?.length) list = list.filter((c) => p.only!.includes(c.provider.id));
   if (p.ignore?.length) list = list.filter((c) => !p.ignore!.includes(c.provider.id));
@@ -136,7 +130,7 @@ export function buildCandidates(
   const available = opts.available;
   let unconfigured: Set<string> | undefined;
   // Walked before filtering: every provider is configured on most deployments, and the list is then kept as is.
-  if (available && !list.every((c) => c.provider.id === opts.byokProvider || available(c.provider))) {
+  if (available && !allAvailable(list, available, opts.byokProvider)) {
     unconfigured = new Set<string>();
     const out = unconfigured;
     list = list.filter((c) => {
@@ -146,7 +140,7 @@ export function buildCandidates(
     });
     if (!list.length) throw notConfigured([...out]);
   }
-  const consented = opts.consent ? list : list.filter((c) => !c.provider.trainsOnData);
+  const consented = opts.consent || !list.some(trainsOnData) ? list : list.filter((c) => !c.provider.trainsOnData);
   if (!consented.length) {
     throw new GatewayError("xborder_training_consent_required", undefined, {
       providers: [...new Set(list.filter((c) => c.provider.trainsOnData).map((c) => c.provider.id))],
@@ -179,6 +173,30 @@ export function buildCandidates(
       ),
     );
   return list;
+}
+
+/** Provider settings of a call that names none: shared, never written to. */
+const NO_PREFS: ProviderPrefs = Object.freeze({});
+
+const trainsOnData = (c: Candidate): boolean => c.provider.trainsOnData === true;
+
+/** A loop, not every() with a closure: every call passes here. */
+function allAvailable(list: Candidate[], available: (p: CatalogProvider) => boolean, byok: string | null | undefined) {
+  for (const c of list) if (c.provider.id !== byok && !available(c.provider)) return false;
+  return true;
+}
+
+/** The chat offerings of one model, each with its provider, priced ones only. */
+function addOfferings(
+  all: Candidate[],
+  snapshot: CatalogSnapshot,
+  model: Candidate["model"],
+  offerings: readonly Candidate["offering"][],
+) {
+  for (const offering of offerings) {
+    const provider = getProvider(snapshot, offering.providerId);
+    if (provider && provider.kind === "chat" && offering.pricing) all.push({ model, offering, provider });
+  }
 }
 
 function stableSort<T>(xs: T[], key: (x: T) => number): T[] {

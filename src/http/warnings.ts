@@ -41,12 +41,15 @@ const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
  * The headers for `warnings` and a deprecation `notice` (none without either), counting each
  * setting warning once.
  */
+/** The headers of an answer without warnings: shared, never written to. */
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
 export function warningHeaders(
   metrics: GatewayMetrics,
   warnings: readonly CallWarning[],
   notice: ModelNotice | null = null,
-): Record<string, string> {
-  if (!warnings.length && !notice) return {};
+): Readonly<Record<string, string>> {
+  if (!warnings.length && !notice) return NO_HEADERS;
   for (const w of warnings)
     metrics.droppedParams.inc({ provider: w.provider, param: KNOWN.has(w.setting) ? w.setting : "other" });
   const entries = warnings.map(

@@ -20,7 +20,7 @@ import type { ModelNotice } from "../catalog/lifecycle";
  */
 export type ChatRun = ({ kind: "json"; outcome: ChatOutcome } | { kind: "stream"; stream: CallStream }) & {
   decision: string | null;
-  warnings: CallWarning[];
+  warnings: readonly CallWarning[];
   lifecycle?: ModelNotice | null;
 };
 

@@ -11,7 +11,9 @@ export function noteWarnings(plan: ChatPlan, providerId: string, warnings: CallW
 }
 
 /** The gateway's notes, then what the answering provider's request left out (none for a cached answer or an unknown provider). */
-export function callWarnings(plan: ChatPlan, providerId: string | null): CallWarning[] {
-  const own = (providerId !== null && plan.warnings?.get(providerId)) || [];
+const NO_WARNINGS: readonly CallWarning[] = Object.freeze([]);
+
+export function callWarnings(plan: ChatPlan, providerId: string | null): readonly CallWarning[] {
+  const own = (providerId !== null && plan.warnings?.get(providerId)) || NO_WARNINGS;
   return plan.notes?.length ? [...plan.notes, ...own] : own;
 }

@@ -35,13 +35,11 @@ export function streamHeaders(
 
 /**
  * A chat call's own headers: a routing policy's decision, the settings its provider could not
- * take, and the answering model's deprecation.
+ * take, and the answering model's deprecation. Read-only: usually one shared empty set.
  */
-export function runHeaders(metrics: GatewayMetrics, run: ChatRun): Record<string, string> {
-  return {
-    ...(run.decision && { "x-policy-decision": run.decision }),
-    ...warningHeaders(metrics, run.warnings, run.lifecycle ?? null),
-  };
+export function runHeaders(metrics: GatewayMetrics, run: ChatRun): Readonly<Record<string, string>> {
+  const warned = warningHeaders(metrics, run.warnings, run.lifecycle ?? null);
+  return run.decision ? { "x-policy-decision": run.decision, ...warned } : warned;
 }
 
 export interface ChatRouteDeps {

@@ -89,8 +89,10 @@ export function responsesRoutes(deps: AppDeps, route: ResponsesRouteDeps) {
           keepaliveMs: route.keepaliveMs,
           keep,
         };
-        const own = runHeaders(deps.metrics, run);
-        if (notKept) own[NOT_STORED_HEADER] = notKept;
+        // runHeaders may answer a shared empty set: copied before one is added.
+        const own = notKept
+          ? { ...runHeaders(deps.metrics, run), [NOT_STORED_HEADER]: notKept }
+          : runHeaders(deps.metrics, run);
         if (run.kind === "stream") {
           const out = run.stream.head.relayed
             ? relayResponsesStream(run.stream, meta.id, route.keepaliveMs)

@@ -89,8 +89,9 @@ export function toCoreChatRequest(body: ChatBody): Omit<ChatRequest, "model"> {
   const effort = effortOf(body);
   if (effort) req.reasoning_effort = effort;
   if (b.service_tier !== undefined) req.service_tier = b.service_tier;
-  const passthrough: Record<string, unknown> = {};
-  for (const k of Object.keys(b)) if (!OWN.has(k)) passthrough[k] = b[k];
-  if (Object.keys(passthrough).length) req.passthrough = passthrough;
+  // Made at the first unknown field: most bodies have none (no key arrays, no empty object).
+  let passthrough: Record<string, unknown> | undefined;
+  for (const k in b) if (!OWN.has(k)) (passthrough ??= {})[k] = b[k];
+  if (passthrough) req.passthrough = passthrough;
   return req;
 }

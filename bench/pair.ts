@@ -10,6 +10,10 @@
  *                      (a redis-server of the run's own), saturated with wrk: JSON and SSE
  *                      req/s, wrk's p50/p99, CPU per call of each process tree (all threads, and
  *                      the JavaScript threads summed) and of the database's PostgreSQL backends
+ *   --pair=tree        this tree (`gateway`) against another checkout's (`gateway-base`, `--base=DIR`,
+ *                      e.g. a `git worktree` of an earlier commit with this node_modules linked),
+ *                      both with the defaults, saturated with wrk as for `processes` (no Redis):
+ *                      one sitting, alternating, for a change's before and after
  *   --pair=settle      the defaults (`gateway`, the settle before the answer) against
  *                      `LEDGER_SETTLE=behind_answer` (`gateway-behind`), open loop: JSON at
  *                      `--rate` a second against a 20 ms upstream (added p50/p99 over direct) and
@@ -36,12 +40,21 @@ import { robust, type Robust } from "./lib/summary";
 
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? undefined;
 const pair = arg("pair");
-if (pair !== "processes" && pair !== "settle") {
-  console.error("usage: bun bench/pair.ts --pair=processes|settle [--repeats=N] [--seconds=S] (see its header)");
+if (pair !== "processes" && pair !== "settle" && pair !== "tree") {
+  console.error("usage: bun bench/pair.ts --pair=processes|settle|tree [--repeats=N] [--seconds=S] (see its header)");
   process.exit(2);
 }
+const baseRoot = arg("base");
+if (pair === "tree" && !baseRoot) {
+  console.error(
+    "--pair=tree needs --base=DIR: a checkout of the commit to compare with (its node_modules installed or linked)",
+  );
+  process.exit(2);
+}
+/** Saturated with wrk (processes, tree), or open loop (settle). */
+const saturated = pair !== "settle";
 const repeats = Number(arg("repeats") ?? 3);
-const seconds = Number(arg("seconds") ?? (pair === "processes" ? 6 : 8));
+const seconds = Number(arg("seconds") ?? (pair === "settle" ? 8 : 6));
 const rate = Number(arg("rate") ?? 200);
 const conns = Number(arg("conns") ?? 64);
 const nAccounts = Math.max(1, Number(arg("accounts") ?? 8));
@@ -53,13 +66,17 @@ for (const k of ["LEDGER_SETTLE", "PROCESSES"])
     console.error(`${k} is set in the environment; bench/pair.ts sets it per gateway itself`);
     process.exit(2);
   }
-if (pair === "processes" && (!Bun.which("wrk") || !Bun.which("redis-server"))) {
+if (saturated && !Bun.which("wrk")) {
+  console.error("--pair=processes and --pair=tree need wrk (apt-get install -y wrk)");
+  process.exit(2);
+}
+if (pair === "processes" && !Bun.which("redis-server")) {
   console.error("--pair=processes needs wrk and redis-server (apt-get install -y wrk redis-server)");
   process.exit(2);
 }
 await checkPostgres(pgServer);
 
-const second = pair === "processes" ? "gateway-2p" : "gateway-behind";
+const second = pair === "processes" ? "gateway-2p" : pair === "tree" ? "gateway-base" : "gateway-behind";
 let redis: Child | null = null;
 const baseEnv: Record<string, string> = {};
 if (pair === "processes") {
@@ -82,9 +99,11 @@ const stack = await startStack({
   loadCore: null,
   gatewayBunFlags: [],
   gatewayEnv: baseEnv,
-  accounts: pair === "processes" ? nAccounts : 1,
+  accounts: saturated ? nAccounts : 1,
   extraGateways: [
-    { name: second, env: pair === "processes" ? { PROCESSES: "2" } : { LEDGER_SETTLE: "behind_answer" } },
+    pair === "tree"
+      ? { name: second, env: {}, root: baseRoot }
+      : { name: second, env: pair === "processes" ? { PROCESSES: "2" } : { LEDGER_SETTLE: "behind_answer" } },
   ],
 }).catch(async (e) => {
   await redis?.stop();
@@ -140,7 +159,7 @@ const loadTimer = setInterval(() => loadSamples.push(loadAvg()), 5000);
 const started = Date.now();
 const results: Record<string, any> = {};
 try {
-  if (pair === "processes") {
+  if (saturated) {
     const pg = databaseCpu(pgServer, stack.dbName);
     results.saturation = await saturation(ctx, targets, {
       postgresMs: pg.ms,
@@ -205,7 +224,9 @@ const meta = {
   gateways:
     pair === "processes"
       ? { gateway: "PROCESSES=1, REDIS_URL", [second]: "PROCESSES=2, REDIS_URL" }
-      : { gateway: "defaults (settle before the answer)", [second]: "LEDGER_SETTLE=behind_answer" },
+      : pair === "tree"
+        ? { gateway: "this tree, defaults", [second]: `${baseRoot} at ${await commitOf(baseRoot!)}, defaults` }
+        : { gateway: "defaults (settle before the answer)", [second]: "LEDGER_SETTLE=behind_answer" },
   options: { repeats, seconds, rate, conns },
   machineLoad: {
     atStart: loadAtStart,
@@ -213,6 +234,10 @@ const meta = {
     maxDuringRun: loadSamples.length ? Math.max(...loadSamples) : null,
   },
 };
+
+async function commitOf(dir: string): Promise<string> {
+  return (await Bun.$`git -C ${dir} rev-parse --short HEAD`.nothrow().quiet().text()).trim() || "?";
+}
 
 const f = (x: number | null | undefined, d = 2) =>
   x === null || x === undefined || !Number.isFinite(x)
@@ -222,7 +247,7 @@ const rb = (r: Robust | undefined, d = 2) => (r ? `${f(r.median, d)} (${f(r.min,
 const ratio = (a: number[], b: number[]) => a.map((x, i) => x / b[i]!);
 
 const md: string[] = [
-  `# ${pair === "processes" ? "PROCESSES=1 against PROCESSES=2" : "The settle before the answer, with and without"} (bench/pair.ts --pair=${pair})`,
+  `# ${pair === "processes" ? "PROCESSES=1 against PROCESSES=2" : pair === "tree" ? `This tree against ${meta.gateways[second]}` : "The settle before the answer, with and without"} (bench/pair.ts --pair=${pair})`,
   "",
   `${meta.date}, commit ${meta.commit}, Bun ${meta.bun}, ${meta.cores} × ${meta.cpu}; ${meta.layout}.`,
   `Load average (1 min) at start ${f(meta.machineLoad.atStart)}, mean ${f(meta.machineLoad.meanDuringRun)}, max ${f(meta.machineLoad.maxDuringRun)} during the run (${meta.durationSeconds} s). ${repeats} repeats, targets in rotated order; cells are medians over repeats (min…max).`,
@@ -264,6 +289,37 @@ if (pair === "processes") {
     ["JSON req/s, PROCESSES=2 ÷ bare proxy", robust(ratio(rps(second), rps("proxy")))],
     ["JSON p99, PROCESSES=1 ÷ bare proxy", robust(ratio(p99("gateway"), p99("proxy")))],
     ["JSON p99, PROCESSES=2 ÷ bare proxy", robust(ratio(p99(second), p99("proxy")))],
+  ];
+  results.ratios = Object.fromEntries(rows);
+  md.push("", "Ratios within each repeat, then the median (min…max):", "", "| ratio | value |", "|---|---:|");
+  for (const [k, v] of rows) md.push(`| ${k} | ${rb(v)} |`);
+  md.push("", `Errors (non-2xx or socket) per target: ${JSON.stringify(s.errors)}.`);
+} else if (pair === "tree") {
+  const s = results.saturation;
+  const per = (kind: "json" | "sse", tn: string, k: string) => s.runs.map((r: any) => r[kind][tn][k] as number);
+  md.push(
+    `wrk -c${conns}, ${seconds} s per target and kind, instant upstream, one account (rows "Accounts": JSON, keys of ${nAccounts} accounts in round robin). Both gateways run at once on one database with the defaults; only one is loaded at a time. CPU per call is of the target's process and, for the gateways, of their database's PostgreSQL backends.`,
+    "",
+    "| target | JSON req/s | p50 ms | p99 ms | SSE req/s | CPU ms/call | JS thread ms/call | PostgreSQL ms/call | SSE CPU ms/call |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+  );
+  for (const tn of s.targets as string[])
+    md.push(
+      `| ${tn} | ${rb(s.rps[tn], 0)} | ${rb(s.latencyP50Ms[tn])} | ${rb(s.latencyP99Ms[tn])} | ${rb(s.sseRps[tn], 0)} | ${f(s.cpuMsPerRequest[tn], 3)} | ${f(s.mainThreadMsPerRequest[tn], 3)} | ${f(s.postgresMsPerRequest[tn], 3)} | ${f(s.sseCpuMsPerRequest[tn], 3)} |`,
+    );
+  const rows: [string, Robust][] = [
+    ["JSON req/s, this tree ÷ base", robust(ratio(per("json", "gateway", "rps"), per("json", second, "rps")))],
+    ["SSE req/s, this tree ÷ base", robust(ratio(per("sse", "gateway", "rps"), per("sse", second, "rps")))],
+    [
+      "JS thread ms/call, this tree ÷ base",
+      robust(ratio(per("json", "gateway", "mainMsPerReq"), per("json", second, "mainMsPerReq"))),
+    ],
+    [
+      "CPU ms/call, this tree ÷ base",
+      robust(ratio(per("json", "gateway", "cpuMsPerReq"), per("json", second, "cpuMsPerReq"))),
+    ],
+    ["JSON req/s, this tree ÷ bare proxy", robust(ratio(per("json", "gateway", "rps"), per("json", "proxy", "rps")))],
+    ["JSON req/s, base ÷ bare proxy", robust(ratio(per("json", second, "rps"), per("json", "proxy", "rps")))],
   ];
   results.ratios = Object.fromEntries(rows);
   md.push("", "Ratios within each repeat, then the median (min…max):", "", "| ratio | value |", "|---|---:|");

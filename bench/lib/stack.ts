@@ -47,8 +47,9 @@ export interface StackOptions {
    * More gateways of the same tree on the same database, each with the environment of the first
    * plus its own (e.g. PROCESSES=2, LEDGER_SETTLE=behind_answer), started after the first has
    * migrated it: two configurations measured in one run against the same accounts and keys.
+   * `root`: the checkout it runs from (another commit's tree; default: the first's).
    */
-  extraGateways?: { name: string; env: Record<string, string> }[];
+  extraGateways?: { name: string; env: Record<string, string>; root?: string }[];
 }
 
 export interface Stack {
@@ -216,7 +217,7 @@ export async function startStack(o: StackOptions): Promise<Stack> {
       mkdirSync(dir);
       const child = spawnChild(
         g.name,
-        [bun, ...o.gatewayBunFlags, join(GATEWAY_ROOT, "src/main.ts")],
+        [bun, ...o.gatewayBunFlags, join(g.root ?? GATEWAY_ROOT, "src/main.ts")],
         { ...gatewayEnv(port, dir), ...g.env },
         o.targetCore,
         join(dir, "gateway.log"),

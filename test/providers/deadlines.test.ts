@@ -155,19 +155,23 @@ describe("fetchAllWithDeadlines", () => {
     expect(srv.aborted).toBeGreaterThan(before);
   });
 
-  test("first-byte deadline also covers the first body chunk (headers sent, no body)", async () => {
-    const raw = rawHttpServer({ chunks: [], then: "stall" });
+  /** A call to `server` fails while reading its body, on the first-byte deadline (then `server` is stopped). */
+  async function failsFirstByteInBody(server: { url: string; stop(): void }, firstByteTimeoutMs: number) {
     try {
-      const err = await fetchAllWithDeadlines(raw.url, post, {
-        firstByteTimeoutMs: 150,
+      const err = await fetchAllWithDeadlines(server.url, post, {
+        firstByteTimeoutMs,
         idleTimeoutMs: 5000,
         mapBodyError: (e) => ({ body: e }),
       }).catch((e) => e);
       expect(err.body).toBeInstanceOf(DeadlineError);
       expect(err.body.phase).toBe("first_byte");
     } finally {
-      raw.stop();
+      server.stop();
     }
+  }
+
+  test("first-byte deadline also covers the first body chunk (headers sent, no body)", async () => {
+    await failsFirstByteInBody(rawHttpServer({ chunks: [], then: "stall" }), 150);
   });
 
   test("idle deadline between chunks", async () => {
@@ -212,18 +216,7 @@ describe("fetchAllWithDeadlines", () => {
     } finally {
       whole.stop();
     }
-    const short = declaredBody(2, 20); // half the body, then nothing
-    try {
-      const err = await fetchAllWithDeadlines(short.url, post, {
-        firstByteTimeoutMs: 300,
-        idleTimeoutMs: 5000,
-        mapBodyError: (e) => ({ body: e }),
-      }).catch((e) => e);
-      expect(err.body).toBeInstanceOf(DeadlineError);
-      expect(err.body.phase).toBe("first_byte");
-    } finally {
-      short.stop();
-    }
+    await failsFirstByteInBody(declaredBody(2, 20), 300); // half the body, then nothing
   });
 
   test("caller abort before the response: rejects with the signal's reason; an aborted signal at once", async () => {

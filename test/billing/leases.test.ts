@@ -262,6 +262,38 @@ if (await postgresAvailable()) {
       expect((await checkBooks(g.gw.deps.db, [u.id])).violations).toEqual([]);
     });
 
+    test("a lease charge whose bookkeeping throws still answers its settle, once", async () => {
+      const g = gateway();
+      const { user: u, key } = await tenant(g, 1000);
+      // A capped charge's report is bookkeeping after the statement: if it throws, the charge
+      // must still be answered (the batcher answers a whole batch in one loop).
+      const ledger = new SqlLedger(g.gw.deps.db, {
+        leases: true,
+        hooks: {
+          onCapped: () => {
+            throw new Error("hook broke");
+          },
+        },
+      });
+      const h = () => holdOf(u.id, key.id);
+      const cold = h(); // the key's room is known once a hold was answered (a lease is sized from it)
+      expect(await ledger.hold(cold)).toBe("ok");
+      const burst = Array.from({ length: 40 }, h);
+      expect(await Promise.all(burst.map((x) => ledger.hold(x)))).toEqual(Array(40).fill("ok"));
+      for (let i = 0; i < 50 && !ledger.leases!.holdsFor(u.id); i++) await Bun.sleep(20);
+      expect(ledger.leases!.holdsFor(u.id)).toBe(true);
+      const warm = h();
+      expect(ledger.begin(warm, false)).toBe("placed");
+      // Far above its 10,000 micro-won hold: capped at it, and the hook throws.
+      expect(await ledger.settle(warm.id, 5_000_000n, 30, null)).toBe(true);
+      expect(await ledger.settle(warm.id, 5_000_000n, 30, null)).toBe(false);
+      for (const x of [cold, ...burst]) expect(await ledger.release(x.id, null)).toBe(true);
+      await ledger.leases!.retireAll({ userId: u.id });
+      await Bun.sleep(100);
+      expect(await money(g, u.id)).toEqual({ balance: 1_000_000_000n - 10_000n, held: 0n });
+      expect((await checkBooks(g.gw.deps.db, [u.id])).violations).toEqual([]);
+    });
+
     test("a call counts once toward making its key busy, though begin tried a lease first", async () => {
       const g = gateway();
       const { user: u, key } = await tenant(g, 1000);

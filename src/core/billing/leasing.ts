@@ -274,8 +274,13 @@ class Charge implements LeaseCharge, Pending<LeaseCharge, SettleAnswer> {
     this.reject = reject;
   }
 
+  /** Never throws: the batcher resolves a whole batch in one loop, and every charge must hear its answer. */
   resolve(answer: SettleAnswer): void {
-    this.ledger.landed(this, answer);
+    try {
+      this.ledger.landed(this, answer);
+    } catch (e) {
+      swallowed("lease charge bookkeeping", { request_id: this.id })(e);
+    }
     this.answer(answer !== "not_open");
   }
 }

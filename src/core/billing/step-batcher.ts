@@ -3,7 +3,7 @@
  * for the next free slot and go together in one statement (settles, then holds). No timer, so
  * an idle system sends every call alone and at once. docs/ledger.md, "The layers".
  */
-/** A call waiting for its statement: resolved or rejected once with its own answer. */
+/** A call waiting for its statement: resolved or rejected once with its own answer; neither may throw. */
 export interface Pending<T, R> {
   item: T;
   resolve(r: R): void;

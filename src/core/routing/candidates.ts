@@ -178,7 +178,7 @@ export function buildCandidates(
 /** Provider settings of a call that names none: shared, never written to. */
 const NO_PREFS: ProviderPrefs = Object.freeze({});
 
-const trainsOnData = (c: Candidate): boolean => c.provider.trainsOnData === true;
+const trainsOnData = (c: Candidate): boolean => !!c.provider.trainsOnData;
 
 /** A loop, not every() with a closure: every call passes here. */
 function allAvailable(list: Candidate[], available: (p: CatalogProvider) => boolean, byok: string | null | undefined) {

@@ -20,13 +20,12 @@ import { type Candidate } from "../routing/candidates";
 import { holdInputTokens } from "./estimate";
 import { citationsOf } from "./web-search-step";
 import type { ChatDeps } from "./ports";
-import { type CallContext, type Protocol, type RelayDialect } from "../model/provider";
-import { speaksResponses } from "./responses-native";
+import { type Protocol, type RelayDialect } from "../model/provider";
 import { UpstreamError } from "../upstream/error";
 import { executionHeader, type OrchestratedAnswer, type PolicyExecution } from "../routing/execution";
 import { runCascade, runParallel, type SubCaller } from "../routing/orchestrate";
 import { replayAnswer } from "../routing/replay";
-import { withoutReasoning, type ChatRequest, type ChatResult } from "../model/types";
+import type { ChatRequest, ChatResult } from "../model/types";
 import { unmaskAnthropicAnswer } from "./pii-native";
 import { unmaskResponsesAnswer } from "./pii-responses";
 import { raceHold, type HoldRace } from "./hold";
@@ -36,9 +35,8 @@ import { trailing } from "./trail";
 import { continuing, type TypedStream } from "./continuation";
 import { CallBill } from "./call-bill";
 import { countInput as countInputTokens, prepareCall } from "./prepare";
-import { noteWarnings } from "./warnings";
 import { answerNotice } from "./lifecycle";
-import type { CallWarning } from "../upstream/warnings";
+import { attemptContext, upstreamRequest } from "./attempt-request";
 
 export type { ChatCaller, ChatOptions, ChatOutcome } from "./plan";
 export type { Cost } from "../billing/cost";
@@ -144,7 +142,7 @@ export class ChatService {
     if (!this.d.policies?.observe)
       return this.d
         .providerFor(c.provider.protocol as Protocol)
-        .chat(this.upstreamRequest(plan, c), this.ctx(plan, c, signal, a));
+        .chat(upstreamRequest(plan, c), attemptContext(this.d, plan, c, signal, a));
     return this.chatTimed(plan, c, a, signal);
   }
 
@@ -158,7 +156,7 @@ export class ChatService {
     const provider = this.d.providerFor(c.provider.protocol as Protocol);
     const t0 = performance.now();
     try {
-      const v = await provider.chat(this.upstreamRequest(plan, c), this.ctx(plan, c, signal, a));
+      const v = await provider.chat(upstreamRequest(plan, c), attemptContext(this.d, plan, c, signal, a));
       this.latency(c, t0, true);
       return v;
     } catch (e) {
@@ -274,7 +272,7 @@ export class ChatService {
     const abort = new AbortController();
     const signal = lane ? AbortSignal.any([lane, abort.signal]) : abort.signal;
     const provider = this.d.providerFor(c.provider.protocol as Protocol);
-    const req = this.upstreamRequest(plan, c, base);
+    const req = upstreamRequest(plan, c, base);
     const at = performance.now();
     const attempt = a && { attempt: a };
     // A masked call is relayed too where the provider can restore its events (model/relay.ts).
@@ -287,7 +285,11 @@ export class ChatService {
         ? {
             kind: "raw",
             candidate: c,
-            body: await this.timed(c, () => provider.openRawStream!(req, this.ctx(plan, c, signal, a)), true),
+            body: await this.timed(
+              c,
+              () => provider.openRawStream!(req, attemptContext(this.d, plan, c, signal, a)),
+              true,
+            ),
             scanner: provider.rawScanner(req),
             ...(mapping ? { restorer: provider.rawRestorer!(mapping, req) } : undefined),
             abort,
@@ -296,7 +298,11 @@ export class ChatService {
         : {
             kind: "typed",
             candidate: c,
-            events: await this.timed(c, () => provider.chatStream(req, this.ctx(plan, c, signal, a)), true),
+            events: await this.timed(
+              c,
+              () => provider.chatStream(req, attemptContext(this.d, plan, c, signal, a)),
+              true,
+            ),
             abort,
             ...attempt,
           };
@@ -320,29 +326,6 @@ export class ChatService {
       candidates,
       (c, a, lane) => this.openOne(plan, c, a, lane, null, requestFor(c), true) as Promise<TypedStream>,
       { ...o, ...(retriesOf ? { retriesOf } : undefined) },
-    );
-  }
-
-  private upstreamRequest(plan: ChatPlan, c: Candidate, base = plan.upstream): ChatRequest {
-    // A max_tokens above the offering's output limit would be refused upstream; cap it instead.
-    const max = c.offering.maxOutput;
-    const maxTokens = max && base.max_tokens > max ? max : base.max_tokens;
-    const req: ChatRequest = { ...base, model: c.offering.upstreamId, max_tokens: maxTokens };
-    // The client's own Responses body goes only where the Responses API is spoken; elsewhere the translation.
-    if (req.responses && !speaksResponses(c.provider)) delete req.responses;
-    return plan.reasoningHint && c.offering.capabilities.reasoning === false ? withoutReasoning(req) : req;
-  }
-
-  private ctx(plan: ChatPlan, c: Candidate, signal: AbortSignal | undefined, attempt?: AttemptRecord): CallContext {
-    const ep = this.d.upstreamFor(c.provider, plan.caller.principal);
-    return new AttemptContext(
-      plan,
-      c,
-      ep,
-      signal,
-      this.d.firstByteTimeoutMs,
-      this.d.idleTimeoutMs,
-      attempt?.traceparent,
     );
   }
 
@@ -438,7 +421,7 @@ export class ChatService {
           this.timed(c, () =>
             this.d
               .providerFor(c.provider.protocol as Protocol)
-              .chat({ ...request, model: c.offering.upstreamId }, this.ctx(plan, c, signal, a)),
+              .chat({ ...request, model: c.offering.upstreamId }, attemptContext(this.d, plan, c, signal, a)),
           ),
         { ...this.attemptOptions(plan, signal), retriesOf: () => retries },
       );
@@ -458,32 +441,5 @@ export class ChatService {
       await this.bill.fail(plan, e);
       throw e;
     }
-  }
-}
-
-/** One upstream attempt's context: an object whose `warn` is a method, not a closure per attempt. */
-class AttemptContext implements CallContext {
-  readonly providerId: string;
-  readonly baseUrl: string;
-  readonly apiKey: string;
-  readonly forwardServiceTier: boolean | undefined;
-
-  constructor(
-    private readonly plan: ChatPlan,
-    c: Candidate,
-    ep: { baseUrl: string; apiKey: string },
-    readonly signal: AbortSignal | undefined,
-    readonly firstByteTimeoutMs: number,
-    readonly idleTimeoutMs: number,
-    readonly traceparent: string | undefined,
-  ) {
-    this.providerId = c.provider.id;
-    this.baseUrl = ep.baseUrl;
-    this.apiKey = ep.apiKey;
-    this.forwardServiceTier = c.provider.serviceTier;
-  }
-
-  warn(warnings: CallWarning[]): void {
-    noteWarnings(this.plan, this.providerId, warnings);
   }
 }

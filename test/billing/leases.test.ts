@@ -42,6 +42,18 @@ const holdOf = (userId: string, keyId: string, leasable = true) => ({
   leasable,
 });
 
+/**
+ * A burst of 40 holds makes the key busy and opens a lease (the key's room must be known: a
+ * hold answered before). Returns the burst's holds, for the caller to release.
+ */
+async function burstUntilLeased(ledger: SqlLedger, userId: string, h: () => ReturnType<typeof holdOf>) {
+  const burst = Array.from({ length: 40 }, h);
+  expect(await Promise.all(burst.map((x) => ledger.hold(x)))).toEqual(Array(40).fill("ok"));
+  for (let i = 0; i < 50 && !ledger.leases!.holdsFor(userId); i++) await Bun.sleep(20);
+  expect(ledger.leases!.holdsFor(userId)).toBe(true);
+  return burst;
+}
+
 const leaseRows = async (g: TestGateway, userId: string) =>
   g.gw.deps.db.query<{ id: string; status: string; charged: string | null; amount: string }>(
     "select id, status, charged_micro::text as charged, amount_micro::text as amount from holds where lease and user_id = $1",
@@ -232,11 +244,7 @@ if (await postgresAvailable()) {
       const cold = h();
       expect(ledger.begin(cold, false)).toBe("await");
       expect(await ledger.hold(cold)).toBe("ok");
-      // A burst makes the key busy and opens a lease.
-      const burst = Array.from({ length: 40 }, () => h());
-      expect(await Promise.all(burst.map((x) => ledger.hold(x)))).toEqual(Array(40).fill("ok"));
-      for (let i = 0; i < 50 && !ledger.leases!.holdsFor(u.id); i++) await Bun.sleep(20);
-      expect(ledger.leases!.holdsFor(u.id)).toBe(true);
+      const burst = await burstUntilLeased(ledger, u.id, () => h());
       const [before] = await g.gw.deps.db.query<{ n: number }>(
         "select count(*)::int as n from holds where user_id = $1",
         [u.id],
@@ -278,10 +286,7 @@ if (await postgresAvailable()) {
       const h = () => holdOf(u.id, key.id);
       const cold = h(); // the key's room is known once a hold was answered (a lease is sized from it)
       expect(await ledger.hold(cold)).toBe("ok");
-      const burst = Array.from({ length: 40 }, h);
-      expect(await Promise.all(burst.map((x) => ledger.hold(x)))).toEqual(Array(40).fill("ok"));
-      for (let i = 0; i < 50 && !ledger.leases!.holdsFor(u.id); i++) await Bun.sleep(20);
-      expect(ledger.leases!.holdsFor(u.id)).toBe(true);
+      const burst = await burstUntilLeased(ledger, u.id, h);
       const warm = h();
       expect(ledger.begin(warm, false)).toBe("placed");
       // Far above its 10,000 micro-won hold: capped at it, and the hook throws.
